@@ -1,0 +1,210 @@
+/* broker.c - embedded mock cluster and admin operations (see broker.h). */
+#include "broker.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct sd_broker_s {
+    rd_kafka_t *host;               /* hosts the mock cluster (embedded only) */
+    rd_kafka_mock_cluster_t *mock;
+    rd_kafka_t *admin;
+    char *bootstrap;
+    pthread_mutex_t lock;
+    char last_error[512];           /* from error_cb: names the broker and the cause */
+};
+
+static void sd_broker_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
+    (void)rk; (void)err;
+    sd_broker_t *b = opaque;
+    pthread_mutex_lock(&b->lock);
+    snprintf(b->last_error, sizeof(b->last_error), "%s", reason);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void sd_broker_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+    (void)rk; (void)level; (void)fac; (void)buf; /* errors arrive through error_cb */
+}
+
+sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,
+                              size_t errlen) {
+    char errstr[512];
+    for (int i = 0; props && i < props->n; i++)
+        if (rd_kafka_conf_set(conf, props->v[i].key, props->v[i].value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+            return sd_err_set(err, errlen, SD_ERR_USAGE, "%s: property %s=%s: %s", who, props->v[i].key,
+                              props->v[i].value, errstr);
+    return SD_OK;
+}
+
+static sd_err_t sd_broker_make_admin(sd_broker_t *b, const sd_kvlist_t *props, char *err, size_t errlen) {
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char errstr[512];
+    rd_kafka_conf_set(conf, "bootstrap.servers", b->bootstrap, NULL, 0);
+    rd_kafka_conf_set(conf, "client.id", "streamdrill-admin", NULL, 0);
+    rd_kafka_conf_set_error_cb(conf, sd_broker_error_cb);
+    rd_kafka_conf_set_log_cb(conf, sd_broker_log_cb);
+    rd_kafka_conf_set_opaque(conf, b);
+    sd_err_t e = sd_broker_conf_apply(conf, props, "-X", err, errlen);
+    if (e) { rd_kafka_conf_destroy(conf); return e; }
+    b->admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!b->admin) {
+        rd_kafka_conf_destroy(conf);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: create admin client: %s", b->bootstrap, errstr);
+    }
+    return SD_OK;
+}
+
+/* Wait until the cluster answers a metadata request. */
+static sd_err_t sd_broker_ping(sd_broker_t *b, int64_t timeout_ms, char *err, size_t errlen) {
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    rd_kafka_resp_err_t rerr = RD_KAFKA_RESP_ERR_NO_ERROR;
+    while (sd_util_mono_ms() < deadline) {
+        const struct rd_kafka_metadata *md = NULL;
+        int64_t left = deadline - sd_util_mono_ms();
+        rerr = rd_kafka_metadata(b->admin, 0, NULL, &md, (int)(left > 2000 ? 2000 : left > 0 ? left : 1));
+        if (!rerr && md && md->broker_cnt > 0) {
+            rd_kafka_metadata_destroy(md);
+            return SD_OK;
+        }
+        if (md) rd_kafka_metadata_destroy(md);
+    }
+    pthread_mutex_lock(&b->lock);
+    sd_err_t e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: unreachable after %.1fs: %s", b->bootstrap,
+                            (double)timeout_ms / 1000.0, b->last_error[0] ? b->last_error : rd_kafka_err2str(rerr));
+    pthread_mutex_unlock(&b->lock);
+    return e;
+}
+
+sd_err_t sd_broker_embedded(int nbrokers, sd_broker_t **out, char *err, size_t errlen) {
+    sd_broker_t *b = sd_util_xcalloc(1, sizeof(*b));
+    pthread_mutex_init(&b->lock, NULL);
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "client.id", "streamdrill-embedded", NULL, 0);
+    rd_kafka_conf_set_log_cb(conf, sd_broker_log_cb);
+    b->host = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!b->host) {
+        rd_kafka_conf_destroy(conf);
+        sd_broker_close(b);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "embedded broker: create host client: %s", errstr);
+    }
+    b->mock = rd_kafka_mock_cluster_new(b->host, nbrokers > 0 ? nbrokers : 1);
+    if (!b->mock) {
+        sd_broker_close(b);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "embedded broker: librdkafka could not start the mock cluster");
+    }
+    b->bootstrap = sd_util_strdup(rd_kafka_mock_cluster_bootstraps(b->mock));
+    sd_err_t e = sd_broker_make_admin(b, NULL, err, errlen);
+    if (!e) e = sd_broker_ping(b, sd_util_scaled_ms(10000), err, errlen);
+    if (e) { sd_broker_close(b); return e; }
+    *out = b;
+    return SD_OK;
+}
+
+sd_err_t sd_broker_external(const char *bootstrap, const sd_kvlist_t *props, int64_t timeout_ms, sd_broker_t **out,
+                            char *err, size_t errlen) {
+    sd_broker_t *b = sd_util_xcalloc(1, sizeof(*b));
+    pthread_mutex_init(&b->lock, NULL);
+    b->bootstrap = sd_util_strdup(bootstrap);
+    sd_err_t e = sd_broker_make_admin(b, props, err, errlen);
+    if (!e) e = sd_broker_ping(b, sd_util_scaled_ms(timeout_ms), err, errlen);
+    if (e) { sd_broker_close(b); return e; }
+    *out = b;
+    return SD_OK;
+}
+
+void sd_broker_close(sd_broker_t *b) {
+    if (!b) return;
+    if (b->admin) rd_kafka_destroy(b->admin);
+    if (b->mock) rd_kafka_mock_cluster_destroy(b->mock);
+    if (b->host) rd_kafka_destroy(b->host);
+    free(b->bootstrap);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+const char *sd_broker_bootstrap(const sd_broker_t *b) { return b->bootstrap; }
+int sd_broker_is_embedded(const sd_broker_t *b) { return b->mock != NULL; }
+rd_kafka_mock_cluster_t *sd_broker_mock(sd_broker_t *b) { return b->mock; }
+rd_kafka_t *sd_broker_admin(sd_broker_t *b) { return b->admin; }
+
+sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char *err, size_t errlen) {
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(10000));
+    rd_kafka_topic_destroy(rkt);
+    if (rerr) return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));
+    sd_err_t e = SD_OK;
+    if (md->topic_cnt != 1 || md->topics[0].err)
+        e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: topic %s: %s", b->bootstrap, topic,
+                       md->topic_cnt ? rd_kafka_err2str(md->topics[0].err) : "not in metadata");
+    else
+        *out = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    return e;
+}
+
+sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partitions, int replication, char *err,
+                                size_t errlen) {
+    if (b->mock) {
+        rd_kafka_resp_err_t rerr = rd_kafka_mock_topic_create(b->mock, topic, partitions, replication);
+        if (rerr && rerr != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "embedded broker: create topic %s: %s", topic, rd_kafka_err2str(rerr));
+    } else {
+        char errstr[512];
+        rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, replication, errstr, sizeof(errstr));
+        if (!nt) return sd_err_set(err, errlen, SD_ERR_USAGE, "create topic %s: %s", topic, errstr);
+        rd_kafka_queue_t *q = rd_kafka_queue_new(b->admin);
+        rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(b->admin, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+        rd_kafka_AdminOptions_set_request_timeout(opt, (int)sd_util_scaled_ms(15000), NULL, 0);
+        rd_kafka_CreateTopics(b->admin, &nt, 1, opt, q);
+        rd_kafka_event_t *ev = rd_kafka_queue_poll(q, (int)sd_util_scaled_ms(20000));
+        sd_err_t e = SD_OK;
+        if (!ev) {
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: create topic %s: no answer", b->bootstrap, topic);
+        } else if (rd_kafka_event_error(ev)) {
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: create topic %s: %s", b->bootstrap, topic,
+                           rd_kafka_event_error_string(ev));
+        } else {
+            const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
+            size_t n = 0;
+            const rd_kafka_topic_result_t **tr = rd_kafka_CreateTopics_result_topics(res, &n);
+            if (n == 1 && rd_kafka_topic_result_error(tr[0]) &&
+                rd_kafka_topic_result_error(tr[0]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+                e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: create topic %s: %s", b->bootstrap, topic,
+                               rd_kafka_topic_result_error_string(tr[0]));
+        }
+        if (ev) rd_kafka_event_destroy(ev);
+        rd_kafka_AdminOptions_destroy(opt);
+        rd_kafka_queue_destroy(q);
+        rd_kafka_NewTopic_destroy(nt);
+        if (e) return e;
+    }
+    /* wait until every partition has a leader in metadata */
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(20000);
+    for (;;) {
+        int n = 0;
+        char tmp[256];
+        if (!sd_broker_partitions(b, topic, &n, tmp, sizeof(tmp))) {
+            if (n != partitions)
+                return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: topic %s exists with %d partitions, the scenario needs %d",
+                                  b->bootstrap, topic, n, partitions);
+            return SD_OK;
+        }
+        if (sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: topic %s created but not ready: %s", b->bootstrap, topic, tmp);
+        sd_util_sleep_ms(100);
+    }
+}
+
+sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partition, int64_t *lo, int64_t *hi,
+                              char *err, size_t errlen) {
+    rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(b->admin, topic, partition, lo, hi, (int)sd_util_scaled_ms(10000));
+    if (rerr)
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: watermarks of %s [%d]: %s", b->bootstrap, topic,
+                          (int)partition, rd_kafka_err2str(rerr));
+    return SD_OK;
+}

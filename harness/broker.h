@@ -1,0 +1,44 @@
+/* broker.h - the Kafka cluster a run talks to: the embedded default
+ * (librdkafka's mock cluster, in-process, listening on 127.0.0.1) or
+ * external brokers given with --brokers. Also the admin work the harness
+ * does itself: reachability, topic creation, partition counts, watermarks. */
+#ifndef SD_BROKER_H
+#define SD_BROKER_H
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "scenario.h"
+
+typedef struct sd_broker_s sd_broker_t;
+
+/* Start the embedded cluster with nbrokers brokers. */
+sd_err_t sd_broker_embedded(int nbrokers, sd_broker_t **out, char *err, size_t errlen);
+/* Use external brokers; checks they answer within timeout_ms (scaled). */
+sd_err_t sd_broker_external(const char *bootstrap, const sd_kvlist_t *props, int64_t timeout_ms,
+                            sd_broker_t **out, char *err, size_t errlen);
+void sd_broker_close(sd_broker_t *b);
+
+const char *sd_broker_bootstrap(const sd_broker_t *b);
+int sd_broker_is_embedded(const sd_broker_t *b);
+/* The mock cluster (fault injection), NULL for external brokers. */
+rd_kafka_mock_cluster_t *sd_broker_mock(sd_broker_t *b);
+/* The admin handle (metadata, watermarks); owned by b. */
+rd_kafka_t *sd_broker_admin(sd_broker_t *b);
+
+/* Create topic (an existing one with the same partition count is fine). */
+sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partitions, int replication,
+                                char *err, size_t errlen);
+/* Number of partitions of topic. */
+sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char *err, size_t errlen);
+/* Low and high watermark of one partition. */
+sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partition, int64_t *lo, int64_t *hi,
+                              char *err, size_t errlen);
+
+/* Apply -X style properties to a librdkafka configuration. */
+sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,
+                              size_t errlen);
+
+#endif

@@ -1,0 +1,198 @@
+/* events.c - parcel-scan generator, JSONL log replay, ledger ids.
+ *
+ * The generator writes its fixed template with snprintf: every field is
+ * ASCII the generator itself chose (hex tag, digits, ISO time, names from a
+ * fixed list), so no escaping can be needed; tests/unit/test_events.c
+ * parses generated events with jansson to prove they are valid JSON. User
+ * logs are read and rewritten with jansson. */
+#include "events.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+
+struct sd_events_s {
+    sd_events_conf_t conf;
+    char *tag;
+    size_t taglen;
+    char *id_field, *time_field;
+    /* log mode */
+    char *log;            /* whole file */
+    size_t *line_off;     /* start of each event line */
+    size_t *line_len;
+    int64_t *times;       /* event time of each line (ms), INT64_MIN if none */
+    int64_t nlines;
+};
+
+static const char *const sd_scan_types[] = {"received", "sorted", "loaded", "in-transit", "out-for-delivery", "delivered"};
+static const char *const sd_hubs[] = {"AMS", "BER", "CDG", "DUB", "FRA", "HAM", "LHR", "LYS", "MAD", "MIL", "MUC", "OSL",
+                                       "PRG", "RIX", "ROM", "STO", "TLL", "VIE", "WAW", "ZRH", "BCN", "BRU", "CPH", "HEL"};
+
+static sd_err_t sd_events_load_log(sd_events_t *ev, char *err, size_t errlen) {
+    size_t len = 0;
+    char ioerr[512];
+    if (sd_util_read_file(ev->conf.log_path, &ev->log, &len, ioerr, sizeof(ioerr)))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "events log: %s", ioerr);
+    size_t cap = 1024;
+    ev->line_off = sd_util_xmalloc(cap * sizeof(size_t));
+    ev->line_len = sd_util_xmalloc(cap * sizeof(size_t));
+    ev->times = sd_util_xmalloc(cap * sizeof(int64_t));
+    int lineno = 0;
+    for (size_t pos = 0; pos < len;) {
+        char *nl = memchr(ev->log + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (ev->log + pos)) : len - pos;
+        lineno++;
+        size_t s = pos, m = n;
+        while (m && (ev->log[s + m - 1] == '\r' || ev->log[s + m - 1] == ' ')) m--;
+        while (m && ev->log[s] == ' ') { s++; m--; }
+        if (m) {
+            json_error_t je;
+            json_t *o = json_loadb(ev->log + s, m, 0, &je);
+            if (!o || !json_is_object(o)) {
+                sd_err_t e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d:%d: expected a JSON object per line, found %s",
+                                        ev->conf.log_path, lineno, o ? 1 : je.column, o ? "another JSON value" : je.text);
+                json_decref(o);
+                return e;
+            }
+            if (ev->nlines == (int64_t)cap) {
+                cap *= 2;
+                ev->line_off = sd_util_xrealloc(ev->line_off, cap * sizeof(size_t));
+                ev->line_len = sd_util_xrealloc(ev->line_len, cap * sizeof(size_t));
+                ev->times = sd_util_xrealloc(ev->times, cap * sizeof(int64_t));
+            }
+            int64_t t = INT64_MIN;
+            json_t *tv = json_object_get(o, ev->time_field);
+            if (json_is_string(tv)) {
+                if (sd_util_parse_iso8601(json_string_value(tv), &t)) t = INT64_MIN;
+            } else if (json_is_integer(tv)) {
+                t = json_integer_value(tv);
+            }
+            ev->line_off[ev->nlines] = s;
+            ev->line_len[ev->nlines] = m;
+            ev->times[ev->nlines] = t;
+            ev->nlines++;
+            json_decref(o);
+        }
+        pos += n + 1;
+    }
+    if (ev->nlines == 0)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:1:1: expected JSON lines (one event per line), found none",
+                          ev->conf.log_path);
+    return SD_OK;
+}
+
+sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *err, size_t errlen) {
+    sd_events_t *ev = sd_util_xcalloc(1, sizeof(*ev));
+    ev->conf = *conf;
+    ev->tag = sd_util_strdup(conf->tag);
+    ev->taglen = strlen(ev->tag);
+    ev->id_field = sd_util_strdup(conf->id_field ? conf->id_field : "event_id");
+    ev->time_field = sd_util_strdup(conf->time_field ? conf->time_field : "event_time");
+    ev->conf.tag = ev->tag;
+    ev->conf.id_field = ev->id_field;
+    ev->conf.time_field = ev->time_field;
+    if (ev->conf.parcels < 1) ev->conf.parcels = 5000;
+    if (ev->conf.locations < 1) ev->conf.locations = 24;
+    if (conf->kind == SD_EVENTS_LOG) {
+        sd_err_t e = sd_events_load_log(ev, err, errlen);
+        if (e) { sd_events_close(ev); return e; }
+    }
+    *out = ev;
+    return SD_OK;
+}
+
+void sd_events_close(sd_events_t *ev) {
+    if (!ev) return;
+    free(ev->tag); free(ev->id_field); free(ev->time_field);
+    free(ev->log); free(ev->line_off); free(ev->line_len); free(ev->times);
+    free(ev);
+}
+
+int64_t sd_events_available(const sd_events_t *ev) {
+    return ev->conf.kind == SD_EVENTS_LOG ? ev->nlines : INT64_MAX;
+}
+
+size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out) {
+    /* hand-rolled: this runs once per event sent and per id reconciled */
+    memcpy(out, ev->tag, ev->taglen);
+    size_t n = ev->taglen;
+    out[n++] = '-';
+    char digits[24];
+    int nd = 0;
+    uint64_t v = (uint64_t)seq;
+    do { digits[nd++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (nd) out[n++] = digits[--nd];
+    out[n] = 0;
+    return n;
+}
+
+int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq) {
+    if (len < taglen + 2 || len > taglen + 20 || memcmp(s, tag, taglen) || s[taglen] != '-') return -1;
+    const char *p = s + taglen + 1, *end = s + len;
+    if (*p == '0' && p + 1 != end) return -1; /* no leading zeros: one spelling per id */
+    uint64_t v = 0;
+    for (; p < end; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return -1;
+        v = v * 10 + d;
+    }
+    if (v > (uint64_t)INT64_MAX / 2) return -1;
+    *seq = (int64_t)v;
+    return 0;
+}
+
+int64_t sd_events_time(const sd_events_t *ev, int64_t seq) {
+    if (ev->conf.kind == SD_EVENTS_LOG) return seq >= 0 && seq < ev->nlines ? ev->times[seq] : INT64_MIN;
+    return ev->conf.start_ms + seq * ev->conf.step_ms;
+}
+
+sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
+                          int64_t *event_time_ms, char *err, size_t errlen) {
+    sd_buf_reset(payload);
+    sd_buf_reset(key);
+    char id[48];
+    sd_events_id(ev, seq, id);
+    if (ev->conf.kind == SD_EVENTS_LOG) {
+        if (seq < 0 || seq >= ev->nlines)
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "events log %s: has %lld events, the drill needs event %lld",
+                              ev->conf.log_path, (long long)ev->nlines, (long long)seq + 1);
+        json_t *o = json_loadb(ev->log + ev->line_off[seq], ev->line_len[seq], 0, NULL);
+        if (!o) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "events log: line of event %lld no longer parses", (long long)seq);
+        json_object_set_new(o, ev->id_field, json_string(id));
+        int64_t t = ev->times[seq];
+        if (time_ms != INT64_MIN) {
+            char iso[32];
+            json_t *old = json_object_get(o, ev->time_field);
+            if (json_is_integer(old)) json_object_set_new(o, ev->time_field, json_integer(time_ms));
+            else json_object_set_new(o, ev->time_field, json_string(sd_util_iso8601(time_ms, iso, sizeof(iso))));
+            t = time_ms;
+        }
+        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (!s) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "events log: cannot serialise event %lld", (long long)seq);
+        sd_buf_puts(payload, s);
+        free(s);
+        if (event_time_ms) *event_time_ms = t;
+        return SD_OK;
+    }
+    uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
+    uint64_t h2 = sd_util_mix64(h);
+    int64_t t = time_ms != INT64_MIN ? time_ms : ev->conf.start_ms + seq * ev->conf.step_ms;
+    char iso[32];
+    sd_util_iso8601(t, iso, sizeof(iso));
+    unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
+    unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
+    const char *hub = sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))];
+    const char *scan = sd_scan_types[h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0]))];
+    sd_buf_printf(key, "P%08u", parcel);
+    sd_buf_printf(payload,
+                  "{\"%s\":\"%s\",\"parcel_id\":\"P%08u\",\"%s\":\"%s\",\"location\":\"%s-%02u\",\"scan\":\"%s\"}",
+                  ev->id_field, id, parcel, ev->time_field, iso, hub, loc, scan);
+    if (event_time_ms) *event_time_ms = t;
+    return SD_OK;
+}

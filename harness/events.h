@@ -1,0 +1,55 @@
+/* events.h - the events a run sends: the seeded parcel-scan generator, the
+ * replay of a user's JSONL log, and the ledger id scheme.
+ *
+ * Event seq of seed s is a pure function of (s, tag, seq): the generator is
+ * counter-based, so a replay regenerates the exact bytes of any event
+ * without storing payloads, and the same seed and tag give the same events
+ * byte for byte.
+ *
+ * Ledger ids are "<tag>-<seq>" (tag: lowercase hex, seq: decimal without
+ * leading zeros). sd_events_id_parse() maps an id back to seq in O(length)
+ * with no table lookup, which is what makes reconciliation linear. */
+#ifndef SD_EVENTS_H
+#define SD_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "util.h"
+
+typedef struct sd_events_s sd_events_t;
+
+typedef struct sd_events_conf_s {
+    int kind;              /* SD_EVENTS_PARCEL or SD_EVENTS_LOG (scenario.h) */
+    uint64_t seed;
+    const char *tag;       /* run tag, [0-9a-z]+ */
+    int64_t start_ms;      /* event time of seq 0 */
+    int64_t step_ms;       /* event time distance between consecutive events */
+    int parcels, locations;
+    const char *log_path;  /* SD_EVENTS_LOG */
+    const char *id_field;  /* the payload field that carries the id */
+    const char *time_field;
+} sd_events_conf_t;
+
+sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *err, size_t errlen);
+void sd_events_close(sd_events_t *ev);
+
+/* Number of events available (INT64_MAX for the generator). */
+int64_t sd_events_available(const sd_events_t *ev);
+
+/* Write the ledger id of seq into out (at least 48 bytes). Returns its length. */
+size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out);
+/* Parse an id of this run's tag. Returns 0 and sets *seq, -1 if it is not one. */
+int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq);
+
+/* Render event seq. If time_ms != INT64_MIN the event time is replaced by
+ * it (late and out-of-order events). payload and key are reset first; key
+ * is left empty when the event has none. *event_time_ms gets the event time. */
+sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
+                          int64_t *event_time_ms, char *err, size_t errlen);
+
+/* Natural event time of seq (no rendering). */
+int64_t sd_events_time(const sd_events_t *ev, int64_t seq);
+
+#endif

@@ -1,0 +1,92 @@
+/* ledger.h - run.db: everything a run knows, written as it happens.
+ *
+ * One SQLite file in WAL mode per run. The harness writes the plan, every
+ * message it sends (before it hands it to Kafka, then its delivery report),
+ * every fault, every pipeline incarnation and batch marker, sink samples,
+ * the reconciliation's anomalies, counts and checks. Reports are pure
+ * functions of this file, and a run that died half-way can still be read:
+ * writes are grouped in short transactions (sd_ledger_commit) and WAL with
+ * synchronous=NORMAL survives the death of the process.
+ *
+ * Ledger ids: every distinct event has a sequence number seq (0, 1, 2, ...)
+ * and its id is "<tag>-<seq>", tag being the run's tag (meta 'tag'). A
+ * duplicate (replay) is a new message with the seq of its original. The
+ * reconciler maps an observed id back to seq by parsing it: no lookup.
+ *
+ * The connection belongs to one thread (the runner's). */
+#ifndef SD_LEDGER_H
+#define SD_LEDGER_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct sd_ledger_s sd_ledger_t;
+
+/* One message as the harness is about to send it. */
+typedef struct sd_send_s {
+    int64_t seq;
+    const char *kind;         /* valid, duplicate, late, malformed, out-of-order */
+    const char *disposition;  /* target, dropped, quarantine */
+    const char *detail;       /* malformed kind, replay origin, ... or NULL */
+    int64_t event_time_ms;    /* or INT64_MIN when none */
+    const char *key;          /* message key or NULL */
+    int step;                 /* index of the step that sent it */
+} sd_send_t;
+
+/* Create a new run.db at path (must not exist). */
+sd_err_t sd_ledger_create(const char *path, sd_ledger_t **out, char *err, size_t errlen);
+/* Open an existing run.db (report rebuilding, tests). */
+sd_err_t sd_ledger_open(const char *path, int readonly, sd_ledger_t **out, char *err, size_t errlen);
+/* Commit what is pending and close. NULL is accepted. */
+void sd_ledger_close(sd_ledger_t *l);
+
+sqlite3 *sd_ledger_db(sd_ledger_t *l);
+const char *sd_ledger_path(sd_ledger_t *l);
+
+/* Commit the open transaction (if any) and start a new one lazily. */
+sd_err_t sd_ledger_commit(sd_ledger_t *l, char *err, size_t errlen);
+/* Milliseconds since the last commit (the runner commits every ~100 ms). */
+int64_t sd_ledger_dirty_ms(sd_ledger_t *l);
+
+sd_err_t sd_ledger_meta_set(sd_ledger_t *l, const char *key, const char *value, char *err, size_t errlen);
+sd_err_t sd_ledger_meta_set_int(sd_ledger_t *l, const char *key, int64_t value, char *err, size_t errlen);
+/* Caller frees; NULL when absent. */
+char *sd_ledger_meta_get(sd_ledger_t *l, const char *key);
+int64_t sd_ledger_meta_get_int(sd_ledger_t *l, const char *key, int64_t dflt);
+
+/* Record a message before it is sent. *n_out is its message number. */
+sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, int64_t *n_out,
+                        char *err, size_t errlen);
+/* Record its delivery report: partition/offset on success, error text on failure. */
+sd_err_t sd_ledger_ack(sd_ledger_t *l, int64_t n, int32_t partition, int64_t offset, int64_t acked_ms,
+                       const char *error, char *err, size_t errlen);
+
+/* Steps of the plan. */
+sd_err_t sd_ledger_step_begin(sd_ledger_t *l, int idx, int line, const char *text, char *err, size_t errlen);
+sd_err_t sd_ledger_step_end(sd_ledger_t *l, int idx, const char *status, const char *detail, char *err, size_t errlen);
+
+/* A fault or notable event. Returns its id in *id_out (may be NULL). */
+sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char *detail, int incarnation,
+                         int64_t *id_out, char *err, size_t errlen);
+/* Where a kill landed. */
+sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
+                                 int64_t batch_rows, const char *detail, char *err, size_t errlen);
+
+sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen);
+
+sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int pid, const char *argv, const char *log_out,
+                                     const char *log_err, int64_t started_ms, char *err, size_t errlen);
+sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,
+                                   const char *ended_by, char *err, size_t errlen);
+sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char *phase, int64_t t_ms,
+                         int64_t rows, const char *offsets, char *err, size_t errlen);
+sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, char *err, size_t errlen);
+sd_err_t sd_ledger_watermark(sd_ledger_t *l, int64_t t_ms, int32_t partition, int64_t low, int64_t high,
+                             char *err, size_t errlen);
+
+/* Highest seq assigned so far + 1 (after a reopen). */
+int64_t sd_ledger_max_seq(sd_ledger_t *l);
+
+#endif

@@ -1,0 +1,353 @@
+/* main.c - the streamdrill command line. The only place that prints
+ * errors and chooses exit codes (see err.h and README.md "Exit codes"). */
+#include <getopt.h>
+#include <jansson.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../reports/report.h"
+#include "broker.h"
+#include "err.h"
+#include "run.h"
+#include "scenario.h"
+#include "util.h"
+#include "watchdog.h"
+
+#define SD_VERSION "0.1.0"
+
+/* The parsed options: the only global besides the stop flag. */
+static struct {
+    const char *out;
+    const char *brokers;
+    int has_seed;
+    uint64_t seed;
+    const char *tag;
+    const char *summary;
+    sd_kvlist_t sets;
+    sd_kvlist_t xprops;
+    int quiet, verbose;
+    int nbrokers;
+} sd_opt = {.out = "streamdrill-out", .nbrokers = 1};
+
+enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+       OPT_SUMMARY, OPT_NBROKERS };
+
+static const struct option sd_long_opts[] = {
+    {"out", required_argument, NULL, OPT_OUT},
+    {"brokers", required_argument, NULL, OPT_BROKERS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"tag", required_argument, NULL, OPT_TAG},
+    {"set", required_argument, NULL, OPT_SET},
+    {"summary", required_argument, NULL, OPT_SUMMARY},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"broker-count", required_argument, NULL, OPT_NBROKERS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+static void sd_usage(FILE *f) {
+    fputs("usage: streamdrill run FILE... [options]      run drills, write reports, exit with the verdict\n"
+          "       streamdrill check FILE... [--set N=V]  parse and validate scenarios only\n"
+          "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
+          "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
+          "       streamdrill --help | --version\n"
+          "\n"
+          "Run options:\n"
+          "  -o, --out DIR          write DIR/<scenario>/ per scenario (default: streamdrill-out)\n"
+          "      --seed N           seed of the event generator (overrides the scenario's)\n"
+          "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
+          "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
+          "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "\n"
+          "Kafka options:\n"
+          "  -b, --brokers LIST     bootstrap servers; default $KAFKA_BOOTSTRAP_SERVERS, else the\n"
+          "                         embedded cluster (librdkafka's mock cluster, in-process)\n"
+          "  -X PROP=VALUE          librdkafka property for the harness's clients; repeatable\n"
+          "\n"
+          "Output options:\n"
+          "  -q, --quiet            no progress lines\n"
+          "  -v, --verbose          more detail per step\n"
+          "\n"
+          "Exit codes: 0 every scenario passed, 1 a check failed, 2 bad usage or bad scenario,\n"
+          "3 inconclusive (broker unreachable, pipeline never started, no quiescence, sink unreadable),\n"
+          "4 harness error, 130 interrupted.\n",
+          f);
+}
+
+static void sd_version(void) {
+    printf("streamdrill %s\n", SD_VERSION);
+    printf("  librdkafka %s (embedded cluster: mock)\n", rd_kafka_version_str());
+    printf("  sqlite %s\n", sqlite3_libversion());
+    printf("  jansson %s\n", JANSSON_VERSION);
+    printf("  sink readers: sqlite kafka jsonl\n");
+    printf("  report writers: summary.json junit.xml report.md\n");
+    printf("  injectors: process (start stop kill restart pause resume) data (replay late malformed)\n");
+}
+
+static void sd_on_signal(int sig) {
+    (void)sig;
+    sd_run_stop_requested = 1;
+}
+
+static int sd_parse_kv(const char *arg, sd_kvlist_t *into, const char *what) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        fprintf(stderr, "streamdrill: %s %s: expected NAME=VALUE\n", what, arg);
+        return -1;
+    }
+    char *k = sd_util_strndup(arg, (size_t)(eq - arg));
+    sd_kvlist_add(into, k, eq + 1);
+    free(k);
+    return 0;
+}
+
+static int sd_cmd_check(int nfiles, char **files) {
+    int bad = 0;
+    for (int i = 0; i < nfiles; i++) {
+        sd_scenario_t *sc;
+        char err[2048];
+        if (sd_scenario_parse(files[i], &sd_opt.sets, &sc, err, sizeof(err))) {
+            fprintf(stderr, "%s\n", err);
+            bad = 1;
+            continue;
+        }
+        if (!sd_opt.quiet) printf("%s: ok (%s, %d steps)\n", files[i], sc->name, sc->nsteps);
+        sd_scenario_free(sc);
+    }
+    return bad ? SD_EXIT_USAGE : SD_EXIT_PASS;
+}
+
+static int sd_cmd_report(int ndirs, char **dirs) {
+    int rc = SD_EXIT_PASS;
+    for (int i = 0; i < ndirs; i++) {
+        char err[1024];
+        sd_err_t e = sd_report_write_all(dirs[i], err, sizeof(err));
+        if (e) {
+            fprintf(stderr, "streamdrill: %s\n", err);
+            rc = e == SD_ERR_IO ? SD_EXIT_USAGE : sd_err_exit_code(e);
+            continue;
+        }
+        if (!sd_opt.quiet) printf("%s: summary.json junit.xml report.md rebuilt\n", dirs[i]);
+    }
+    return rc;
+}
+
+static int sd_cmd_broker(void) {
+    sd_broker_t *b;
+    char err[1024];
+    if (sd_broker_embedded(sd_opt.nbrokers, &b, err, sizeof(err))) {
+        fprintf(stderr, "streamdrill: %s\n", err);
+        return SD_EXIT_INCONCLUSIVE;
+    }
+    printf("%s\n", sd_broker_bootstrap(b));
+    fflush(stdout);
+    if (!sd_opt.quiet) fprintf(stderr, "streamdrill: embedded cluster (%d broker%s) at %s; Ctrl-C to stop\n", sd_opt.nbrokers,
+                               sd_opt.nbrokers == 1 ? "" : "s", sd_broker_bootstrap(b));
+    while (!sd_run_stop_requested) pause();
+    sd_broker_close(b);
+    return SD_EXIT_PASS;
+}
+
+static int sd_append_summary(const char *run_dir, const char *file) {
+    char *md = sd_util_fmt("%s/report.md", run_dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (!sd_util_read_file(md, &text, &len, NULL, 0)) {
+        FILE *f = fopen(file, "a");
+        if (f) {
+            fwrite(text, 1, len, f);
+            fputc('\n', f);
+            fclose(f);
+        } else {
+            rc = -1;
+        }
+    }
+    free(text);
+    free(md);
+    return rc;
+}
+
+static int sd_cmd_run(int nfiles, char **files) {
+    /* parse everything first: a bad scenario starts nothing */
+    sd_scenario_t **scs = sd_util_xcalloc((size_t)nfiles, sizeof(*scs));
+    int bad = 0;
+    for (int i = 0; i < nfiles; i++) {
+        char err[2048];
+        if (sd_scenario_parse(files[i], &sd_opt.sets, &scs[i], err, sizeof(err))) {
+            fprintf(stderr, "%s\n", err);
+            bad = 1;
+        }
+    }
+    for (int i = 0; !bad && i < nfiles; i++)
+        for (int k = 0; k < i; k++)
+            if (!strcmp(scs[i]->name, scs[k]->name)) {
+                fprintf(stderr, "streamdrill: %s and %s are both named \"%s\": their run folders would collide (add a `name` line)\n",
+                        files[k], files[i], scs[i]->name);
+                bad = 1;
+            }
+    if (bad) {
+        for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
+        free(scs);
+        return SD_EXIT_USAGE;
+    }
+    char token[33];
+    sd_util_random_hex(token, 16);
+    sd_watchdog_t *wd = NULL;
+    char err[1024];
+    if (sd_watchdog_start(token, &wd, err, sizeof(err))) {
+        fprintf(stderr, "streamdrill: %s\n", err);
+        for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
+        free(scs);
+        return SD_EXIT_INTERNAL;
+    }
+    const char *brokers = sd_opt.brokers;
+    if (!brokers) {
+        const char *env = getenv("KAFKA_BOOTSTRAP_SERVERS");
+        if (env && *env) brokers = env;
+    }
+    sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
+                        .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
+                        .watchdog = wd, .token = token, .version = SD_VERSION};
+    int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
+    for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
+        sd_run_result_t res;
+        sd_run_scenario(scs[i], &ro, &res);
+        int code = sd_err_exit_code(res.status);
+        const char *V = res.status == SD_OK ? "PASS" : res.status == SD_ERR_CHECK_FAILED ? "FAIL" : !strcmp(res.verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
+        fprintf(stderr, "%s: %s%s%s%s\n", scs[i]->name, V, res.message[0] ? " (" : "", res.message, res.message[0] ? ")" : "");
+        if (res.status != SD_OK && res.status != SD_ERR_CHECK_FAILED && res.message[0] && !sd_opt.quiet)
+            fprintf(stderr, "streamdrill: %s: %s: %s\n", scs[i]->name, sd_strerror(res.status), res.message);
+        if (res.run_dir[0]) {
+            char *md = sd_util_fmt("%s/report.md", res.run_dir);
+            if (sd_util_exists(md)) fprintf(stderr, "  report: %s\n", md);
+            free(md);
+            if (sd_opt.summary && sd_append_summary(res.run_dir, sd_opt.summary))
+                fprintf(stderr, "streamdrill: --summary %s: cannot append\n", sd_opt.summary);
+        }
+        if (code == SD_EXIT_FAIL) any_fail = 1;
+        else if (code == SD_EXIT_INCONCLUSIVE) any_inconclusive = 1;
+        else if (code == SD_EXIT_USAGE) any_usage = 1;
+        else if (code == SD_EXIT_INTERRUPTED) interrupted = 1;
+        else if (code != SD_EXIT_PASS) any_error = 1;
+    }
+    if (sd_run_stop_requested) interrupted = 1;
+    sd_watchdog_stop(wd);
+    for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
+    free(scs);
+    if (interrupted) return SD_EXIT_INTERRUPTED;
+    if (any_usage) return SD_EXIT_USAGE;
+    if (any_error) return SD_EXIT_INTERNAL;
+    if (any_fail) return SD_EXIT_FAIL;
+    if (any_inconclusive) return SD_EXIT_INCONCLUSIVE;
+    return SD_EXIT_PASS;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = sd_on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    if (argc < 2) {
+        sd_usage(stderr);
+        return SD_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        sd_usage(stdout);
+        return SD_EXIT_PASS;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        sd_version();
+        return SD_EXIT_PASS;
+    }
+    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker")) {
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, report or broker (see --help)\n", cmd);
+        return SD_EXIT_USAGE;
+    }
+    int c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "o:b:X:qvh", sd_long_opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_OUT: sd_opt.out = optarg; break;
+        case OPT_BROKERS: sd_opt.brokers = optarg; break;
+        case OPT_SEED: {
+            char *end;
+            sd_opt.seed = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-') {
+                fprintf(stderr, "streamdrill: --seed %s: expected a non-negative whole number\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            sd_opt.has_seed = 1;
+            break;
+        }
+        case OPT_TAG:
+            if (!*optarg || strlen(optarg) > 16 || strspn(optarg, "0123456789abcdefghijklmnopqrstuvwxyz") != strlen(optarg)) {
+                fprintf(stderr, "streamdrill: --tag %s: expected 1 to 16 lowercase letters or digits\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            sd_opt.tag = optarg;
+            break;
+        case OPT_SET:
+            if (sd_parse_kv(optarg, &sd_opt.sets, "--set")) return SD_EXIT_USAGE;
+            break;
+        case 'X':
+            if (sd_parse_kv(optarg, &sd_opt.xprops, "-X")) return SD_EXIT_USAGE;
+            break;
+        case OPT_SUMMARY: sd_opt.summary = optarg; break;
+        case OPT_QUIET: case 'q': sd_opt.quiet = 1; break;
+        case OPT_VERBOSE: case 'v': sd_opt.verbose = 1; break;
+        case OPT_NBROKERS:
+            sd_opt.nbrokers = atoi(optarg);
+            if (sd_opt.nbrokers < 1 || sd_opt.nbrokers > 16) {
+                fprintf(stderr, "streamdrill: --broker-count %s: expected 1 to 16\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            break;
+        case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
+        case OPT_VERSION: sd_version(); return SD_EXIT_PASS;
+        default:
+            fprintf(stderr, "streamdrill: see --help\n");
+            return SD_EXIT_USAGE;
+        }
+    }
+    int nargs = argc - optind;
+    char **args = argv + optind;
+    /* conflicting options, checked after parsing */
+    if (sd_opt.quiet && sd_opt.verbose) {
+        fprintf(stderr, "streamdrill: --quiet and --verbose exclude each other\n");
+        return SD_EXIT_USAGE;
+    }
+    if (!strcmp(cmd, "broker")) {
+        if (nargs) {
+            fprintf(stderr, "streamdrill broker: expected no arguments, found \"%s\"\n", args[0]);
+            return SD_EXIT_USAGE;
+        }
+        return sd_cmd_broker();
+    }
+    if (strcmp(cmd, "broker") && sd_opt.nbrokers != 1) {
+        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` only\n", cmd);
+        return SD_EXIT_USAGE;
+    }
+    if (!nargs) {
+        fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd, !strcmp(cmd, "report") ? "run folder" : "scenario file");
+        return SD_EXIT_USAGE;
+    }
+    int rc;
+    if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
+    else if (!strcmp(cmd, "report")) rc = sd_cmd_report(nargs, args);
+    else rc = sd_cmd_run(nargs, args);
+    sd_kvlist_free(&sd_opt.sets);
+    sd_kvlist_free(&sd_opt.xprops);
+    return rc;
+}

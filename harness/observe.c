@@ -1,0 +1,154 @@
+/* observe.c - sink rows to copy counts (see observe.h). */
+#include "observe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "util.h"
+
+#define SD_UNEXPECTED_CAP 100000
+
+typedef struct {
+    int64_t *slots;  /* index+1 into o->unexpected, 0 = empty */
+    int64_t cap;
+} sd_uindex_t;
+
+static uint64_t sd_hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, const char *w, size_t wlen) {
+    o->unexpected_rows++;
+    sd_uindex_t *ix = o->index;
+    if (!ix) {
+        ix = o->index = sd_util_xcalloc(1, sizeof(*ix));
+        ix->cap = 1024;
+        ix->slots = sd_util_xcalloc((size_t)ix->cap, sizeof(int64_t));
+    }
+    uint64_t h = sd_hash(id, idlen);
+    int64_t i = (int64_t)(h & (uint64_t)(ix->cap - 1));
+    while (ix->slots[i]) {
+        sd_unexpected_t *u = &o->unexpected[ix->slots[i] - 1];
+        if (strlen(u->id) == idlen && !memcmp(u->id, id, idlen)) {
+            u->copies++;
+            if (w && strlen(u->writers) < 200) {
+                size_t l = strlen(u->writers);
+                u->writers = sd_util_xrealloc(u->writers, l + wlen + 2);
+                u->writers[l] = ',';
+                memcpy(u->writers + l + 1, w, wlen);
+                u->writers[l + 1 + wlen] = 0;
+            }
+            return;
+        }
+        i = (i + 1) & (ix->cap - 1);
+    }
+    o->unexpected_unique++;
+    if (o->n_unexpected >= SD_UNEXPECTED_CAP) return;
+    o->unexpected = sd_util_xrealloc(o->unexpected, sizeof(*o->unexpected) * (size_t)(o->n_unexpected + 1));
+    sd_unexpected_t *u = &o->unexpected[o->n_unexpected++];
+    u->id = sd_util_strndup(id, idlen);
+    u->copies = 1;
+    u->writers = w ? sd_util_strndup(w, wlen) : sd_util_strdup("");
+    ix->slots[i] = o->n_unexpected;
+    if (o->n_unexpected * 2 > ix->cap) { /* grow and rehash */
+        int64_t ncap = ix->cap * 2;
+        int64_t *ns = sd_util_xcalloc((size_t)ncap, sizeof(int64_t));
+        for (int64_t k = 0; k < o->n_unexpected; k++) {
+            const char *s = o->unexpected[k].id;
+            int64_t j = (int64_t)(sd_hash(s, strlen(s)) & (uint64_t)(ncap - 1));
+            while (ns[j]) j = (j + 1) & (ncap - 1);
+            ns[j] = k + 1;
+        }
+        free(ix->slots);
+        ix->slots = ns;
+        ix->cap = ncap;
+    }
+}
+
+void sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
+                    const char *writer, size_t wlen) {
+    o->rows++;
+    int64_t seq;
+    if (id && !sd_events_id_parse(tag, taglen, id, idlen, &seq) && seq < o->nseq) {
+        if (o->copies[seq] != UINT32_MAX) o->copies[seq]++;
+        return;
+    }
+    if (!id) sd_unexpected_add(o, "(null)", 6, writer, wlen);
+    else sd_unexpected_add(o, id, idlen, writer, wlen);
+}
+
+typedef struct {
+    sd_observe_t *o;
+    const char *tag;
+    size_t taglen;
+} sd_scan_ctx_t;
+
+static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    (void)t;
+    sd_scan_ctx_t *c = opaque;
+    sd_observe_row(c->o, c->tag, c->taglen, id, idlen, w, wlen);
+    return 0;
+}
+
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, sd_observe_t *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof(*out));
+    out->nseq = nseq;
+    out->copies = sd_util_xcalloc((size_t)(nseq ? nseq : 1), sizeof(uint32_t));
+    sd_scan_ctx_t c = {out, tag, strlen(tag)};
+    return sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);
+}
+
+void sd_observe_free(sd_observe_t *o) {
+    free(o->copies);
+    for (int64_t i = 0; i < o->n_unexpected; i++) {
+        free(o->unexpected[i].id);
+        free(o->unexpected[i].writers);
+    }
+    free(o->unexpected);
+    sd_uindex_t *ix = o->index;
+    if (ix) { free(ix->slots); free(ix); }
+    memset(o, 0, sizeof(*o));
+}
+
+typedef struct {
+    const char *tag;
+    size_t taglen;
+    const int64_t *want;
+    int64_t n;
+    sd_buf_t *bufs;
+} sd_writers_ctx_t;
+
+static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    (void)t;
+    sd_writers_ctx_t *c = opaque;
+    int64_t seq;
+    if (!id || sd_events_id_parse(c->tag, c->taglen, id, idlen, &seq)) return 0;
+    int64_t lo = 0, hi = c->n - 1;
+    while (lo <= hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (c->want[mid] == seq) {
+            sd_buf_t *b = &c->bufs[mid];
+            if (b->len < 400) {
+                if (b->len) sd_buf_putc(b, ',');
+                if (w && wlen) sd_buf_append(b, w, wlen);
+                else sd_buf_putc(b, '?');
+            }
+            return 0;
+        }
+        if (c->want[mid] < seq) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return 0;
+}
+
+sd_err_t sd_observe_writers(sd_sink_t *sink, const char *tag, const int64_t *want, int64_t n, char **out,
+                            char *err, size_t errlen) {
+    sd_writers_ctx_t c = {tag, strlen(tag), want, n, sd_util_xcalloc((size_t)(n ? n : 1), sizeof(sd_buf_t))};
+    sd_err_t e = n ? sd_sink_scan(sink, sd_writers_cb, &c, err, errlen) : SD_OK;
+    for (int64_t i = 0; i < n; i++) out[i] = sd_buf_steal(&c.bufs[i]);
+    free(c.bufs);
+    return e;
+}

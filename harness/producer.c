@@ -1,0 +1,136 @@
+/* producer.c - librdkafka producer with ledger-backed delivery reports. */
+#include "producer.h"
+
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "util.h"
+
+struct sd_producer_s {
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    sd_ledger_t *ledger;
+    char *topic;
+    sd_producer_stats_t st;
+    sd_err_t ledger_err;
+    char ledger_errstr[512];
+    char last_error[512];
+};
+
+static void sd_producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+    (void)rk;
+    sd_producer_t *p = opaque;
+    int64_t n = (int64_t)(intptr_t)m->_private;
+    p->st.inflight--;
+    const char *error = NULL;
+    if (m->err) {
+        error = rd_kafka_err2str(m->err);
+        p->st.failed++;
+        snprintf(p->last_error, sizeof(p->last_error), "%s", error);
+    } else {
+        p->st.acked++;
+    }
+    if (!p->ledger_err) {
+        p->ledger_err = sd_ledger_ack(p->ledger, n, m->partition, m->offset, sd_util_wall_ms(), error,
+                                      p->ledger_errstr, sizeof(p->ledger_errstr));
+    }
+}
+
+static void sd_producer_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+    (void)rk; (void)level; (void)fac; (void)buf;
+}
+
+sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvlist_t *props1,
+                         const sd_kvlist_t *props2, sd_ledger_t *ledger, sd_producer_t **out, char *err,
+                         size_t errlen) {
+    sd_producer_t *p = sd_util_xcalloc(1, sizeof(*p));
+    p->ledger = ledger;
+    p->topic = sd_util_strdup(topic);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char errstr[512];
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, NULL, 0);
+    rd_kafka_conf_set(conf, "client.id", "streamdrill-producer", NULL, 0);
+    rd_kafka_conf_set(conf, "enable.idempotence", "true", NULL, 0);
+    rd_kafka_conf_set(conf, "acks", "all", NULL, 0);
+    rd_kafka_conf_set(conf, "linger.ms", "5", NULL, 0);
+    rd_kafka_conf_set(conf, "partitioner", "murmur2_random", NULL, 0); /* the Java client's choice */
+    rd_kafka_conf_set(conf, "message.timeout.ms", "60000", NULL, 0);
+    rd_kafka_conf_set(conf, "queue.buffering.max.messages", "500000", NULL, 0);
+    rd_kafka_conf_set_dr_msg_cb(conf, sd_producer_dr);
+    rd_kafka_conf_set_log_cb(conf, sd_producer_log_cb);
+    rd_kafka_conf_set_opaque(conf, p);
+    sd_err_t e = sd_broker_conf_apply(conf, props1, "scenario producer", err, errlen);
+    if (!e) e = sd_broker_conf_apply(conf, props2, "-X", err, errlen);
+    if (e) {
+        rd_kafka_conf_destroy(conf);
+        free(p->topic);
+        free(p);
+        return e;
+    }
+    p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!p->rk) {
+        rd_kafka_conf_destroy(conf);
+        free(p->topic);
+        free(p);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "producer: %s", errstr);
+    }
+    p->rkt = rd_kafka_topic_new(p->rk, topic, NULL);
+    *out = p;
+    return SD_OK;
+}
+
+void sd_producer_close(sd_producer_t *p) {
+    if (!p) return;
+    rd_kafka_flush(p->rk, (int)sd_util_scaled_ms(5000));
+    rd_kafka_poll(p->rk, 0);
+    rd_kafka_topic_destroy(p->rkt);
+    rd_kafka_destroy(p->rk);
+    free(p->topic);
+    free(p);
+}
+
+sd_err_t sd_producer_send(sd_producer_t *p, const void *key, size_t keylen, const void *value, size_t vlen,
+                          const char *sd_id, int64_t n, char *err, size_t errlen) {
+    for (;;) {
+        rd_kafka_resp_err_t rerr = rd_kafka_producev(
+            p->rk, RD_KAFKA_V_RKT(p->rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            RD_KAFKA_V_KEY(keylen ? key : NULL, keylen), RD_KAFKA_V_VALUE((void *)value, value ? vlen : 0),
+            RD_KAFKA_V_HEADER("sd-id", sd_id, -1), RD_KAFKA_V_OPAQUE((void *)(intptr_t)n), RD_KAFKA_V_END);
+        if (!rerr) break;
+        if (rerr == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            rd_kafka_poll(p->rk, 10);
+            continue;
+        }
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "producer: send %s to %s: %s", sd_id, p->topic, rd_kafka_err2str(rerr));
+    }
+    p->st.sent++;
+    p->st.inflight++;
+    if (p->ledger_err) return sd_err_set(err, errlen, p->ledger_err, "%s", p->ledger_errstr);
+    return SD_OK;
+}
+
+sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t errlen) {
+    rd_kafka_poll(p->rk, timeout_ms);
+    if (p->ledger_err) return sd_err_set(err, errlen, p->ledger_err, "%s", p->ledger_errstr);
+    return SD_OK;
+}
+
+sd_err_t sd_producer_flush(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen) {
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    while (p->st.inflight > 0) {
+        int64_t left = deadline - sd_util_mono_ms();
+        if (left <= 0)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "producer: %lld messages to %s not acknowledged after %.1fs%s%s",
+                              (long long)p->st.inflight, p->topic, (double)timeout_ms / 1000.0,
+                              p->last_error[0] ? ": " : "", p->last_error);
+        sd_err_t e = sd_producer_poll(p, (int)(left < 100 ? left : 100), err, errlen);
+        if (e) return e;
+    }
+    return SD_OK;
+}
+
+void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out) { *out = p->st; }
+const char *sd_producer_last_error(const sd_producer_t *p) { return p->last_error; }

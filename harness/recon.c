@@ -1,0 +1,262 @@
+/* recon.c - classification into buckets, and checks (see recon.h). */
+#include "recon.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *sd_kind_name(sd_kind_t k) {
+    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order"};
+    return (int)k >= 0 && k < SD_KIND__COUNT ? n[k] : "?";
+}
+
+const char *sd_bucket_name(sd_bucket_t b) {
+    static const char *const n[SD_B__COUNT] = {
+        "delivered", "duplicated", "lost", "unjudgeable", "late_dropped", "late_leaked", "malformed_leaked",
+        "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined"};
+    return (int)b >= 0 && b < SD_B__COUNT ? n[b] : "?";
+}
+
+static const struct { const char *name; size_t off; } sd_count_fields[] = {
+#define F(x) {#x, offsetof(sd_recon_counts_t, x)}
+    F(produced), F(expected_in_target), F(observed_rows), F(observed_unique), F(duplicated), F(lost),
+    F(unexpected), F(late_leaked), F(malformed_leaked), F(quarantined), F(delivered_once), F(duplicate_rows),
+    F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
+    F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
+#undef F
+    {NULL, 0}};
+
+int64_t sd_recon_count_get(const sd_recon_counts_t *c, const char *name, int *found) {
+    for (int i = 0; sd_count_fields[i].name; i++)
+        if (!strcmp(sd_count_fields[i].name, name)) {
+            if (found) *found = 1;
+            return *(const int64_t *)((const char *)c + sd_count_fields[i].off);
+        }
+    if (found) *found = 0;
+    return -1;
+}
+
+static void sd_list_add(sd_recon_list_t *l, int64_t seq, uint32_t copies) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->seq = sd_util_xrealloc(l->seq, sizeof(int64_t) * (size_t)l->cap);
+        l->copies = sd_util_xrealloc(l->copies, sizeof(uint32_t) * (size_t)l->cap);
+    }
+    l->seq[l->n] = seq;
+    l->copies[l->n] = copies;
+    l->n++;
+}
+
+void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const uint32_t *quarantine,
+                       int64_t target_rows, int64_t unexpected_rows, int64_t unexpected_unique,
+                       sd_recon_result_t *out) {
+    sd_recon_counts_t *c = &out->counts;
+    int64_t seen = 0;
+    for (int64_t s = 0; s < l->nseq; s++) {
+        uint32_t t = target[s];
+        uint32_t q = quarantine ? quarantine[s] : 0;
+        uint8_t d = l->disp[s];
+        uint8_t k = l->kind[s];
+        if (t) seen++;
+        if (d == SD_RECON_UNSENT) continue;
+        switch (d) {
+        case SD_DISP_TARGET:
+            c->expected_in_target++;
+            if (t == 0) {
+                if (l->trimmed && l->trimmed[s]) {
+                    c->unjudgeable++;
+                    sd_list_add(&out->lists[SD_B_UNJUDGEABLE], s, 0);
+                } else {
+                    c->lost++;
+                    sd_list_add(&out->lists[SD_B_LOST], s, 0);
+                }
+            } else if (t == 1) {
+                c->delivered_once++;
+            } else {
+                c->duplicated++;
+                c->duplicate_rows += t - 1;
+                sd_list_add(&out->lists[SD_B_DUPLICATED], s, t);
+            }
+            if (q) {
+                c->valid_quarantined++;
+                sd_list_add(&out->lists[SD_B_VALID_QUARANTINED], s, q);
+            }
+            break;
+        case SD_DISP_DROPPED:
+            if (t) {
+                if (k == SD_KIND_MALFORMED) {
+                    c->malformed_leaked++;
+                    sd_list_add(&out->lists[SD_B_MALFORMED_LEAKED], s, t);
+                } else {
+                    c->late_leaked++;
+                    sd_list_add(&out->lists[SD_B_LATE_LEAKED], s, t);
+                }
+            } else if (k == SD_KIND_LATE) {
+                c->late_dropped++;
+            }
+            break;
+        case SD_DISP_QUARANTINE:
+            if (q) {
+                c->quarantined++;
+                sd_list_add(&out->lists[SD_B_QUARANTINED], s, q);
+            }
+            if (t) {
+                if (k == SD_KIND_LATE) {
+                    c->late_leaked++;
+                    sd_list_add(&out->lists[SD_B_LATE_LEAKED], s, t);
+                } else {
+                    c->malformed_leaked++;
+                    sd_list_add(&out->lists[SD_B_MALFORMED_LEAKED], s, t);
+                }
+            }
+            if (!q && !t) {
+                if (k == SD_KIND_LATE) {
+                    c->late_vanished++;
+                    sd_list_add(&out->lists[SD_B_LATE_VANISHED], s, 0);
+                } else {
+                    c->malformed_vanished++;
+                    sd_list_add(&out->lists[SD_B_MALFORMED_VANISHED], s, 0);
+                }
+            }
+            break;
+        }
+    }
+    c->observed_rows = target_rows;
+    c->observed_unique = seen + unexpected_unique;
+    c->unexpected = unexpected_rows;
+}
+
+void sd_recon_result_free(sd_recon_result_t *r) {
+    for (int b = 0; b < SD_B__COUNT; b++) {
+        free(r->lists[b].seq);
+        free(r->lists[b].copies);
+    }
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- checks ---- */
+
+static void sd_checks_add(sd_checks_t *c, const char *name, int pass, const char *expected, const char *actual,
+                          const char *detail) {
+    c->v = sd_util_xrealloc(c->v, sizeof(*c->v) * (size_t)(c->n + 1));
+    sd_check_t *k = &c->v[c->n++];
+    k->name = sd_util_strdup(name);
+    k->pass = pass;
+    k->expected = sd_util_strdup(expected);
+    k->actual = sd_util_strdup(actual);
+    k->detail = sd_util_strdup(detail ? detail : "");
+}
+
+static void sd_checks_not_judged(sd_checks_t *c, const char *why) {
+    c->not_judged = sd_util_xrealloc(c->not_judged, sizeof(char *) * (size_t)(c->n_not_judged + 1));
+    c->not_judged[c->n_not_judged++] = sd_util_strdup(why);
+}
+
+/* The bucket whose ids illustrate a count, for check details. */
+static int sd_count_bucket(const char *count) {
+    static const struct { const char *c; sd_bucket_t b; } m[] = {
+        {"lost", SD_B_LOST}, {"duplicated", SD_B_DUPLICATED}, {"duplicate_rows", SD_B_DUPLICATED},
+        {"late_leaked", SD_B_LATE_LEAKED}, {"malformed_leaked", SD_B_MALFORMED_LEAKED},
+        {"malformed_vanished", SD_B_MALFORMED_VANISHED}, {"late_vanished", SD_B_LATE_VANISHED},
+        {"valid_quarantined", SD_B_VALID_QUARANTINED}, {"unjudgeable", SD_B_UNJUDGEABLE},
+        {"quarantined", SD_B_QUARANTINED}, {NULL, 0}};
+    for (int i = 0; m[i].c; i++)
+        if (!strcmp(m[i].c, count)) return (int)m[i].b;
+    return -1;
+}
+
+static char *sd_check_detail(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, const char *count) {
+    int b = sd_count_bucket(count);
+    if (b < 0 || !ctx->fmt_id) return NULL;
+    const sd_recon_list_t *l = &r->lists[b];
+    if (!l->n) return NULL;
+    sd_buf_t d;
+    sd_buf_init(&d);
+    int64_t show = l->n < 20 ? l->n : 20;
+    sd_buf_printf(&d, "%s ids%s: ", sd_bucket_name((sd_bucket_t)b), l->n > show ? " (first 20)" : "");
+    for (int64_t i = 0; i < show; i++) {
+        char id[64];
+        ctx->fmt_id(ctx->fmt_opaque, l->seq[i], id, sizeof(id));
+        sd_buf_printf(&d, "%s%s", i ? ", " : "", id);
+        if (b == SD_B_DUPLICATED || l->copies[i] > 1) sd_buf_printf(&d, " x%u", l->copies[i]);
+    }
+    if (l->n > show) sd_buf_printf(&d, ", ... %lld more", (long long)(l->n - show));
+    return sd_buf_steal(&d);
+}
+
+static void sd_add_count_check(sd_checks_t *out, const sd_recon_ctx_t *ctx, const sd_recon_result_t *r,
+                               const char *count, sd_op_t op, int64_t value, const char *value_count) {
+    int found = 0;
+    int64_t actual = sd_recon_count_get(&r->counts, count, &found);
+    int64_t expected = value;
+    char exp[160], act[64], name[128];
+    if (value_count) {
+        expected = sd_recon_count_get(&r->counts, value_count, NULL);
+        snprintf(exp, sizeof(exp), "%s %s (%lld)", sd_op_text(op), value_count, (long long)expected);
+    } else {
+        snprintf(exp, sizeof(exp), "%s %lld", sd_op_text(op), (long long)expected);
+    }
+    snprintf(act, sizeof(act), "%lld", (long long)actual);
+    snprintf(name, sizeof(name), "%s", count);
+    int pass = found && sd_op_eval(op, actual, expected);
+    char *detail = pass ? NULL : sd_check_detail(ctx, r, count);
+    sd_checks_add(out, name, pass, exp, act, detail);
+    free(detail);
+}
+
+void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_checks_t *out) {
+    memset(out, 0, sizeof(*out));
+    /* implicit checks from the profile, unless an expect line names the count */
+    const char *implicit[16];
+    int ni = 0;
+    implicit[ni++] = "unexpected";
+    if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) implicit[ni++] = "lost";
+    if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "duplicated";
+    implicit[ni++] = "late_leaked";
+    implicit[ni++] = "malformed_leaked";
+    implicit[ni++] = "valid_quarantined";
+    implicit[ni++] = "crashes";
+    if (ctx->has_quarantine_sink) {
+        implicit[ni++] = "malformed_vanished";
+        implicit[ni++] = "late_vanished";
+    }
+    for (int i = 0; i < ni; i++) {
+        int overridden = 0;
+        for (int s = 0; s < ctx->nexpects; s++)
+            for (int k = 0; k < ctx->expects[s]->nexpects; k++)
+                if (!strcmp(ctx->expects[s]->expects[k].count, implicit[i])) overridden = 1;
+        if (!overridden) sd_add_count_check(out, ctx, r, implicit[i], SD_OP_EQ, 0, NULL);
+    }
+    for (int s = 0; s < ctx->nexpects; s++)
+        for (int k = 0; k < ctx->expects[s]->nexpects; k++) {
+            const sd_expect_t *x = &ctx->expects[s]->expects[k];
+            sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
+        }
+    if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
+        sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
+                                  "quarantine (or vanished) was not checked; leaks into the target were");
+    if (r->counts.unjudgeable)
+        sd_checks_not_judged(out, "loss: some expected ids are missing from the sink but lie in offsets the broker "
+                                  "already deleted (retention or the embedded broker's trimming): their loss cannot be "
+                                  "attributed to the pipeline");
+}
+
+void sd_checks_free(sd_checks_t *c) {
+    for (int i = 0; i < c->n; i++) {
+        free(c->v[i].name); free(c->v[i].expected); free(c->v[i].actual); free(c->v[i].detail);
+    }
+    free(c->v);
+    for (int i = 0; i < c->n_not_judged; i++) free(c->not_judged[i]);
+    free(c->not_judged);
+    memset(c, 0, sizeof(*c));
+}
+
+int sd_checks_failed(const sd_checks_t *c) {
+    int n = 0;
+    for (int i = 0; i < c->n; i++)
+        if (!c->v[i].pass) n++;
+    return n;
+}

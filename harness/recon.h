@@ -1,0 +1,108 @@
+/* recon.h - the oracle: puts every ledger event into exactly one bucket per
+ * sink and turns the counts into checks and a verdict.
+ *
+ * Buckets, for the target sink, by the event's expected disposition:
+ *   target      delivered once | duplicated (n copies) | lost
+ *   dropped     late_dropped | late_leaked (or malformed_leaked)
+ *   quarantine  quarantined | leaked into the target | vanished
+ * and every target row whose id maps to no ledger event is unexpected.
+ * The comparison is by id set, never by counts alone: a loss and a
+ * duplicate that cancel out in the row count are both reported.
+ *
+ * sd_recon_classify() is a pure function of arrays (unit-tested on
+ * hand-made ledgers); sd_recon_checks() derives the checks from the
+ * contract's profile and the scenario's `expect` lines. */
+#ifndef SD_RECON_H
+#define SD_RECON_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "scenario.h"
+
+/* Per-seq expected disposition; SD_RECON_UNSENT for ids never acknowledged. */
+#define SD_RECON_UNSENT 255
+
+typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND__COUNT } sd_kind_t;
+const char *sd_kind_name(sd_kind_t k);
+
+typedef struct sd_recon_ledger_s {
+    int64_t nseq;
+    const uint8_t *disp;     /* sd_disp_t or SD_RECON_UNSENT, per seq */
+    const uint8_t *kind;     /* sd_kind_t per seq */
+    const uint8_t *trimmed;  /* per seq: cannot be re-read from the broker (may be NULL) */
+} sd_recon_ledger_t;
+
+typedef enum {
+    SD_B_DELIVERED = 0, SD_B_DUPLICATED, SD_B_LOST, SD_B_UNJUDGEABLE, SD_B_LATE_DROPPED, SD_B_LATE_LEAKED,
+    SD_B_MALFORMED_LEAKED, SD_B_QUARANTINED, SD_B_MALFORMED_VANISHED, SD_B_LATE_VANISHED, SD_B_VALID_QUARANTINED,
+    SD_B__COUNT
+} sd_bucket_t;
+const char *sd_bucket_name(sd_bucket_t b);
+
+typedef struct sd_recon_counts_s {
+    int64_t produced, expected_in_target, observed_rows, observed_unique, duplicated, lost, unexpected,
+        late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
+        malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
+        valid_quarantined, late_vanished, crashes;
+} sd_recon_counts_t;
+
+/* Count by canonical name (see sd_scenario_count_names), -1 if unknown. */
+int64_t sd_recon_count_get(const sd_recon_counts_t *c, const char *name, int *found);
+
+/* An id list per bucket (only anomalies are listed; delivered ids are not). */
+typedef struct sd_recon_list_s {
+    int64_t *seq;
+    uint32_t *copies;
+    int64_t n, cap;
+} sd_recon_list_t;
+
+typedef struct sd_recon_result_s {
+    sd_recon_counts_t counts;
+    sd_recon_list_t lists[SD_B__COUNT];
+} sd_recon_result_t;
+
+/* Classify. target[seq] and quarantine[seq] are copy counts (quarantine may
+ * be NULL when no quarantine sink is declared). unexpected_rows and
+ * unexpected_unique describe target rows whose id mapped to nothing.
+ * Fills every count that the sinks decide; produced, late_sent, ... are the
+ * caller's (ledger totals). */
+void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const uint32_t *quarantine,
+                       int64_t target_rows, int64_t unexpected_rows, int64_t unexpected_unique,
+                       sd_recon_result_t *out);
+void sd_recon_result_free(sd_recon_result_t *r);
+
+typedef struct sd_check_s {
+    char *name;
+    int pass;
+    char *expected;
+    char *actual;
+    char *detail;
+} sd_check_t;
+
+typedef struct sd_checks_s {
+    sd_check_t *v;
+    int n;
+    /* what could not be judged, for the report */
+    char **not_judged;
+    int n_not_judged;
+} sd_checks_t;
+
+/* Context the checks need beyond the counts. */
+typedef struct sd_recon_ctx_s {
+    sd_profile_t profile;
+    int has_quarantine_sink;
+    int malformed_to_quarantine;  /* contract malformed=quarantine */
+    const sd_step_t *const *expects;  /* the scenario's expect steps */
+    int nexpects;
+    /* sample ids per bucket for check details: fmt_id(seq) */
+    void (*fmt_id)(void *opaque, int64_t seq, char *out, size_t outlen);
+    void *fmt_opaque;
+} sd_recon_ctx_t;
+
+void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_checks_t *out);
+void sd_checks_free(sd_checks_t *c);
+/* Number of failed checks. */
+int sd_checks_failed(const sd_checks_t *c);
+
+#endif

@@ -1,0 +1,143 @@
+/* run.h - one run of one scenario: the state the runner and the injectors
+ * share, and the services they call (send a message, sample a sink, serve
+ * the event loop).
+ *
+ * A run owns its folder (DIR/<name>/), its run.db, a Kafka cluster or a
+ * connection to one, the producer, the pipeline's supervisor and the sink
+ * readers. Every wait in a run goes through sd_run_tick(), which serves
+ * delivery reports, records batch markers and exits, samples the sinks and
+ * commits run.db, so nothing is left unrecorded while a step waits. */
+#ifndef SD_RUN_H
+#define SD_RUN_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "broker.h"
+#include "err.h"
+#include "events.h"
+#include "ledger.h"
+#include "producer.h"
+#include "scenario.h"
+#include "sink.h"
+#include "supervisor.h"
+#include "util.h"
+#include "watchdog.h"
+
+/* Set by the CLI's SIGINT/SIGTERM handler; every wait checks it. */
+extern volatile sig_atomic_t sd_run_stop_requested;
+
+typedef struct sd_run_opts_s {
+    const char *brokers;          /* NULL: start the embedded cluster */
+    const char *out_dir;
+    int has_seed;
+    uint64_t seed;
+    const char *tag;              /* NULL: random */
+    const sd_kvlist_t *xprops;    /* -X */
+    int quiet, verbose;
+    sd_watchdog_t *watchdog;
+    const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */
+    const char *version;
+} sd_run_opts_t;
+
+typedef struct sd_run_result_s {
+    sd_err_t status;              /* SD_OK pass, SD_ERR_CHECK_FAILED, an inconclusive code, ... */
+    char verdict[16];             /* pass, fail, inconclusive, error */
+    char run_dir[4096];
+    char message[2048];
+} sd_run_result_t;
+
+typedef struct sd_run_s {
+    const sd_scenario_t *sc;
+    const sd_run_opts_t *opts;
+    char *run_dir;
+    char *tag;
+    char *topic;
+    uint64_t seed;
+    sd_kvlist_t vars;             /* run-time placeholders + user variables */
+
+    sd_ledger_t *ledger;
+    sd_broker_t *broker;
+    sd_producer_t *producer;
+    sd_events_t *events;
+    sd_sup_t *sup;
+    sd_sink_t *sinks[SD_MAX_SINKS];
+    int nsinks;
+    sd_sink_t *target, *quarantine;
+    int partitions;
+
+    /* per distinct event (seq): expected disposition and kind */
+    int64_t nseq, capseq;
+    uint8_t *disp, *kind;
+    int64_t max_event_time;       /* newest event time sent among valid events */
+    int64_t valid_sent;
+    int64_t late_sent, malformed_sent, replayed, messages;
+
+    int step;                     /* index of the running step */
+    int64_t t0_wall, t0_mono;
+
+    /* sampling of sink row counts */
+    int64_t counts[SD_MAX_SINKS];
+    int64_t last_change_mono;
+    int64_t next_sample_mono;
+    int64_t sample_cost_ms;
+    int sampled;
+
+    /* pipeline */
+    int incarnations;
+    int crashes;
+    int pipeline_wanted;          /* the plan expects it running */
+    int64_t last_offsets_mono;    /* last commit marker with offsets */
+    int64_t *consumed;            /* per source partition, from commit markers (-1 unknown) */
+
+    /* messages staged for sending (ledger first, then Kafka) */
+    struct sd_run_staged_s *stage;
+    int nstage, capstage;
+    sd_buf_t arena;
+
+    int64_t last_data_step_mono;
+    int64_t last_quiescent_mono;
+    int quiescence_failed;
+    sd_buf_t payload, key;
+    sd_err_t fatal;               /* first fatal error; the run stops stepping */
+    char fatal_msg[2048];
+} sd_run_t;
+
+/* Run one scenario. Writes DIR/<name>/ and fills res. */
+void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_result_t *res);
+
+/* ---- services for injectors ---- */
+
+/* Serve the loop for up to wait_ms (0: once, without blocking). Returns
+ * SD_ERR_INTERRUPTED when a stop was requested, or a fatal error. */
+sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen);
+/* Allocate the next seq with its kind and disposition. */
+int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp);
+/* Stage one message (value NULL: null value); flushed by sd_run_flush(). */
+void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail,
+                  int64_t event_time, const void *key, size_t keylen, const void *value, size_t vlen, int null_value);
+/* Record staged messages in run.db, commit, then hand them to Kafka. */
+sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen);
+/* Wait for every message in flight to be acknowledged. */
+sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen);
+/* Current row count of a sink (missing sinks count 0). */
+sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, size_t errlen);
+/* Milliseconds since the run started. */
+int64_t sd_run_elapsed_ms(const sd_run_t *r);
+/* Print a progress line (not with --quiet). */
+void sd_run_say(sd_run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Start a new incarnation and wait until it is ready. */
+sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen);
+
+/* An injector handles some step kinds (Redis-style ops struct). */
+typedef struct sd_injector_s {
+    const char *name;
+    int (*handles)(sd_step_kind_t kind);
+    /* Run the step; detail gets a one-line account for run.db and the log. */
+    sd_err_t (*run)(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+} sd_injector_t;
+
+extern const sd_injector_t sd_injector_process;
+extern const sd_injector_t sd_injector_data;
+
+#endif

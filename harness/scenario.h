@@ -1,0 +1,190 @@
+/* scenario.h - the .drill language: parse a scenario file into a plan.
+ *
+ * A scenario is line-oriented: a header (source, events, contract, sinks,
+ * pipeline, ...) then steps that run in order. The parser checks
+ * everything it can before anything starts: unknown directives and keys,
+ * malformed numbers and durations, references to undeclared sinks,
+ * undefined {variables}, steps that need a pipeline or a source that is not
+ * declared. Every error names file:line:column, what was expected and what
+ * was found. The grammar is documented in README.md ("Scenario language").
+ *
+ * User variables ({mode}, set by `set` lines or --set) are substituted at
+ * parse time, so `produce {n}` is checked like `produce 100`. Run-time
+ * placeholders ({run}, {brokers}, {topic}, ...) stay in the text and are
+ * expanded by sd_scenario_expand() when the run knows them. */
+#ifndef SD_SCENARIO_H
+#define SD_SCENARIO_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+#define SD_MAX_SINKS 8
+
+typedef enum { SD_DISP_TARGET = 0, SD_DISP_DROPPED, SD_DISP_QUARANTINE, SD_DISP__COUNT } sd_disp_t;
+typedef enum { SD_PROFILE_EXACTLY_ONCE = 0, SD_PROFILE_AT_LEAST_ONCE, SD_PROFILE_AT_MOST_ONCE } sd_profile_t;
+typedef enum { SD_EVENTS_PARCEL = 0, SD_EVENTS_LOG } sd_events_kind_t;
+typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE } sd_progress_t;
+
+const char *sd_disp_name(sd_disp_t d);
+const char *sd_profile_name(sd_profile_t p);
+
+/* A key=value pair (also used for --set and -X lists). */
+typedef struct sd_kv_s {
+    char *key;
+    char *value;
+} sd_kv_t;
+
+typedef struct sd_kvlist_s {
+    sd_kv_t *v;
+    int n;
+} sd_kvlist_t;
+
+void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value);
+/* Last value for key, or NULL. */
+const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key);
+void sd_kvlist_free(sd_kvlist_t *l);
+
+/* A declared sink: where the pipeline's output is read from. */
+typedef struct sd_sink_decl_s {
+    char *name;          /* "target", "quarantine", or the user's name */
+    char *kind;          /* reader name: sqlite, kafka, jsonl */
+    int is_quarantine;   /* declared with `quarantine` */
+    sd_kvlist_t params;  /* reader parameters, placeholders unexpanded */
+    int line;
+} sd_sink_decl_t;
+
+typedef enum {
+    SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
+    SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT,
+    SD_STEP_SLEEP, SD_STEP_EXPECT,
+    SD_STEP__COUNT
+} sd_step_kind_t;
+
+typedef enum { SD_OP_EQ, SD_OP_NE, SD_OP_GE, SD_OP_LE, SD_OP_GT, SD_OP_LT } sd_op_t;
+
+const char *sd_op_text(sd_op_t op);
+int sd_op_eval(sd_op_t op, int64_t actual, int64_t expected);
+
+/* One `expect` clause: count OP value, the value a number or another count. */
+typedef struct sd_expect_s {
+    char *count;      /* canonical count name (summary.json key) */
+    sd_op_t op;
+    int64_t value;
+    char *value_count; /* when the right side names a count, else NULL */
+} sd_expect_t;
+
+/* Malformed kinds `inject malformed=N` cycles through. */
+typedef enum {
+    SD_MAL_TRUNCATED = 0, SD_MAL_NOT_JSON, SD_MAL_MISSING_ID, SD_MAL_WRONG_TYPE, SD_MAL_EMPTY,
+    SD_MAL__COUNT
+} sd_malformed_t;
+
+const char *sd_malformed_name(sd_malformed_t m);
+
+typedef struct sd_step_s {
+    sd_step_kind_t kind;
+    int line;
+    char *text;            /* the step as written (for run.db and reports) */
+    /* common */
+    int64_t timeout_ms;    /* every wait has one */
+    /* produce / replay / inject */
+    int64_t count;
+    double rate;           /* events per second, 0 = as fast as possible */
+    int64_t late, malformed, late_by_ms;
+    int malformed_kinds;   /* bit set of sd_malformed_t, 0 = all */
+    int replay_from_last;  /* replay the newest events instead of the oldest */
+    /* kill / stop */
+    int signal;
+    int mid_batch;
+    int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
+    int64_t delay_ms;      /* restart delay */
+    /* await */
+    char *sink;            /* sink name for await sink */
+    sd_op_t op;
+    int64_t rows;
+    int64_t quiet_ms;      /* await quiescent: how long nothing may change */
+    /* expect */
+    sd_expect_t *expects;
+    int nexpects;
+} sd_step_t;
+
+typedef struct sd_scenario_s {
+    char *path;            /* as given */
+    char *dir;             /* absolute folder of the file ({here}) */
+    char *name;
+    char *description;     /* the leading comment block, or "" */
+
+    /* source */
+    int has_source;
+    char *topic;
+    int partitions;
+    int replication;
+    int exact_topic;       /* use the name as is, no per-run suffix */
+    int source_line;
+
+    /* events */
+    int has_events;
+    sd_events_kind_t events_kind;
+    uint64_t seed;
+    int has_seed;
+    int64_t start_ms;
+    int64_t step_ms;
+    int parcels, locations;
+    char *log_path;        /* events log=... (placeholders unexpanded) */
+    char *log_id_field;
+    int events_line;
+
+    /* contract */
+    char *id_field;
+    char *time_field;
+    int64_t watermark_ms;
+    sd_disp_t late_disp;
+    sd_disp_t malformed_disp;
+    sd_profile_t profile;
+
+    /* sinks */
+    sd_sink_decl_t sinks[SD_MAX_SINKS];
+    int nsinks;
+
+    /* pipeline */
+    char **argv;           /* NULL-terminated, placeholders unexpanded */
+    int argc;
+    int pipeline_line;
+    sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
+    sd_progress_t progress;
+    char *checkpoint;      /* progress spark checkpoint=..., or NULL */
+    sd_kvlist_t producer_props;
+
+    /* variables after --set (for run.db) */
+    sd_kvlist_t vars;
+
+    sd_step_t *steps;
+    int nsteps;
+} sd_scenario_t;
+
+/* Parse path with the given --set overrides. On error returns
+ * SD_ERR_SCENARIO (or SD_ERR_IO if the file cannot be read) with
+ * "file:line:col: message" in err. *out is owned by the caller
+ * (sd_scenario_free). */
+sd_err_t sd_scenario_parse(const char *path, const sd_kvlist_t *overrides, sd_scenario_t **out,
+                           char *err, size_t errlen);
+/* Parse from a string; path is used in messages and for {here}. */
+sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvlist_t *overrides,
+                                sd_scenario_t **out, char *err, size_t errlen);
+void sd_scenario_free(sd_scenario_t *sc);
+
+/* Expand run-time placeholders ({run}, {brokers}, ...) in text using vars.
+ * {{ and }} stand for literal braces. Returns a new string or NULL with err
+ * set when a placeholder is unknown. */
+char *sd_scenario_expand(const char *text, const sd_kvlist_t *vars, char *err, size_t errlen);
+
+/* The run-time placeholders the runner provides (for validation). */
+extern const char *const sd_scenario_runtime_vars[];
+
+/* Canonical count names accepted by `expect` (NULL-terminated). */
+extern const char *const sd_scenario_count_names[];
+/* Map an expect name or alias (unique, rows, ...) to its canonical name, or NULL. */
+const char *sd_scenario_count_canonical(const char *name);
+
+#endif

@@ -1,0 +1,93 @@
+/* sink.c - reader registry and the open-sink wrapper (see sink.h). */
+#include "sink.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, NULL};
+
+const sd_sink_ops_t *sd_sink_find(const char *name) {
+    for (int i = 0; sd_sink_readers[i]; i++)
+        if (!strcmp(sd_sink_readers[i]->name, name)) return sd_sink_readers[i];
+    return NULL;
+}
+
+sd_err_t sd_sink_open(const sd_sink_decl_t *decl, const sd_kvlist_t *vars, const sd_sink_ctx_t *ctx, sd_sink_t **out,
+                      char *err, size_t errlen) {
+    const sd_sink_ops_t *ops = sd_sink_find(decl->kind);
+    if (!ops) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "sink %s: unknown kind %s", decl->name, decl->kind);
+    sd_kvlist_t params = {0};
+    sd_buf_t d;
+    sd_buf_init(&d);
+    sd_buf_puts(&d, decl->kind);
+    for (int i = 0; i < decl->params.n; i++) {
+        char perr[256];
+        char *v = sd_scenario_expand(decl->params.v[i].value, vars, perr, sizeof(perr));
+        if (!v) {
+            sd_kvlist_free(&params);
+            sd_buf_free(&d);
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "sink %s: %s", decl->name, perr);
+        }
+        sd_kvlist_add(&params, decl->params.v[i].key, v);
+        sd_buf_printf(&d, " %s=%s", decl->params.v[i].key, v);
+        free(v);
+    }
+    void *state = NULL;
+    char rerr[1024];
+    sd_err_t e = ops->open(&params, ctx, &state, rerr, sizeof(rerr));
+    sd_kvlist_free(&params);
+    if (e) {
+        e = sd_err_set(err, errlen, e, "sink %s (%s): %s", decl->name, d.data, rerr);
+        sd_buf_free(&d);
+        return e;
+    }
+    sd_sink_t *s = sd_util_xcalloc(1, sizeof(*s));
+    s->name = sd_util_strdup(decl->name);
+    s->is_quarantine = decl->is_quarantine;
+    s->ops = ops;
+    s->state = state;
+    s->describe = sd_buf_steal(&d);
+    *out = s;
+    return SD_OK;
+}
+
+void sd_sink_close(sd_sink_t *s) {
+    if (!s) return;
+    if (s->ops && s->state) s->ops->close(s->state);
+    free(s->name);
+    free(s->describe);
+    free(s);
+}
+
+sd_err_t sd_sink_count(sd_sink_t *s, int missing_ok, int64_t *rows, char *err, size_t errlen) {
+    char rerr[1024];
+    sd_err_t e = s->ops->count(s->state, missing_ok, rows, rerr, sizeof(rerr));
+    if (e) return sd_err_set(err, errlen, e, "sink %s (%s): %s", s->name, s->describe, rerr);
+    return SD_OK;
+}
+
+sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
+    char rerr[1024];
+    sd_err_t e = s->ops->scan(s->state, cb, opaque, rerr, sizeof(rerr));
+    if (e) return sd_err_set(err, errlen, e, "sink %s (%s): %s", s->name, s->describe, rerr);
+    return SD_OK;
+}
+
+int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen) {
+    if (!json || !len) return -1;
+    json_t *o = json_loadb(json, len, 0, NULL);
+    if (!o) return -1;
+    int n = -1;
+    if (json_is_object(o)) {
+        json_t *v = json_object_get(o, field);
+        if (json_is_string(v)) n = snprintf(out, outlen, "%s", json_string_value(v));
+        else if (json_is_integer(v)) n = snprintf(out, outlen, "%lld", (long long)json_integer_value(v));
+        if (n >= (int)outlen) n = (int)outlen - 1;
+    }
+    json_decref(o);
+    return n;
+}

@@ -1,0 +1,70 @@
+/* sink.h - sink readers: how the harness reads what the pipeline wrote.
+ *
+ * A reader is a small ops struct chosen by name (like Redis's rio back
+ * ends): sqlite (a database file and a query), kafka (a topic, read with
+ * read_committed by default), jsonl (files matching a glob). The harness
+ * never asks the pipeline what it wrote; it reads the sink itself.
+ *
+ * A scan yields one call per row with the row's id and, when the sink has
+ * them, a writer label (which incarnation or batch wrote the row) and a
+ * write time. For sqlite these are the query's first, second and third
+ * columns; for kafka the id comes from the payload field (or the header);
+ * for jsonl from the payload field. */
+#ifndef SD_SINK_H
+#define SD_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "scenario.h"
+
+/* Called per row. id may be NULL (the row has no id). Return non-zero to stop. */
+typedef int (*sd_sink_row_cb)(void *opaque, const char *id, size_t idlen, const char *writer, size_t wlen,
+                              int64_t t_ms);
+
+typedef struct sd_sink_ctx_s {
+    const char *brokers;        /* for kafka sinks */
+    const sd_kvlist_t *props;   /* -X properties for kafka sinks */
+    const char *id_field;       /* contract id field (default for kafka/jsonl id=) */
+} sd_sink_ctx_t;
+
+typedef struct sd_sink_ops_s {
+    const char *name;
+    /* params are expanded. On failure err names the sink and the cause. */
+    sd_err_t (*open)(const sd_kvlist_t *params, const sd_sink_ctx_t *ctx, void **state, char *err, size_t errlen);
+    /* Rows visible now. missing_ok: a sink that does not exist yet counts 0. */
+    sd_err_t (*count)(void *state, int missing_ok, int64_t *rows, char *err, size_t errlen);
+    /* Every row, in sink order. */
+    sd_err_t (*scan)(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
+    void (*close)(void *state);
+} sd_sink_ops_t;
+
+extern const sd_sink_ops_t sd_sink_sqlite;
+extern const sd_sink_ops_t sd_sink_kafka;
+extern const sd_sink_ops_t sd_sink_jsonl;
+
+/* Reader by name, or NULL. */
+const sd_sink_ops_t *sd_sink_find(const char *name);
+
+/* An open sink: the declaration's name and its reader. */
+typedef struct sd_sink_s {
+    char *name;
+    int is_quarantine;
+    const sd_sink_ops_t *ops;
+    void *state;
+    char *describe;   /* "sqlite db=... query=..." for messages */
+} sd_sink_t;
+
+sd_err_t sd_sink_open(const sd_sink_decl_t *decl, const sd_kvlist_t *vars, const sd_sink_ctx_t *ctx, sd_sink_t **out,
+                      char *err, size_t errlen);
+void sd_sink_close(sd_sink_t *s);
+sd_err_t sd_sink_count(sd_sink_t *s, int missing_ok, int64_t *rows, char *err, size_t errlen);
+sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
+
+/* Extract a top-level string or integer field from a JSON object text with
+ * jansson. Writes into out (NUL-terminated) and returns its length, or -1
+ * when the text is not an object or has no such field. */
+int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen);
+
+#endif

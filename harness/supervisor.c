@@ -1,0 +1,583 @@
+/* supervisor.c - process groups, output capture, batch markers (see supervisor.h). */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+extern char **environ;
+
+#define SD_SUP_MAX_STREAMS 64
+#define SD_SUP_TAIL 4096
+
+typedef struct {
+    int fd;
+    int inc;
+    int is_err;
+    FILE *log;
+    sd_buf_t partial;
+} sd_stream_t;
+
+typedef struct sd_sup_evnode_s {
+    sd_sup_event_t ev;
+    struct sd_sup_evnode_s *next;
+} sd_sup_evnode_t;
+
+typedef struct {
+    pid_t pid;
+    int n;
+    int exited;
+    int64_t exited_mono;
+    int status;
+    int open_streams;
+    char by[16];
+    int reported;
+} sd_inc_t;
+
+struct sd_sup_s {
+    char **argv;
+    char **envp;
+    char *run_dir;
+    char *logdir;
+    char *token;
+    sd_watchdog_t *wd;
+
+    pthread_t thread;
+    int thread_running;
+    int wake[2];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stopping;
+
+    sd_stream_t streams[SD_SUP_MAX_STREAMS];
+    int nstreams;
+    sd_inc_t *incs;
+    int nincs;
+
+    sd_sup_state_t st;
+    double row_ms_sum;
+    int64_t row_sum;
+    char tail[SD_SUP_TAIL];
+    size_t tail_len;
+
+    sd_sup_evnode_t *head, *tailq;
+};
+
+static void sd_sup_push(sd_sup_t *s, const sd_sup_event_t *ev) {
+    sd_sup_evnode_t *n = sd_util_xcalloc(1, sizeof(*n));
+    n->ev = *ev;
+    if (s->tailq) s->tailq->next = n;
+    else s->head = n;
+    s->tailq = n;
+}
+
+static sd_inc_t *sd_sup_inc(sd_sup_t *s, int n) {
+    return n >= 1 && n <= s->nincs ? &s->incs[n - 1] : NULL;
+}
+
+/* "key=value" lookup inside a marker line. */
+static int sd_sup_field(const char *line, const char *key, int64_t *out) {
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)); p++) {
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            char *end;
+            long long v = strtoll(p + kl + 1, &end, 10);
+            if (end != p + kl + 1) { *out = v; return 0; }
+        }
+    }
+    return -1;
+}
+
+/* Called with the lock held. */
+static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len) {
+    int64_t now = sd_util_wall_ms();
+    char iso[32];
+    if (str->log) {
+        fprintf(str->log, "%s %.*s\n", sd_util_iso8601(now, iso, sizeof(iso)), (int)len, line);
+        fflush(str->log);
+    }
+    if (str->is_err && str->inc == s->st.incarnation) {
+        /* keep the last few KB of stderr for messages */
+        if (len + 1 > SD_SUP_TAIL) { line += len - (SD_SUP_TAIL - 1); len = SD_SUP_TAIL - 1; }
+        if (s->tail_len + len + 1 > SD_SUP_TAIL) {
+            size_t drop = s->tail_len + len + 1 - SD_SUP_TAIL;
+            memmove(s->tail, s->tail + drop, s->tail_len - drop);
+            s->tail_len -= drop;
+        }
+        memcpy(s->tail + s->tail_len, line, len);
+        s->tail_len += len;
+        s->tail[s->tail_len++] = '\n';
+    }
+    int64_t mono = sd_util_mono_ms();
+    s->st.last_output_mono_ms = mono;
+    char *z = sd_util_strndup(line, len);
+    sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1};
+    const char *m;
+    int current = str->inc == s->st.incarnation;
+    if ((m = strstr(z, "SD-BATCH "))) {
+        const char *rest = m + 9;
+        int is_begin = !strncmp(rest, "begin", 5), is_commit = !strncmp(rest, "commit", 6);
+        int64_t id;
+        if ((is_begin || is_commit) && !sd_sup_field(rest, "id", &id)) {
+            int64_t rows = -1;
+            sd_sup_field(rest, "rows", &rows);
+            ev.batch = id;
+            ev.rows = rows;
+            s->st.markers++;
+            s->st.last_marker_mono_ms = mono;
+            if (is_begin) {
+                ev.type = SD_SUP_EV_BEGIN;
+                if (current) {
+                    s->st.begin_batch = id;
+                    s->st.begin_rows = rows;
+                    s->st.begin_mono_ms = mono;
+                }
+            } else {
+                ev.type = SD_SUP_EV_COMMIT;
+                const char *o = strstr(rest, "offsets=");
+                if (o) {
+                    o += 8;
+                    size_t n = strcspn(o, " \t");
+                    ev.offsets = sd_util_strndup(o, n);
+                }
+                if (current) {
+                    if (s->st.begin_batch == id && s->st.begin_rows > 0) {
+                        s->row_ms_sum += (double)(mono - s->st.begin_mono_ms);
+                        s->row_sum += s->st.begin_rows;
+                        s->st.ms_per_row = s->row_ms_sum / (double)s->row_sum;
+                    }
+                    s->st.commit_batch = id;
+                    s->st.commit_mono_ms = mono;
+                }
+            }
+            sd_sup_push(s, &ev);
+        }
+    } else if (strstr(z, "SD-READY")) {
+        ev.type = SD_SUP_EV_READY;
+        if (current) s->st.ready = 1;
+        sd_sup_push(s, &ev);
+    }
+    free(z);
+    pthread_cond_broadcast(&s->cond);
+}
+
+static void sd_sup_close_stream(sd_sup_t *s, int i) {
+    sd_stream_t *str = &s->streams[i];
+    if (str->partial.len) sd_sup_line(s, str, str->partial.data, str->partial.len);
+    sd_buf_free(&str->partial);
+    if (str->log) fclose(str->log);
+    close(str->fd);
+    sd_inc_t *inc = sd_sup_inc(s, str->inc);
+    if (inc) inc->open_streams--;
+    s->streams[i] = s->streams[--s->nstreams];
+}
+
+/* Push EXIT for incarnations that exited and were drained (lock held). */
+static void sd_sup_check_exits(sd_sup_t *s) {
+    int64_t now = sd_util_mono_ms();
+    for (int i = 0; i < s->nincs; i++) {
+        sd_inc_t *inc = &s->incs[i];
+        if (!inc->exited || inc->reported) continue;
+        if (inc->open_streams > 0 && now - inc->exited_mono < 2000) continue;
+        /* a grandchild may hold the pipes open: give up on them after 2s */
+        for (int k = s->nstreams - 1; k >= 0; k--)
+            if (s->streams[k].inc == inc->n) sd_sup_close_stream(s, k);
+        inc->reported = 1;
+        sd_sup_event_t ev = {.type = SD_SUP_EV_EXIT, .incarnation = inc->n, .t_ms = sd_util_wall_ms(), .batch = -1, .rows = -1};
+        if (WIFEXITED(inc->status)) {
+            ev.exit_code = WEXITSTATUS(inc->status);
+        } else {
+            ev.exit_code = -1;
+            ev.exit_signal = WIFSIGNALED(inc->status) ? WTERMSIG(inc->status) : 0;
+        }
+        snprintf(ev.ended_by, sizeof(ev.ended_by), "%s", inc->by[0] ? inc->by : (WIFEXITED(inc->status) && ev.exit_code == 0) ? "exit" : "crash");
+        if (inc->n == s->st.incarnation) {
+            s->st.running = 0;
+            s->st.drained = 1;
+            s->st.exit_code = ev.exit_code;
+            s->st.exit_signal = ev.exit_signal;
+        }
+        sd_sup_push(s, &ev);
+        pthread_cond_broadcast(&s->cond);
+    }
+}
+
+static void *sd_sup_thread(void *arg) {
+    sd_sup_t *s = arg;
+    char buf[65536];
+    for (;;) {
+        struct pollfd pfd[SD_SUP_MAX_STREAMS + 1];
+        int idx[SD_SUP_MAX_STREAMS + 1];
+        pthread_mutex_lock(&s->lock);
+        if (s->stopping && s->nstreams == 0) { pthread_mutex_unlock(&s->lock); break; }
+        int n = 0;
+        pfd[n].fd = s->wake[0];
+        pfd[n].events = POLLIN;
+        idx[n++] = -1;
+        for (int i = 0; i < s->nstreams; i++) {
+            pfd[n].fd = s->streams[i].fd;
+            pfd[n].events = POLLIN;
+            idx[n++] = s->streams[i].fd;
+        }
+        int stopping = s->stopping;
+        pthread_mutex_unlock(&s->lock);
+        int r = poll(pfd, (nfds_t)n, 50);
+        pthread_mutex_lock(&s->lock);
+        if (r > 0) {
+            if (pfd[0].revents) {
+                char tmp[64];
+                while (read(s->wake[0], tmp, sizeof(tmp)) > 0)
+                    ;
+            }
+            for (int k = 1; k < n; k++) {
+                if (!pfd[k].revents) continue;
+                int si = -1;
+                for (int i = 0; i < s->nstreams; i++)
+                    if (s->streams[i].fd == idx[k]) si = i;
+                if (si < 0) continue;
+                sd_stream_t *str = &s->streams[si];
+                ssize_t got = read(str->fd, buf, sizeof(buf));
+                if (got > 0) {
+                    size_t start = 0;
+                    for (size_t i = 0; i < (size_t)got; i++) {
+                        if (buf[i] != '\n') continue;
+                        if (str->partial.len) {
+                            sd_buf_append(&str->partial, buf + start, i - start);
+                            size_t l = str->partial.len;
+                            if (l && str->partial.data[l - 1] == '\r') l--;
+                            sd_sup_line(s, str, str->partial.data, l);
+                            sd_buf_reset(&str->partial);
+                        } else {
+                            size_t l = i - start;
+                            if (l && buf[start + l - 1] == '\r') l--;
+                            sd_sup_line(s, str, buf + start, l);
+                        }
+                        start = i + 1;
+                    }
+                    if (start < (size_t)got) sd_buf_append(&str->partial, buf + start, (size_t)got - start);
+                } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    sd_sup_close_stream(s, si);
+                }
+            }
+        }
+        /* reap: our incarnations, and orphans we inherited as subreaper */
+        for (;;) {
+            int status;
+            pid_t pid = waitpid(-1, &status, WNOHANG);
+            if (pid <= 0) break;
+            for (int i = 0; i < s->nincs; i++)
+                if (s->incs[i].pid == pid && !s->incs[i].exited) {
+                    s->incs[i].exited = 1;
+                    s->incs[i].status = status;
+                    s->incs[i].exited_mono = sd_util_mono_ms();
+                }
+        }
+        sd_sup_check_exits(s);
+        if (stopping && s->nstreams == 0) { pthread_mutex_unlock(&s->lock); break; }
+        pthread_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t errlen) {
+    sd_sup_t *s = sd_util_xcalloc(1, sizeof(*s));
+    int argc = 0;
+    while (conf->argv[argc]) argc++;
+    s->argv = sd_util_xcalloc((size_t)argc + 1, sizeof(char *));
+    for (int i = 0; i < argc; i++) s->argv[i] = sd_util_strdup(conf->argv[i]);
+    s->run_dir = sd_util_strdup(conf->run_dir);
+    s->logdir = sd_util_fmt("%s/logs", conf->run_dir);
+    s->token = sd_util_strdup(conf->token);
+    s->wd = conf->watchdog;
+    /* environment: ours, then the scenario's, then STREAMDRILL_RUN_TOKEN */
+    int ne = 0;
+    while (environ[ne]) ne++;
+    int extra = conf->env ? conf->env->n : 0;
+    s->envp = sd_util_xcalloc((size_t)(ne + extra + 4), sizeof(char *));
+    int k = 0;
+    for (int i = 0; i < ne; i++) {
+        if (!strncmp(environ[i], "STREAMDRILL_RUN_TOKEN=", 22) || !strncmp(environ[i], "STREAMDRILL_INCARNATION=", 24)) continue;
+        int overridden = 0;
+        for (int j = 0; j < extra; j++) {
+            size_t kl = strlen(conf->env->v[j].key);
+            if (!strncmp(environ[i], conf->env->v[j].key, kl) && environ[i][kl] == '=') overridden = 1;
+        }
+        if (!overridden) s->envp[k++] = sd_util_strdup(environ[i]);
+    }
+    for (int j = 0; j < extra; j++) s->envp[k++] = sd_util_fmt("%s=%s", conf->env->v[j].key, conf->env->v[j].value);
+    s->envp[k++] = sd_util_fmt("STREAMDRILL_RUN_TOKEN=%s", conf->token);
+    s->envp[k++] = sd_util_strdup("STREAMDRILL_INCARNATION=0"); /* replaced per start */
+    s->envp[k] = NULL;
+
+    s->st.begin_batch = s->st.commit_batch = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    sd_err_t e = sd_util_mkdirs(s->logdir, err, errlen);
+    if (e) { sd_sup_free(s); return e; }
+    if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) == -1) {
+        e = sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: pipe: %s", strerror(errno));
+        sd_sup_free(s);
+        return e;
+    }
+    /* orphans of a killed pipeline tree become ours, so we can reap them */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (pthread_create(&s->thread, NULL, sd_sup_thread, s)) {
+        sd_sup_free(s);
+        return sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: cannot start the reader thread");
+    }
+    s->thread_running = 1;
+    *out = s;
+    return SD_OK;
+}
+
+static void sd_sup_wake(sd_sup_t *s) {
+    ssize_t w = write(s->wake[1], "x", 1);
+    (void)w;
+}
+
+char *sd_sup_log_path(sd_sup_t *s, int n, int is_err) {
+    return sd_util_fmt("%s/pipeline-%d.%s.log", s->logdir, n, is_err ? "stderr" : "stdout");
+}
+
+sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen) {
+    int outp[2], errp[2], execp[2];
+    if (pipe2(outp, O_CLOEXEC) == -1 || pipe2(errp, O_CLOEXEC) == -1 || pipe2(execp, O_CLOEXEC) == -1)
+        return sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: pipe: %s", strerror(errno));
+    pthread_mutex_lock(&s->lock);
+    int n = s->nincs + 1;
+    pthread_mutex_unlock(&s->lock);
+    /* environment slot for the incarnation number */
+    int ei = 0;
+    while (s->envp[ei] && strncmp(s->envp[ei], "STREAMDRILL_INCARNATION=", 24)) ei++;
+    free(s->envp[ei]);
+    s->envp[ei] = sd_util_fmt("STREAMDRILL_INCARNATION=%d", n);
+
+    char *outlog = sd_sup_log_path(s, n, 0), *errlog = sd_sup_log_path(s, n, 1);
+    FILE *lo = fopen(outlog, "w"), *le = fopen(errlog, "w");
+    if (!lo || !le) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "supervisor: create %s: %s", !lo ? outlog : errlog, strerror(errno));
+        if (lo) fclose(lo);
+        if (le) fclose(le);
+        free(outlog); free(errlog);
+        close(outp[0]); close(outp[1]); close(errp[0]); close(errp[1]); close(execp[0]); close(execp[1]);
+        return e;
+    }
+    free(outlog);
+    free(errlog);
+    pid_t parent = getpid();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* child: own process group, die with the harness, plain signals */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(outp[1], 1);
+        dup2(errp[1], 2);
+        execvpe(s->argv[0], s->argv, s->envp);
+        int e = errno;
+        ssize_t w = write(execp[1], &e, sizeof(e));
+        (void)w;
+        _exit(127);
+    }
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(outp[1]);
+    close(errp[1]);
+    close(execp[1]);
+    if (pid == -1) {
+        close(outp[0]); close(errp[0]); close(execp[0]);
+        fclose(lo); fclose(le);
+        return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: fork: %s", strerror(fork_errno));
+    }
+    setpgid(pid, pid); /* also here: no window where a signal misses the group */
+    sd_watchdog_track(s->wd, pid);
+    int exec_errno = 0;
+    ssize_t r;
+    while ((r = read(execp[0], &exec_errno, sizeof(exec_errno))) == -1 && errno == EINTR)
+        ;
+    close(execp[0]);
+
+    pthread_mutex_lock(&s->lock);
+    s->incs = sd_util_xrealloc(s->incs, sizeof(*s->incs) * (size_t)(s->nincs + 1));
+    sd_inc_t *inc = &s->incs[s->nincs++];
+    memset(inc, 0, sizeof(*inc));
+    inc->pid = pid;
+    inc->n = n;
+    inc->open_streams = 2;
+    if (r == sizeof(exec_errno)) snprintf(inc->by, sizeof(inc->by), "exec-failed");
+    sd_stream_t *so = &s->streams[s->nstreams++];
+    memset(so, 0, sizeof(*so));
+    so->fd = outp[0]; so->inc = n; so->is_err = 0; so->log = lo;
+    sd_stream_t *se = &s->streams[s->nstreams++];
+    memset(se, 0, sizeof(*se));
+    se->fd = errp[0]; se->inc = n; se->is_err = 1; se->log = le;
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    s->st.incarnation = n;
+    s->st.running = 1;
+    s->st.drained = 0;
+    s->st.ready = 0;
+    s->st.pid = pid;
+    s->st.begin_batch = s->st.commit_batch = -1;
+    s->st.begin_rows = -1;
+    s->st.exit_code = s->st.exit_signal = 0;
+    s->tail_len = 0;
+    pthread_mutex_unlock(&s->lock);
+    sd_sup_wake(s);
+    *incarnation = n;
+    if (r == sizeof(exec_errno))
+        return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: exec %s: %s", s->argv[0], strerror(exec_errno));
+    return SD_OK;
+}
+
+sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen) {
+    pthread_mutex_lock(&s->lock);
+    sd_inc_t *inc = sd_sup_inc(s, s->st.incarnation);
+    if (!inc || inc->exited) {
+        pthread_mutex_unlock(&s->lock);
+        return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: signal %s: no incarnation is running", strsignal(sig));
+    }
+    if (by && !inc->by[0]) snprintf(inc->by, sizeof(inc->by), "%s", by);
+    pid_t pg = inc->pid;
+    pthread_mutex_unlock(&s->lock);
+    if (kill(-pg, sig) == -1 && errno != ESRCH)
+        return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: signal %s to group %d: %s", strsignal(sig), (int)pg, strerror(errno));
+    return SD_OK;
+}
+
+sd_err_t sd_sup_wait_exit(sd_sup_t *s, int64_t timeout_ms, char *err, size_t errlen) {
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    pthread_mutex_lock(&s->lock);
+    while (s->st.incarnation && !s->st.drained) {
+        int64_t left = deadline - sd_util_mono_ms();
+        if (left <= 0) {
+            pthread_mutex_unlock(&s->lock);
+            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "pipeline: still running after %.1fs", (double)timeout_ms / 1000.0);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t w = left < 50 ? left : 50;
+        ts.tv_nsec += (long)(w * 1000000);
+        if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return SD_OK;
+}
+
+sd_err_t sd_sup_stop(sd_sup_t *s, int64_t grace_ms, char *err, size_t errlen) {
+    sd_sup_state_t st;
+    sd_sup_state(s, &st);
+    if (!st.running) return SD_OK;
+    sd_err_t e = sd_sup_signal(s, SIGTERM, "stop", err, errlen);
+    if (e) return e;
+    if (sd_sup_wait_exit(s, grace_ms, NULL, 0) == SD_OK) return SD_OK;
+    sd_sup_signal(s, SIGKILL, "stop", NULL, 0);
+    e = sd_sup_wait_exit(s, sd_util_scaled_ms(10000), err, errlen);
+    if (e) return e;
+    return SD_OK;
+}
+
+void sd_sup_kill_all(sd_sup_t *s) {
+    if (!s) return;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nincs; i++) {
+        if (!s->incs[i].exited && !s->incs[i].by[0]) snprintf(s->incs[i].by, sizeof(s->incs[i].by), "end-of-run");
+        kill(-s->incs[i].pid, SIGKILL);
+    }
+    pthread_mutex_unlock(&s->lock);
+    sd_watchdog_sweep(s->token);
+    int64_t deadline = sd_util_mono_ms() + 3000;
+    for (;;) {
+        int pending = 0;
+        pthread_mutex_lock(&s->lock);
+        for (int i = 0; i < s->nincs; i++)
+            if (!s->incs[i].reported) pending = 1;
+        pthread_mutex_unlock(&s->lock);
+        if (!pending || sd_util_mono_ms() > deadline) break;
+        sd_util_sleep_ms(10);
+    }
+}
+
+void sd_sup_free(sd_sup_t *s) {
+    if (!s) return;
+    if (s->thread_running) {
+        sd_sup_kill_all(s);
+        pthread_mutex_lock(&s->lock);
+        s->stopping = 1;
+        for (int i = s->nstreams - 1; i >= 0; i--) sd_sup_close_stream(s, i);
+        pthread_mutex_unlock(&s->lock);
+        sd_sup_wake(s);
+        pthread_join(s->thread, NULL);
+    }
+    for (int i = s->nstreams - 1; i >= 0; i--) sd_sup_close_stream(s, i);
+    sd_sup_event_t ev;
+    while (sd_sup_next_event(s, &ev) == 0) free(ev.offsets);
+    if (s->wake[0] > 0) { close(s->wake[0]); close(s->wake[1]); }
+    for (int i = 0; s->argv && s->argv[i]; i++) free(s->argv[i]);
+    free(s->argv);
+    for (int i = 0; s->envp && s->envp[i]; i++) free(s->envp[i]);
+    free(s->envp);
+    free(s->run_dir); free(s->logdir); free(s->token); free(s->incs);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out) {
+    pthread_mutex_lock(&s->lock);
+    *out = s->st;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev) {
+    pthread_mutex_lock(&s->lock);
+    sd_sup_evnode_t *n = s->head;
+    if (n) {
+        s->head = n->next;
+        if (!s->head) s->tailq = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!n) return -1;
+    *ev = n->ev;
+    free(n);
+    return 0;
+}
+
+void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms) {
+    if (timeout_ms <= 0) return;
+    pthread_mutex_lock(&s->lock);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)((timeout_ms % 1000) * 1000000);
+    if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+    pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    pthread_mutex_unlock(&s->lock);
+}
+
+char *sd_sup_tail(sd_sup_t *s) {
+    pthread_mutex_lock(&s->lock);
+    char *t = sd_util_strndup(s->tail, s->tail_len);
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}

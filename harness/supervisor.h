@@ -1,0 +1,99 @@
+/* supervisor.h - runs the pipeline under test, one incarnation at a time.
+ *
+ * Each incarnation is exec'd directly (no shell) in its own process group,
+ * so a signal reaches the whole tree, a JVM included. Its stdout and stderr
+ * go through pipes to a reader thread that writes them, line by line with a
+ * timestamp, to logs/pipeline-N.stdout.log and .stderr.log in the run
+ * folder, and that recognises batch markers:
+ *
+ *     SD-READY
+ *     SD-BATCH begin id=N [rows=K]
+ *     SD-BATCH commit id=N [rows=K] [offsets=P:O,P:O,...]
+ *
+ * anywhere in a line of either stream (so a logger's prefix is fine).
+ * `offsets` are the next offsets to consume per source partition after the
+ * batch, the way Kafka commits them. Markers and exits are queued as events
+ * for the runner's thread, which owns run.db; the current state can be read
+ * at any time with sd_sup_state().
+ *
+ * Every incarnation's process group is registered with the watchdog, and
+ * the child has PR_SET_PDEATHSIG=SIGKILL, so nothing outlives the harness. */
+#ifndef SD_SUPERVISOR_H
+#define SD_SUPERVISOR_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "scenario.h"
+#include "watchdog.h"
+
+typedef struct sd_sup_s sd_sup_t;
+
+typedef struct sd_sup_conf_s {
+    char **argv;                 /* expanded, NULL-terminated */
+    const sd_kvlist_t *env;      /* extra environment (expanded) */
+    const char *run_dir;         /* logs go to run_dir/logs */
+    const char *token;           /* STREAMDRILL_RUN_TOKEN */
+    sd_watchdog_t *watchdog;
+} sd_sup_conf_t;
+
+typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT } sd_sup_ev_type_t;
+
+typedef struct sd_sup_event_s {
+    sd_sup_ev_type_t type;
+    int incarnation;
+    int64_t t_ms;          /* wall clock when read */
+    int64_t batch, rows;   /* markers; rows -1 if not given */
+    char *offsets;         /* commit marker offsets or NULL; owned by the event */
+    int exit_code;         /* EXIT: code, or -1 when killed by a signal */
+    int exit_signal;       /* EXIT: signal, or 0 */
+    char ended_by[16];     /* EXIT: "kill", "stop", "crash", "exit" */
+} sd_sup_event_t;
+
+typedef struct sd_sup_state_s {
+    int incarnation;       /* newest incarnation, 0 before the first start */
+    int running;           /* it has not exited */
+    int drained;           /* it exited and its output was read to the end */
+    int ready;             /* it printed SD-READY */
+    pid_t pid;
+    int64_t begin_batch;   /* last begin marker of the newest incarnation, -1 if none */
+    int64_t begin_rows;
+    int64_t begin_mono_ms;
+    int64_t commit_batch;  /* last commit marker of the newest incarnation, -1 if none */
+    int64_t commit_mono_ms;
+    int64_t markers;       /* batch markers seen, all incarnations */
+    int64_t last_marker_mono_ms;
+    double ms_per_row;     /* mean batch duration per row seen so far, 0 if unknown */
+    int64_t last_output_mono_ms;
+    int exit_code, exit_signal;
+} sd_sup_state_t;
+
+sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t errlen);
+/* Kill whatever runs, stop the reader thread, free. */
+void sd_sup_free(sd_sup_t *s);
+
+/* Start a new incarnation. Fails with SD_ERR_PIPELINE if exec fails. */
+sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen);
+/* Send sig to the newest incarnation's process group; by names the cause
+ * recorded at its exit ("kill", "stop"). */
+sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen);
+/* Wait until the newest incarnation exited and was drained. Returns
+ * SD_ERR_TIMEOUT if it is still running after timeout_ms. */
+sd_err_t sd_sup_wait_exit(sd_sup_t *s, int64_t timeout_ms, char *err, size_t errlen);
+/* Graceful stop: SIGTERM, wait up to grace_ms, then SIGKILL. */
+sd_err_t sd_sup_stop(sd_sup_t *s, int64_t grace_ms, char *err, size_t errlen);
+/* SIGKILL every incarnation's group and sweep the token (end of run). */
+void sd_sup_kill_all(sd_sup_t *s);
+
+void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out);
+/* Pop the next event (0) or return -1 when none is queued. Free ev->offsets. */
+int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);
+/* Block up to timeout_ms until something changes (marker, exit, output). */
+void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms);
+/* The last lines of the newest incarnation's stderr (for error messages). */
+char *sd_sup_tail(sd_sup_t *s);
+/* Log file paths of incarnation n (caller frees). */
+char *sd_sup_log_path(sd_sup_t *s, int n, int is_err);
+
+#endif

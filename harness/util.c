@@ -1,0 +1,360 @@
+/* util.c - clocks, durations, buffers, files, PRNG (see util.h). */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t sd_util_wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sd_util_mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sd_util_mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void sd_util_sleep_ms(int64_t ms) {
+    if (ms <= 0) return;
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {
+    time_t secs = (time_t)(epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000);
+    int ms = (int)(epoch_ms - (int64_t)secs * 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    return out;
+}
+
+static int sd_util_digits(const char **p, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i])) return -1;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+int sd_util_parse_iso8601(const char *s, int64_t *out) {
+    int Y, M, D, h, m, sec, ms = 0;
+    const char *p = s;
+    if (sd_util_digits(&p, 4, &Y) || *p++ != '-' || sd_util_digits(&p, 2, &M) || *p++ != '-' ||
+        sd_util_digits(&p, 2, &D) || (*p != 'T' && *p != ' '))
+        return -1;
+    p++;
+    if (sd_util_digits(&p, 2, &h) || *p++ != ':' || sd_util_digits(&p, 2, &m) || *p++ != ':' ||
+        sd_util_digits(&p, 2, &sec))
+        return -1;
+    if (*p == '.') {
+        p++;
+        int n = 0, frac = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (n < 3) frac = frac * 10 + (*p - '0');
+            n++;
+            p++;
+        }
+        if (n == 0) return -1;
+        for (; n < 3; n++) frac *= 10;
+        ms = frac;
+    }
+    if (*p == 'Z') p++;
+    else if (*p == '+' && !strcmp(p, "+00:00")) p += 6;
+    if (*p) return -1;
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return -1;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    *out = (int64_t)t * 1000 + ms;
+    return 0;
+}
+
+int sd_util_parse_duration(const char *s, int64_t *out_ms) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0 || !isfinite(v)) return -1;
+    double mult;
+    if (!*end || !strcmp(end, "s")) mult = 1000;
+    else if (!strcmp(end, "ms")) mult = 1;
+    else if (!strcmp(end, "m") || !strcmp(end, "min")) mult = 60000;
+    else if (!strcmp(end, "h")) mult = 3600000;
+    else if (!strcmp(end, "d")) mult = 86400000;
+    else return -1;
+    double ms = v * mult;
+    if (ms > 1e15) return -1;
+    *out_ms = (int64_t)llround(ms);
+    return 0;
+}
+
+int sd_util_parse_count(const char *s, int64_t *out) {
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno) return -1;
+    if (*end == 'k' || *end == 'K') { v *= 1000; end++; }
+    else if (*end == 'M') { v *= 1000000; end++; }
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
+double sd_util_timeout_multiplier(void) {
+    const char *s = getenv("STREAMDRILL_TIMEOUT_MULTIPLIER");
+    if (!s || !*s) return 1.0;
+    double v = strtod(s, NULL);
+    return v > 0 ? v : 1.0;
+}
+
+int64_t sd_util_scaled_ms(int64_t ms) {
+    return (int64_t)((double)ms * sd_util_timeout_multiplier());
+}
+
+/* ---- buffers ---- */
+
+void sd_buf_init(sd_buf_t *b) { memset(b, 0, sizeof(*b)); }
+void sd_buf_free(sd_buf_t *b) { free(b->data); memset(b, 0, sizeof(*b)); }
+void sd_buf_reset(sd_buf_t *b) { b->len = 0; if (b->data) b->data[0] = 0; }
+
+static void sd_buf_reserve(sd_buf_t *b, size_t extra) {
+    if (b->len + extra + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1) cap *= 2;
+    b->data = sd_util_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void sd_buf_append(sd_buf_t *b, const void *p, size_t n) {
+    sd_buf_reserve(b, n);
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void sd_buf_puts(sd_buf_t *b, const char *s) { sd_buf_append(b, s, strlen(s)); }
+void sd_buf_putc(sd_buf_t *b, char c) { sd_buf_append(b, &c, 1); }
+
+void sd_buf_printf(sd_buf_t *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { va_end(ap2); return; }
+    sd_buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    b->len += (size_t)n;
+}
+
+char *sd_buf_steal(sd_buf_t *b) {
+    char *s = b->data ? b->data : sd_util_strdup("");
+    memset(b, 0, sizeof(*b));
+    return s;
+}
+
+/* ---- strings ---- */
+
+static void sd_util_oom(void) {
+    fputs("streamdrill: out of memory\n", stderr);
+    abort();
+}
+
+void *sd_util_xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) sd_util_oom(); return p; }
+void *sd_util_xcalloc(size_t n, size_t m) { void *p = calloc(n ? n : 1, m ? m : 1); if (!p) sd_util_oom(); return p; }
+void *sd_util_xrealloc(void *p, size_t n) { p = realloc(p, n ? n : 1); if (!p) sd_util_oom(); return p; }
+char *sd_util_strdup(const char *s) { char *d = strdup(s ? s : ""); if (!d) sd_util_oom(); return d; }
+char *sd_util_strndup(const char *s, size_t n) { char *d = strndup(s, n); if (!d) sd_util_oom(); return d; }
+
+char *sd_util_fmt(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) sd_util_oom();
+    va_end(ap);
+    return s;
+}
+
+/* ---- files ---- */
+
+sd_err_t sd_util_mkdirs(const char *path, char *err, size_t errlen) {
+    char *p = sd_util_strdup(path);
+    size_t n = strlen(p);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] == '/' || p[i] == 0) {
+            char c = p[i];
+            p[i] = 0;
+            if (mkdir(p, 0777) == -1 && errno != EEXIST) {
+                sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "mkdir %s: %s", p, strerror(errno));
+                free(p);
+                return e;
+            }
+            p[i] = c;
+        }
+    }
+    free(p);
+    if (!sd_util_is_dir(path))
+        return sd_err_set(err, errlen, SD_ERR_IO, "mkdir %s: exists and is not a folder", path);
+    return SD_OK;
+}
+
+static int sd_util_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+sd_err_t sd_util_rmtree(const char *path, char *err, size_t errlen) {
+    if (!sd_util_exists(path)) return SD_OK;
+    if (nftw(path, sd_util_rm_cb, 32, FTW_DEPTH | FTW_PHYS) == -1)
+        return sd_err_set(err, errlen, SD_ERR_IO, "remove %s: %s", path, strerror(errno));
+    return SD_OK;
+}
+
+int sd_util_exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+int sd_util_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return sd_err_set(err, errlen, SD_ERR_IO, "open %s: %s", path, strerror(errno));
+    sd_buf_t b;
+    sd_buf_init(&b);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) sd_buf_append(&b, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        sd_buf_free(&b);
+        return sd_err_set(err, errlen, SD_ERR_IO, "read %s: I/O error", path);
+    }
+    if (outlen) *outlen = b.len;
+    *out = sd_buf_steal(&b);
+    return SD_OK;
+}
+
+sd_err_t sd_util_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    char *tmp = sd_util_fmt("%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "create %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return e;
+    }
+    size_t w = fwrite(data, 1, len, f);
+    int bad = (w != len) | (fclose(f) != 0);
+    if (bad || rename(tmp, path) == -1) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return e;
+    }
+    free(tmp);
+    return SD_OK;
+}
+
+char *sd_util_abspath(const char *path) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    if (path[0] != '/') {
+        char cwd[PATH_MAX];
+        if (getcwd(cwd, sizeof(cwd))) sd_buf_puts(&b, cwd);
+        sd_buf_putc(&b, '/');
+    }
+    sd_buf_puts(&b, path);
+    /* normalise: collapse //, /./ and /x/../ */
+    char *in = sd_buf_steal(&b);
+    char **parts = sd_util_xcalloc(strlen(in) + 1, sizeof(char *));
+    size_t np = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(in, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(tok, ".")) continue;
+        if (!strcmp(tok, "..")) { if (np) np--; continue; }
+        parts[np++] = tok;
+    }
+    sd_buf_init(&b);
+    for (size_t i = 0; i < np; i++) { sd_buf_putc(&b, '/'); sd_buf_puts(&b, parts[i]); }
+    if (!np) sd_buf_putc(&b, '/');
+    free(parts);
+    free(in);
+    return sd_buf_steal(&b);
+}
+
+char *sd_util_dirname(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return sd_util_strdup(".");
+    if (slash == path) return sd_util_strdup("/");
+    return sd_util_strndup(path, (size_t)(slash - path));
+}
+
+char *sd_util_stem(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return dot && dot != base ? sd_util_strndup(base, (size_t)(dot - base)) : sd_util_strdup(base);
+}
+
+char *sd_util_exe_dir(void) {
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return sd_util_strdup(".");
+    buf[n] = 0;
+    return sd_util_dirname(buf);
+}
+
+uint64_t sd_util_mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+void sd_util_random_hex(char *out, size_t nbytes) {
+    unsigned char raw[64];
+    if (nbytes > sizeof(raw)) nbytes = sizeof(raw);
+    if (getrandom(raw, nbytes, 0) != (ssize_t)nbytes) {
+        uint64_t x = sd_util_mix64((uint64_t)sd_util_mono_us() ^ ((uint64_t)getpid() << 32));
+        for (size_t i = 0; i < nbytes; i++) { x = sd_util_mix64(x); raw[i] = (unsigned char)x; }
+    }
+    for (size_t i = 0; i < nbytes; i++) sprintf(out + 2 * i, "%02x", raw[i]);
+    out[2 * nbytes] = 0;
+}

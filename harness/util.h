@@ -1,0 +1,104 @@
+/* util.h - small helpers every module needs: clocks, durations, growable
+ * buffers, files and folders, a counter-based PRNG.
+ *
+ * Nothing here prints; functions that can fail return sd_err_t and fill
+ * the caller's err buffer. */
+#ifndef SD_UTIL_H
+#define SD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+/* ---- clocks ---- */
+
+/* Wall clock, milliseconds since the Unix epoch (what run.db records). */
+int64_t sd_util_wall_ms(void);
+/* Monotonic clock in milliseconds (what every wait and timeout uses). */
+int64_t sd_util_mono_ms(void);
+/* Monotonic clock in microseconds (benchmarks). */
+int64_t sd_util_mono_us(void);
+/* Sleep for ms milliseconds, restarting after signals. */
+void sd_util_sleep_ms(int64_t ms);
+
+/* Format epoch ms as ISO-8601 UTC with milliseconds: 2026-01-01T08:00:00.000Z.
+ * out must hold at least 25 bytes. Returns out. */
+char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);
+/* Parse an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff][Z]).
+ * Returns 0 and sets *out on success, -1 if s is not such a timestamp. */
+int sd_util_parse_iso8601(const char *s, int64_t *out);
+
+/* Parse a duration: 250ms, 3s, 1.5s, 10m, 2h, 1d; a bare number is seconds.
+ * Returns 0 and sets *out_ms, -1 if malformed or negative. */
+int sd_util_parse_duration(const char *s, int64_t *out_ms);
+/* Parse a non-negative integer with an optional k/M suffix (1000, 10k, 2M). */
+int sd_util_parse_count(const char *s, int64_t *out);
+
+/* The timeout multiplier (STREAMDRILL_TIMEOUT_MULTIPLIER, default 1), the
+ * way librdkafka's tests scale timeouts on slow machines. */
+double sd_util_timeout_multiplier(void);
+/* ms scaled by the timeout multiplier. */
+int64_t sd_util_scaled_ms(int64_t ms);
+
+/* ---- growable buffer ---- */
+
+typedef struct sd_buf_s {
+    char *data;   /* always NUL-terminated when len > 0 or after any append */
+    size_t len;
+    size_t cap;
+} sd_buf_t;
+
+void sd_buf_init(sd_buf_t *b);
+void sd_buf_free(sd_buf_t *b);
+void sd_buf_reset(sd_buf_t *b);
+void sd_buf_append(sd_buf_t *b, const void *p, size_t n);
+void sd_buf_puts(sd_buf_t *b, const char *s);
+void sd_buf_putc(sd_buf_t *b, char c);
+void sd_buf_printf(sd_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Detach the string; the caller frees it. Never NULL. */
+char *sd_buf_steal(sd_buf_t *b);
+
+/* ---- strings ---- */
+
+/* strdup that aborts on OOM. */
+char *sd_util_strdup(const char *s);
+char *sd_util_strndup(const char *s, size_t n);
+void *sd_util_xmalloc(size_t n);
+void *sd_util_xcalloc(size_t n, size_t m);
+void *sd_util_xrealloc(void *p, size_t n);
+/* asprintf that aborts on OOM. */
+char *sd_util_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- files ---- */
+
+/* mkdir -p. */
+sd_err_t sd_util_mkdirs(const char *path, char *err, size_t errlen);
+/* rm -rf (does not follow symlinks). */
+sd_err_t sd_util_rmtree(const char *path, char *err, size_t errlen);
+int sd_util_exists(const char *path);
+int sd_util_is_dir(const char *path);
+/* Read a whole file into *out (NUL-terminated, caller frees). */
+sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen);
+/* Write a whole file atomically (write to path.tmp, rename). */
+sd_err_t sd_util_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* Absolute, normalised form of path (need not exist). Caller frees. */
+char *sd_util_abspath(const char *path);
+/* Directory part of path ("." if none). Caller frees. */
+char *sd_util_dirname(const char *path);
+/* File name without directory and without extension. Caller frees. */
+char *sd_util_stem(const char *path);
+/* Folder that holds the running executable. Caller frees. */
+char *sd_util_exe_dir(void);
+
+/* ---- PRNG ---- */
+
+/* splitmix64: a counter-based generator, so event n of seed s is computed
+ * without generating events 0..n-1 (replays regenerate by sequence). */
+uint64_t sd_util_mix64(uint64_t x);
+
+/* Random bytes from the kernel, as lowercase hex (2*n chars + NUL). */
+void sd_util_random_hex(char *out, size_t nbytes);
+
+#endif

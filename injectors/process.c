@@ -1,0 +1,229 @@
+/* process.c - process faults: start, stop, kill (now or mid-batch),
+ * restart on the same checkpoint, pause and resume.
+ *
+ * "Mid-batch" is found, not guessed. With batch markers, the kill waits
+ * for a batch to begin (SD-BATCH begin) and lands before its commit: once
+ * half of the batch's rows are visible in the target sink, or after half
+ * the batch's expected duration (rows x the mean time per row of earlier
+ * batches), whichever comes first, or `after=` when given. If the commit
+ * wins the race the harness waits for the next batch. After the kill the
+ * harness reads the incarnation's output to the end and records whether
+ * the batch's commit marker had been printed: that, the batch number and
+ * how many of its rows were visible are stored with the fault. Without
+ * markers (progress sink), the kill lands as soon as the sink starts to
+ * grow after the step began. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../harness/run.h"
+
+static int sd_process_handles(sd_step_kind_t k) {
+    return k == SD_STEP_START || k == SD_STEP_STOP || k == SD_STEP_KILL || k == SD_STEP_RESTART || k == SD_STEP_PAUSE ||
+           k == SD_STEP_RESUME;
+}
+
+static const char *sd_sig_name(int sig) {
+    switch (sig) {
+    case SIGKILL: return "KILL";
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGQUIT: return "QUIT";
+    case SIGHUP: return "HUP";
+    case SIGSTOP: return "STOP";
+    case SIGCONT: return "CONT";
+    }
+    return "?";
+}
+
+static int64_t sd_target_rows(sd_run_t *r) {
+    int64_t rows = -1;
+    if (r->target && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    return rows;
+}
+
+/* Send sig, wait for the exit (escalating to SIGKILL after timeout_ms). */
+static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int64_t timeout_ms, int *escalated,
+                                       char *err, size_t errlen) {
+    r->pipeline_wanted = 0;
+    sd_err_t e = sd_sup_signal(r->sup, sig, by, err, errlen);
+    if (e) return e;
+    *escalated = 0;
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    for (;;) {
+        sd_sup_state_t st;
+        sd_sup_state(r->sup, &st);
+        if (st.drained) return SD_OK;
+        if (sd_util_mono_ms() > deadline && !*escalated) {
+            *escalated = 1;
+            sd_sup_signal(r->sup, SIGKILL, by, NULL, 0);
+            deadline = sd_util_mono_ms() + sd_util_scaled_ms(10000);
+        } else if (sd_util_mono_ms() > deadline) {
+            return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: still alive 10s after SIGKILL");
+        }
+        if ((e = sd_run_tick(r, 10, err, errlen))) return e;
+    }
+}
+
+static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    if (!s.running) {
+        snprintf(detail, dlen, "nothing to kill: the pipeline is not running");
+        return SD_OK;
+    }
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
+    int64_t batch = -1, batch_rows = -1, rows0 = -1;
+    int misses = 0;
+    const char *how = "now";
+    sd_err_t e;
+    if (st->mid_batch && r->sc->progress == SD_PROGRESS_MARKERS) {
+        how = "mid-batch";
+        for (;;) {
+            sd_sup_state(r->sup, &s);
+            if (!s.running) {
+                snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
+                return SD_OK;
+            }
+            if (sd_util_mono_ms() > deadline)
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: no batch began within %.0fs (%d batches committed before the harness could kill)",
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
+            if (s.begin_batch > s.commit_batch && s.begin_rows != 0) {
+                batch = s.begin_batch;
+                batch_rows = s.begin_rows;
+                rows0 = sd_target_rows(r);
+                int64_t began = s.begin_mono_ms;
+                int64_t delay = st->after_ms >= 0 ? st->after_ms
+                              : (s.ms_per_row > 0 && batch_rows > 0) ? (int64_t)(s.ms_per_row * (double)batch_rows / 2.0) : 0;
+                int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
+                int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0;
+                int missed = 0;
+                for (;;) {
+                    sd_sup_state(r->sup, &s);
+                    if (s.commit_batch >= batch || s.begin_batch != batch || !s.running) { missed = 1; break; }
+                    int64_t el = sd_util_mono_ms() - began;
+                    if (el >= delay) break;
+                    if (use_growth) {
+                        int64_t now_rows = sd_target_rows(r);
+                        if (now_rows >= 0 && now_rows - rows0 >= grow) break;
+                    }
+                    sd_util_sleep_ms(2);
+                }
+                if (!missed) break;
+                misses++;
+                batch = -1;
+            }
+            if ((e = sd_run_tick(r, 5, err, errlen))) return e;
+        }
+    } else if (st->mid_batch && (r->sc->progress == SD_PROGRESS_SINK || r->sc->progress == SD_PROGRESS_NONE) && r->target) {
+        how = "when the sink grew";
+        rows0 = sd_target_rows(r);
+        for (;;) {
+            int64_t now_rows = sd_target_rows(r);
+            if (now_rows > rows0) break;
+            if (sd_util_mono_ms() > deadline)
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: the sink did not grow within %.0fs", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+            if ((e = sd_run_tick(r, 5, err, errlen))) return e;
+        }
+    }
+    int64_t fid = 0;
+    char fdet[256];
+    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->signal), how);
+    sd_sup_state(r->sup, &s);
+    if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
+    int inc = s.incarnation;
+    int escalated = 0;
+    if ((e = sd_process_signal_wait(r, st->signal, "kill", st->signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+    sd_sup_state(r->sup, &s);
+    int64_t rows1 = sd_target_rows(r);
+    if (batch >= 0) {
+        int committed = s.commit_batch >= batch;
+        int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
+        char land[256];
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld of its rows visible in the target when it died%s",
+                 committed ? "after the commit of" : "inside", (long long)batch, inc, (long long)batch_rows, (long long)visible,
+                 escalated ? "; escalated to SIGKILL" : "");
+        sd_ledger_fault_landing(r->ledger, fid, batch, !committed, visible, batch_rows, land, NULL, 0);
+        snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code",
+                 s.exit_signal ? s.exit_signal : s.exit_code, land);
+    } else {
+        char land[160];
+        int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
+        snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", st->mid_batch ? "no batch marker" : "immediate", (long long)visible);
+        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, -1, visible, INT64_MIN, land, NULL, 0);
+        snprintf(detail, dlen, "%s (exit %s %d): %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+    }
+    return SD_OK;
+}
+
+static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_sup_state_t s;
+    sd_err_t e;
+    int escalated = 0;
+    switch (st->kind) {
+    case SD_STEP_START:
+        return sd_run_start_pipeline(r, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
+    case SD_STEP_KILL:
+        return sd_process_kill(r, st, detail, dlen, err, errlen);
+    case SD_STEP_STOP:
+        sd_sup_state(r->sup, &s);
+        if (!s.running) {
+            snprintf(detail, dlen, "nothing to stop: the pipeline is not running");
+            return SD_OK;
+        }
+        if ((e = sd_ledger_fault(r->ledger, r->step, "stop", "SIGTERM, then SIGKILL after the timeout", s.incarnation, NULL, err, errlen))) return e;
+        if ((e = sd_process_signal_wait(r, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+        sd_sup_state(r->sup, &s);
+        snprintf(detail, dlen, "incarnation %d stopped (exit %s %d)%s", s.incarnation, s.exit_signal ? "signal" : "code",
+                 s.exit_signal ? s.exit_signal : s.exit_code, escalated ? " after escalating to SIGKILL" : "");
+        return SD_OK;
+    case SD_STEP_RESTART: {
+        sd_sup_state(r->sup, &s);
+        char pre[256] = "";
+        if (s.running) {
+            if ((e = sd_process_signal_wait(r, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+            snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
+        }
+        if (st->delay_ms > 0) {
+            int64_t until = sd_util_mono_ms() + st->delay_ms;
+            while (sd_util_mono_ms() < until)
+                if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+        }
+        char fdet[128];
+        snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->delay_ms > 0 ? ", after a delay" : "");
+        if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, s.incarnation + 1, NULL, err, errlen))) return e;
+        char d2[1024];
+        e = sd_run_start_pipeline(r, sd_util_scaled_ms(st->timeout_ms < 30000 ? 30000 : st->timeout_ms), d2, sizeof(d2), err, errlen);
+        if (e == SD_ERR_PIPELINE) {
+            /* a pipeline that cannot come back on its own checkpoint is a
+             * finding, not an inconclusive run: the crash is counted */
+            snprintf(detail, dlen, "%srestart failed: %.900s", pre, err);
+            sd_ledger_warning(r->ledger, "restart-failed", err, NULL, 0);
+            return SD_OK;
+        }
+        if (e) return e;
+        snprintf(detail, dlen, "%s%s", pre, d2);
+        r->last_data_step_mono = sd_util_mono_ms();
+        return SD_OK;
+    }
+    case SD_STEP_PAUSE:
+    case SD_STEP_RESUME: {
+        sd_sup_state(r->sup, &s);
+        int pause = st->kind == SD_STEP_PAUSE;
+        if (!s.running) {
+            snprintf(detail, dlen, "nothing to %s: the pipeline is not running", pause ? "pause" : "resume");
+            return SD_OK;
+        }
+        if ((e = sd_sup_signal(r->sup, pause ? SIGSTOP : SIGCONT, NULL, err, errlen))) return e;
+        if ((e = sd_ledger_fault(r->ledger, r->step, pause ? "pause" : "resume", pause ? "SIGSTOP to the process group" : "SIGCONT to the process group",
+                                 s.incarnation, NULL, err, errlen))) return e;
+        snprintf(detail, dlen, "%s incarnation %d", pause ? "paused" : "resumed", s.incarnation);
+        if (!pause) r->last_data_step_mono = sd_util_mono_ms();
+        return SD_OK;
+    }
+    default:
+        return sd_err_set(err, errlen, SD_ERR_INTERNAL, "process injector: step kind %d", (int)st->kind);
+    }
+}
+
+const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run};

@@ -1,0 +1,130 @@
+/* markdown.c - report.md: what a person reads in ten seconds (a CI job
+ * summary), then the evidence: counts, checks, each failed check with up
+ * to 20 sample ids (for duplicates the copy count and which writer wrote
+ * each copy), faults with where each kill landed, the steps, warnings and
+ * what could not be judged, and how to reproduce the run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/util.h"
+#include "report.h"
+
+static void sd_md_ids(sd_buf_t *b, const sd_rbucket_t *bk) {
+    sd_buf_printf(b, "\n**%s** in sink `%s`: %lld ids%s\n\n", bk->bucket, bk->sink, (long long)bk->total,
+                  bk->total > bk->nids ? " (first 20 below; all of them are in run.db, table `anomaly`)" : "");
+    sd_buf_puts(b, "| id | copies | times sent | written by | first sent at | partition@offset | after |\n|---|---:|---:|---|---|---|---|\n");
+    for (int k = 0; k < bk->nids; k++) {
+        const sd_rid_t *id = &bk->ids[k];
+        sd_buf_puts(b, "| `");
+        for (const char *p = id->id; *p; p++) { if (*p == '`' || *p == '|') sd_buf_putc(b, '?'); else if (*p != '\n') sd_buf_putc(b, *p); }
+        sd_buf_printf(b, "` | %lld | %lld | ", (long long)id->copies, (long long)id->sends);
+        sd_report_md_escape(b, id->writers);
+        sd_buf_puts(b, " | ");
+        sd_buf_puts(b, id->sent_at);
+        sd_buf_puts(b, " | ");
+        if (id->partition >= 0) sd_buf_printf(b, "%d@%lld", id->partition, (long long)id->offset);
+        sd_buf_puts(b, " | ");
+        sd_report_md_escape(b, id->after_fault);
+        sd_buf_puts(b, " |\n");
+    }
+}
+
+static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : "INCONCLUSIVE";
+    sd_buf_printf(&b, "# streamdrill: %s: %s\n\n", m->scenario, V);
+    if (m->message[0]) {
+        sd_buf_puts(&b, "> ");
+        sd_report_md_escape(&b, m->message);
+        sd_buf_printf(&b, " (reason: `%s`)\n\n", m->reason[0] ? m->reason : "none");
+    }
+    int64_t uniq = sd_report_count(m, "observed_unique"), exp = sd_report_count(m, "expected_in_target");
+    int64_t dup = sd_report_count(m, "duplicated"), lost = sd_report_count(m, "lost"), unx = sd_report_count(m, "unexpected");
+    if (exp >= 0)
+        sd_buf_printf(&b, "**%lld** unique ids in the target for **%lld** expected: %lld duplicated, %lld lost, %lld unexpected; %lld quarantined. Profile `%s`.\n\n",
+                      (long long)uniq, (long long)exp, (long long)dup, (long long)lost, (long long)unx,
+                      (long long)sd_report_count(m, "quarantined"), m->profile);
+    if (m->description[0]) {
+        sd_buf_puts(&b, "<details><summary>Scenario</summary>\n\n");
+        sd_report_md_escape(&b, m->description);
+        sd_buf_puts(&b, "\n\n</details>\n\n");
+    }
+    sd_buf_printf(&b, "| run | |\n|---|---|\n| scenario file | `%s` |\n| seed / tag | %s / `%s` |\n| broker | %s `%s` |\n| topic | `%s` |\n| started | %s |\n",
+                  m->file, m->seed, m->tag, m->broker_kind, m->brokers, m->topic, m->started_at);
+    if (m->ended_ms >= 0) sd_buf_printf(&b, "| duration | %.1fs |\n", (double)(m->ended_ms - m->started_ms) / 1000.0);
+    if (m->vars[0]) { sd_buf_puts(&b, "| variables | "); sd_report_md_escape(&b, m->vars); sd_buf_puts(&b, " |\n"); }
+    if (m->nmissing) {
+        sd_buf_puts(&b, "\n## Missing (the run did not finish)\n\n");
+        for (int i = 0; i < m->nmissing; i++) { sd_buf_puts(&b, "- "); sd_report_md_escape(&b, m->missing[i]); sd_buf_putc(&b, '\n'); }
+    }
+    sd_buf_puts(&b, "\n## Checks\n\n| check | expected | actual | result |\n|---|---|---|---|\n");
+    for (int i = 0; i < m->nchecks; i++) {
+        const sd_rcheck_t *c = &m->checks[i];
+        sd_buf_printf(&b, "| %s | %s | %s | %s |\n", c->name, c->expected, c->actual, c->pass ? "pass" : "**FAIL**");
+    }
+    if (!m->nchecks) sd_buf_puts(&b, "| (none: the run ended before reconciliation) | | | |\n");
+    int any_failed = 0;
+    for (int i = 0; i < m->nchecks; i++) any_failed |= !m->checks[i].pass;
+    if (any_failed || m->nbuckets || m->nunexpected) {
+        sd_buf_puts(&b, "\n## Anomalies\n");
+        for (int i = 0; i < m->nchecks; i++)
+            if (!m->checks[i].pass) {
+                sd_buf_printf(&b, "\n- **%s** expected %s, got %s", m->checks[i].name, m->checks[i].expected, m->checks[i].actual);
+                if (m->checks[i].detail[0]) { sd_buf_puts(&b, ": "); sd_report_md_escape(&b, m->checks[i].detail); }
+            }
+        sd_buf_putc(&b, '\n');
+        for (int i = 0; i < m->nbuckets; i++) sd_md_ids(&b, &m->buckets[i]);
+        for (int i = 0; i < m->nunexpected; i++) sd_md_ids(&b, &m->unexpected[i]);
+    }
+    sd_buf_puts(&b, "\n## Counts\n\n| count | value |\n|---|---:|\n");
+    for (int i = 0; i < m->ncounts; i++) sd_buf_printf(&b, "| %s | %lld |\n", m->counts[i].name, (long long)m->counts[i].value);
+    sd_buf_puts(&b, "\n## Faults\n\n");
+    if (!m->nfaults) sd_buf_puts(&b, "None.\n");
+    else {
+        sd_buf_puts(&b, "| t | fault | detail | incarnation | where it landed |\n|---:|---|---|---:|---|\n");
+        for (int i = 0; i < m->nfaults; i++) {
+            const sd_rfault_t *f = &m->faults[i];
+            sd_buf_printf(&b, "| %.2fs | %s | ", (double)f->t_ms / 1000.0, f->kind);
+            sd_report_md_escape(&b, f->detail);
+            sd_buf_printf(&b, " | %d | ", f->incarnation);
+            sd_report_md_escape(&b, f->landing);
+            sd_buf_puts(&b, " |\n");
+        }
+    }
+    sd_buf_puts(&b, "\n## Steps\n\n| line | step | status | detail |\n|---:|---|---|---|\n");
+    for (int i = 0; i < m->nsteps; i++) {
+        const sd_rstep_t *p = &m->steps[i];
+        sd_buf_printf(&b, "| %d | `%s` | %s | ", p->line, p->text, p->status);
+        sd_report_md_escape(&b, p->detail);
+        sd_buf_puts(&b, " |\n");
+    }
+    if (m->nincs) {
+        sd_buf_puts(&b, "\n## Pipeline incarnations\n\n| # | pid | ended by | exit | logs |\n|---:|---:|---|---|---|\n");
+        for (int i = 0; i < m->nincs; i++) {
+            const sd_rinc_t *c = &m->incs[i];
+            char ex[32] = "";
+            if (c->exit_signal > 0) snprintf(ex, sizeof(ex), "signal %d", c->exit_signal);
+            else if (c->exit_code >= 0) snprintf(ex, sizeof(ex), "code %d", c->exit_code);
+            const char *lo = strrchr(c->log_out, '/'), *le = strrchr(c->log_err, '/');
+            sd_buf_printf(&b, "| %d | %d | %s | %s | logs/%s, logs/%s |\n", c->n, c->pid, c->ended_by, ex, lo ? lo + 1 : c->log_out, le ? le + 1 : c->log_err);
+        }
+    }
+    if (m->nwarnings) {
+        sd_buf_puts(&b, "\n## Warnings and what was not judged\n\n");
+        for (int i = 0; i < m->nwarnings; i++) {
+            sd_buf_printf(&b, "- %.2fs `%s`: ", (double)m->warnings[i].t_ms / 1000.0, m->warnings[i].kind);
+            sd_report_md_escape(&b, m->warnings[i].detail);
+            sd_buf_putc(&b, '\n');
+        }
+    }
+    sd_buf_printf(&b, "\n## Reproduce\n\n```\nstreamdrill run %s --seed %s --tag %s%s%s\n```\n", m->file, m->seed, m->tag,
+                  m->vars[0] ? "  # with the variables above as --set NAME=VALUE" : "", "");
+    sd_buf_printf(&b, "\n<sub>streamdrill %s; every figure above is rebuilt from run.db by `streamdrill report %s`.</sub>\n", m->version, m->run_dir);
+    sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
+    sd_buf_free(&b);
+    return e;
+}
+
+const sd_report_writer_t sd_report_markdown = {"markdown", "report.md", sd_markdown_write};

@@ -1,0 +1,351 @@
+/* model.c - loads a run folder's run.db into the model report writers use. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/util.h"
+#include "report.h"
+
+static char *sd_col(sqlite3_stmt *st, int i) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return sd_util_strdup(t ? (const char *)t : "");
+}
+
+static int64_t sd_coli(sqlite3_stmt *st, int i, int64_t dflt) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, i);
+}
+
+static char *sd_meta(sqlite3 *db, const char *key) {
+    sqlite3_stmt *st;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) v = sd_col(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v ? v : sd_util_strdup("");
+}
+
+#define SD_GROW(arr, n) ((arr) = sd_util_xrealloc((arr), sizeof(*(arr)) * (size_t)((n) + 1)), &(arr)[(n)++])
+
+static void sd_missing(sd_report_model_t *m, const char *what) {
+    char **slot = SD_GROW(m->missing, m->nmissing);
+    *slot = sd_util_strdup(what);
+}
+
+static void sd_load_ids(sd_report_model_t *m, sqlite3 *db, sd_rbucket_t *b) {
+    sqlite3_stmt *st, *led, *flt;
+    if (sqlite3_prepare_v2(db, "SELECT seq, copies, writers FROM anomaly WHERE sink=? AND bucket=? ORDER BY seq LIMIT ?", -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_prepare_v2(db, "SELECT kind, queued_ms, partition, offset, (SELECT count(*) FROM ledger l2 WHERE l2.seq=ledger.seq)"
+                           " FROM ledger WHERE seq=? ORDER BY n LIMIT 1", -1, &led, NULL);
+    sqlite3_prepare_v2(db, "SELECT id, kind, detail, t_ms FROM fault WHERE t_ms<=? ORDER BY t_ms DESC, id DESC LIMIT 1", -1, &flt, NULL);
+    sqlite3_bind_text(st, 1, b->sink, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, b->bucket, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, SD_REPORT_SAMPLE_IDS);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        sd_rid_t *id = SD_GROW(b->ids, b->nids);
+        memset(id, 0, sizeof(*id));
+        int64_t seq = sqlite3_column_int64(st, 0);
+        id->id = sd_util_fmt("%s-%lld", m->tag, (long long)seq);
+        id->bucket = sd_util_strdup(b->bucket);
+        id->copies = sd_coli(st, 1, 0);
+        id->writers = sd_col(st, 2);
+        id->partition = -1;
+        id->offset = -1;
+        id->kind = sd_util_strdup("");
+        id->sent_at = sd_util_strdup("");
+        id->after_fault = sd_util_strdup("");
+        if (led) {
+            sqlite3_bind_int64(led, 1, seq);
+            if (sqlite3_step(led) == SQLITE_ROW) {
+                free(id->kind);
+                id->kind = sd_col(led, 0);
+                int64_t q = sd_coli(led, 1, 0);
+                char iso[32];
+                free(id->sent_at);
+                id->sent_at = sd_util_strdup(q ? sd_util_iso8601(q, iso, sizeof(iso)) : "");
+                id->t_ms = q ? q - m->started_ms : -1;
+                id->partition = (int)sd_coli(led, 2, -1);
+                id->offset = sd_coli(led, 3, -1);
+                id->sends = sd_coli(led, 4, 1);
+                if (flt && q) {
+                    sqlite3_bind_int64(flt, 1, q);
+                    if (sqlite3_step(flt) == SQLITE_ROW) {
+                        free(id->after_fault);
+                        id->after_fault = sd_util_fmt("%s #%lld (%s), %.2fs before", (const char *)sqlite3_column_text(flt, 1),
+                                                      (long long)sqlite3_column_int64(flt, 0),
+                                                      sqlite3_column_text(flt, 2) ? (const char *)sqlite3_column_text(flt, 2) : "",
+                                                      (double)(q - sqlite3_column_int64(flt, 3)) / 1000.0);
+                    }
+                    sqlite3_reset(flt);
+                }
+            }
+            sqlite3_reset(led);
+        }
+    }
+    sqlite3_finalize(st);
+    if (led) sqlite3_finalize(led);
+    if (flt) sqlite3_finalize(flt);
+}
+
+sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen) {
+    char *path = sd_util_fmt("%s/run.db", run_dir);
+    if (!sd_util_exists(path)) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "report: %s: no run.db in this folder", run_dir);
+        free(path);
+        return e;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "report: open %s: %s", path, db ? sqlite3_errmsg(db) : "?");
+        sqlite3_close(db);
+        free(path);
+        return e;
+    }
+    free(path);
+    sqlite3_busy_timeout(db, 5000);
+    sd_report_model_t *m = sd_util_xcalloc(1, sizeof(*m));
+    m->run_dir = sd_util_strdup(run_dir);
+    struct { char **dst; const char *key; } metas[] = {
+        {&m->scenario, "scenario"}, {&m->file, "file"}, {&m->description, "description"}, {&m->seed, "seed"},
+        {&m->tag, "tag"}, {&m->topic, "topic"}, {&m->brokers, "brokers"}, {&m->broker_kind, "broker_kind"},
+        {&m->profile, "profile"}, {&m->verdict, "verdict"}, {&m->reason, "reason"}, {&m->message, "message"},
+        {&m->version, "harness_version"}, {&m->started_at, "started_at"}, {&m->status, "status"}, {&m->vars, "vars"}};
+    for (size_t i = 0; i < sizeof(metas) / sizeof(metas[0]); i++) *metas[i].dst = sd_meta(db, metas[i].key);
+    char *s = sd_meta(db, "started_ms");
+    m->started_ms = strtoll(s, NULL, 10);
+    free(s);
+    s = sd_meta(db, "ended_ms");
+    m->ended_ms = s[0] ? strtoll(s, NULL, 10) : -1;
+    free(s);
+    m->complete = !strcmp(m->status, "finished");
+    if (!m->verdict[0]) {
+        free(m->verdict);
+        m->verdict = sd_util_strdup("inconclusive");
+        free(m->reason);
+        m->reason = sd_util_strdup("incomplete");
+        free(m->message);
+        m->message = sd_util_strdup("the run did not finish: this report is rebuilt from what run.db holds");
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT name, value FROM count ORDER BY rowid", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rcount_t *c = SD_GROW(m->counts, m->ncounts);
+            c->name = sd_col(st, 0);
+            c->value = sd_coli(st, 1, 0);
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT name, pass, expected, actual, detail FROM \"check\" ORDER BY idx", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rcheck_t *c = SD_GROW(m->checks, m->nchecks);
+            c->name = sd_col(st, 0);
+            c->pass = (int)sd_coli(st, 1, 0);
+            c->expected = sd_col(st, 2);
+            c->actual = sd_col(st, 3);
+            c->detail = sd_col(st, 4);
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT t_ms, kind, detail, incarnation, batch, landed, rows_visible, batch_rows, landing FROM fault ORDER BY t_ms, id", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rfault_t *f = SD_GROW(m->faults, m->nfaults);
+            f->t_ms = sd_coli(st, 0, 0) - m->started_ms;
+            f->kind = sd_col(st, 1);
+            f->detail = sd_col(st, 2);
+            f->incarnation = (int)sd_coli(st, 3, 0);
+            f->batch = sd_coli(st, 4, -1);
+            f->landed = (int)sd_coli(st, 5, -1);
+            f->rows_visible = sd_coli(st, 6, -1);
+            f->batch_rows = sd_coli(st, 7, -1);
+            f->landing = sd_col(st, 8);
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT t_ms, kind, detail FROM warning ORDER BY t_ms, rowid", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rnote_t *w = SD_GROW(m->warnings, m->nwarnings);
+            w->t_ms = sd_coli(st, 0, 0) - m->started_ms;
+            w->kind = sd_col(st, 1);
+            w->detail = sd_col(st, 2);
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT idx, line, text, status, detail, started_ms, ended_ms FROM step ORDER BY idx", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rstep_t *p = SD_GROW(m->steps, m->nsteps);
+            p->idx = (int)sd_coli(st, 0, 0);
+            p->line = (int)sd_coli(st, 1, 0);
+            p->text = sd_col(st, 2);
+            p->status = sd_col(st, 3);
+            p->detail = sd_col(st, 4);
+            int64_t a = sd_coli(st, 5, 0), b = sd_coli(st, 6, 0);
+            p->t_ms = a ? a - m->started_ms : -1;
+            p->dur_ms = a && b && b >= a && strcmp(p->status, "planned") && strcmp(p->status, "skipped") ? b - a : -1;
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT n, pid, argv, started_ms, ended_ms, exit_code, exit_signal, ended_by, log_out, log_err FROM incarnation ORDER BY n", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rinc_t *c = SD_GROW(m->incs, m->nincs);
+            c->n = (int)sd_coli(st, 0, 0);
+            c->pid = (int)sd_coli(st, 1, 0);
+            c->argv = sd_col(st, 2);
+            int64_t a = sd_coli(st, 3, -1), b = sd_coli(st, 4, -1);
+            c->started_ms = a >= 0 ? a - m->started_ms : -1;
+            c->ended_ms = b >= 0 ? b - m->started_ms : -1;
+            c->exit_code = (int)sd_coli(st, 5, -1);
+            c->exit_signal = (int)sd_coli(st, 6, -1);
+            c->ended_by = sd_col(st, 7);
+            c->log_out = sd_col(st, 8);
+            c->log_err = sd_col(st, 9);
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT sink, bucket, count(*) FROM anomaly GROUP BY sink, bucket ORDER BY sink, bucket", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rbucket_t *b = SD_GROW(m->buckets, m->nbuckets);
+            memset(b, 0, sizeof(*b));
+            b->sink = sd_col(st, 0);
+            b->bucket = sd_col(st, 1);
+            b->total = sd_coli(st, 2, 0);
+        }
+        sqlite3_finalize(st);
+    }
+    for (int i = 0; i < m->nbuckets; i++) sd_load_ids(m, db, &m->buckets[i]);
+    if (sqlite3_prepare_v2(db, "SELECT sink, count(*), sum(copies) FROM unexpected GROUP BY sink", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rbucket_t *b = SD_GROW(m->unexpected, m->nunexpected);
+            memset(b, 0, sizeof(*b));
+            b->sink = sd_col(st, 0);
+            b->bucket = sd_util_strdup("unexpected");
+            b->total = sd_coli(st, 1, 0);
+        }
+        sqlite3_finalize(st);
+    }
+    for (int i = 0; i < m->nunexpected; i++) {
+        sd_rbucket_t *b = &m->unexpected[i];
+        if (sqlite3_prepare_v2(db, "SELECT raw_id, copies, writers FROM unexpected WHERE sink=? ORDER BY rowid LIMIT ?", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, b->sink, -1, SQLITE_STATIC);
+            sqlite3_bind_int(st, 2, SD_REPORT_SAMPLE_IDS);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                sd_rid_t *id = SD_GROW(b->ids, b->nids);
+                memset(id, 0, sizeof(*id));
+                id->id = sd_col(st, 0);
+                id->bucket = sd_util_strdup("unexpected");
+                id->copies = sd_coli(st, 1, 0);
+                id->writers = sd_col(st, 2);
+                id->kind = sd_util_strdup("");
+                id->sent_at = sd_util_strdup("");
+                id->after_fault = sd_util_strdup("");
+                id->partition = -1;
+                id->offset = -1;
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    if (!m->complete) {
+        sd_missing(m, "the run did not finish (the harness stopped or was killed before writing its verdict)");
+        if (!m->nchecks) sd_missing(m, "no reconciliation: the sinks were not read, so no check was made");
+        for (int i = 0; i < m->nsteps; i++)
+            if (!strcmp(m->steps[i].status, "planned") || !strcmp(m->steps[i].status, "running")) {
+                char *w = sd_util_fmt("step %d (line %d) `%s` did not complete", m->steps[i].idx + 1, m->steps[i].line, m->steps[i].text);
+                sd_missing(m, w);
+                free(w);
+            }
+    }
+    sqlite3_close(db);
+    *out = m;
+    return SD_OK;
+}
+
+static void sd_free_bucket(sd_rbucket_t *b) {
+    for (int k = 0; k < b->nids; k++) {
+        sd_rid_t *id = &b->ids[k];
+        free(id->id); free(id->bucket); free(id->writers); free(id->kind); free(id->sent_at); free(id->after_fault);
+    }
+    free(b->ids);
+    free(b->sink);
+    free(b->bucket);
+}
+
+void sd_report_model_free(sd_report_model_t *m) {
+    if (!m) return;
+    char **strs[] = {&m->run_dir, &m->scenario, &m->file, &m->description, &m->seed, &m->tag, &m->topic, &m->brokers,
+                     &m->broker_kind, &m->profile, &m->verdict, &m->reason, &m->message, &m->version, &m->started_at,
+                     &m->status, &m->vars};
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) free(*strs[i]);
+    for (int i = 0; i < m->ncounts; i++) free(m->counts[i].name);
+    free(m->counts);
+    for (int i = 0; i < m->nchecks; i++) {
+        free(m->checks[i].name); free(m->checks[i].expected); free(m->checks[i].actual); free(m->checks[i].detail);
+    }
+    free(m->checks);
+    for (int i = 0; i < m->nfaults; i++) { free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); }
+    free(m->faults);
+    for (int i = 0; i < m->nwarnings; i++) { free(m->warnings[i].kind); free(m->warnings[i].detail); }
+    free(m->warnings);
+    for (int i = 0; i < m->nsteps; i++) { free(m->steps[i].text); free(m->steps[i].status); free(m->steps[i].detail); }
+    free(m->steps);
+    for (int i = 0; i < m->nincs; i++) {
+        free(m->incs[i].argv); free(m->incs[i].ended_by); free(m->incs[i].log_out); free(m->incs[i].log_err);
+    }
+    free(m->incs);
+    for (int i = 0; i < m->nbuckets; i++) sd_free_bucket(&m->buckets[i]);
+    free(m->buckets);
+    for (int i = 0; i < m->nunexpected; i++) sd_free_bucket(&m->unexpected[i]);
+    free(m->unexpected);
+    for (int i = 0; i < m->nmissing; i++) free(m->missing[i]);
+    free(m->missing);
+    free(m);
+}
+
+int64_t sd_report_count(const sd_report_model_t *m, const char *name) {
+    for (int i = 0; i < m->ncounts; i++)
+        if (!strcmp(m->counts[i].name, name)) return m->counts[i].value;
+    return -1;
+}
+
+void sd_report_xml_escape(sd_buf_t *b, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        switch (*p) {
+        case '<': sd_buf_puts(b, "&lt;"); break;
+        case '>': sd_buf_puts(b, "&gt;"); break;
+        case '&': sd_buf_puts(b, "&amp;"); break;
+        case '"': sd_buf_puts(b, "&quot;"); break;
+        case '\'': sd_buf_puts(b, "&apos;"); break;
+        default:
+            /* XML 1.0 forbids most control characters */
+            if (*p < 0x20 && *p != '\n' && *p != '\t' && *p != '\r') sd_buf_printf(b, "\\x%02x", *p);
+            else sd_buf_putc(b, (char)*p);
+        }
+    }
+}
+
+void sd_report_md_escape(sd_buf_t *b, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '\n' || *p == '\r') { sd_buf_puts(b, " "); continue; }
+        if (*p == '&') { sd_buf_puts(b, "&amp;"); continue; }
+        if (*p == '<') { sd_buf_puts(b, "&lt;"); continue; }
+        if (*p == '>') { sd_buf_puts(b, "&gt;"); continue; }
+        if (strchr("\\`*_[]|", *p)) sd_buf_putc(b, '\\');
+        sd_buf_putc(b, (char)*p);
+    }
+}
+
+static const sd_report_writer_t *const sd_report_writers[] = {&sd_report_summary, &sd_report_junit, &sd_report_markdown, NULL};
+
+sd_err_t sd_report_write_all(const char *run_dir, char *err, size_t errlen) {
+    sd_report_model_t *m = NULL;
+    sd_err_t e = sd_report_model_load(run_dir, &m, err, errlen);
+    if (e) return e;
+    for (int i = 0; sd_report_writers[i] && !e; i++) {
+        char *path = sd_util_fmt("%s/%s", run_dir, sd_report_writers[i]->file);
+        e = sd_report_writers[i]->write(m, path, err, errlen);
+        free(path);
+    }
+    sd_report_model_free(m);
+    return e;
+}

@@ -1,0 +1,96 @@
+/* report.h - report writers: pure functions of run.db.
+ *
+ * sd_report_model_load() reads a run folder's run.db into a model; each
+ * writer (an ops struct chosen by name, like Redis's rio back ends) turns
+ * the model into one file of the run folder. `streamdrill report DIR`
+ * calls the same code, so a report can be rebuilt at any time, also for a
+ * run that died half-way (the model then says what is missing). */
+#ifndef SD_REPORT_H
+#define SD_REPORT_H
+
+#include <stdint.h>
+
+#include "../harness/err.h"
+#include "../harness/util.h"
+
+#define SD_REPORT_SAMPLE_IDS 20
+
+typedef struct sd_rcount_s { char *name; int64_t value; } sd_rcount_t;
+typedef struct sd_rcheck_s { char *name; int pass; char *expected, *actual, *detail; } sd_rcheck_t;
+typedef struct sd_rfault_s {
+    int64_t t_ms;       /* since the run started */
+    char *kind, *detail, *landing;
+    int incarnation;    /* 0 if none */
+    int64_t batch;      /* -1 if none */
+    int landed;         /* 1 inside a batch, 0 after its commit, -1 unknown */
+    int64_t rows_visible, batch_rows; /* -1 unknown */
+} sd_rfault_t;
+typedef struct sd_rnote_s { int64_t t_ms; char *kind, *detail; } sd_rnote_t;
+typedef struct sd_rstep_s { int idx, line; char *text, *status, *detail; int64_t t_ms, dur_ms; } sd_rstep_t;
+typedef struct sd_rinc_s {
+    int n, pid;
+    char *argv, *ended_by, *log_out, *log_err;
+    int64_t started_ms, ended_ms;  /* since the run started, -1 if unknown */
+    int exit_code, exit_signal;    /* -1 if unknown */
+} sd_rinc_t;
+/* One anomalous id with what the ledger knows about it. */
+typedef struct sd_rid_s {
+    char *id;
+    char *bucket;
+    int64_t copies;
+    char *writers;      /* which incarnation/file/position wrote each copy */
+    char *kind;         /* ledger kind of its first message */
+    char *sent_at;      /* ISO time it was first sent */
+    int64_t t_ms;       /* since the run started */
+    int partition;
+    int64_t offset;
+    int64_t sends;      /* messages the harness sent with this id (2+ = replayed) */
+    char *after_fault;  /* the last fault before it was sent, or "" */
+} sd_rid_t;
+typedef struct sd_rbucket_s {
+    char *sink, *bucket;
+    int64_t total;
+    sd_rid_t *ids;      /* the first SD_REPORT_SAMPLE_IDS */
+    int nids;
+} sd_rbucket_t;
+
+typedef struct sd_report_model_s {
+    char *run_dir;
+    char *scenario, *file, *description, *seed, *tag, *topic, *brokers, *broker_kind, *profile;
+    char *verdict, *reason, *message, *version, *started_at, *status, *vars;
+    int64_t started_ms, ended_ms;
+    int complete;       /* the run reached its end */
+    sd_rcount_t *counts; int ncounts;
+    sd_rcheck_t *checks; int nchecks;
+    sd_rfault_t *faults; int nfaults;
+    sd_rnote_t *warnings; int nwarnings;
+    sd_rstep_t *steps; int nsteps;
+    sd_rinc_t *incs; int nincs;
+    sd_rbucket_t *buckets; int nbuckets;
+    sd_rbucket_t *unexpected; int nunexpected;  /* per sink, ids are raw */
+    char **missing; int nmissing;               /* what a half-finished run lacks */
+} sd_report_model_t;
+
+sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen);
+void sd_report_model_free(sd_report_model_t *m);
+/* Value of a count, or -1. */
+int64_t sd_report_count(const sd_report_model_t *m, const char *name);
+
+typedef struct sd_report_writer_s {
+    const char *name;
+    const char *file;   /* in the run folder */
+    sd_err_t (*write)(const sd_report_model_t *m, const char *path, char *err, size_t errlen);
+} sd_report_writer_t;
+
+extern const sd_report_writer_t sd_report_summary;   /* summary.json */
+extern const sd_report_writer_t sd_report_junit;     /* junit.xml */
+extern const sd_report_writer_t sd_report_markdown;  /* report.md */
+
+/* Write every report into run_dir. */
+sd_err_t sd_report_write_all(const char *run_dir, char *err, size_t errlen);
+
+/* Escaping helpers shared by writers. */
+void sd_report_xml_escape(sd_buf_t *b, const char *s);
+void sd_report_md_escape(sd_buf_t *b, const char *s);
+
+#endif

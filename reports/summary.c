@@ -1,0 +1,143 @@
+/* summary.c - summary.json, the interface CI scripts read.
+ *
+ * Stable keys (DESIGN.md): scenario, seed, verdict, counts (produced,
+ * expected_in_target, observed_rows, observed_unique, duplicated, lost,
+ * unexpected, late_leaked, malformed_leaked, quarantined), checks
+ * [{name, pass, expected, actual, detail}], faults [{t_ms, kind, detail}].
+ * Further keys are additions and may grow; none of the stable ones change. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/util.h"
+#include "report.h"
+
+static json_t *sd_ids_json(const sd_rbucket_t *b) {
+    json_t *a = json_array();
+    for (int k = 0; k < b->nids; k++) {
+        const sd_rid_t *id = &b->ids[k];
+        json_t *o = json_pack("{s:s, s:I}", "id", id->id, "copies", (json_int_t)id->copies);
+        if (id->writers && id->writers[0]) json_object_set_new(o, "writers", json_string(id->writers));
+        if (id->sends > 0) json_object_set_new(o, "times_sent", json_integer(id->sends));
+        if (id->partition >= 0) {
+            json_object_set_new(o, "partition", json_integer(id->partition));
+            json_object_set_new(o, "offset", json_integer(id->offset));
+        }
+        if (id->sent_at[0]) json_object_set_new(o, "sent_at", json_string(id->sent_at));
+        if (id->after_fault[0]) json_object_set_new(o, "after_fault", json_string(id->after_fault));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
+    json_t *root = json_object();
+    json_object_set_new(root, "scenario", json_string(m->scenario));
+    char *end;
+    unsigned long long seed = strtoull(m->seed, &end, 10);
+    json_object_set_new(root, "seed", m->seed[0] && !*end ? json_integer((json_int_t)seed) : json_null());
+    json_object_set_new(root, "verdict", json_string(m->verdict));
+    json_t *counts = json_object();
+    static const char *const stable[] = {"produced", "expected_in_target", "observed_rows", "observed_unique", "duplicated",
+                                         "lost", "unexpected", "late_leaked", "malformed_leaked", "quarantined", NULL};
+    for (int i = 0; stable[i]; i++) {
+        int64_t v = sd_report_count(m, stable[i]);
+        json_object_set_new(counts, stable[i], v >= 0 ? json_integer(v) : json_null());
+    }
+    json_t *more = json_object();
+    for (int i = 0; i < m->ncounts; i++) {
+        int is_stable = 0;
+        for (int k = 0; stable[k]; k++)
+            if (!strcmp(stable[k], m->counts[i].name)) is_stable = 1;
+        if (!is_stable) json_object_set_new(strchr(m->counts[i].name, '.') ? more : counts, m->counts[i].name, json_integer(m->counts[i].value));
+    }
+    json_object_set_new(root, "counts", counts);
+    json_t *checks = json_array();
+    for (int i = 0; i < m->nchecks; i++) {
+        const sd_rcheck_t *c = &m->checks[i];
+        json_array_append_new(checks, json_pack("{s:s, s:b, s:s, s:s, s:s}", "name", c->name, "pass", c->pass,
+                                                "expected", c->expected, "actual", c->actual, "detail", c->detail));
+    }
+    json_object_set_new(root, "checks", checks);
+    json_t *faults = json_array();
+    for (int i = 0; i < m->nfaults; i++) {
+        const sd_rfault_t *f = &m->faults[i];
+        json_t *o = json_pack("{s:I, s:s, s:s}", "t_ms", (json_int_t)f->t_ms, "kind", f->kind, "detail", f->detail);
+        if (f->incarnation) json_object_set_new(o, "incarnation", json_integer(f->incarnation));
+        if (f->batch >= 0) json_object_set_new(o, "batch", json_integer(f->batch));
+        if (f->landed >= 0) json_object_set_new(o, "landed_mid_batch", json_boolean(f->landed));
+        if (f->rows_visible >= 0) json_object_set_new(o, "rows_visible", json_integer(f->rows_visible));
+        if (f->landing[0]) json_object_set_new(o, "landing", json_string(f->landing));
+        json_array_append_new(faults, o);
+    }
+    json_object_set_new(root, "faults", faults);
+    /* additions */
+    json_object_set_new(root, "reason", json_string(m->reason));
+    json_object_set_new(root, "message", json_string(m->message));
+    json_object_set_new(root, "profile", json_string(m->profile));
+    json_object_set_new(root, "tag", json_string(m->tag));
+    json_object_set_new(root, "topic", json_string(m->topic));
+    json_object_set_new(root, "brokers", json_string(m->brokers));
+    json_object_set_new(root, "broker_kind", json_string(m->broker_kind));
+    json_object_set_new(root, "file", json_string(m->file));
+    json_object_set_new(root, "started_at", json_string(m->started_at));
+    json_object_set_new(root, "duration_ms", m->ended_ms >= 0 ? json_integer(m->ended_ms - m->started_ms) : json_null());
+    json_object_set_new(root, "harness_version", json_string(m->version));
+    json_object_set_new(root, "complete", json_boolean(m->complete));
+    if (json_object_size(more)) json_object_set_new(root, "other_sinks", more);
+    else json_decref(more);
+    json_t *anom = json_object();
+    for (int i = 0; i < m->nbuckets; i++) {
+        const sd_rbucket_t *b = &m->buckets[i];
+        json_t *sink = json_object_get(anom, b->sink);
+        if (!sink) { sink = json_object(); json_object_set_new(anom, b->sink, sink); }
+        json_object_set_new(sink, b->bucket, json_pack("{s:I, s:o}", "total", (json_int_t)b->total, "sample", sd_ids_json(b)));
+    }
+    for (int i = 0; i < m->nunexpected; i++) {
+        const sd_rbucket_t *b = &m->unexpected[i];
+        json_t *sink = json_object_get(anom, b->sink);
+        if (!sink) { sink = json_object(); json_object_set_new(anom, b->sink, sink); }
+        json_object_set_new(sink, "unexpected", json_pack("{s:I, s:o}", "total", (json_int_t)b->total, "sample", sd_ids_json(b)));
+    }
+    json_object_set_new(root, "anomalies", anom);
+    json_t *nj = json_array(), *warn = json_array();
+    for (int i = 0; i < m->nwarnings; i++) {
+        if (!strcmp(m->warnings[i].kind, "not-judged")) json_array_append_new(nj, json_string(m->warnings[i].detail));
+        else json_array_append_new(warn, json_pack("{s:I, s:s, s:s}", "t_ms", (json_int_t)m->warnings[i].t_ms, "kind",
+                                                   m->warnings[i].kind, "detail", m->warnings[i].detail));
+    }
+    json_object_set_new(root, "not_judged", nj);
+    json_object_set_new(root, "warnings", warn);
+    json_t *missing = json_array();
+    for (int i = 0; i < m->nmissing; i++) json_array_append_new(missing, json_string(m->missing[i]));
+    json_object_set_new(root, "missing", missing);
+    json_t *incs = json_array();
+    for (int i = 0; i < m->nincs; i++) {
+        const sd_rinc_t *c = &m->incs[i];
+        json_t *o = json_pack("{s:i, s:i, s:s, s:s, s:s}", "n", c->n, "pid", c->pid, "ended_by", c->ended_by, "stdout", c->log_out, "stderr", c->log_err);
+        json_object_set_new(o, "exit_code", c->exit_code >= 0 ? json_integer(c->exit_code) : json_null());
+        json_object_set_new(o, "exit_signal", c->exit_signal > 0 ? json_integer(c->exit_signal) : json_null());
+        json_array_append_new(incs, o);
+    }
+    json_object_set_new(root, "incarnations", incs);
+    json_t *steps = json_array();
+    for (int i = 0; i < m->nsteps; i++) {
+        const sd_rstep_t *p = &m->steps[i];
+        json_array_append_new(steps, json_pack("{s:i, s:s, s:s, s:s}", "line", p->line, "step", p->text, "status", p->status, "detail", p->detail));
+    }
+    json_object_set_new(root, "steps", steps);
+    json_object_set_new(root, "reproduce", json_sprintf("streamdrill run %s --seed %s --tag %s", m->file, m->seed, m->tag));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!text) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "summary.json: cannot serialise");
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_puts(&b, text);
+    sd_buf_putc(&b, '\n');
+    free(text);
+    sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
+    sd_buf_free(&b);
+    return e;
+}
+
+const sd_report_writer_t sd_report_summary = {"summary", "summary.json", sd_summary_write};
