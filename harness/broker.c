@@ -70,6 +70,7 @@ static sd_err_t sd_broker_ping(sd_broker_t *b, int64_t timeout_ms, char *err, si
             return SD_OK;
         }
         if (md) rd_kafka_metadata_destroy(md);
+        rd_kafka_poll(b->admin, 0); /* serves error_cb: it names the broker and the cause */
     }
     pthread_mutex_lock(&b->lock);
     sd_err_t e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: unreachable after %.1fs: %s", b->bootstrap,

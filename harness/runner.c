@@ -252,6 +252,11 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
 sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen) {
     int inc = 0;
     sd_err_t e = sd_sup_start(r->sup, &inc, err, errlen);
+    if (e == SD_ERR_PIPELINE) {
+        char tmp[1024];
+        snprintf(tmp, sizeof(tmp), "%s", err);
+        sd_err_set(err, errlen, e, "%s:%d: %s", r->sc->path, r->sc->pipeline_line, tmp);
+    }
     r->incarnations = inc;
     char *argv = NULL;
     {
@@ -287,11 +292,11 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, si
             size_t tl = strlen(tail);
             const char *t = tl > 800 ? tail + tl - 800 : tail;
             if (st.exit_signal)
-                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline (incarnation %d) died of signal %d before it was ready; last stderr:\n%s",
-                               inc, st.exit_signal, t[0] ? t : "(empty)");
+                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) died of signal %d before it was ready; last stderr:\n%s",
+                               r->sc->path, r->sc->pipeline_line, inc, st.exit_signal, t[0] ? t : "(empty)");
             else
-                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline (incarnation %d) exited with code %d before it was ready; last stderr:\n%s",
-                               inc, st.exit_code, t[0] ? t : "(empty)");
+                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) exited with code %d before it was ready; last stderr:\n%s",
+                               r->sc->path, r->sc->pipeline_line, inc, st.exit_code, t[0] ? t : "(empty)");
             free(tail);
             r->pipeline_wanted = 0;
             return e;

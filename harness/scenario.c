@@ -196,6 +196,15 @@ static sd_err_t sd_tokenize(sd_pctx_t *c, const char *text, size_t *pos, int *li
             i++;
             continue;
         }
+        if (ch == '\\' && text[i + 1] && text[i + 1] != '\n' && text[i + 1] != '\r') {
+            /* outside quotes a backslash takes the next character literally */
+            if (!in_word) { in_word = 1; wline = *lineno; wcol = col; }
+            sd_buf_putc(&w, text[i + 1]);
+            sd_buf_putc(&raw, ch);
+            sd_buf_putc(&raw, text[i + 1]);
+            i += 2;
+            continue;
+        }
         if (ch == '#' && !in_word) {
             while (text[i] && text[i] != '\n') i++;
             continue;
@@ -870,7 +879,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             }
         }
         if (!st->late && !st->malformed)
-            return sd_perr(c, ts->t[0].line, endcol + 1, "inject: expected malformed=N or late=N, found %s",
+            return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : endcol + 1, "inject: expected malformed=N or late=N, found %s",
                            ts->n > 1 ? "no count above zero" : "the end of the line");
         return SD_OK;
     }

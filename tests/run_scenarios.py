@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""End-to-end scenario tests for streamdrill, as data (like curl's tests/data).
+
+Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
+
+    # test: args --set mode=at-least-once     extra command-line arguments
+    # test: scenario ../../scenarios/x.drill  run another file instead of this one
+    # test: exit 1                            expected exit code
+    # test: summary verdict == fail           a summary.json value (dotted path, ==, !=, >, >=, <, <=)
+    # test: stderr contains TEXT              streamdrill's stderr must contain TEXT
+    # test: repeat 20 parallel 4              run it N times, every run must meet every expectation
+    # test: duplicates-traced                 every sampled duplicated id lists one writer per copy
+
+Each tests/broken/*.drill file starts with `# expect: LINE:COL TEXT`: `check`
+and `run` must both exit 2 with an error naming FILE:LINE:COL and containing
+TEXT, and `run` must start nothing (no run folder).
+
+Special tests (harness killed mid-run) are functions below.
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "out")
+
+
+def load_json_path(doc, path):
+    cur = doc
+    for part in path.split("."):
+        if part == "__len__":
+            cur = len(cur)
+        elif isinstance(cur, list):
+            cur = cur[int(part)]
+        else:
+            cur = cur[part]
+    return cur
+
+
+def compare(actual, op, expected):
+    try:
+        a, e = float(actual), float(expected)
+    except (TypeError, ValueError):
+        a, e = str(actual).lower() if isinstance(actual, bool) else str(actual), expected
+    return {"==": a == e, "!=": a != e, ">": a > e, ">=": a >= e, "<": a < e, "<=": a <= e}[op]
+
+
+class Case:
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.splitext(os.path.basename(path))[0]
+        self.args, self.exit, self.summary, self.stderr = [], 0, [], []
+        self.repeat, self.parallel, self.traced = 1, 1, False
+        self.scenario = path
+        for line in open(path):
+            m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
+            if not m:
+                continue
+            key, rest = m.group(1), m.group(2).strip()
+            if key == "args":
+                self.args += shlex.split(rest)
+            elif key == "scenario":
+                self.scenario = os.path.normpath(os.path.join(os.path.dirname(path), rest))
+            elif key == "exit":
+                self.exit = int(rest)
+            elif key == "summary":
+                p, op, v = rest.split(None, 2)
+                self.summary.append((p, op, v))
+            elif key == "stderr":
+                self.stderr.append(rest.split(None, 1)[1])
+            elif key == "repeat":
+                parts = rest.split()
+                self.repeat = int(parts[0])
+                if "parallel" in parts:
+                    self.parallel = int(parts[parts.index("parallel") + 1])
+            elif key == "duplicates-traced":
+                self.traced = True
+            else:
+                raise SystemExit(f"{path}: unknown test directive {key}")
+
+
+def run_case_once(binary, case, i):
+    out = os.path.join(OUT, f"{case.name}-{i}")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [binary, "run", case.scenario, "--out", out, "--quiet"] + case.args
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    took = time.time() - t0
+    problems = []
+    if p.returncode != case.exit:
+        problems.append(f"exit {p.returncode}, expected {case.exit}")
+    for text in case.stderr:
+        if text not in p.stderr:
+            problems.append(f"stderr lacks {text!r}")
+    summary = None
+    sdirs = glob.glob(os.path.join(out, "*", "summary.json"))
+    if case.summary or case.traced:
+        if not sdirs:
+            problems.append("no summary.json written")
+        else:
+            summary = json.load(open(sdirs[0]))
+    if summary:
+        for path, op, want in case.summary:
+            try:
+                got = load_json_path(summary, path)
+            except (KeyError, IndexError):
+                problems.append(f"summary has no {path}")
+                continue
+            if not compare(got, op, want):
+                problems.append(f"summary {path} = {got!r}, expected {op} {want}")
+        if case.traced:
+            dups = summary.get("anomalies", {}).get("target", {}).get("duplicated")
+            if not dups:
+                problems.append("no duplicated ids listed")
+            else:
+                if len(dups["sample"]) != min(dups["total"], 20):
+                    problems.append(f"{len(dups['sample'])} sampled duplicates for {dups['total']}")
+                for d in dups["sample"]:
+                    writers = d.get("writers", "").split(",")
+                    if len(writers) != d["copies"] or not all(writers):
+                        problems.append(f"{d['id']}: {d['copies']} copies but writers {d.get('writers')!r}")
+                md = open(os.path.join(os.path.dirname(sdirs[0]), "report.md")).read()
+                for d in dups["sample"]:
+                    if d["id"] not in md:
+                        problems.append(f"report.md does not list {d['id']}")
+    return problems, took, p.stderr
+
+
+def run_case(binary, case):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=case.parallel) as ex:
+        results = list(ex.map(lambda i: run_case_once(binary, case, i), range(case.repeat)))
+    bad = [(i, r) for i, r in enumerate(results) if r[0]]
+    took = sorted(r[1] for r in results)
+    label = f"{case.name}" + (f" x{case.repeat}" if case.repeat > 1 else "")
+    if bad:
+        print(f"FAIL {label}: {len(bad)} of {case.repeat} runs wrong")
+        for i, (problems, _, err) in bad[:3]:
+            print(f"  run {i}: " + "; ".join(problems))
+            print("  stderr: " + err.strip().replace("\n", "\n          ")[-1500:])
+        return False
+    print(f"ok   {label}: {case.repeat} of {case.repeat} as expected (median {took[len(took) // 2]:.1f}s)")
+    return True
+
+
+def run_broken(binary, path):
+    first = open(path).readline()
+    m = re.match(r"#\s*expect:\s*(\d+):(\d+)\s+(.*)$", first)
+    if not m:
+        print(f"FAIL {path}: first line must be '# expect: LINE:COL TEXT'")
+        return False
+    line, col, text = m.group(1), m.group(2), m.group(3).strip()
+    rel = os.path.relpath(path, ROOT)
+    want = f"{rel}:{line}:{col}:"
+    ok = True
+    c = subprocess.run([binary, "check", rel], capture_output=True, text=True, cwd=ROOT)
+    if c.returncode != 2 or not c.stderr.startswith(want) or text not in c.stderr:
+        print(f"FAIL {rel}: check exit {c.returncode}, stderr {c.stderr.strip()!r}; expected exit 2, {want} ... {text}")
+        ok = False
+    out = os.path.join(OUT, "broken")
+    shutil.rmtree(out, ignore_errors=True)
+    r = subprocess.run([binary, "run", rel, "--out", out], capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 2 or want not in r.stderr:
+        print(f"FAIL {rel}: run exit {r.returncode}, stderr {r.stderr.strip()!r}")
+        ok = False
+    if os.path.exists(out):
+        print(f"FAIL {rel}: run created {out} although the scenario is bad")
+        ok = False
+    if ok:
+        print(f"ok   {rel}: exit 2, {want} {c.stderr.strip().split(': ', 1)[1][:90]}")
+    return ok
+
+
+def pids_with(text):
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            cmd = open(f"/proc/{d}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(int(d))
+    return found
+
+
+def test_harness_sigkill(binary):
+    """SIGKILL the harness mid-run: no pipeline process is left, run.db is readable."""
+    out = os.path.join(OUT, "harness-sigkill")
+    shutil.rmtree(out, ignore_errors=True)
+    scenario = os.path.join(ROOT, "tests", "scenarios", "long-running.drill")
+    p = subprocess.Popen([binary, "run", scenario, "--out", out, "--quiet"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    run_dir = os.path.join(out, "long-running")
+    deadline = time.time() + 60
+    while time.time() < deadline and not pids_with(run_dir):
+        time.sleep(0.1)
+    pipeline = pids_with(run_dir)
+    problems = []
+    if not pipeline:
+        problems.append("the pipeline never started")
+    time.sleep(1.5)  # let it consume something
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and pids_with(run_dir):
+        time.sleep(0.05)
+    left = pids_with(run_dir)
+    if left:
+        problems.append(f"pipeline processes survived the harness: {left}")
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    db = os.path.join(run_dir, "run.db")
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        if con.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            problems.append("run.db integrity check failed")
+        sent = con.execute("SELECT count(*) FROM ledger WHERE offset IS NOT NULL").fetchone()[0]
+        if sent < 1:
+            problems.append("run.db holds no acknowledged event")
+        status = con.execute("SELECT value FROM meta WHERE key='status'").fetchone()[0]
+        if status != "running":
+            problems.append(f"meta status {status!r}, expected 'running' (the harness died)")
+        con.close()
+    except sqlite3.Error as e:
+        problems.append(f"run.db unreadable: {e}")
+        sent = 0
+    r = subprocess.run([binary, "report", run_dir], capture_output=True, text=True)
+    if r.returncode != 0:
+        problems.append(f"streamdrill report exit {r.returncode}: {r.stderr.strip()}")
+    else:
+        s = json.load(open(os.path.join(run_dir, "summary.json")))
+        if s["complete"] or s["verdict"] != "inconclusive" or not s["missing"]:
+            problems.append(f"rebuilt summary should say incomplete/inconclusive: {s['verdict']} {s['missing']}")
+    if problems:
+        print("FAIL harness-sigkill: " + "; ".join(problems))
+        return False
+    print(f"ok   harness-sigkill: pipeline {pipeline} gone after the harness was SIGKILLed; run.db readable ({sent} events acknowledged); report rebuilt")
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
+    ap.add_argument("--only", default=None, help="run cases whose name contains this")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    os.makedirs(OUT, exist_ok=True)
+    ok = True
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
+        if a.only and a.only not in path:
+            continue
+        ok &= run_broken(binary, path)
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.drill"))):
+        case = Case(path)
+        if a.only and a.only not in case.name:
+            continue
+        if case.name == "long-running":
+            continue
+        ok &= run_case(binary, case)
+    if not a.only or a.only in "harness-sigkill":
+        ok &= test_harness_sigkill(binary)
+    print("scenario tests: " + ("all passed" if ok else "FAILED"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

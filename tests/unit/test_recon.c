@@ -1,0 +1,269 @@
+/* test_recon.c - the oracle on hand-made ledgers and observations where
+ * the answer is known: clean, loss, duplicate, unexpected, late leaked,
+ * malformed leaked/vanished, and a loss plus a duplicate that cancel out
+ * in the row count (which must fail). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../harness/observe.h"
+#include "../../harness/recon.h"
+
+#define N 8
+
+typedef struct {
+    uint8_t disp[N], kind[N], trimmed[N];
+    uint32_t t[N], q[N];
+    sd_recon_ledger_t l;
+} hist_t;
+
+/* n valid events expected in the target */
+static void hist_init(hist_t *h, int n) {
+    memset(h, 0, sizeof(*h));
+    for (int i = 0; i < N; i++) {
+        h->disp[i] = i < n ? SD_DISP_TARGET : SD_RECON_UNSENT;
+        h->kind[i] = SD_KIND_VALID;
+    }
+    h->l.nseq = N;
+    h->l.disp = h->disp;
+    h->l.kind = h->kind;
+    h->l.trimmed = h->trimmed;
+}
+
+static int64_t rows_of(const hist_t *h) {
+    int64_t r = 0;
+    for (int i = 0; i < N; i++) r += h->t[i];
+    return r;
+}
+
+static void fmt_id(void *o, int64_t seq, char *out, size_t n) { (void)o; snprintf(out, n, "t-%lld", (long long)seq); }
+
+static sd_checks_t run_checks(const sd_recon_result_t *r, sd_profile_t p, int has_q, const sd_step_t *const *ex, int nex) {
+    sd_recon_ctx_t ctx = {.profile = p, .has_quarantine_sink = has_q, .malformed_to_quarantine = 1, .expects = ex,
+                          .nexpects = nex, .fmt_id = fmt_id};
+    sd_checks_t c;
+    sd_recon_checks(&ctx, r, &c);
+    return c;
+}
+
+static const sd_check_t *find_check(const sd_checks_t *c, const char *name) {
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].name, name)) return &c->v[i];
+    return NULL;
+}
+
+Test(recon, clean_history_passes) {
+    hist_t h;
+    hist_init(&h, 5);
+    for (int i = 0; i < 5; i++) h.t[i] = 1;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.expected_in_target, 5, "expected 5 expected ids, got %lld", (long long)r.counts.expected_in_target);
+    cr_assert_eq(r.counts.delivered_once, 5);
+    cr_assert_eq(r.counts.lost, 0);
+    cr_assert_eq(r.counts.duplicated, 0);
+    cr_assert_eq(r.counts.observed_unique, 5);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_eq(sd_checks_failed(&c), 0, "a clean history failed %d checks", sd_checks_failed(&c));
+    cr_assert(c.n >= 5, "expected the profile's implicit checks, got %d", c.n);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, loss_is_caught_with_its_id) {
+    hist_t h;
+    hist_init(&h, 5);
+    for (int i = 0; i < 5; i++) h.t[i] = 1;
+    h.t[3] = 0;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.lost, 1);
+    cr_assert_eq(r.lists[SD_B_LOST].n, 1);
+    cr_assert_eq(r.lists[SD_B_LOST].seq[0], 3, "expected seq 3 lost, got %lld", (long long)r.lists[SD_B_LOST].seq[0]);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    const sd_check_t *k = find_check(&c, "lost");
+    cr_assert(k && !k->pass, "the lost check must fail");
+    cr_assert(strstr(k->detail, "t-3"), "expected the lost id in the detail, got \"%s\"", k->detail);
+    sd_checks_free(&c);
+    /* at-most-once allows loss */
+    c = run_checks(&r, SD_PROFILE_AT_MOST_ONCE, 0, NULL, 0);
+    cr_assert_null(find_check(&c, "lost"), "at-most-once must not check loss");
+    cr_assert_eq(sd_checks_failed(&c), 0);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, duplicate_is_caught_with_copies) {
+    hist_t h;
+    hist_init(&h, 5);
+    for (int i = 0; i < 5; i++) h.t[i] = 1;
+    h.t[2] = 3;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.duplicated, 1);
+    cr_assert_eq(r.counts.duplicate_rows, 2);
+    cr_assert_eq(r.lists[SD_B_DUPLICATED].copies[0], 3u);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    const sd_check_t *k = find_check(&c, "duplicated");
+    cr_assert(k && !k->pass);
+    cr_assert(strstr(k->detail, "t-2 x3"), "expected \"t-2 x3\" in \"%s\"", k->detail);
+    sd_checks_free(&c);
+    /* at-least-once tolerates duplicates, not loss */
+    c = run_checks(&r, SD_PROFILE_AT_LEAST_ONCE, 0, NULL, 0);
+    cr_assert_eq(sd_checks_failed(&c), 0, "at-least-once must accept duplicates");
+    cr_assert_not_null(find_check(&c, "lost"));
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, unexpected_rows_fail) {
+    hist_t h;
+    hist_init(&h, 3);
+    for (int i = 0; i < 3; i++) h.t[i] = 1;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h) + 2, 2, 1, &r);
+    cr_assert_eq(r.counts.unexpected, 2);
+    cr_assert_eq(r.counts.observed_rows, 5);
+    cr_assert_eq(r.counts.observed_unique, 4, "3 ledger ids + 1 distinct unexpected id, got %lld", (long long)r.counts.observed_unique);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_AT_LEAST_ONCE, 0, NULL, 0);
+    const sd_check_t *k = find_check(&c, "unexpected");
+    cr_assert(k && !k->pass, "unexpected rows must fail every profile");
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, late_leaked_and_dropped) {
+    hist_t h;
+    hist_init(&h, 2);
+    h.t[0] = h.t[1] = 1;
+    h.disp[2] = h.disp[3] = SD_DISP_DROPPED;
+    h.kind[2] = h.kind[3] = SD_KIND_LATE;
+    h.t[3] = 1; /* leaked */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.late_leaked, 1);
+    cr_assert_eq(r.counts.late_dropped, 1);
+    cr_assert_eq(r.lists[SD_B_LATE_LEAKED].seq[0], 3);
+    cr_assert_eq(r.counts.expected_in_target, 2);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert(!find_check(&c, "late_leaked")->pass);
+    cr_assert_eq(sd_checks_failed(&c), 1, "only late_leaked should fail, %d failed", sd_checks_failed(&c));
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, malformed_quarantined_leaked_vanished) {
+    hist_t h;
+    hist_init(&h, 2);
+    h.t[0] = h.t[1] = 1;
+    for (int i = 2; i < 5; i++) { h.disp[i] = SD_DISP_QUARANTINE; h.kind[i] = SD_KIND_MALFORMED; }
+    h.q[2] = 1;  /* quarantined */
+    h.t[3] = 1;  /* leaked into the target */
+    /* 4: vanished */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, h.q, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.quarantined, 1);
+    cr_assert_eq(r.counts.malformed_leaked, 1);
+    cr_assert_eq(r.counts.malformed_vanished, 1);
+    cr_assert_eq(r.lists[SD_B_MALFORMED_VANISHED].seq[0], 4);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 1, NULL, 0);
+    cr_assert(!find_check(&c, "malformed_leaked")->pass);
+    cr_assert(!find_check(&c, "malformed_vanished")->pass);
+    sd_checks_free(&c);
+    /* without a quarantine sink, vanishing cannot be judged: no check, a note */
+    sd_recon_result_t r2 = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r2);
+    r2.counts.malformed_sent = 3;
+    c = run_checks(&r2, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_null(find_check(&c, "malformed_vanished"));
+    cr_assert_eq(c.n_not_judged, 1, "expected a not-judged note, got %d", c.n_not_judged);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+    sd_recon_result_free(&r2);
+}
+
+Test(recon, loss_and_duplicate_cancel_out_in_counts_but_fail) {
+    hist_t h;
+    hist_init(&h, 5);
+    for (int i = 0; i < 5; i++) h.t[i] = 1;
+    h.t[4] = 0;  /* lost */
+    h.t[1] = 2;  /* duplicated */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.observed_rows, r.counts.expected_in_target,
+                 "the row count alone looks right: %lld rows for %lld expected", (long long)r.counts.observed_rows,
+                 (long long)r.counts.expected_in_target);
+    cr_assert_eq(r.counts.lost, 1);
+    cr_assert_eq(r.counts.duplicated, 1);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_eq(sd_checks_failed(&c), 2, "loss and duplicate must both fail, %d failed", sd_checks_failed(&c));
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, trimmed_loss_is_unjudgeable_not_lost) {
+    hist_t h;
+    hist_init(&h, 4);
+    h.t[0] = h.t[1] = 1;
+    h.trimmed[2] = 1;  /* missing, but the broker deleted it */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.unjudgeable, 1);
+    cr_assert_eq(r.counts.lost, 1, "seq 3 is lost for real, got %lld", (long long)r.counts.lost);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_eq(c.n_not_judged, 1);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, explicit_expect_replaces_the_implicit_check) {
+    hist_t h;
+    hist_init(&h, 3);
+    h.t[0] = 2; h.t[1] = 2; h.t[2] = 1;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_expect_t x[2] = {{.count = "duplicated", .op = SD_OP_GT, .value = 0},
+                        {.count = "observed_unique", .op = SD_OP_EQ, .value_count = "expected_in_target"}};
+    sd_step_t st = {.kind = SD_STEP_EXPECT, .expects = x, .nexpects = 2};
+    const sd_step_t *ex[1] = {&st};
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, ex, 1);
+    int dup_checks = 0;
+    for (int i = 0; i < c.n; i++) dup_checks += !strcmp(c.v[i].name, "duplicated");
+    cr_assert_eq(dup_checks, 1, "expected one duplicated check (the explicit one), got %d", dup_checks);
+    cr_assert(find_check(&c, "duplicated")->pass, "duplicated>0 must pass with 2 duplicated ids");
+    cr_assert(find_check(&c, "observed_unique")->pass);
+    cr_assert_eq(sd_checks_failed(&c), 0);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
+Test(recon, unsent_ids_are_not_expected) {
+    hist_t h;
+    hist_init(&h, 3);
+    h.t[0] = h.t[1] = 1;
+    h.disp[2] = SD_RECON_UNSENT;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.lost, 0);
+    cr_assert_eq(r.counts.expected_in_target, 2);
+    sd_recon_result_free(&r);
+}
+
+/* observe: ids parse to seq without a lookup; anything else is unexpected */
+Test(recon, observe_maps_ids_and_collects_unexpected) {
+    sd_observe_t o = {0};
+    o.nseq = 5;
+    uint32_t copies[5] = {0};
+    o.copies = copies;
+    const char *rows[] = {"abc-0", "abc-1", "abc-1", "abc-4", "abc-01", "abc-5", "xyz-2", "abc-", "abc-2x", NULL};
+    for (int i = 0; rows[i]; i++) sd_observe_row(&o, "abc", 3, rows[i], strlen(rows[i]), "w", 1);
+    sd_observe_row(&o, "abc", 3, NULL, 0, NULL, 0);
+    cr_assert_eq(copies[0], 1u);
+    cr_assert_eq(copies[1], 2u);
+    cr_assert_eq(copies[4], 1u);
+    cr_assert_eq(o.rows, 10);
+    cr_assert_eq(o.unexpected_rows, 6, "leading zero, out of range, other tag, empty, junk, null: got %lld", (long long)o.unexpected_rows);
+    cr_assert_eq(o.unexpected_unique, 6);
+    o.copies = NULL;
+    sd_observe_free(&o);
+}

@@ -1,0 +1,151 @@
+/* test_scenario.c - the .drill parser: the canonical drill, variables,
+ * quoting, continuation, and errors that name line and column. (The
+ * broken files under tests/broken/ are checked end to end by
+ * tests/run_scenarios.py.) */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../harness/scenario.h"
+
+static sd_scenario_t *parse_ok(const char *text, const sd_kvlist_t *over) {
+    sd_scenario_t *sc = NULL;
+    char err[1024];
+    sd_err_t e = sd_scenario_parse_text("t.drill", text, over, &sc, err, sizeof(err));
+    cr_assert_eq(e, SD_OK, "expected the scenario to parse, got: %s", err);
+    return sc;
+}
+
+static void parse_err(const char *text, const char *where, const char *what) {
+    sd_scenario_t *sc = NULL;
+    char err[1024] = "";
+    sd_err_t e = sd_scenario_parse_text("t.drill", text, NULL, &sc, err, sizeof(err));
+    cr_assert_eq(e, SD_ERR_SCENARIO, "expected an error, the scenario parsed");
+    cr_assert(!strncmp(err, where, strlen(where)), "expected the error to start with %s, got: %s", where, err);
+    cr_assert(strstr(err, what), "expected \"%s\" in: %s", what, err);
+    cr_assert_null(sc);
+}
+
+static const char *canon =
+    "# A drill\n# over two lines\n"
+    "set mode=exactly-once\n"
+    "source     kafka topic=parcel-scans partitions=3\n"
+    "events     parcel-scans seed=42\n"
+    "contract   id=event_id watermark=10m late=drop malformed=quarantine\n"
+    "sink       sqlite db={run}/target.db query=\"SELECT event_id FROM bronze\"\n"
+    "quarantine sqlite db={run}/target.db query=\"SELECT sd_id FROM rejected\"\n"
+    "pipeline   {pipelines}/refpipe --brokers {brokers} --topic {topic} --db {run}/target.db --mode {mode}\n"
+    "\n"
+    "start\n"
+    "produce    100\n"
+    "await      sink rows>=100 timeout=30s\n"
+    "produce    20 rate=500/s\n"
+    "kill       mid-batch signal=KILL\n"
+    "restart\n"
+    "replay     10\n"
+    "inject     malformed=3 late=2\n"
+    "await      quiescent 3s timeout=60s\n"
+    "expect     unique=120 duplicated=0 lost=0\n";
+
+Test(scenario, canonical_drill) {
+    sd_scenario_t *sc = parse_ok(canon, NULL);
+    cr_assert_str_eq(sc->description, "A drill\nover two lines");
+    cr_assert_str_eq(sc->topic, "parcel-scans");
+    cr_assert_eq(sc->partitions, 3);
+    cr_assert_eq(sc->seed, 42u);
+    cr_assert_eq(sc->watermark_ms, 600000);
+    cr_assert_eq(sc->nsinks, 2);
+    cr_assert_str_eq(sc->sinks[0].name, "target");
+    cr_assert_str_eq(sc->sinks[1].name, "quarantine");
+    cr_assert(sc->sinks[1].is_quarantine);
+    cr_assert_str_eq(sd_kvlist_get(&sc->sinks[0].params, "query"), "SELECT event_id FROM bronze");
+    cr_assert_eq(sc->argc, 9);
+    cr_assert_str_eq(sc->argv[8], "exactly-once", "user variables are substituted at parse time");
+    cr_assert_str_eq(sc->argv[0], "{pipelines}/refpipe", "run-time placeholders stay");
+    cr_assert_eq(sc->nsteps, 10);
+    cr_assert_eq(sc->steps[1].kind, SD_STEP_PRODUCE);
+    cr_assert_eq(sc->steps[1].count, 100);
+    cr_assert_eq(sc->steps[2].kind, SD_STEP_AWAIT_SINK);
+    cr_assert_eq(sc->steps[2].op, SD_OP_GE);
+    cr_assert_eq(sc->steps[2].rows, 100);
+    cr_assert_eq(sc->steps[2].timeout_ms, 30000);
+    cr_assert_eq(sc->steps[3].rate, 500.0);
+    cr_assert(sc->steps[4].mid_batch);
+    cr_assert_eq(sc->steps[7].malformed, 3);
+    cr_assert_eq(sc->steps[7].late, 2);
+    cr_assert_eq(sc->steps[8].quiet_ms, 3000);
+    cr_assert_eq(sc->steps[9].nexpects, 3);
+    cr_assert_str_eq(sc->steps[9].expects[0].count, "observed_unique", "unique is an alias");
+    cr_assert_eq(sc->steps[1].line, 12);
+    cr_assert_str_eq(sc->steps[2].text, "await sink rows>=100 timeout=30s");
+    sd_scenario_free(sc);
+}
+
+Test(scenario, set_overrides_win) {
+    sd_kvlist_t over = {0};
+    sd_kvlist_add(&over, "mode", "at-least-once");
+    sd_scenario_t *sc = parse_ok(canon, &over);
+    cr_assert_str_eq(sc->argv[8], "at-least-once");
+    sd_scenario_free(sc);
+    sd_kvlist_free(&over);
+}
+
+Test(scenario, variables_in_numbers_are_checked_after_substitution) {
+    sd_kvlist_t over = {0};
+    sd_kvlist_add(&over, "n", "25");
+    const char *t = "source kafka topic=t\nproduce {n}\n";
+    sd_scenario_t *sc = parse_ok(t, &over);
+    cr_assert_eq(sc->steps[0].count, 25);
+    sd_scenario_free(sc);
+    sd_kvlist_free(&over);
+    sd_kvlist_add(&over, "n", "lots");
+    sd_scenario_t *bad = NULL;
+    char err[512];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", t, &over, &bad, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "t.drill:2:9: produce: expected a count"), "got: %s", err);
+    sd_kvlist_free(&over);
+}
+
+Test(scenario, continuation_and_quotes) {
+    const char *t = "source kafka topic=t\n"
+                    "pipeline /bin/prog --a \"two words\" 'single \"q\"' \\\n"
+                    "         --b x\\\"y\n"
+                    "start\n";
+    sd_scenario_t *sc = parse_ok(t, NULL);
+    cr_assert_eq(sc->argc, 6);
+    cr_assert_str_eq(sc->argv[2], "two words");
+    cr_assert_str_eq(sc->argv[3], "single \"q\"");
+    cr_assert_str_eq(sc->argv[5], "x\"y", "a backslash outside quotes escapes the next character");
+    cr_assert_eq(sc->steps[0].line, 4);
+    sd_scenario_free(sc);
+}
+
+Test(scenario, expand_runtime_placeholders) {
+    sd_kvlist_t v = {0};
+    sd_kvlist_add(&v, "run", "/tmp/r");
+    char err[256];
+    char *s = sd_scenario_expand("{run}/t.db {{literal}}", &v, err, sizeof(err));
+    cr_assert_str_eq(s, "/tmp/r/t.db {literal}");
+    free(s);
+    cr_assert_null(sd_scenario_expand("{brokers}", &v, err, sizeof(err)));
+    cr_assert(strstr(err, "{brokers}"));
+    sd_kvlist_free(&v);
+}
+
+Test(scenario, errors_name_line_and_column) {
+    parse_err("source kafka topic=t\nproduce abc\n", "t.drill:2:9:", "expected a count");
+    parse_err("source kafka topic=t\nprodcue 10\n", "t.drill:2:1:", "found \"prodcue\"");
+    parse_err("source kafka topic=t\nawait sink rows>=10 timeout=soon\n", "t.drill:2:29:", "expected a duration");
+    parse_err("sink sqlite db=x\nstart\n", "t.drill:1:6:", "expected query=");
+    parse_err("source kafka topic=t\nsink sqlite db=x query=\"SELECT 1\n", "t.drill:2:24:", "unterminated double quote");
+    parse_err("start\n", "t.drill:1:1:", "expected a `pipeline` line");
+    parse_err("source kafka topic=t\nproduce 1\nsource kafka topic=u\n", "t.drill:3:1:", "after the first step");
+    parse_err("source kafka topic=t\nsource kafka topic=u\n", "t.drill:2:1:", "the first is at line 1");
+    parse_err("pipeline x --mode {mood}\nstart\n", "t.drill:1:19:", "undefined variable {mood}");
+    parse_err("source kafka topic=t\ncontract late=maybe\n", "t.drill:2:15:", "expected late=accept|drop|quarantine");
+    parse_err("sink sqlite db=x query=y\nawait sink other rows>=1\n", "t.drill:2:1:", "declared sink named \"other\"");
+    parse_err("source kafka topic=t\nexpect unique=lots\n", "t.drill:2:15:", "expected a whole number");
+    parse_err("source kafka topic=t\nexpect uniq=1\n", "t.drill:2:8:", "expected a count name");
+    parse_err("pipeline x\nstart\nkill signal=NINE\n", "t.drill:3:13:", "expected signal=KILL");
+    parse_err("# only comments\n", "t.drill:1:1:", "expected at least one step");
+}

@@ -1,0 +1,170 @@
+/* test_sink.c - the three sink readers on data whose rows are known:
+ * sqlite (query columns), jsonl (glob, partial last lines, incremental
+ * counts), kafka (the embedded cluster: payload ids, header ids, writer
+ * positions, a topic that does not exist). */
+#include <criterion/criterion.h>
+#include <librdkafka/rdkafka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../harness/broker.h"
+#include "../../harness/sink.h"
+#include "../../harness/util.h"
+
+static char dir[64];
+static void setup(void) {
+    snprintf(dir, sizeof(dir), "/tmp/sd_sink_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+static void teardown(void) { sd_util_rmtree(dir, NULL, 0); }
+TestSuite(sink, .init = setup, .fini = teardown);
+
+typedef struct { char ids[64][64]; char writers[64][64]; int n; } rows_t;
+
+static int collect(void *o, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    (void)t;
+    rows_t *r = o;
+    if (r->n >= 64) return 1;
+    snprintf(r->ids[r->n], 64, "%.*s", id ? (int)idlen : 6, id ? id : "(null)");
+    snprintf(r->writers[r->n], 64, "%.*s", w ? (int)wlen : 0, w ? w : "");
+    r->n++;
+    return 0;
+}
+
+static sd_sink_t *open_sink(const char *kind, const char *k1, const char *v1, const char *k2, const char *v2,
+                            const char *brokers) {
+    sd_sink_decl_t d = {.name = "target", .kind = (char *)kind};
+    sd_kvlist_add(&d.params, k1, v1);
+    if (k2) sd_kvlist_add(&d.params, k2, v2);
+    sd_kvlist_t vars = {0};
+    sd_sink_ctx_t ctx = {.brokers = brokers, .id_field = "event_id"};
+    sd_sink_t *s;
+    char err[512];
+    cr_assert_eq(sd_sink_open(&d, &vars, &ctx, &s, err, sizeof(err)), SD_OK, "%s", err);
+    sd_kvlist_free(&d.params);
+    return s;
+}
+
+Test(sink, sqlite_reads_ids_and_writers) {
+    char *db = sd_util_fmt("%s/t.db", dir);
+    sd_sink_t *s = open_sink("sqlite", "db", db, "query", "SELECT id, w FROM t ORDER BY rowid", NULL);
+    int64_t rows = -1;
+    char err[512];
+    cr_assert_eq(sd_sink_count(s, 1, &rows, err, sizeof(err)), SD_OK, "a missing db counts 0 while waiting: %s", err);
+    cr_assert_eq(rows, 0);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_ERR_SINK, "but is an error at the final read");
+    cr_assert(strstr(err, "does not exist"), "got %s", err);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "CREATE TABLE t(id TEXT, w TEXT); INSERT INTO t VALUES('a-1','inc 1'),('a-2','inc 1'),(NULL,'inc 2'),('a-1','inc 2')", NULL, NULL, NULL);
+    sqlite3_close(h);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(rows, 4);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 4);
+    cr_assert_str_eq(r.ids[2], "(null)");
+    cr_assert_str_eq(r.ids[3], "a-1");
+    cr_assert_str_eq(r.writers[3], "inc 2");
+    sd_sink_close(s);
+    /* a query on a table that does not exist: a clear error naming the sink */
+    s = open_sink("sqlite", "db", db, "query", "SELECT id FROM nope", NULL);
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_ERR_SINK);
+    cr_assert(strstr(err, "sink target") && strstr(err, "no such table: nope"), "got %s", err);
+    sd_sink_close(s);
+    free(db);
+}
+
+Test(sink, jsonl_counts_complete_lines_incrementally) {
+    char *a = sd_util_fmt("%s/part-0.json", dir), *b = sd_util_fmt("%s/part-1.json", dir);
+    char *glob = sd_util_fmt("%s/part-*.json", dir);
+    sd_sink_t *s = open_sink("jsonl", "path", glob, NULL, NULL, NULL);
+    int64_t rows = -1;
+    char err[512];
+    cr_assert_eq(sd_sink_count(s, 1, &rows, err, sizeof(err)), SD_OK);
+    cr_assert_eq(rows, 0);
+    FILE *f = fopen(a, "w");
+    fputs("{\"event_id\":\"x-1\"}\n{\"event_id\":\"x-2\"}\n{\"event_id\":\"x-3\"", f); /* last line unfinished */
+    fclose(f);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK);
+    cr_assert_eq(rows, 2, "a partial last line is not a row yet, got %lld", (long long)rows);
+    f = fopen(a, "a");
+    fputs("}\n", f);
+    fclose(f);
+    f = fopen(b, "w");
+    fputs("{\"event_id\":\"x-4\",\"v\":1}\nnot json\n", f);
+    fclose(f);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK);
+    cr_assert_eq(rows, 5);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK);
+    cr_assert_eq(r.n, 5);
+    cr_assert_str_eq(r.ids[2], "x-3");
+    cr_assert_str_eq(r.ids[4], "(null)", "a line that is not JSON has no id");
+    cr_assert_str_eq(r.writers[3], "part-1.json");
+    sd_sink_close(s);
+    free(a); free(b); free(glob);
+}
+
+Test(sink, json_field_extraction) {
+    char out[64];
+    cr_assert_eq(sd_sink_json_field("{\"event_id\":\"a-1\",\"x\":2}", 24, "event_id", out, sizeof(out)), 3);
+    cr_assert_str_eq(out, "a-1");
+    cr_assert_eq(sd_sink_json_field("{\"event_id\":17}", 15, "event_id", out, sizeof(out)), 2);
+    cr_assert_eq(sd_sink_json_field("{\"other\":1}", 11, "event_id", out, sizeof(out)), -1);
+    cr_assert_eq(sd_sink_json_field("[1,2]", 5, "event_id", out, sizeof(out)), -1);
+    cr_assert_eq(sd_sink_json_field("{\"event_id\":\"a-1\"", 17, "event_id", out, sizeof(out)), -1, "truncated JSON");
+}
+
+Test(sink, kafka_reads_a_topic_of_the_embedded_cluster, .timeout = 60) {
+    sd_broker_t *b;
+    char err[512];
+    cr_assert_eq(sd_broker_embedded(1, &b, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_broker_create_topic(b, "out", 2, 1, err, sizeof(err)), SD_OK, "%s", err);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(b), NULL, 0);
+    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    for (int i = 0; i < 10; i++) {
+        char v[64], h[16];
+        snprintf(v, sizeof(v), "{\"event_id\":\"k-%d\"}", i % 8);
+        snprintf(h, sizeof(h), "k-%d", i % 8);
+        cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("out"), RD_KAFKA_V_PARTITION(i % 2), RD_KAFKA_V_VALUE(v, strlen(v)),
+                                       RD_KAFKA_V_HEADER("sd-id", h, -1), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END), 0);
+    }
+    cr_assert_eq(rd_kafka_flush(p, 10000), 0);
+    rd_kafka_destroy(p);
+    sd_sink_t *s = open_sink("kafka", "topic", "out", NULL, NULL, sd_broker_bootstrap(b));
+    int64_t rows = -1;
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(rows, 10);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 10, "expected 10 records, read %d", r.n);
+    int k0 = 0;
+    for (int i = 0; i < r.n; i++) {
+        if (!strcmp(r.ids[i], "k-0")) k0++;
+        cr_assert(r.writers[i][0] == 'p' && strchr(r.writers[i], '@'), "writer should be a position, got %s", r.writers[i]);
+    }
+    cr_assert_eq(k0, 2, "k-0 was written twice, read %d", k0);
+    sd_sink_close(s);
+    /* header ids */
+    sd_sink_decl_t d = {.name = "h", .kind = "kafka"};
+    sd_kvlist_add(&d.params, "topic", "out");
+    sd_kvlist_add(&d.params, "header", "sd-id");
+    sd_kvlist_t vars = {0};
+    sd_sink_ctx_t ctx = {.brokers = sd_broker_bootstrap(b)};
+    cr_assert_eq(sd_sink_open(&d, &vars, &ctx, &s, err, sizeof(err)), SD_OK);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 10);
+    sd_sink_close(s);
+    sd_kvlist_free(&d.params);
+    /* a topic that does not exist yet: 0 while waiting, an error at the end */
+    s = open_sink("kafka", "topic", "never", NULL, NULL, sd_broker_bootstrap(b));
+    cr_assert_eq(sd_sink_count(s, 1, &rows, err, sizeof(err)), SD_OK);
+    cr_assert_eq(rows, 0);
+    sd_sink_close(s);
+    sd_broker_close(b);
+}

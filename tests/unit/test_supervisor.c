@@ -1,0 +1,155 @@
+/* test_supervisor.c - process groups, output capture, markers, exits.
+ * The test pipelines are tiny shell scripts: the supervisor execs them
+ * directly (no shell of its own in between). */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../harness/supervisor.h"
+#include "../../harness/util.h"
+#include "../../harness/watchdog.h"
+
+static char dir[64];
+static char token[33];
+static void setup(void) {
+    snprintf(dir, sizeof(dir), "/tmp/sd_sup_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    sd_util_random_hex(token, 16);
+}
+static void teardown(void) {
+    sd_watchdog_sweep(token);
+    sd_util_rmtree(dir, NULL, 0);
+}
+TestSuite(supervisor, .init = setup, .fini = teardown, .timeout = 60);
+
+static sd_sup_t *sup_for(const char *script) {
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    sd_kvlist_t env = {0};
+    sd_kvlist_add(&env, "EXTRA", "yes");
+    sd_sup_conf_t c = {.argv = argv, .env = &env, .run_dir = dir, .token = token, .watchdog = NULL};
+    sd_sup_t *s;
+    char err[256];
+    cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK, "%s", err);
+    sd_kvlist_free(&env);
+    return s;
+}
+
+static int wait_for(sd_sup_t *s, sd_sup_ev_type_t type, sd_sup_event_t *out, int64_t ms) {
+    int64_t deadline = sd_util_mono_ms() + ms;
+    while (sd_util_mono_ms() < deadline) {
+        sd_sup_event_t ev;
+        while (sd_sup_next_event(s, &ev) == 0) {
+            if (ev.type == type) { *out = ev; return 0; }
+            free(ev.offsets);
+        }
+        sd_sup_wait_change(s, 50);
+    }
+    return -1;
+}
+
+Test(supervisor, markers_logs_and_clean_exit) {
+    sd_sup_t *s = sup_for("echo SD-READY; echo \"[log] SD-BATCH begin id=4 rows=3\"; sleep 0.2;"
+                          " echo \"SD-BATCH commit id=4 rows=3 offsets=0:10,1:12\"; echo oops >&2; echo env=$EXTRA;"
+                          " echo token=$STREAMDRILL_RUN_TOKEN inc=$STREAMDRILL_INCARNATION; exit 0");
+    int inc;
+    char err[256];
+    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(inc, 1);
+    sd_sup_event_t ev;
+    cr_assert_eq(wait_for(s, SD_SUP_EV_BEGIN, &ev, 5000), 0, "no begin marker");
+    cr_assert_eq(ev.batch, 4);
+    cr_assert_eq(ev.rows, 3);
+    cr_assert_eq(wait_for(s, SD_SUP_EV_COMMIT, &ev, 5000), 0, "no commit marker");
+    cr_assert_str_eq(ev.offsets, "0:10,1:12");
+    free(ev.offsets);
+    cr_assert_eq(wait_for(s, SD_SUP_EV_EXIT, &ev, 5000), 0, "no exit");
+    cr_assert_eq(ev.exit_code, 0);
+    cr_assert_str_eq(ev.ended_by, "exit");
+    sd_sup_state_t st;
+    sd_sup_state(s, &st);
+    cr_assert(st.ready && !st.running && st.drained);
+    cr_assert_eq(st.commit_batch, 4);
+    cr_assert(st.ms_per_row > 0, "the batch took ~200 ms for 3 rows");
+    char *tail = sd_sup_tail(s);
+    cr_assert(strstr(tail, "oops"), "stderr tail: %s", tail);
+    free(tail);
+    char *out = NULL;
+    char *path = sd_sup_log_path(s, 1, 0);
+    cr_assert_eq(sd_util_read_file(path, &out, NULL, NULL, 0), SD_OK);
+    cr_assert(strstr(out, "Z env=yes\n"), "log lines carry a timestamp and the scenario's env: %s", out);
+    char want[64];
+    snprintf(want, sizeof(want), "token=%s inc=1", token);
+    cr_assert(strstr(out, want), "expected %s in %s", want, out);
+    free(out);
+    free(path);
+    sd_sup_free(s);
+}
+
+Test(supervisor, exec_failure_is_a_pipeline_error) {
+    char *argv[] = {"/nonexistent/pipeline", "--x", NULL};
+    sd_sup_conf_t c = {.argv = argv, .run_dir = dir, .token = token};
+    sd_sup_t *s;
+    char err[256];
+    cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
+    int inc;
+    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_ERR_PIPELINE);
+    cr_assert(strstr(err, "/nonexistent/pipeline") && strstr(err, "No such file"), "got %s", err);
+    sd_sup_free(s);
+}
+
+Test(supervisor, kill_reaches_the_whole_process_group) {
+    /* the child starts a grandchild; SIGKILL to the group must take both */
+    sd_sup_t *s = sup_for("sleep 300 & echo SD-READY; wait");
+    int inc;
+    char err[256];
+    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    sd_sup_event_t ev;
+    cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
+    cr_assert_eq(sd_watchdog_count(token), 2, "sh and sleep carry the token, found %d", sd_watchdog_count(token));
+    cr_assert_eq(sd_sup_signal(s, SIGKILL, "kill", err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_wait_exit(s, 5000, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(wait_for(s, SD_SUP_EV_EXIT, &ev, 5000), 0);
+    cr_assert_eq(ev.exit_signal, SIGKILL);
+    cr_assert_str_eq(ev.ended_by, "kill");
+    sd_util_sleep_ms(100);
+    cr_assert_eq(sd_watchdog_count(token), 0, "a process of the group survived");
+    sd_sup_free(s);
+}
+
+Test(supervisor, graceful_stop_escalates) {
+    sd_sup_t *s = sup_for("trap '' TERM; echo SD-READY; while true; do sleep 0.05; done");
+    int inc;
+    char err[256];
+    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    sd_sup_event_t ev;
+    cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
+    int64_t t0 = sd_util_mono_ms();
+    cr_assert_eq(sd_sup_stop(s, 300, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_geq(sd_util_mono_ms() - t0, 300, "TERM is ignored, so the stop waits for its grace period");
+    sd_sup_state_t st;
+    sd_sup_state(s, &st);
+    cr_assert_eq(st.exit_signal, SIGKILL);
+    sd_sup_free(s);
+}
+
+Test(supervisor, watchdog_kills_the_group_when_its_pipe_closes) {
+    sd_watchdog_t *wd;
+    char err[256];
+    cr_assert_eq(sd_watchdog_start(token, &wd, err, sizeof(err)), SD_OK);
+    char *argv[] = {"/bin/sh", "-c", "sleep 300 & sleep 300", NULL};
+    sd_sup_conf_t c = {.argv = argv, .run_dir = dir, .token = token, .watchdog = wd};
+    sd_sup_t *s;
+    cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
+    int inc;
+    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    sd_util_sleep_ms(200);
+    cr_assert_eq(sd_watchdog_count(token), 3, "sh and two sleeps, found %d", sd_watchdog_count(token));
+    sd_watchdog_stop(wd); /* as if the harness had died */
+    int64_t deadline = sd_util_mono_ms() + 3000;
+    while (sd_watchdog_count(token) && sd_util_mono_ms() < deadline) sd_util_sleep_ms(20);
+    cr_assert_eq(sd_watchdog_count(token), 0, "the watchdog left processes behind");
+    sd_sup_free(s);
+}

@@ -1,0 +1,62 @@
+/* test_util.c - durations, counts, timestamps, paths. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../harness/util.h"
+
+Test(util, durations) {
+    struct { const char *s; int64_t ms; } ok[] = {{"250ms", 250}, {"3s", 3000}, {"1.5s", 1500}, {"10m", 600000},
+                                                   {"2h", 7200000}, {"1d", 86400000}, {"7", 7000}, {"0s", 0}};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        int64_t v = -1;
+        cr_assert_eq(sd_util_parse_duration(ok[i].s, &v), 0, "%s must parse", ok[i].s);
+        cr_assert_eq(v, ok[i].ms, "%s: expected %lld ms, got %lld", ok[i].s, (long long)ok[i].ms, (long long)v);
+    }
+    const char *bad[] = {"", "s", "-1s", "3x", "1e400s", "10 s", NULL};
+    for (int i = 0; bad[i]; i++) {
+        int64_t v;
+        cr_assert_eq(sd_util_parse_duration(bad[i], &v), -1, "\"%s\" must not parse", bad[i]);
+    }
+}
+
+Test(util, counts) {
+    int64_t v;
+    cr_assert_eq(sd_util_parse_count("100", &v), 0); cr_assert_eq(v, 100);
+    cr_assert_eq(sd_util_parse_count("10k", &v), 0); cr_assert_eq(v, 10000);
+    cr_assert_eq(sd_util_parse_count("2M", &v), 0); cr_assert_eq(v, 2000000);
+    cr_assert_eq(sd_util_parse_count("abc", &v), -1);
+    cr_assert_eq(sd_util_parse_count("-5", &v), -1);
+    cr_assert_eq(sd_util_parse_count("5m", &v), -1, "m is minutes, not millions");
+}
+
+Test(util, iso8601_round_trip) {
+    char buf[32];
+    int64_t t;
+    cr_assert_str_eq(sd_util_iso8601(1767254400123LL, buf, sizeof(buf)), "2026-01-01T08:00:00.123Z");
+    cr_assert_eq(sd_util_parse_iso8601("2026-01-01T08:00:00.123Z", &t), 0);
+    cr_assert_eq(t, 1767254400123LL);
+    cr_assert_eq(sd_util_parse_iso8601("2026-01-01T08:00:00Z", &t), 0);
+    cr_assert_eq(t, 1767254400000LL);
+    cr_assert_eq(sd_util_parse_iso8601("2026-13-01T08:00:00Z", &t), -1);
+    cr_assert_eq(sd_util_parse_iso8601("yesterday", &t), -1);
+}
+
+Test(util, paths) {
+    char *p = sd_util_abspath("/a/b/../c/./d//e");
+    cr_assert_str_eq(p, "/a/c/d/e");
+    free(p);
+    p = sd_util_dirname("x/y/z.drill");
+    cr_assert_str_eq(p, "x/y");
+    free(p);
+    p = sd_util_stem("x/y/z.drill");
+    cr_assert_str_eq(p, "z");
+    free(p);
+}
+
+Test(util, timeout_multiplier_scales) {
+    setenv("STREAMDRILL_TIMEOUT_MULTIPLIER", "2.5", 1);
+    cr_assert_eq(sd_util_scaled_ms(1000), 2500);
+    unsetenv("STREAMDRILL_TIMEOUT_MULTIPLIER");
+    cr_assert_eq(sd_util_scaled_ms(1000), 1000);
+}
