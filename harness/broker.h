@@ -28,8 +28,11 @@ rd_kafka_mock_cluster_t *sd_broker_mock(sd_broker_t *b);
 /* The admin handle (metadata, watermarks); owned by b. */
 rd_kafka_t *sd_broker_admin(sd_broker_t *b);
 
-/* Create topic (an existing one with the same partition count is fine). */
-sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partitions, int replication,
+/* Create topic (an existing one with the same partition count is fine).
+ * When the broker refuses the admin API but creates topics on first use
+ * (librdkafka's mock cluster served by `streamdrill broker`), the topic is
+ * created that way and *actual tells how many partitions it got. */
+sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partitions, int replication, int *actual,
                                 char *err, size_t errlen);
 /* Number of partitions of topic. */
 sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char *err, size_t errlen);

@@ -98,7 +98,9 @@ sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, sd_obse
     out->nseq = nseq;
     out->copies = sd_util_xcalloc((size_t)(nseq ? nseq : 1), sizeof(uint32_t));
     sd_scan_ctx_t c = {out, tag, strlen(tag)};
-    return sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);
+    sd_err_t e = sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);
+    if (e) sd_observe_free(out);
+    return e;
 }
 
 void sd_observe_free(sd_observe_t *o) {

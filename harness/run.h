@@ -89,6 +89,7 @@ typedef struct sd_run_s {
     int pipeline_wanted;          /* the plan expects it running */
     int64_t last_offsets_mono;    /* last commit marker with offsets */
     int64_t *consumed;            /* per source partition, from commit markers (-1 unknown) */
+    int64_t *trim_warned;         /* per source partition: low watermark already warned about */
 
     /* messages staged for sending (ledger first, then Kafka) */
     struct sd_run_staged_s *stage;

@@ -230,6 +230,25 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
     }
 }
 
+/* Warn as soon as the broker's low watermark passes data the run sent:
+ * those events can no longer be read by a pipeline that is behind or that
+ * restarts from an older position. */
+static void sd_run_check_trim(sd_run_t *r) {
+    if (!r->broker || !r->partitions) return;
+    if (!r->trim_warned) r->trim_warned = sd_util_xcalloc((size_t)r->partitions, sizeof(int64_t));
+    for (int p = 0; p < r->partitions; p++) {
+        int64_t lo = 0, hi = 0;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->trim_warned[p]) continue;
+        r->trim_warned[p] = lo;
+        char w[512];
+        snprintf(w, sizeof(w), "%s broker deleted the first %lld records of %s partition %d (of %lld sent): a pipeline that has not "
+                 "read them, or restarts from before offset %lld, cannot; conclusions about them are withheld",
+                 sd_broker_is_embedded(r->broker) ? "the embedded" : "the", (long long)lo, r->topic, p, (long long)hi, (long long)lo);
+        sd_ledger_warning(r->ledger, "trimming", w, NULL, 0);
+        sd_run_say(r, "warning: %s", w);
+    }
+}
+
 sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen) {
     sd_err_t e = sd_run_flush(r, err, errlen);
     if (e) return e;
@@ -237,7 +256,10 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
     for (;;) {
         sd_producer_stats_t st;
         sd_producer_stats(r->producer, &st);
-        if (st.inflight <= 0) return SD_OK;
+        if (st.inflight <= 0) {
+            sd_run_check_trim(r);
+            return SD_OK;
+        }
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld messages not acknowledged after %.1fs%s%s",
                               sd_broker_bootstrap(r->broker), (long long)st.inflight, (double)timeout_ms / 1000.0,
@@ -789,7 +811,7 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->consumed); free(r->stage);
+    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->consumed); free(r->stage); free(r->trim_warned);
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);
     sd_buf_free(&r->key);
@@ -926,8 +948,16 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
     if (sc->has_source) {
-        if ((e = sd_broker_create_topic(r->broker, r->topic, sc->partitions, sc->replication, err, sizeof(err)))) goto done;
-        r->partitions = sc->partitions;
+        int actual = sc->partitions;
+        if ((e = sd_broker_create_topic(r->broker, r->topic, sc->partitions, sc->replication, &actual, err, sizeof(err)))) goto done;
+        r->partitions = actual;
+        if (actual != sc->partitions) {
+            char w[256];
+            snprintf(w, sizeof(w), "the broker refused to create topic %s with %d partitions and created it on first use with %d",
+                     r->topic, sc->partitions, actual);
+            sd_ledger_warning(r->ledger, "partitions", w, NULL, 0);
+            sd_run_say(r, "warning: %s", w);
+        }
         r->consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
         for (int p = 0; p < r->partitions; p++) r->consumed[p] = -1;
         if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &sc->producer_props, opts->xprops, r->ledger,

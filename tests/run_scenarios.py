@@ -249,6 +249,42 @@ def test_harness_sigkill(binary):
     return True
 
 
+def test_external_broker(binary):
+    """`streamdrill broker` serves the embedded cluster to other processes;
+    a run given its address (through KAFKA_BOOTSTRAP_SERVERS) treats it as
+    an external broker and passes."""
+    b = subprocess.Popen([binary, "broker", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    problems = []
+    addr = b.stdout.readline().strip()
+    if not re.match(r"^127\.0\.0\.1:\d+$", addr):
+        problems.append(f"broker printed {addr!r}, expected 127.0.0.1:PORT")
+    else:
+        out = os.path.join(OUT, "external-broker")
+        shutil.rmtree(out, ignore_errors=True)
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=addr)
+        r = subprocess.run([binary, "run", os.path.join(ROOT, "scenarios", "parcel-restart.drill"), "--out", out, "--quiet"],
+                           capture_output=True, text=True, env=env, timeout=300)
+        if r.returncode != 0:
+            problems.append(f"run exit {r.returncode}: {r.stderr.strip()[-500:]}")
+        else:
+            s = json.load(open(os.path.join(out, "parcel-restart", "summary.json")))
+            if s["broker_kind"] != "external" or s["brokers"] != addr:
+                problems.append(f"summary says {s['broker_kind']} {s['brokers']}, expected external {addr}")
+    b.send_signal(signal.SIGTERM)
+    try:
+        rc = b.wait(timeout=10)
+        if rc != 0:
+            problems.append(f"broker exited {rc} on SIGTERM")
+    except subprocess.TimeoutExpired:
+        b.kill()
+        problems.append("broker did not stop on SIGTERM")
+    if problems:
+        print("FAIL external-broker: " + "; ".join(problems))
+        return False
+    print(f"ok   external-broker: `streamdrill broker` at {addr}, KAFKA_BOOTSTRAP_SERVERS run passed, broker stopped on SIGTERM")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -270,6 +306,8 @@ def main():
         ok &= run_case(binary, case)
     if not a.only or a.only in "harness-sigkill":
         ok &= test_harness_sigkill(binary)
+    if not a.only or a.only in "external-broker":
+        ok &= test_external_broker(binary)
     print("scenario tests: " + ("all passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 

@@ -122,7 +122,9 @@ Test(sink, kafka_reads_a_topic_of_the_embedded_cluster, .timeout = 60) {
     sd_broker_t *b;
     char err[512];
     cr_assert_eq(sd_broker_embedded(1, &b, err, sizeof(err)), SD_OK, "%s", err);
-    cr_assert_eq(sd_broker_create_topic(b, "out", 2, 1, err, sizeof(err)), SD_OK, "%s", err);
+    int got = 0;
+    cr_assert_eq(sd_broker_create_topic(b, "out", 2, 1, &got, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(got, 2);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(b), NULL, 0);
     rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
