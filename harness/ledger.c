@@ -35,6 +35,9 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE batch(incarnation INTEGER, id INTEGER, begin_ms INTEGER, commit_ms INTEGER,"
     " rows INTEGER, offsets TEXT, PRIMARY KEY(incarnation, id));\n"
     "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER);\n"
+    /* the pipeline's own account (Spark's StreamingQueryProgress), as it printed it */
+    "CREATE TABLE progress(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, input_rows INTEGER,"
+    " dropped_by_watermark INTEGER, duration_ms INTEGER, json TEXT);\n"
     "CREATE TABLE watermark(t_ms INTEGER, partition INTEGER, low INTEGER, high INTEGER);\n"
     /* reconciliation: ids that are not 'delivered once as expected' */
     "CREATE TABLE anomaly(sink TEXT, seq INTEGER, bucket TEXT, copies INTEGER, writers TEXT,"
@@ -352,6 +355,14 @@ sd_err_t sd_ledger_watermark(sd_ledger_t *l, int64_t t_ms, int32_t partition, in
                              size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO watermark(t_ms,partition,low,high) VALUES(?,?,?,?)", "record watermarks",
                          err, errlen, "iiii", t_ms, (int64_t)partition, low, high);
+}
+
+sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const char *query, int64_t batch,
+                            int64_t input_rows, int64_t dropped, int64_t duration_ms, const char *json, char *err,
+                            size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO progress(incarnation,t_ms,query,batch,input_rows,dropped_by_watermark,duration_ms,json)"
+                            " VALUES(?,?,?,?,?,?,?,?)", "record the pipeline's progress", err, errlen, "iisiiiis",
+                         (int64_t)incarnation, t_ms, query, batch, input_rows, dropped, duration_ms, json);
 }
 
 int64_t sd_ledger_max_seq(sd_ledger_t *l) {

@@ -86,6 +86,11 @@ sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_
 sd_err_t sd_ledger_watermark(sd_ledger_t *l, int64_t t_ms, int32_t partition, int64_t low, int64_t high,
                              char *err, size_t errlen);
 
+/* The pipeline's own account of a batch (Spark's StreamingQueryProgress). */
+sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const char *query, int64_t batch,
+                            int64_t input_rows, int64_t dropped, int64_t duration_ms, const char *json, char *err,
+                            size_t errlen);
+
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);
 

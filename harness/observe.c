@@ -121,10 +121,11 @@ typedef struct {
     const int64_t *want;
     int64_t n;
     sd_buf_t *bufs;
+    sd_observe_fmt_cb fmt;
+    void *fmt_opaque;
 } sd_writers_ctx_t;
 
 static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
-    (void)t;
     sd_writers_ctx_t *c = opaque;
     int64_t seq;
     if (!id || sd_events_id_parse(c->tag, c->taglen, id, idlen, &seq)) return 0;
@@ -135,7 +136,8 @@ static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char 
             sd_buf_t *b = &c->bufs[mid];
             if (b->len < 400) {
                 if (b->len) sd_buf_putc(b, ',');
-                if (w && wlen) sd_buf_append(b, w, wlen);
+                if (c->fmt) c->fmt(c->fmt_opaque, w ? w : "", w ? wlen : 0, t, b);
+                else if (w && wlen) sd_buf_append(b, w, wlen);
                 else sd_buf_putc(b, '?');
             }
             return 0;
@@ -147,8 +149,8 @@ static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char 
 }
 
 sd_err_t sd_observe_writers(sd_sink_t *sink, const char *tag, const int64_t *want, int64_t n, char **out,
-                            char *err, size_t errlen) {
-    sd_writers_ctx_t c = {tag, strlen(tag), want, n, sd_util_xcalloc((size_t)(n ? n : 1), sizeof(sd_buf_t))};
+                            sd_observe_fmt_cb fmt, void *fmt_opaque, char *err, size_t errlen) {
+    sd_writers_ctx_t c = {tag, strlen(tag), want, n, sd_util_xcalloc((size_t)(n ? n : 1), sizeof(sd_buf_t)), fmt, fmt_opaque};
     sd_err_t e = n ? sd_sink_scan(sink, sd_writers_cb, &c, err, errlen) : SD_OK;
     for (int64_t i = 0; i < n; i++) out[i] = sd_buf_steal(&c.bufs[i]);
     free(c.bufs);

@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "sink.h"
+#include "util.h"
 
 typedef struct sd_unexpected_s {
     char *id;        /* "(null)" for rows without an id */
@@ -39,9 +40,14 @@ void sd_observe_free(sd_observe_t *o);
 void sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
                     const char *writer, size_t wlen);
 
+/* Formats one copy's writer into out: the sink's label and, when the sink
+ * knows it, the time the row was written (INT64_MIN otherwise). */
+typedef void (*sd_observe_fmt_cb)(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out);
+
 /* Second pass: writers of the n seqs in want (sorted ascending). out[i]
- * gets a malloc'd comma-separated list, in sink order. */
+ * gets a malloc'd comma-separated list, in sink order. fmt may be NULL
+ * (the label as is). */
 sd_err_t sd_observe_writers(sd_sink_t *sink, const char *tag, const int64_t *want, int64_t n, char **out,
-                            char *err, size_t errlen);
+                            sd_observe_fmt_cb fmt, void *fmt_opaque, char *err, size_t errlen);
 
 #endif

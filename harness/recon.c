@@ -64,6 +64,8 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
         if (d == SD_RECON_UNSENT) continue;
         switch (d) {
         case SD_DISP_TARGET:
+        {
+            uint32_t e = l->expected && l->expected[s] > 1 ? l->expected[s] : 1;
             c->expected_in_target++;
             if (t == 0) {
                 if (l->trimmed && l->trimmed[s]) {
@@ -73,13 +75,17 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
                     c->lost++;
                     sd_list_add(&out->lists[SD_B_LOST], s, 0);
                 }
-            } else if (t == 1) {
+            } else if (t == e) {
                 c->delivered_once++;
+            } else if (t < e) {
+                c->lost++; /* some of the copies it had to pass on are missing */
+                sd_list_add(&out->lists[SD_B_LOST], s, t);
             } else {
                 c->duplicated++;
-                c->duplicate_rows += t - 1;
+                c->duplicate_rows += t - e;
                 sd_list_add(&out->lists[SD_B_DUPLICATED], s, t);
             }
+        }
             if (q) {
                 c->valid_quarantined++;
                 sd_list_add(&out->lists[SD_B_VALID_QUARANTINED], s, q);

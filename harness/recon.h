@@ -31,6 +31,9 @@ typedef struct sd_recon_ledger_s {
     const uint8_t *disp;     /* sd_disp_t or SD_RECON_UNSENT, per seq */
     const uint8_t *kind;     /* sd_kind_t per seq */
     const uint8_t *trimmed;  /* per seq: cannot be re-read from the broker (may be NULL) */
+    const uint8_t *expected; /* per seq: copies the target must hold (NULL: one each). With
+                              * `contract duplicates=keep` it is the number of times the
+                              * harness sent the id: the pipeline must pass input duplicates on */
 } sd_recon_ledger_t;
 
 typedef enum {
@@ -38,6 +41,7 @@ typedef enum {
     SD_B_MALFORMED_LEAKED, SD_B_QUARANTINED, SD_B_MALFORMED_VANISHED, SD_B_LATE_VANISHED, SD_B_VALID_QUARANTINED,
     SD_B__COUNT
 } sd_bucket_t;
+/* SD_B_LOST also holds ids with fewer copies than expected (copies > 0). */
 const char *sd_bucket_name(sd_bucket_t b);
 
 typedef struct sd_recon_counts_s {

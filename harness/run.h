@@ -20,6 +20,7 @@
 #include "producer.h"
 #include "scenario.h"
 #include "sink.h"
+#include "spark.h"
 #include "supervisor.h"
 #include "util.h"
 #include "watchdog.h"
@@ -46,6 +47,21 @@ typedef struct sd_run_result_s {
     char run_dir[4096];
     char message[2048];
 } sd_run_result_t;
+
+/* Where the newest incarnation's batches are, whatever reports them (batch
+ * markers or a Spark checkpoint). */
+typedef struct sd_run_batches_s {
+    int incarnation;
+    int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
+    int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
+    double ms_per_row;                      /* mean batch duration per row so far, 0 unknown */
+    double ms_sum;
+    int64_t rows_sum;
+    int64_t last_event_mono;                /* any batch event, any incarnation */
+    int64_t events;
+    int64_t hist_rows[32], hist_ms[32];     /* the last completed batches: rows, duration */
+    int nhist;
+} sd_run_batches_t;
 
 typedef struct sd_run_s {
     const sd_scenario_t *sc;
@@ -90,6 +106,12 @@ typedef struct sd_run_s {
     int64_t last_offsets_mono;    /* last commit marker with offsets */
     int64_t *consumed;            /* per source partition, from commit markers (-1 unknown) */
     int64_t *trim_warned;         /* per source partition: low watermark already warned about */
+    sd_run_batches_t bs;
+    sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
+    int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
+    int spark_inc;
+    int64_t inc_started_wall;     /* when the newest incarnation was started */
+    uint8_t *sends;               /* per seq: messages sent with this id (saturating) */
 
     /* messages staged for sending (ledger first, then Kafka) */
     struct sd_run_staged_s *stage;
@@ -127,8 +149,17 @@ sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, s
 int64_t sd_run_elapsed_ms(const sd_run_t *r);
 /* Print a progress line (not with --quiet). */
 void sd_run_say(sd_run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Start a new incarnation and wait until it is ready. */
-sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen);
+/* Start a new incarnation (variant NULL: the pipeline line) and wait until it is ready. */
+sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
+                               char *err, size_t errlen);
+/* Is a batch of the newest incarnation in flight? Refreshes the progress first. */
+int sd_run_in_flight(sd_run_t *r);
+/* Record batch markers, Spark checkpoint changes and pipeline exits now
+ * (cheaper than sd_run_tick: no sampling, no commit). */
+sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
+/* Expected duration (ms) of a batch of `rows` rows, from the batches seen
+ * so far (a + b*rows fitted on them); 0 when there is no history. */
+int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows);
 
 /* An injector handles some step kinds (Redis-style ops struct). */
 typedef struct sd_injector_s {

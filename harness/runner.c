@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "../reports/report.h"
+#include <jansson.h>
+
 #include "observe.h"
 #include "recon.h"
 
@@ -60,9 +62,11 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
         r->capseq = r->capseq ? r->capseq * 2 : 4096;
         r->disp = sd_util_xrealloc(r->disp, (size_t)r->capseq);
         r->kind = sd_util_xrealloc(r->kind, (size_t)r->capseq);
+        r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
     }
     r->disp[r->nseq] = (uint8_t)disp;
     r->kind[r->nseq] = (uint8_t)kind;
+    r->sends[r->nseq] = 0;
     return r->nseq++;
 }
 
@@ -73,6 +77,7 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
         r->stage = sd_util_xrealloc(r->stage, sizeof(*r->stage) * (size_t)r->capstage);
     }
     sd_run_staged_t *m = &r->stage[r->nstage++];
+    if (seq >= 0 && seq < r->nseq && r->sends[seq] < 255) r->sends[seq]++;
     m->seq = seq;
     m->kind = kind;
     m->disp = disp;
@@ -130,28 +135,144 @@ sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, s
     return sd_sink_count(s, 1, rows, err, errlen);
 }
 
+static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
+
+/* A batch began or committed in incarnation inc: record it, and keep the
+ * newest incarnation's batch state. The one path for markers and Spark. */
+static sd_err_t sd_run_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
+                                   const char *offsets, int64_t t_ms, char *err, size_t errlen) {
+    int64_t now = sd_util_mono_ms();
+    sd_run_batches_t *b = &r->bs;
+    b->last_event_mono = now;
+    b->events++;
+    if (inc == b->incarnation) {
+        if (type == SD_SUP_EV_BEGIN) {
+            b->begun = id;
+            b->begun_rows = rows;
+            b->begun_mono = now;
+        } else {
+            if (b->begun == id && b->begun_rows > 0) {
+                b->ms_sum += (double)(now - b->begun_mono);
+                b->rows_sum += b->begun_rows;
+                b->ms_per_row = b->ms_sum / (double)b->rows_sum;
+                int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
+                b->hist_rows[k] = b->begun_rows;
+                b->hist_ms[k] = now - b->begun_mono;
+            }
+            b->committed = id;
+            b->committed_mono = now;
+        }
+    }
+    if (type == SD_SUP_EV_COMMIT && offsets && r->consumed) {
+        char *save = NULL, *list = sd_util_strdup(offsets);
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int p;
+            long long o;
+            if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) r->consumed[p] = o;
+        }
+        free(list);
+        r->last_offsets_mono = now;
+    }
+    return sd_ledger_batch(r->ledger, inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
+                           type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
+}
+
+/* Spark: turn checkpoint changes into batch events for the newest incarnation. */
+static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
+    if (!r->spark || !r->bs.incarnation) return SD_OK;
+    sd_spark_state_t st;
+    sd_spark_poll(r->spark, &st);
+    sd_err_t e = SD_OK;
+    if (r->spark_inc != r->bs.incarnation) {
+        /* a new incarnation re-runs the uncommitted batch, if any */
+        r->spark_inc = r->bs.incarnation;
+        r->spark_planned = st.committed;
+        r->spark_committed = st.committed;
+    }
+    while (!e && st.planned > r->spark_planned) {
+        int64_t n = r->spark_planned + 1 > st.committed + 1 ? r->spark_planned + 1 : st.committed + 1;
+        if (n > st.planned) n = st.planned;
+        /* a batch planned by an earlier incarnation begins again now */
+        int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
+        if (t < r->inc_started_wall) t = r->inc_started_wall;
+        e = sd_run_batch_event(r, SD_SUP_EV_BEGIN, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), NULL, t, err, errlen);
+        r->spark_planned = n;
+    }
+    while (!e && st.committed > r->spark_committed) {
+        int64_t n = ++r->spark_committed;
+        char *off = sd_spark_offsets_text(r->spark, n);
+        e = sd_run_batch_event(r, SD_SUP_EV_COMMIT, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), off,
+                               n == st.committed && st.committed_mtime ? st.committed_mtime : sd_util_wall_ms(), err, errlen);
+        free(off);
+    }
+    return e;
+}
+
+int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows) {
+    const sd_run_batches_t *b = &r->bs;
+    if (!b->nhist || rows <= 0) return 0;
+    /* least squares of ms = a + b*rows; proportional when the rows never varied */
+    double n = b->nhist, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < b->nhist; i++) {
+        double x = (double)b->hist_rows[i], y = (double)b->hist_ms[i];
+        sx += x; sy += y; sxx += x * x; sxy += x * y;
+    }
+    double den = n * sxx - sx * sx;
+    double slope, icpt;
+    if (b->nhist >= 2 && den > 1e-9) {
+        slope = (n * sxy - sx * sy) / den;
+        icpt = (sy - slope * sx) / n;
+        if (slope < 0) { slope = 0; icpt = sy / n; }
+        if (icpt < 0) { icpt = 0; slope = sxy / sxx; }
+    } else {
+        slope = sy / sx;
+        icpt = 0;
+    }
+    return (int64_t)(icpt + slope * (double)rows);
+}
+
+sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
+    sd_err_t e = sd_run_sup_events(r, err, errlen);
+    if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+int sd_run_in_flight(sd_run_t *r) {
+    sd_run_spark_poll(r, NULL, 0);
+    return r->bs.begun > r->bs.committed;
+}
+
+/* Spark's own account of a batch (StreamingQueryProgress JSON). */
+static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen) {
+    json_t *o = json_loads(text, 0, NULL);
+    if (!o) return SD_OK;
+    int64_t batch = json_integer_value(json_object_get(o, "batchId"));
+    int64_t rows = json_integer_value(json_object_get(o, "numInputRows"));
+    const char *name = json_string_value(json_object_get(o, "name"));
+    int64_t dur = json_integer_value(json_object_get(json_object_get(o, "durationMs"), "triggerExecution"));
+    int64_t dropped = 0;
+    json_t *ops = json_object_get(o, "stateOperators");
+    size_t i;
+    json_t *op;
+    json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
+    sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
+    json_decref(o);
+    return e;
+}
+
 /* Record what the supervisor saw. */
 static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
     if (!r->sup) return SD_OK;
     sd_sup_event_t ev;
-    sd_err_t e = SD_OK;
+    sd_err_t e = sd_run_spark_poll(r, err, errlen);
     while (!e && sd_sup_next_event(r->sup, &ev) == 0) {
         switch (ev.type) {
         case SD_SUP_EV_BEGIN:
-            e = sd_ledger_batch(r->ledger, ev.incarnation, ev.batch, "begin", ev.t_ms, ev.rows, NULL, err, errlen);
-            break;
         case SD_SUP_EV_COMMIT:
-            e = sd_ledger_batch(r->ledger, ev.incarnation, ev.batch, "commit", ev.t_ms, ev.rows, ev.offsets, err, errlen);
-            if (ev.offsets && r->consumed) {
-                char *save = NULL, *list = sd_util_strdup(ev.offsets);
-                for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                    int p;
-                    long long o;
-                    if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) r->consumed[p] = o;
-                }
-                free(list);
-                r->last_offsets_mono = sd_util_mono_ms();
-            }
+            e = sd_run_batch_event(r, ev.type, ev.incarnation, ev.batch, ev.rows, ev.text, ev.t_ms, err, errlen);
+            break;
+        case SD_SUP_EV_PROGRESS:
+            e = sd_run_progress(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
             break;
         case SD_SUP_EV_EXIT: {
             e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);
@@ -178,7 +299,7 @@ static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
         case SD_SUP_EV_READY:
             break;
         }
-        free(ev.offsets);
+        free(ev.text);
     }
     return e;
 }
@@ -271,39 +392,59 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
 
 /* ---- pipeline start ---- */
 
-sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen) {
+sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
+                               char *err, size_t errlen) {
     int inc = 0;
-    sd_err_t e = sd_sup_start(r->sup, &inc, err, errlen);
+    char **src = r->sc->argv;
+    int argc = r->sc->argc, line = r->sc->pipeline_line;
+    for (int v = 0; variant && v < r->sc->nvariants; v++)
+        if (!strcmp(r->sc->variants[v].name, variant)) {
+            src = r->sc->variants[v].argv;
+            argc = r->sc->variants[v].argc;
+            line = r->sc->variants[v].line;
+        }
+    char **argv = sd_util_xcalloc((size_t)argc + 1, sizeof(char *));
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_err_t e = SD_OK;
+    for (int i = 0; i < argc && !e; i++) {
+        argv[i] = sd_scenario_expand(src[i], &r->vars, err, errlen);
+        if (!argv[i]) e = SD_ERR_SCENARIO;
+        else sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
+    }
+    if (!e) e = sd_sup_start(r->sup, argv, &inc, err, errlen);
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    free(argv);
     if (e == SD_ERR_PIPELINE) {
         char tmp[1024];
         snprintf(tmp, sizeof(tmp), "%s", err);
-        sd_err_set(err, errlen, e, "%s:%d: %s", r->sc->path, r->sc->pipeline_line, tmp);
+        sd_err_set(err, errlen, e, "%s:%d: %s", r->sc->path, line, tmp);
+    }
+    if (e == SD_ERR_SCENARIO) {
+        sd_buf_free(&b);
+        return e;
     }
     r->incarnations = inc;
-    char *argv = NULL;
-    {
-        sd_buf_t b;
-        sd_buf_init(&b);
-        for (int i = 0; i < r->sc->argc; i++) {
-            char *x = sd_scenario_expand(r->sc->argv[i], &r->vars, NULL, 0);
-            sd_buf_printf(&b, "%s%s", i ? " " : "", x ? x : r->sc->argv[i]);
-            free(x);
-        }
-        argv = sd_buf_steal(&b);
-    }
+    r->inc_started_wall = sd_util_wall_ms();
+    /* a new incarnation: its batches start from scratch */
+    r->bs.incarnation = inc;
+    r->bs.begun = r->bs.committed = -1;
+    r->bs.begun_rows = -1;
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
-    sd_err_t le2 = sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, argv, lo, le, sd_util_wall_ms(), NULL, 0);
-    (void)le2;
+    char *cmd = sd_buf_steal(&b);
+    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, sd_util_wall_ms(), NULL, 0);
+    free(cmd);
     free(lo);
     free(le);
-    free(argv);
     if (e) return e;
     r->pipeline_wanted = 1;
     int64_t start = sd_util_mono_ms();
     int64_t deadline = start + timeout_ms;
-    int markers = r->sc->progress == SD_PROGRESS_MARKERS;
+    /* pipelines that report progress (markers, or a Spark query's SD-READY)
+     * are ready when they say so; others when they are still up after 2 s */
+    int markers = r->sc->progress == SD_PROGRESS_MARKERS || r->sc->progress == SD_PROGRESS_SPARK;
     int64_t grace = sd_util_scaled_ms(2000);
     for (;;) {
         sd_sup_state(r->sup, &st);
@@ -315,15 +456,18 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, int64_t timeout_ms, char *detail, si
             const char *t = tl > 800 ? tail + tl - 800 : tail;
             if (st.exit_signal)
                 e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) died of signal %d before it was ready; last stderr:\n%s",
-                               r->sc->path, r->sc->pipeline_line, inc, st.exit_signal, t[0] ? t : "(empty)");
+                               r->sc->path, line, inc, st.exit_signal, t[0] ? t : "(empty)");
             else
                 e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) exited with code %d before it was ready; last stderr:\n%s",
-                               r->sc->path, r->sc->pipeline_line, inc, st.exit_code, t[0] ? t : "(empty)");
+                               r->sc->path, line, inc, st.exit_code, t[0] ? t : "(empty)");
             free(tail);
             r->pipeline_wanted = 0;
             return e;
         }
-        if (markers && (st.ready || st.begin_batch >= 0 || st.commit_batch >= 0)) {
+        /* a Spark checkpoint shows batches of earlier incarnations: only the
+         * query itself (SD-READY) says this one is up */
+        int marker_seen = r->sc->progress == SD_PROGRESS_MARKERS && (r->bs.begun >= 0 || r->bs.committed >= 0);
+        if (markers && (st.ready || marker_seen)) {
             snprintf(detail, dlen, "incarnation %d (pid %d) ready after %.2fs", inc, (int)st.pid,
                      (double)(sd_util_mono_ms() - start) / 1000.0);
             return SD_OK;
@@ -409,7 +553,7 @@ static sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail
 
 /* Has the pipeline consumed every source partition to its end? -1 unknown. */
 static int sd_run_caught_up(sd_run_t *r, char *why, size_t wlen) {
-    if (r->sc->progress != SD_PROGRESS_MARKERS || !r->last_offsets_mono || !r->consumed) return -1;
+    if (!r->last_offsets_mono || !r->consumed) return -1;
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     if (!st.running) return -1;
@@ -440,7 +584,7 @@ static sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t ti
         sd_sup_state_t st = {0};
         if (r->sup) sd_sup_state(r->sup, &st);
         int64_t since = r->last_change_mono;
-        if (st.last_marker_mono_ms > since) since = st.last_marker_mono_ms;
+        if (r->bs.last_event_mono > since) since = r->bs.last_event_mono;
         if (t0 > since) since = t0;
         int quiet = now - since >= quiet_ms;
         if (quiet && now >= next_cu) {
@@ -582,6 +726,46 @@ static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_re
     return SD_OK;
 }
 
+/* Batch windows of every incarnation, to say which batch wrote a row whose
+ * sink knows its write time (a Kafka record's timestamp, for instance). */
+typedef struct {
+    int inc;
+    int64_t batch, begin_ms, end_ms;
+} sd_window_t;
+
+typedef struct {
+    sd_window_t *w;
+    int n;
+} sd_windows_t;
+
+static void sd_run_load_windows(sd_run_t *r, sd_windows_t *ws) {
+    memset(ws, 0, sizeof(*ws));
+    sqlite3_stmt *st;
+    const char *sql = "SELECT b.incarnation, b.id, b.begin_ms, coalesce(b.commit_ms, i.ended_ms, 9223372036854775807)"
+                      " FROM batch b LEFT JOIN incarnation i ON i.n = b.incarnation WHERE b.begin_ms IS NOT NULL ORDER BY b.begin_ms";
+    if (sqlite3_prepare_v2(sd_ledger_db(r->ledger), sql, -1, &st, NULL) != SQLITE_OK) return;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        ws->w = sd_util_xrealloc(ws->w, sizeof(*ws->w) * (size_t)(ws->n + 1));
+        sd_window_t *w = &ws->w[ws->n++];
+        w->inc = sqlite3_column_int(st, 0);
+        w->batch = sqlite3_column_int64(st, 1);
+        w->begin_ms = sqlite3_column_int64(st, 2);
+        w->end_ms = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+}
+
+static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out) {
+    const sd_windows_t *ws = opaque;
+    if (len) sd_buf_append(out, label, len);
+    else sd_buf_putc(out, '?');
+    if (t_ms == INT64_MIN || memmem(label, len, "batch", 5)) return;
+    const sd_window_t *best = NULL;
+    for (int i = 0; i < ws->n; i++)
+        if (ws->w[i].begin_ms <= t_ms + 5 && t_ms <= ws->w[i].end_ms + 5 && (!best || ws->w[i].begin_ms >= best->begin_ms)) best = &ws->w[i];
+    if (best) sd_buf_printf(out, " (incarnation %d, batch %lld)", best->inc, (long long)best->batch);
+}
+
 static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_recon_result_t *res,
                                        const sd_observe_t *obs, char *err, size_t errlen) {
     sqlite3 *db = sd_ledger_db(r->ledger);
@@ -598,7 +782,10 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     nwant = k;
     qsort(want, (size_t)nwant, sizeof(int64_t), sd_cmp_i64);
     char **writers = sd_util_xcalloc((size_t)(nwant ? nwant : 1), sizeof(char *));
-    sd_err_t e = sd_observe_writers(sink, r->tag, want, nwant, writers, err, errlen);
+    sd_windows_t ws;
+    sd_run_load_windows(r, &ws);
+    sd_err_t e = sd_observe_writers(sink, r->tag, want, nwant, writers, sd_run_fmt_writer, &ws, err, errlen);
+    free(ws.w);
     if (e) {
         for (int64_t i = 0; i < nwant; i++) free(writers[i]);
         free(writers);
@@ -655,6 +842,109 @@ static int64_t sd_run_ledger_count(sd_run_t *r, const char *sql) {
     return v;
 }
 
+/* The pipeline's own account against the ledger. Each progress report
+ * (Spark's StreamingQueryProgress) names the source offsets its batch
+ * read; the ledger knows which messages the harness put at those offsets.
+ * Per reported batch (the last report of each batch id: a batch re-run
+ * after a kill reports once), Spark's numInputRows must equal the
+ * messages the ledger has in that range, and the rows its watermark
+ * dropped are put beside the late events in it. Messages no reported
+ * batch covers are counted (a kill can take a batch's report with it).
+ * Disagreements are warnings; the verdict rests on the sinks. */
+static void sd_run_compare_account(sd_run_t *r) {
+    sqlite3 *db = sd_ledger_db(r->ledger);
+    if (sd_run_ledger_count(r, "SELECT count(*) FROM progress") == 0) return;
+    sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS ledger_pos ON ledger(partition, offset);"
+                     "CREATE TABLE IF NOT EXISTS account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
+                     " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER)", NULL, NULL, NULL);
+    sqlite3_stmt *st, *cnt, *ins;
+    const char *sql = "SELECT query, batch, incarnation, input_rows, dropped_by_watermark, json FROM ("
+                      " SELECT *, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k FROM progress WHERE batch >= 0)"
+                      " WHERE k = 1 ORDER BY query, batch";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return;
+    sqlite3_prepare_v2(db, "SELECT count(*), sum(kind='late') FROM ledger WHERE partition=? AND offset>=? AND offset<?", -1, &cnt, NULL);
+    sqlite3_prepare_v2(db, "INSERT INTO account VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL);
+    int64_t produced = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
+    char cur[128] = "";
+    int64_t covered = 0, batches = 0, bad = 0, spark_rows = 0, dropped = 0, late = 0;
+    for (int more = 1; more;) {
+        more = sqlite3_step(st) == SQLITE_ROW;
+        const char *q = more ? (const char *)sqlite3_column_text(st, 0) : "";
+        if (!q) q = "";
+        if ((!more || strcmp(q, cur)) && batches) {
+            char w[768];
+            snprintf(w, sizeof(w), "query %s: %lld batches reported, %lld input rows; the ledger has %lld messages in their offsets "
+                     "(%lld batches disagree); %lld of the %lld messages sent lie in no reported batch; %lld rows dropped by "
+                     "the watermark, %lld late events sent in those offsets",
+                     cur[0] ? cur : "(unnamed)", (long long)batches, (long long)spark_rows, (long long)covered, (long long)bad,
+                     (long long)(produced - covered), (long long)produced, (long long)dropped, (long long)late);
+            sd_ledger_warning(r->ledger, bad ? "account-disagrees" : "account", w, NULL, 0);
+            if (bad) sd_run_say(r, "warning: %s", w);
+            covered = batches = bad = spark_rows = dropped = late = 0;
+        }
+        if (!more) break;
+        snprintf(cur, sizeof(cur), "%s", q);
+        int64_t batch = sqlite3_column_int64(st, 1), srows = sqlite3_column_int64(st, 3), sdrop = sqlite3_column_int64(st, 4);
+        int inc = sqlite3_column_int(st, 2);
+        json_t *o = json_loads((const char *)sqlite3_column_text(st, 5), 0, NULL);
+        int64_t lrows = 0, llate = 0;
+        int known = 0;
+        size_t i;
+        json_t *src;
+        json_array_foreach(json_object_get(o, "sources"), i, src) {
+            json_t *so = json_object_get(src, "startOffset"), *eo = json_object_get(src, "endOffset");
+            if (json_is_string(so)) { json_t *t = json_loads(json_string_value(so), 0, NULL); so = t; } else json_incref(so);
+            if (json_is_string(eo)) { json_t *t = json_loads(json_string_value(eo), 0, NULL); eo = t; } else json_incref(eo);
+            json_t *sp = json_object_get(so, r->topic), *ep = json_object_get(eo, r->topic);
+            if (json_is_object(ep)) {
+                known = 1;
+                const char *k;
+                json_t *v;
+                json_object_foreach(ep, k, v) {
+                    int64_t end = json_integer_value(v);
+                    int64_t begin = json_is_object(sp) && json_object_get(sp, k) ? json_integer_value(json_object_get(sp, k)) : 0;
+                    if (cnt) {
+                        sqlite3_bind_int(cnt, 1, atoi(k));
+                        sqlite3_bind_int64(cnt, 2, begin);
+                        sqlite3_bind_int64(cnt, 3, end);
+                        if (sqlite3_step(cnt) == SQLITE_ROW) {
+                            lrows += sqlite3_column_int64(cnt, 0);
+                            llate += sqlite3_column_int64(cnt, 1);
+                        }
+                        sqlite3_reset(cnt);
+                    }
+                }
+            }
+            json_decref(so);
+            json_decref(eo);
+        }
+        json_decref(o);
+        if (!known) continue;
+        int agree = srows == lrows;
+        batches++;
+        covered += lrows;
+        spark_rows += srows;
+        dropped += sdrop;
+        late += llate;
+        if (!agree) bad++;
+        if (ins) {
+            sqlite3_bind_text(ins, 1, cur, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(ins, 2, batch);
+            sqlite3_bind_int(ins, 3, inc);
+            sqlite3_bind_int64(ins, 4, srows);
+            sqlite3_bind_int64(ins, 5, lrows);
+            sqlite3_bind_int64(ins, 6, sdrop);
+            sqlite3_bind_int64(ins, 7, llate);
+            sqlite3_bind_int(ins, 8, agree);
+            sqlite3_step(ins);
+            sqlite3_reset(ins);
+        }
+    }
+    if (cnt) sqlite3_finalize(cnt);
+    if (ins) sqlite3_finalize(ins);
+    sqlite3_finalize(st);
+}
+
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
 static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen) {
     *failed = 0;
@@ -663,7 +953,8 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
     if (e) return e;
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed, err, errlen);
-    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed};
+    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed,
+                           .expected = r->sc->keep_duplicates ? r->sends : NULL};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
     int have_q = 0;
@@ -674,6 +965,18 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
         sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
                    (double)(sd_util_mono_ms() - t0) / 1000.0);
     }
+    /* what the readers noticed besides rows (files a killed Spark batch left behind, ...) */
+    for (int si = 0; si < r->nsinks; si++) {
+        char *note = sd_sink_notes(r->sinks[si]);
+        if (note) {
+            char *w = sd_util_fmt("sink %s: %s", r->sinks[si]->name, note);
+            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
+            sd_run_say(r, "note: %s", w);
+            free(w);
+            free(note);
+        }
+    }
+    sd_run_compare_account(r);
     /* expect steps */
     const sd_step_t **expects = sd_util_xcalloc((size_t)r->sc->nsteps + 1, sizeof(*expects));
     int nexp = 0;
@@ -811,7 +1114,7 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->consumed); free(r->stage); free(r->trim_warned);
+    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); sd_spark_close(r->spark); free(r->consumed); free(r->stage); free(r->trim_warned);
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);
     sd_buf_free(&r->key);
@@ -1001,6 +1304,15 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         for (int i = 0; i < sc->argc; i++) free(argv[i]);
         free(argv);
         sd_kvlist_free(&env);
+        if (e) goto done;
+    }
+
+    if (sc->progress == SD_PROGRESS_SPARK) {
+        char *chk = sd_run_expand(r, sc->checkpoint ? sc->checkpoint : "{checkpoint}", err, sizeof(err));
+        if (!chk) { e = SD_ERR_SCENARIO; goto done; }
+        e = sd_spark_open(chk, r->topic, r->partitions, &r->spark, err, sizeof(err));
+        sd_ledger_meta_set(r->ledger, "spark_checkpoint", chk, NULL, 0);
+        free(chk);
         if (e) goto done;
     }
 

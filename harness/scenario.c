@@ -459,6 +459,12 @@ void sd_scenario_free(sd_scenario_t *sc) {
     }
     for (int i = 0; i < sc->argc; i++) free(sc->argv[i]);
     free(sc->argv);
+    for (int v = 0; v < sc->nvariants; v++) {
+        for (int i = 0; i < sc->variants[v].argc; i++) free(sc->variants[v].argv[i]);
+        free(sc->variants[v].argv);
+        free(sc->variants[v].name);
+    }
+    free(sc->variants);
     sd_kvlist_free(&sc->env);
     free(sc->checkpoint);
     sd_kvlist_free(&sc->producer_props);
@@ -467,6 +473,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
         sd_step_t *st = &sc->steps[i];
         free(st->text);
         free(st->sink);
+        free(st->variant);
         for (int k = 0; k < st->nexpects; k++) { free(st->expects[k].count); free(st->expects[k].value_count); }
         free(st->expects);
     }
@@ -474,7 +481,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     free(sc);
 }
 
-static const char *const sd_sink_kinds[] = {"sqlite", "kafka", "jsonl", NULL};
+static const char *const sd_sink_kinds[] = {"sqlite", "kafka", "jsonl", "spark-files", NULL};
 
 static int sd_is_sink_kind(const char *s) {
     for (int i = 0; sd_sink_kinds[i]; i++)
@@ -511,15 +518,15 @@ static sd_err_t sd_parse_sink(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts, in
     if (i < ts->n && !strchr(ts->t[i].text, '=') && !sd_is_sink_kind(ts->t[i].text)) {
         if (!sd_valid_name(ts->t[i].text))
             return sd_perr(c, ts->t[i].line, ts->t[i].col,
-                           "%s: expected a sink name or kind (sqlite, kafka, jsonl), found \"%s\"", what, ts->t[i].text);
+                           "%s: expected a sink name or kind (sqlite, kafka, jsonl, spark-files), found \"%s\"", what, ts->t[i].text);
         name = ts->t[i].text;
         i++;
     }
     if (i >= ts->n)
         return sd_perr(c, ts->t[0].line, ts->t[0].col + (int)strlen(ts->t[0].text) + 1,
-                       "%s: expected a sink kind (sqlite, kafka, jsonl), found the end of the line", what);
+                       "%s: expected a sink kind (sqlite, kafka, jsonl, spark-files), found the end of the line", what);
     if (!sd_is_sink_kind(ts->t[i].text))
-        return sd_perr(c, ts->t[i].line, ts->t[i].col, "%s: expected a sink kind (sqlite, kafka, jsonl), found \"%s\"",
+        return sd_perr(c, ts->t[i].line, ts->t[i].col, "%s: expected a sink kind (sqlite, kafka, jsonl, spark-files), found \"%s\"",
                        what, ts->t[i].text);
     const char *kind = ts->t[i].text;
     int kind_tok = i;
@@ -537,6 +544,7 @@ static sd_err_t sd_parse_sink(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts, in
     static const char *const jsonl_keys[] = {"path", "id", NULL};
     const char *const *keys = !strcmp(kind, "sqlite") ? sqlite_keys : !strcmp(kind, "kafka") ? kafka_keys : jsonl_keys;
     const char *known = !strcmp(kind, "sqlite") ? "db=, query=" : !strcmp(kind, "kafka") ? "topic=, id=, header=, isolation=" : "path=, id=";
+    /* spark-files takes the same keys as jsonl: path= (the sink folder), id= */
     for (; i < ts->n; i++) {
         sd_kvtok_t kv;
         sd_split_kv(&ts->t[i], &kv);
@@ -678,15 +686,16 @@ static sd_err_t sd_parse_contract(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts
         sd_split_kv(&ts->t[i], &kv);
         sd_err_t e;
         int v;
-        const char *known = "id=, time=, watermark=, late=, malformed=, profile=";
+        const char *known = "id=, time=, watermark=, late=, malformed=, duplicates=, profile=";
         if (!kv.has_op) return sd_unknown_key(c, &ts->t[i], "contract", known);
         if ((e = sd_need_eq(c, &ts->t[i], &kv, "contract"))) return e;
-        if (!strcmp(kv.key, "id")) {
-            free(sc->id_field);
-            sc->id_field = sd_util_strdup(kv.value);
-        } else if (!strcmp(kv.key, "time")) {
-            free(sc->time_field);
-            sc->time_field = sd_util_strdup(kv.value);
+        if (!strcmp(kv.key, "id") || !strcmp(kv.key, "time")) {
+            if (!kv.value[0] || strspn(kv.value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != strlen(kv.value))
+                return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
+                               "contract: expected a field name of letters, digits, '_', '-' or '.', found \"%s\"", kv.value);
+            char **dst = !strcmp(kv.key, "id") ? &sc->id_field : &sc->time_field;
+            free(*dst);
+            *dst = sd_util_strdup(kv.value);
         } else if (!strcmp(kv.key, "watermark")) {
             if ((e = sd_get_duration(c, &ts->t[i], &kv, "contract watermark", &sc->watermark_ms))) return e;
         } else if (!strcmp(kv.key, "late")) {
@@ -697,6 +706,9 @@ static sd_err_t sd_parse_contract(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts
             static const char *const ch[] = {"quarantine", "drop", NULL};
             if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &v))) return e;
             sc->malformed_disp = v == 0 ? SD_DISP_QUARANTINE : SD_DISP_DROPPED;
+        } else if (!strcmp(kv.key, "duplicates")) {
+            static const char *const ch[] = {"drop", "keep", NULL};
+            if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &sc->keep_duplicates))) return e;
         } else if (!strcmp(kv.key, "profile")) {
             static const char *const ch[] = {"exactly-once", "at-least-once", "at-most-once", NULL};
             if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &v))) return e;
@@ -790,8 +802,18 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                 if ((e = sd_parse_timeout(c, &ts->t[i], &kv, st))) return e;
             } else if (k == SD_STEP_RESTART && kv.has_op && !strcmp(kv.key, "delay")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, w)) || (e = sd_get_duration(c, &ts->t[i], &kv, "restart delay", &st->delay_ms))) return e;
+            } else if ((k == SD_STEP_RESTART || k == SD_STEP_START) && kv.has_op && !strcmp(kv.key, "as")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, w))) return e;
+                int found = -1;
+                for (int v = 0; v < sc->nvariants; v++)
+                    if (!strcmp(sc->variants[v].name, kv.value)) found = v;
+                if (found < 0)
+                    return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "%s: expected a `variant %s ...` line in the header, found none",
+                                   w, kv.value);
+                free(st->variant);
+                st->variant = sd_util_strdup(kv.value);
             } else {
-                return sd_unknown_key(c, &ts->t[i], w, k == SD_STEP_RESTART ? "timeout=, delay=" : "timeout=");
+                return sd_unknown_key(c, &ts->t[i], w, k == SD_STEP_RESTART ? "timeout=, delay=, as=" : k == SD_STEP_START ? "timeout=, as=" : "timeout=");
             }
         }
         return SD_OK;
@@ -970,13 +992,13 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         return SD_OK;
     }
     return sd_perr(c, ts->t[0].line, ts->t[0].col,
-                   "expected a directive (source, events, contract, sink, quarantine, pipeline, env, progress, producer, set, name) "
+                   "expected a directive (source, events, contract, sink, quarantine, pipeline, variant, env, progress, producer, set, name) "
                    "or a step (start, produce, replay, inject, await, kill, stop, restart, pause, resume, sleep, expect), found \"%s\"", w);
 }
 
 static int sd_is_header(const char *w) {
     static const char *const h[] = {"name", "set", "source", "events", "contract", "sink", "quarantine",
-                                    "pipeline", "env", "progress", "producer", NULL};
+                                    "pipeline", "variant", "env", "progress", "producer", NULL};
     for (int i = 0; h[i]; i++)
         if (!strcmp(w, h[i])) return 1;
     return 0;
@@ -1147,6 +1169,26 @@ sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvl
                         sc->argv = sd_util_xcalloc((size_t)ts.n, sizeof(char *));
                         for (int i = 1; i < ts.n; i++) sc->argv[i - 1] = sd_util_strdup(ts.t[i].text);
                         sc->pipeline_line = ts.t[0].line;
+                    }
+                }
+            } else if (!strcmp(w, "variant")) {
+                if (ts.n < 3 || !sd_valid_name(ts.t[1].text)) {
+                    rc = sd_perr(&c, ts.t[0].line, ts.n >= 2 ? ts.t[1].col : ts.t[0].col + 8,
+                                 "variant: expected a name and a command line (variant NAME PROGRAM ARG...), found %s",
+                                 ts.n >= 2 ? "no command" : "the end of the line");
+                } else {
+                    for (int v = 0; !rc && v < sc->nvariants; v++)
+                        if (!strcmp(sc->variants[v].name, ts.t[1].text))
+                            rc = sd_perr(&c, ts.t[1].line, ts.t[1].col, "variant: expected a new name, found \"%s\" again (line %d)",
+                                         ts.t[1].text, sc->variants[v].line);
+                    if (!rc) {
+                        sc->variants = sd_util_xrealloc(sc->variants, sizeof(*sc->variants) * (size_t)(sc->nvariants + 1));
+                        struct sd_variant_s *v = &sc->variants[sc->nvariants++];
+                        v->name = sd_util_strdup(ts.t[1].text);
+                        v->argc = ts.n - 2;
+                        v->argv = sd_util_xcalloc((size_t)ts.n, sizeof(char *));
+                        for (int i = 2; i < ts.n; i++) v->argv[i - 2] = sd_util_strdup(ts.t[i].text);
+                        v->line = ts.t[0].line;
                     }
                 }
             } else if (!strcmp(w, "env")) {

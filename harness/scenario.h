@@ -99,6 +99,7 @@ typedef struct sd_step_s {
     int mid_batch;
     int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
     int64_t delay_ms;      /* restart delay */
+    char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
     /* await */
     char *sink;            /* sink name for await sink */
     sd_op_t op;
@@ -142,6 +143,7 @@ typedef struct sd_scenario_s {
     sd_disp_t late_disp;
     sd_disp_t malformed_disp;
     sd_profile_t profile;
+    int keep_duplicates;   /* contract duplicates=keep: input duplicates must reach the target */
 
     /* sinks */
     sd_sink_decl_t sinks[SD_MAX_SINKS];
@@ -151,6 +153,15 @@ typedef struct sd_scenario_s {
     char **argv;           /* NULL-terminated, placeholders unexpanded */
     int argc;
     int pipeline_line;
+    /* `variant NAME CMD...`: other command lines of the same pipeline (same
+     * checkpoint), chosen by `start as=NAME` / `restart as=NAME` */
+    struct sd_variant_s {
+        char *name;
+        char **argv;
+        int argc;
+        int line;
+    } *variants;
+    int nvariants;
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
     sd_progress_t progress;
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */

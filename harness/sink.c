@@ -8,7 +8,7 @@
 
 #include "util.h"
 
-static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, NULL};
+static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, NULL};
 
 const sd_sink_ops_t *sd_sink_find(const char *name) {
     for (int i = 0; sd_sink_readers[i]; i++)
@@ -75,6 +75,10 @@ sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, 
     sd_err_t e = s->ops->scan(s->state, cb, opaque, rerr, sizeof(rerr));
     if (e) return sd_err_set(err, errlen, e, "sink %s (%s): %s", s->name, s->describe, rerr);
     return SD_OK;
+}
+
+char *sd_sink_notes(sd_sink_t *s) {
+    return s->ops->notes ? s->ops->notes(s->state) : NULL;
 }
 
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen) {

@@ -38,11 +38,14 @@ typedef struct sd_sink_ops_s {
     /* Every row, in sink order. */
     sd_err_t (*scan)(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
     void (*close)(void *state);
+    /* Optional: what the reader noticed that is not a row (caller frees), or NULL. */
+    char *(*notes)(void *state);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
 extern const sd_sink_ops_t sd_sink_kafka;
 extern const sd_sink_ops_t sd_sink_jsonl;
+extern const sd_sink_ops_t sd_sink_spark_files;
 
 /* Reader by name, or NULL. */
 const sd_sink_ops_t *sd_sink_find(const char *name);
@@ -61,6 +64,8 @@ sd_err_t sd_sink_open(const sd_sink_decl_t *decl, const sd_kvlist_t *vars, const
 void sd_sink_close(sd_sink_t *s);
 sd_err_t sd_sink_count(sd_sink_t *s, int missing_ok, int64_t *rows, char *err, size_t errlen);
 sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
+/* The reader's notes (caller frees), or NULL. */
+char *sd_sink_notes(sd_sink_t *s);
 
 /* Extract a top-level string or integer field from a JSON object text with
  * jansson. Writes into out (NUL-terminated) and returns its length, or -1

@@ -106,4 +106,4 @@ static void sd_sqlite_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close};
+const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close, NULL};

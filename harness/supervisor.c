@@ -148,7 +148,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
                 if (o) {
                     o += 8;
                     size_t n = strcspn(o, " \t");
-                    ev.offsets = sd_util_strndup(o, n);
+                    ev.text = sd_util_strndup(o, n);
                 }
                 if (current) {
                     if (s->st.begin_batch == id && s->st.begin_rows > 0) {
@@ -162,6 +162,10 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
             }
             sd_sup_push(s, &ev);
         }
+    } else if ((m = strstr(z, "SD-PROGRESS "))) {
+        ev.type = SD_SUP_EV_PROGRESS;
+        ev.text = sd_util_strdup(m + 12);
+        sd_sup_push(s, &ev);
     } else if (strstr(z, "SD-READY")) {
         ev.type = SD_SUP_EV_READY;
         if (current) s->st.ready = 1;
@@ -349,7 +353,8 @@ char *sd_sup_log_path(sd_sup_t *s, int n, int is_err) {
     return sd_util_fmt("%s/pipeline-%d.%s.log", s->logdir, n, is_err ? "stderr" : "stdout");
 }
 
-sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen) {
+sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, size_t errlen) {
+    char **argv = argv_in ? argv_in : s->argv;
     int outp[2], errp[2], execp[2];
     if (pipe2(outp, O_CLOEXEC) == -1 || pipe2(errp, O_CLOEXEC) == -1 || pipe2(execp, O_CLOEXEC) == -1)
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: pipe: %s", strerror(errno));
@@ -392,7 +397,7 @@ sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen) {
         if (devnull >= 0) dup2(devnull, 0);
         dup2(outp[1], 1);
         dup2(errp[1], 2);
-        execvpe(s->argv[0], s->argv, s->envp);
+        execvpe(argv[0], argv, s->envp);
         int e = errno;
         ssize_t w = write(execp[1], &e, sizeof(e));
         (void)w;
@@ -445,7 +450,7 @@ sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen) {
     sd_sup_wake(s);
     *incarnation = n;
     if (r == sizeof(exec_errno))
-        return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: exec %s: %s", s->argv[0], strerror(exec_errno));
+        return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: exec %s: %s", argv[0], strerror(exec_errno));
     return SD_OK;
 }
 
@@ -531,7 +536,7 @@ void sd_sup_free(sd_sup_t *s) {
     }
     for (int i = s->nstreams - 1; i >= 0; i--) sd_sup_close_stream(s, i);
     sd_sup_event_t ev;
-    while (sd_sup_next_event(s, &ev) == 0) free(ev.offsets);
+    while (sd_sup_next_event(s, &ev) == 0) free(ev.text);
     if (s->wake[0] > 0) { close(s->wake[0]); close(s->wake[1]); }
     for (int i = 0; s->argv && s->argv[i]; i++) free(s->argv[i]);
     free(s->argv);

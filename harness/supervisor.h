@@ -9,6 +9,7 @@
  *     SD-READY
  *     SD-BATCH begin id=N [rows=K]
  *     SD-BATCH commit id=N [rows=K] [offsets=P:O,P:O,...]
+ *     SD-PROGRESS {json}          (a Spark StreamingQueryProgress, for instance)
  *
  * anywhere in a line of either stream (so a logger's prefix is fine).
  * `offsets` are the next offsets to consume per source partition after the
@@ -38,14 +39,14 @@ typedef struct sd_sup_conf_s {
     sd_watchdog_t *watchdog;
 } sd_sup_conf_t;
 
-typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT } sd_sup_ev_type_t;
+typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS } sd_sup_ev_type_t;
 
 typedef struct sd_sup_event_s {
     sd_sup_ev_type_t type;
     int incarnation;
     int64_t t_ms;          /* wall clock when read */
     int64_t batch, rows;   /* markers; rows -1 if not given */
-    char *offsets;         /* commit marker offsets or NULL; owned by the event */
+    char *text;            /* COMMIT: its offsets, PROGRESS: the JSON, else NULL; owned by the event */
     int exit_code;         /* EXIT: code, or -1 when killed by a signal */
     int exit_signal;       /* EXIT: signal, or 0 */
     char ended_by[16];     /* EXIT: "kill", "stop", "crash", "exit" */
@@ -73,8 +74,9 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
 /* Kill whatever runs, stop the reader thread, free. */
 void sd_sup_free(sd_sup_t *s);
 
-/* Start a new incarnation. Fails with SD_ERR_PIPELINE if exec fails. */
-sd_err_t sd_sup_start(sd_sup_t *s, int *incarnation, char *err, size_t errlen);
+/* Start a new incarnation, with argv (NULL: the configured command line).
+ * Fails with SD_ERR_PIPELINE if exec fails. */
+sd_err_t sd_sup_start(sd_sup_t *s, char **argv, int *incarnation, char *err, size_t errlen);
 /* Send sig to the newest incarnation's process group; by names the cause
  * recorded at its exit ("kill", "stop"). */
 sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen);
@@ -87,7 +89,7 @@ sd_err_t sd_sup_stop(sd_sup_t *s, int64_t grace_ms, char *err, size_t errlen);
 void sd_sup_kill_all(sd_sup_t *s);
 
 void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out);
-/* Pop the next event (0) or return -1 when none is queued. Free ev->offsets. */
+/* Pop the next event (0) or return -1 when none is queued. Free ev->text. */
 int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);
 /* Block up to timeout_ms until something changes (marker, exit, output). */
 void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms);

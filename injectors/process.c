@@ -77,9 +77,10 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     int misses = 0;
     const char *how = "now";
     sd_err_t e;
-    if (st->mid_batch && r->sc->progress == SD_PROGRESS_MARKERS) {
+    if (st->mid_batch && (r->sc->progress == SD_PROGRESS_MARKERS || r->sc->progress == SD_PROGRESS_SPARK)) {
         how = "mid-batch";
         for (;;) {
+            if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
             if (!s.running) {
                 snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
@@ -88,19 +89,21 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: no batch began within %.0fs (%d batches committed before the harness could kill)",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
-            if (s.begin_batch > s.commit_batch && s.begin_rows != 0) {
-                batch = s.begin_batch;
-                batch_rows = s.begin_rows;
+            const sd_run_batches_t *b = &r->bs;
+            if (b->begun > b->committed && b->begun_rows != 0) {
+                batch = b->begun;
+                batch_rows = b->begun_rows;
                 rows0 = sd_target_rows(r);
-                int64_t began = s.begin_mono_ms;
-                int64_t delay = st->after_ms >= 0 ? st->after_ms
-                              : (s.ms_per_row > 0 && batch_rows > 0) ? (int64_t)(s.ms_per_row * (double)batch_rows / 2.0) : 0;
+                int64_t began = b->begun_mono;
+                /* half of what a batch this size took so far, or after= */
+                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_run_expected_batch_ms(r, batch_rows) / 2;
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
                 int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0;
                 int missed = 0;
                 for (;;) {
+                    if ((e = sd_run_pump(r, err, errlen))) return e;
                     sd_sup_state(r->sup, &s);
-                    if (s.commit_batch >= batch || s.begin_batch != batch || !s.running) { missed = 1; break; }
+                    if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
                     int64_t el = sd_util_mono_ms() - began;
                     if (el >= delay) break;
                     if (use_growth) {
@@ -135,9 +138,10 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     int escalated = 0;
     if ((e = sd_process_signal_wait(r, st->signal, "kill", st->signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
+    sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     if (batch >= 0) {
-        int committed = s.commit_batch >= batch;
+        int committed = r->bs.committed >= batch;
         int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
         char land[256];
         snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld of its rows visible in the target when it died%s",
@@ -162,7 +166,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     int escalated = 0;
     switch (st->kind) {
     case SD_STEP_START:
-        return sd_run_start_pipeline(r, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
+        return sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_KILL:
         return sd_process_kill(r, st, detail, dlen, err, errlen);
     case SD_STEP_STOP:
@@ -190,10 +194,12 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
                 if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
         }
         char fdet[128];
-        snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->delay_ms > 0 ? ", after a delay" : "");
+        if (st->variant) snprintf(fdet, sizeof(fdet), "variant %s on the same checkpoint%s", st->variant, st->delay_ms > 0 ? ", after a delay" : "");
+        else snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->delay_ms > 0 ? ", after a delay" : "");
         if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, s.incarnation + 1, NULL, err, errlen))) return e;
         char d2[1024];
-        e = sd_run_start_pipeline(r, sd_util_scaled_ms(st->timeout_ms < 30000 ? 30000 : st->timeout_ms), d2, sizeof(d2), err, errlen);
+        e = sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(st->timeout_ms < 30000 ? 30000 : st->timeout_ms), d2,
+                                  sizeof(d2), err, errlen);
         if (e == SD_ERR_PIPELINE) {
             /* a pipeline that cannot come back on its own checkpoint is a
              * finding, not an inconclusive run: the crash is counted */

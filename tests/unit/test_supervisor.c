@@ -43,7 +43,7 @@ static int wait_for(sd_sup_t *s, sd_sup_ev_type_t type, sd_sup_event_t *out, int
         sd_sup_event_t ev;
         while (sd_sup_next_event(s, &ev) == 0) {
             if (ev.type == type) { *out = ev; return 0; }
-            free(ev.offsets);
+            free(ev.text);
         }
         sd_sup_wait_change(s, 50);
     }
@@ -56,15 +56,15 @@ Test(supervisor, markers_logs_and_clean_exit) {
                           " echo token=$STREAMDRILL_RUN_TOKEN inc=$STREAMDRILL_INCARNATION; exit 0");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(inc, 1);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_BEGIN, &ev, 5000), 0, "no begin marker");
     cr_assert_eq(ev.batch, 4);
     cr_assert_eq(ev.rows, 3);
     cr_assert_eq(wait_for(s, SD_SUP_EV_COMMIT, &ev, 5000), 0, "no commit marker");
-    cr_assert_str_eq(ev.offsets, "0:10,1:12");
-    free(ev.offsets);
+    cr_assert_str_eq(ev.text, "0:10,1:12");
+    free(ev.text);
     cr_assert_eq(wait_for(s, SD_SUP_EV_EXIT, &ev, 5000), 0, "no exit");
     cr_assert_eq(ev.exit_code, 0);
     cr_assert_str_eq(ev.ended_by, "exit");
@@ -95,7 +95,7 @@ Test(supervisor, exec_failure_is_a_pipeline_error) {
     char err[256];
     cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
     int inc;
-    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_ERR_PIPELINE);
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_ERR_PIPELINE);
     cr_assert(strstr(err, "/nonexistent/pipeline") && strstr(err, "No such file"), "got %s", err);
     sd_sup_free(s);
 }
@@ -105,7 +105,7 @@ Test(supervisor, kill_reaches_the_whole_process_group) {
     sd_sup_t *s = sup_for("sleep 300 & echo SD-READY; wait");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
     cr_assert_eq(sd_watchdog_count(token), 2, "sh and sleep carry the token, found %d", sd_watchdog_count(token));
@@ -123,7 +123,7 @@ Test(supervisor, graceful_stop_escalates) {
     sd_sup_t *s = sup_for("trap '' TERM; echo SD-READY; while true; do sleep 0.05; done");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
     int64_t t0 = sd_util_mono_ms();
@@ -144,7 +144,7 @@ Test(supervisor, watchdog_kills_the_group_when_its_pipe_closes) {
     sd_sup_t *s;
     cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
     int inc;
-    cr_assert_eq(sd_sup_start(s, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
     sd_util_sleep_ms(200);
     cr_assert_eq(sd_watchdog_count(token), 3, "sh and two sleeps, found %d", sd_watchdog_count(token));
     sd_watchdog_stop(wd); /* as if the harness had died */

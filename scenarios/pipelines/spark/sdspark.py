@@ -1,0 +1,192 @@
+"""Shared plumbing of streamdrill's PySpark pipelines.
+
+Every pipeline here is a real Spark Structured Streaming query in local
+mode: Kafka source (the spark-sql-kafka connector), a real sink, a real
+checkpoint. This module gives them what streamdrill needs from any
+pipeline and nothing more:
+
+- the values of the run (brokers, topic, checkpoint, run folder) from
+  streamdrill's environment or the command line;
+- `SD-READY` when the query has started and `SD-PROGRESS <json>` for each
+  StreamingQueryProgress, printed by a StreamingQueryListener, so the
+  harness can put Spark's own account beside its ledger;
+- parsing of the parcel-scan JSON, with malformed records (not JSON, no
+  id, no or unparsable event time) kept apart with their `sd-id` header;
+- an optional per-row delay (`--row-delay-ms`), done in the JVM with
+  `reflect('java.lang.Thread', 'sleep', ...)`, which stands in for real
+  work and makes a micro-batch wide enough to be killed in;
+- a clean stop on SIGTERM (the query is stopped, the JVM exits).
+"""
+import argparse
+import glob
+import os
+import signal
+import sys
+import threading
+
+from pyspark.sql import SparkSession, functions as F, types as T
+from pyspark.sql.streaming import StreamingQueryListener
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+SCHEMA = T.StructType([
+    T.StructField("event_id", T.StringType()),
+    T.StructField("parcel_id", T.StringType()),
+    T.StructField("event_time", T.StringType()),
+    T.StructField("location", T.StringType()),
+    T.StructField("scan", T.StringType()),
+])
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def arguments(description, extra=None):
+    ap = argparse.ArgumentParser(description=description)
+    env = os.environ.get
+    ap.add_argument("--brokers", default=env("STREAMDRILL_BROKERS"))
+    ap.add_argument("--topic", default=env("STREAMDRILL_TOPIC"))
+    ap.add_argument("--checkpoint", default=env("STREAMDRILL_CHECKPOINT"))
+    ap.add_argument("--run", default=env("STREAMDRILL_RUN_DIR"), help="the run folder (outputs go below it)")
+    ap.add_argument("--trigger", default="processing-time:0s",
+                    help="processing-time:INTERVAL | available-now | once | real-time:INTERVAL")
+    ap.add_argument("--row-delay-ms", type=int, default=0, help="per-row pause standing in for real work")
+    ap.add_argument("--max-offsets", type=int, default=0, help="maxOffsetsPerTrigger (0: no limit)")
+    ap.add_argument("--master", default=env("STREAMDRILL_SPARK_MASTER", "local[4]"))
+    if extra:
+        extra(ap)
+    a = ap.parse_args()
+    for need in ("brokers", "topic", "checkpoint"):
+        if not getattr(a, need):
+            ap.error(f"--{need} is required (or streamdrill's STREAMDRILL_{need.upper()})")
+    return a
+
+
+class _Progress(StreamingQueryListener):
+    def onQueryStarted(self, event):
+        say(f"SD-READY query={event.name or event.id}")
+
+    def onQueryProgress(self, event):
+        say("SD-PROGRESS " + event.progress.json.replace("\n", " "))
+
+    def onQueryIdle(self, event):
+        pass
+
+    def onQueryTerminated(self, event):
+        if event.exception:
+            sys.stderr.write(f"query {event.id} terminated: {event.exception}\n")
+
+
+def session(app, a):
+    jars = os.environ.get("STREAMDRILL_SPARK_JARS") or ",".join(sorted(glob.glob(os.path.join(ROOT, ".cache", "spark", "jars", "*.jar"))))
+    b = (SparkSession.builder.master(a.master).appName(app)
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2")
+         .config("spark.driver.memory", "1g")
+         .config("spark.sql.streaming.numRecentProgressUpdates", "1000"))
+    if jars:
+        b = b.config("spark.jars", jars)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    spark.streams.addListener(_Progress())
+    return spark
+
+
+def source(spark, a):
+    r = (spark.readStream.format("kafka")
+         .option("kafka.bootstrap.servers", a.brokers)
+         .option("subscribe", a.topic)
+         .option("startingOffsets", "earliest")
+         .option("failOnDataLoss", "true")
+         .option("includeHeaders", "true"))
+    if a.max_offsets:
+        r = r.option("maxOffsetsPerTrigger", str(a.max_offsets))
+    return r.load()
+
+
+def parse(raw, row_delay_ms=0):
+    """Kafka records -> parcel scans, with `valid` telling malformed ones apart."""
+    df = (raw.withColumn("raw", F.col("value").cast("string"))
+          .withColumn("j", F.from_json(F.col("raw"), SCHEMA))
+          .withColumn("sd_id", F.expr("CAST(filter(headers, h -> h.key = 'sd-id')[0].value AS STRING)"))
+          .withColumn("ts", F.to_timestamp(F.col("j.event_time"))))
+    if row_delay_ms > 0:
+        # sleeps, then returns the time the row was processed (epoch ms)
+        df = df.withColumn("sd_processed_ms", F.expr(
+            f"coalesce(nullif(reflect('java.lang.Thread', 'sleep', CAST({int(row_delay_ms)} AS BIGINT)), 'null'),"
+            " reflect('java.lang.System', 'currentTimeMillis'))"))
+    else:
+        df = df.withColumn("sd_processed_ms", F.expr("reflect('java.lang.System', 'currentTimeMillis')"))
+    return df.withColumn("valid", F.col("j.event_id").isNotNull() & F.col("ts").isNotNull())
+
+
+def events(df):
+    """The columns a parcel-scan sink row carries."""
+    return df.where("valid").select(
+        F.col("j.event_id").alias("event_id"), F.col("j.parcel_id").alias("parcel_id"),
+        F.col("j.event_time").alias("event_time"), F.col("j.location").alias("location"),
+        F.col("partition").alias("sd_partition"), F.col("offset").alias("sd_offset"),
+        F.col("sd_processed_ms"), F.col("ts"))
+
+
+def rejected(df):
+    return df.where("NOT valid").select(
+        F.coalesce(F.col("sd_id"), F.col("j.event_id")).alias("sd_id"), F.col("raw"),
+        F.col("partition").alias("sd_partition"), F.col("offset").alias("sd_offset"))
+
+
+def interval(text):
+    """'500ms', '2s', '1m' or a Spark interval ('2 seconds') -> a Spark interval."""
+    import re
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h)", text.strip())
+    if not m:
+        return text
+    unit = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours"}[m.group(2)]
+    return f"{m.group(1)} {unit}"
+
+
+def trigger(writer, spec):
+    if spec == "available-now":
+        return writer.trigger(availableNow=True)
+    if spec == "once":
+        return writer.trigger(once=True)
+    kind, _, every = spec.partition(":")
+    if kind == "processing-time":
+        return writer.trigger(processingTime=interval(every or "0s"))
+    if kind == "real-time":
+        return writer.trigger(realTime=interval(every or "5s"))
+    raise SystemExit(f"--trigger {spec}: expected processing-time:INTERVAL, available-now, once or real-time:INTERVAL")
+
+
+def run(spark, queries, a):
+    """Wait for the queries; stop them on SIGTERM/SIGINT. Exit 0 when they
+    end by themselves (available-now, once) or are stopped, 1 on failure."""
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    failed = None
+    while not stop.is_set():
+        active = [q for q in queries if q.isActive]
+        for q in queries:
+            if not q.isActive and q.exception() is not None:
+                failed = q.exception()
+        if failed or not active:
+            break
+        stop.wait(0.2)
+    for q in queries:
+        try:
+            q.stop()
+        except Exception:
+            pass
+    spark.stop()
+    if failed:
+        sys.stderr.write(f"query failed: {failed}\n")
+        sys.exit(1)
+    sys.exit(0)
