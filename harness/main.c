@@ -55,6 +55,7 @@ static void sd_usage(FILE *f) {
     fputs("usage: streamdrill run FILE... [options]      run drills, write reports, exit with the verdict\n"
           "       streamdrill check FILE... [--set N=V]  parse and validate scenarios only\n"
           "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
+          "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
           "       streamdrill --help | --version\n"
           "\n"
@@ -134,6 +135,40 @@ static int sd_cmd_report(int ndirs, char **dirs) {
             continue;
         }
         if (!sd_opt.quiet) printf("%s: summary.json junit.xml report.md rebuilt\n", dirs[i]);
+    }
+    return rc;
+}
+
+/* Side by side: the same counts of several run folders (a matrix of one
+ * drill, for instance real-time mode intervals against micro-batches). */
+static int sd_cmd_compare(int ndirs, char **dirs) {
+    static const char *const cols[] = {"produced", "observed_rows", "observed_unique", "duplicated", "duplicate_rows",
+                                       "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", NULL};
+    printf("| run | variables | verdict |");
+    for (int c = 0; cols[c]; c++) printf(" %s |", cols[c]);
+    printf(" kill |\n|---|---|---|");
+    for (int c = 0; cols[c]; c++) printf("---:|");
+    printf("---|\n");
+    int rc = SD_EXIT_PASS;
+    for (int i = 0; i < ndirs; i++) {
+        sd_report_model_t *m = NULL;
+        char err[1024];
+        if (sd_report_model_load(dirs[i], &m, err, sizeof(err))) {
+            fprintf(stderr, "streamdrill: %s\n", err);
+            rc = SD_EXIT_USAGE;
+            continue;
+        }
+        printf("| %s | %s | %s |", m->scenario, m->vars, m->verdict);
+        for (int c = 0; cols[c]; c++) {
+            int64_t v = sd_report_count(m, cols[c]);
+            if (v < 0) printf(" n/a |");
+            else printf(" %lld |", (long long)v);
+        }
+        const char *kill = "";
+        for (int f = 0; f < m->nfaults; f++)
+            if (!strcmp(m->faults[f].kind, "kill")) { kill = m->faults[f].landing; break; }
+        printf(" %s |\n", kill);
+        sd_report_model_free(m);
     }
     return rc;
 }
@@ -271,8 +306,8 @@ int main(int argc, char **argv) {
         sd_version();
         return SD_EXIT_PASS;
     }
-    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker")) {
-        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, report or broker (see --help)\n", cmd);
+    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare")) {
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, report, compare or broker (see --help)\n", cmd);
         return SD_EXIT_USAGE;
     }
     int c;
@@ -340,12 +375,14 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     if (!nargs) {
-        fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd, !strcmp(cmd, "report") ? "run folder" : "scenario file");
+        fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd,
+                !strcmp(cmd, "report") || !strcmp(cmd, "compare") ? "run folder" : "scenario file");
         return SD_EXIT_USAGE;
     }
     int rc;
     if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
     else if (!strcmp(cmd, "report")) rc = sd_cmd_report(nargs, args);
+    else if (!strcmp(cmd, "compare")) rc = sd_cmd_compare(nargs, args);
     else rc = sd_cmd_run(nargs, args);
     sd_kvlist_free(&sd_opt.sets);
     sd_kvlist_free(&sd_opt.xprops);

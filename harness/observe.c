@@ -87,15 +87,29 @@ typedef struct {
 } sd_scan_ctx_t;
 
 static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
-    (void)t;
     sd_scan_ctx_t *c = opaque;
-    sd_observe_row(c->o, c->tag, c->taglen, id, idlen, w, wlen);
+    sd_observe_t *o = c->o;
+    sd_observe_row(o, c->tag, c->taglen, id, idlen, w, wlen);
+    int64_t seq;
+    if (t != INT64_MIN && id && !sd_events_id_parse(c->tag, c->taglen, id, idlen, &seq) && seq < o->nseq) {
+        if (!o->first_t) {
+            o->first_t = sd_util_xmalloc(sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));
+            memset(o->first_t, 0xff, sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));
+        }
+        int64_t rel = t - o->base_ms;
+        if (rel < 0) rel = 0;
+        if (rel > (int64_t)UINT32_MAX - 1) rel = (int64_t)UINT32_MAX - 1;
+        if ((uint32_t)rel < o->first_t[seq]) o->first_t[seq] = (uint32_t)rel;
+        o->timed_rows++;
+    }
     return 0;
 }
 
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, sd_observe_t *out, char *err, size_t errlen) {
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, sd_observe_t *out,
+                         char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
     out->nseq = nseq;
+    out->base_ms = base_ms;
     out->copies = sd_util_xcalloc((size_t)(nseq ? nseq : 1), sizeof(uint32_t));
     sd_scan_ctx_t c = {out, tag, strlen(tag)};
     sd_err_t e = sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);
@@ -105,6 +119,7 @@ sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, sd_obse
 
 void sd_observe_free(sd_observe_t *o) {
     free(o->copies);
+    free(o->first_t);
     for (int64_t i = 0; i < o->n_unexpected; i++) {
         free(o->unexpected[i].id);
         free(o->unexpected[i].writers);

@@ -30,10 +30,17 @@ typedef struct sd_observe_s {
     int64_t n_unexpected;
     int64_t unexpected_unique;  /* distinct, including those past the cap */
     void *index;                /* private: hash of unexpected ids */
+    /* first write time per seq, in ms after base_ms (UINT32_MAX: none); only
+     * when the sink gives write times, NULL otherwise */
+    uint32_t *first_t;
+    int64_t base_ms;
+    int64_t timed_rows;
 } sd_observe_t;
 
-/* Scan sink; ids of tag map to seq < nseq. */
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, sd_observe_t *out, char *err, size_t errlen);
+/* Scan sink; ids of tag map to seq < nseq. Write times are kept relative
+ * to base_ms (the run's start). */
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, sd_observe_t *out,
+                         char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
 
 /* Classify one id into o (used by sd_observe_sink and by benchmarks). */

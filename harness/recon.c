@@ -26,6 +26,7 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(unexpected), F(late_leaked), F(malformed_leaked), F(quarantined), F(delivered_once), F(duplicate_rows),
     F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
+    F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
 #undef F
     {NULL, 0}};
 

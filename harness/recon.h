@@ -49,6 +49,9 @@ typedef struct sd_recon_counts_s {
         late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
         malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
         valid_quarantined, late_vanished, crashes;
+    /* end-to-end latency (send to first appearance in the sink), when the
+     * sink gives write times; -1 otherwise */
+    int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
 } sd_recon_counts_t;
 
 /* Count by canonical name (see sd_scenario_count_names), -1 if unknown. */

@@ -53,7 +53,10 @@ typedef struct sd_run_result_s {
 typedef struct sd_run_batches_s {
     int incarnation;
     int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
+    int64_t begun_sink_rows;                /* target rows when it began, -1 unknown */
+    int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
     int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
+    int64_t commits;                        /* commits seen in this incarnation */
     double ms_per_row;                      /* mean batch duration per row so far, 0 unknown */
     double ms_sum;
     int64_t rows_sum;
@@ -112,11 +115,17 @@ typedef struct sd_run_s {
     int spark_inc;
     int64_t inc_started_wall;     /* when the newest incarnation was started */
     uint8_t *sends;               /* per seq: messages sent with this id (saturating) */
+    uint32_t *sent_rel;           /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
 
     /* messages staged for sending (ledger first, then Kafka) */
     struct sd_run_staged_s *stage;
     int nstage, capstage;
     sd_buf_t arena;
+
+    /* background production (produce ... background) */
+    int bg_active, bg_busy;
+    int64_t bg_total, bg_done, bg_t0;
+    double bg_rate;
 
     int64_t last_data_step_mono;
     int64_t last_quiescent_mono;
@@ -154,8 +163,9 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
                                char *err, size_t errlen);
 /* Is a batch of the newest incarnation in flight? Refreshes the progress first. */
 int sd_run_in_flight(sd_run_t *r);
-/* Record batch markers, Spark checkpoint changes and pipeline exits now
- * (cheaper than sd_run_tick: no sampling, no commit). */
+/* Serve background production and delivery reports, record batch markers,
+ * Spark checkpoint changes and pipeline exits now (cheaper than
+ * sd_run_tick: no sink sampling, no commit). */
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
 /* Expected duration (ms) of a batch of `rows` rows, from the batches seen
  * so far (a + b*rows fitted on them); 0 when there is no history. */

@@ -63,7 +63,9 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
         r->disp = sd_util_xrealloc(r->disp, (size_t)r->capseq);
         r->kind = sd_util_xrealloc(r->kind, (size_t)r->capseq);
         r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
+        r->sent_rel = sd_util_xrealloc(r->sent_rel, sizeof(uint32_t) * (size_t)r->capseq);
     }
+    r->sent_rel[r->nseq] = UINT32_MAX;
     r->disp[r->nseq] = (uint8_t)disp;
     r->kind[r->nseq] = (uint8_t)kind;
     r->sends[r->nseq] = 0;
@@ -122,6 +124,10 @@ sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
         e = sd_producer_send(r->producer, m->keylen ? r->arena.data + m->key_off : NULL, m->keylen,
                              m->null_value ? NULL : r->arena.data + m->value_off, m->vlen, id, ns[i], err, errlen);
         r->messages++;
+        if (m->seq >= 0 && m->seq < r->nseq && r->sent_rel[m->seq] == UINT32_MAX) {
+            int64_t rel = now - r->t0_wall;
+            r->sent_rel[m->seq] = rel < 0 ? 0 : (uint32_t)rel;
+        }
     }
     free(ns);
     r->nstage = 0;
@@ -136,6 +142,7 @@ sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, s
 }
 
 static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
+static sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
 
 /* A batch began or committed in incarnation inc: record it, and keep the
  * newest incarnation's batch state. The one path for markers and Spark. */
@@ -150,17 +157,26 @@ static sd_err_t sd_run_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, 
             b->begun = id;
             b->begun_rows = rows;
             b->begun_mono = now;
+            b->begun_with_incarnation = 0;
+            /* what the target held when the batch began: a kill reports how
+             * many of the batch's rows were visible when it landed */
+            b->begun_sink_rows = -1;
+            if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &b->begun_sink_rows, NULL, 0) != SD_OK)
+                b->begun_sink_rows = -1;
         } else {
-            if (b->begun == id && b->begun_rows > 0) {
-                b->ms_sum += (double)(now - b->begun_mono);
-                b->rows_sum += b->begun_rows;
-                b->ms_per_row = b->ms_sum / (double)b->rows_sum;
+            if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
+                if (b->begun_rows > 0) {
+                    b->ms_sum += (double)(now - b->begun_mono);
+                    b->rows_sum += b->begun_rows;
+                    b->ms_per_row = b->ms_sum / (double)b->rows_sum;
+                }
                 int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
                 b->hist_rows[k] = b->begun_rows;
                 b->hist_ms[k] = now - b->begun_mono;
             }
             b->committed = id;
             b->committed_mono = now;
+            b->commits++;
         }
     }
     if (type == SD_SUP_EV_COMMIT && offsets && r->consumed) {
@@ -189,13 +205,34 @@ static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
         r->spark_planned = st.committed;
         r->spark_committed = st.committed;
     }
+    if (r->sc->spark_realtime) {
+        /* Real-time mode writes offsets/N when interval N ends, just before
+         * commits/N: batch N runs from the commit of N-1 (or the start of the
+         * incarnation) to its own commit. */
+        while (!e && st.committed > r->spark_committed) {
+            int64_t n = ++r->spark_committed;
+            char *off = sd_spark_offsets_text(r->spark, n);
+            e = sd_run_batch_event(r, SD_SUP_EV_COMMIT, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), off,
+                                   n == st.committed && st.committed_mtime ? st.committed_mtime : sd_util_wall_ms(), err, errlen);
+            free(off);
+        }
+        if (!e && r->spark_planned < st.committed + 1) {
+            int64_t t = st.committed_mtime > r->inc_started_wall ? st.committed_mtime : r->inc_started_wall;
+            r->spark_planned = st.committed + 1;
+            e = sd_run_batch_event(r, SD_SUP_EV_BEGIN, r->bs.incarnation, r->spark_planned, -1, NULL, t, err, errlen);
+            r->bs.begun_with_incarnation = t == r->inc_started_wall;
+        }
+        return e;
+    }
     while (!e && st.planned > r->spark_planned) {
         int64_t n = r->spark_planned + 1 > st.committed + 1 ? r->spark_planned + 1 : st.committed + 1;
         if (n > st.planned) n = st.planned;
         /* a batch planned by an earlier incarnation begins again now */
         int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
-        if (t < r->inc_started_wall) t = r->inc_started_wall;
+        int rerun = t < r->inc_started_wall;
+        if (rerun) t = r->inc_started_wall;
         e = sd_run_batch_event(r, SD_SUP_EV_BEGIN, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), NULL, t, err, errlen);
+        r->bs.begun_with_incarnation = rerun;
         r->spark_planned = n;
     }
     while (!e && st.committed > r->spark_committed) {
@@ -210,7 +247,12 @@ static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
 
 int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows) {
     const sd_run_batches_t *b = &r->bs;
-    if (!b->nhist || rows <= 0) return 0;
+    if (!b->nhist) return 0;
+    if (rows <= 0) { /* size unknown (real-time intervals): the mean duration */
+        int64_t sum = 0;
+        for (int i = 0; i < b->nhist; i++) sum += b->hist_ms[i];
+        return sum / b->nhist;
+    }
     /* least squares of ms = a + b*rows; proportional when the rows never varied */
     double n = b->nhist, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (int i = 0; i < b->nhist; i++) {
@@ -232,7 +274,9 @@ int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows) {
 }
 
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
-    sd_err_t e = sd_run_sup_events(r, err, errlen);
+    sd_err_t e = sd_run_background(r, err, errlen);
+    if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+    if (!e) e = sd_run_sup_events(r, err, errlen);
     if (e) sd_run_set_fatal(r, e, err);
     return e;
 }
@@ -338,6 +382,7 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
         if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");
         sd_err_t e = SD_OK;
         if (r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+        if (!e) e = sd_run_background(r, err, errlen);
         if (!e) e = sd_run_sup_events(r, err, errlen);
         if (!e) e = sd_run_sample(r, 0, err, errlen);
         if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_commit(r->ledger, err, errlen);
@@ -430,6 +475,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     r->bs.incarnation = inc;
     r->bs.begun = r->bs.committed = -1;
     r->bs.begun_rows = -1;
+    r->bs.commits = 0;
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
@@ -488,14 +534,78 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
 
 /* ---- steps the runner handles itself ---- */
 
+/* Make and stage one new valid event. */
+static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
+    int64_t seq = sd_run_new_seq(r, SD_KIND_VALID, SD_DISP_TARGET);
+    int64_t t;
+    sd_err_t e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen);
+    if (e) return e;
+    sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+    if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
+    r->valid_sent++;
+    return SD_OK;
+}
+
+/* Background production (`produce N rate=R/s background`): every tick sends
+ * what is due, so the next steps (a kill, a pause) run while events flow. */
+static sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
+    if (!r->bg_active || r->bg_busy) return SD_OK;
+    r->bg_busy = 1;
+    sd_err_t e = SD_OK;
+    int64_t now = sd_util_mono_ms();
+    while (!e && r->bg_done < r->bg_total) {
+        int64_t due = r->bg_t0 + (int64_t)((double)r->bg_done * 1000.0 / r->bg_rate);
+        if (due > now) break;
+        e = sd_run_one_event(r, err, errlen);
+        r->bg_done++;
+        if (!e && r->nstage >= 1000) e = sd_run_flush(r, err, errlen);
+    }
+    if (!e) e = sd_run_flush(r, err, errlen);
+    if (!e && r->bg_done >= r->bg_total) {
+        r->bg_active = 0;
+        r->last_data_step_mono = sd_util_mono_ms();
+        char w[160];
+        snprintf(w, sizeof(w), "background production of %lld events finished", (long long)r->bg_total);
+        sd_ledger_warning(r->ledger, "background", w, NULL, 0);
+    }
+    r->bg_busy = 0;
+    if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+/* Wait until background production is done (before a step that needs all
+ * events sent: another produce, quiescence, reconciliation). */
+static sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen) {
+    while (r->bg_active) {
+        int64_t left = r->bg_t0 + (int64_t)((double)r->bg_total * 1000.0 / r->bg_rate) - sd_util_mono_ms();
+        sd_err_t e = sd_run_tick(r, left > 50 ? 50 : left > 0 ? left : 1, err, errlen);
+        if (e) return e;
+    }
+    return SD_OK;
+}
+
 static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_err_t e;
+    if ((e = sd_run_background_wait(r, err, errlen))) return e;
     int64_t avail = sd_events_available(r->events);
     if (r->nseq + st->count > avail)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
                           r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->nseq);
     int64_t t0 = sd_util_mono_ms();
     int64_t first = r->nseq;
-    sd_err_t e;
+    char a[64], b[64];
+    if (st->background) {
+        r->bg_active = 1;
+        r->bg_total = st->count;
+        r->bg_done = 0;
+        r->bg_rate = st->rate;
+        r->bg_t0 = t0;
+        sd_events_id(r->events, first, a);
+        sd_events_id(r->events, first + st->count - 1, b);
+        snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->count, a, b,
+                 st->rate, (double)st->count / st->rate);
+        return sd_run_background(r, err, errlen);
+    }
     for (int64_t i = 0; i < st->count; i++) {
         if (st->rate > 0) {
             int64_t due = t0 + (int64_t)((double)i * 1000.0 / st->rate);
@@ -505,12 +615,7 @@ static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, s
                     if ((e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen))) return e;
             }
         }
-        int64_t seq = sd_run_new_seq(r, SD_KIND_VALID, SD_DISP_TARGET);
-        int64_t t;
-        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
-        sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
-        if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
-        r->valid_sent++;
+        if ((e = sd_run_one_event(r, err, errlen))) return e;
         if (r->nstage >= 1000) {
             if ((e = sd_run_flush(r, err, errlen))) return e;
             if ((e = sd_run_tick(r, 0, err, errlen))) return e;
@@ -518,7 +623,6 @@ static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
-    char a[64], b[64];
     sd_events_id(r->events, first, a);
     sd_events_id(r->events, r->nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->count, a, b, secs,
@@ -571,9 +675,10 @@ static int sd_run_caught_up(sd_run_t *r, char *why, size_t wlen) {
 
 static sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_ms, char *detail, size_t dlen,
                                        char *err, size_t errlen) {
+    sd_err_t e;
+    if ((e = sd_run_background_wait(r, err, errlen))) return e;
     int64_t t0 = sd_util_mono_ms();
     int64_t deadline = t0 + sd_util_scaled_ms(timeout_ms);
-    sd_err_t e;
     if ((e = sd_run_drain(r, sd_util_scaled_ms(timeout_ms), err, errlen))) return e;
     if ((e = sd_run_sample(r, 1, err, errlen))) return sd_run_set_fatal(r, e, err);
     char why[512] = "";
@@ -625,6 +730,23 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
         return sd_run_await_sink(r, st, detail, dlen, err, errlen);
     case SD_STEP_AWAIT_QUIESCENT:
         return sd_run_await_quiescent(r, st->quiet_ms, st->timeout_ms, detail, dlen, err, errlen);
+    case SD_STEP_AWAIT_BATCHES: {
+        int64_t t0 = sd_util_mono_ms(), deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
+        sd_err_t e;
+        for (;;) {
+            if ((e = sd_run_pump(r, err, errlen))) return e;
+            if (r->bs.commits >= st->rows) {
+                snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->bs.incarnation,
+                         (long long)r->bs.commits, (long long)r->bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
+                return SD_OK;
+            }
+            if (sd_util_mono_ms() > deadline)
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "incarnation %d committed %lld batches in %.0fs, expected %lld",
+                                  r->bs.incarnation, (long long)r->bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
+                                  (long long)st->rows);
+            if ((e = sd_run_tick(r, 20, err, errlen))) return e;
+        }
+    }
     case SD_STEP_SLEEP: {
         int64_t until = sd_util_mono_ms() + st->timeout_ms;
         sd_err_t e;
@@ -945,6 +1067,52 @@ static void sd_run_compare_account(sd_run_t *r) {
     sqlite3_finalize(st);
 }
 
+static int sd_cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* End-to-end latency of the ids expected in the target: from the moment the
+ * harness handed the message to Kafka to the first write time the sink
+ * reports. Quantiles go into the counts; a strided sample of ids (at most
+ * 20,000) into the table `latency` for the charts. */
+static void sd_run_latency(sd_run_t *r, const sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
+    c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
+    c->latency_samples = 0;
+    if (!obs->first_t) return;
+    uint32_t *lat = sd_util_xmalloc(sizeof(uint32_t) * (size_t)(r->nseq ? r->nseq : 1));
+    int64_t n = 0;
+    for (int64_t s = 0; s < r->nseq; s++) {
+        if (r->disp[s] != SD_DISP_TARGET || obs->first_t[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+        lat[n++] = obs->first_t[s] > r->sent_rel[s] ? obs->first_t[s] - r->sent_rel[s] : 0;
+    }
+    if (n) {
+        sqlite3 *db = sd_ledger_db(r->ledger);
+        sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER)", NULL, NULL, NULL);
+        sqlite3_stmt *ins;
+        if (sqlite3_prepare_v2(db, "INSERT INTO latency VALUES(?,?,?,?)", -1, &ins, NULL) == SQLITE_OK) {
+            int64_t stride = r->nseq / 20000 + 1;
+            for (int64_t s = 0; s < r->nseq; s += stride) {
+                if (r->disp[s] != SD_DISP_TARGET || obs->first_t[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+                sqlite3_bind_text(ins, 1, sink, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(ins, 2, s);
+                sqlite3_bind_int64(ins, 3, r->t0_wall + r->sent_rel[s]);
+                sqlite3_bind_int64(ins, 4, r->t0_wall + obs->first_t[s]);
+                sqlite3_step(ins);
+                sqlite3_reset(ins);
+            }
+            sqlite3_finalize(ins);
+        }
+        qsort(lat, (size_t)n, sizeof(uint32_t), sd_cmp_u32);
+        c->latency_p50_ms = lat[(n - 1) * 50 / 100];
+        c->latency_p95_ms = lat[(n - 1) * 95 / 100];
+        c->latency_p99_ms = lat[(n - 1) * 99 / 100];
+        c->latency_max_ms = lat[n - 1];
+        c->latency_samples = n;
+    }
+    free(lat);
+}
+
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
 static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen) {
     *failed = 0;
@@ -960,7 +1128,7 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
     int have_q = 0;
     if (r->quarantine) {
         int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, &qobs, err, errlen))) goto out;
+        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, r->t0_wall, &qobs, err, errlen))) goto out;
         have_q = 1;
         sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
                    (double)(sd_util_mono_ms() - t0) / 1000.0);
@@ -989,7 +1157,7 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
         int primary = sink == r->target;
         sd_observe_t obs;
         int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(sink, r->tag, r->nseq, &obs, err, errlen))) {
+        if ((e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &obs, err, errlen))) {
             free(expects);
             goto out;
         }
@@ -1004,6 +1172,7 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
         res.counts.malformed_sent = r->malformed_sent;
         res.counts.replayed = r->replayed;
         res.counts.crashes = r->crashes;
+        sd_run_latency(r, &obs, sink->name, &res.counts);
         *unjudgeable += (int)res.counts.unjudgeable;
         sd_run_say(r, "read sink %s: %lld rows in %.2fs: %lld unique, %lld duplicated, %lld lost, %lld unexpected", sink->name,
                    (long long)obs.rows, read_s, (long long)res.counts.observed_unique, (long long)res.counts.duplicated,
@@ -1114,7 +1283,7 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); sd_spark_close(r->spark); free(r->consumed); free(r->stage); free(r->trim_warned);
+    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); free(r->sent_rel); sd_spark_close(r->spark); free(r->consumed); free(r->stage); free(r->trim_warned);
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);
     sd_buf_free(&r->key);
@@ -1364,7 +1533,8 @@ done:
             status != SD_ERR_BROKER && status != SD_ERR_SCENARIO && status != SD_ERR_USAGE) {
             char rerr[2048];
             sd_err_t re = SD_OK;
-            if (r->producer) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
+            if (r->producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
+            if (r->producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
             if (!re) re = sd_run_reconcile(r, &failed, &unjudgeable, rerr, sizeof(rerr));
             if (re && !status) {
                 status = re;

@@ -27,7 +27,8 @@ const char *const sd_scenario_count_names[] = {
     /* further counts, also in summary.json */
     "delivered_once", "duplicate_rows", "late_sent", "late_dropped", "malformed_sent",
     "malformed_vanished", "replayed", "unjudgeable", "quarantine_unexpected", "send_failed",
-    "valid_quarantined", "late_vanished", "crashes", NULL};
+    "valid_quarantined", "late_vanished", "crashes", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+    "latency_max_ms", "latency_samples", NULL};
 
 static const struct { const char *alias, *name; } sd_count_aliases[] = {
     {"unique", "observed_unique"}, {"rows", "observed_rows"}, {"expected", "expected_in_target"},
@@ -541,10 +542,10 @@ static sd_err_t sd_parse_sink(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts, in
     memset(d, 0, sizeof(*d));
     static const char *const sqlite_keys[] = {"db", "query", NULL};
     static const char *const kafka_keys[] = {"topic", "id", "header", "isolation", NULL};
-    static const char *const jsonl_keys[] = {"path", "id", NULL};
+    static const char *const jsonl_keys[] = {"path", "id", "time", NULL};
     const char *const *keys = !strcmp(kind, "sqlite") ? sqlite_keys : !strcmp(kind, "kafka") ? kafka_keys : jsonl_keys;
-    const char *known = !strcmp(kind, "sqlite") ? "db=, query=" : !strcmp(kind, "kafka") ? "topic=, id=, header=, isolation=" : "path=, id=";
-    /* spark-files takes the same keys as jsonl: path= (the sink folder), id= */
+    const char *known = !strcmp(kind, "sqlite") ? "db=, query=" : !strcmp(kind, "kafka") ? "topic=, id=, header=, isolation=" : "path=, id=, time=";
+    /* spark-files takes the same keys as jsonl: path= (the sink folder), id=, time= */
     for (; i < ts->n; i++) {
         sd_kvtok_t kv;
         sd_split_kv(&ts->t[i], &kv);
@@ -736,8 +737,12 @@ static sd_err_t sd_parse_progress(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts
         if (sc->progress == SD_PROGRESS_SPARK && kv.has_op && kv.op == SD_OP_EQ && !strcmp(kv.key, "checkpoint")) {
             free(sc->checkpoint);
             sc->checkpoint = sd_util_strdup(kv.value);
+        } else if (sc->progress == SD_PROGRESS_SPARK && kv.has_op && kv.op == SD_OP_EQ && !strcmp(kv.key, "batches")) {
+            static const char *const ch[] = {"micro", "real-time", NULL};
+            sd_err_t e = sd_get_choice(c, &ts->t[i], &kv, "progress spark", ch, &sc->spark_realtime);
+            if (e) return e;
         } else {
-            return sd_unknown_key(c, &ts->t[i], "progress", sc->progress == SD_PROGRESS_SPARK ? "checkpoint=" : "nothing more");
+            return sd_unknown_key(c, &ts->t[i], "progress", sc->progress == SD_PROGRESS_SPARK ? "checkpoint=, batches=" : "nothing more");
         }
     }
     if (sc->progress == SD_PROGRESS_SPARK && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
@@ -857,13 +862,17 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, w)) || (e = sd_get_rate(c, &ts->t[i], &kv, &st->rate))) return e;
             } else if (kv.has_op && !strcmp(kv.key, "timeout")) {
                 if ((e = sd_parse_timeout(c, &ts->t[i], &kv, st))) return e;
+            } else if (!is_replay && !kv.has_op && !strcmp(kv.value, "background")) {
+                st->background = 1;
             } else if (is_replay && kv.has_op && !strcmp(kv.key, "from")) {
                 static const char *const ch[] = {"first", "last", NULL};
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, w)) || (e = sd_get_choice(c, &ts->t[i], &kv, "replay", ch, &st->replay_from_last))) return e;
             } else {
-                return sd_unknown_key(c, &ts->t[i], w, is_replay ? "rate=, from=, timeout=" : "rate=, timeout=");
+                return sd_unknown_key(c, &ts->t[i], w, is_replay ? "rate=, from=, timeout=" : "rate=, background, timeout=");
             }
         }
+        if (st->background && st->rate <= 0)
+            return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected rate=R/s with background (a background send needs a pace), found none");
         return SD_OK;
     }
     if (!strcmp(w, "inject")) {
@@ -907,7 +916,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
     }
     if (!strcmp(w, "await")) {
         if (ts->n < 2)
-            return sd_perr(c, ts->t[0].line, endcol + 1, "await: expected `sink` or `quiescent`, found the end of the line");
+            return sd_perr(c, ts->t[0].line, endcol + 1, "await: expected `sink`, `quiescent` or `batches`, found the end of the line");
         const char *what = ts->t[1].text;
         if (!strcmp(what, "sink")) {
             st = sd_new_step(sc, SD_STEP_AWAIT_SINK, ts);
@@ -952,7 +961,26 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             if (st->quiet_ms <= 0) return sd_perr(c, ts->t[0].line, ts->t[1].col, "await quiescent: expected a quiet period above zero, found 0");
             return SD_OK;
         }
-        return sd_perr(c, ts->t[1].line, ts->t[1].col, "await: expected `sink` or `quiescent`, found \"%s\"", what);
+        if (!strcmp(what, "batches")) {
+            st = sd_new_step(sc, SD_STEP_AWAIT_BATCHES, ts);
+            st->timeout_ms = 60000;
+            int have = 0;
+            for (int i = 2; i < ts->n; i++) {
+                sd_split_kv(&ts->t[i], &kv);
+                if (!kv.has_op && i == 2) {
+                    st->op = SD_OP_GE;
+                    if ((e = sd_get_count(c, &ts->t[i], &kv, "await batches", &st->rows))) return e;
+                    have = 1;
+                } else if (kv.has_op && !strcmp(kv.key, "timeout")) {
+                    if ((e = sd_parse_timeout(c, &ts->t[i], &kv, st))) return e;
+                } else {
+                    return sd_unknown_key(c, &ts->t[i], "await batches", "a count, timeout=");
+                }
+            }
+            if (!have) return sd_perr(c, ts->t[0].line, endcol + 1, "await batches: expected a count of committed batches, found the end of the line");
+            return SD_OK;
+        }
+        return sd_perr(c, ts->t[1].line, ts->t[1].col, "await: expected `sink`, `quiescent` or `batches`, found \"%s\"", what);
     }
     if (!strcmp(w, "sleep")) {
         st = sd_new_step(sc, SD_STEP_SLEEP, ts);
@@ -1040,6 +1068,12 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                                sc->nsinks ? "only other names" : "no `sink` line");
             break;
         }
+        case SD_STEP_AWAIT_BATCHES:
+            if (!started)
+                return sd_perr(c, st->line, 1, "await batches: expected a `start` step before it, found none");
+            if (sc->progress != SD_PROGRESS_MARKERS && sc->progress != SD_PROGRESS_SPARK)
+                return sd_perr(c, st->line, 1, "await batches: expected `progress markers` or `progress spark` (batches must be visible), found none");
+            break;
         case SD_STEP_AWAIT_QUIESCENT:
         case SD_STEP_EXPECT:
             if (!sc->nsinks)

@@ -56,7 +56,7 @@ typedef struct sd_sink_decl_s {
 
 typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
-    SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT,
+    SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
     SD_STEP_SLEEP, SD_STEP_EXPECT,
     SD_STEP__COUNT
 } sd_step_kind_t;
@@ -91,6 +91,7 @@ typedef struct sd_step_s {
     /* produce / replay / inject */
     int64_t count;
     double rate;           /* events per second, 0 = as fast as possible */
+    int background;        /* produce ... background: the next steps run while it sends */
     int64_t late, malformed, late_by_ms;
     int malformed_kinds;   /* bit set of sd_malformed_t, 0 = all */
     int replay_from_last;  /* replay the newest events instead of the oldest */
@@ -165,6 +166,7 @@ typedef struct sd_scenario_s {
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
     sd_progress_t progress;
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */
+    int spark_realtime;    /* progress spark batches=real-time: a batch runs from the previous commit */
     sd_kvlist_t producer_props;
 
     /* variables after --set (for run.db) */

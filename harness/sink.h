@@ -71,5 +71,9 @@ char *sd_sink_notes(sd_sink_t *s);
  * jansson. Writes into out (NUL-terminated) and returns its length, or -1
  * when the text is not an object or has no such field. */
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen);
+/* The same, plus a time field (epoch ms as a number or a string of digits,
+ * or an ISO-8601 string) into *t_ms (INT64_MIN when absent). */
+int sd_sink_json_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen,
+                         const char *time_field, int64_t *t_ms);
 
 #endif

@@ -2,7 +2,8 @@
  *
  * Every file matching the glob (in sorted order) holds one JSON object per
  * line; the id is the object's id field (the contract's by default). The
- * writer label is the file's name. Counting is incremental: a file that
+ * writer label is the file's name. time=FIELD names a field holding the
+ * row's write time (epoch ms or ISO-8601), for the latency figures. Counting is incremental: a file that
  * only grew is read from where the last count stopped. */
 #include <glob.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ typedef struct {
 typedef struct {
     char *pattern;
     char *id_field;
+    char *time_field;  /* time=FIELD: the row's write time, for latency; NULL if none */
     sd_jsonl_file_t *files;
     int nfiles;
 } sd_jsonl_sink_t;
@@ -34,6 +36,8 @@ static sd_err_t sd_jsonl_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
     s->pattern = sd_util_strdup(sd_kvlist_get(params, "path"));
     const char *id = sd_kvlist_get(params, "id");
     s->id_field = sd_util_strdup(id ? id : ctx->id_field ? ctx->id_field : "event_id");
+    const char *tf = sd_kvlist_get(params, "time");
+    s->time_field = tf ? sd_util_strdup(tf) : NULL;
     *state = s;
     return SD_OK;
 }
@@ -117,8 +121,9 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
             size_t len = (size_t)n - 1;
             if (len && line[len - 1] == '\r') len--;
             if (!len) continue;
-            int idlen = sd_sink_json_field(line, len, s->id_field, idbuf, sizeof(idbuf));
-            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, base, strlen(base), INT64_MIN)) stop = 1;
+            int64_t t;
+            int idlen = sd_sink_json_id_time(line, len, s->id_field, idbuf, sizeof(idbuf), s->time_field, &t);
+            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, base, strlen(base), t)) stop = 1;
         }
         fclose(fp);
     }
@@ -133,6 +138,7 @@ static void sd_jsonl_close(void *state) {
     free(s->files);
     free(s->pattern);
     free(s->id_field);
+    free(s->time_field);
     free(s);
 }
 

@@ -10,7 +10,8 @@
  * listing the folder. Part files on disk that the log does not list (left
  * by a batch that was killed before its log entry) are reported as a note,
  * since Spark's readers ignore them too. The writer label of a row is the
- * batch whose log entry added its file. */
+ * batch whose log entry added its file; time=FIELD names a field holding
+ * the row's write time, for the latency figures. */
 #include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -30,6 +31,7 @@ typedef struct {
 typedef struct {
     char *dir;
     char *id_field;
+    char *time_field;  /* time=FIELD: the row's write time, for latency; NULL if none */
     sd_sfile_t *known;   /* every file ever seen in a batch log (path -> batch), across calls */
     int nknown;
 } sd_spark_sink_t;
@@ -40,6 +42,8 @@ static sd_err_t sd_sspark_open(const sd_kvlist_t *params, const sd_sink_ctx_t *c
     s->dir = sd_util_strdup(sd_kvlist_get(params, "path"));
     const char *id = sd_kvlist_get(params, "id");
     s->id_field = sd_util_strdup(id ? id : ctx->id_field ? ctx->id_field : "event_id");
+    const char *tf = sd_kvlist_get(params, "time");
+    s->time_field = tf ? sd_util_strdup(tf) : NULL;
     *state = s;
     return SD_OK;
 }
@@ -233,8 +237,9 @@ static sd_err_t sd_sspark_scan(void *state, sd_sink_row_cb cb, void *opaque, cha
             size_t len = (size_t)n;
             while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
             if (!len) continue;
-            int idlen = sd_sink_json_field(line, len, s->id_field, idbuf, sizeof(idbuf));
-            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, wbuf, (size_t)wl, INT64_MIN)) stop = 1;
+            int64_t t;
+            int idlen = sd_sink_json_id_time(line, len, s->id_field, idbuf, sizeof(idbuf), s->time_field, &t);
+            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, wbuf, (size_t)wl, t)) stop = 1;
         }
         fclose(f);
     }
@@ -287,6 +292,7 @@ static void sd_sspark_close(void *state) {
     free(s->known);
     free(s->dir);
     free(s->id_field);
+    free(s->time_field);
     free(s);
 }
 

@@ -90,17 +90,20 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: no batch began within %.0fs (%d batches committed before the harness could kill)",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
             const sd_run_batches_t *b = &r->bs;
-            if (b->begun > b->committed && b->begun_rows != 0) {
+            if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
                 batch = b->begun;
                 batch_rows = b->begun_rows;
-                rows0 = sd_target_rows(r);
+                rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
                 int64_t began = b->begun_mono;
                 /* half of what a batch this size took so far, or after= */
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_run_expected_batch_ms(r, batch_rows) / 2;
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
-                int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0;
+                int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
                 int missed = 0;
-                for (;;) {
+                /* seen too late to land where it should (a long real-time
+                 * interval already past the point): take the next batch */
+                if (delay > 0 && sd_util_mono_ms() - began > delay + 50) missed = 1;
+                for (; !missed;) {
                     if ((e = sd_run_pump(r, err, errlen))) return e;
                     sd_sup_state(r->sup, &s);
                     if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
@@ -144,7 +147,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
         int committed = r->bs.committed >= batch;
         int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
         char land[256];
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld of its rows visible in the target when it died%s",
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the kill%s",
                  committed ? "after the commit of" : "inside", (long long)batch, inc, (long long)batch_rows, (long long)visible,
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, batch, !committed, visible, batch_rows, land, NULL, 0);
