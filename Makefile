@@ -3,6 +3,8 @@
 #   make            build build/streamdrill and the reference pipeline
 #   make demo       install what is missing, build, run the parcel drill on the embedded broker
 #   make test       install what is missing, build, run unit tests and scenario tests
+#                   (embedded cluster, then a real Kafka broker and Spark)
+#   make test-fast  the same without the real broker and Spark
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/
 #   make clean
 
@@ -59,6 +61,14 @@ unit: $(TESTS)
 scenario-tests: all
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill
 
+# everything but the real Kafka broker and Spark (a quick loop while developing)
+test-fast: deps
+	$(MAKE) all unit
+	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --no-real
+
+# the unit tests, the scenario tests on the embedded cluster, then the same
+# drills and the Spark drills on a real Apache Kafka broker (KRaft) and
+# PySpark, both installed and started by the project's own scripts
 test: deps
 	$(MAKE) all unit
 	$(MAKE) scenario-tests
@@ -76,7 +86,7 @@ asan:
 clean:
 	rm -rf build build-asan $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test demo asan clean
+.PHONY: all deps unit scenario-tests test test-fast demo asan clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -36,10 +36,10 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
             u->copies++;
             if (w && strlen(u->writers) < 200) {
                 size_t l = strlen(u->writers);
-                u->writers = sd_util_xrealloc(u->writers, l + wlen + 2);
-                u->writers[l] = ',';
-                memcpy(u->writers + l + 1, w, wlen);
-                u->writers[l + 1 + wlen] = 0;
+                u->writers = sd_util_xrealloc(u->writers, l + wlen + 3);
+                memcpy(u->writers + l, "; ", 2);
+                memcpy(u->writers + l + 2, w, wlen);
+                u->writers[l + 2 + wlen] = 0;
             }
             return;
         }
@@ -150,7 +150,7 @@ static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char 
         if (c->want[mid] == seq) {
             sd_buf_t *b = &c->bufs[mid];
             if (b->len < 400) {
-                if (b->len) sd_buf_putc(b, ',');
+                if (b->len) sd_buf_puts(b, "; ");
                 if (c->fmt) c->fmt(c->fmt_opaque, w ? w : "", w ? wlen : 0, t, b);
                 else if (w && wlen) sd_buf_append(b, w, wlen);
                 else sd_buf_putc(b, '?');

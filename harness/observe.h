@@ -18,7 +18,7 @@
 typedef struct sd_unexpected_s {
     char *id;        /* "(null)" for rows without an id */
     int64_t copies;
-    char *writers;   /* first few writer labels, comma-separated */
+    char *writers;   /* first few writer labels, separated by "; " */
 } sd_unexpected_t;
 
 typedef struct sd_observe_s {
@@ -52,7 +52,7 @@ void sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char 
 typedef void (*sd_observe_fmt_cb)(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out);
 
 /* Second pass: writers of the n seqs in want (sorted ascending). out[i]
- * gets a malloc'd comma-separated list, in sink order. fmt may be NULL
+ * gets a malloc'd list separated by "; ", in sink order. fmt may be NULL
  * (the label as is). */
 sd_err_t sd_observe_writers(sd_sink_t *sink, const char *tag, const int64_t *want, int64_t n, char **out,
                             sd_observe_fmt_cb fmt, void *fmt_opaque, char *err, size_t errlen);

@@ -3,7 +3,13 @@
 # Idempotent: installed packages are detected with dpkg-query and skipped.
 set -eu
 
+# the harness and its unit tests
 PKGS="gcc make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libcriterion-dev"
+# the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
+# jars come from Maven Central), PySpark a Python with venv
+command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
+command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
 
 missing=""
 for p in $PKGS; do

@@ -10,6 +10,10 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: stderr contains TEXT              streamdrill's stderr must contain TEXT
     # test: repeat 20 parallel 4              run it N times, every run must meet every expectation
     # test: duplicates-traced                 every sampled duplicated id lists one writer per copy
+    # test: needs kafka                       run against the real Apache Kafka broker (started here)
+    # test: needs spark                       PySpark and the Kafka connector must be installed
+    # test: kills-landed-at-least 0.95        share of kills (over all repeats) that landed mid-batch
+    # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
 
 Each tests/broken/*.drill file starts with `# expect: LINE:COL TEXT`: `check`
 and `run` must both exit 2 with an error naming FILE:LINE:COL and containing
@@ -62,6 +66,9 @@ class Case:
         self.args, self.exit, self.summary, self.stderr = [], 0, [], []
         self.repeat, self.parallel, self.traced = 1, 1, False
         self.scenario = path
+        self.needs = set()
+        self.landed_share = None
+        self.writers_contain = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
             if not m:
@@ -85,14 +92,25 @@ class Case:
                     self.parallel = int(parts[parts.index("parallel") + 1])
             elif key == "duplicates-traced":
                 self.traced = True
+            elif key == "needs":
+                self.needs |= set(rest.split())
+            elif key == "kills-landed-at-least":
+                self.landed_share = float(rest)
+            elif key == "writers-contain":
+                self.writers_contain.append(rest)
             else:
                 raise SystemExit(f"{path}: unknown test directive {key}")
+
+
+REAL = {"brokers": None}
 
 
 def run_case_once(binary, case, i):
     out = os.path.join(OUT, f"{case.name}-{i}")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [binary, "run", case.scenario, "--out", out, "--quiet"] + case.args
+    if "kafka" in case.needs:
+        cmd += ["--brokers", REAL["brokers"]]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     took = time.time() - t0
@@ -104,7 +122,7 @@ def run_case_once(binary, case, i):
             problems.append(f"stderr lacks {text!r}")
     summary = None
     sdirs = glob.glob(os.path.join(out, "*", "summary.json"))
-    if case.summary or case.traced:
+    if case.summary or case.traced or case.landed_share is not None or case.writers_contain:
         if not sdirs:
             problems.append("no summary.json written")
         else:
@@ -126,14 +144,20 @@ def run_case_once(binary, case, i):
                 if len(dups["sample"]) != min(dups["total"], 20):
                     problems.append(f"{len(dups['sample'])} sampled duplicates for {dups['total']}")
                 for d in dups["sample"]:
-                    writers = d.get("writers", "").split(",")
+                    writers = d.get("writers", "").split("; ")
                     if len(writers) != d["copies"] or not all(writers):
                         problems.append(f"{d['id']}: {d['copies']} copies but writers {d.get('writers')!r}")
                 md = open(os.path.join(os.path.dirname(sdirs[0]), "report.md")).read()
                 for d in dups["sample"]:
                     if d["id"] not in md:
                         problems.append(f"report.md does not list {d['id']}")
-    return problems, took, p.stderr
+        for text in case.writers_contain:
+            dups = summary.get("anomalies", {}).get("target", {}).get("duplicated", {}).get("sample", [])
+            for d in dups:
+                if text not in d.get("writers", ""):
+                    problems.append(f"{d['id']}: writers {d.get('writers')!r} do not mention {text!r}")
+    kills = [f for f in (summary or {}).get("faults", []) if f["kind"] == "kill"]
+    return problems, took, p.stderr, kills
 
 
 def run_case(binary, case):
@@ -142,13 +166,21 @@ def run_case(binary, case):
     bad = [(i, r) for i, r in enumerate(results) if r[0]]
     took = sorted(r[1] for r in results)
     label = f"{case.name}" + (f" x{case.repeat}" if case.repeat > 1 else "")
+    extra = ""
+    if case.landed_share is not None:
+        kills = [k for r in results for k in r[3]]
+        landed = sum(1 for k in kills if k.get("landed_mid_batch"))
+        extra = f"; {landed} of {len(kills)} kills landed mid-batch"
+        if not kills or landed < case.landed_share * len(kills):
+            print(f"FAIL {label}: only {landed} of {len(kills)} kills landed mid-batch (need {case.landed_share:.0%})")
+            return False
     if bad:
         print(f"FAIL {label}: {len(bad)} of {case.repeat} runs wrong")
-        for i, (problems, _, err) in bad[:3]:
+        for i, (problems, _, err, _k) in bad[:3]:
             print(f"  run {i}: " + "; ".join(problems))
             print("  stderr: " + err.strip().replace("\n", "\n          ")[-1500:])
         return False
-    print(f"ok   {label}: {case.repeat} of {case.repeat} as expected (median {took[len(took) // 2]:.1f}s)")
+    print(f"ok   {label}: {case.repeat} of {case.repeat} as expected (median {took[len(took) // 2]:.1f}s){extra}")
     return True
 
 
@@ -285,10 +317,78 @@ def test_external_broker(binary):
     return True
 
 
+def start_real_kafka():
+    d = os.path.join(OUT, "kafka")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "start", d, "", str(os.getpid())],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the Apache Kafka broker: " + r.stderr[-2000:])
+    REAL["brokers"] = r.stdout.strip().splitlines()[-1]
+    REAL["dir"] = d
+    print(f"--   Apache Kafka (KRaft) started at {REAL['brokers']}")
+
+
+def stop_real_kafka():
+    if REAL.get("dir"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "stop", REAL["dir"]], timeout=60)
+        print("--   Apache Kafka stopped")
+
+
+def setup_spark():
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"], capture_output=True, text=True,
+                       timeout=1800)
+    if r.returncode != 0:
+        raise SystemExit("cannot set up PySpark: " + r.stderr[-2000:])
+
+
+def test_realtime_compare(binary):
+    """Real-time mode at two intervals beside the same query on a micro-batch
+    trigger: each run killed mid-interval (mid-batch) and restarted; the
+    replayed records (duplicates in the Kafka sink) and the end-to-end
+    latency side by side, from `streamdrill compare`."""
+    runs = [("rtm-5s", ["--set", "trigger=real-time:5s"]), ("rtm-10s", ["--set", "trigger=real-time:10s"]),
+            ("micro-batch", ["--set", "trigger=processing-time:0s", "--set", "batches=micro"])]
+    dirs, problems, got = [], [], {}
+    for name, args in runs:
+        out = os.path.join(OUT, "realtime-" + name)
+        shutil.rmtree(out, ignore_errors=True)
+        r = subprocess.run([binary, "run", os.path.join(ROOT, "scenarios", "spark-realtime.drill"), "--out", out, "--quiet",
+                            "--brokers", REAL["brokers"]] + args, capture_output=True, text=True, timeout=900)
+        d = os.path.join(out, "spark-realtime")
+        dirs.append(d)
+        if r.returncode != 0:
+            problems.append(f"{name}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
+            continue
+        s = json.load(open(os.path.join(d, "summary.json")))
+        got[name] = s["counts"]
+        k = [f for f in s["faults"] if f["kind"] == "kill"]
+        if not k or not k[0].get("landed_mid_batch"):
+            problems.append(f"{name}: the kill did not land mid-batch: {k}")
+    table = subprocess.run([binary, "compare"] + dirs, capture_output=True, text=True).stdout
+    open(os.path.join(OUT, "realtime-compare.md"), "w").write(table)
+    if len(got) == 3:
+        if not got["rtm-5s"]["latency_p50_ms"] < got["micro-batch"]["latency_p50_ms"]:
+            problems.append("real-time mode should have a lower median latency than micro-batches")
+        if not got["rtm-10s"]["duplicate_rows"] > got["micro-batch"]["duplicate_rows"]:
+            problems.append("a kill mid-interval should replay more with 10 s real-time intervals than with micro-batches")
+    if problems:
+        print("FAIL realtime-compare: " + "; ".join(problems))
+        print(table)
+        return False
+    print("ok   realtime-compare: replay and latency side by side (tests/out/realtime-compare.md):")
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        trig = re.search(r"trigger=(\S+)", cells[1])
+        label = trig.group(1) if trig else ("trigger" if cells[1] == "variables" else "")
+        print(f"       {label:22} | " + " | ".join(cells[2:3] + cells[4:12]))
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
+    ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     os.makedirs(OUT, exist_ok=True)
@@ -297,17 +397,34 @@ def main():
         if a.only and a.only not in path:
             continue
         ok &= run_broken(binary, path)
+    cases = []
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.drill"))):
         case = Case(path)
         if a.only and a.only not in case.name:
             continue
-        if case.name == "long-running":
+        if case.name == "long-running" or (a.no_real and case.needs):
             continue
+        cases.append(case)
+    want_rt = not a.no_real and (not a.only or a.only in "realtime-compare")
+    real = [c for c in cases if c.needs] + ([True] if want_rt else [])
+    for case in [c for c in cases if not c.needs]:
         ok &= run_case(binary, case)
     if not a.only or a.only in "harness-sigkill":
         ok &= test_harness_sigkill(binary)
     if not a.only or a.only in "external-broker":
         ok &= test_external_broker(binary)
+    if real:
+        t0 = time.time()
+        setup_spark()
+        start_real_kafka()
+        try:
+            for case in [c for c in cases if c.needs]:
+                ok &= run_case(binary, case)
+            if want_rt:
+                ok &= test_realtime_compare(binary)
+        finally:
+            stop_real_kafka()
+        print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")
     print("scenario tests: " + ("all passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
