@@ -46,6 +46,11 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
         sd_buf_printf(&b, "**%lld** unique ids in the target for **%lld** expected: %lld duplicated, %lld lost, %lld unexpected; %lld quarantined. Profile `%s`.\n\n",
                       (long long)uniq, (long long)exp, (long long)dup, (long long)lost, (long long)unx,
                       (long long)sd_report_count(m, "quarantined"), m->profile);
+    int64_t p50 = sd_report_count(m, "latency_p50_ms");
+    if (p50 >= 0)
+        sd_buf_printf(&b, "End-to-end latency (sent to first written in the target): p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms over %lld ids.\n\n",
+                      (long long)p50, (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
+                      (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
     if (m->description[0]) {
         sd_buf_puts(&b, "<details><summary>Scenario</summary>\n\n");
         sd_report_md_escape(&b, m->description);
@@ -80,6 +85,17 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     }
     sd_buf_puts(&b, "\n## Counts\n\n| count | value |\n|---|---:|\n");
     for (int i = 0; i < m->ncounts; i++) sd_buf_printf(&b, "| %s | %lld |\n", m->counts[i].name, (long long)m->counts[i].value);
+    if (m->naccounts) {
+        sd_buf_puts(&b, "\n## The pipeline's own account\n\nWhat the pipeline reported about each batch (Spark's progress), beside what the ledger "
+                        "holds at the same source offsets.\n\n| query | batches reported | input rows | ledger messages | batches disagreeing | "
+                        "dropped by watermark | late events sent there |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (int i = 0; i < m->naccounts; i++) {
+            const sd_raccount_t *a = &m->accounts[i];
+            sd_buf_printf(&b, "| %s | %lld | %lld | %lld | %s%lld%s | %lld | %lld |\n", a->query, (long long)a->batches, (long long)a->spark_rows,
+                          (long long)a->ledger_rows, a->disagree ? "**" : "", (long long)a->disagree, a->disagree ? "**" : "",
+                          (long long)a->spark_dropped, (long long)a->ledger_late);
+        }
+    }
     sd_buf_puts(&b, "\n## Faults\n\n");
     if (!m->nfaults) sd_buf_puts(&b, "None.\n");
     else {

@@ -246,6 +246,20 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             sqlite3_finalize(st);
         }
     }
+    if (sqlite3_prepare_v2(db, "SELECT query, count(*), sum(spark_rows), sum(ledger_rows), sum(agree=0), sum(spark_dropped),"
+                               " sum(ledger_late) FROM account GROUP BY query ORDER BY query", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_raccount_t *a = SD_GROW(m->accounts, m->naccounts);
+            a->query = sd_col(st, 0);
+            a->batches = sd_coli(st, 1, 0);
+            a->spark_rows = sd_coli(st, 2, 0);
+            a->ledger_rows = sd_coli(st, 3, 0);
+            a->disagree = sd_coli(st, 4, 0);
+            a->spark_dropped = sd_coli(st, 5, 0);
+            a->ledger_late = sd_coli(st, 6, 0);
+        }
+        sqlite3_finalize(st);
+    }
     if (!m->complete) {
         sd_missing(m, "the run did not finish (the harness stopped or was killed before writing its verdict)");
         if (!m->nchecks) sd_missing(m, "no reconciliation: the sinks were not read, so no check was made");
@@ -299,6 +313,8 @@ void sd_report_model_free(sd_report_model_t *m) {
     free(m->unexpected);
     for (int i = 0; i < m->nmissing; i++) free(m->missing[i]);
     free(m->missing);
+    for (int i = 0; i < m->naccounts; i++) free(m->accounts[i].query);
+    free(m->accounts);
     free(m);
 }
 

@@ -54,6 +54,12 @@ typedef struct sd_rbucket_s {
     int nids;
 } sd_rbucket_t;
 
+/* The pipeline's own account (Spark's progress reports) against the ledger. */
+typedef struct sd_raccount_s {
+    char *query;
+    int64_t batches, spark_rows, ledger_rows, disagree, spark_dropped, ledger_late;
+} sd_raccount_t;
+
 typedef struct sd_report_model_s {
     char *run_dir;
     char *scenario, *file, *description, *seed, *tag, *topic, *brokers, *broker_kind, *profile;
@@ -69,6 +75,7 @@ typedef struct sd_report_model_s {
     sd_rbucket_t *buckets; int nbuckets;
     sd_rbucket_t *unexpected; int nunexpected;  /* per sink, ids are raw */
     char **missing; int nmissing;               /* what a half-finished run lacks */
+    sd_raccount_t *accounts; int naccounts;
 } sd_report_model_t;
 
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen);

@@ -120,6 +120,16 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
         json_array_append_new(incs, o);
     }
     json_object_set_new(root, "incarnations", incs);
+    json_t *acc = json_array();
+    for (int i = 0; i < m->naccounts; i++) {
+        const sd_raccount_t *a = &m->accounts[i];
+        json_array_append_new(acc, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "query", a->query, "batches",
+                                             (json_int_t)a->batches, "input_rows", (json_int_t)a->spark_rows, "ledger_rows",
+                                             (json_int_t)a->ledger_rows, "batches_disagreeing", (json_int_t)a->disagree,
+                                             "dropped_by_watermark", (json_int_t)a->spark_dropped, "late_sent_in_those_offsets",
+                                             (json_int_t)a->ledger_late, "agrees", a->disagree == 0));
+    }
+    json_object_set_new(root, "pipeline_account", acc);
     json_t *steps = json_array();
     for (int i = 0; i < m->nsteps; i++) {
         const sd_rstep_t *p = &m->steps[i];
