@@ -267,3 +267,24 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
     o.copies = NULL;
     sd_observe_free(&o);
 }
+
+/* contract duplicates=keep: an id sent n times must be there n times */
+Test(recon, keep_duplicates_expects_one_copy_per_send) {
+    hist_t h;
+    hist_init(&h, 4);
+    uint8_t expected[N] = {1, 2, 2, 3, 0, 0, 0, 0};
+    h.l.expected = expected;
+    h.t[0] = 1; /* as sent */
+    h.t[1] = 2; /* replayed once, both copies there */
+    h.t[2] = 1; /* replayed once, one copy missing: lost */
+    h.t[3] = 4; /* sent 3 times, 4 copies: one extra */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.delivered_once, 2);
+    cr_assert_eq(r.counts.lost, 1);
+    cr_assert_eq(r.lists[SD_B_LOST].seq[0], 2);
+    cr_assert_eq(r.lists[SD_B_LOST].copies[0], 1u, "the lost list says how many copies did arrive");
+    cr_assert_eq(r.counts.duplicated, 1);
+    cr_assert_eq(r.counts.duplicate_rows, 1, "one copy beyond the three sent");
+    sd_recon_result_free(&r);
+}
