@@ -61,7 +61,15 @@ const char *sd_profile_name(sd_profile_t p) {
 }
 
 static const char *const sd_malformed_names[SD_MAL__COUNT] = {
-    "truncated", "not-json", "missing-id", "wrong-type", "empty"};
+    "truncated", "not-json", "missing-id", "wrong-type", "empty", "invalid-utf8", "oversized", "null-value",
+    "duplicate-keys"};
+
+static const char *const sd_inject_names[SD_INJ__COUNT] = {
+    "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup"};
+
+const char *sd_inject_name(sd_inject_kind_t k) {
+    return (int)k >= 0 && k < SD_INJ__COUNT ? sd_inject_names[k] : "?";
+}
 
 const char *sd_malformed_name(sd_malformed_t m) {
     return (int)m >= 0 && m < SD_MAL__COUNT ? sd_malformed_names[m] : "?";
@@ -475,6 +483,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
         free(st->text);
         free(st->sink);
         free(st->variant);
+        free(st->skew_key);
         for (int k = 0; k < st->nexpects; k++) { free(st->expects[k].count); free(st->expects[k].value_count); }
         free(st->expects);
     }
@@ -687,7 +696,7 @@ static sd_err_t sd_parse_contract(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts
         sd_split_kv(&ts->t[i], &kv);
         sd_err_t e;
         int v;
-        const char *known = "id=, time=, watermark=, late=, malformed=, duplicates=, profile=";
+        const char *known = "id=, time=, watermark=, late=, malformed=, duplicates=, future=, schema=, profile=";
         if (!kv.has_op) return sd_unknown_key(c, &ts->t[i], "contract", known);
         if ((e = sd_need_eq(c, &ts->t[i], &kv, "contract"))) return e;
         if (!strcmp(kv.key, "id") || !strcmp(kv.key, "time")) {
@@ -707,6 +716,14 @@ static sd_err_t sd_parse_contract(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts
             static const char *const ch[] = {"quarantine", "drop", NULL};
             if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &v))) return e;
             sc->malformed_disp = v == 0 ? SD_DISP_QUARANTINE : SD_DISP_DROPPED;
+        } else if (!strcmp(kv.key, "future")) {
+            static const char *const ch[] = {"quarantine", "accept", NULL};
+            if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &v))) return e;
+            sc->future_disp = v == 0 ? SD_DISP_QUARANTINE : SD_DISP_TARGET;
+        } else if (!strcmp(kv.key, "schema")) {
+            static const char *const ch[] = {"lenient", "strict", NULL};
+            if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &v))) return e;
+            sc->drift_disp = v == 0 ? SD_DISP_TARGET : SD_DISP_QUARANTINE;
         } else if (!strcmp(kv.key, "duplicates")) {
             static const char *const ch[] = {"drop", "keep", NULL};
             if ((e = sd_get_choice(c, &ts->t[i], &kv, "contract", ch, &sc->keep_duplicates))) return e;
@@ -816,6 +833,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                     return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "%s: expected a `variant %s ...` line in the header, found none",
                                    w, kv.value);
                 free(st->variant);
+        free(st->skew_key);
                 st->variant = sd_util_strdup(kv.value);
             } else {
                 return sd_unknown_key(c, &ts->t[i], w, k == SD_STEP_RESTART ? "timeout=, delay=, as=" : k == SD_STEP_START ? "timeout=, as=" : "timeout=");
@@ -879,14 +897,39 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         st = sd_new_step(sc, SD_STEP_INJECT, ts);
         st->timeout_ms = 60000;
         st->late_by_ms = 3600000;
+        st->ahead_ms = 7200000;
+        st->offline_ms = 30 * 60000;
+        st->within_ms = -1; /* half the watermark delay */
+        int any = 0;
+        const char *known = "malformed=N, late=N, out-of-order=N, future=N, at-max=N, at-watermark=N, burst=N, skew=N, "
+                            "drift=N, no-key=N, retry-dup=N, by=, within=, ahead=, offline=, key=, as=, kinds=, timeout=";
         for (int i = 1; i < ts->n; i++) {
             sd_split_kv(&ts->t[i], &kv);
-            if (kv.has_op && (!strcmp(kv.key, "malformed") || !strcmp(kv.key, "late"))) {
+            int kind = -1;
+            for (int k = 0; kv.has_op && k < SD_INJ__COUNT; k++)
+                if (!strcmp(kv.key, sd_inject_names[k])) kind = k;
+            if (kind >= 0 || (kv.has_op && !strcmp(kv.key, "malformed"))) {
+                int64_t n;
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject"))) return e;
-                if ((e = sd_get_count(c, &ts->t[i], &kv, "inject", !strcmp(kv.key, "late") ? &st->late : &st->malformed))) return e;
-            } else if (kv.has_op && !strcmp(kv.key, "by")) {
-                if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject")) || (e = sd_get_duration(c, &ts->t[i], &kv, "inject by", &st->late_by_ms))) return e;
-                if (st->late_by_ms <= 0) return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "inject: expected by= above zero, found \"%s\"", kv.value);
+                if ((e = sd_get_count(c, &ts->t[i], &kv, "inject", &n))) return e;
+                if (kind >= 0) st->inject[kind] = n;
+                else st->malformed = n;
+                if (n > 0) any = 1;
+            } else if (kv.has_op && (!strcmp(kv.key, "by") || !strcmp(kv.key, "within") || !strcmp(kv.key, "ahead") ||
+                                     !strcmp(kv.key, "offline"))) {
+                int64_t *dst = !strcmp(kv.key, "by") ? &st->late_by_ms : !strcmp(kv.key, "within") ? &st->within_ms
+                             : !strcmp(kv.key, "ahead") ? &st->ahead_ms : &st->offline_ms;
+                char what[32];
+                snprintf(what, sizeof(what), "inject %s", kv.key);
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject")) || (e = sd_get_duration(c, &ts->t[i], &kv, what, dst))) return e;
+                if (*dst <= 0) return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "inject: expected %s= above zero, found \"%s\"", kv.key, kv.value);
+            } else if (kv.has_op && !strcmp(kv.key, "key")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject"))) return e;
+                free(st->skew_key);
+                st->skew_key = sd_util_strdup(kv.value);
+            } else if (kv.has_op && !strcmp(kv.key, "as")) {
+                static const char *const ch[] = {"extra-field", "type-change", NULL};
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject")) || (e = sd_get_choice(c, &ts->t[i], &kv, "inject drift", ch, &st->drift_type))) return e;
             } else if (kv.has_op && !strcmp(kv.key, "kinds")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject"))) return e;
                 char *list = sd_util_strdup(kv.value), *save = NULL;
@@ -896,7 +939,8 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                         if (!strcmp(k, sd_malformed_names[m])) found = m;
                     if (found < 0) {
                         e = sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
-                                    "inject kinds: expected truncated, not-json, missing-id, wrong-type or empty, found \"%s\"", k);
+                                    "inject kinds: expected truncated, not-json, missing-id, wrong-type, empty, invalid-utf8, oversized, "
+                                    "null-value or duplicate-keys, found \"%s\"", k);
                         free(list);
                         return e;
                     }
@@ -906,11 +950,12 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             } else if (kv.has_op && !strcmp(kv.key, "timeout")) {
                 if ((e = sd_parse_timeout(c, &ts->t[i], &kv, st))) return e;
             } else {
-                return sd_unknown_key(c, &ts->t[i], "inject", "malformed=N, late=N, by=DURATION, kinds=LIST, timeout=");
+                return sd_unknown_key(c, &ts->t[i], "inject", known);
             }
         }
-        if (!st->late && !st->malformed)
-            return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : endcol + 1, "inject: expected malformed=N or late=N, found %s",
+        st->late = st->inject[SD_INJ_LATE];
+        if (!any)
+            return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : endcol + 1, "inject: expected malformed=N or late=N (or another kind), found %s",
                            ts->n > 1 ? "no count above zero" : "the end of the line");
         return SD_OK;
     }
@@ -1116,6 +1161,8 @@ sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvl
     sc->watermark_ms = 10 * 60000;
     sc->late_disp = SD_DISP_DROPPED;
     sc->malformed_disp = SD_DISP_QUARANTINE;
+    sc->future_disp = SD_DISP_QUARANTINE;
+    sc->drift_disp = SD_DISP_TARGET;
     sc->profile = SD_PROFILE_EXACTLY_ONCE;
 
     /* description: the leading comment block */

@@ -77,10 +77,28 @@ typedef struct sd_expect_s {
 /* Malformed kinds `inject malformed=N` cycles through. */
 typedef enum {
     SD_MAL_TRUNCATED = 0, SD_MAL_NOT_JSON, SD_MAL_MISSING_ID, SD_MAL_WRONG_TYPE, SD_MAL_EMPTY,
+    SD_MAL_INVALID_UTF8, SD_MAL_OVERSIZED, SD_MAL_NULL_VALUE, SD_MAL_DUPLICATE_KEYS,
     SD_MAL__COUNT
 } sd_malformed_t;
 
 const char *sd_malformed_name(sd_malformed_t m);
+
+/* What `inject` can send besides malformed events (injectors/data.c). */
+typedef enum {
+    SD_INJ_LATE = 0,      /* event time `by` behind the watermark */
+    SD_INJ_OUT_OF_ORDER,  /* event time behind the newest, within the watermark */
+    SD_INJ_FUTURE,        /* event time `ahead` of the newest: can pin a watermark */
+    SD_INJ_AT_MAX,        /* event time equal to the newest sent */
+    SD_INJ_AT_WATERMARK,  /* event time equal to newest - watermark delay */
+    SD_INJ_BURST,         /* a device's backlog: event times spread over `offline`, sent at once */
+    SD_INJ_SKEW,          /* every event with one key */
+    SD_INJ_DRIFT,         /* schema drift: an extra field, or a field of another type */
+    SD_INJ_NO_KEY,        /* a valid event without a message key */
+    SD_INJ_RETRY_DUP,     /* a new event sent twice in a row, as a producer retry would */
+    SD_INJ__COUNT
+} sd_inject_kind_t;
+
+const char *sd_inject_name(sd_inject_kind_t k);
 
 typedef struct sd_step_s {
     sd_step_kind_t kind;
@@ -93,7 +111,11 @@ typedef struct sd_step_s {
     double rate;           /* events per second, 0 = as fast as possible */
     int background;        /* produce ... background: the next steps run while it sends */
     int64_t late, malformed, late_by_ms;
-    int malformed_kinds;   /* bit set of sd_malformed_t, 0 = all */
+    int malformed_kinds;   /* bit set of sd_malformed_t, 0 = the original five */
+    int64_t inject[SD_INJ__COUNT];  /* counts per kind (inject[SD_INJ_LATE] == late) */
+    int64_t within_ms, ahead_ms, offline_ms;
+    char *skew_key;
+    int drift_type;        /* inject drift: 0 an extra field, 1 a field of another type */
     int replay_from_last;  /* replay the newest events instead of the oldest */
     /* kill / stop */
     int signal;
@@ -145,6 +167,8 @@ typedef struct sd_scenario_s {
     sd_disp_t malformed_disp;
     sd_profile_t profile;
     int keep_duplicates;   /* contract duplicates=keep: input duplicates must reach the target */
+    sd_disp_t future_disp; /* contract future=quarantine|accept */
+    sd_disp_t drift_disp;  /* contract schema=lenient (target) | strict (quarantine) for type changes */
 
     /* sinks */
     sd_sink_decl_t sinks[SD_MAX_SINKS];

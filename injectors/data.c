@@ -10,6 +10,7 @@
  * ways, its ledger id still in the sd-id header. */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../harness/recon.h"
@@ -89,61 +90,198 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
     case SD_MAL_EMPTY:
         sd_buf_reset(p);
         break;
+    case SD_MAL_INVALID_UTF8: {
+        /* two bytes that are never UTF-8, inside the last string value */
+        char *q = p->len > 3 ? p->data + p->len - 2 : NULL; /* before the closing quote and brace */
+        if (q && q[0] == '"') {
+            sd_buf_t b;
+            sd_buf_init(&b);
+            sd_buf_append(&b, p->data, (size_t)(q - p->data));
+            sd_buf_append(&b, "\xff\xfe", 2);
+            sd_buf_puts(&b, q);
+            sd_buf_reset(p);
+            sd_buf_append(p, b.data, b.len);
+            sd_buf_free(&b);
+        }
+        break;
+    }
+    case SD_MAL_OVERSIZED: {
+        /* a valid event padded to 900 KB: under the broker's 1 MB limit,
+         * far over what a parcel scan can be */
+        json_t *o = json_loadb(p->data, p->len, 0, NULL);
+        if (!o) break;
+        char *pad = sd_util_xmalloc(900 * 1024 + 1);
+        memset(pad, 'x', 900 * 1024);
+        pad[900 * 1024] = 0;
+        json_object_set_new(o, "padding", json_string(pad));
+        free(pad);
+        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (s) { sd_buf_reset(p); sd_buf_puts(p, s); free(s); }
+        break;
+    }
+    case SD_MAL_NULL_VALUE:
+        sd_buf_reset(p);
+        *null_value = 1;
+        break;
+    case SD_MAL_DUPLICATE_KEYS: {
+        /* the event time twice, with two values: which one a reader keeps is anyone's guess */
+        if (p->len > 1 && p->data[p->len - 1] == '}') {
+            p->len--;
+            p->data[p->len] = 0;
+            sd_buf_printf(p, ",\"%s\":\"1999-12-31T23:59:59.000Z\"}", r->sc->time_field);
+        }
+        break;
+    }
     default:
         break;
     }
 }
 
-static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    sd_err_t e;
-    int64_t late_time = 0;
-    if (st->late) {
-        int64_t newest = r->max_event_time != INT64_MIN ? r->max_event_time : r->sc->start_ms;
-        late_time = newest - r->sc->watermark_ms - st->late_by_ms;
-        const char *disp = sd_disp_name(r->sc->late_disp);
-        char det[128];
-        snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->late_by_ms / 1000.0);
-        for (int64_t i = 0; i < st->late; i++) {
-            int64_t seq = sd_run_new_seq(r, SD_KIND_LATE, r->sc->late_disp);
-            int64_t t;
-            /* consecutive late events 1 ms apart, all behind the watermark */
-            if ((e = sd_events_render(r->events, seq, late_time - i, &r->payload, &r->key, &t, err, errlen))) return e;
-            sd_run_stage(r, seq, "late", disp, det, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
-            r->late_sent++;
+/* One new event of seq at event time t (INT64_MIN: its own), with the
+ * payload and key changed as asked; staged with kind and disposition. */
+static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const char *kind, const char *detail, int64_t t,
+                              int drop_key, const char *key, int drift, int64_t *seq_out, char *err, size_t errlen) {
+    int64_t seq = sd_run_new_seq(r, recon_kind, disp);
+    int64_t et;
+    sd_err_t e = sd_events_render(r->events, seq, t, &r->payload, &r->key, &et, err, errlen);
+    if (e) return e;
+    if (key) {
+        sd_buf_reset(&r->key);
+        sd_buf_puts(&r->key, key);
+    }
+    if (drift) {
+        json_t *o = json_loadb(r->payload.data, r->payload.len, 0, NULL);
+        if (o) {
+            if (drift == 1) json_object_set_new(o, "sd_extra", json_pack("{s:s, s:i}", "note", "a field added by a newer producer", "v", 2));
+            else json_object_set_new(o, "location", json_integer(42)); /* a number where a string was */
+            char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            json_decref(o);
+            if (s) { sd_buf_reset(&r->payload); sd_buf_puts(&r->payload, s); free(s); }
         }
     }
-    int mask = st->malformed_kinds ? st->malformed_kinds : (1 << SD_MAL__COUNT) - 1;
+    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : r->key.data, drop_key ? 0 : r->key.len,
+                 r->payload.data, r->payload.len, 0);
+    if (seq_out) *seq_out = seq;
+    return SD_OK;
+}
+
+static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    const sd_scenario_t *sc = r->sc;
+    int64_t newest = r->max_event_time != INT64_MIN ? r->max_event_time : sc->start_ms;
+    int64_t W = sc->watermark_ms;
+    sd_buf_t d;
+    sd_buf_init(&d);
+    char iso[32], det[160];
+    int recon_late = SD_KIND_LATE;
+    for (int k = 0; k < SD_INJ__COUNT && !e; k++) {
+        int64_t n = st->inject[k];
+        if (!n) continue;
+        sd_buf_printf(&d, "%s%lld %s", d.len ? ", " : "", (long long)n, sd_inject_name((sd_inject_kind_t)k));
+        for (int64_t i = 0; i < n && !e; i++) {
+            switch ((sd_inject_kind_t)k) {
+            case SD_INJ_LATE: {
+                int64_t t = newest - W - st->late_by_ms - i; /* 1 ms apart, all behind the watermark */
+                snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->late_by_ms / 1000.0);
+                e = sd_data_event(r, recon_late, sc->late_disp, "late", det, t, 0, NULL, 0, NULL, err, errlen);
+                if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->late_disp));
+                r->late_sent++;
+                break;
+            }
+            case SD_INJ_OUT_OF_ORDER: {
+                int64_t within = st->within_ms > 0 ? st->within_ms : W / 2;
+                int64_t t = newest - within * (i + 1) / (n + 1);
+                snprintf(det, sizeof(det), "event time %.1fs behind the newest, within the watermark", (double)(newest - t) / 1000.0);
+                e = sd_data_event(r, SD_KIND_OUT_OF_ORDER, SD_DISP_TARGET, "out-of-order", det, t, 0, NULL, 0, NULL, err, errlen);
+                break;
+            }
+            case SD_INJ_FUTURE: {
+                int64_t t = newest + st->ahead_ms + i;
+                snprintf(det, sizeof(det), "event time %.0fs ahead of the newest", (double)st->ahead_ms / 1000.0);
+                e = sd_data_event(r, sc->future_disp == SD_DISP_TARGET ? SD_KIND_VALID : SD_KIND_MALFORMED, sc->future_disp,
+                                  "future", det, t, 0, NULL, 0, NULL, err, errlen);
+                if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->future_disp));
+                break;
+            }
+            case SD_INJ_AT_MAX:
+                e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "boundary", "event time equal to the newest sent", newest, 0, NULL,
+                                  0, NULL, err, errlen);
+                break;
+            case SD_INJ_AT_WATERMARK:
+                e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "boundary", "event time equal to the watermark (newest - delay)",
+                                  newest - W, 0, NULL, 0, NULL, err, errlen);
+                break;
+            case SD_INJ_BURST: {
+                /* the backlog of a device offline for `offline`: oldest first */
+                int64_t t = newest - st->offline_ms + (n > 1 ? st->offline_ms * i / (n - 1) : st->offline_ms);
+                int late = t < newest - W;
+                snprintf(det, sizeof(det), "backlog: event time %.0fs before the newest", (double)(newest - t) / 1000.0);
+                e = sd_data_event(r, late ? recon_late : SD_KIND_VALID, late ? sc->late_disp : SD_DISP_TARGET, late ? "late" : "burst",
+                                  det, t, 0, NULL, 0, NULL, err, errlen);
+                if (late) r->late_sent++;
+                break;
+            }
+            case SD_INJ_SKEW:
+                e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "skew", "every event on one key", INT64_MIN, 0,
+                                  st->skew_key ? st->skew_key : "P-HOT-KEY", 0, NULL, err, errlen);
+                break;
+            case SD_INJ_DRIFT: {
+                sd_disp_t disp = st->drift_type ? sc->drift_disp : SD_DISP_TARGET;
+                e = sd_data_event(r, disp == SD_DISP_QUARANTINE ? SD_KIND_MALFORMED : SD_KIND_VALID, disp, "drift",
+                                  st->drift_type ? "location is a number" : "an extra field", INT64_MIN, 0, NULL, st->drift_type ? 2 : 1,
+                                  NULL, err, errlen);
+                break;
+            }
+            case SD_INJ_NO_KEY:
+                e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "no-key", "no message key", INT64_MIN, 1, NULL, 0, NULL, err, errlen);
+                break;
+            case SD_INJ_RETRY_DUP: {
+                int64_t seq;
+                e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);
+                if (!e) {
+                    /* the same bytes again, right behind: what a producer without idempotence sends on a retry */
+                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, r->key.data, r->key.len,
+                                 r->payload.data, r->payload.len, 0);
+                    r->replayed++;
+                }
+                break;
+            }
+            default:
+                break;
+            }
+            if (!e && r->nstage >= 500) e = sd_run_flush(r, err, errlen);
+        }
+    }
+    int mask = st->malformed_kinds ? st->malformed_kinds : (1 << 5) - 1; /* default: the first five kinds */
     int k = 0;
     int used[SD_MAL__COUNT] = {0};
-    for (int64_t i = 0; i < st->malformed; i++) {
+    for (int64_t i = 0; i < st->malformed && !e; i++) {
         while (!(mask & (1 << k))) k = (k + 1) % SD_MAL__COUNT;
         sd_malformed_t kind = (sd_malformed_t)k;
         k = (k + 1) % SD_MAL__COUNT;
-        int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, r->sc->malformed_disp);
+        int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, sc->malformed_disp);
         int64_t t;
-        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
+        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) break;
         int null_value = 0;
         sd_data_mangle(r, kind, &r->payload, &null_value);
-        sd_run_stage(r, seq, "malformed", sd_disp_name(r->sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
+        sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
                      r->key.data, r->key.len, r->payload.data, r->payload.len, null_value);
         r->malformed_sent++;
         used[kind]++;
+        if (r->nstage >= 100) e = sd_run_flush(r, err, errlen);
     }
-    if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
-    sd_buf_t d;
-    sd_buf_init(&d);
-    if (st->late) {
-        char iso[32];
-        sd_buf_printf(&d, "%lld late (event time %s, %.1fs behind the watermark; expected: %s)", (long long)st->late,
-                      sd_util_iso8601(late_time, iso, sizeof(iso)), (double)st->late_by_ms / 1000.0,
-                      sd_disp_name(r->sc->late_disp));
+    if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
+    if (e) {
+        sd_buf_free(&d);
+        return e;
     }
     if (st->malformed) {
         sd_buf_printf(&d, "%s%lld malformed (", d.len ? ", " : "", (long long)st->malformed);
         int first = 1;
         for (int m = 0; m < SD_MAL__COUNT; m++)
             if (used[m]) { sd_buf_printf(&d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }
-        sd_buf_printf(&d, "; expected: %s)", sd_disp_name(r->sc->malformed_disp));
+        sd_buf_printf(&d, "; expected: %s)", sd_disp_name(sc->malformed_disp));
     }
     snprintf(detail, dlen, "%s", d.data ? d.data : "");
     sd_buf_free(&d);

@@ -1,8 +1,8 @@
 /* refpipe.c - the reference pipeline: Kafka in, SQLite out, three delivery
  * modes. It is the embedded default pipeline of streamdrill and the
- * harness's own proving ground: a correct exactly-once mode that must
- * pass every drill, and at-least-once / at-most-once modes whose
- * duplicates and losses the harness must catch.
+ * harness's own proving ground: a correct exactly-once mode that must pass
+ * every drill, and weaker modes and flags whose losses, duplicates, leaks
+ * and crashes the harness must catch.
  *
  *   exactly-once   rows and consumed offsets committed in one SQLite
  *                  transaction; duplicate ids ignored (event_id is the key)
@@ -14,18 +14,44 @@
  * Like a Spark micro-batch query it reads in batches (up to --max-batch
  * records, closed --trigger-ms after the first one), keeps an event-time
  * watermark (newest event time of earlier batches minus --watermark) and
- * drops, or quarantines, records older than it; malformed records go to
- * the quarantine table with the ledger id from their sd-id header. It
- * prints streamdrill's batch markers on stdout:
+ * drops, or quarantines, records older than it. Records that cannot be
+ * trusted go to the quarantine table with the ledger id from their sd-id
+ * header: empty or null values, values over --max-bytes, invalid JSON
+ * (invalid UTF-8 and duplicate keys included), no id, no ISO-8601 event
+ * time, and event times more than --max-future ahead of the newest seen
+ * (they would drag the watermark forward and make good records look late).
+ *
+ * --weak LIST turns on deliberate bugs, each a mistake real pipelines make,
+ * so that a drill can show the harness catching it:
+ *   drop-out-of-order   drop records older than the newest seen so far
+ *   no-watermark        accept records however late
+ *   late-inclusive      a record exactly at the watermark counts as late
+ *   strictly-after-max  keep only records newer than earlier batches' max
+ *                       (the "WHERE t > last_max" incremental load)
+ *   no-future-guard     let future-dated records move the watermark
+ *   late-by-wall        judge lateness against the wall clock, not event time
+ *   drop-overflow       keep the first 50 records of a batch, drop the rest
+ *   per-key-limit       keep at most 10 records per key and batch
+ *   strict-schema       quarantine records with fields it does not know
+ *   crash-on-bad-type   abort() when a field has an unexpected type
+ *   lenient-json        accept duplicate keys, invalid UTF-8 and any size
+ *   crash-on-null       abort() on a null (tombstone) value
+ *   need-key            abort() on a record without a key
+ *   commit-on-term      on SIGTERM, commit the batch's offsets and exit
+ *                       without writing the rest of it
+ *   fatal-errors        exit on any consumer error (a broker hiccup)
+ *
+ * It prints streamdrill's batch markers on stdout:
  *
  *   SD-READY
  *   SD-BATCH begin id=N rows=K
  *   SD-BATCH commit id=N rows=K offsets=P:O,...
  *
- * It reads every partition by assignment (no group membership, so a
- * restarted incarnation does not wait for the dead one's session to
- * expire); at-least-once and at-most-once still commit offsets to the
- * consumer group. SIGTERM finishes the current batch and exits 0. */
+ * By default it reads every partition by assignment (no group membership,
+ * so a restarted incarnation does not wait for the dead one's session to
+ * expire); --subscribe joins the consumer group instead (with
+ * --session-timeout-ms), so a long pause loses the membership. SIGTERM
+ * finishes the current batch and exits 0. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -45,14 +71,24 @@ enum { MODE_EO, MODE_ALO, MODE_AMO };
 static struct {
     const char *brokers, *topic, *db, *group, *id_field, *time_field, *table, *qtable;
     int mode;
-    int64_t watermark_ms;
+    int64_t watermark_ms, max_future_ms;
     int late_quarantine;
     int max_batch;
     int trigger_ms;
     int row_delay_ms;
     int incarnation;
+    int subscribe;
+    int session_timeout_ms;
+    size_t max_bytes;
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
-       .watermark_ms = 600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2};
+       .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
+       .session_timeout_ms = 6000, .max_bytes = 65536};
+
+static struct {
+    int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
+        per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
+        fatal_errors;
+} weak;
 
 static volatile sig_atomic_t stop_flag = 0;
 static void on_signal(int s) { (void)s; stop_flag = 1; }
@@ -115,6 +151,25 @@ static int64_t parse_duration(const char *s) {
     return 0;
 }
 
+static void parse_weak(const char *list) {
+    static const struct { const char *name; int *flag; } w[] = {
+        {"drop-out-of-order", &weak.drop_ooo}, {"no-watermark", &weak.no_watermark}, {"late-inclusive", &weak.late_inclusive},
+        {"strictly-after-max", &weak.strictly_after_max}, {"no-future-guard", &weak.no_future_guard},
+        {"late-by-wall", &weak.late_by_wall}, {"drop-overflow", &weak.drop_overflow}, {"per-key-limit", &weak.per_key_limit},
+        {"strict-schema", &weak.strict_schema}, {"crash-on-bad-type", &weak.crash_on_bad_type},
+        {"lenient-json", &weak.lenient_json}, {"crash-on-null", &weak.crash_on_null}, {"need-key", &weak.need_key},
+        {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors}, {NULL, NULL}};
+    char *copy = strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "none")) continue;
+        int found = 0;
+        for (int i = 0; w[i].name; i++)
+            if (!strcmp(t, w[i].name)) { *w[i].flag = 1; found = 1; }
+        if (!found) die("--weak %s: unknown (see the comment at the top of refpipe.c)", t);
+    }
+    free(copy);
+}
+
 static sqlite3 *db;
 
 static void sql(const char *q) {
@@ -136,16 +191,79 @@ static void step_done(sqlite3_stmt *st, const char *what) {
 
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
-          "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-batch 500]\n"
-          "               [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--time-field event_time]\n"
+          "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
+          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id]\n"
+          "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
+          "               [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
 
-typedef struct {
-    rd_kafka_message_t **m;
-    int n;
-} batch_t;
+static int nparts;
+static int64_t *next;  /* next offset to read per partition after the last committed batch */
+static rd_kafka_t *rk;
+static int assigned = 0;
+
+/* The offsets to start from: SQLite for exactly-once, the group's commits otherwise. */
+static void start_offsets(rd_kafka_topic_partition_list_t *l) {
+    for (int i = 0; i < l->cnt; i++) l->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+    if (o.mode == MODE_EO) {
+        sqlite3_stmt *st = prep("SELECT partition, next_offset FROM sd_offsets WHERE topic=?");
+        sqlite3_bind_text(st, 1, o.topic, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int p = sqlite3_column_int(st, 0);
+            for (int i = 0; i < l->cnt; i++)
+                if (l->elems[i].partition == p) l->elems[i].offset = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    } else {
+        rd_kafka_topic_partition_list_t *com = rd_kafka_topic_partition_list_copy(l);
+        rd_kafka_resp_err_t e = rd_kafka_committed(rk, com, 10000);
+        if (e) die("committed offsets of group %s: %s", o.group, rd_kafka_err2str(e));
+        for (int i = 0; i < l->cnt; i++)
+            if (com->elems[i].offset >= 0) l->elems[i].offset = com->elems[i].offset;
+        rd_kafka_topic_partition_list_destroy(com);
+    }
+    for (int i = 0; i < l->cnt; i++) {
+        int p = l->elems[i].partition;
+        if (l->elems[i].offset < 0) {
+            int64_t lo = 0, hi = 0;
+            rd_kafka_query_watermark_offsets(rk, o.topic, p, &lo, &hi, 10000);
+            l->elems[i].offset = lo;
+        }
+        if (p >= 0 && p < nparts) next[p] = l->elems[i].offset;
+    }
+}
+
+static void rebalance_cb(rd_kafka_t *k, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *parts, void *opaque) {
+    (void)opaque;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        start_offsets(parts);
+        rd_kafka_assign(k, parts);
+        assigned = 1;
+        fprintf(stderr, "refpipe: group assigned %d partitions\n", parts->cnt);
+    } else {
+        rd_kafka_assign(k, NULL);
+        assigned = 0;
+        fprintf(stderr, "refpipe: group revoked the partitions (%s)\n", rd_kafka_err2str(err));
+    }
+}
+
+static void commit_kafka(const int64_t *offs) {
+    rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
+    for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
+    rd_kafka_resp_err_t e = rd_kafka_commit(rk, cl, 0);
+    rd_kafka_topic_partition_list_destroy(cl);
+    /* at-least-once and at-most-once carry on when a commit fails, as most
+     * consumers do; the rows already written stay written */
+    if (e) fprintf(stderr, "refpipe: commit offsets failed: %s\n", rd_kafka_err2str(e));
+}
+
+/* Replace bytes that are not UTF-8 (lenient-json). */
+static void sanitize_utf8(char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] >= 0xf5 || (unsigned char)s[i] == 0xc0 || (unsigned char)s[i] == 0xc1) s[i] = '?';
+}
 
 int main(int argc, char **argv) {
     o.brokers = getenv("STREAMDRILL_BROKERS");
@@ -155,7 +273,9 @@ int main(int argc, char **argv) {
     static const struct option lo[] = {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"db", 1, 0, 'd'}, {"mode", 1, 0, 'm'}, {"group", 1, 0, 'g'},
         {"watermark", 1, 0, 'w'}, {"late", 1, 0, 'l'}, {"max-batch", 1, 0, 'n'}, {"trigger-ms", 1, 0, 'T'},
-        {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
+        {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
+        {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -179,6 +299,12 @@ int main(int argc, char **argv) {
         case 'r': o.row_delay_ms = atoi(optarg); break;
         case 'i': o.id_field = optarg; break;
         case 'e': o.time_field = optarg; break;
+        case 'B': o.table = optarg; break;
+        case 'F': o.max_future_ms = parse_duration(optarg); break;
+        case 'S': o.max_bytes = (size_t)atol(optarg); break;
+        case 'G': o.subscribe = 1; break;
+        case 'O': o.session_timeout_ms = atoi(optarg); break;
+        case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
         default: usage(); return 2;
         }
@@ -219,21 +345,22 @@ int main(int argc, char **argv) {
         sqlite3_finalize(st);
     }
 
-    char errstr[512];
+    char errstr[512], sto[32];
+    snprintf(sto, sizeof(sto), "%d", o.session_timeout_ms);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     struct { const char *k, *v; } props[] = {
         {"bootstrap.servers", o.brokers}, {"group.id", o.group}, {"enable.auto.commit", "false"},
         {"enable.auto.offset.store", "false"}, {"auto.offset.reset", "earliest"}, {"isolation.level", "read_committed"},
-        {"client.id", "refpipe"}};
+        {"client.id", "refpipe"}, {"session.timeout.ms", sto}, {"heartbeat.interval.ms", "500"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
-    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (o.subscribe) rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) die("consumer: %s", errstr);
 
     /* partitions */
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o.topic, NULL);
-    int nparts = 0;
     for (int tries = 0; tries < 50 && !nparts; tries++) {
         if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
             if (md->topic_cnt == 1 && !md->topics[0].err) nparts = md->topics[0].partition_cnt;
@@ -244,37 +371,25 @@ int main(int argc, char **argv) {
     rd_kafka_topic_destroy(rkt);
     if (!nparts) die("topic %s: no metadata from %s", o.topic, o.brokers);
 
-    int64_t *next = calloc((size_t)nparts, sizeof(int64_t));
-    rd_kafka_topic_partition_list_t *assign = rd_kafka_topic_partition_list_new(nparts);
-    for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(assign, o.topic, p)->offset = RD_KAFKA_OFFSET_INVALID;
-    if (o.mode == MODE_EO) {
-        sqlite3_stmt *st = prep("SELECT partition, next_offset FROM sd_offsets WHERE topic=?");
-        sqlite3_bind_text(st, 1, o.topic, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int p = sqlite3_column_int(st, 0);
-            if (p >= 0 && p < nparts) assign->elems[p].offset = sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
+    next = calloc((size_t)nparts, sizeof(int64_t));
+    if (o.subscribe) {
+        rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(sub, o.topic, RD_KAFKA_PARTITION_UA);
+        rd_kafka_resp_err_t e = rd_kafka_subscribe(rk, sub);
+        rd_kafka_topic_partition_list_destroy(sub);
+        if (e) die("subscribe: %s", rd_kafka_err2str(e));
     } else {
-        rd_kafka_topic_partition_list_t *com = rd_kafka_topic_partition_list_copy(assign);
-        rd_kafka_resp_err_t e = rd_kafka_committed(rk, com, 10000);
-        if (e) die("committed offsets of group %s: %s", o.group, rd_kafka_err2str(e));
-        for (int p = 0; p < nparts; p++)
-            if (com->elems[p].offset >= 0) assign->elems[p].offset = com->elems[p].offset;
-        rd_kafka_topic_partition_list_destroy(com);
+        rd_kafka_topic_partition_list_t *assign = rd_kafka_topic_partition_list_new(nparts);
+        for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(assign, o.topic, p);
+        start_offsets(assign);
+        rd_kafka_resp_err_t aerr = rd_kafka_assign(rk, assign);
+        rd_kafka_topic_partition_list_destroy(assign);
+        if (aerr) die("assign: %s", rd_kafka_err2str(aerr));
+        assigned = 1;
     }
-    for (int p = 0; p < nparts; p++) {
-        if (assign->elems[p].offset < 0) {
-            int64_t lo = 0, hi = 0;
-            rd_kafka_query_watermark_offsets(rk, o.topic, p, &lo, &hi, 10000);
-            assign->elems[p].offset = lo;
-        }
-        next[p] = assign->elems[p].offset;
-    }
-    rd_kafka_resp_err_t aerr = rd_kafka_assign(rk, assign);
-    if (aerr) die("assign: %s", rd_kafka_err2str(aerr));
-    fprintf(stderr, "refpipe: incarnation %d, mode %s, starting at", o.incarnation,
-            o.mode == MODE_EO ? "exactly-once" : o.mode == MODE_ALO ? "at-least-once" : "at-most-once");
+    fprintf(stderr, "refpipe: incarnation %d, mode %s%s, starting at", o.incarnation,
+            o.mode == MODE_EO ? "exactly-once" : o.mode == MODE_ALO ? "at-least-once" : "at-most-once",
+            o.subscribe ? " (group member)" : "");
     for (int p = 0; p < nparts; p++) fprintf(stderr, " %d:%lld", p, (long long)next[p]);
     fprintf(stderr, ", batch %lld\n", (long long)batch_id);
 
@@ -287,48 +402,52 @@ int main(int argc, char **argv) {
     sqlite3_stmt *setstate = prep("INSERT OR REPLACE INTO sd_state(key, value) VALUES(?,?)");
 
     printf("SD-READY\n");
-    batch_t b = {calloc((size_t)o.max_batch, sizeof(rd_kafka_message_t *)), 0};
-    while (!stop_flag) {
+    rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
+    int term_exit = 0;
+    static const char *const known[] = {"event_id", "parcel_id", "event_time", "location", "scan", NULL};
+    while (!stop_flag && !term_exit) {
         /* collect a batch */
-        b.n = 0;
+        int n = 0;
         int64_t close_at = 0;
-        while (!stop_flag && b.n < o.max_batch) {
+        while (!stop_flag && n < o.max_batch) {
             int wait = close_at ? (int)(close_at - mono_ms()) : 100;
             if (close_at && wait <= 0) break;
             rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, wait > 100 ? 100 : wait);
-            if (!m) { if (!close_at) continue; else continue; }
+            if (!m) continue;
             if (m->err) {
-                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) fprintf(stderr, "refpipe: consume: %s\n", rd_kafka_message_errstr(m));
+                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                    fprintf(stderr, "refpipe: consume: %s\n", rd_kafka_message_errstr(m));
+                    if (weak.fatal_errors) { fprintf(stderr, "refpipe: giving up on a consumer error\n"); exit(3); }
+                }
                 rd_kafka_message_destroy(m);
                 continue;
             }
-            b.m[b.n++] = m;
+            b[n++] = m;
             if (!close_at) close_at = mono_ms() + o.trigger_ms;
         }
-        if (!b.n) continue;
+        if (!n) continue;
         batch_id++;
         int64_t watermark = max_event == INT64_MIN ? INT64_MIN : max_event - o.watermark_ms;
-        int64_t batch_max = max_event;
-        printf("SD-BATCH begin id=%lld rows=%d\n", (long long)batch_id, b.n);
+        int64_t batch_max = max_event, running_max = max_event;
+        printf("SD-BATCH begin id=%lld rows=%d\n", (long long)batch_id, n);
         if (o.mode == MODE_EO) sql("BEGIN IMMEDIATE");
         int64_t *bnext = calloc((size_t)nparts, sizeof(int64_t));
         memcpy(bnext, next, sizeof(int64_t) * (size_t)nparts);
-        for (int i = 0; i < b.n; i++)
-            if (b.m[i]->partition >= 0 && b.m[i]->partition < nparts && b.m[i]->offset + 1 > bnext[b.m[i]->partition])
-                bnext[b.m[i]->partition] = b.m[i]->offset + 1;
-        if (o.mode == MODE_AMO || o.mode == MODE_ALO) {
-            /* the offsets this batch will commit */
-        }
-        if (o.mode == MODE_AMO) {
-            rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
-            for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = bnext[p];
-            rd_kafka_resp_err_t e = rd_kafka_commit(rk, cl, 0);
-            rd_kafka_topic_partition_list_destroy(cl);
-            if (e) die("commit offsets: %s", rd_kafka_err2str(e));
-        }
-        int written = 0, rejected = 0, late = 0;
-        for (int i = 0; i < b.n; i++) {
-            rd_kafka_message_t *m = b.m[i];
+        for (int i = 0; i < n; i++)
+            if (b[i]->partition >= 0 && b[i]->partition < nparts && b[i]->offset + 1 > bnext[b[i]->partition])
+                bnext[b[i]->partition] = b[i]->offset + 1;
+        if (o.mode == MODE_AMO) commit_kafka(bnext);
+        int written = 0, rejected = 0, late = 0, dropped = 0;
+        struct { char key[64]; int n; } keys[64];
+        int nkeys = 0;
+        for (int i = 0; i < n; i++) {
+            if (stop_flag && weak.commit_on_term) {
+                /* the bug: treat the batch as done on the way out */
+                fprintf(stderr, "refpipe: SIGTERM mid-batch: committing and leaving %d rows unwritten\n", n - i);
+                term_exit = 1;
+                break;
+            }
+            rd_kafka_message_t *m = b[i];
             const char *sdid = NULL;
             size_t sdlen = 0;
             rd_kafka_headers_t *hdrs = NULL;
@@ -338,33 +457,87 @@ int main(int argc, char **argv) {
             json_t *j = NULL;
             const char *id = NULL, *ts = NULL;
             int64_t et = 0;
-            if (!m->payload || !m->len) reason = "empty value";
-            else if (!(j = json_loadb(m->payload, m->len, 0, NULL)) || !json_is_object(j)) reason = "not a JSON object";
-            else if (!json_is_string(json_object_get(j, o.id_field))) reason = "id missing or not a string";
-            else if (!json_is_string(json_object_get(j, o.time_field))) reason = "event time missing or not a string";
-            else if (parse_iso(json_string_value(json_object_get(j, o.time_field)), &et)) reason = "event time not ISO-8601";
+            if (!m->payload && weak.crash_on_null) { fprintf(stderr, "refpipe: null value at %d@%lld\n", m->partition, (long long)m->offset); abort(); }
+            if (!m->key && weak.need_key) { fprintf(stderr, "refpipe: record without a key at %d@%lld\n", m->partition, (long long)m->offset); abort(); }
+            if (!m->payload || !m->len) reason = "empty or null value";
+            else if (!weak.lenient_json && m->len > o.max_bytes) reason = "value larger than --max-bytes";
             else {
+                char *text = (char *)m->payload;
+                char *copy = NULL;
+                if (weak.lenient_json) {
+                    copy = malloc(m->len);
+                    memcpy(copy, m->payload, m->len);
+                    sanitize_utf8(copy, m->len);
+                    text = copy;
+                }
+                j = json_loadb(text, m->len, weak.lenient_json ? 0 : JSON_REJECT_DUPLICATES, NULL);
+                free(copy);
+                if (!j || !json_is_object(j)) reason = "not a JSON object (or invalid UTF-8, or a key twice)";
+                else if (!json_is_string(json_object_get(j, o.id_field))) reason = "id missing or not a string";
+                else if (!json_is_string(json_object_get(j, o.time_field))) reason = "event time missing or not a string";
+                else if (parse_iso(json_string_value(json_object_get(j, o.time_field)), &et)) reason = "event time not ISO-8601";
+            }
+            if (!reason) {
                 id = json_string_value(json_object_get(j, o.id_field));
                 ts = json_string_value(json_object_get(j, o.time_field));
-                if (watermark != INT64_MIN && et < watermark) {
+                json_t *loc = json_object_get(j, "location");
+                if (weak.crash_on_bad_type && loc && !json_is_string(loc)) {
+                    fprintf(stderr, "refpipe: location of %s is not a string\n", id);
+                    abort();
+                }
+                if (weak.strict_schema) {
+                    const char *k;
+                    json_t *v;
+                    json_object_foreach(j, k, v) {
+                        int ok = 0;
+                        for (int x = 0; known[x]; x++) if (!strcmp(k, known[x]) || !strcmp(k, o.id_field) || !strcmp(k, o.time_field)) ok = 1;
+                        if (!ok) reason = "unknown field";
+                    }
+                }
+                if (!reason && !weak.no_future_guard && max_event != INT64_MIN && et > max_event + o.max_future_ms)
+                    reason = "event time too far in the future";
+            }
+            int drop = 0;
+            if (!reason) {
+                int is_late;
+                if (weak.late_by_wall) is_late = et < now_ms() - o.watermark_ms;
+                else if (weak.no_watermark || watermark == INT64_MIN) is_late = 0;
+                else is_late = weak.late_inclusive ? et <= watermark : et < watermark;
+                if (is_late) {
                     late++;
                     if (o.late_quarantine) reason = "late: event time behind the watermark";
-                    else { json_decref(j); goto next_row; }
+                    else drop = 1;
                 }
+                if (!drop && weak.strictly_after_max && max_event != INT64_MIN && et <= max_event) drop = 1;
+                if (!drop && weak.drop_ooo && running_max != INT64_MIN && et < running_max) drop = 1;
+                if (!drop && weak.drop_overflow && i >= 50) drop = 1;
+                if (!drop && weak.per_key_limit && m->key) {
+                    int k = -1;
+                    for (int x = 0; x < nkeys; x++)
+                        if (strlen(keys[x].key) == m->key_len && !memcmp(keys[x].key, m->key, m->key_len)) k = x;
+                    if (k < 0 && nkeys < 64 && m->key_len < sizeof(keys[0].key)) {
+                        k = nkeys++;
+                        memcpy(keys[k].key, m->key, m->key_len);
+                        keys[k].key[m->key_len] = 0;
+                        keys[k].n = 0;
+                    }
+                    if (k >= 0 && ++keys[k].n > 10) drop = 1;
+                }
+                if (drop) dropped++;
             }
             if (reason) {
                 if (sdid) sqlite3_bind_text(rej, 1, sdid, (int)sdlen, SQLITE_TRANSIENT);
                 else if (id) sqlite3_bind_text(rej, 1, id, -1, SQLITE_TRANSIENT);
                 else sqlite3_bind_null(rej, 1);
                 sqlite3_bind_text(rej, 2, reason, -1, SQLITE_STATIC);
-                sqlite3_bind_blob(rej, 3, m->payload ? m->payload : "", (int)m->len, SQLITE_TRANSIENT);
+                sqlite3_bind_blob(rej, 3, m->payload ? m->payload : "", m->len > 4096 ? 4096 : (int)m->len, SQLITE_TRANSIENT);
                 sqlite3_bind_int(rej, 4, m->partition);
                 sqlite3_bind_int64(rej, 5, m->offset);
                 sqlite3_bind_int(rej, 6, o.incarnation);
                 sqlite3_bind_int64(rej, 7, now_ms());
                 step_done(rej, "quarantine a record");
                 rejected++;
-            } else {
+            } else if (!drop) {
                 sqlite3_bind_text(ins, 1, id, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(ins, 2, ts, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(ins, 3, m->payload, (int)m->len, SQLITE_TRANSIENT);
@@ -374,9 +547,9 @@ int main(int argc, char **argv) {
                 step_done(ins, "write a row");
                 written++;
                 if (et > batch_max) batch_max = et;
+                if (et > running_max) running_max = et;
             }
             json_decref(j);
-        next_row:
             if (o.row_delay_ms > 0) sleep_ms(o.row_delay_ms);
         }
         if (o.mode == MODE_EO) {
@@ -396,20 +569,14 @@ int main(int argc, char **argv) {
             step_done(setstate, "store the watermark");
         }
         if (o.mode == MODE_EO) sql("COMMIT");
-        if (o.mode == MODE_ALO) {
-            rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
-            for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = bnext[p];
-            rd_kafka_resp_err_t e = rd_kafka_commit(rk, cl, 0);
-            rd_kafka_topic_partition_list_destroy(cl);
-            if (e) die("commit offsets: %s", rd_kafka_err2str(e));
-        }
+        if (o.mode == MODE_ALO) commit_kafka(bnext);
         memcpy(next, bnext, sizeof(int64_t) * (size_t)nparts);
         free(bnext);
         max_event = batch_max;
-        printf("SD-BATCH commit id=%lld rows=%d offsets=", (long long)batch_id, b.n);
+        printf("SD-BATCH commit id=%lld rows=%d offsets=", (long long)batch_id, n);
         for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)next[p]);
-        printf(" written=%d quarantined=%d late=%d\n", written, rejected, late);
-        for (int i = 0; i < b.n; i++) rd_kafka_message_destroy(b.m[i]);
+        printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
+        for (int i = 0; i < n; i++) rd_kafka_message_destroy(b[i]);
     }
     fprintf(stderr, "refpipe: stopping after batch %lld\n", (long long)batch_id);
     sqlite3_finalize(ins);
@@ -419,8 +586,7 @@ int main(int argc, char **argv) {
     sqlite3_close(db);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
-    rd_kafka_topic_partition_list_destroy(assign);
     free(next);
-    free(b.m);
+    free(b);
     return 0;
 }
