@@ -813,7 +813,27 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
     sd_step_t *st;
     int endcol = ts->t[ts->n - 1].col + (int)strlen(ts->t[ts->n - 1].text);
 
-    if (!strcmp(w, "start") || !strcmp(w, "stop") || !strcmp(w, "restart") || !strcmp(w, "pause") || !strcmp(w, "resume")) {
+    if (!strcmp(w, "pause")) {
+        st = sd_new_step(sc, SD_STEP_PAUSE, ts);
+        st->timeout_ms = 60000;
+        for (int i = 1; i < ts->n; i++) {
+            sd_split_kv(&ts->t[i], &kv);
+            if (!kv.has_op && !strcmp(kv.value, "mid-batch")) st->mid_batch = 1;
+            else if (!kv.has_op && !strcmp(kv.value, "at-boundary")) st->mid_batch = 2;
+            else if (!kv.has_op && !strcmp(kv.value, "now")) st->mid_batch = 0;
+            else if (kv.has_op && !strcmp(kv.key, "for")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "pause")) || (e = sd_get_duration(c, &ts->t[i], &kv, "pause for", &st->delay_ms))) return e;
+            } else if (kv.has_op && !strcmp(kv.key, "after")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "pause")) || (e = sd_get_duration(c, &ts->t[i], &kv, "pause after", &st->after_ms))) return e;
+            } else if (kv.has_op && !strcmp(kv.key, "timeout")) {
+                if ((e = sd_parse_timeout(c, &ts->t[i], &kv, st))) return e;
+            } else {
+                return sd_unknown_key(c, &ts->t[i], "pause", "mid-batch, at-boundary, now, for=, after=, timeout=");
+            }
+        }
+        return SD_OK;
+    }
+    if (!strcmp(w, "start") || !strcmp(w, "stop") || !strcmp(w, "restart") || !strcmp(w, "resume")) {
         sd_step_kind_t k = !strcmp(w, "start") ? SD_STEP_START : !strcmp(w, "stop") ? SD_STEP_STOP
                          : !strcmp(w, "restart") ? SD_STEP_RESTART : !strcmp(w, "pause") ? SD_STEP_PAUSE : SD_STEP_RESUME;
         st = sd_new_step(sc, k, ts);
@@ -848,6 +868,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         for (int i = 1; i < ts->n; i++) {
             sd_split_kv(&ts->t[i], &kv);
             if (!kv.has_op && !strcmp(kv.value, "mid-batch")) st->mid_batch = 1;
+            else if (!kv.has_op && !strcmp(kv.value, "at-boundary")) st->mid_batch = 2;
             else if (!kv.has_op && !strcmp(kv.value, "now")) st->mid_batch = 0;
             else if (kv.has_op && !strcmp(kv.key, "signal")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "kill"))) return e;
@@ -859,7 +880,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             } else if (kv.has_op && !strcmp(kv.key, "after")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "kill")) || (e = sd_get_duration(c, &ts->t[i], &kv, "kill after", &st->after_ms))) return e;
             } else {
-                return sd_unknown_key(c, &ts->t[i], "kill", "mid-batch, now, signal=, after=, timeout=");
+                return sd_unknown_key(c, &ts->t[i], "kill", "mid-batch, at-boundary, now, signal=, after=, timeout=");
             }
         }
         return SD_OK;
@@ -868,13 +889,28 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         int is_replay = !strcmp(w, "replay");
         st = sd_new_step(sc, is_replay ? SD_STEP_REPLAY : SD_STEP_PRODUCE, ts);
         st->timeout_ms = 120000;
+        st->range_partition = -1;
         if (ts->n < 2)
             return sd_perr(c, ts->t[0].line, endcol + 1, "%s: expected a count (e.g. %s 100), found the end of the line", w, w);
         sd_split_kv(&ts->t[1], &kv);
-        if (kv.has_op) return sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected a count first, found \"%s\"", w, ts->t[1].text);
-        if ((e = sd_get_count(c, &ts->t[1], &kv, w, &st->count))) return e;
-        if (st->count < 1) return sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected a count of at least 1, found 0", w);
-        for (int i = 2; i < ts->n; i++) {
+        int first = 2;
+        if (is_replay && kv.has_op && !strcmp(kv.key, "range")) {
+            int p = -1, used = 0;
+            long long a = -1, b2 = -1;
+            if (sscanf(kv.value, "%d:%lld-%lld%n", &p, &a, &b2, &used) != 3 || kv.value[used] || p < 0 || a < 0 || b2 <= a)
+                return sd_perr(c, ts->t[1].line, sd_value_col(&ts->t[1], &kv),
+                               "replay: expected range=PARTITION:FROM-TO (offsets FROM to TO-1, e.g. range=0:10-40), found \"%s\"", kv.value);
+            st->range_partition = p;
+            st->range_from = a;
+            st->range_to = b2;
+            st->count = b2 - a;
+        } else {
+            if (kv.has_op) return sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected a count first%s, found \"%s\"", w,
+                                          is_replay ? " (or range=P:FROM-TO)" : "", ts->t[1].text);
+            if ((e = sd_get_count(c, &ts->t[1], &kv, w, &st->count))) return e;
+            if (st->count < 1) return sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected a count of at least 1, found 0", w);
+        }
+        for (int i = first; i < ts->n; i++) {
             sd_split_kv(&ts->t[i], &kv);
             if (kv.has_op && !strcmp(kv.key, "rate")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, w)) || (e = sd_get_rate(c, &ts->t[i], &kv, &st->rate))) return e;

@@ -117,6 +117,8 @@ typedef struct sd_step_s {
     char *skew_key;
     int drift_type;        /* inject drift: 0 an extra field, 1 a field of another type */
     int replay_from_last;  /* replay the newest events instead of the oldest */
+    int range_partition;   /* replay range=P:A-B: the records at offsets [A, B) of partition P; -1 if not */
+    int64_t range_from, range_to;
     /* kill / stop */
     int signal;
     int mid_batch;

@@ -9,6 +9,7 @@
  * malformed event is a new event whose payload is broken in one of five
  * ways, its ledger id still in the sd-id header. */
 #include <jansson.h>
+#include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,78 @@
 
 static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k == SD_STEP_INJECT; }
 
+/* replay range=P:A-B: read the records at those offsets back from Kafka
+ * and send them again as they are (key, value, sd-id), the way an upstream
+ * replay of an offset range would. */
+static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(r->broker), NULL, 0);
+    rd_kafka_conf_set(conf, "group.id", "streamdrill-replay", NULL, 0);
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
+    rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
+    sd_err_t e = sd_broker_conf_apply(conf, r->opts->xprops, "-X", err, errlen);
+    if (e) { rd_kafka_conf_destroy(conf); return e; }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: consumer: %s", errstr);
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, r->topic, st->range_partition)->offset = st->range_from;
+    rd_kafka_assign(rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), n = 0, skipped = 0;
+    size_t taglen = strlen(r->tag);
+    while (!e) {
+        if (sd_util_mono_ms() > deadline) {
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: %s [%d] offsets %lld-%lld not read within the step's timeout",
+                           r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1);
+            break;
+        }
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+        if (!m) { sd_run_tick(r, 0, NULL, 0); continue; }
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) { rd_kafka_message_destroy(m); break; }
+        if (m->err) {
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: read %s [%d]: %s", r->topic, st->range_partition, rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+            break;
+        }
+        int stop = m->offset + 1 >= st->range_to;
+        if (m->offset < st->range_to) {
+            rd_kafka_headers_t *h = NULL;
+            const void *v = NULL;
+            size_t vl = 0;
+            int64_t seq;
+            if (!rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v &&
+                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq) {
+                char det[96];
+                snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
+                sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(r->disp[seq] == SD_RECON_UNSENT ? SD_DISP_TARGET : r->disp[seq])),
+                             det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
+                r->replayed++;
+                n++;
+            } else {
+                skipped++;
+            }
+        }
+        rd_kafka_message_destroy(m);
+        if (!e && r->nstage >= 500) e = sd_run_flush(r, err, errlen);
+        if (stop) break;
+    }
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
+    if (e) return e;
+    snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
+             (long long)n, r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1,
+             skipped ? " (records without a ledger id were skipped)" : "");
+    r->last_data_step_mono = sd_util_mono_ms();
+    return SD_OK;
+}
+
 static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    if (st->range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->nseq; s++)
         if (r->kind[s] == SD_KIND_VALID && r->disp[s] == SD_DISP_TARGET) have++;

@@ -11,7 +11,9 @@
  * the batch's commit marker had been printed: that, the batch number and
  * how many of its rows were visible are stored with the fault. Without
  * markers (progress sink), the kill lands as soon as the sink starts to
- * grow after the step began. */
+ * grow after the step began. `kill at-boundary` lands right after a
+ * batch's commit, before the next batch begins. `pause` takes the same
+ * landing words, and for=D to resume by itself. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,35 +67,60 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
     }
 }
 
-static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+/* Where a fault lands in the pipeline's batches. */
+typedef struct {
+    const char *how;       /* "now", "mid-batch", "at a batch boundary", "when the sink grew" */
+    int64_t batch;         /* the batch it waited for, -1 if none */
+    int64_t batch_rows;
+    int64_t rows0;         /* target rows when that batch began */
+} sd_landing_t;
+
+/* Wait for the moment the step asks for: st->mid_batch 1 = inside a batch
+ * (see the top of this file), 2 = right after a batch's commit, before the
+ * next one begins; 0 = now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
+ * when no batch came, or sets *gone when the pipeline exited meanwhile. */
+static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
+    L->how = "now";
+    L->batch = L->batch_rows = L->rows0 = -1;
+    *gone = 0;
     sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
-    if (!s.running) {
-        snprintf(detail, dlen, "nothing to kill: the pipeline is not running");
-        return SD_OK;
-    }
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
-    int64_t batch = -1, batch_rows = -1, rows0 = -1;
     int misses = 0;
-    const char *how = "now";
     sd_err_t e;
-    if (st->mid_batch && (r->sc->progress == SD_PROGRESS_MARKERS || r->sc->progress == SD_PROGRESS_SPARK)) {
-        how = "mid-batch";
+    int tracked = r->sc->progress == SD_PROGRESS_MARKERS || r->sc->progress == SD_PROGRESS_SPARK;
+    if (st->mid_batch == 2 && tracked) {
+        /* at a boundary: the moment a commit is seen */
+        L->how = "at a batch boundary";
+        if ((e = sd_run_pump(r, err, errlen))) return e;
+        int64_t seen = r->bs.commits;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
-            if (!s.running) {
-                snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
+            if (!s.running) { *gone = 1; return SD_OK; }
+            if (r->bs.commits > seen && r->bs.begun <= r->bs.committed) {
+                L->batch = r->bs.committed;
+                L->rows0 = sd_target_rows(r);
                 return SD_OK;
             }
             if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: no batch began within %.0fs (%d batches committed before the harness could kill)",
-                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s at-boundary: no batch committed within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+            sd_util_sleep_ms(1);
+        }
+    }
+    if (st->mid_batch == 1 && tracked) {
+        L->how = "mid-batch";
+        for (;;) {
+            if ((e = sd_run_pump(r, err, errlen))) return e;
+            sd_sup_state(r->sup, &s);
+            if (!s.running) { *gone = 1; return SD_OK; }
+            if (sd_util_mono_ms() > deadline)
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: no batch began within %.0fs (%d batches committed before the harness could act)",
+                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
             const sd_run_batches_t *b = &r->bs;
             if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
-                batch = b->begun;
-                batch_rows = b->begun_rows;
-                rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
+                int64_t batch = b->begun, batch_rows = b->begun_rows;
+                int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
                 int64_t began = b->begun_mono;
                 /* half of what a batch this size took so far, or after= */
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_run_expected_batch_ms(r, batch_rows) / 2;
@@ -115,50 +142,127 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
                     }
                     sd_util_sleep_ms(2);
                 }
-                if (!missed) break;
+                if (!missed) {
+                    L->batch = batch;
+                    L->batch_rows = batch_rows;
+                    L->rows0 = rows0;
+                    return SD_OK;
+                }
                 misses++;
-                batch = -1;
             }
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
-    } else if (st->mid_batch && (r->sc->progress == SD_PROGRESS_SINK || r->sc->progress == SD_PROGRESS_NONE) && r->target) {
-        how = "when the sink grew";
-        rows0 = sd_target_rows(r);
+    }
+    if (st->mid_batch && r->target) {
+        L->how = "when the sink grew";
+        L->rows0 = sd_target_rows(r);
         for (;;) {
             int64_t now_rows = sd_target_rows(r);
-            if (now_rows > rows0) break;
+            if (now_rows > L->rows0) return SD_OK;
             if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill mid-batch: the sink did not grow within %.0fs", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: the sink did not grow within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
+    return SD_OK;
+}
+
+/* Record where a fault landed: inside the batch it waited for, or not. */
+static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, char *out, size_t olen) {
+    sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
+    int64_t rows1 = sd_target_rows(r);
+    int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
+    char land[320];
+    if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
+        int committed = r->bs.committed >= L->batch;
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the fault%s",
+                 committed ? "after the commit of" : "inside", (long long)L->batch, inc, (long long)L->batch_rows, (long long)visible,
+                 escalated ? "; escalated to SIGKILL" : "");
+        sd_ledger_fault_landing(r->ledger, fid, L->batch, !committed, visible, L->batch_rows, land, NULL, 0);
+    } else if (L->batch >= 0) {
+        int clean = r->bs.begun <= L->batch;
+        snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
+                 (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
+        sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
+    } else {
+        snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", !strcmp(L->how, "now") ? "immediate" : L->how,
+                 (long long)visible);
+        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, -1, visible, INT64_MIN, land, NULL, 0);
+    }
+    snprintf(out, olen, "%s", land);
+}
+
+static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    if (!s.running) {
+        snprintf(detail, dlen, "nothing to kill: the pipeline is not running");
+        return SD_OK;
+    }
+    sd_landing_t L;
+    int gone;
+    sd_err_t e = sd_process_wait_point(r, st, &L, &gone, err, errlen);
+    if (e) return e;
+    if (gone) {
+        snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
+        return SD_OK;
+    }
     int64_t fid = 0;
     char fdet[256];
-    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->signal), how);
+    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->signal), L.how);
     sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
     if ((e = sd_process_signal_wait(r, st->signal, "kill", st->signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
-    sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
-    int64_t rows1 = sd_target_rows(r);
-    if (batch >= 0) {
-        int committed = r->bs.committed >= batch;
-        int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
-        char land[256];
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the kill%s",
-                 committed ? "after the commit of" : "inside", (long long)batch, inc, (long long)batch_rows, (long long)visible,
-                 escalated ? "; escalated to SIGKILL" : "");
-        sd_ledger_fault_landing(r->ledger, fid, batch, !committed, visible, batch_rows, land, NULL, 0);
-        snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code",
-                 s.exit_signal ? s.exit_signal : s.exit_code, land);
+    char land[320];
+    sd_process_landing(r, fid, &L, inc, escalated, land, sizeof(land));
+    snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+    return SD_OK;
+}
+
+/* pause [mid-batch|at-boundary|now] [for=D]: SIGSTOP to the group; with
+ * for= the step resumes it itself after D (long enough, and the pipeline
+ * loses its consumer-group membership). */
+static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    if (!s.running) {
+        snprintf(detail, dlen, "nothing to pause: the pipeline is not running");
+        return SD_OK;
+    }
+    sd_landing_t L;
+    int gone;
+    sd_err_t e = sd_process_wait_point(r, st, &L, &gone, err, errlen);
+    if (e) return e;
+    if (gone) {
+        snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
+        return SD_OK;
+    }
+    if ((e = sd_sup_signal(r->sup, SIGSTOP, NULL, err, errlen))) return e;
+    int64_t fid = 0;
+    char fdet[160];
+    snprintf(fdet, sizeof(fdet), "SIGSTOP to the process group %s%s", L.how, st->delay_ms > 0 ? ", resumed by the step" : "");
+    if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
+    char land[320] = "";
+    if (strcmp(L.how, "now")) {
+        /* what the target held when it froze (the process is stopped, so
+         * the landing stays true until it resumes) */
+        sd_process_landing(r, fid, &L, s.incarnation, 0, land, sizeof(land));
+    }
+    if (st->delay_ms > 0) {
+        int64_t until = sd_util_mono_ms() + st->delay_ms;
+        while (sd_util_mono_ms() < until)
+            if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+        if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
+        sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
+        r->last_data_step_mono = sd_util_mono_ms();
+        snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, L.how, (double)st->delay_ms / 1000.0,
+                 land[0] ? "; landed " : "", land);
     } else {
-        char land[160];
-        int64_t visible = rows0 >= 0 && rows1 >= 0 ? rows1 - rows0 : -1;
-        snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", st->mid_batch ? "no batch marker" : "immediate", (long long)visible);
-        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, -1, visible, INT64_MIN, land, NULL, 0);
-        snprintf(detail, dlen, "%s (exit %s %d): %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+        snprintf(detail, dlen, "paused incarnation %d %s%s%s", s.incarnation, L.how, land[0] ? "; landed " : "", land);
     }
     return SD_OK;
 }
@@ -216,6 +320,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         return SD_OK;
     }
     case SD_STEP_PAUSE:
+        return sd_process_pause(r, st, detail, dlen, err, errlen);
     case SD_STEP_RESUME: {
         sd_sup_state(r->sup, &s);
         int pause = st->kind == SD_STEP_PAUSE;
