@@ -19,9 +19,9 @@ SAN     ?=
 
 HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/ledger.c harness/events.c \
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
-              harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c \
+              harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/runner.c
-INJECT_SRC  = injectors/process.c injectors/data.c
+INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c

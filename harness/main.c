@@ -28,6 +28,7 @@ static struct {
     uint64_t seed;
     const char *tag;
     const char *summary;
+    const char *proxy;
     sd_kvlist_t sets;
     sd_kvlist_t xprops;
     int quiet, verbose;
@@ -35,7 +36,7 @@ static struct {
 } sd_opt = {.out = "streamdrill-out", .nbrokers = 1};
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
-       OPT_SUMMARY, OPT_NBROKERS };
+       OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -47,6 +48,7 @@ static const struct option sd_long_opts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
+    {"proxy", required_argument, NULL, OPT_PROXY},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -70,6 +72,8 @@ static void sd_usage(FILE *f) {
           "  -b, --brokers LIST     bootstrap servers; default $KAFKA_BOOTSTRAP_SERVERS, else the\n"
           "                         embedded cluster (librdkafka's mock cluster, in-process)\n"
           "  -X PROP=VALUE          librdkafka property for the harness's clients; repeatable\n"
+          "      --proxy L=U        run a fault-injecting TCP proxy on L (host:port) in front of the\n"
+          "                         broker listener U; pipelines connect through {proxy}\n"
           "\n"
           "Output options:\n"
           "  -q, --quiet            no progress lines\n"
@@ -86,9 +90,11 @@ static void sd_version(void) {
     printf("  librdkafka %s (embedded cluster: mock)\n", rd_kafka_version_str());
     printf("  sqlite %s\n", sqlite3_libversion());
     printf("  jansson %s\n", JANSSON_VERSION);
-    printf("  sink readers: sqlite kafka jsonl\n");
     printf("  report writers: summary.json junit.xml report.md\n");
-    printf("  injectors: process (start stop kill restart pause resume) data (replay late malformed)\n");
+    printf("  sink readers: sqlite kafka jsonl spark-files\n");
+    printf("  injectors: process (start stop kill restart pause resume), data (replay, late, out-of-order, future,\n"
+           "             boundaries, bursts, skew, schema drift, malformed), clock (libfaketime), storage (checkpoint\n"
+           "             damage), network (mock cluster faults, TCP proxy)\n");
 }
 
 static void sd_on_signal(int sig) {
@@ -249,7 +255,7 @@ static int sd_cmd_run(int nfiles, char **files) {
     }
     sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
                         .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
-                        .watchdog = wd, .token = token, .version = SD_VERSION};
+                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
         sd_run_result_t res;
@@ -340,6 +346,13 @@ int main(int argc, char **argv) {
             if (sd_parse_kv(optarg, &sd_opt.xprops, "-X")) return SD_EXIT_USAGE;
             break;
         case OPT_SUMMARY: sd_opt.summary = optarg; break;
+        case OPT_PROXY:
+            if (!strchr(optarg, '=')) {
+                fprintf(stderr, "streamdrill: --proxy %s: expected LISTEN=UPSTREAM (host:port=host:port)\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            sd_opt.proxy = optarg;
+            break;
         case OPT_QUIET: case 'q': sd_opt.quiet = 1; break;
         case OPT_VERBOSE: case 'v': sd_opt.verbose = 1; break;
         case OPT_NBROKERS:

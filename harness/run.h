@@ -18,6 +18,7 @@
 #include "events.h"
 #include "ledger.h"
 #include "producer.h"
+#include "proxy.h"
 #include "scenario.h"
 #include "sink.h"
 #include "spark.h"
@@ -38,6 +39,7 @@ typedef struct sd_run_opts_s {
     int quiet, verbose;
     sd_watchdog_t *watchdog;
     const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */
+    const char *proxy;            /* --proxy LISTEN=UPSTREAM, or NULL */
     const char *version;
 } sd_run_opts_t;
 
@@ -130,6 +132,20 @@ typedef struct sd_run_s {
     int64_t last_data_step_mono;
     int64_t last_quiescent_mono;
     int quiescence_failed;
+    /* faults that can be undone: by a timer (for=), by `heal`, before reconciliation */
+    sd_proxy_t *proxy;
+    char *proxy_listen;
+    char *faketime_file;          /* the file libfaketime reads ({run}/faketime.rc) */
+    int64_t clock_offset_ms;
+    double clock_rate;
+    int net_latency, net_down, net_bandwidth, net_errors;
+    struct sd_run_undo_s {
+        int64_t due_mono;
+        void (*fn)(struct sd_run_s *r, int arg);
+        int arg;
+    } undo[16];
+    int nundo;
+
     sd_buf_t payload, key;
     sd_err_t fatal;               /* first fatal error; the run stops stepping */
     char fatal_msg[2048];
@@ -171,15 +187,27 @@ sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
  * so far (a + b*rows fitted on them); 0 when there is no history. */
 int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows);
 
+/* Undo fn(r, arg) at due_mono (a fault with for=). */
+void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
+
 /* An injector handles some step kinds (Redis-style ops struct). */
 typedef struct sd_injector_s {
     const char *name;
     int (*handles)(sd_step_kind_t kind);
     /* Run the step; detail gets a one-line account for run.db and the log. */
     sd_err_t (*run)(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+    /* End every fault of this injector that is still on (may be NULL);
+     * appends what it ended to done. */
+    void (*heal)(sd_run_t *r, sd_buf_t *done);
 } sd_injector_t;
 
 extern const sd_injector_t sd_injector_process;
 extern const sd_injector_t sd_injector_data;
+extern const sd_injector_t sd_injector_clock;
+extern const sd_injector_t sd_injector_storage;
+extern const sd_injector_t sd_injector_network;
+
+/* End every fault that is on (`heal`); returns how many; done lists them. */
+int sd_run_heal(sd_run_t *r, sd_buf_t *done);
 
 #endif

@@ -143,6 +143,7 @@ sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, s
 
 static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
 static sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
+static void sd_run_undo_due(sd_run_t *r, int all);
 
 /* A batch began or committed in incarnation inc: record it, and keep the
  * newest incarnation's batch state. The one path for markers and Spark. */
@@ -324,8 +325,19 @@ static sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                 r->crashes++;
                 char *tail = sd_sup_tail(r->sup);
                 char detail[1536];
-                size_t tl = strlen(tail);
-                const char *t = tl > 600 ? tail + tl - 600 : tail;
+                /* the most telling line: the last one naming an exception or
+                 * an error, else the end of stderr */
+                const char *t = NULL, *last = "";
+                for (char *line = tail; line && *line;) {
+                    char *nl = strchr(line, '\n');
+                    if (nl) *nl = 0;
+                    if (*line) last = line;
+                    if (strstr(line, "Exception") || strstr(line, "Error:") || strstr(line, "error:") || strstr(line, "refpipe:"))
+                        t = line;
+                    line = nl ? nl + 1 : NULL;
+                }
+                if (!t) t = last;
+                if (strlen(t) > 600) t += strlen(t) - 600;
                 if (ev.exit_signal)
                     snprintf(detail, sizeof(detail), "incarnation %d died of signal %d; last stderr: %s", ev.incarnation, ev.exit_signal, t);
                 else
@@ -381,6 +393,7 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
     for (;;) {
         if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");
         sd_err_t e = SD_OK;
+        if (r->nundo) sd_run_undo_due(r, 0);
         if (r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
         if (!e) e = sd_run_background(r, err, errlen);
         if (!e) e = sd_run_sup_events(r, err, errlen);
@@ -718,7 +731,45 @@ static sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t ti
     }
 }
 
-static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &sd_injector_data, NULL};
+static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &sd_injector_data, &sd_injector_clock,
+                                                        &sd_injector_storage, &sd_injector_network, NULL};
+
+void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {
+    if (r->nundo >= (int)(sizeof(r->undo) / sizeof(r->undo[0]))) {
+        fn(r, arg); /* no room: undo now rather than never */
+        return;
+    }
+    r->undo[r->nundo].due_mono = due_mono;
+    r->undo[r->nundo].fn = fn;
+    r->undo[r->nundo].arg = arg;
+    r->nundo++;
+}
+
+/* Undo the faults whose time is up (for=). */
+static void sd_run_undo_due(sd_run_t *r, int all) {
+    int64_t now = sd_util_mono_ms();
+    for (int i = 0; i < r->nundo;) {
+        if (all || r->undo[i].due_mono <= now) {
+            struct sd_run_undo_s u = r->undo[i];
+            r->undo[i] = r->undo[--r->nundo];
+            u.fn(r, u.arg);
+        } else {
+            i++;
+        }
+    }
+}
+
+int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
+    size_t before = done->len;
+    if (r->nundo) {
+        int n = r->nundo;
+        sd_run_undo_due(r, 1);
+        sd_buf_printf(done, "%sended %d timed fault%s early", done->len ? "; " : "", n, n == 1 ? "" : "s");
+    }
+    for (int i = 0; sd_run_injectors[i]; i++)
+        if (sd_run_injectors[i]->heal) sd_run_injectors[i]->heal(r, done);
+    return done->len > before;
+}
 
 static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     for (int i = 0; sd_run_injectors[i]; i++)
@@ -758,6 +809,16 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_EXPECT:
         snprintf(detail, dlen, "checked at reconciliation");
         return SD_OK;
+    case SD_STEP_HEAL: {
+        sd_buf_t done;
+        sd_buf_init(&done);
+        int any = sd_run_heal(r, &done);
+        snprintf(detail, dlen, "%s", any ? done.data : "no fault was on");
+        if (any) sd_ledger_fault(r->ledger, r->step, "heal", done.data, 0, NULL, NULL, 0);
+        sd_buf_free(&done);
+        r->last_data_step_mono = sd_util_mono_ms();
+        return SD_OK;
+    }
     default:
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "step kind %d has no handler", (int)st->kind);
     }
@@ -1277,6 +1338,10 @@ static void sd_run_close(sd_run_t *r) {
     r->nsinks = 0;
     if (r->producer) sd_producer_close(r->producer);
     r->producer = NULL;
+    if (r->proxy) sd_proxy_stop(r->proxy);
+    r->proxy = NULL;
+    free(r->proxy_listen);
+    free(r->faketime_file);
     if (r->broker) sd_broker_close(r->broker);
     r->broker = NULL;
     if (r->ledger) sd_ledger_close(r->ledger);
@@ -1356,7 +1421,8 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
 
     /* 1. events: a missing or broken log is a bad scenario */
     {
-        sd_events_conf_t ec = {.kind = sc->events_kind, .seed = r->seed, .tag = r->tag, .start_ms = sc->start_ms,
+        sd_events_conf_t ec = {.kind = sc->events_kind, .seed = r->seed, .tag = r->tag,
+                               .start_ms = sc->start_now ? r->t0_wall / 1000 * 1000 : sc->start_ms,
                                .step_ms = sc->step_ms, .parcels = sc->parcels, .locations = sc->locations,
                                .id_field = sc->events_kind == SD_EVENTS_LOG ? sc->log_id_field : sc->id_field,
                                .time_field = sc->time_field};
@@ -1416,6 +1482,17 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     else e = sd_broker_embedded(1, &r->broker, err, sizeof(err));
     if (e) goto done;
     sd_kvlist_add(&r->vars, "brokers", sd_broker_bootstrap(r->broker));
+    if (opts->proxy) {
+        const char *eq = strchr(opts->proxy, '=');
+        if (!eq) { e = sd_err_set(err, sizeof(err), SD_ERR_USAGE, "--proxy %s: expected LISTEN=UPSTREAM", opts->proxy); goto done; }
+        r->proxy_listen = sd_util_strndup(opts->proxy, (size_t)(eq - opts->proxy));
+        if ((e = sd_proxy_start(r->proxy_listen, eq + 1, &r->proxy, err, sizeof(err)))) goto done;
+        sd_kvlist_add(&r->vars, "proxy", r->proxy_listen);
+        sd_ledger_meta_set(r->ledger, "proxy", opts->proxy, NULL, 0);
+        sd_run_say(r, "proxy %s -> %s for the pipeline's broker connections", r->proxy_listen, eq + 1);
+    } else {
+        sd_kvlist_add(&r->vars, "proxy", sd_broker_bootstrap(r->broker));
+    }
     sd_ledger_meta_set(r->ledger, "brokers", sd_broker_bootstrap(r->broker), NULL, 0);
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
@@ -1456,6 +1533,30 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
         sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));
         sd_kvlist_add(&env, "STREAMDRILL_TAG", r->tag);
+        if (sc->faketime) {
+            static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+                                               "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+                                               "/usr/lib/faketime/libfaketimeMT.so.1", "/usr/local/lib/faketime/libfaketimeMT.so.1", NULL};
+            const char *lib = sc->faketime_lib;
+            for (int i = 0; !lib && libs[i]; i++)
+                if (sd_util_exists(libs[i])) lib = libs[i];
+            if (!lib || !sd_util_exists(lib)) {
+                e = sd_err_set(err, sizeof(err), SD_ERR_USAGE, "clock faketime: libfaketime not found%s%s (Debian: apt-get install libfaketime)",
+                               lib ? " at " : "", lib ? lib : "");
+            } else {
+                r->faketime_file = sd_util_fmt("%s/faketime.rc", r->run_dir);
+                r->clock_rate = 1.0;
+                e = sd_util_write_file(r->faketime_file, "+0s\n", 4, err, sizeof(err));
+                /* preload=children: the pipeline puts it into LD_PRELOAD for
+                 * the processes it starts (a Python driver's JVM), itself
+                 * staying on real time */
+                sd_kvlist_add(&env, sc->faketime_children ? "STREAMDRILL_FAKETIME_LIB" : "LD_PRELOAD", lib);
+                sd_kvlist_add(&env, "FAKETIME_TIMESTAMP_FILE", r->faketime_file);
+                sd_kvlist_add(&env, "FAKETIME_CACHE_DURATION", "1");
+                sd_kvlist_add(&env, "DONT_FAKE_MONOTONIC", "1");
+                sd_kvlist_add(&env, "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+            }
+        }
         for (int i = 0; !e && i < sc->env.n; i++) {
             char *v = sd_run_expand(r, sc->env.v[i].value, err, sizeof(err));
             if (!v) e = SD_ERR_SCENARIO;
@@ -1512,6 +1613,18 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         }
         if (detail[0] && opts->verbose) sd_run_say(r, "  %s", detail);
         else if (detail[0]) sd_run_say(r, "  %s", detail);
+    }
+
+    /* every fault still on ends before the judgement */
+    {
+        sd_buf_t done;
+        sd_buf_init(&done);
+        if (sd_run_heal(r, &done)) {
+            sd_ledger_fault(r->ledger, r->step, "heal", done.data, 0, NULL, NULL, 0);
+            sd_run_say(r, "healed before reconciliation: %s", done.data);
+            r->last_data_step_mono = sd_util_mono_ms();
+        }
+        sd_buf_free(&done);
     }
 
     /* 6. quiescence after the last data step */

@@ -18,7 +18,7 @@
 
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "incarnation", NULL};
+    "group", "name", "proxy", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys. */
 const char *const sd_scenario_count_names[] = {
@@ -304,7 +304,7 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
             } else {
                 sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
                                      "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE "
-                                     "(run-time placeholders: run, brokers, topic, checkpoint, pipelines, here, seed, tag, group, name, incarnation)",
+                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name)",
                                      name, name, name);
                 free(name);
                 sd_buf_free(&b);
@@ -478,12 +478,15 @@ void sd_scenario_free(sd_scenario_t *sc) {
     free(sc->checkpoint);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
+    free(sc->faketime_lib);
     for (int i = 0; i < sc->nsteps; i++) {
         sd_step_t *st = &sc->steps[i];
         free(st->text);
         free(st->sink);
         free(st->variant);
         free(st->skew_key);
+        free(st->damage_path);
+        free(st->net_errors);
         for (int k = 0; k < st->nexpects; k++) { free(st->expects[k].count); free(st->expects[k].value_count); }
         free(st->expects);
     }
@@ -658,10 +661,12 @@ static sd_err_t sd_parse_events(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) 
                 return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "events: expected seed=NUMBER, found \"%s\"", kv.value);
             sc->seed = s;
             sc->has_seed = 1;
+        } else if (!strcmp(kv.key, "start") && !strcmp(kv.value, "now")) {
+            sc->start_now = 1;
         } else if (!strcmp(kv.key, "start")) {
             if (sd_util_parse_iso8601(kv.value, &sc->start_ms))
                 return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
-                               "events: expected start=YYYY-MM-DDTHH:MM:SSZ, found \"%s\"", kv.value);
+                               "events: expected start=YYYY-MM-DDTHH:MM:SSZ or start=now, found \"%s\"", kv.value);
         } else if (!strcmp(kv.key, "step")) {
             if ((e = sd_get_duration(c, &ts->t[i], &kv, "events step", &sc->step_ms))) return e;
         } else if (!strcmp(kv.key, "parcels")) {
@@ -854,6 +859,8 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                                    w, kv.value);
                 free(st->variant);
         free(st->skew_key);
+        free(st->damage_path);
+        free(st->net_errors);
                 st->variant = sd_util_strdup(kv.value);
             } else {
                 return sd_unknown_key(c, &ts->t[i], w, k == SD_STEP_RESTART ? "timeout=, delay=, as=" : k == SD_STEP_START ? "timeout=, as=" : "timeout=");
@@ -962,6 +969,8 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             } else if (kv.has_op && !strcmp(kv.key, "key")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject"))) return e;
                 free(st->skew_key);
+        free(st->damage_path);
+        free(st->net_errors);
                 st->skew_key = sd_util_strdup(kv.value);
             } else if (kv.has_op && !strcmp(kv.key, "as")) {
                 static const char *const ch[] = {"extra-field", "type-change", NULL};
@@ -1072,6 +1081,116 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         if ((e = sd_get_duration(c, &ts->t[1], &kv, "sleep", &st->timeout_ms))) return e;
         return SD_OK;
     }
+    if (!strcmp(w, "clock")) {
+        st = sd_new_step(sc, SD_STEP_CLOCK, ts);
+        if (ts->n != 2)
+            return sd_perr(c, ts->t[0].line, ts->n < 2 ? endcol + 1 : ts->t[2].col,
+                           "clock: expected one of offset=+2h, jump=-10m, rate=2x, reset, found %s", ts->n < 2 ? "the end of the line" : "more words");
+        sd_split_kv(&ts->t[1], &kv);
+        if (!kv.has_op && !strcmp(kv.value, "reset")) {
+            st->clock_op = 3;
+        } else if (kv.has_op && (!strcmp(kv.key, "offset") || !strcmp(kv.key, "jump"))) {
+            st->clock_op = !strcmp(kv.key, "offset") ? 0 : 1;
+            const char *v = kv.value;
+            int neg = *v == '-';
+            if (*v == '+' || *v == '-') v++;
+            if (sd_util_parse_duration(v, &st->clock_ms))
+                return sd_perr(c, ts->t[1].line, sd_value_col(&ts->t[1], &kv), "clock %s: expected a signed duration (+2h, -10m), found \"%s\"", kv.key, kv.value);
+            if (neg) st->clock_ms = -st->clock_ms;
+        } else if (kv.has_op && !strcmp(kv.key, "rate")) {
+            char *end;
+            st->clock_op = 2;
+            st->clock_rate = strtod(kv.value, &end);
+            if (end == kv.value || st->clock_rate <= 0 || (*end && strcmp(end, "x")))
+                return sd_perr(c, ts->t[1].line, sd_value_col(&ts->t[1], &kv), "clock rate: expected a factor above zero (2x, 0.5x), found \"%s\"", kv.value);
+        } else {
+            return sd_unknown_key(c, &ts->t[1], "clock", "offset=, jump=, rate=, reset");
+        }
+        return SD_OK;
+    }
+    if (!strcmp(w, "damage")) {
+        st = sd_new_step(sc, SD_STEP_DAMAGE, ts);
+        int i = 1;
+        if (i < ts->n && !strcmp(ts->t[i].text, "spark")) {
+            i++;
+            if (i >= ts->n) return sd_perr(c, ts->t[0].line, endcol + 1, "damage spark: expected commit-marker, offsets or state, found the end of the line");
+            const char *what = ts->t[i].text;
+            if (!strcmp(what, "commit-marker")) st->damage_what = 0;
+            else if (!strcmp(what, "offsets")) st->damage_what = 1;
+            else if (!strcmp(what, "state")) st->damage_what = 2;
+            else return sd_perr(c, ts->t[i].line, ts->t[i].col, "damage spark: expected commit-marker, offsets or state, found \"%s\"", what);
+            for (i++; i < ts->n; i++) {
+                sd_split_kv(&ts->t[i], &kv);
+                if (!kv.has_op && !strcmp(kv.value, "truncate") && st->damage_what == 1) continue;
+                if (kv.has_op && !strcmp(kv.key, "checkpoint")) {
+                    free(st->damage_path);
+                    st->damage_path = sd_util_strdup(kv.value);
+                } else {
+                    return sd_unknown_key(c, &ts->t[i], "damage spark", "checkpoint=PATH (and truncate for offsets)");
+                }
+            }
+            return SD_OK;
+        }
+        for (; i < ts->n; i++) {
+            sd_split_kv(&ts->t[i], &kv);
+            if (kv.has_op && !strcmp(kv.key, "file")) {
+                free(st->damage_path);
+                st->damage_path = sd_util_strdup(kv.value);
+            } else if (!kv.has_op && (!strcmp(kv.value, "delete") || !strcmp(kv.value, "truncate"))) {
+                st->damage_what = !strcmp(kv.value, "delete") ? 3 : 4;
+            } else {
+                return sd_unknown_key(c, &ts->t[i], "damage", "spark commit-marker|offsets truncate|state, or file=PATH delete|truncate");
+            }
+        }
+        if (!st->damage_path || st->damage_what < 3)
+            return sd_perr(c, ts->t[0].line, ts->t[0].col, "damage: expected `spark commit-marker|offsets truncate|state` or `file=PATH delete|truncate`, found %s",
+                           ts->n > 1 ? "neither" : "nothing");
+        return SD_OK;
+    }
+    if (!strcmp(w, "network")) {
+        st = sd_new_step(sc, SD_STEP_NETWORK, ts);
+        int have = 0;
+        for (int i = 1; i < ts->n; i++) {
+            sd_split_kv(&ts->t[i], &kv);
+            if (!have && !kv.has_op && (!strcmp(kv.value, "reset") || !strcmp(kv.value, "blackhole"))) {
+                st->net_op = !strcmp(kv.value, "reset") ? 1 : 2;
+                have = 1;
+            } else if (!have && kv.has_op && !strcmp(kv.key, "latency")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "network")) || (e = sd_get_duration(c, &ts->t[i], &kv, "network latency", &st->net_value))) return e;
+                st->net_op = 0;
+                have = 1;
+            } else if (!have && kv.has_op && !strcmp(kv.key, "bandwidth")) {
+                char *end;
+                double v = strtod(kv.value, &end);
+                double mult = !strcmp(end, "B/s") ? 1 : !strcmp(end, "KB/s") ? 1024 : !strcmp(end, "MB/s") ? 1048576 : -1;
+                if (end == kv.value || v <= 0 || mult < 0)
+                    return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "network bandwidth: expected a rate (200KB/s, 1MB/s), found \"%s\"", kv.value);
+                st->net_op = 3;
+                st->net_value = (int64_t)(v * mult);
+                have = 1;
+            } else if (!have && kv.has_op && !strcmp(kv.key, "errors")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "network"))) return e;
+                st->net_op = 4;
+                st->net_errors = sd_util_strdup(kv.value);
+                st->net_value = 1;
+                have = 1;
+            } else if (kv.has_op && !strcmp(kv.key, "count") && st->net_op == 4) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "network")) || (e = sd_get_count(c, &ts->t[i], &kv, "network count", &st->net_value))) return e;
+            } else if (kv.has_op && !strcmp(kv.key, "for")) {
+                if ((e = sd_need_eq(c, &ts->t[i], &kv, "network")) || (e = sd_get_duration(c, &ts->t[i], &kv, "network for", &st->for_ms))) return e;
+            } else {
+                return sd_unknown_key(c, &ts->t[i], "network", "latency=D, reset, blackhole, bandwidth=RATE, errors=API:ERROR, count=N, for=D");
+            }
+        }
+        if (!have) return sd_perr(c, ts->t[0].line, endcol + 1, "network: expected latency=, reset, blackhole, bandwidth= or errors=, found %s",
+                                  ts->n > 1 ? "none of them" : "the end of the line");
+        return SD_OK;
+    }
+    if (!strcmp(w, "heal")) {
+        st = sd_new_step(sc, SD_STEP_HEAL, ts);
+        if (ts->n > 1) return sd_perr(c, ts->t[1].line, ts->t[1].col, "heal: expected nothing after it, found \"%s\"", ts->t[1].text);
+        return SD_OK;
+    }
     if (!strcmp(w, "expect")) {
         st = sd_new_step(sc, SD_STEP_EXPECT, ts);
         for (int i = 1; i < ts->n; i++) {
@@ -1102,7 +1221,12 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
     }
     return sd_perr(c, ts->t[0].line, ts->t[0].col,
                    "expected a directive (source, events, contract, sink, quarantine, pipeline, variant, env, progress, producer, set, name) "
-                   "or a step (start, produce, replay, inject, await, kill, stop, restart, pause, resume, sleep, expect), found \"%s\"", w);
+                   "or a step (start, produce, replay, inject, await, kill, stop, restart, pause, resume, sleep, clock, damage, network, heal, expect), found \"%s\"", w);
+}
+
+/* `clock faketime ...` is a header line; `clock offset=...` a step. */
+static int sd_is_header_line(const sd_toks_t *ts) {
+    return !strcmp(ts->t[0].text, "clock") && ts->n >= 2 && !strcmp(ts->t[1].text, "faketime");
 }
 
 static int sd_is_header(const char *w) {
@@ -1149,6 +1273,10 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                                sc->nsinks ? "only other names" : "no `sink` line");
             break;
         }
+        case SD_STEP_CLOCK:
+            if (!sc->faketime)
+                return sd_perr(c, st->line, 1, "clock: expected a `clock faketime` line in the header (the pipeline must run under libfaketime), found none");
+            break;
         case SD_STEP_AWAIT_BATCHES:
             if (!started)
                 return sd_perr(c, st->line, 1, "await batches: expected a `start` step before it, found none");
@@ -1256,7 +1384,23 @@ sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvl
         for (int i = 0; i < ts.n; i++)
             if ((rc = sd_subst_user(&c, &ts.t[i]))) { sd_toks_free(&ts); goto fail; }
         const char *w = ts.t[0].text;
-        if (sd_is_header(w)) {
+        if (sd_is_header_line(&ts)) {
+            if (in_steps) {
+                rc = sd_perr(&c, ts.t[0].line, ts.t[0].col, "expected a step, found the header directive `clock faketime` after the first step (move it above the steps)");
+            } else {
+                sc->faketime = 1;
+                for (int i = 2; !rc && i < ts.n; i++) {
+                    if (!strncmp(ts.t[i].text, "lib=", 4) && ts.t[i].text[4]) {
+                        free(sc->faketime_lib);
+                        sc->faketime_lib = sd_util_strdup(ts.t[i].text + 4);
+                    } else if (!strcmp(ts.t[i].text, "preload=all") || !strcmp(ts.t[i].text, "preload=children")) {
+                        sc->faketime_children = !strcmp(ts.t[i].text, "preload=children");
+                    } else {
+                        rc = sd_perr(&c, ts.t[i].line, ts.t[i].col, "clock faketime: expected lib=PATH or preload=all|children, found \"%s\"", ts.t[i].text);
+                    }
+                }
+            }
+        } else if (sd_is_header(w)) {
             if (in_steps && strcmp(w, "set")) {
                 rc = sd_perr(&c, ts.t[0].line, ts.t[0].col, "expected a step, found the header directive `%s` after the first step (move it above the steps)", w);
             } else if (!strcmp(w, "set")) {

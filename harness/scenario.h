@@ -57,7 +57,7 @@ typedef struct sd_sink_decl_s {
 typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
-    SD_STEP_SLEEP, SD_STEP_EXPECT,
+    SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -130,6 +130,18 @@ typedef struct sd_step_s {
     sd_op_t op;
     int64_t rows;
     int64_t quiet_ms;      /* await quiescent: how long nothing may change */
+    /* clock: op 0 offset=, 1 jump=, 2 rate=, 3 reset */
+    int clock_op;
+    int64_t clock_ms;
+    double clock_rate;
+    /* damage: what 0 spark commit-marker, 1 spark offsets (truncate), 2 spark state, 3 file=PATH delete, 4 file=PATH truncate */
+    int damage_what;
+    char *damage_path;     /* checkpoint= or file=, placeholders unexpanded; NULL: the scenario's checkpoint */
+    /* network: op 0 latency=, 1 reset, 2 blackhole, 3 bandwidth=, 4 errors= */
+    int net_op;
+    int64_t net_value;     /* latency ms, bandwidth bytes/s, error count */
+    char *net_errors;      /* errors=API:ERROR[,API:ERROR...] */
+    int64_t for_ms;        /* the fault lasts this long, then heals itself (0: until heal) */
     /* expect */
     sd_expect_t *expects;
     int nexpects;
@@ -155,6 +167,7 @@ typedef struct sd_scenario_s {
     uint64_t seed;
     int has_seed;
     int64_t start_ms;
+    int start_now;         /* events ... start=now: event times from the run's start (not reproducible) */
     int64_t step_ms;
     int parcels, locations;
     char *log_path;        /* events log=... (placeholders unexpanded) */
@@ -194,6 +207,9 @@ typedef struct sd_scenario_s {
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */
     int spark_realtime;    /* progress spark batches=real-time: a batch runs from the previous commit */
     sd_kvlist_t producer_props;
+    int faketime;          /* `clock faketime`: run the pipeline under libfaketime */
+    char *faketime_lib;
+    int faketime_children; /* preload=children: the pipeline preloads it into what it starts */
 
     /* variables after --set (for run.db) */
     sd_kvlist_t vars;

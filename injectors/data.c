@@ -241,7 +241,7 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
 static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     const sd_scenario_t *sc = r->sc;
-    int64_t newest = r->max_event_time != INT64_MIN ? r->max_event_time : sc->start_ms;
+    int64_t newest = r->max_event_time != INT64_MIN ? r->max_event_time : sd_events_time(r->events, 0);
     int64_t W = sc->watermark_ms;
     sd_buf_t d;
     sd_buf_init(&d);
@@ -366,4 +366,4 @@ static sd_err_t sd_data_run(sd_run_t *r, const sd_step_t *st, char *detail, size
     return sd_data_inject(r, st, detail, dlen, err, errlen);
 }
 
-const sd_injector_t sd_injector_data = {"data", sd_data_handles, sd_data_run};
+const sd_injector_t sd_injector_data = {"data", sd_data_handles, sd_data_run, NULL};

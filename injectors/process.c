@@ -168,18 +168,25 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     return SD_OK;
 }
 
-/* Record where a fault landed: inside the batch it waited for, or not. */
-static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, char *out, size_t olen) {
+/* Record where a fault landed: inside the batch it waited for, or not.
+ * signal_mono is when the signal was sent (0: no signal). A commit of the
+ * batch seen after a SIGTERM means the pipeline finished the batch before
+ * it exited: the signal still landed inside it. */
+static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, int sig,
+                               int64_t signal_mono, char *out, size_t olen) {
     sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
     char land[320];
     if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
         int committed = r->bs.committed >= L->batch;
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the fault%s",
-                 committed ? "after the commit of" : "inside", (long long)L->batch, inc, (long long)L->batch_rows, (long long)visible,
+        int graceful = committed && sig != SIGKILL && signal_mono && r->bs.committed_mono >= signal_mono;
+        int inside = !committed || graceful;
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the fault%s%s",
+                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, (long long)L->batch_rows, (long long)visible,
+                 graceful ? "; the pipeline finished and committed the batch before it exited" : "",
                  escalated ? "; escalated to SIGKILL" : "");
-        sd_ledger_fault_landing(r->ledger, fid, L->batch, !committed, visible, L->batch_rows, land, NULL, 0);
+        sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
     } else if (L->batch >= 0) {
         int clean = r->bs.begun <= L->batch;
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
@@ -215,10 +222,11 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
+    int64_t signal_mono = sd_util_mono_ms();
     if ((e = sd_process_signal_wait(r, st->signal, "kill", st->signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
     char land[320];
-    sd_process_landing(r, fid, &L, inc, escalated, land, sizeof(land));
+    sd_process_landing(r, fid, &L, inc, escalated, st->signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
     return SD_OK;
 }
@@ -250,7 +258,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if (strcmp(L.how, "now")) {
         /* what the target held when it froze (the process is stopped, so
          * the landing stays true until it resumes) */
-        sd_process_landing(r, fid, &L, s.incarnation, 0, land, sizeof(land));
+        sd_process_landing(r, fid, &L, s.incarnation, 0, SIGSTOP, 0, land, sizeof(land));
     }
     if (st->delay_ms > 0) {
         int64_t until = sd_util_mono_ms() + st->delay_ms;
@@ -340,4 +348,29 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
 }
 
-const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run};
+/* heal: a paused pipeline is resumed */
+static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
+    if (!r->sup) return;
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    if (!s.running) return;
+    /* SIGCONT is harmless to a process that is not stopped */
+    int stopped = 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)s.pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(buf, sizeof(buf), f)) {
+            char *c = strrchr(buf, ')');
+            stopped = c && (c[2] == 'T' || c[2] == 't');
+        }
+        fclose(f);
+    }
+    if (stopped) {
+        sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
+        sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT by heal", s.incarnation, NULL, NULL, 0);
+        sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");
+    }
+}
+
+const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run, sd_process_heal};

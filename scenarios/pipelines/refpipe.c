@@ -18,7 +18,7 @@
  * trusted go to the quarantine table with the ledger id from their sd-id
  * header: empty or null values, values over --max-bytes, invalid JSON
  * (invalid UTF-8 and duplicate keys included), no id, no ISO-8601 event
- * time, and event times more than --max-future ahead of the newest seen
+ * time, and event times more than --max-future ahead of the wall clock
  * (they would drag the watermark forward and make good records look late).
  *
  * --weak LIST turns on deliberate bugs, each a mistake real pipelines make,
@@ -40,6 +40,8 @@
  *   commit-on-term      on SIGTERM, commit the batch's offsets and exit
  *                       without writing the rest of it
  *   fatal-errors        exit on any consumer error (a broker hiccup)
+ *   exit-when-idle      take a second without records for the end of the
+ *                       stream and exit (a slow broker ends the job)
  *
  * It prints streamdrill's batch markers on stdout:
  *
@@ -87,7 +89,7 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors;
+        fatal_errors, exit_when_idle;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -158,7 +160,8 @@ static void parse_weak(const char *list) {
         {"late-by-wall", &weak.late_by_wall}, {"drop-overflow", &weak.drop_overflow}, {"per-key-limit", &weak.per_key_limit},
         {"strict-schema", &weak.strict_schema}, {"crash-on-bad-type", &weak.crash_on_bad_type},
         {"lenient-json", &weak.lenient_json}, {"crash-on-null", &weak.crash_on_null}, {"need-key", &weak.need_key},
-        {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors}, {NULL, NULL}};
+        {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
+        {"exit-when-idle", &weak.exit_when_idle}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -334,15 +337,26 @@ int main(int argc, char **argv) {
     sql("CREATE TABLE IF NOT EXISTS sd_offsets(topic TEXT, partition INTEGER, next_offset INTEGER, PRIMARY KEY(topic, partition))");
     sql("CREATE TABLE IF NOT EXISTS sd_state(key TEXT PRIMARY KEY, value INTEGER)");
 
-    int64_t batch_id = 0, max_event = INT64_MIN;
+    int64_t batch_id = 0, max_event = INT64_MIN, mode = -1;
     {
         sqlite3_stmt *st = prep("SELECT key, value FROM sd_state");
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *k = (const char *)sqlite3_column_text(st, 0);
             if (!strcmp(k, "batch")) batch_id = sqlite3_column_int64(st, 1);
             if (!strcmp(k, "max_event_ms")) max_event = sqlite3_column_int64(st, 1);
+            if (!strcmp(k, "mode")) mode = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
+    }
+    /* a checkpoint written in one mode is not resumed in another: refuse,
+     * loudly, rather than guess what the earlier run committed */
+    static const char *const modes[] = {"exactly-once", "at-least-once", "at-most-once"};
+    if (mode >= 0 && mode != o.mode)
+        die("%s holds a checkpoint written in %s mode; refusing to resume it in %s mode", o.db, modes[mode], modes[o.mode]);
+    if (mode < 0) {
+        char mq[96];
+        snprintf(mq, sizeof(mq), "INSERT OR REPLACE INTO sd_state(key, value) VALUES('mode', %d)", o.mode);
+        sql(mq);
     }
 
     char errstr[512], sto[32];
@@ -404,6 +418,7 @@ int main(int argc, char **argv) {
     printf("SD-READY\n");
     rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
     int term_exit = 0;
+    int64_t last_record = 0;
     static const char *const known[] = {"event_id", "parcel_id", "event_time", "location", "scan", NULL};
     while (!stop_flag && !term_exit) {
         /* collect a batch */
@@ -412,8 +427,23 @@ int main(int argc, char **argv) {
         while (!stop_flag && n < o.max_batch) {
             int wait = close_at ? (int)(close_at - mono_ms()) : 100;
             if (close_at && wait <= 0) break;
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, wait > 100 ? 100 : wait);
-            if (!m) continue;
+            /* Poll without a timeout and sleep between polls: a timed
+             * rd_kafka_consumer_poll() waits on a CLOCK_REALTIME deadline
+             * (glibc's C11 cnd_timedwait, which libfaketime cannot adjust), so
+             * under a pipeline clock moved forward it would sleep until real
+             * time caught up. */
+            (void)wait;
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 0);
+            if (!m) {
+                if (weak.exit_when_idle && last_record && !n && mono_ms() - last_record > 1000) {
+                    fprintf(stderr, "refpipe: no record for a second: taking it for the end of the stream\n");
+                    term_exit = 1;
+                    break;
+                }
+                sleep_ms(5);
+                continue;
+            }
+            last_record = mono_ms();
             if (m->err) {
                 if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                     fprintf(stderr, "refpipe: consume: %s\n", rd_kafka_message_errstr(m));
@@ -494,7 +524,7 @@ int main(int argc, char **argv) {
                         if (!ok) reason = "unknown field";
                     }
                 }
-                if (!reason && !weak.no_future_guard && max_event != INT64_MIN && et > max_event + o.max_future_ms)
+                if (!reason && !weak.no_future_guard && et > now_ms() + o.max_future_ms)
                     reason = "event time too far in the future";
             }
             int drop = 0;

@@ -5,9 +5,14 @@
 # .cache/kafka/libs.
 #
 #   kafka.sh fetch                          download the jars (once)
-#   kafka.sh start DIR [PORT] [OWNER_PID]   format DIR, start, wait until it answers,
+#   kafka.sh start DIR [PORT] [OWNER_PID] [PROXY_PORT]
+#                                           format DIR, start, wait until it answers,
 #                                           print the bootstrap address; with OWNER_PID
-#                                           the broker is killed when that process ends
+#                                           the broker is killed when that process ends;
+#                                           with PROXY_PORT a second listener is opened
+#                                           that advertises 127.0.0.1:PROXY_PORT, and a
+#                                           second line "proxy 127.0.0.1:PROXY_PORT=127.0.0.1:P"
+#                                           tells streamdrill --proxy what to forward
 #   kafka.sh stop DIR                       stop it (SIGTERM, then SIGKILL)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,19 +32,28 @@ free_port() {
 }
 
 start() {
-    dir=$1; port=${2:-}; owner=${3:-}
+    dir=$1; port=${2:-}; owner=${3:-}; proxy=${4:-}
     fetch
     [ -n "$port" ] || port=$(free_port)
     cport=$(free_port)
+    listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+    advertised="PLAINTEXT://127.0.0.1:$port"
+    protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    if [ -n "$proxy" ]; then
+        pport=$(free_port)
+        listeners="$listeners,PROXIED://127.0.0.1:$pport"
+        advertised="$advertised,PROXIED://127.0.0.1:$proxy"
+        protocols="$protocols,PROXIED:PLAINTEXT"
+    fi
     rm -rf "$dir"; mkdir -p "$dir/data"
     cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$listeners
+advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=$protocols
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=3
@@ -91,6 +105,7 @@ LOG
     done
     echo "127.0.0.1:$port" > "$dir/bootstrap"
     echo "127.0.0.1:$port"
+    if [ -n "$proxy" ]; then echo "proxy 127.0.0.1:$proxy=127.0.0.1:$pport"; fi
 }
 
 stop() {
@@ -108,5 +123,5 @@ case "${1:-}" in
     fetch) fetch ;;
     start) shift; start "$@" ;;
     stop) shift; stop "$@" ;;
-    *) echo "usage: kafka.sh fetch | start DIR [PORT] [OWNER_PID] | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: kafka.sh fetch | start DIR [PORT] [OWNER_PID] [PROXY_PORT] | stop DIR" >&2; exit 2 ;;
 esac

@@ -81,6 +81,12 @@ class _Progress(StreamingQueryListener):
 
 
 def session(app, a):
+    # `clock faketime preload=children`: the JVM runs on streamdrill's fake
+    # clock; this Python process does not (Python's time.sleep fails under
+    # libfaketime), so the library goes into the JVM's environment only.
+    lib = os.environ.get("STREAMDRILL_FAKETIME_LIB")
+    if lib:
+        os.environ["LD_PRELOAD"] = lib
     jars = os.environ.get("STREAMDRILL_SPARK_JARS") or ",".join(sorted(glob.glob(os.path.join(ROOT, ".cache", "spark", "jars", "*.jar"))))
     b = (SparkSession.builder.master(a.master).appName(app)
          .config("spark.ui.enabled", "false")

@@ -1,0 +1,293 @@
+/* proxy.c - the fault-injecting TCP proxy (see proxy.h).
+ *
+ * One thread, poll(2) over the listening socket and every connection pair.
+ * Bytes read from one side are queued with the time they may leave
+ * (now + latency) and written when due, within the bandwidth budget; in a
+ * blackhole nothing is read or written, so the sender's buffers fill and
+ * the peer sees a silent connection. */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define SD_PROXY_MAX 256
+
+typedef struct sd_chunk_s {
+    int64_t due;
+    size_t len, off;
+    struct sd_chunk_s *next;
+    char data[];
+} sd_chunk_t;
+
+typedef struct {
+    int fd[2];                 /* 0 client, 1 upstream */
+    sd_chunk_t *q[2], *qt[2];  /* q[d]: bytes waiting to be written to fd[d] */
+    size_t queued[2];
+    double tokens[2];
+    int64_t last_refill;
+} sd_pair_t;
+
+struct sd_proxy_s {
+    int lfd;
+    char *upstream_host, *upstream_port;
+    pthread_t thread;
+    int wake[2];
+    pthread_mutex_t lock;
+    int stopping;
+    int64_t latency_ms, bandwidth;
+    int blackhole, reset;
+    sd_pair_t pairs[SD_PROXY_MAX];
+    int npairs;
+    int64_t conns, bytes;
+};
+
+static int sd_proxy_split(const char *addr, char **host, char **port) {
+    const char *c = strrchr(addr, ':');
+    if (!c || c == addr || !c[1]) return -1;
+    *host = sd_util_strndup(addr, (size_t)(c - addr));
+    *port = sd_util_strdup(c + 1);
+    return 0;
+}
+
+static int sd_proxy_connect(const char *host, const char *port) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res)) return -1;
+    int fd = -1;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        if (!connect(fd, a->ai_addr, a->ai_addrlen)) break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        fcntl(fd, F_SETFL, O_NONBLOCK);
+    }
+    return fd;
+}
+
+static void sd_pair_close(sd_pair_t *p, int rst) {
+    for (int d = 0; d < 2; d++) {
+        if (rst) {
+            struct linger lg = {1, 0}; /* close with RST */
+            setsockopt(p->fd[d], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        }
+        close(p->fd[d]);
+        while (p->q[d]) {
+            sd_chunk_t *c = p->q[d];
+            p->q[d] = c->next;
+            free(c);
+        }
+    }
+}
+
+static void sd_proxy_drop(sd_proxy_t *px, int i, int rst) {
+    sd_pair_close(&px->pairs[i], rst);
+    px->pairs[i] = px->pairs[--px->npairs];
+}
+
+static void *sd_proxy_thread(void *arg) {
+    sd_proxy_t *px = arg;
+    char buf[65536];
+    for (;;) {
+        pthread_mutex_lock(&px->lock);
+        if (px->stopping) { pthread_mutex_unlock(&px->lock); break; }
+        if (px->reset) {
+            while (px->npairs) sd_proxy_drop(px, px->npairs - 1, 1);
+            px->reset = 0;
+        }
+        int64_t lat = px->latency_ms, bw = px->bandwidth;
+        int hole = px->blackhole;
+        int64_t now = sd_util_mono_ms();
+        struct pollfd pf[2 + 2 * SD_PROXY_MAX];
+        int n = 0;
+        pf[n].fd = px->wake[0]; pf[n++].events = POLLIN;
+        pf[n].fd = px->lfd; pf[n++].events = POLLIN;
+        int64_t next_due = now + 50;
+        for (int i = 0; i < px->npairs; i++) {
+            sd_pair_t *p = &px->pairs[i];
+            for (int d = 0; d < 2; d++) {
+                short ev = 0;
+                /* read from fd[d] into q[1-d] unless backed up or in a blackhole */
+                if (!hole && p->queued[1 - d] < (4u << 20)) ev |= POLLIN;
+                if (!hole && p->q[d] && p->q[d]->due <= now) ev |= POLLOUT;
+                if (p->q[d] && p->q[d]->due > now && p->q[d]->due < next_due) next_due = p->q[d]->due;
+                pf[n].fd = p->fd[d];
+                pf[n++].events = ev;
+            }
+        }
+        pthread_mutex_unlock(&px->lock);
+        int timeout = (int)(next_due - now);
+        if (timeout < 1) timeout = 1;
+        if (bw) timeout = timeout > 10 ? 10 : timeout;
+        if (poll(pf, (nfds_t)n, timeout) < 0 && errno != EINTR) break;
+        pthread_mutex_lock(&px->lock);
+        if (pf[0].revents) {
+            char t[64];
+            while (read(px->wake[0], t, sizeof(t)) > 0)
+                ;
+        }
+        if (pf[1].revents & POLLIN) {
+            int cfd = accept4(px->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (cfd >= 0) {
+                int ufd = px->npairs < SD_PROXY_MAX ? sd_proxy_connect(px->upstream_host, px->upstream_port) : -1;
+                if (ufd < 0) {
+                    close(cfd);
+                } else {
+                    int one = 1;
+                    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                    sd_pair_t *p = &px->pairs[px->npairs++];
+                    memset(p, 0, sizeof(*p));
+                    p->fd[0] = cfd;
+                    p->fd[1] = ufd;
+                    p->last_refill = sd_util_mono_ms();
+                    px->conns++;
+                }
+            }
+        }
+        /* pairs may have been added: only the ones polled (index < polled) have revents */
+        int polled = (n - 2) / 2;
+        now = sd_util_mono_ms();
+        for (int i = polled - 1; i >= 0; i--) {
+            if (i >= px->npairs) continue;
+            sd_pair_t *p = &px->pairs[i];
+            int dead = 0;
+            if (bw) {
+                double add = (double)(now - p->last_refill) * (double)bw / 1000.0;
+                for (int d = 0; d < 2; d++) {
+                    p->tokens[d] += add;
+                    if (p->tokens[d] > (double)bw) p->tokens[d] = (double)bw;
+                }
+                p->last_refill = now;
+            }
+            for (int d = 0; d < 2 && !dead; d++) {
+                short re = pf[2 + 2 * i + d].revents;
+                if (re & (POLLERR | POLLHUP | POLLNVAL) && !(re & POLLIN)) { dead = 1; break; }
+                if (re & POLLIN) {
+                    ssize_t got = read(p->fd[d], buf, sizeof(buf));
+                    if (got <= 0) { if (got == 0 || (errno != EAGAIN && errno != EINTR)) dead = 1; }
+                    else {
+                        sd_chunk_t *c = malloc(sizeof(*c) + (size_t)got);
+                        c->due = now + lat;
+                        c->len = (size_t)got;
+                        c->off = 0;
+                        c->next = NULL;
+                        memcpy(c->data, buf, (size_t)got);
+                        int o = 1 - d;
+                        if (p->qt[o]) p->qt[o]->next = c; else p->q[o] = c;
+                        p->qt[o] = c;
+                        p->queued[o] += (size_t)got;
+                    }
+                }
+            }
+            for (int d = 0; d < 2 && !dead && !hole; d++) {
+                while (p->q[d] && p->q[d]->due <= now) {
+                    sd_chunk_t *c = p->q[d];
+                    size_t want = c->len - c->off;
+                    if (bw) {
+                        if (p->tokens[d] < 1) break;
+                        if ((double)want > p->tokens[d]) want = (size_t)p->tokens[d];
+                    }
+                    ssize_t w = write(p->fd[d], c->data + c->off, want);
+                    if (w < 0) { if (errno != EAGAIN && errno != EINTR) dead = 1; break; }
+                    c->off += (size_t)w;
+                    p->queued[d] -= (size_t)w;
+                    px->bytes += w;
+                    if (bw) p->tokens[d] -= (double)w;
+                    if (c->off < c->len) break;
+                    p->q[d] = c->next;
+                    if (!p->q[d]) p->qt[d] = NULL;
+                    free(c);
+                }
+            }
+            if (dead) sd_proxy_drop(px, i, 0);
+        }
+        pthread_mutex_unlock(&px->lock);
+    }
+    return NULL;
+}
+
+sd_err_t sd_proxy_start(const char *laddr, const char *upstream, sd_proxy_t **out, char *err, size_t errlen) {
+    sd_proxy_t *px = sd_util_xcalloc(1, sizeof(*px));
+    char *lhost = NULL, *lport = NULL;
+    if (sd_proxy_split(laddr, &lhost, &lport) || sd_proxy_split(upstream, &px->upstream_host, &px->upstream_port)) {
+        free(lhost); free(lport); free(px->upstream_host); free(px->upstream_port); free(px);
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "--proxy %s=%s: expected HOST:PORT=HOST:PORT", laddr, upstream);
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res = NULL;
+    sd_err_t e = SD_OK;
+    px->lfd = -1;
+    if (getaddrinfo(lhost, lport, &hints, &res) || !res) {
+        e = sd_err_set(err, errlen, SD_ERR_USAGE, "proxy: cannot resolve %s", laddr);
+    } else {
+        px->lfd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        int one = 1;
+        setsockopt(px->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (px->lfd < 0 || bind(px->lfd, res->ai_addr, res->ai_addrlen) || listen(px->lfd, 64))
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "proxy: listen on %s: %s", laddr, strerror(errno));
+        freeaddrinfo(res);
+    }
+    free(lhost);
+    free(lport);
+    if (!e && pipe2(px->wake, O_CLOEXEC | O_NONBLOCK)) e = sd_err_set(err, errlen, SD_ERR_INTERNAL, "proxy: pipe: %s", strerror(errno));
+    pthread_mutex_init(&px->lock, NULL);
+    if (!e && pthread_create(&px->thread, NULL, sd_proxy_thread, px)) e = sd_err_set(err, errlen, SD_ERR_INTERNAL, "proxy: thread");
+    if (e) {
+        if (px->lfd >= 0) close(px->lfd);
+        free(px->upstream_host); free(px->upstream_port); free(px);
+        return e;
+    }
+    *out = px;
+    return SD_OK;
+}
+
+static void sd_proxy_poke(sd_proxy_t *px) {
+    ssize_t w = write(px->wake[1], "x", 1);
+    (void)w;
+}
+
+void sd_proxy_stop(sd_proxy_t *px) {
+    if (!px) return;
+    pthread_mutex_lock(&px->lock);
+    px->stopping = 1;
+    pthread_mutex_unlock(&px->lock);
+    sd_proxy_poke(px);
+    pthread_join(px->thread, NULL);
+    while (px->npairs) sd_proxy_drop(px, px->npairs - 1, 0);
+    close(px->lfd);
+    close(px->wake[0]);
+    close(px->wake[1]);
+    pthread_mutex_destroy(&px->lock);
+    free(px->upstream_host);
+    free(px->upstream_port);
+    free(px);
+}
+
+#define SD_PROXY_SET(field, value) do { pthread_mutex_lock(&px->lock); px->field = (value); pthread_mutex_unlock(&px->lock); sd_proxy_poke(px); } while (0)
+
+void sd_proxy_latency(sd_proxy_t *px, int64_t ms) { SD_PROXY_SET(latency_ms, ms); }
+void sd_proxy_reset(sd_proxy_t *px) { SD_PROXY_SET(reset, 1); }
+void sd_proxy_blackhole(sd_proxy_t *px, int on) { SD_PROXY_SET(blackhole, on); }
+void sd_proxy_bandwidth(sd_proxy_t *px, int64_t bps) { SD_PROXY_SET(bandwidth, bps); }
+
+void sd_proxy_stats(sd_proxy_t *px, int64_t *conns, int64_t *bytes) {
+    pthread_mutex_lock(&px->lock);
+    *conns = px->conns;
+    *bytes = px->bytes;
+    pthread_mutex_unlock(&px->lock);
+}

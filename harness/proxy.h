@@ -1,0 +1,32 @@
+/* proxy.h - a TCP proxy between the pipeline and a real broker, for
+ * network faults: latency, connection reset, blackhole, bandwidth limit.
+ *
+ * Kafka clients connect to the addresses brokers advertise, so the broker
+ * must advertise the proxy's address on the listener the pipeline uses
+ * (scenarios/env/kafka/kafka.sh PROXY_PORT does). The proxy runs in its own
+ * thread; every fault can be set and cleared at any time. */
+#ifndef SD_PROXY_H
+#define SD_PROXY_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct sd_proxy_s sd_proxy_t;
+
+/* listen and upstream are "host:port". */
+sd_err_t sd_proxy_start(const char *listen, const char *upstream, sd_proxy_t **out, char *err, size_t errlen);
+void sd_proxy_stop(sd_proxy_t *p);
+
+/* Delay every chunk by ms in both directions (0: none). */
+void sd_proxy_latency(sd_proxy_t *p, int64_t ms);
+/* Close every open connection with a TCP reset. */
+void sd_proxy_reset(sd_proxy_t *p);
+/* Stop forwarding (connections stay open, bytes wait) until cleared. */
+void sd_proxy_blackhole(sd_proxy_t *p, int on);
+/* Limit each direction of each connection to bytes_per_s (0: none). */
+void sd_proxy_bandwidth(sd_proxy_t *p, int64_t bytes_per_s);
+/* Connections accepted so far, bytes forwarded. */
+void sd_proxy_stats(sd_proxy_t *p, int64_t *conns, int64_t *bytes);
+
+#endif

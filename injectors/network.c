@@ -1,0 +1,170 @@
+/* network.c - broker and network faults.
+ *
+ *   network latency=200ms [for=D]     every request and response delayed
+ *   network blackhole [for=D]         nothing gets through (connections stay up)
+ *   network reset                     every connection closed at once
+ *   network bandwidth=100KB/s [for=D] a slow link (the proxy only)
+ *   network errors=Produce:NOT_LEADER_FOR_PARTITION[,...] [count=N]
+ *                                     the broker answers requests with errors
+ *                                     (the embedded cluster only)
+ *
+ * On the embedded cluster they go through librdkafka's mock API and reach
+ * every client of the cluster, the harness's own producer included: latency
+ * is the broker's round-trip time, a blackhole holds every response for its
+ * duration (the round-trip time set to it), errors are pushed request
+ * errors. librdkafka 2.0's mock cluster cannot bring a broker back up once
+ * it is set down, so `reset` needs the proxy. With a real broker and
+ * --proxy LISTEN=UPSTREAM they go through the harness's TCP proxy, which
+ * only the pipeline uses (it bootstraps from {proxy}). `heal`, for=, and the
+ * end of the run undo them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/run.h"
+
+static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
+
+static void sd_network_undo(sd_run_t *r, int op) {
+    rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
+    const char *what = NULL;
+    switch (op) {
+    case 0:
+        if (!r->net_latency) return;
+        if (r->proxy) sd_proxy_latency(r->proxy, 0);
+        else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
+        r->net_latency = 0;
+        what = "latency removed";
+        break;
+    case 2:
+        if (!r->net_down) return;
+        if (r->proxy) sd_proxy_blackhole(r->proxy, 0);
+        else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
+        r->net_down = 0;
+        what = "blackhole lifted";
+        break;
+    case 3:
+        if (!r->net_bandwidth) return;
+        if (r->proxy) sd_proxy_bandwidth(r->proxy, 0);
+        r->net_bandwidth = 0;
+        what = "bandwidth limit lifted";
+        break;
+    case 4:
+        if (!r->net_errors) return;
+        if (mock)
+            for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
+        r->net_errors = 0;
+        what = "pending request errors cleared";
+        break;
+    default:
+        return;
+    }
+    sd_ledger_fault(r->ledger, r->step, "network", what, 0, NULL, NULL, 0);
+}
+
+static const struct { const char *name; int16_t key; } sd_apis[] = {
+    {"Produce", 0}, {"Fetch", 1}, {"ListOffsets", 2}, {"Metadata", 3}, {"OffsetCommit", 8}, {"OffsetFetch", 9},
+    {"FindCoordinator", 10}, {"JoinGroup", 11}, {"Heartbeat", 12}, {"LeaveGroup", 13}, {"SyncGroup", 14},
+    {"InitProducerId", 22}, {"AddPartitionsToTxn", 24}, {"EndTxn", 26}, {NULL, 0}};
+
+static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, size_t errlen) {
+    rd_kafka_mock_cluster_t *mock = sd_broker_mock(r->broker);
+    const struct rd_kafka_err_desc *descs;
+    size_t ndescs;
+    rd_kafka_get_err_descs(&descs, &ndescs);
+    char *list = sd_util_strdup(st->net_errors), *save = NULL;
+    sd_err_t e = SD_OK;
+    for (char *t = strtok_r(list, ",", &save); t && !e; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(t, ':');
+        if (!colon) { e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network errors: expected API:ERROR, found \"%s\"", r->sc->path, st->line, t); break; }
+        *colon = 0;
+        int api = -1;
+        for (int i = 0; sd_apis[i].name; i++)
+            if (!strcmp(sd_apis[i].name, t)) api = sd_apis[i].key;
+        int code = -1;
+        for (size_t i = 0; i < ndescs; i++)
+            if (descs[i].name && !strcmp(descs[i].name, colon + 1)) code = descs[i].code;
+        if (api < 0 || code < 0) {
+            e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network errors: unknown %s \"%s\" (APIs: Produce, Fetch, Metadata, "
+                           "OffsetCommit, ...; errors: librdkafka's names such as NOT_LEADER_FOR_PARTITION)",
+                           r->sc->path, st->line, api < 0 ? "API" : "error", api < 0 ? t : colon + 1);
+            break;
+        }
+        rd_kafka_resp_err_t *codes = sd_util_xcalloc((size_t)st->net_value, sizeof(*codes));
+        for (int64_t i = 0; i < st->net_value; i++) codes[i] = (rd_kafka_resp_err_t)code;
+        rd_kafka_mock_push_request_errors_array(mock, (int16_t)api, (size_t)st->net_value, codes);
+        free(codes);
+    }
+    free(list);
+    return e;
+}
+
+static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
+    if (!mock && !r->proxy)
+        return sd_err_set(err, errlen, SD_ERR_USAGE,
+                          "%s:%d: network faults need the embedded cluster, or --proxy LISTEN=UPSTREAM in front of a real broker",
+                          r->sc->path, st->line);
+    if (st->net_op == 3 && !r->proxy)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network bandwidth needs --proxy (the embedded cluster has no bandwidth control)",
+                          r->sc->path, st->line);
+    if (st->net_op == 4 && !mock)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", r->sc->path, st->line);
+    if (st->net_op == 1 && !r->proxy)
+        return sd_err_set(err, errlen, SD_ERR_USAGE,
+                          "%s:%d: network reset needs --proxy (librdkafka 2.0's mock cluster cannot bring a broker back up)",
+                          r->sc->path, st->line);
+    char det[256];
+    sd_err_t e = SD_OK;
+    const char *via = r->proxy ? "proxy" : "embedded cluster";
+    switch (st->net_op) {
+    case 0:
+        if (r->proxy) sd_proxy_latency(r->proxy, st->net_value);
+        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net_value);
+        r->net_latency = 1;
+        snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net_value, via);
+        break;
+    case 1:
+        sd_proxy_reset(r->proxy);
+        snprintf(det, sizeof(det), "every connection reset (%s)", via);
+        break;
+    case 2: {
+        int64_t hold = st->for_ms > 0 ? st->for_ms : 30000;
+        if (r->proxy) sd_proxy_blackhole(r->proxy, 1);
+        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
+        r->net_down = 1;
+        if (r->proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
+        else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
+        break;
+    }
+    case 3:
+        sd_proxy_bandwidth(r->proxy, st->net_value);
+        r->net_bandwidth = 1;
+        snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net_value);
+        break;
+    case 4:
+        if ((e = sd_network_errors(r, st, err, errlen))) return e;
+        r->net_errors = 1;
+        snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net_value, st->net_errors);
+        break;
+    }
+    if (st->for_ms > 0 && st->net_op != 1) {
+        sd_run_schedule_undo(r, sd_util_mono_ms() + st->for_ms, sd_network_undo, st->net_op);
+        size_t l = strlen(det);
+        snprintf(det + l, sizeof(det) - l, " for %.1fs", (double)st->for_ms / 1000.0);
+    }
+    sd_sup_state_t s = {0};
+    if (r->sup) sd_sup_state(r->sup, &s);
+    if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, NULL, err, errlen))) return e;
+    snprintf(detail, dlen, "%s", det);
+    r->last_data_step_mono = sd_util_mono_ms();
+    return SD_OK;
+}
+
+static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
+    int had = r->net_latency + r->net_down + r->net_bandwidth + r->net_errors;
+    for (int op = 0; op <= 4; op++) sd_network_undo(r, op);
+    if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
+}
+
+const sd_injector_t sd_injector_network = {"network", sd_network_handles, sd_network_run, sd_network_heal};

@@ -1,0 +1,101 @@
+/* storage.c - checkpoint damage: what a careful pipeline must survive or
+ * refuse loudly, never paper over.
+ *
+ *   damage spark commit-marker   delete the newest commits/N (Spark re-runs batch N)
+ *   damage spark offsets truncate  cut the newest offsets/N in half
+ *   damage spark state           remove the state folder
+ *   damage file=PATH delete|truncate   the same for any file of a pipeline
+ *
+ * The checkpoint is the scenario's (`progress spark checkpoint=`) unless
+ * checkpoint= says otherwise. Damage is done while the pipeline is down
+ * (after a kill or stop); doing it to a running pipeline is recorded with a
+ * warning, since the pipeline may hold the files open. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../harness/run.h"
+
+static int sd_storage_handles(sd_step_kind_t k) { return k == SD_STEP_DAMAGE; }
+
+static int64_t sd_storage_newest(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int64_t best = -1;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        if (!isdigit((unsigned char)de->d_name[0])) continue;
+        long long v = strtoll(de->d_name, &end, 10);
+        if (!*end && v > best) best = v;
+    }
+    closedir(d);
+    return best;
+}
+
+static sd_err_t sd_storage_truncate(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (stat(path, &st)) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "damage: %s: %s", path, strerror(errno));
+    if (truncate(path, st.st_size / 2)) return sd_err_set(err, errlen, SD_ERR_IO, "damage: truncate %s: %s", path, strerror(errno));
+    return SD_OK;
+}
+
+static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    const char *base = st->damage_path ? st->damage_path : r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}";
+    char *path = sd_scenario_expand(base, &r->vars, err, errlen);
+    if (!path) return SD_ERR_SCENARIO;
+    sd_err_t e = SD_OK;
+    char det[600];
+    if (st->damage_what <= 2) {
+        if (st->damage_what == 2) {
+            char *state = sd_util_fmt("%s/state", path);
+            int had = sd_util_is_dir(state);
+            e = sd_util_rmtree(state, err, errlen);
+            snprintf(det, sizeof(det), had ? "removed %s" : "%s: no state folder to remove", state);
+            free(state);
+        } else {
+            const char *sub = st->damage_what == 0 ? "commits" : "offsets";
+            char *dir = sd_util_fmt("%s/%s", path, sub);
+            int64_t n = sd_storage_newest(dir);
+            if (n < 0) {
+                e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "damage spark: no %s file in %s", sub, dir);
+            } else {
+                char *f = sd_util_fmt("%s/%lld", dir, (long long)n), *crc = sd_util_fmt("%s/.%lld.crc", dir, (long long)n);
+                if (st->damage_what == 0) {
+                    if (unlink(f)) e = sd_err_set(err, errlen, SD_ERR_IO, "damage: delete %s: %s", f, strerror(errno));
+                    unlink(crc);
+                    snprintf(det, sizeof(det), "deleted %s/%lld (batch %lld's commit marker)", sub, (long long)n, (long long)n);
+                } else {
+                    e = sd_storage_truncate(f, err, errlen);
+                    unlink(crc); /* the checksum would name the damage */
+                    snprintf(det, sizeof(det), "truncated %s/%lld to half its size", sub, (long long)n);
+                }
+                free(f);
+                free(crc);
+            }
+            free(dir);
+        }
+    } else if (st->damage_what == 3) {
+        if (unlink(path) && errno != ENOENT) e = sd_err_set(err, errlen, SD_ERR_IO, "damage: delete %s: %s", path, strerror(errno));
+        snprintf(det, sizeof(det), "deleted %s", path);
+    } else {
+        e = sd_storage_truncate(path, err, errlen);
+        snprintf(det, sizeof(det), "truncated %s to half its size", path);
+    }
+    free(path);
+    if (e) return e;
+    sd_sup_state_t s = {0};
+    if (r->sup) sd_sup_state(r->sup, &s);
+    if (s.running)
+        sd_ledger_warning(r->ledger, "damage", "checkpoint damaged while the pipeline was running: it may hold the files open", NULL, 0);
+    if ((e = sd_ledger_fault(r->ledger, r->step, "damage", det, s.incarnation, NULL, err, errlen))) return e;
+    snprintf(detail, dlen, "%s", det);
+    return SD_OK;
+}
+
+const sd_injector_t sd_injector_storage = {"storage", sd_storage_handles, sd_storage_run, NULL};
