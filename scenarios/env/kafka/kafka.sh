@@ -35,12 +35,15 @@ start() {
     dir=$1; port=${2:-}; owner=${3:-}; proxy=${4:-}
     fetch
     [ -n "$port" ] || port=$(free_port)
+    while [ "$port" = "$proxy" ]; do port=$(free_port); done
     cport=$(free_port)
+    while [ "$cport" = "$port" ] || [ "$cport" = "$proxy" ]; do cport=$(free_port); done
     listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
     advertised="PLAINTEXT://127.0.0.1:$port"
     protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
     if [ -n "$proxy" ]; then
         pport=$(free_port)
+        while [ "$pport" = "$port" ] || [ "$pport" = "$cport" ] || [ "$pport" = "$proxy" ]; do pport=$(free_port); done
         listeners="$listeners,PROXIED://127.0.0.1:$pport"
         advertised="$advertised,PROXIED://127.0.0.1:$proxy"
         protocols="$protocols,PROXIED:PLAINTEXT"
