@@ -22,7 +22,8 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/ledger.c h
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/runner.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
-REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c
+REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
+              reports/export.c
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_recon test_events test_ledger test_sink test_util test_supervisor test_spark

@@ -1,5 +1,6 @@
 /* main.c - the streamdrill command line. The only place that prints
  * errors and chooses exit codes (see err.h and README.md "Exit codes"). */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <librdkafka/rdkafka.h>
@@ -90,7 +91,7 @@ static void sd_version(void) {
     printf("  librdkafka %s (embedded cluster: mock)\n", rd_kafka_version_str());
     printf("  sqlite %s\n", sqlite3_libversion());
     printf("  jansson %s\n", JANSSON_VERSION);
-    printf("  report writers: summary.json junit.xml report.md\n");
+    printf("  report writers: summary.json junit.xml report.md report.html charts/ (gnuplot) export/ (CSV); index.html over several runs\n");
     printf("  sink readers: sqlite kafka jsonl spark-files\n");
     printf("  injectors: process (start stop kill restart pause resume), data (replay, late, out-of-order, future,\n"
            "             boundaries, bursts, skew, schema drift, malformed), clock (libfaketime), storage (checkpoint\n"
@@ -130,17 +131,80 @@ static int sd_cmd_check(int nfiles, char **files) {
     return bad ? SD_EXIT_USAGE : SD_EXIT_PASS;
 }
 
+static int sd_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Rebuild the reports of one run folder. */
+static int sd_report_one(const char *dir) {
+    char err[1024];
+    sd_buf_t written, missing;
+    sd_buf_init(&written);
+    sd_buf_init(&missing);
+    sd_err_t e = sd_report_write_all(dir, &written, &missing, err, sizeof(err));
+    int rc = SD_EXIT_PASS;
+    if (e && !written.len) {
+        /* nothing written: not a run folder, or run.db unreadable */
+        fprintf(stderr, "streamdrill: %s\n", err);
+        rc = SD_EXIT_USAGE;
+    } else {
+        if (!sd_opt.quiet) printf("%s: rebuilt %s\n", dir, written.data);
+        if (missing.len) printf("%s: the run did not finish; missing:\n  %.*s\n", dir, (int)missing.len - 1, missing.data);
+        if (e) {
+            fprintf(stderr, "streamdrill: %s: %s\n", dir, err);
+            rc = SD_EXIT_INTERNAL;
+        }
+    }
+    sd_buf_free(&written);
+    sd_buf_free(&missing);
+    return rc;
+}
+
+/* `report DIR...`: each DIR a run folder, or an output folder whose
+ * sub-folders are run folders (its index is rebuilt too). */
 static int sd_cmd_report(int ndirs, char **dirs) {
     int rc = SD_EXIT_PASS;
     for (int i = 0; i < ndirs; i++) {
-        char err[1024];
-        sd_err_t e = sd_report_write_all(dirs[i], err, sizeof(err));
-        if (e) {
-            fprintf(stderr, "streamdrill: %s\n", err);
-            rc = e == SD_ERR_IO ? SD_EXIT_USAGE : sd_err_exit_code(e);
+        char *db = sd_util_fmt("%s/run.db", dirs[i]);
+        int is_run = sd_util_exists(db);
+        free(db);
+        if (is_run || !sd_util_is_dir(dirs[i])) {
+            int r = sd_report_one(dirs[i]);
+            if (r > rc) rc = r;
             continue;
         }
-        if (!sd_opt.quiet) printf("%s: summary.json junit.xml report.md rebuilt\n", dirs[i]);
+        DIR *d = opendir(dirs[i]);
+        char **runs = NULL;
+        int nruns = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            if (de->d_name[0] == '.') continue;
+            char *sub = sd_util_fmt("%s/%s", dirs[i], de->d_name), *subdb = sd_util_fmt("%s/run.db", sub);
+            if (sd_util_exists(subdb)) {
+                runs = sd_util_xrealloc(runs, sizeof(*runs) * (size_t)(nruns + 1));
+                runs[nruns++] = sub;
+            } else {
+                free(sub);
+            }
+            free(subdb);
+        }
+        if (d) closedir(d);
+        if (!nruns) {
+            fprintf(stderr, "streamdrill: %s: neither a run folder (no run.db) nor a folder of runs\n", dirs[i]);
+            rc = SD_EXIT_USAGE;
+        }
+        qsort(runs, (size_t)nruns, sizeof(*runs), sd_cmp_str);
+        for (int k = 0; k < nruns; k++) {
+            int r = sd_report_one(runs[k]);
+            if (r > rc) rc = r;
+        }
+        char err[1024];
+        if (nruns && sd_report_index(dirs[i], runs, nruns, err, sizeof(err))) {
+            fprintf(stderr, "streamdrill: %s\n", err);
+            rc = SD_EXIT_INTERNAL;
+        } else if (nruns && !sd_opt.quiet) {
+            printf("%s: rebuilt index.html junit.xml (%d runs)\n", dirs[i], nruns);
+        }
+        for (int k = 0; k < nruns; k++) free(runs[k]);
+        free(runs);
     }
     return rc;
 }
@@ -257,9 +321,12 @@ static int sd_cmd_run(int nfiles, char **files) {
                         .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
                         .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
+    char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
+    int nrun_dirs = 0;
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
         sd_run_result_t res;
         sd_run_scenario(scs[i], &ro, &res);
+        if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
         int code = sd_err_exit_code(res.status);
         const char *V = res.status == SD_OK ? "PASS" : res.status == SD_ERR_CHECK_FAILED ? "FAIL" : !strcmp(res.verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
         fprintf(stderr, "%s: %s%s%s%s\n", scs[i]->name, V, res.message[0] ? " (" : "", res.message, res.message[0] ? ")" : "");
@@ -279,6 +346,13 @@ static int sd_cmd_run(int nfiles, char **files) {
         else if (code != SD_EXIT_PASS) any_error = 1;
     }
     if (sd_run_stop_requested) interrupted = 1;
+    if (nfiles > 1 && nrun_dirs) {
+        /* one page and one JUnit document over all the scenarios */
+        if (sd_report_index(sd_opt.out, run_dirs, nrun_dirs, err, sizeof(err))) fprintf(stderr, "streamdrill: %s\n", err);
+        else fprintf(stderr, "index: %s/index.html, %s/junit.xml\n", sd_opt.out, sd_opt.out);
+    }
+    for (int i = 0; i < nrun_dirs; i++) free(run_dirs[i]);
+    free(run_dirs);
     sd_watchdog_stop(wd);
     for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
     free(scs);

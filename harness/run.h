@@ -95,6 +95,9 @@ typedef struct sd_run_s {
     int64_t late_sent, malformed_sent, replayed, messages;
 
     int step;                     /* index of the running step */
+    int live;                     /* a live progress line on stderr (a terminal) */
+    int live_shown;               /* the line is on screen now */
+    int64_t live_next_mono;
     int64_t t0_wall, t0_mono;
 
     /* sampling of sink row counts */

@@ -13,16 +13,16 @@
 #include "run.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "../reports/report.h"
-#include <jansson.h>
-
 #include "observe.h"
 #include "recon.h"
 
@@ -39,8 +39,44 @@ typedef struct sd_run_staged_s {
 
 int64_t sd_run_elapsed_ms(const sd_run_t *r) { return sd_util_mono_ms() - r->t0_mono; }
 
+/* Take the live progress line off the screen, so a message prints clean. */
+static void sd_run_live_clear(sd_run_t *r) {
+    if (!r->live_shown) return;
+    fputs("\r\033[K", stderr);
+    r->live_shown = 0;
+}
+
+/* The live progress line: step, events sent and acknowledged, rows in the
+ * target, elapsed time; redrawn at most five times a second. */
+static void sd_run_live(sd_run_t *r) {
+    int64_t now = sd_util_mono_ms();
+    if (!r->live || now < r->live_next_mono) return;
+    r->live_next_mono = now + 200;
+    sd_producer_stats_t st = {0};
+    if (r->producer) sd_producer_stats(r->producer, &st);
+    int64_t rows = -1;
+    for (int i = 0; i < r->nsinks; i++)
+        if (r->sinks[i] == r->target && r->sampled) rows = r->counts[i];
+    char line[256];
+    int n = snprintf(line, sizeof(line), "[%s %.1fs] step %d/%d: %s | sent %lld, acked %lld | target ", r->sc->name,
+                     (double)sd_run_elapsed_ms(r) / 1000.0, r->step + 1, r->sc->nsteps, r->sc->steps[r->step].text,
+                     (long long)st.sent, (long long)st.acked);
+    if (n > 0 && (size_t)n < sizeof(line)) {
+        if (rows >= 0) snprintf(line + n, sizeof(line) - (size_t)n, "%lld rows", (long long)rows);
+        else snprintf(line + n, sizeof(line) - (size_t)n, "?");
+    }
+    /* one screen line: cut at the terminal's width */
+    struct winsize ws;
+    size_t width = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 ? ws.ws_col - 1 : 100;
+    if (strlen(line) > width) line[width] = 0;
+    fprintf(stderr, "\r\033[K%s", line);
+    fflush(stderr);
+    r->live_shown = 1;
+}
+
 void sd_run_say(sd_run_t *r, const char *fmt, ...) {
     if (r->opts->quiet) return;
+    sd_run_live_clear(r);
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "[%s %7.2fs] ", r->sc->name, (double)sd_run_elapsed_ms(r) / 1000.0);
@@ -400,6 +436,7 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
         if (!e) e = sd_run_sample(r, 0, err, errlen);
         if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_commit(r->ledger, err, errlen);
         if (e) return sd_run_set_fatal(r, e, err);
+        sd_run_live(r);
         int64_t left = deadline - sd_util_mono_ms();
         if (left <= 0) return SD_OK;
         int64_t w = left < 20 ? left : 20;
@@ -1328,6 +1365,7 @@ static sd_err_t sd_run_prepare_dir(const char *dir, char *err, size_t errlen) {
 }
 
 static void sd_run_close(sd_run_t *r) {
+    sd_run_live_clear(r);
     if (r->sup) {
         sd_sup_kill_all(r->sup);
         sd_run_sup_events(r, NULL, 0);
@@ -1381,6 +1419,10 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     memset(res, 0, sizeof(*res));
     r->sc = sc;
     r->opts = opts;
+    {
+        const char *term = getenv("TERM");
+        r->live = !opts->quiet && !opts->verbose && isatty(2) && term && strcmp(term, "dumb");
+    }
     r->t0_mono = sd_util_mono_ms();
     r->t0_wall = sd_util_wall_ms();
     r->max_event_time = INT64_MIN;
@@ -1468,6 +1510,19 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         sd_buf_init(&vb);
         for (int i = 0; i < sc->vars.n; i++) sd_buf_printf(&vb, "%s%s=%s", i ? " " : "", sc->vars.v[i].key, sc->vars.v[i].value);
         sd_ledger_meta_set(r->ledger, "vars", vb.data ? vb.data : "", NULL, 0);
+        /* the command that runs this drill again, same events, same topic */
+        sd_buf_reset(&vb);
+        sd_buf_puts(&vb, "streamdrill run ");
+        sd_buf_put_shell_word(&vb, sc->path);
+        sd_buf_printf(&vb, " --seed %s --tag ", seedbuf);
+        sd_buf_put_shell_word(&vb, r->tag);
+        for (int i = 0; i < sc->vars.n; i++) {
+            char *kv = sd_util_fmt("%s=%s", sc->vars.v[i].key, sc->vars.v[i].value);
+            sd_buf_puts(&vb, " --set ");
+            sd_buf_put_shell_word(&vb, kv);
+            free(kv);
+        }
+        sd_ledger_meta_set(r->ledger, "reproduce", vb.data, NULL, 0);
         sd_buf_free(&vb);
         for (int i = 0; i < sc->nsteps; i++) {
             sd_ledger_step_begin(r->ledger, i, sc->steps[i].line, sc->steps[i].text, NULL, 0);
@@ -1689,7 +1744,7 @@ done:
             sd_ledger_close(r->ledger);
             r->ledger = NULL;
             char rerr[1024];
-            if (sd_report_write_all(r->run_dir, rerr, sizeof(rerr)) != SD_OK && !r->opts->quiet)
+            if (sd_report_write_all(r->run_dir, NULL, NULL, rerr, sizeof(rerr)) != SD_OK)
                 fprintf(stderr, "streamdrill: reports for %s: %s\n", r->run_dir, rerr);
         }
     }

@@ -358,3 +358,16 @@ void sd_util_random_hex(char *out, size_t nbytes) {
     for (size_t i = 0; i < nbytes; i++) sprintf(out + 2 * i, "%02x", raw[i]);
     out[2 * nbytes] = 0;
 }
+
+void sd_buf_put_shell_word(sd_buf_t *b, const char *s) {
+    int plain = *s != 0;
+    for (const char *p = s; *p && plain; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-_./=:,@%+", *p))) plain = 0;
+    if (plain) { sd_buf_puts(b, s); return; }
+    sd_buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'') sd_buf_puts(b, "'\\''");
+        else sd_buf_putc(b, *s);
+    }
+    sd_buf_putc(b, '\'');
+}

@@ -92,6 +92,10 @@ char *sd_util_stem(const char *path);
 /* Folder that holds the running executable. Caller frees. */
 char *sd_util_exe_dir(void);
 
+/* Append s to b quoted for a POSIX shell when it needs it (for the
+ * "reproduce" line people copy; streamdrill itself never uses a shell). */
+void sd_buf_put_shell_word(sd_buf_t *b, const char *s);
+
 /* ---- PRNG ---- */
 
 /* splitmix64: a counter-based generator, so event n of seed s is computed

@@ -11,14 +11,19 @@
 #include "report.h"
 
 static void sd_md_ids(sd_buf_t *b, const sd_rbucket_t *bk) {
-    sd_buf_printf(b, "\n**%s** in sink `%s`: %lld ids%s\n\n", bk->bucket, bk->sink, (long long)bk->total,
-                  bk->total > bk->nids ? " (first 20 below; all of them are in run.db, table `anomaly`)" : "");
+    sd_buf_printf(b, "\n**%s** in sink ", bk->bucket);
+    sd_report_md_code(b, bk->sink);
+    sd_buf_printf(b, ": %lld ids", (long long)bk->total);
+    if (bk->total > bk->nids) sd_buf_printf(b, " (the first %d below)", bk->nids);
+    sd_buf_puts(b, "; all of them in `export/");
+    sd_report_md_escape(b, bk->sink);
+    sd_buf_printf(b, "-%s.csv`\n\n", bk->bucket);
     sd_buf_puts(b, "| id | copies | times sent | written by | first sent at | partition@offset | after |\n|---|---:|---:|---|---|---|---|\n");
     for (int k = 0; k < bk->nids; k++) {
         const sd_rid_t *id = &bk->ids[k];
-        sd_buf_puts(b, "| `");
-        for (const char *p = id->id; *p; p++) { if (*p == '`' || *p == '|') sd_buf_putc(b, '?'); else if (*p != '\n') sd_buf_putc(b, *p); }
-        sd_buf_printf(b, "` | %lld | %lld | ", (long long)id->copies, (long long)id->sends);
+        sd_buf_puts(b, "| ");
+        sd_report_md_code(b, id->id);
+        sd_buf_printf(b, " | %lld | %lld | ", (long long)id->copies, (long long)id->sends);
         sd_report_md_escape(b, id->writers);
         sd_buf_puts(b, " | ");
         sd_buf_puts(b, id->sent_at);
@@ -34,7 +39,9 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     sd_buf_t b;
     sd_buf_init(&b);
     const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : "INCONCLUSIVE";
-    sd_buf_printf(&b, "# streamdrill: %s: %s\n\n", m->scenario, V);
+    sd_buf_puts(&b, "# streamdrill: ");
+    sd_report_md_escape(&b, m->scenario);
+    sd_buf_printf(&b, ": %s\n\n", V);
     if (m->message[0]) {
         sd_buf_puts(&b, "> ");
         sd_report_md_escape(&b, m->message);
@@ -51,13 +58,27 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
         sd_buf_printf(&b, "End-to-end latency (sent to first written in the target): p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms over %lld ids.\n\n",
                       (long long)p50, (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
                       (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
+    char *png = sd_util_fmt("%s/charts/timeline.png", m->run_dir);
+    if (sd_util_exists(png)) sd_buf_puts(&b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
+    free(png);
     if (m->description[0]) {
         sd_buf_puts(&b, "<details><summary>Scenario</summary>\n\n");
         sd_report_md_escape(&b, m->description);
         sd_buf_puts(&b, "\n\n</details>\n\n");
     }
-    sd_buf_printf(&b, "| run | |\n|---|---|\n| scenario file | `%s` |\n| seed / tag | %s / `%s` |\n| broker | %s `%s` |\n| topic | `%s` |\n| started | %s |\n",
-                  m->file, m->seed, m->tag, m->broker_kind, m->brokers, m->topic, m->started_at);
+    sd_buf_puts(&b, "| run | |\n|---|---|\n| scenario file | ");
+    sd_report_md_code(&b, m->file);
+    sd_buf_puts(&b, " |\n| seed / tag | ");
+    sd_report_md_escape(&b, m->seed);
+    sd_buf_puts(&b, " / ");
+    sd_report_md_code(&b, m->tag);
+    sd_buf_puts(&b, " |\n| broker | ");
+    sd_report_md_escape(&b, m->broker_kind);
+    sd_buf_puts(&b, " ");
+    sd_report_md_code(&b, m->brokers);
+    sd_buf_puts(&b, " |\n| topic | ");
+    sd_report_md_code(&b, m->topic);
+    sd_buf_printf(&b, " |\n| started | %s |\n", m->started_at);
     if (m->ended_ms >= 0) sd_buf_printf(&b, "| duration | %.1fs |\n", (double)(m->ended_ms - m->started_ms) / 1000.0);
     if (m->vars[0]) { sd_buf_puts(&b, "| variables | "); sd_report_md_escape(&b, m->vars); sd_buf_puts(&b, " |\n"); }
     if (m->nmissing) {
@@ -91,7 +112,9 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
                         "dropped by watermark | late events sent there |\n|---|---:|---:|---:|---:|---:|---:|\n");
         for (int i = 0; i < m->naccounts; i++) {
             const sd_raccount_t *a = &m->accounts[i];
-            sd_buf_printf(&b, "| %s | %lld | %lld | %lld | %s%lld%s | %lld | %lld |\n", a->query, (long long)a->batches, (long long)a->spark_rows,
+            sd_buf_puts(&b, "| ");
+            sd_report_md_escape(&b, a->query);
+            sd_buf_printf(&b, " | %lld | %lld | %lld | %s%lld%s | %lld | %lld |\n", (long long)a->batches, (long long)a->spark_rows,
                           (long long)a->ledger_rows, a->disagree ? "**" : "", (long long)a->disagree, a->disagree ? "**" : "",
                           (long long)a->spark_dropped, (long long)a->ledger_late);
         }
@@ -112,7 +135,9 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     sd_buf_puts(&b, "\n## Steps\n\n| line | step | status | detail |\n|---:|---|---|---|\n");
     for (int i = 0; i < m->nsteps; i++) {
         const sd_rstep_t *p = &m->steps[i];
-        sd_buf_printf(&b, "| %d | `%s` | %s | ", p->line, p->text, p->status);
+        sd_buf_printf(&b, "| %d | ", p->line);
+        sd_report_md_code(&b, p->text);
+        sd_buf_printf(&b, " | %s | ", p->status);
         sd_report_md_escape(&b, p->detail);
         sd_buf_puts(&b, " |\n");
     }
@@ -135,8 +160,7 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
             sd_buf_putc(&b, '\n');
         }
     }
-    sd_buf_printf(&b, "\n## Reproduce\n\n```\nstreamdrill run %s --seed %s --tag %s%s%s\n```\n", m->file, m->seed, m->tag,
-                  m->vars[0] ? "  # with the variables above as --set NAME=VALUE" : "", "");
+    sd_buf_printf(&b, "\n## Reproduce\n\n```\n%s\n```\n", m->reproduce);
     sd_buf_printf(&b, "\n<sub>streamdrill %s; every figure above is rebuilt from run.db by `streamdrill report %s`.</sub>\n", m->version, m->run_dir);
     sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
     sd_buf_free(&b);

@@ -112,7 +112,8 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         {&m->scenario, "scenario"}, {&m->file, "file"}, {&m->description, "description"}, {&m->seed, "seed"},
         {&m->tag, "tag"}, {&m->topic, "topic"}, {&m->brokers, "brokers"}, {&m->broker_kind, "broker_kind"},
         {&m->profile, "profile"}, {&m->verdict, "verdict"}, {&m->reason, "reason"}, {&m->message, "message"},
-        {&m->version, "harness_version"}, {&m->started_at, "started_at"}, {&m->status, "status"}, {&m->vars, "vars"}};
+        {&m->version, "harness_version"}, {&m->started_at, "started_at"}, {&m->status, "status"}, {&m->vars, "vars"},
+        {&m->reproduce, "reproduce"}};
     for (size_t i = 0; i < sizeof(metas) / sizeof(metas[0]); i++) *metas[i].dst = sd_meta(db, metas[i].key);
     char *s = sd_meta(db, "started_ms");
     m->started_ms = strtoll(s, NULL, 10);
@@ -121,6 +122,10 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
     m->ended_ms = s[0] ? strtoll(s, NULL, 10) : -1;
     free(s);
     m->complete = !strcmp(m->status, "finished");
+    if (!m->reproduce[0]) { /* run.db of an older version */
+        free(m->reproduce);
+        m->reproduce = sd_util_fmt("streamdrill run %s --seed %s --tag %s", m->file, m->seed, m->tag);
+    }
     if (!m->verdict[0]) {
         free(m->verdict);
         m->verdict = sd_util_strdup("inconclusive");
@@ -289,7 +294,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     if (!m) return;
     char **strs[] = {&m->run_dir, &m->scenario, &m->file, &m->description, &m->seed, &m->tag, &m->topic, &m->brokers,
                      &m->broker_kind, &m->profile, &m->verdict, &m->reason, &m->message, &m->version, &m->started_at,
-                     &m->status, &m->vars};
+                     &m->status, &m->vars, &m->reproduce};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) free(*strs[i]);
     for (int i = 0; i < m->ncounts; i++) free(m->counts[i].name);
     free(m->counts);
@@ -351,17 +356,46 @@ void sd_report_md_escape(sd_buf_t *b, const char *s) {
     }
 }
 
-static const sd_report_writer_t *const sd_report_writers[] = {&sd_report_summary, &sd_report_junit, &sd_report_markdown, NULL};
+void sd_report_md_code(sd_buf_t *b, const char *s) {
+    s = s ? s : "";
+    /* a fence one backtick longer than the longest run inside */
+    int run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    int pad = *s == '`' || (*s && s[strlen(s) - 1] == '`') || *s == ' ';
+    for (int i = 0; i <= longest; i++) sd_buf_putc(b, '`');
+    if (pad) sd_buf_putc(b, ' ');
+    for (const char *p = s; *p; p++) {
+        if (*p == '\n' || *p == '\r') sd_buf_putc(b, ' ');
+        else if (*p == '|') sd_buf_puts(b, "\\|"); /* a table cell ends at a bare pipe, even in code */
+        else sd_buf_putc(b, *p);
+    }
+    if (pad) sd_buf_putc(b, ' ');
+    for (int i = 0; i <= longest; i++) sd_buf_putc(b, '`');
+}
 
-sd_err_t sd_report_write_all(const char *run_dir, char *err, size_t errlen) {
+/* charts before the reports that show them */
+static const sd_report_writer_t *const sd_report_writers[] = {&sd_report_summary, &sd_report_junit, &sd_report_charts, &sd_report_markdown,
+                                                              &sd_report_export, &sd_report_html, NULL};
+
+sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, char *err, size_t errlen) {
     sd_report_model_t *m = NULL;
     sd_err_t e = sd_report_model_load(run_dir, &m, err, errlen);
     if (e) return e;
-    for (int i = 0; sd_report_writers[i] && !e; i++) {
+    for (int i = 0; sd_report_writers[i]; i++) {
         char *path = sd_util_fmt("%s/%s", run_dir, sd_report_writers[i]->file);
-        e = sd_report_writers[i]->write(m, path, err, errlen);
+        char werr[1024];
+        sd_err_t we = sd_report_writers[i]->write(m, path, werr, sizeof(werr));
+        if (we && !e) {
+            e = we;
+            sd_err_set(err, errlen, we, "%s", werr);
+        }
+        if (!we && written) sd_buf_printf(written, "%s%s", written->len ? " " : "", sd_report_writers[i]->file);
         free(path);
     }
+    for (int i = 0; missing && i < m->nmissing; i++) sd_buf_printf(missing, "%s\n", m->missing[i]);
     sd_report_model_free(m);
     return e;
 }

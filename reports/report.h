@@ -64,6 +64,7 @@ typedef struct sd_report_model_s {
     char *run_dir;
     char *scenario, *file, *description, *seed, *tag, *topic, *brokers, *broker_kind, *profile;
     char *verdict, *reason, *message, *version, *started_at, *status, *vars;
+    char *reproduce;    /* the command that runs the drill again */
     int64_t started_ms, ended_ms;
     int complete;       /* the run reached its end */
     sd_rcount_t *counts; int ncounts;
@@ -92,12 +93,26 @@ typedef struct sd_report_writer_s {
 extern const sd_report_writer_t sd_report_summary;   /* summary.json */
 extern const sd_report_writer_t sd_report_junit;     /* junit.xml */
 extern const sd_report_writer_t sd_report_markdown;  /* report.md */
+extern const sd_report_writer_t sd_report_charts;    /* charts/ (gnuplot: SVG and PNG) */
+extern const sd_report_writer_t sd_report_export;    /* export/ (CSV and manifest for auditors) */
+extern const sd_report_writer_t sd_report_html;      /* report.html */
 
-/* Write every report into run_dir. */
-sd_err_t sd_report_write_all(const char *run_dir, char *err, size_t errlen);
+/* Write every report into run_dir. A writer that fails does not stop the
+ * others; the first error is returned. When written is not NULL it gets
+ * the names of the outputs written, space-separated, and missing what a
+ * half-finished run lacks, one per line. */
+sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, char *err, size_t errlen);
+
+/* junit.xml over several runs: one testsuite each. */
+sd_err_t sd_report_junit_many(const sd_report_model_t *const *ms, int n, const char *path, char *err, size_t errlen);
+
+/* out_dir/index.html and out_dir/junit.xml over the given run folders. */
+sd_err_t sd_report_index(const char *out_dir, char *const *run_dirs, int n, char *err, size_t errlen);
 
 /* Escaping helpers shared by writers. */
 void sd_report_xml_escape(sd_buf_t *b, const char *s);
 void sd_report_md_escape(sd_buf_t *b, const char *s);
+/* s as a Markdown code span, safe inside a table cell. */
+void sd_report_md_code(sd_buf_t *b, const char *s);
 
 #endif

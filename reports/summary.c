@@ -136,7 +136,7 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
         json_array_append_new(steps, json_pack("{s:i, s:s, s:s, s:s}", "line", p->line, "step", p->text, "status", p->status, "detail", p->detail));
     }
     json_object_set_new(root, "steps", steps);
-    json_object_set_new(root, "reproduce", json_sprintf("streamdrill run %s --seed %s --tag %s", m->file, m->seed, m->tag));
+    json_object_set_new(root, "reproduce", json_string(m->reproduce));
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (!text) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "summary.json: cannot serialise");

@@ -19,7 +19,8 @@ Each tests/broken/*.drill file starts with `# expect: LINE:COL TEXT`: `check`
 and `run` must both exit 2 with an error naming FILE:LINE:COL and containing
 TEXT, and `run` must start nothing (no run folder).
 
-Special tests (harness killed mid-run) are functions below.
+Special tests (harness killed mid-run, the reports as readers see them, an
+external broker, real-time mode compared) are functions below.
 """
 import argparse
 import concurrent.futures
@@ -297,6 +298,88 @@ def test_harness_sigkill(binary):
     return True
 
 
+def test_reports(binary):
+    """The reports as their readers see them (tests/check_reports.py): a passing
+    exactly-once drill and a second scenario in one invocation (index, --summary),
+    the failing at-least-once drill, and a pipeline writing markup ids."""
+    out = os.path.join(OUT, "reports")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    runs = [
+        ("multi", 0, [os.path.join(ROOT, "scenarios", "parcel-restart.drill"), os.path.join(ROOT, "scenarios", "faults", "late.drill"),
+                      "--out", os.path.join(out, "multi"), "--summary", os.path.join(out, "summary.md")]),
+        ("alo", 1, [os.path.join(ROOT, "scenarios", "parcel-restart.drill"), "--set", "mode=at-least-once", "--out", os.path.join(out, "alo")]),
+        ("hostile", 1, [os.path.join(ROOT, "tests", "reports", "hostile.drill"), "--out", os.path.join(out, "hostile")]),
+    ]
+    problems = []
+    procs = [(name, want, subprocess.Popen([binary, "run", "--quiet"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+             for name, want, args in runs]
+    for name, want, p in procs:
+        text, _ = p.communicate(timeout=300)
+        if p.returncode != want:
+            problems.append(f"{name}: exit {p.returncode}, expected {want}: {text[-400:]}")
+    if not problems:
+        py = subprocess.run([os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
+        if py.returncode != 0:
+            problems.append(f"tests/venv.sh failed: {py.stderr[-400:]}")
+        else:
+            r = subprocess.run([py.stdout.strip(), os.path.join(ROOT, "tests", "check_reports.py"), out, "--self-test"],
+                               capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                problems.append("tests/check_reports.py:\n" + r.stdout + r.stderr[-1000:])
+    if problems:
+        print("FAIL reports: " + "; ".join(problems))
+        return False
+    print("ok   reports: report.html rendered in Chromium (verdict, counts, charts), junit.xml read by junitparser, report.md by "
+          "markdown-it-py, export tied out, markup ids escaped, index over 2 scenarios; 9 broken reports caught (tests/out/reports)")
+    return True
+
+
+def test_live_progress(binary):
+    """On a terminal a live progress line (step, sent, acknowledged, target rows)
+    is redrawn in place; on a pipe the same run prints plain lines only."""
+    import pty
+    scenario = os.path.join(ROOT, "scenarios", "faults", "late.drill")
+    out = os.path.join(OUT, "live-progress")
+    shutil.rmtree(out, ignore_errors=True)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([binary, "run", scenario, "--out", os.path.join(out, "tty")], stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave, env=dict(os.environ, TERM="xterm"))
+    os.close(slave)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        raw += chunk
+    p.wait()
+    os.close(master)
+    tty = raw.decode(errors="replace")
+    frames = [f for f in tty.split("\r\x1b[K") if re.match(r"\[late [0-9.]+s\] step \d+/\d+: .* \| sent \d+, acked \d+ \| target", f)]
+    piped = subprocess.run([binary, "run", scenario, "--out", os.path.join(out, "pipe")], capture_output=True, text=True)
+    problems = []
+    if p.returncode != 0 or piped.returncode != 0:
+        problems.append(f"exit {p.returncode} on a terminal, {piped.returncode} on a pipe")
+    if len(frames) < 3:
+        problems.append(f"{len(frames)} progress frames on a terminal")
+    elif not any(re.search(r"sent (\d+), acked \1 \| target [1-9]\d* rows", f) for f in frames):
+        problems.append("no frame shows events acknowledged and rows in the target")
+    if "\x1b[" in piped.stdout + piped.stderr:
+        problems.append("terminal control sequences on a pipe")
+    if "step 1/" not in piped.stderr or "late: PASS" not in piped.stderr:
+        problems.append("the plain output lacks its step lines or the verdict")
+    if "late: PASS" not in tty:
+        problems.append("no verdict on the terminal")
+    if problems:
+        print("FAIL live-progress: " + "; ".join(problems))
+        return False
+    print(f"ok   live-progress: {len(frames)} frames redrawn on a terminal, e.g. {frames[-1].strip()!r}; plain lines on a pipe")
+    return True
+
+
 def test_external_broker(binary):
     """`streamdrill broker` serves the embedded cluster to other processes;
     a run given its address (through KAFKA_BOOTSTRAP_SERVERS) treats it as
@@ -444,6 +527,10 @@ def main():
         ok &= run_case(binary, case)
     if not a.only or a.only in "harness-sigkill":
         ok &= test_harness_sigkill(binary)
+    if not a.only or a.only in "live-progress":
+        ok &= test_live_progress(binary)
+    if not a.only or a.only in "reports":
+        ok &= test_reports(binary)
     if not a.only or a.only in "external-broker":
         ok &= test_external_broker(binary)
     if real:

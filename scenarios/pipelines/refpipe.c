@@ -42,6 +42,10 @@
  *   fatal-errors        exit on any consumer error (a broker hiccup)
  *   exit-when-idle      take a second without records for the end of the
  *                       stream and exit (a slow broker ends the job)
+ *   hostile-ids         also write one row whose id is markup (HTML,
+ *                       Markdown, XML, CSV and shell metacharacters), as a
+ *                       buggy upstream would: the reports must show it
+ *                       escaped
  *
  * It prints streamdrill's batch markers on stdout:
  *
@@ -89,7 +93,7 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors, exit_when_idle;
+        fatal_errors, exit_when_idle, hostile_ids;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -161,7 +165,7 @@ static void parse_weak(const char *list) {
         {"strict-schema", &weak.strict_schema}, {"crash-on-bad-type", &weak.crash_on_bad_type},
         {"lenient-json", &weak.lenient_json}, {"crash-on-null", &weak.crash_on_null}, {"need-key", &weak.need_key},
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
-        {"exit-when-idle", &weak.exit_when_idle}, {NULL, NULL}};
+        {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -581,6 +585,19 @@ int main(int argc, char **argv) {
             }
             json_decref(j);
             if (o.row_delay_ms > 0) sleep_ms(o.row_delay_ms);
+        }
+        if (weak.hostile_ids && written) {
+            static int once;
+            if (!once++) {
+                const char *hostile = "<script>alert(\"sd\")</script>|**x**`y`,\"z\"&amp;$(id)";
+                sqlite3_bind_text(ins, 1, hostile, -1, SQLITE_STATIC);
+                sqlite3_bind_text(ins, 2, "2026-01-01T00:00:00Z", -1, SQLITE_STATIC);
+                sqlite3_bind_text(ins, 3, "<b>hostile</b>", -1, SQLITE_STATIC);
+                sqlite3_bind_int(ins, 4, o.incarnation);
+                sqlite3_bind_int64(ins, 5, batch_id);
+                sqlite3_bind_int64(ins, 6, now_ms());
+                step_done(ins, "write a row");
+            }
         }
         if (o.mode == MODE_EO) {
             for (int p = 0; p < nparts; p++) {

@@ -1,0 +1,275 @@
+/* html.c - report.html: one self-contained file (charts inlined as SVG,
+ * no script, no outside resource), readable offline and printable.
+ *
+ * Order: the verdict and what it rests on, the counts, the charts, every
+ * check, the faults in order with where each landed, then each anomaly
+ * bucket with its ids (up to 50 shown; all of them in export/ beside it),
+ * each traced to what the ledger knows: when it was sent, to which partition
+ * and offset, which fault it followed, how many times the harness sent it,
+ * which writer wrote each copy. Then the steps, the pipeline incarnations
+ * with their logs, warnings and what was not judged, the pipeline's own
+ * account, and how to reproduce the run. Everything that comes from the
+ * pipeline, a sink or the scenario is escaped. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/util.h"
+#include "report.h"
+
+#define SD_HTML_IDS 50
+
+static void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
+
+static void sd_html_svg(sd_buf_t *b, const char *run_dir, const char *name, const char *alt) {
+    char *path = sd_util_fmt("%s/charts/%s.svg", run_dir, name);
+    char *svg = NULL;
+    size_t len = 0;
+    if (sd_util_read_file(path, &svg, &len, NULL, 0) == SD_OK) {
+        /* drop the XML prolog and doctype: inline SVG starts at <svg */
+        char *start = strstr(svg, "<svg");
+        sd_buf_puts(b, "<figure class=\"chart\" id=\"chart-");
+        sd_h(b, name);
+        sd_buf_puts(b, "\" role=\"img\" aria-label=\"");
+        sd_h(b, alt);
+        sd_buf_puts(b, "\">");
+        if (start) sd_buf_puts(b, start);
+        sd_buf_puts(b, "</figure>\n");
+    }
+    free(svg);
+    free(path);
+}
+
+static void sd_html_ids(sd_buf_t *b, const sd_rbucket_t *bk, int raw) {
+    sd_buf_puts(b, "<h3>");
+    sd_h(b, bk->bucket);
+    sd_buf_puts(b, " in sink <code>");
+    sd_h(b, bk->sink);
+    sd_buf_printf(b, "</code>: %lld ids</h3>\n", (long long)bk->total);
+    sd_buf_puts(b, "<p class=\"note\">");
+    if (bk->total > bk->nids) sd_buf_printf(b, "The first %d are shown. ", bk->nids);
+    sd_buf_puts(b, "All of them: <a href=\"export/");
+    sd_h(b, bk->sink);
+    sd_buf_puts(b, "-");
+    sd_h(b, bk->bucket);
+    sd_buf_puts(b, ".csv\">export/");
+    sd_h(b, bk->sink);
+    sd_buf_puts(b, "-");
+    sd_h(b, bk->bucket);
+    sd_buf_puts(b, ".csv</a>.</p>\n<table><tr><th>id</th><th>copies</th>");
+    if (!raw) sd_buf_puts(b, "<th>times sent</th>");
+    sd_buf_puts(b, "<th>written by (one entry per copy)</th>");
+    if (!raw) sd_buf_puts(b, "<th>kind</th><th>first sent at</th><th>partition@offset</th><th>after</th>");
+    sd_buf_puts(b, "</tr>\n");
+    for (int k = 0; k < bk->nids; k++) {
+        const sd_rid_t *id = &bk->ids[k];
+        sd_buf_puts(b, "<tr><td><code>");
+        sd_h(b, id->id);
+        sd_buf_printf(b, "</code></td><td class=\"n\">%lld</td>", (long long)id->copies);
+        if (!raw) sd_buf_printf(b, "<td class=\"n\">%lld</td>", (long long)id->sends);
+        sd_buf_puts(b, "<td>");
+        sd_h(b, id->writers);
+        sd_buf_puts(b, "</td>");
+        if (!raw) {
+            sd_buf_puts(b, "<td>");
+            sd_h(b, id->kind);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, id->sent_at);
+            sd_buf_puts(b, "</td><td>");
+            if (id->partition >= 0) sd_buf_printf(b, "%d@%lld", id->partition, (long long)id->offset);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, id->after_fault);
+            sd_buf_puts(b, "</td>");
+        }
+        sd_buf_puts(b, "</tr>\n");
+    }
+    sd_buf_puts(b, "</table>\n");
+}
+
+static const char *sd_html_css =
+    "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.45}"
+    "h1{font-size:22px;margin:0}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h3{font-size:15px;margin:18px 0 4px}table{border-collapse:collapse;margin:8px 0;font-size:13px}"
+    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:12px}"
+    ".verdict{padding:14px 18px;border-radius:6px;color:#fff;margin-bottom:14px}"
+    ".pass{background:#1e8449}.fail{background:#b03a2e}.inconclusive{background:#b9770e}.error{background:#566573}"
+    ".ok{color:#1e8449;font-weight:bold}.bad{color:#b03a2e;font-weight:bold}.note{color:#666;font-size:13px}"
+    "figure.chart{margin:10px 0}figure.chart svg{max-width:100%;height:auto}"
+    ".counts td:first-child{font-family:monospace}";
+
+static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    const char *cls = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
+    const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : !strcmp(m->verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
+    sd_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>streamdrill: ");
+    sd_h(&b, m->scenario);
+    sd_buf_printf(&b, ": %s</title><style>%s</style></head><body>\n", V, sd_html_css);
+    sd_buf_printf(&b, "<div class=\"verdict %s\" id=\"verdict\"><h1>", cls);
+    sd_h(&b, m->scenario);
+    sd_buf_printf(&b, ": %s</h1>", V);
+    if (m->message[0]) {
+        sd_buf_puts(&b, "<div>");
+        sd_h(&b, m->message);
+        sd_buf_puts(&b, " (reason: <code>");
+        sd_h(&b, m->reason);
+        sd_buf_puts(&b, "</code>)</div>");
+    }
+    sd_buf_puts(&b, "</div>\n");
+    int64_t exp = sd_report_count(m, "expected_in_target");
+    if (exp >= 0)
+        sd_buf_printf(&b, "<p id=\"summary\"><b>%lld</b> unique ids in the target for <b>%lld</b> expected: <b>%lld</b> duplicated, <b>%lld</b> lost, "
+                          "<b>%lld</b> unexpected; %lld quarantined. Profile <code>",
+                      (long long)sd_report_count(m, "observed_unique"), (long long)exp, (long long)sd_report_count(m, "duplicated"),
+                      (long long)sd_report_count(m, "lost"), (long long)sd_report_count(m, "unexpected"), (long long)sd_report_count(m, "quarantined"));
+    if (exp >= 0) { sd_h(&b, m->profile); sd_buf_puts(&b, "</code>.</p>\n"); }
+    int64_t p50 = sd_report_count(m, "latency_p50_ms");
+    if (p50 >= 0)
+        sd_buf_printf(&b, "<p>End-to-end latency: p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms (%lld ids).</p>\n", (long long)p50,
+                      (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
+                      (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
+    if (m->nmissing) {
+        sd_buf_puts(&b, "<h2>Missing: the run did not finish</h2><ul>");
+        for (int i = 0; i < m->nmissing; i++) { sd_buf_puts(&b, "<li>"); sd_h(&b, m->missing[i]); sd_buf_puts(&b, "</li>"); }
+        sd_buf_puts(&b, "</ul>\n");
+    }
+    if (m->description[0]) {
+        sd_buf_puts(&b, "<p class=\"note\">");
+        sd_h(&b, m->description);
+        sd_buf_puts(&b, "</p>\n");
+    }
+    sd_buf_puts(&b, "<table><tr><th>scenario file</th><td><code>");
+    sd_h(&b, m->file);
+    sd_buf_puts(&b, "</code></td></tr><tr><th>seed / tag</th><td>");
+    sd_h(&b, m->seed);
+    sd_buf_puts(&b, " / <code>");
+    sd_h(&b, m->tag);
+    sd_buf_puts(&b, "</code></td></tr><tr><th>broker</th><td>");
+    sd_h(&b, m->broker_kind);
+    sd_buf_puts(&b, " <code>");
+    sd_h(&b, m->brokers);
+    sd_buf_puts(&b, "</code></td></tr><tr><th>topic</th><td><code>");
+    sd_h(&b, m->topic);
+    sd_buf_puts(&b, "</code></td></tr><tr><th>started</th><td>");
+    sd_h(&b, m->started_at);
+    if (m->ended_ms >= 0) sd_buf_printf(&b, " (%.1f s)", (double)(m->ended_ms - m->started_ms) / 1000.0);
+    sd_buf_puts(&b, "</td></tr>");
+    if (m->vars[0]) { sd_buf_puts(&b, "<tr><th>variables</th><td><code>"); sd_h(&b, m->vars); sd_buf_puts(&b, "</code></td></tr>"); }
+    sd_buf_puts(&b, "</table>\n");
+
+    sd_buf_puts(&b, "<h2>Counts</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
+    for (int i = 0; i < m->ncounts; i++) {
+        sd_buf_puts(&b, "<tr><td>");
+        sd_h(&b, m->counts[i].name);
+        if (m->counts[i].value < 0) sd_buf_puts(&b, "</td><td class=\"n\">n/a</td></tr>\n");
+        else sd_buf_printf(&b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
+    }
+    sd_buf_puts(&b, "</table>\n<h2>Charts</h2>\n");
+    sd_html_svg(&b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
+    sd_html_svg(&b, m->run_dir, "latency", "end-to-end latency quantiles over time");
+    sd_html_svg(&b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
+
+    sd_buf_puts(&b, "<h2>Checks</h2>\n<table id=\"checks\"><tr><th>check</th><th>expected</th><th>actual</th><th>result</th><th>detail</th></tr>\n");
+    for (int i = 0; i < m->nchecks; i++) {
+        const sd_rcheck_t *c = &m->checks[i];
+        sd_buf_puts(&b, "<tr><td>");
+        sd_h(&b, c->name);
+        sd_buf_puts(&b, "</td><td>");
+        sd_h(&b, c->expected);
+        sd_buf_puts(&b, "</td><td class=\"n\">");
+        sd_h(&b, c->actual);
+        sd_buf_printf(&b, "</td><td class=\"%s\">%s</td><td>", c->pass ? "ok" : "bad", c->pass ? "pass" : "FAIL");
+        sd_h(&b, c->detail);
+        sd_buf_puts(&b, "</td></tr>\n");
+    }
+    if (!m->nchecks) sd_buf_puts(&b, "<tr><td colspan=\"5\">none: the run ended before the reconciliation</td></tr>\n");
+    sd_buf_puts(&b, "</table>\n<h2>Faults</h2>\n");
+    if (!m->nfaults) sd_buf_puts(&b, "<p>None.</p>\n");
+    else {
+        sd_buf_puts(&b, "<table id=\"faults\"><tr><th>t (s)</th><th>fault</th><th>detail</th><th>incarnation</th><th>where it landed</th></tr>\n");
+        for (int i = 0; i < m->nfaults; i++) {
+            const sd_rfault_t *f = &m->faults[i];
+            sd_buf_printf(&b, "<tr><td class=\"n\">%.2f</td><td>", (double)f->t_ms / 1000.0);
+            sd_h(&b, f->kind);
+            sd_buf_puts(&b, "</td><td>");
+            sd_h(&b, f->detail);
+            sd_buf_printf(&b, "</td><td class=\"n\">%d</td><td>", f->incarnation);
+            sd_h(&b, f->landing);
+            sd_buf_puts(&b, "</td></tr>\n");
+        }
+        sd_buf_puts(&b, "</table>\n");
+    }
+    sd_buf_puts(&b, "<h2>Anomalies</h2>\n");
+    if (!m->nbuckets && !m->nunexpected) sd_buf_puts(&b, "<p>None: every id is where the contract says.</p>\n");
+    for (int i = 0; i < m->nbuckets; i++) sd_html_ids(&b, &m->buckets[i], 0);
+    for (int i = 0; i < m->nunexpected; i++) sd_html_ids(&b, &m->unexpected[i], 1);
+    if (m->naccounts) {
+        sd_buf_puts(&b, "<h2>The pipeline's own account</h2>\n<table><tr><th>query</th><th>batches reported</th><th>input rows</th>"
+                        "<th>ledger messages at those offsets</th><th>batches disagreeing</th><th>dropped by watermark</th><th>late events sent there</th></tr>\n");
+        for (int i = 0; i < m->naccounts; i++) {
+            const sd_raccount_t *a = &m->accounts[i];
+            sd_buf_puts(&b, "<tr><td>");
+            sd_h(&b, a->query);
+            sd_buf_printf(&b, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n %s\">%lld</td>"
+                              "<td class=\"n\">%lld</td><td class=\"n\">%lld</td></tr>\n",
+                          (long long)a->batches, (long long)a->spark_rows, (long long)a->ledger_rows, a->disagree ? "bad" : "",
+                          (long long)a->disagree, (long long)a->spark_dropped, (long long)a->ledger_late);
+        }
+        sd_buf_puts(&b, "</table>\n");
+    }
+    sd_buf_puts(&b, "<h2>Steps</h2>\n<table id=\"steps\"><tr><th>line</th><th>step</th><th>status</th><th>detail</th></tr>\n");
+    for (int i = 0; i < m->nsteps; i++) {
+        const sd_rstep_t *p = &m->steps[i];
+        sd_buf_printf(&b, "<tr><td class=\"n\">%d</td><td><code>", p->line);
+        sd_h(&b, p->text);
+        sd_buf_puts(&b, "</code></td><td>");
+        sd_h(&b, p->status);
+        sd_buf_puts(&b, "</td><td>");
+        sd_h(&b, p->detail);
+        sd_buf_puts(&b, "</td></tr>\n");
+    }
+    sd_buf_puts(&b, "</table>\n");
+    if (m->nincs) {
+        sd_buf_puts(&b, "<h2>Pipeline incarnations</h2>\n<table><tr><th>#</th><th>pid</th><th>command</th><th>ended by</th><th>exit</th><th>logs</th></tr>\n");
+        for (int i = 0; i < m->nincs; i++) {
+            const sd_rinc_t *c = &m->incs[i];
+            sd_buf_printf(&b, "<tr><td class=\"n\">%d</td><td class=\"n\">%d</td><td><code>", c->n, c->pid);
+            sd_h(&b, c->argv);
+            sd_buf_puts(&b, "</code></td><td>");
+            sd_h(&b, c->ended_by);
+            sd_buf_puts(&b, "</td><td>");
+            if (c->exit_signal > 0) sd_buf_printf(&b, "signal %d", c->exit_signal);
+            else if (c->exit_code >= 0) sd_buf_printf(&b, "code %d", c->exit_code);
+            const char *lo = strrchr(c->log_out, '/'), *le = strrchr(c->log_err, '/');
+            sd_buf_puts(&b, "</td><td><a href=\"logs/");
+            sd_h(&b, lo ? lo + 1 : c->log_out);
+            sd_buf_puts(&b, "\">stdout</a> <a href=\"logs/");
+            sd_h(&b, le ? le + 1 : c->log_err);
+            sd_buf_puts(&b, "\">stderr</a></td></tr>\n");
+        }
+        sd_buf_puts(&b, "</table>\n");
+    }
+    if (m->nwarnings) {
+        sd_buf_puts(&b, "<h2>Warnings and what was not judged</h2>\n<ul>\n");
+        for (int i = 0; i < m->nwarnings; i++) {
+            sd_buf_printf(&b, "<li>%.2f s <code>", (double)m->warnings[i].t_ms / 1000.0);
+            sd_h(&b, m->warnings[i].kind);
+            sd_buf_puts(&b, "</code>: ");
+            sd_h(&b, m->warnings[i].detail);
+            sd_buf_puts(&b, "</li>\n");
+        }
+        sd_buf_puts(&b, "</ul>\n");
+    }
+    sd_buf_puts(&b, "<h2>Reproduce</h2>\n<pre id=\"reproduce\">");
+    sd_h(&b, m->reproduce);
+    sd_buf_puts(&b, "</pre>\n<p class=\"note\">streamdrill ");
+    sd_h(&b, m->version);
+    sd_buf_puts(&b, ". Every figure on this page is rebuilt from run.db by <code>streamdrill report</code>; the reconciliation export "
+                    "for auditors is in <a href=\"export/manifest.json\">export/</a>.</p>\n</body></html>\n");
+    sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
+    sd_buf_free(&b);
+    return e;
+}
+
+const sd_report_writer_t sd_report_html = {"html", "report.html", sd_html_write};

@@ -1,0 +1,95 @@
+/* index.c - the index over a multi-scenario run: OUT/index.html (one row
+ * per scenario, its verdict, the counts that decide it, a link to its
+ * report) and OUT/junit.xml (every scenario's testsuite in one document,
+ * for CI systems that read one file). Built from each run folder's run.db,
+ * like every other report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/util.h"
+#include "report.h"
+
+static void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
+
+static void sd_index_count(sd_buf_t *b, const sd_report_model_t *m, const char *name, int bad_if_positive) {
+    int64_t v = sd_report_count(m, name);
+    if (v < 0) sd_buf_puts(b, "<td class=\"n\">n/a</td>");
+    else sd_buf_printf(b, "<td class=\"n%s\">%lld</td>", bad_if_positive && v > 0 ? " bad" : "", (long long)v);
+}
+
+static sd_err_t sd_index_html(const sd_report_model_t *const *ms, int n, const char *out_dir, const char *path, char *err, size_t errlen) {
+    int pass = 0, fail = 0, other = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(ms[i]->verdict, "pass")) pass++;
+        else if (!strcmp(ms[i]->verdict, "fail")) fail++;
+        else other++;
+    }
+    const char *cls = fail ? "fail" : other ? "inconclusive" : "pass";
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>streamdrill: ");
+    sd_buf_printf(&b, "%d scenarios</title><style>", n);
+    sd_buf_puts(&b, "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
+                    "h1{font-size:22px;margin:0}table{border-collapse:collapse;margin:12px 0;font-size:13px}"
+                    "th,td{border:1px solid #ddd;padding:4px 8px;text-align:left}th{background:#f4f4f4}"
+                    "td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b03a2e;font-weight:bold}"
+                    ".verdict{padding:14px 18px;border-radius:6px;color:#fff}.pass{background:#1e8449}.fail{background:#b03a2e}"
+                    ".inconclusive{background:#b9770e}.error{background:#566573}td.v{color:#fff;font-weight:bold}");
+    sd_buf_printf(&b, "</style></head><body>\n<div class=\"verdict %s\" id=\"verdict\"><h1>%d scenarios: %d passed, %d failed, %d inconclusive or in error</h1></div>\n",
+                  cls, n, pass, fail, other);
+    sd_buf_puts(&b, "<table id=\"runs\"><tr><th>scenario</th><th>verdict</th><th>reason</th><th>expected</th><th>unique in target</th>"
+                    "<th>duplicated</th><th>lost</th><th>unexpected</th><th>seconds</th><th>report</th></tr>\n");
+    size_t olen = strlen(out_dir);
+    for (int i = 0; i < n; i++) {
+        const sd_report_model_t *m = ms[i];
+        const char *v = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
+        /* links relative to the index, so the folder can be moved as one */
+        const char *rel = m->run_dir;
+        if (!strncmp(rel, out_dir, olen) && rel[olen] == '/') rel += olen + 1;
+        sd_buf_puts(&b, "<tr><td>");
+        sd_h(&b, m->scenario);
+        sd_buf_printf(&b, "</td><td class=\"v %s\">%s</td><td>", v, m->verdict);
+        sd_h(&b, m->reason);
+        sd_buf_puts(&b, "</td>");
+        sd_index_count(&b, m, "expected_in_target", 0);
+        sd_index_count(&b, m, "observed_unique", 0);
+        sd_index_count(&b, m, "duplicated", 1);
+        sd_index_count(&b, m, "lost", 1);
+        sd_index_count(&b, m, "unexpected", 1);
+        if (m->ended_ms >= 0) sd_buf_printf(&b, "<td class=\"n\">%.1f</td>", (double)(m->ended_ms - m->started_ms) / 1000.0);
+        else sd_buf_puts(&b, "<td class=\"n\">unfinished</td>");
+        sd_buf_puts(&b, "<td><a href=\"");
+        sd_h(&b, rel);
+        sd_buf_puts(&b, "/report.html\">report.html</a> <a href=\"");
+        sd_h(&b, rel);
+        sd_buf_puts(&b, "/report.md\">report.md</a></td></tr>\n");
+    }
+    sd_buf_puts(&b, "</table>\n<p>All checks of all scenarios in one JUnit document: <a href=\"junit.xml\">junit.xml</a>.</p>\n</body></html>\n");
+    sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
+    sd_buf_free(&b);
+    return e;
+}
+
+sd_err_t sd_report_index(const char *out_dir, char *const *run_dirs, int n, char *err, size_t errlen) {
+    sd_report_model_t **ms = sd_util_xcalloc((size_t)(n ? n : 1), sizeof(*ms));
+    int k = 0;
+    sd_err_t e = SD_OK;
+    for (int i = 0; i < n; i++) {
+        char lerr[1024];
+        if (sd_report_model_load(run_dirs[i], &ms[k], lerr, sizeof(lerr)) == SD_OK) k++;
+        else if (!e) e = sd_err_set(err, errlen, SD_ERR_IO, "index: %s", lerr);
+    }
+    char *abs = sd_util_abspath(out_dir);
+    char *html = sd_util_fmt("%s/index.html", abs), *junit = sd_util_fmt("%s/junit.xml", abs);
+    char werr[1024];
+    sd_err_t we = sd_index_html((const sd_report_model_t *const *)ms, k, abs, html, werr, sizeof(werr));
+    if (!we) we = sd_report_junit_many((const sd_report_model_t *const *)ms, k, junit, werr, sizeof(werr));
+    if (we && !e) e = sd_err_set(err, errlen, we, "%s", werr);
+    for (int i = 0; i < k; i++) sd_report_model_free(ms[i]);
+    free(ms);
+    free(abs);
+    free(html);
+    free(junit);
+    return e;
+}
