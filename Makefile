@@ -26,7 +26,7 @@ REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown
               reports/export.c
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
-TEST_NAMES  = test_scenario test_recon test_events test_ledger test_sink test_util test_supervisor test_spark
+TEST_NAMES  = test_scenario test_recon test_events test_ledger test_sink test_util test_supervisor test_spark test_report
 PIPELINES   = scenarios/pipelines/refpipe
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -357,7 +357,7 @@ void sd_report_md_escape(sd_buf_t *b, const char *s) {
 }
 
 void sd_report_md_code(sd_buf_t *b, const char *s) {
-    s = s ? s : "";
+    if (!s || !*s) return; /* an empty code span would print as two backticks */
     /* a fence one backtick longer than the longest run inside */
     int run = 0, longest = 0;
     for (const char *p = s; *p; p++) {

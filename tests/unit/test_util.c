@@ -60,3 +60,21 @@ Test(util, timeout_multiplier_scales) {
     unsetenv("STREAMDRILL_TIMEOUT_MULTIPLIER");
     cr_assert_eq(sd_util_scaled_ms(1000), 1000);
 }
+
+static char *shell_word(const char *s) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_put_shell_word(&b, s);
+    return sd_buf_steal(&b);
+}
+
+Test(util, shell_words_for_reproduce_lines) {
+    struct { const char *in, *out; } cases[] = {
+        {"scenarios/x.drill", "scenarios/x.drill"}, {"mode=at-least-once", "mode=at-least-once"}, {"", "''"},
+        {"a b", "'a b'"}, {"it's", "'it'\\''s'"}, {"$(id)", "'$(id)'"}, {"x;rm -rf /", "'x;rm -rf /'"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *w = shell_word(cases[i].in);
+        cr_assert_str_eq(w, cases[i].out, "%s -> %s", cases[i].in, w);
+        free(w);
+    }
+}
