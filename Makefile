@@ -78,7 +78,7 @@ demo: deps
 	$(MAKE) all
 	@echo
 	$(BUILD)/streamdrill run scenarios/parcel-restart.drill --out streamdrill-out; rc=$$?; \
-	echo; echo "report: streamdrill-out/parcel-restart/report.md (summary.json, junit.xml beside it)"; exit $$rc
+	echo; echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc
 
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT=-O1 $(BUILD:build=build-asan)/streamdrill $(TEST_NAMES:%=build-asan/tests/%)
