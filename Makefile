@@ -5,6 +5,7 @@
 #   make test       install what is missing, build, run unit tests and scenario tests
 #                   (embedded cluster, then a real Kafka broker and Spark)
 #   make test-fast  the same without the real broker and Spark
+#   make bench      speed and memory figures against baselines measured in the same run
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/
 #   make clean
 
@@ -53,6 +54,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libstreamdrill.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -Wno-missing-field-initializers -MMD -MP -o $@ $< $(BUILD)/libstreamdrill.a -lcriterion $(LIBS)
 
+BENCH_BINS = $(BUILD)/bench/sd_bench $(BUILD)/bench/bare_produce
+
+$(BUILD)/bench/sd_bench: tests/bench/sd_bench.c $(BUILD)/libstreamdrill.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-field-initializers -o $@ $< $(BUILD)/libstreamdrill.a $(LIBS)
+
+$(BUILD)/bench/bare_produce: tests/bench/bare_produce.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lrdkafka
+
 deps:
 	@scripts/deps.sh
 
@@ -80,6 +91,12 @@ demo: deps
 	$(BUILD)/streamdrill run scenarios/parcel-restart.drill --out streamdrill-out; rc=$$?; \
 	echo; echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc
 
+# speed and memory against baselines measured in the same run (not part of
+# `make test`): see tests/bench/bench.py and README.md, "Benchmarks"
+bench: deps
+	$(MAKE) all $(BENCH_BINS)
+	python3 tests/bench/bench.py --build $(BUILD)
+
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT=-O1 $(BUILD:build=build-asan)/streamdrill $(TEST_NAMES:%=build-asan/tests/%)
 	@set -e; for t in $(TEST_NAMES); do ASAN_OPTIONS=detect_leaks=1 build-asan/tests/$$t --jobs 1 --short-filename; done
@@ -87,7 +104,7 @@ asan:
 clean:
 	rm -rf build build-asan $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test test-fast demo asan clean
+.PHONY: all deps unit scenario-tests test test-fast demo bench asan clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

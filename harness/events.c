@@ -189,10 +189,22 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
     unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
     const char *hub = sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))];
     const char *scan = sd_scan_types[h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0]))];
-    sd_buf_printf(key, "P%08u", parcel);
-    sd_buf_printf(payload,
-                  "{\"%s\":\"%s\",\"parcel_id\":\"P%08u\",\"%s\":\"%s\",\"location\":\"%s-%02u\",\"scan\":\"%s\"}",
-                  ev->id_field, id, parcel, ev->time_field, iso, hub, loc, scan);
+    /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>"},
+     * assembled by hand: this runs once per event sent */
+    char pid[16], loc2[16];
+    if (parcel < 100000000u) {
+        pid[0] = 'P';
+        for (unsigned i = 8, v = parcel; i >= 1; i--, v /= 10) pid[i] = (char)('0' + v % 10);
+        pid[9] = 0;
+    } else {
+        snprintf(pid, sizeof(pid), "P%08u", parcel);
+    }
+    sd_buf_puts(key, pid);
+    if (loc < 100) loc2[0] = (char)('0' + loc / 10), loc2[1] = (char)('0' + loc % 10), loc2[2] = 0;
+    else snprintf(loc2, sizeof(loc2), "%02u", loc);
+    const char *parts[] = {"{\"", ev->id_field, "\":\"", id, "\",\"parcel_id\":\"", pid, "\",\"", ev->time_field, "\":\"", iso,
+                           "\",\"location\":\"", hub, "-", loc2, "\",\"scan\":\"", scan, "\"}"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) sd_buf_puts(payload, parts[i]);
     if (event_time_ms) *event_time_ms = t;
     return SD_OK;
 }

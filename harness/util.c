@@ -40,13 +40,57 @@ void sd_util_sleep_ms(int64_t ms) {
         ;
 }
 
+/* Days since 1970-01-01 to a civil date (proleptic Gregorian), after
+ * Howard Hinnant's "chrono-compatible low-level date algorithms": no table,
+ * no time zone, no locale; it runs once per event rendered. */
+static void sd_util_civil(int64_t days, int64_t *y, unsigned *m, unsigned *d) {
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    unsigned doe = (unsigned)(days - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static char *sd_util_put2(char *p, unsigned v) {
+    p[0] = (char)('0' + v / 10 % 10);
+    p[1] = (char)('0' + v % 10);
+    return p + 2;
+}
+
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {
-    time_t secs = (time_t)(epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000);
-    int ms = (int)(epoch_ms - (int64_t)secs * 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
+    unsigned ms = (unsigned)(epoch_ms - secs * 1000);
+    int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+    unsigned sod = (unsigned)(secs - days * 86400);
+    int64_t y;
+    unsigned mo, d;
+    sd_util_civil(days, &y, &mo, &d);
+    if (y < 0 || y > 9999 || outlen < 25) { /* outside what four digits hold: the slow, general path */
+        snprintf(out, outlen, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms);
+        return out;
+    }
+    char *p = out;
+    p = sd_util_put2(p, (unsigned)(y / 100));
+    p = sd_util_put2(p, (unsigned)(y % 100));
+    *p++ = '-';
+    p = sd_util_put2(p, mo);
+    *p++ = '-';
+    p = sd_util_put2(p, d);
+    *p++ = 'T';
+    p = sd_util_put2(p, sod / 3600);
+    *p++ = ':';
+    p = sd_util_put2(p, sod / 60 % 60);
+    *p++ = ':';
+    p = sd_util_put2(p, sod % 60);
+    *p++ = '.';
+    *p++ = (char)('0' + ms / 100);
+    p = sd_util_put2(p, ms % 100);
+    *p++ = 'Z';
+    *p = 0;
     return out;
 }
 

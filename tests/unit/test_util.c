@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../harness/util.h"
 
@@ -76,5 +77,24 @@ Test(util, shell_words_for_reproduce_lines) {
         char *w = shell_word(cases[i].in);
         cr_assert_str_eq(w, cases[i].out, "%s -> %s", cases[i].in, w);
         free(w);
+    }
+}
+
+Test(util, iso8601_matches_gmtime) {
+    /* the hand-rolled civil date against the C library, across leap years,
+     * centuries, 1970, negative times and millisecond edges */
+    uint64_t x = 7;
+    for (int i = 0; i < 200000; i++) {
+        x = sd_util_mix64(x + (uint64_t)i);
+        int64_t ms = (int64_t)(x % 400000000000000ULL) - 100000000000000LL; /* about 1800..9600 */
+        if (i < 4) ms = (int64_t[]){0, -1, 951782400000LL, 4107542399999LL}[i];
+        time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        char want[64], got[64];
+        snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                 tm.tm_min, tm.tm_sec, (int)(ms - (int64_t)secs * 1000));
+        sd_util_iso8601(ms, got, sizeof(got));
+        cr_assert_str_eq(got, want, "%lld", (long long)ms);
     }
 }

@@ -1,0 +1,2 @@
+build-prof/harness/err.o: harness/err.c harness/err.h
+harness/err.h:

@@ -1,0 +1,3 @@
+build-prof/harness/util.o: harness/util.c harness/util.h harness/err.h
+harness/util.h:
+harness/err.h:
