@@ -14,7 +14,9 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE
-LIBS     = -lrdkafka -lsqlite3 -ljansson -lpthread -lm
+CXX     ?= c++
+CXXFLAGS ?= $(OPT) -g
+LIBS     = -lrdkafka -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
@@ -25,12 +27,14 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/ledger.c h
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c
+# the one C++ file: simdjson behind a C interface (harness/jsonscan.cpp)
+CXX_SRC     = harness/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_recon test_events test_ledger test_sink test_util test_supervisor test_spark test_report
 PIPELINES   = scenarios/pipelines/refpipe
 
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TESTS    = $(TEST_NAMES:%=$(BUILD)/tests/%)
 
@@ -39,6 +43,10 @@ all: $(BUILD)/streamdrill $(PIPELINES)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(SAN) -std=c++17 -Wall -Wextra -Werror -MMD -MP -c $< -o $@
 
 $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 	@rm -f $@

@@ -18,6 +18,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_INTERNAL] = "internal",
     [SD_ERR_INTERRUPTED] = "interrupted",
     [SD_ERR_TIMEOUT] = "timeout",
+    [SD_ERR_NOTHING_JUDGED] = "nothing-judged",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -34,6 +35,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_SINK:
     case SD_ERR_TRIMMED:
     case SD_ERR_TIMEOUT:
+    case SD_ERR_NOTHING_JUDGED:
         return 1;
     default:
         return 0;

@@ -2,6 +2,7 @@
 #include "ledger.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,22 +10,75 @@
 
 #include "util.h"
 
+/* Rows per multi-row INSERT of messages and delivery reports: one
+ * statement step per 16 rows costs about two thirds of 16 single steps. */
+#define SD_LEDGER_ROWS 16
+/* Delivery reports gathered before they are handed to the writer. */
+#define SD_LEDGER_ACKS_PER_BATCH 2048
+
+/* A message as recorded: text fields live in the batch's arena. */
+typedef struct {
+    int64_t n, seq, event_time_ms, queued_ms;
+    int step;
+    const char *kind, *disp;        /* static strings */
+    size_t detail_off, key_off;     /* into text, (size_t)-1 = NULL */
+} sd_lsend_t;
+typedef struct {
+    int64_t n, offset, acked_ms;
+    int32_t partition;
+    size_t err_off;                 /* into text, (size_t)-1 = delivered */
+} sd_lack_t;
+
+/* What the runner thread gathers between two hand-overs to the writer. */
+typedef struct sd_lbatch_s {
+    sd_lsend_t *sends;
+    int64_t nsends, capsends;
+    sd_lack_t *acks;
+    int64_t nacks, capacks;
+    sd_buf_t text;
+    int64_t ticket;
+    int64_t first_ms;               /* when its first record came, for sd_ledger_dirty_ms */
+    struct sd_lbatch_s *next;
+} sd_lbatch_t;
+
 struct sd_ledger_s {
     sqlite3 *db;
     char *path;
-    int in_txn;
+    int in_txn;                     /* under mu */
     int64_t txn_started_ms;
-    sqlite3_stmt *ins_send, *ack_send, *ins_sample, *ins_batch_begin, *upd_batch_commit;
+    sqlite3_stmt *ins_send, *ins_send_n, *ins_ack, *ins_ack_n, *ins_sample, *ins_batch_begin, *upd_batch_commit;
+    pthread_mutex_t mu;             /* the connection: held around every use of db */
+
+    /* messages and delivery reports go to a writer thread in batches, so
+     * the runner thread renders and produces while SQLite works */
+    int64_t next_n;                 /* message number of the next send */
+    sd_lbatch_t *open;              /* being filled by the runner thread (no lock) */
+    pthread_mutex_t qmu;            /* the queue below */
+    pthread_cond_t qcv, donecv;
+    sd_lbatch_t *qhead, *qtail, *pool;
+    int64_t submitted, done;        /* tickets */
+    sd_err_t async_err;             /* the writer's first failure */
+    char async_errstr[512];
+    int stop, writer_started;
+    pthread_t writer;
 };
 
 static const char sd_ledger_schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE step(idx INTEGER PRIMARY KEY, line INTEGER, text TEXT, started_ms INTEGER,"
     " ended_ms INTEGER, status TEXT, detail TEXT);\n"
-    /* one row per message sent; seq is the ledger id's sequence number */
-    "CREATE TABLE ledger(n INTEGER PRIMARY KEY, seq INTEGER NOT NULL, kind TEXT NOT NULL,"
+    /* one row per message, written before Kafka sees it; seq is the ledger
+     * id's sequence number */
+    "CREATE TABLE sent(n INTEGER PRIMARY KEY, seq INTEGER NOT NULL, kind TEXT NOT NULL,"
     " disposition TEXT NOT NULL, detail TEXT, event_time_ms INTEGER, msg_key TEXT, step INTEGER,"
-    " queued_ms INTEGER, partition INTEGER, offset INTEGER, acked_ms INTEGER, error TEXT);\n"
+    " queued_ms INTEGER);\n"
+    /* its delivery report (appended, never updated in place) */
+    "CREATE TABLE ack(n INTEGER PRIMARY KEY, partition INTEGER, offset INTEGER, acked_ms INTEGER, error TEXT);\n"
+    /* what every reader reads: a message with its delivery report */
+    "CREATE VIEW ledger AS SELECT s.n AS n, s.seq AS seq, s.kind AS kind, s.disposition AS disposition,"
+    " s.detail AS detail, s.event_time_ms AS event_time_ms, s.msg_key AS msg_key, s.step AS step,"
+    " s.queued_ms AS queued_ms, a.partition AS partition, a.offset AS offset, a.acked_ms AS acked_ms,"
+    " a.error AS error FROM sent s LEFT JOIN ack a ON a.n = s.n;\n"
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
@@ -61,6 +115,7 @@ static sd_err_t sd_ledger_exec(sd_ledger_t *l, const char *sql, const char *op, 
     return SD_OK;
 }
 
+/* Under mu. */
 static sd_err_t sd_ledger_begin(sd_ledger_t *l, char *err, size_t errlen) {
     if (l->in_txn) return SD_OK;
     sd_err_t e = sd_ledger_exec(l, "BEGIN", "begin transaction", err, errlen);
@@ -71,37 +126,243 @@ static sd_err_t sd_ledger_begin(sd_ledger_t *l, char *err, size_t errlen) {
     return e;
 }
 
-sd_err_t sd_ledger_commit(sd_ledger_t *l, char *err, size_t errlen) {
-    if (!l || !l->in_txn) return SD_OK;
+/* Under mu. */
+static sd_err_t sd_ledger_commit_locked(sd_ledger_t *l, char *err, size_t errlen) {
+    if (!l->in_txn) return SD_OK;
     sd_err_t e = sd_ledger_exec(l, "COMMIT", "commit", err, errlen);
     l->in_txn = 0;
     return e;
 }
 
+/* ---- the writer thread ---- */
+
+static void sd_bind_text_or_null(sqlite3_stmt *st, int i, const sd_buf_t *text, size_t off) {
+    if (off == (size_t)-1) sqlite3_bind_null(st, i);
+    else sqlite3_bind_text(st, i, text->data + off, -1, SQLITE_STATIC);
+}
+
+/* Under mu: one batch's messages, then its delivery reports, committed. */
+static sd_err_t sd_ledger_write_batch(sd_ledger_t *l, sd_lbatch_t *b, char *err, size_t errlen) {
+    sd_err_t e = sd_ledger_begin(l, err, errlen);
+    for (int64_t i = 0; !e && i < b->nsends;) {
+        int rows = b->nsends - i >= SD_LEDGER_ROWS ? SD_LEDGER_ROWS : 1;
+        sqlite3_stmt *st = rows > 1 ? l->ins_send_n : l->ins_send;
+        for (int k = 0; k < rows; k++, i++) {
+            const sd_lsend_t *m = &b->sends[i];
+            int c = k * 9;
+            sqlite3_bind_int64(st, c + 1, m->n);
+            sqlite3_bind_int64(st, c + 2, m->seq);
+            sqlite3_bind_text(st, c + 3, m->kind, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, c + 4, m->disp, -1, SQLITE_STATIC);
+            sd_bind_text_or_null(st, c + 5, &b->text, m->detail_off);
+            if (m->event_time_ms != INT64_MIN) sqlite3_bind_int64(st, c + 6, m->event_time_ms);
+            else sqlite3_bind_null(st, c + 6);
+            sd_bind_text_or_null(st, c + 7, &b->text, m->key_off);
+            sqlite3_bind_int(st, c + 8, m->step);
+            sqlite3_bind_int64(st, c + 9, m->queued_ms);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record sent messages", err, errlen);
+    }
+    for (int64_t i = 0; !e && i < b->nacks;) {
+        int rows = b->nacks - i >= SD_LEDGER_ROWS ? SD_LEDGER_ROWS : 1;
+        sqlite3_stmt *st = rows > 1 ? l->ins_ack_n : l->ins_ack;
+        for (int k = 0; k < rows; k++, i++) {
+            const sd_lack_t *a = &b->acks[i];
+            int c = k * 5;
+            sqlite3_bind_int64(st, c + 1, a->n);
+            if (a->err_off == (size_t)-1) {
+                sqlite3_bind_int(st, c + 2, a->partition);
+                sqlite3_bind_int64(st, c + 3, a->offset);
+            } else {
+                sqlite3_bind_null(st, c + 2);
+                sqlite3_bind_null(st, c + 3);
+            }
+            sqlite3_bind_int64(st, c + 4, a->acked_ms);
+            sd_bind_text_or_null(st, c + 5, &b->text, a->err_off);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record delivery reports", err, errlen);
+    }
+    if (!e) e = sd_ledger_commit_locked(l, err, errlen);
+    return e;
+}
+
+static void *sd_ledger_writer(void *arg) {
+    sd_ledger_t *l = arg;
+    pthread_setname_np(pthread_self(), "sd-ledger");
+    pthread_mutex_lock(&l->qmu);
+    for (;;) {
+        while (!l->qhead && !l->stop) pthread_cond_wait(&l->qcv, &l->qmu);
+        if (!l->qhead) break;
+        sd_lbatch_t *b = l->qhead;
+        l->qhead = b->next;
+        if (!l->qhead) l->qtail = NULL;
+        int failed = l->async_err != SD_OK;
+        pthread_mutex_unlock(&l->qmu);
+        char err[512] = "";
+        sd_err_t e = SD_OK;
+        if (!failed) {
+            pthread_mutex_lock(&l->mu);
+            e = sd_ledger_write_batch(l, b, err, sizeof(err));
+            pthread_mutex_unlock(&l->mu);
+        }
+        pthread_mutex_lock(&l->qmu);
+        if (e && !l->async_err) {
+            l->async_err = e;
+            snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
+        }
+        b->nsends = b->nacks = 0;
+        sd_buf_reset(&b->text);
+        b->next = l->pool;
+        l->pool = b;
+        l->done = b->ticket;
+        pthread_cond_broadcast(&l->donecv);
+    }
+    pthread_mutex_unlock(&l->qmu);
+    return NULL;
+}
+
+static sd_lbatch_t *sd_ledger_open_batch(sd_ledger_t *l) {
+    if (l->open) return l->open;
+    pthread_mutex_lock(&l->qmu);
+    sd_lbatch_t *b = l->pool;
+    if (b) l->pool = b->next;
+    pthread_mutex_unlock(&l->qmu);
+    if (!b) {
+        b = sd_util_xcalloc(1, sizeof(*b));
+        sd_buf_init(&b->text);
+    }
+    b->next = NULL;
+    b->first_ms = sd_util_mono_ms();
+    return l->open = b;
+}
+
+int64_t sd_ledger_submit(sd_ledger_t *l) {
+    if (!l->open || (!l->open->nsends && !l->open->nacks)) return l->submitted;
+    if (!l->writer_started) { /* no thread (it could not be started): write here */
+        sd_lbatch_t *b = l->open;
+        char err[512] = "";
+        pthread_mutex_lock(&l->mu);
+        sd_err_t e = sd_ledger_write_batch(l, b, err, sizeof(err));
+        pthread_mutex_unlock(&l->mu);
+        if (e && !l->async_err) {
+            l->async_err = e;
+            snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
+        }
+        b->nsends = b->nacks = 0;
+        sd_buf_reset(&b->text);
+        b->first_ms = sd_util_mono_ms();
+        l->done = ++l->submitted;
+        return l->submitted;
+    }
+    sd_lbatch_t *b = l->open;
+    l->open = NULL;
+    pthread_mutex_lock(&l->qmu);
+    b->ticket = ++l->submitted;
+    if (l->qtail) l->qtail->next = b;
+    else l->qhead = b;
+    l->qtail = b;
+    pthread_cond_signal(&l->qcv);
+    pthread_mutex_unlock(&l->qmu);
+    return b->ticket;
+}
+
+sd_err_t sd_ledger_wait(sd_ledger_t *l, int64_t ticket, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->qmu);
+    while (l->done < ticket && !l->async_err) pthread_cond_wait(&l->donecv, &l->qmu);
+    sd_err_t e = l->async_err;
+    if (e) sd_err_set(err, errlen, e, "%s", l->async_errstr);
+    pthread_mutex_unlock(&l->qmu);
+    return e;
+}
+
+int64_t sd_ledger_done(sd_ledger_t *l) {
+    pthread_mutex_lock(&l->qmu);
+    int64_t d = l->done;
+    pthread_mutex_unlock(&l->qmu);
+    return d;
+}
+
+/* Everything gathered so far, written and committed. */
+static sd_err_t sd_ledger_sync(sd_ledger_t *l, char *err, size_t errlen) {
+    return sd_ledger_wait(l, sd_ledger_submit(l), err, errlen);
+}
+
+sd_err_t sd_ledger_commit(sd_ledger_t *l, char *err, size_t errlen) {
+    if (!l) return SD_OK;
+    sd_err_t e = sd_ledger_sync(l, err, errlen);
+    pthread_mutex_lock(&l->mu);
+    sd_err_t e2 = sd_ledger_commit_locked(l, err, errlen);
+    pthread_mutex_unlock(&l->mu);
+    return e ? e : e2;
+}
+
+sd_err_t sd_ledger_checkpoint(sd_ledger_t *l, char *err, size_t errlen) {
+    if (!l) return SD_OK;
+    if (l->async_err) return sd_ledger_wait(l, 0, err, errlen);
+    sd_ledger_submit(l);
+    pthread_mutex_lock(&l->mu);
+    sd_err_t e = sd_ledger_commit_locked(l, err, errlen);
+    pthread_mutex_unlock(&l->mu);
+    return e;
+}
+
 int64_t sd_ledger_dirty_ms(sd_ledger_t *l) {
-    return l->in_txn ? sd_util_mono_ms() - l->txn_started_ms : 0;
+    int64_t now = sd_util_mono_ms(), d = 0;
+    pthread_mutex_lock(&l->mu);
+    if (l->in_txn) d = now - l->txn_started_ms;
+    pthread_mutex_unlock(&l->mu);
+    if (l->open && (l->open->nsends || l->open->nacks) && now - l->open->first_ms > d) d = now - l->open->first_ms;
+    return d;
+}
+
+static char *sd_ledger_multi_insert(const char *head, const char *row, int rows) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_puts(&b, head);
+    for (int i = 0; i < rows; i++) sd_buf_printf(&b, "%s%s", i ? "," : " VALUES", row);
+    return sd_buf_steal(&b);
 }
 
 static sd_err_t sd_ledger_prepare(sd_ledger_t *l, char *err, size_t errlen) {
+    static const char send_head[] = "INSERT INTO sent(n,seq,kind,disposition,detail,event_time_ms,msg_key,step,queued_ms)";
+    static const char ack_head[] = "INSERT OR REPLACE INTO ack(n,partition,offset,acked_ms,error)";
+    char *sends1 = sd_ledger_multi_insert(send_head, "(?,?,?,?,?,?,?,?,?)", 1);
+    char *sendsn = sd_ledger_multi_insert(send_head, "(?,?,?,?,?,?,?,?,?)", SD_LEDGER_ROWS);
+    char *acks1 = sd_ledger_multi_insert(ack_head, "(?,?,?,?,?)", 1);
+    char *acksn = sd_ledger_multi_insert(ack_head, "(?,?,?,?,?)", SD_LEDGER_ROWS);
     struct { sqlite3_stmt **st; const char *sql; } s[] = {
-        {&l->ins_send, "INSERT INTO ledger(seq,kind,disposition,detail,event_time_ms,msg_key,step,queued_ms)"
-                       " VALUES(?,?,?,?,?,?,?,?)"},
-        {&l->ack_send, "UPDATE ledger SET partition=?, offset=?, acked_ms=?, error=? WHERE n=?"},
+        {&l->ins_send, sends1},
+        {&l->ins_send_n, sendsn},
+        {&l->ins_ack, acks1},
+        {&l->ins_ack_n, acksn},
         {&l->ins_sample, "INSERT INTO sample(t_ms,sink,rows) VALUES(?,?,?)"},
         {&l->ins_batch_begin, "INSERT OR REPLACE INTO batch(incarnation,id,begin_ms,rows) VALUES(?,?,?,?)"},
         {&l->upd_batch_commit, "INSERT INTO batch(incarnation,id,commit_ms,rows,offsets) VALUES(?1,?2,?3,?4,?5)"
                                " ON CONFLICT(incarnation,id) DO UPDATE SET commit_ms=?3,"
                                " rows=coalesce(?4,rows), offsets=?5"},
     };
-    for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
-        if (sqlite3_prepare_v2(l->db, s[i].sql, -1, s[i].st, NULL) != SQLITE_OK)
-            return sd_ledger_sqlerr(l, "prepare", err, errlen);
-    return SD_OK;
+    sd_err_t e = SD_OK;
+    for (size_t i = 0; i < sizeof(s) / sizeof(s[0]) && !e; i++)
+        if (sqlite3_prepare_v2(l->db, s[i].sql, -1, s[i].st, NULL) != SQLITE_OK) e = sd_ledger_sqlerr(l, "prepare", err, errlen);
+    free(sends1);
+    free(sendsn);
+    free(acks1);
+    free(acksn);
+    return e;
 }
 
 static sd_err_t sd_ledger_open_db(const char *path, int flags, sd_ledger_t **out, char *err, size_t errlen) {
     sd_ledger_t *l = sd_util_xcalloc(1, sizeof(*l));
     l->path = sd_util_strdup(path);
+    l->next_n = 1;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->qmu, NULL);
+    pthread_cond_init(&l->qcv, NULL);
+    pthread_cond_init(&l->donecv, NULL);
     if (sqlite3_open_v2(path, &l->db, flags, NULL) != SQLITE_OK) {
         sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "ledger: open %s: %s", path,
                                 l->db ? sqlite3_errmsg(l->db) : "out of memory");
@@ -119,12 +380,13 @@ sd_err_t sd_ledger_create(const char *path, sd_ledger_t **out, char *err, size_t
     sd_ledger_t *l;
     sd_err_t e = sd_ledger_open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &l, err, errlen);
     if (e) return e;
-    if ((e = sd_ledger_exec(l, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "set WAL mode", err, errlen)) ||
+    if ((e = sd_ledger_exec(l, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=10000;", "set WAL mode", err, errlen)) ||
         (e = sd_ledger_exec(l, sd_ledger_schema, "create schema", err, errlen)) ||
         (e = sd_ledger_prepare(l, err, errlen))) {
         sd_ledger_close(l);
         return e;
     }
+    l->writer_started = pthread_create(&l->writer, NULL, sd_ledger_writer, l) == 0;
     *out = l;
     return SD_OK;
 }
@@ -153,27 +415,53 @@ sd_err_t sd_ledger_open(const char *path, int readonly, sd_ledger_t **out, char 
 void sd_ledger_close(sd_ledger_t *l) {
     if (!l) return;
     sd_ledger_commit(l, NULL, 0);
-    sqlite3_finalize(l->ins_send);
-    sqlite3_finalize(l->ack_send);
-    sqlite3_finalize(l->ins_sample);
-    sqlite3_finalize(l->ins_batch_begin);
-    sqlite3_finalize(l->upd_batch_commit);
+    if (l->writer_started) {
+        pthread_mutex_lock(&l->qmu);
+        l->stop = 1;
+        pthread_cond_signal(&l->qcv);
+        pthread_mutex_unlock(&l->qmu);
+        pthread_join(l->writer, NULL);
+    }
+    sqlite3_stmt *sts[] = {l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin, l->upd_batch_commit};
+    for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) sqlite3_finalize(sts[i]);
     if (l->db) sqlite3_close(l->db);
+    for (sd_lbatch_t *b = l->open; b; b = NULL) { free(b->sends); free(b->acks); sd_buf_free(&b->text); free(b); }
+    while (l->pool) {
+        sd_lbatch_t *b = l->pool;
+        l->pool = b->next;
+        free(b->sends);
+        free(b->acks);
+        sd_buf_free(&b->text);
+        free(b);
+    }
+    pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->qmu);
+    pthread_cond_destroy(&l->qcv);
+    pthread_cond_destroy(&l->donecv);
     free(l->path);
     free(l);
 }
 
-sqlite3 *sd_ledger_db(sd_ledger_t *l) { return l->db; }
+sqlite3 *sd_ledger_db(sd_ledger_t *l) {
+    /* whoever queries the connection directly sees every message so far,
+     * and the writer is idle until the runner hands it more */
+    sd_ledger_sync(l, NULL, 0);
+    return l->db;
+}
 const char *sd_ledger_path(sd_ledger_t *l) { return l->path; }
 
 /* Run a one-off statement with text/int parameters described by fmt
  * ('s' text or NULL, 'i' int64, 'n' int64 or NULL when < 0 ... see below). */
 static sd_err_t sd_ledger_run(sd_ledger_t *l, const char *sql, const char *op, char *err, size_t errlen,
-                              const char *types, ...) {
+                              int64_t *last_rowid, const char *types, ...) {
+    pthread_mutex_lock(&l->mu);
     sd_err_t e = sd_ledger_begin(l, err, errlen);
-    if (e) return e;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK) return sd_ledger_sqlerr(l, op, err, errlen);
+    sqlite3_stmt *st = NULL;
+    if (!e && sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK) e = sd_ledger_sqlerr(l, op, err, errlen);
+    if (e) {
+        pthread_mutex_unlock(&l->mu);
+        return e;
+    }
     va_list ap;
     va_start(ap, types);
     for (int i = 0; types[i]; i++) {
@@ -192,12 +480,14 @@ static sd_err_t sd_ledger_run(sd_ledger_t *l, const char *sql, const char *op, c
     va_end(ap);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, op, err, errlen);
-    return SD_OK;
+    if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, op, err, errlen);
+    if (!e && last_rowid) *last_rowid = sqlite3_last_insert_rowid(l->db);
+    pthread_mutex_unlock(&l->mu);
+    return e;
 }
 
 sd_err_t sd_ledger_meta_set(sd_ledger_t *l, const char *key, const char *value, char *err, size_t errlen) {
-    return sd_ledger_run(l, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)", "write meta", err, errlen, "ss",
+    return sd_ledger_run(l, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)", "write meta", err, errlen, NULL, "ss",
                          key, value);
 }
 
@@ -210,11 +500,14 @@ sd_err_t sd_ledger_meta_set_int(sd_ledger_t *l, const char *key, int64_t value, 
 char *sd_ledger_meta_get(sd_ledger_t *l, const char *key) {
     sqlite3_stmt *st;
     char *v = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) != SQLITE_OK) return NULL;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        v = sd_util_strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            v = sd_util_strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
     return v;
 }
 
@@ -226,101 +519,107 @@ int64_t sd_ledger_meta_get_int(sd_ledger_t *l, const char *key, int64_t dflt) {
     return r;
 }
 
+static size_t sd_lbatch_text(sd_lbatch_t *b, const char *t) {
+    if (!t) return (size_t)-1;
+    size_t off = b->text.len;
+    sd_buf_append(&b->text, t, strlen(t) + 1);
+    return off;
+}
+
 sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, int64_t *n_out, char *err,
                         size_t errlen) {
-    sd_err_t e = sd_ledger_begin(l, err, errlen);
-    if (e) return e;
-    sqlite3_stmt *st = l->ins_send;
-    sqlite3_bind_int64(st, 1, s->seq);
-    sqlite3_bind_text(st, 2, s->kind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, s->disposition, -1, SQLITE_STATIC);
-    if (s->detail) sqlite3_bind_text(st, 4, s->detail, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, 4);
-    if (s->event_time_ms != INT64_MIN) sqlite3_bind_int64(st, 5, s->event_time_ms);
-    else sqlite3_bind_null(st, 5);
-    if (s->key) sqlite3_bind_text(st, 6, s->key, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, 6);
-    sqlite3_bind_int(st, 7, s->step);
-    sqlite3_bind_int64(st, 8, queued_ms);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, "record a sent message", err, errlen);
-    if (n_out) *n_out = sqlite3_last_insert_rowid(l->db);
+    if (l->async_err) return sd_ledger_wait(l, 0, err, errlen);
+    sd_lbatch_t *b = sd_ledger_open_batch(l);
+    if (b->nsends == b->capsends) {
+        b->capsends = b->capsends ? b->capsends * 2 : 1024;
+        b->sends = sd_util_xrealloc(b->sends, sizeof(*b->sends) * (size_t)b->capsends);
+    }
+    sd_lsend_t *m = &b->sends[b->nsends++];
+    m->n = l->next_n++;
+    m->seq = s->seq;
+    m->event_time_ms = s->event_time_ms;
+    m->queued_ms = queued_ms;
+    m->step = s->step;
+    m->kind = s->kind;
+    m->disp = s->disposition;
+    m->detail_off = sd_lbatch_text(b, s->detail);
+    m->key_off = sd_lbatch_text(b, s->key);
+    if (n_out) *n_out = m->n;
     return SD_OK;
 }
 
 sd_err_t sd_ledger_ack(sd_ledger_t *l, int64_t n, int32_t partition, int64_t offset, int64_t acked_ms,
                        const char *error, char *err, size_t errlen) {
-    sd_err_t e = sd_ledger_begin(l, err, errlen);
-    if (e) return e;
-    sqlite3_stmt *st = l->ack_send;
-    if (error) {
-        sqlite3_bind_null(st, 1);
-        sqlite3_bind_null(st, 2);
-        sqlite3_bind_text(st, 4, error, -1, SQLITE_TRANSIENT);
-    } else {
-        sqlite3_bind_int(st, 1, partition);
-        sqlite3_bind_int64(st, 2, offset);
-        sqlite3_bind_null(st, 4);
+    if (l->async_err) return sd_ledger_wait(l, 0, err, errlen);
+    sd_lbatch_t *b = sd_ledger_open_batch(l);
+    if (b->nacks == b->capacks) {
+        b->capacks = b->capacks ? b->capacks * 2 : 1024;
+        b->acks = sd_util_xrealloc(b->acks, sizeof(*b->acks) * (size_t)b->capacks);
     }
-    sqlite3_bind_int64(st, 3, acked_ms);
-    sqlite3_bind_int64(st, 5, n);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, "record a delivery report", err, errlen);
+    sd_lack_t *a = &b->acks[b->nacks++];
+    a->n = n;
+    a->partition = partition;
+    a->offset = offset;
+    a->acked_ms = acked_ms;
+    a->err_off = sd_lbatch_text(b, error);
+    /* delivery reports need no barrier: hand them over in large batches */
+    if (b->nacks >= SD_LEDGER_ACKS_PER_BATCH && !b->nsends) sd_ledger_submit(l);
     return SD_OK;
 }
 
 sd_err_t sd_ledger_step_begin(sd_ledger_t *l, int idx, int line, const char *text, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT OR REPLACE INTO step(idx,line,text,started_ms,status) VALUES(?,?,?,?,'running')",
-                         "record a step", err, errlen, "iisi", (int64_t)idx, (int64_t)line, text, sd_util_wall_ms());
+                         "record a step", err, errlen, NULL, "iisi", (int64_t)idx, (int64_t)line, text, sd_util_wall_ms());
 }
 
 sd_err_t sd_ledger_step_end(sd_ledger_t *l, int idx, const char *status, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE step SET ended_ms=?, status=?, detail=? WHERE idx=?", "record a step end", err,
-                         errlen, "issi", sd_util_wall_ms(), status, detail, (int64_t)idx);
+                         errlen, NULL, "issi", sd_util_wall_ms(), status, detail, (int64_t)idx);
 }
 
 sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char *detail, int incarnation,
                          int64_t *id_out, char *err, size_t errlen) {
     sd_err_t e = sd_ledger_run(l, "INSERT INTO fault(t_ms,step,kind,detail,incarnation) VALUES(?,?,?,?,?)",
-                               "record a fault", err, errlen, "iissn", sd_util_wall_ms(), (int64_t)step, kind,
+                               "record a fault", err, errlen, id_out, "iissn", sd_util_wall_ms(), (int64_t)step, kind,
                                detail, incarnation > 0 ? (int64_t)incarnation : INT64_MIN);
-    if (!e && id_out) *id_out = sqlite3_last_insert_rowid(l->db);
     return e;
 }
 
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE fault SET batch=?, landed=?, rows_visible=?, batch_rows=?, landing=? WHERE id=?",
-                         "record where a kill landed", err, errlen, "ninnsi", batch, (int64_t)landed, rows_visible,
+                         "record where a kill landed", err, errlen, NULL, "ninnsi", batch, (int64_t)landed, rows_visible,
                          batch_rows, detail, id);
 }
 
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO warning(t_ms,kind,detail) VALUES(?,?,?)", "record a warning", err, errlen,
-                         "iss", sd_util_wall_ms(), kind, detail);
+                         NULL, "iss", sd_util_wall_ms(), kind, detail);
 }
 
 sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int pid, const char *argv, const char *log_out,
                                      const char *log_err, int64_t started_ms, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err) VALUES(?,?,?,?,?,?)",
-                         "record a pipeline start", err, errlen, "iisiss", (int64_t)n, (int64_t)pid, argv,
+                         "record a pipeline start", err, errlen, NULL, "iisiss", (int64_t)n, (int64_t)pid, argv,
                          started_ms, log_out, log_err);
 }
 
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,
                                    const char *ended_by, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE incarnation SET ended_ms=?, exit_code=?, exit_signal=?, ended_by=? WHERE n=?",
-                         "record a pipeline exit", err, errlen, "innsi", ended_ms,
+                         "record a pipeline exit", err, errlen, NULL, "innsi", ended_ms,
                          exit_code >= 0 ? (int64_t)exit_code : INT64_MIN,
                          exit_signal > 0 ? (int64_t)exit_signal : INT64_MIN, ended_by, (int64_t)n);
 }
 
 sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char *phase, int64_t t_ms, int64_t rows,
                          const char *offsets, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->mu);
     sd_err_t e = sd_ledger_begin(l, err, errlen);
-    if (e) return e;
+    if (e) {
+        pthread_mutex_unlock(&l->mu);
+        return e;
+    }
     sqlite3_stmt *st = !strcmp(phase, "begin") ? l->ins_batch_begin : l->upd_batch_commit;
     sqlite3_bind_int(st, 1, incarnation);
     sqlite3_bind_int64(st, 2, id);
@@ -334,42 +633,52 @@ sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, "record a batch marker", err, errlen);
-    return SD_OK;
+    if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record a batch marker", err, errlen);
+    pthread_mutex_unlock(&l->mu);
+    return e;
 }
 
 sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->mu);
     sd_err_t e = sd_ledger_begin(l, err, errlen);
-    if (e) return e;
+    if (e) {
+        pthread_mutex_unlock(&l->mu);
+        return e;
+    }
     sqlite3_stmt *st = l->ins_sample;
     sqlite3_bind_int64(st, 1, t_ms);
     sqlite3_bind_text(st, 2, sink, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 3, rows);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, "record a sink sample", err, errlen);
-    return SD_OK;
+    if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record a sink sample", err, errlen);
+    pthread_mutex_unlock(&l->mu);
+    return e;
 }
 
 sd_err_t sd_ledger_watermark(sd_ledger_t *l, int64_t t_ms, int32_t partition, int64_t low, int64_t high, char *err,
                              size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO watermark(t_ms,partition,low,high) VALUES(?,?,?,?)", "record watermarks",
-                         err, errlen, "iiii", t_ms, (int64_t)partition, low, high);
+                         err, errlen, NULL, "iiii", t_ms, (int64_t)partition, low, high);
 }
 
 sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const char *query, int64_t batch,
                             int64_t input_rows, int64_t dropped, int64_t duration_ms, const char *json, char *err,
                             size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO progress(incarnation,t_ms,query,batch,input_rows,dropped_by_watermark,duration_ms,json)"
-                            " VALUES(?,?,?,?,?,?,?,?)", "record the pipeline's progress", err, errlen, "iisiiiis",
+                            " VALUES(?,?,?,?,?,?,?,?)", "record the pipeline's progress", err, errlen, NULL, "iisiiiis",
                          (int64_t)incarnation, t_ms, query, batch, input_rows, dropped, duration_ms, json);
 }
 
 int64_t sd_ledger_max_seq(sd_ledger_t *l) {
     sqlite3_stmt *st;
     int64_t v = 0;
-    if (sqlite3_prepare_v2(l->db, "SELECT coalesce(max(seq)+1,0) FROM ledger", -1, &st, NULL) != SQLITE_OK) return 0;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    sqlite3 *db = sd_ledger_db(l);
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(seq)+1,0) FROM ledger", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
     return v;
 }

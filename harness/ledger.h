@@ -13,7 +13,11 @@
  * duplicate (replay) is a new message with the seq of its original. The
  * reconciler maps an observed id back to seq by parsing it: no lookup.
  *
- * The connection belongs to one thread (the runner's). */
+ * Messages (table sent) and their delivery reports (table ack, appended,
+ * never updated in place) are read through the view `ledger`.
+ *
+ * The API belongs to one thread (the runner's); the ledger's own writer
+ * thread shares the connection under a mutex. */
 #ifndef SD_LEDGER_H
 #define SD_LEDGER_H
 
@@ -47,6 +51,9 @@ const char *sd_ledger_path(sd_ledger_t *l);
 
 /* Commit the open transaction (if any) and start a new one lazily. */
 sd_err_t sd_ledger_commit(sd_ledger_t *l, char *err, size_t errlen);
+/* Commit the runner's own writes and hand what was gathered to the writer
+ * thread without waiting for it (the runner's periodic commit). */
+sd_err_t sd_ledger_checkpoint(sd_ledger_t *l, char *err, size_t errlen);
 /* Milliseconds since the last commit (the runner commits every ~100 ms). */
 int64_t sd_ledger_dirty_ms(sd_ledger_t *l);
 
@@ -62,6 +69,17 @@ sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, i
 /* Record its delivery report: partition/offset on success, error text on failure. */
 sd_err_t sd_ledger_ack(sd_ledger_t *l, int64_t n, int32_t partition, int64_t offset, int64_t acked_ms,
                        const char *error, char *err, size_t errlen);
+/* Messages and delivery reports are gathered by the calling thread and
+ * written by the ledger's writer thread in batches (multi-row INSERTs, one
+ * transaction each). sd_ledger_submit hands over what was gathered and
+ * returns its ticket; sd_ledger_wait returns once that ticket is committed
+ * (or with the writer's error). The runner waits for a batch's ticket
+ * before it hands the batch to Kafka: the ledger holds every message before
+ * Kafka sees it. sd_ledger_commit waits for everything. */
+int64_t sd_ledger_submit(sd_ledger_t *l);
+sd_err_t sd_ledger_wait(sd_ledger_t *l, int64_t ticket, char *err, size_t errlen);
+/* The newest ticket committed (without waiting). */
+int64_t sd_ledger_done(sd_ledger_t *l);
 
 /* Steps of the plan. */
 sd_err_t sd_ledger_step_begin(sd_ledger_t *l, int idx, int line, const char *text, char *err, size_t errlen);

@@ -58,7 +58,7 @@ sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvli
     rd_kafka_conf_set(conf, "linger.ms", "5", NULL, 0);
     rd_kafka_conf_set(conf, "partitioner", "murmur2_random", NULL, 0); /* the Java client's choice */
     rd_kafka_conf_set(conf, "message.timeout.ms", "60000", NULL, 0);
-    rd_kafka_conf_set(conf, "queue.buffering.max.messages", "500000", NULL, 0);
+    rd_kafka_conf_set(conf, "queue.buffering.max.messages", "100000", NULL, 0);
     rd_kafka_conf_set_dr_msg_cb(conf, sd_producer_dr);
     rd_kafka_conf_set_log_cb(conf, sd_producer_log_cb);
     rd_kafka_conf_set_opaque(conf, p);

@@ -29,6 +29,10 @@
 /* Set by the CLI's SIGINT/SIGTERM handler; every wait checks it. */
 extern volatile sig_atomic_t sd_run_stop_requested;
 
+/* Batches of up to 1,000 messages that may be in the ledger's writer at
+ * once while the runner renders the next ones. */
+#define SD_RUN_INFLIGHT 4
+
 typedef struct sd_run_opts_s {
     const char *brokers;          /* NULL: start the embedded cluster */
     const char *out_dir;
@@ -126,6 +130,16 @@ typedef struct sd_run_s {
     struct sd_run_staged_s *stage;
     int nstage, capstage;
     sd_buf_t arena;
+    /* batches handed to the ledger's writer, oldest first, each waiting
+     * for its ledger ticket before it goes to Kafka */
+    struct sd_run_subbatch_s {
+        struct sd_run_staged_s *stage;
+        int n, cap;
+        sd_buf_t arena;
+        int64_t *ns;              /* ledger message numbers */
+        int64_t ticket;
+    } sub[SD_RUN_INFLIGHT];
+    int sub_head, sub_count;
 
     /* background production (produce ... background) */
     int bg_active, bg_busy;
@@ -169,6 +183,9 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
                   int64_t event_time, const void *key, size_t keylen, const void *value, size_t vlen, int null_value);
 /* Record staged messages in run.db, commit, then hand them to Kafka. */
 sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen);
+/* Record the staged messages in the ledger and hand the previously
+ * submitted batch to Kafka (the produce loop pipelines with this). */
+sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen);
 /* Wait for every message in flight to be acknowledged. */
 sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen);
 /* Current row count of a sink (missing sinks count 0). */

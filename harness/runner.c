@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../reports/report.h"
@@ -131,44 +132,88 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     if (vlen) sd_buf_append(&r->arena, value, vlen);
 }
 
-sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
-    if (!r->nstage) return SD_OK;
+/* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
+static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
+    struct sd_run_subbatch_s *b = &r->sub[r->sub_head];
+    sd_err_t e = sd_ledger_wait(r->ledger, b->ticket, err, errlen);
     int64_t now = sd_util_wall_ms();
-    int64_t *ns = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->nstage);
-    sd_err_t e = SD_OK;
-    for (int i = 0; i < r->nstage && !e; i++) {
-        sd_run_staged_t *m = &r->stage[i];
-        sd_send_t s = {
-            .seq = m->seq, .kind = m->kind, .disposition = m->disp,
-            .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
-            .event_time_ms = m->event_time,
-            .key = NULL, .step = r->step};
-        char keybuf[256];
-        if (m->keylen && m->keylen < sizeof(keybuf)) {
-            memcpy(keybuf, r->arena.data + m->key_off, m->keylen);
-            keybuf[m->keylen] = 0;
-            s.key = keybuf;
-        }
-        e = sd_ledger_send(r->ledger, &s, now, &ns[i], err, errlen);
-    }
-    /* the ledger holds every message before Kafka sees any of them */
-    if (!e) e = sd_ledger_commit(r->ledger, err, errlen);
     char id[64];
-    for (int i = 0; i < r->nstage && !e; i++) {
-        sd_run_staged_t *m = &r->stage[i];
+    for (int i = 0; i < b->n && !e; i++) {
+        sd_run_staged_t *m = &b->stage[i];
         sd_events_id(r->events, m->seq, id);
-        e = sd_producer_send(r->producer, m->keylen ? r->arena.data + m->key_off : NULL, m->keylen,
-                             m->null_value ? NULL : r->arena.data + m->value_off, m->vlen, id, ns[i], err, errlen);
+        e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
+                             m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
         r->messages++;
         if (m->seq >= 0 && m->seq < r->nseq && r->sent_rel[m->seq] == UINT32_MAX) {
             int64_t rel = now - r->t0_wall;
             r->sent_rel[m->seq] = rel < 0 ? 0 : (uint32_t)rel;
         }
     }
-    free(ns);
-    r->nstage = 0;
-    sd_buf_reset(&r->arena);
+    b->n = 0;
+    sd_buf_reset(&b->arena);
+    r->sub_head = (r->sub_head + 1) % SD_RUN_INFLIGHT;
+    r->sub_count--;
     if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+/* Record the staged messages in the ledger (its writer thread commits
+ * them) and hand to Kafka the submitted batches the ledger has committed
+ * since: rendering and SQLite overlap, and still no message reaches Kafka
+ * before the ledger holds it. */
+sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    if (r->nstage) {
+        if (r->sub_count == SD_RUN_INFLIGHT && (e = sd_run_produce_oldest(r, err, errlen))) return e;
+        int64_t now = sd_util_wall_ms();
+        struct sd_run_subbatch_s *b = &r->sub[(r->sub_head + r->sub_count) % SD_RUN_INFLIGHT];
+        b->ns = sd_util_xrealloc(b->ns, sizeof(int64_t) * (size_t)r->nstage);
+        for (int i = 0; i < r->nstage && !e; i++) {
+            sd_run_staged_t *m = &r->stage[i];
+            sd_send_t s = {
+                .seq = m->seq, .kind = m->kind, .disposition = m->disp,
+                .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
+                .event_time_ms = m->event_time,
+                .key = NULL, .step = r->step};
+            char keybuf[256];
+            if (m->keylen && m->keylen < sizeof(keybuf)) {
+                memcpy(keybuf, r->arena.data + m->key_off, m->keylen);
+                keybuf[m->keylen] = 0;
+                s.key = keybuf;
+            }
+            e = sd_ledger_send(r->ledger, &s, now, &b->ns[i], err, errlen);
+        }
+        b->ticket = sd_ledger_submit(r->ledger);
+        if (e) {
+            r->nstage = 0;
+            sd_buf_reset(&r->arena);
+            sd_run_set_fatal(r, e, err);
+            return e;
+        }
+        /* the staged batch moves into the ring; the slot's buffers are reused */
+        struct sd_run_staged_s *st = b->stage;
+        int cap = b->cap;
+        sd_buf_t arena = b->arena;
+        b->stage = r->stage;
+        b->cap = r->capstage;
+        b->n = r->nstage;
+        b->arena = r->arena;
+        r->stage = st;
+        r->capstage = cap;
+        r->nstage = 0;
+        r->arena = arena;
+        sd_buf_reset(&r->arena);
+        r->sub_count++;
+    }
+    /* whatever the ledger has committed meanwhile goes to Kafka now */
+    int64_t done = r->sub_count ? sd_ledger_done(r->ledger) : 0;
+    while (!e && r->sub_count && r->sub[r->sub_head].ticket <= done) e = sd_run_produce_oldest(r, err, errlen);
+    return e;
+}
+
+sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
+    sd_err_t e = sd_run_submit(r, err, errlen);
+    while (!e && r->sub_count) e = sd_run_produce_oldest(r, err, errlen);
     return e;
 }
 
@@ -434,7 +479,7 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
         if (!e) e = sd_run_background(r, err, errlen);
         if (!e) e = sd_run_sup_events(r, err, errlen);
         if (!e) e = sd_run_sample(r, 0, err, errlen);
-        if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_commit(r->ledger, err, errlen);
+        if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_checkpoint(r->ledger, err, errlen);
         if (e) return sd_run_set_fatal(r, e, err);
         sd_run_live(r);
         int64_t left = deadline - sd_util_mono_ms();
@@ -667,7 +712,7 @@ static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, s
         }
         if ((e = sd_run_one_event(r, err, errlen))) return e;
         if (r->nstage >= 1000) {
-            if ((e = sd_run_flush(r, err, errlen))) return e;
+            if ((e = sd_run_submit(r, err, errlen))) return e;
             if ((e = sd_run_tick(r, 0, err, errlen))) return e;
         }
     }
@@ -1333,7 +1378,7 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
     /* reports look up each anomalous id in the ledger: index by seq then */
     if (!e && sd_run_ledger_count(r, "SELECT count(*) FROM (SELECT 1 FROM anomaly LIMIT 1)") > 0) {
         char *msg = NULL;
-        if (sqlite3_exec(sd_ledger_db(r->ledger), "CREATE INDEX IF NOT EXISTS ledger_seq ON ledger(seq)", NULL, NULL, &msg) != SQLITE_OK)
+        if (sqlite3_exec(sd_ledger_db(r->ledger), "CREATE INDEX IF NOT EXISTS sent_seq ON sent(seq)", NULL, NULL, &msg) != SQLITE_OK)
             sqlite3_free(msg);
     }
 out:
@@ -1387,6 +1432,7 @@ static void sd_run_close(sd_run_t *r) {
     sd_events_close(r->events);
     r->events = NULL;
     free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); free(r->sent_rel); sd_spark_close(r->spark); free(r->consumed); free(r->stage); free(r->trim_warned);
+    for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->sub[i].stage); free(r->sub[i].ns); sd_buf_free(&r->sub[i].arena); }
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);
     sd_buf_free(&r->key);
@@ -1407,6 +1453,14 @@ static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, co
         sd_ledger_meta_set(r->ledger, "reason", status == SD_OK ? "" : sd_strerror(status), NULL, 0);
         sd_ledger_meta_set(r->ledger, "message", message ? message : "", NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "ended_ms", sd_util_wall_ms(), NULL, 0);
+        /* what the harness itself cost: CPU of all its threads, peak memory */
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0) {
+            int64_t cpu = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 + (int64_t)ru.ru_stime.tv_sec * 1000 +
+                          ru.ru_stime.tv_usec / 1000;
+            sd_ledger_meta_set_int(r->ledger, "harness_cpu_ms", cpu, NULL, 0);
+            sd_ledger_meta_set_int(r->ledger, "harness_peak_rss_kb", ru.ru_maxrss, NULL, 0);
+        }
         sd_ledger_meta_set(r->ledger, "status", "finished", NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
     }
@@ -1703,7 +1757,9 @@ done:
             sd_err_t re = SD_OK;
             if (r->producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
             if (r->producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
+            int64_t rt0 = sd_util_mono_ms();
             if (!re) re = sd_run_reconcile(r, &failed, &unjudgeable, rerr, sizeof(rerr));
+            sd_ledger_meta_set_int(r->ledger, "reconcile_ms", sd_util_mono_ms() - rt0, NULL, 0);
             if (re && !status) {
                 status = re;
                 snprintf(msg, sizeof(msg), "%s", rerr);
@@ -1721,6 +1777,12 @@ done:
             sd_run_sup_events(r, NULL, 0);
         }
         const char *verdict;
+        if (status == SD_OK && !r->target) {
+            /* events went out and nothing read them back: no verdict */
+            status = SD_ERR_NOTHING_JUDGED;
+            snprintf(msg, sizeof(msg), "the scenario declares no sink: %lld messages were sent, nothing was checked",
+                     (long long)r->messages);
+        }
         if (status == SD_OK) {
             if (failed) {
                 status = SD_ERR_CHECK_FAILED;
@@ -1741,6 +1803,9 @@ done:
         }
         sd_run_finish(r, res, status, verdict, msg);
         if (r->ledger) {
+            /* the producer's last delivery reports go to the ledger first */
+            if (r->producer) sd_producer_close(r->producer);
+            r->producer = NULL;
             sd_ledger_close(r->ledger);
             r->ledger = NULL;
             char rerr[1024];

@@ -1,11 +1,11 @@
 /* sink.c - reader registry and the open-sink wrapper (see sink.h). */
 #include "sink.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonscan.h"
 #include "util.h"
 
 static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, NULL};
@@ -82,46 +82,10 @@ char *sd_sink_notes(sd_sink_t *s) {
 }
 
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen) {
-    if (!json || !len) return -1;
-    json_t *o = json_loadb(json, len, 0, NULL);
-    if (!o) return -1;
-    int n = -1;
-    if (json_is_object(o)) {
-        json_t *v = json_object_get(o, field);
-        if (json_is_string(v)) n = snprintf(out, outlen, "%s", json_string_value(v));
-        else if (json_is_integer(v)) n = snprintf(out, outlen, "%lld", (long long)json_integer_value(v));
-        if (n >= (int)outlen) n = (int)outlen - 1;
-    }
-    json_decref(o);
-    return n;
+    return sd_jsonscan_id_time(json, len, field, out, outlen, NULL, NULL, NULL);
 }
 
 int sd_sink_json_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen,
                          const char *time_field, int64_t *t_ms) {
-    *t_ms = INT64_MIN;
-    if (!time_field) return sd_sink_json_field(json, len, field, out, outlen);
-    if (!json || !len) return -1;
-    json_t *o = json_loadb(json, len, 0, NULL);
-    if (!o) return -1;
-    int n = -1;
-    if (json_is_object(o)) {
-        json_t *v = json_object_get(o, field);
-        if (json_is_string(v)) n = snprintf(out, outlen, "%s", json_string_value(v));
-        else if (json_is_integer(v)) n = snprintf(out, outlen, "%lld", (long long)json_integer_value(v));
-        if (n >= (int)outlen) n = (int)outlen - 1;
-        json_t *t = json_object_get(o, time_field);
-        if (json_is_integer(t)) *t_ms = json_integer_value(t);
-        else if (json_is_string(t)) {
-            const char *ts = json_string_value(t);
-            char *end;
-            long long v2 = strtoll(ts, &end, 10);
-            if (end != ts && !*end) *t_ms = v2;
-            else {
-                int64_t parsed;
-                if (!sd_util_parse_iso8601(ts, &parsed)) *t_ms = parsed;
-            }
-        }
-    }
-    json_decref(o);
-    return n;
+    return sd_jsonscan_id_time(json, len, field, out, outlen, time_field, t_ms, sd_util_parse_iso8601);
 }

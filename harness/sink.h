@@ -67,8 +67,8 @@ sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, 
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);
 
-/* Extract a top-level string or integer field from a JSON object text with
- * jansson. Writes into out (NUL-terminated) and returns its length, or -1
+/* Extract a top-level string or integer field from a JSON object text
+ * (simdjson, jsonscan.h: the whole text is validated). Writes into out (NUL-terminated) and returns its length, or -1
  * when the text is not an object or has no such field. */
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen);
 /* The same, plus a time field (epoch ms as a number or a string of digits,

@@ -119,6 +119,22 @@ static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, 
     return SD_OK;
 }
 
+/* "p<partition>@<offset>", the label of a record the pipeline did not label. */
+static size_t sd_kafka_position(char *out, int p, int64_t off) {
+    char tmp[48];
+    size_t n = 0, k = 0;
+    out[n++] = 'p';
+    uint64_t v = (uint64_t)(p < 0 ? 0 : p);
+    do { tmp[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) out[n++] = tmp[--k];
+    out[n++] = '@';
+    v = (uint64_t)(off < 0 ? 0 : off);
+    do { tmp[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) out[n++] = tmp[--k];
+    out[n] = 0;
+    return n;
+}
+
 static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
     sd_kafka_sink_t *s = state;
     int n = 0, missing = 0;
@@ -156,9 +172,16 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
     char idbuf[512], wbuf[64];
     int64_t idle_deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
     int stop = 0;
+    /* whether the pipeline labels its records (header sd-writer): looked
+     * for in the first records; a pipeline that does not label its first
+     * thousand records is not asked again (each lookup parses the headers) */
+    int64_t seen = 0, labelled = 0;
+    rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
+    enum { SD_KAFKA_BATCH = 10000 };
+    rd_kafka_message_t **ms = sd_util_xmalloc(sizeof(*ms) * SD_KAFKA_BATCH);
     while (remaining > 0 && !stop) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 200);
-        if (!m) {
+        ssize_t got = rd_kafka_consume_batch_queue(q, 200, ms, SD_KAFKA_BATCH);
+        if (got <= 0) {
             if (sd_util_mono_ms() > idle_deadline) {
                 e = sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: no data for 30s with %d partitions unread", s->topic, remaining);
                 break;
@@ -166,51 +189,62 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
             continue;
         }
         idle_deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
-        int p = m->partition;
-        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-            if (p >= 0 && p < n && !done[p]) { done[p] = 1; remaining--; }
-            rd_kafka_message_destroy(m);
-            continue;
-        }
-        if (m->err) {
-            e = sd_err_set(err, errlen, SD_ERR_SINK, "consume %s [%d]: %s", s->topic, p, rd_kafka_message_errstr(m));
-            rd_kafka_message_destroy(m);
-            break;
-        }
-        if (p >= 0 && p < n && !done[p] && m->offset < hi[p]) {
-            int idlen = -1;
-            if (s->header) {
+        for (ssize_t k = 0; k < got; k++) {
+            rd_kafka_message_t *m = ms[k];
+            int p = m->partition;
+            if (stop || e) {
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                if (p >= 0 && p < n && !done[p]) { done[p] = 1; remaining--; }
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            if (m->err) {
+                e = sd_err_set(err, errlen, SD_ERR_SINK, "consume %s [%d]: %s", s->topic, p, rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            if (p >= 0 && p < n && !done[p] && m->offset < hi[p]) {
+                int idlen = -1;
                 rd_kafka_headers_t *hdrs = NULL;
-                const void *hv;
-                size_t hl;
-                if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, s->header, &hv, &hl) && hv &&
-                    hl < sizeof(idbuf)) {
-                    memcpy(idbuf, hv, hl);
-                    idbuf[hl] = 0;
-                    idlen = (int)hl;
+                if (s->header) {
+                    const void *hv;
+                    size_t hl;
+                    if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, s->header, &hv, &hl) && hv &&
+                        hl < sizeof(idbuf)) {
+                        memcpy(idbuf, hv, hl);
+                        idbuf[hl] = 0;
+                        idlen = (int)hl;
+                    }
+                } else {
+                    idlen = sd_sink_json_field(m->payload, m->len, s->id_field, idbuf, sizeof(idbuf));
                 }
-            } else {
-                idlen = sd_sink_json_field(m->payload, m->len, s->id_field, idbuf, sizeof(idbuf));
+                size_t wlen = 0;
+                const void *wv;
+                size_t wl;
+                if ((labelled || seen < 1000) && !rd_kafka_message_headers(m, &hdrs) &&
+                    !rd_kafka_header_get_last(hdrs, "sd-writer", &wv, &wl) && wv && wl < sizeof(wbuf)) {
+                    memcpy(wbuf, wv, wl);
+                    wbuf[wl] = 0;
+                    wlen = wl;
+                    labelled = 1;
+                } else {
+                    wlen = sd_kafka_position(wbuf, p, m->offset);
+                }
+                seen++;
+                rd_kafka_timestamp_type_t tt;
+                int64_t ts = rd_kafka_message_timestamp(m, &tt);
+                if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, wbuf, wlen, ts >= 0 ? ts : INT64_MIN))
+                    stop = 1;
             }
-            int wlen = -1;
-            rd_kafka_headers_t *hdrs = NULL;
-            const void *wv;
-            size_t wl;
-            if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, "sd-writer", &wv, &wl) && wv && wl < sizeof(wbuf)) {
-                memcpy(wbuf, wv, wl);
-                wbuf[wl] = 0;
-                wlen = (int)wl;
-            } else {
-                wlen = snprintf(wbuf, sizeof(wbuf), "p%d@%lld", p, (long long)m->offset);
-            }
-            rd_kafka_timestamp_type_t tt;
-            int64_t ts = rd_kafka_message_timestamp(m, &tt);
-            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, wbuf, (size_t)wlen, ts >= 0 ? ts : INT64_MIN))
-                stop = 1;
+            if (p >= 0 && p < n && !done[p] && m->offset + 1 >= hi[p]) { done[p] = 1; remaining--; }
+            rd_kafka_message_destroy(m);
         }
-        if (p >= 0 && p < n && !done[p] && m->offset + 1 >= hi[p]) { done[p] = 1; remaining--; }
-        rd_kafka_message_destroy(m);
     }
+    free(ms);
+    rd_kafka_queue_destroy(q);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     free(done); free(hi); free(lo);

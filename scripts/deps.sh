@@ -4,7 +4,7 @@
 set -eu
 
 # the harness and its unit tests
-PKGS="gcc make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat"
+PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libsimdjson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat"
 # the report tests render report.html in headless Chromium
 PKGS="$PKGS chromium"
 # the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their

@@ -202,12 +202,12 @@ static int cmd_reconcile(int argc, char **argv) {
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl) nl = end;
-        o.rows++;
         sd_observe_row(&o, tag, taglen, p, (size_t)(nl - p), NULL, 0);
         p = nl + 1;
     }
     sd_recon_ledger_t l = {.nseq = n, .disp = disp, .kind = kind};
     sd_recon_result_t res;
+    memset(&res, 0, sizeof(res));
     sd_recon_classify(&l, o.copies, NULL, o.rows, o.unexpected_rows, o.unexpected_unique, &res);
     char *dp = sd_util_fmt("%s/duplicated.txt", argv[3]), *lp = sd_util_fmt("%s/lost.txt", argv[3]);
     write_list(dp, tag, &res.lists[SD_B_DUPLICATED]);

@@ -118,6 +118,50 @@ Test(sink, json_field_extraction) {
     cr_assert_eq(sd_sink_json_field("{\"event_id\":\"a-1\"", 17, "event_id", out, sizeof(out)), -1, "truncated JSON");
 }
 
+/* The same answers as jansson's defaults, on the rows a buggy pipeline writes. */
+Test(sink, json_field_edge_cases) {
+    struct { const char *json, *want; } cases[] = {
+        {"{\"event_id\":\"a-1\",\"event_id\":\"a-2\"}", "a-2"},             /* duplicate keys: the last wins */
+        {"{\"x\":{\"event_id\":\"a-1\"}}", NULL},                          /* only a top-level field counts */
+        {"{\"event_id\":\"a-\\u0031\"}", "a-1"},                            /* escapes are decoded */
+        {"{\"event_id\":\"a\\u0000b\"}", NULL},                             /* U+0000: refused, as jansson does */
+        {"{\"event_id\":\"\xff\xfe\"}", NULL},                              /* invalid UTF-8 */
+        {"{\"event_id\":1.5}", NULL},                                       /* a real is no id */
+        {"{\"event_id\":-42}", "-42"},
+        {"{\"event_id\":true}", NULL},
+        {"{\"event_id\":\"a-1\"} trailing", NULL},                            /* garbage after the object */
+        {"{\"event_id\":\"a-1\",}", NULL},                                    /* trailing comma */
+        {"  {\"event_id\" : \"a-1\" }  ", "a-1"},                              /* whitespace */
+        {"{\"event_id\":\"a-1\",\"n\":[1,{\"k\":[]}],\"s\":\"\\\"q\\\"\"}", "a-1"},
+        {"\"event_id\"", NULL},
+        {"", NULL}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[64] = "";
+        int n = sd_sink_json_field(cases[i].json, strlen(cases[i].json), "event_id", out, sizeof(out));
+        if (!cases[i].want) cr_assert_eq(n, -1, "%s -> %d (%s)", cases[i].json, n, out);
+        else {
+            cr_assert_eq(n, (int)strlen(cases[i].want), "%s -> %d", cases[i].json, n);
+            cr_assert_str_eq(out, cases[i].want);
+        }
+    }
+    /* the write time: a number, a string of digits, an ISO-8601 string */
+    char out[64];
+    int64_t t;
+    const char *num = "{\"event_id\":\"a\",\"t\":1767254400000}";
+    cr_assert_eq(sd_sink_json_id_time(num, strlen(num), "event_id", out, sizeof(out), "t", &t), 1);
+    cr_assert_eq(t, 1767254400000LL);
+    const char *iso = "{\"event_id\":\"a\",\"t\":\"2026-01-01T08:00:00.000Z\"}";
+    cr_assert_eq(sd_sink_json_id_time(iso, strlen(iso), "event_id", out, sizeof(out), "t", &t), 1);
+    cr_assert_eq(t, 1767254400000LL);
+    const char *bad = "{\"event_id\":\"a\",\"t\":\"yesterday\"}";
+    cr_assert_eq(sd_sink_json_id_time(bad, strlen(bad), "event_id", out, sizeof(out), "t", &t), 1);
+    cr_assert_eq(t, INT64_MIN);
+    /* an id longer than the buffer is cut, not overflowed */
+    char small[4];
+    cr_assert_eq(sd_sink_json_field("{\"event_id\":\"abcdefgh\"}", 23, "event_id", small, sizeof(small)), 3);
+    cr_assert_str_eq(small, "abc");
+}
+
 Test(sink, kafka_reads_a_topic_of_the_embedded_cluster, .timeout = 60) {
     sd_broker_t *b;
     char err[512];
