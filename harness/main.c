@@ -136,10 +136,11 @@ static int sd_cmp_str(const void *a, const void *b) { return strcmp(*(char *cons
 /* Rebuild the reports of one run folder. */
 static int sd_report_one(const char *dir) {
     char err[1024];
-    sd_buf_t written, missing;
+    sd_buf_t written, missing, timings;
     sd_buf_init(&written);
     sd_buf_init(&missing);
-    sd_err_t e = sd_report_write_all(dir, &written, &missing, err, sizeof(err));
+    sd_buf_init(&timings);
+    sd_err_t e = sd_report_write_all(dir, &written, &missing, &timings, err, sizeof(err));
     int rc = SD_EXIT_PASS;
     if (e && !written.len) {
         /* nothing written: not a run folder, or run.db unreadable */
@@ -147,6 +148,7 @@ static int sd_report_one(const char *dir) {
         rc = SD_EXIT_USAGE;
     } else {
         if (!sd_opt.quiet) printf("%s: rebuilt %s\n", dir, written.data);
+        if (sd_opt.verbose) printf("%s: writers took %s\n", dir, timings.data ? timings.data : "");
         if (missing.len) printf("%s: the run did not finish; missing:\n  %.*s\n", dir, (int)missing.len - 1, missing.data);
         if (e) {
             fprintf(stderr, "streamdrill: %s: %s\n", dir, err);
@@ -155,6 +157,7 @@ static int sd_report_one(const char *dir) {
     }
     sd_buf_free(&written);
     sd_buf_free(&missing);
+    sd_buf_free(&timings);
     return rc;
 }
 

@@ -1809,7 +1809,7 @@ done:
             sd_ledger_close(r->ledger);
             r->ledger = NULL;
             char rerr[1024];
-            if (sd_report_write_all(r->run_dir, NULL, NULL, rerr, sizeof(rerr)) != SD_OK)
+            if (sd_report_write_all(r->run_dir, NULL, NULL, NULL, rerr, sizeof(rerr)) != SD_OK)
                 fprintf(stderr, "streamdrill: reports for %s: %s\n", r->run_dir, rerr);
         }
     }

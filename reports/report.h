@@ -99,9 +99,11 @@ extern const sd_report_writer_t sd_report_html;      /* report.html */
 
 /* Write every report into run_dir. A writer that fails does not stop the
  * others; the first error is returned. When written is not NULL it gets
- * the names of the outputs written, space-separated, and missing what a
- * half-finished run lacks, one per line. */
-sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, char *err, size_t errlen);
+ * the names of the outputs written, space-separated, missing what a
+ * half-finished run lacks, one per line, and timings each writer's
+ * seconds ("charts=1.234s ..."). Each may be NULL. */
+sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, sd_buf_t *timings, char *err,
+                             size_t errlen);
 
 /* junit.xml over several runs: one testsuite each. */
 sd_err_t sd_report_junit_many(const sd_report_model_t *const *ms, int n, const char *path, char *err, size_t errlen);

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""make bench: streamdrill's speed and memory beside the tools a user would
+otherwise use, each baseline measured in the same run, medians of several
+runs, ratios against their targets.
+
+    python3 tests/bench/bench.py [--build build] [--quick] [--keep]
+
+Figures (README.md, "Benchmarks", says what each one means):
+
+  produce     events/s through the harness (generator, ledger, delivery
+              reports: the produce step of tests/bench/produce.drill) vs a bare
+              librdkafka producer loop (tests/bench/bare_produce.c) with the same
+              configuration and message sizes, to the embedded cluster and to a
+              real Apache Kafka broker                         target >= 0.8x
+  reconcile   10M observed ids (1% duplicated, 0.1% lost, shuffled) against a
+              10M event ledger (sd_bench reconcile) vs `sort | uniq -d` and
+              `sort -u | comm -23` (LC_ALL=C); the outputs are compared as sets
+                                                               target <= 0.5x time
+  sink read   10M rows through each sink reader and the observation vs the
+              plain tool on the same data: sqlite3 CLI, kcat, cat
+                                                               target >= 0.8x rate
+  scale       tests/bench/scale-10m.drill: 10M events, three mid-batch kills,
+              refpipe exactly-once on the real broker; must pass; the harness's
+              peak RSS                                          target <= 256 MB
+              and the time its charts take to draw              target < 10 s
+  overhead    the parcel drill with refpipe: wall time, and how it splits into
+              waiting for the pipeline and the harness's own work
+  growth      produce, read and reconcile at 1e5, 1e6, 1e7 events (table and
+              tests/out/bench/growth.svg)
+
+Every command runs without a shell. Output: the table on stdout and in
+tests/out/bench/bench.md, every sample in tests/out/bench/results.json.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "out", "bench")
+DATA = os.path.join(OUT, "data")
+KAFKA_SH = os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh")
+TAG = "ab12cd34"
+
+results = {"machine": {}, "figures": [], "growth": [], "samples": {}}
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, stdout=subprocess.PIPE, ok=(0,), timeout=3600, env=None):
+    r = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+    if r.returncode not in ok:
+        sys.exit(f"bench: {' '.join(cmd[:4])}... exited {r.returncode}: {r.stderr[-800:]}")
+    return r
+
+
+def timed(cmd, stdout=subprocess.DEVNULL, stdin=None):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=stdout, stdin=stdin, stderr=subprocess.PIPE)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd[:4])}... exited {r.returncode}: {r.stderr[-500:]}")
+    return dt
+
+
+def timed_pipe(a, b, out_path, b_stdin_arg=None):
+    """a | b > out_path, both without a shell; seconds until both are done."""
+    with open(out_path, "w") as out:
+        t0 = time.perf_counter()
+        pa = subprocess.Popen(a, stdout=subprocess.PIPE, env=dict(os.environ, LC_ALL="C"))
+        pb = subprocess.Popen(b, stdin=pa.stdout, stdout=out, env=dict(os.environ, LC_ALL="C"))
+        pa.stdout.close()
+        pb.wait()
+        pa.wait()
+        dt = time.perf_counter() - t0
+    if pa.returncode or pb.returncode:
+        sys.exit(f"bench: {a[0]} | {b[0]} failed ({pa.returncode}, {pb.returncode})")
+    return dt
+
+
+def kv(text):
+    return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", text)}
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def figure(name, what, ours, base, unit, ratio, target, op, note=""):
+    ok = ratio >= target if op == ">=" else ratio <= target
+    results["figures"].append({"name": name, "what": what, "streamdrill": ours, "baseline": base, "unit": unit,
+                               "ratio": round(ratio, 3), "target": f"{op} {target}", "met": ok, "note": note})
+    say(f"  {name:<28} {ours:>14} vs {base:<26} ratio {ratio:5.2f}  target {op} {target}  {'met' if ok else 'MISSED'}")
+
+
+def fmt_rate(x):
+    return f"{x / 1e6:.2f} M/s" if x >= 1e6 else f"{x / 1e3:.0f} k/s"
+
+
+def machine():
+    cpu = "?"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    ver = run([BIN, "--version"]).stdout.splitlines()
+    m = {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem / 1048576, 1), "kernel": platform.release(),
+         "streamdrill": ver[0] if ver else "?", "librdkafka": next((v.strip() for v in ver if "librdkafka" in v), "?"),
+         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    results["machine"] = m
+    say(f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}; {m['librdkafka']}; {m['date']}")
+
+
+# ---- the real broker ----
+
+class Kafka:
+    def __init__(self):
+        self.dir = os.path.join(OUT, "kafka")
+        self.addr = None
+
+    def __enter__(self):
+        r = subprocess.run([KAFKA_SH, "start", self.dir, "", str(os.getpid())], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        if r.returncode == 0 and r.stdout.strip():
+            self.addr = r.stdout.split()[0]
+        else:
+            say(f"  (no real Kafka broker: {r.stderr.strip()[-300:]})")
+        return self
+
+    def __exit__(self, *a):
+        if self.addr:
+            subprocess.run([KAFKA_SH, "stop", self.dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# ---- figures ----
+
+def run_db(run_dir):
+    return sqlite3.connect(f"file:{os.path.join(run_dir, 'run.db')}?mode=ro", uri=True)
+
+
+def meta(con, key, default=None):
+    row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def produce_sd(n, brokers, i):
+    out = os.path.join(OUT, "runs", f"produce-{i}")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [BIN, "run", os.path.join(ROOT, "tests", "bench", "produce.drill"), "--set", f"n={n}", "--quiet", "--out", out]
+    if brokers:
+        cmd += ["--brokers", brokers]
+    run(cmd, ok=(3,))  # no sink: nothing-judged
+    con = run_db(os.path.join(out, "produce"))
+    started, ended = con.execute("SELECT started_ms, ended_ms FROM step WHERE text LIKE 'produce%'").fetchone()
+    con.close()
+    return (ended - started) / 1000.0
+
+
+def produce_bare(n, brokers, sizes, i):
+    cmd = [BARE, "--count", str(n), "--key", str(sizes["key"]), "--value", str(sizes["value"]), "--id", str(sizes["id"]),
+           "--topic", f"bare-{os.getpid()}-{i}-{n}", "--partitions", "3"]
+    cmd += ["--brokers", brokers] if brokers else ["--embedded"]
+    return kv(run(cmd).stdout)["seconds"]
+
+
+def bench_produce(label, brokers, n, reps, sizes):
+    bare, ours = [], []
+    for i in range(reps):  # alternate, so drift on a shared machine hits both alike
+        bare.append(n / produce_bare(n, brokers, sizes, i))
+        ours.append(n / produce_sd(n, brokers, i))
+    results["samples"][f"produce-{label}"] = {"bare_per_s": bare, "streamdrill_per_s": ours}
+    figure(f"produce ({label})", "events/s", fmt_rate(med(ours)), f"bare librdkafka {fmt_rate(med(bare))}", "events/s",
+           med(ours) / med(bare), 0.8, ">=", f"{n:,} events, median of {reps}")
+    return med(ours)
+
+
+def bench_reconcile(n, reps):
+    ids, exp, srt = (os.path.join(DATA, f) for f in (f"ids-{n}.txt", f"expected-{n}.txt", f"expected-{n}.sorted"))
+    run([SDB, "gen-ids", str(n), TAG, "1", "10", ids, exp])
+    with open(srt, "w") as f:
+        subprocess.run(["sort", exp], stdout=f, env=dict(os.environ, LC_ALL="C"), check=True)
+    outd = os.path.join(DATA, "recon")
+    os.makedirs(outd, exist_ok=True)
+    ours, uniq, comm = [], [], []
+    for i in range(reps):
+        ours.append(kv(run([SDB, "reconcile", str(n), TAG, ids, outd]).stdout)["seconds"])
+        uniq.append(timed_pipe(["sort", ids], ["uniq", "-d"], os.path.join(outd, "uniq-d.txt")))
+        comm.append(timed_pipe(["sort", "-u", ids], ["comm", "-23", srt, "-"], os.path.join(outd, "comm.txt")))
+    # the same answers
+    same = (sorted(open(os.path.join(outd, "duplicated.txt")).read().split()) == sorted(open(os.path.join(outd, "uniq-d.txt")).read().split())
+            and sorted(open(os.path.join(outd, "lost.txt")).read().split()) == sorted(open(os.path.join(outd, "comm.txt")).read().split()))
+    if not same:
+        sys.exit("bench: reconcile and sort | uniq -d / comm disagree on the duplicated or lost ids")
+    results["samples"][f"reconcile-{n}"] = {"streamdrill_s": ours, "sort_uniq_s": uniq, "sort_comm_s": comm}
+    return med(ours), med(uniq), med(comm)
+
+
+def read_sd(kind, n, params):
+    return kv(run([SDB, "read", kind, str(n), TAG] + params).stdout)
+
+
+def bench_read(n, reps, kafka_addr, growth=False):
+    """Seconds per sink kind (ours, tool)."""
+    res = {}
+    db = os.path.join(DATA, f"sink-{n}.db")
+    jl = os.path.join(DATA, f"sink-{n}.jsonl")
+    if not os.path.exists(db):
+        run([SDB, "gen-sqlite", str(n), TAG, db])
+    if not os.path.exists(jl) and not growth:
+        run([SDB, "gen-jsonl", str(n), TAG, jl])
+    q = "SELECT event_id FROM bronze"
+    kinds = [("sqlite", ["db=" + db, "query=" + q], ["sqlite3", db, q], None)]
+    if not growth:
+        kinds.append(("jsonl", ["path=" + jl], ["cat", jl], None))
+    if kafka_addr and not growth:
+        topic = f"sink-{n}-{os.getpid()}"
+        run([BARE, "--brokers", kafka_addr, "--topic", topic, "--partitions", "3", "--count", str(n), "--json", TAG])
+        kinds.append(("kafka", ["brokers=" + kafka_addr, "topic=" + topic],
+                      ["kcat", "-C", "-b", kafka_addr, "-t", topic, "-o", "beginning", "-e", "-q", "-X", "isolation.level=read_committed",
+                       "-f", "%s\n"], None))
+    for kind, params, tool, _ in kinds:
+        ours, base = [], []
+        for i in range(reps):
+            r = read_sd(kind, n, params)
+            if r["once"] != n:
+                sys.exit(f"bench: reading the {kind} sink found {r['once']:.0f} of {n} ids once")
+            ours.append(r["seconds"])
+            base.append(timed(tool))
+        res[kind] = (med(ours), med(base))
+        results["samples"][f"read-{kind}-{n}"] = {"streamdrill_s": ours, "tool_s": base}
+    return res
+
+
+def bench_scale(kafka_addr):
+    out = os.path.join(OUT, "runs", "scale")
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    r = subprocess.run([BIN, "run", os.path.join(ROOT, "tests", "bench", "scale-10m.drill"), "--brokers", kafka_addr, "--quiet",
+                        "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    d = os.path.join(out, "scale-10m")
+    s = json.load(open(os.path.join(d, "summary.json")))
+    con = run_db(d)
+    rss_kb = int(meta(con, "harness_peak_rss_kb", "0"))
+    cpu_ms = int(meta(con, "harness_cpu_ms", "0"))
+    rec_ms = int(meta(con, "reconcile_ms", "0"))
+    steps = con.execute("SELECT text, ended_ms - started_ms, detail FROM step ORDER BY idx").fetchall()
+    con.close()
+    kills = [f for f in s["faults"] if f["kind"] == "kill"]
+    landed = sum(1 for f in kills if f.get("landed_mid_batch"))
+    t1 = time.perf_counter()
+    rep = run([BIN, "report", "--verbose", d])
+    report_s = time.perf_counter() - t1
+    charts = float(re.search(r"charts=([0-9.]+)s", rep.stdout).group(1))
+    c = s["counts"]
+    passed = r.returncode == 0 and s["verdict"] == "pass" and c["observed_unique"] == 10_000_000 and landed == 3
+    results["scale"] = {"exit": r.returncode, "verdict": s["verdict"], "counts": c, "kills": len(kills), "kills_mid_batch": landed,
+                        "wall_s": round(wall, 1), "harness_cpu_s": cpu_ms / 1000, "peak_rss_mb": round(rss_kb / 1024, 1),
+                        "reconcile_s": rec_ms / 1000, "report_rebuild_s": round(report_s, 2), "charts_s": charts,
+                        "steps": [{"step": t, "seconds": (ms or 0) / 1000, "detail": det} for t, ms, det in steps]}
+    say(f"  scale drill: exit {r.returncode}, verdict {s['verdict']}, {c['observed_unique']:,} unique, {c['lost']} lost, "
+        f"{c['duplicated']} duplicated, kills inside a batch {landed} of {len(kills)}, {wall:.0f} s wall "
+        f"(reconciliation {rec_ms / 1000:.1f} s), harness CPU {cpu_ms / 1000:.0f} s")
+    if not passed:
+        say("  SCALE DRILL DID NOT PASS: " + (r.stderr[-600:] if r.stderr else ""))
+    figure("peak RSS (10M run)", "MB", f"{rss_kb / 1024:.0f} MB", "budget 256 MB", "MB", rss_kb / 1024 / 256, 1.0, "<=",
+           "the harness process, all threads")
+    figure("charts (10M run)", "s", f"{charts:.2f} s", "budget 10 s", "s", charts / 10, 1.0, "<=",
+           f"all reports rebuilt in {report_s:.1f} s")
+    return passed
+
+
+def bench_overhead(reps):
+    walls, waits, sends, procs, recs, cpus = [], [], [], [], [], []
+    for i in range(reps):
+        out = os.path.join(OUT, "runs", f"parcel-{i}")
+        shutil.rmtree(out, ignore_errors=True)
+        t0 = time.perf_counter()
+        run([BIN, "run", os.path.join(ROOT, "scenarios", "parcel-restart.drill"), "--quiet", "--out", out])
+        walls.append(time.perf_counter() - t0)
+        con = run_db(os.path.join(out, "parcel-restart"))
+        wait = send = proc = 0.0
+        for text, ms in con.execute("SELECT text, ended_ms - started_ms FROM step"):
+            word = text.split()[0]
+            sec = (ms or 0) / 1000
+            if word in ("await", "sleep"):
+                wait += sec
+            elif word in ("produce", "replay", "inject"):
+                send += sec
+            else:
+                proc += sec
+        recs.append(int(meta(con, "reconcile_ms", "0")) / 1000)
+        cpus.append(int(meta(con, "harness_cpu_ms", "0")) / 1000)
+        con.close()
+        waits.append(wait)
+        sends.append(send)
+        procs.append(proc)
+    w = med(walls)
+    results["overhead"] = {"wall_s": w, "waiting_for_pipeline_s": med(waits), "sending_s": med(sends),
+                           "process_control_s": med(procs), "reconcile_s": med(recs), "harness_cpu_s": med(cpus),
+                           "other_s": w - med(waits) - med(sends) - med(procs) - med(recs), "runs": reps}
+    o = results["overhead"]
+    say(f"  parcel drill: {w:.2f} s wall (median of {reps}): waiting for the pipeline {o['waiting_for_pipeline_s']:.2f} s "
+        f"(await, quiescence), sending {o['sending_s']:.2f} s, start/kill/restart {o['process_control_s']:.2f} s, "
+        f"reconciliation {o['reconcile_s']:.2f} s, setup and reports {o['other_s']:.2f} s; "
+        f"the harness's own CPU {o['harness_cpu_s']:.2f} s ({100 * o['harness_cpu_s'] / w:.0f}% of the wall time)")
+
+
+def growth_chart():
+    rows = results["growth"]
+    dat = os.path.join(OUT, "growth.dat")
+    with open(dat, "w") as f:
+        f.write("# events produce_s read_sqlite_s reconcile_s\n")
+        for g in rows:
+            f.write(f"{g['events']} {g['produce_s']} {g['read_sqlite_s']} {g['reconcile_s']}\n")
+    gp = os.path.join(OUT, "growth.gp")
+    with open(gp, "w") as f:
+        f.write(f"""set terminal svg size 760,420 dynamic font 'DejaVu Sans,11' background '#ffffff'
+set output '{OUT}/growth.svg'
+set logscale xy
+set grid
+set key top left
+set xlabel 'events'
+set ylabel 'seconds'
+set title 'streamdrill: cost against size (a slope of 1 is linear)'
+plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title 'produce (embedded cluster)', \\
+     '' using 1:3 with linespoints lw 2 pt 5 title 'read a sqlite sink', \\
+     '' using 1:4 with linespoints lw 2 pt 9 title 'reconcile', \\
+     '' using 1:($1/1e6) with lines dt 2 lc rgb '#999999' title 'linear (1 us per event)'
+set terminal pngcairo size 760,420 font 'DejaVu Sans,10'
+set output '{OUT}/growth.png'
+replot
+""")
+    subprocess.run(["gnuplot", gp], check=False, stderr=subprocess.DEVNULL)
+
+
+def write_markdown():
+    m = results["machine"]
+    lines = [f"Measured by `make bench` on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}, "
+             f"{m['librdkafka']}, {m['date']}; medians, each baseline measured in the same run.", "",
+             "| figure | streamdrill | baseline | ratio | target | |", "|---|---:|---|---:|---|---|"]
+    for f in results["figures"]:
+        lines.append(f"| {f['name']} | {f['streamdrill']} | {f['baseline']} | {f['ratio']:.2f} | {f['target']} | "
+                     f"{'met' if f['met'] else '**missed**'} |")
+    if "overhead" in results:
+        o = results["overhead"]
+        lines += ["", f"Parcel drill overhead: {o['wall_s']:.2f} s wall; waiting for the pipeline {o['waiting_for_pipeline_s']:.2f} s, "
+                      f"sending {o['sending_s']:.2f} s, start/kill/restart {o['process_control_s']:.2f} s, reconciliation "
+                      f"{o['reconcile_s']:.2f} s, setup and reports {o['other_s']:.2f} s; harness CPU {o['harness_cpu_s']:.2f} s."]
+    if "scale" in results:
+        s = results["scale"]
+        lines += ["", f"Scale drill (10M events, 3 mid-batch kills, refpipe exactly-once, real broker): verdict {s['verdict']}, "
+                      f"{s['counts']['observed_unique']:,} unique, {s['counts']['lost']} lost, {s['counts']['duplicated']} duplicated, "
+                      f"{s['kills_mid_batch']} of {s['kills']} kills inside a batch, {s['wall_s']:.0f} s wall, reconciliation "
+                      f"{s['reconcile_s']:.1f} s, peak RSS {s['peak_rss_mb']:.0f} MB, charts {s['charts_s']:.2f} s."]
+    if results["growth"]:
+        lines += ["", "| events | produce (s) | read sqlite (s) | reconcile (s) | produce ns/event | read ns/event | reconcile ns/event |",
+                  "|---:|---:|---:|---:|---:|---:|---:|"]
+        for g in results["growth"]:
+            n = g["events"]
+            lines.append(f"| {n:,} | {g['produce_s']:.3f} | {g['read_sqlite_s']:.3f} | {g['reconcile_s']:.3f} | "
+                         f"{1e9 * g['produce_s'] / n:.0f} | {1e9 * g['read_sqlite_s'] / n:.0f} | {1e9 * g['reconcile_s'] / n:.0f} |")
+    open(os.path.join(OUT, "bench.md"), "w").write("\n".join(lines) + "\n")
+    say("\n" + "\n".join(lines))
+
+
+def main():
+    global BIN, SDB, BARE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repetition: a smoke run of the bench itself")
+    ap.add_argument("--keep", action="store_true", help="keep the generated data in tests/out/bench/data")
+    a = ap.parse_args()
+    b = os.path.join(ROOT, a.build)
+    BIN, SDB, BARE = os.path.join(b, "streamdrill"), os.path.join(b, "bench", "sd_bench"), os.path.join(b, "bench", "bare_produce")
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(DATA)
+    big = 100_000 if a.quick else 10_000_000
+    reps = 1 if a.quick else 3
+    machine()
+    sz = kv(run([SDB, "event-sizes", "1", "10000"]).stdout)
+    sizes = {"key": round(sz["key"]), "value": round(sz["value"]), "id": round(sz["id"])}
+    say(f"event sizes: key {sizes['key']} B, value {sizes['value']} B, sd-id header {sizes['id']} B")
+    with Kafka() as kafka:
+        say("produce")
+        pn = 100_000 if a.quick else 1_000_000
+        bench_produce("embedded cluster", None, pn, 1 if a.quick else 5, sizes)
+        if kafka.addr:
+            bench_produce("real Kafka broker", kafka.addr, pn, 1 if a.quick else 5, sizes)
+        say("reconcile")
+        ours, uniq, comm = bench_reconcile(big, reps)
+        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort|uniq -d {uniq:.2f} s", "s", ours / uniq, 0.5, "<=")
+        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort -u|comm {comm:.2f} s", "s", ours / comm, 0.5, "<=")
+        say("sink read")
+        rd = bench_read(big, reps, kafka.addr)
+        tools = {"sqlite": "sqlite3 CLI", "jsonl": "cat", "kafka": "kcat"}
+        for kind, (ours_s, tool_s) in rd.items():
+            figure(f"read {big:,} rows ({kind})", "rows/s", fmt_rate(big / ours_s), f"{tools[kind]} {fmt_rate(big / tool_s)}",
+                   "rows/s", tool_s / ours_s, 0.8, ">=")
+        if kafka.addr and not a.quick:
+            say("scale")
+            bench_scale(kafka.addr)
+        say("overhead")
+        bench_overhead(1 if a.quick else 5)
+        say("growth")
+        sizes_g = [10_000, 100_000] if a.quick else [100_000, 1_000_000, 10_000_000]
+        for n in sizes_g:
+            p = produce_sd(n, None, f"g{n}")
+            if n == big:
+                rs, rc = rd["sqlite"][0], ours
+            else:
+                rs = bench_read(n, 1, None, growth=True)["sqlite"][0]
+                rc = bench_reconcile(n, 1)[0]
+            results["growth"].append({"events": n, "produce_s": round(p, 4), "read_sqlite_s": round(rs, 4), "reconcile_s": round(rc, 4)})
+            say(f"  {n:>12,} events: produce {p:.3f} s, read {rs:.3f} s, reconcile {rc:.3f} s")
+        growth_chart()
+    write_markdown()
+    json.dump(results, open(os.path.join(OUT, "results.json"), "w"), indent=2)
+    if not a.keep:
+        shutil.rmtree(DATA, ignore_errors=True)
+    say(f"\nbench: tests/out/bench/bench.md, results.json, growth.svg")
+
+
+if __name__ == "__main__":
+    main()
