@@ -83,6 +83,12 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_object_set_new(root, "started_at", json_string(m->started_at));
     json_object_set_new(root, "duration_ms", m->ended_ms >= 0 ? json_integer(m->ended_ms - m->started_ms) : json_null());
     json_object_set_new(root, "harness_version", json_string(m->version));
+    /* what the harness itself cost (null when the run did not finish) */
+    json_t *h = json_object();
+    json_object_set_new(h, "cpu_ms", m->harness_cpu_ms >= 0 ? json_integer(m->harness_cpu_ms) : json_null());
+    json_object_set_new(h, "peak_rss_kb", m->harness_peak_rss_kb >= 0 ? json_integer(m->harness_peak_rss_kb) : json_null());
+    json_object_set_new(h, "reconcile_ms", m->reconcile_ms >= 0 ? json_integer(m->reconcile_ms) : json_null());
+    json_object_set_new(root, "harness", h);
     json_object_set_new(root, "complete", json_boolean(m->complete));
     if (json_object_size(more)) json_object_set_new(root, "other_sinks", more);
     else json_decref(more);

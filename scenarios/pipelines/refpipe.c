@@ -153,6 +153,7 @@ static int64_t parse_duration(const char *s) {
     if (!strcmp(end, "ms")) return (int64_t)v;
     if (!strcmp(end, "m")) return (int64_t)(v * 60000);
     if (!strcmp(end, "h")) return (int64_t)(v * 3600000);
+    if (!strcmp(end, "d")) return (int64_t)(v * 86400000);
     die("bad duration %s", s);
     return 0;
 }

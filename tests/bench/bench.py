@@ -262,7 +262,7 @@ def bench_scale(kafka_addr):
     rep = run([BIN, "report", "--verbose", d])
     report_s = time.perf_counter() - t1
     charts = float(re.search(r"charts=([0-9.]+)s", rep.stdout).group(1))
-    c = s["counts"]
+    c = {k: (v if v is not None else -1) for k, v in s["counts"].items()}
     passed = r.returncode == 0 and s["verdict"] == "pass" and c["observed_unique"] == 10_000_000 and landed == 3
     results["scale"] = {"exit": r.returncode, "verdict": s["verdict"], "counts": c, "kills": len(kills), "kills_mid_batch": landed,
                         "wall_s": round(wall, 1), "harness_cpu_s": cpu_ms / 1000, "peak_rss_mb": round(rss_kb / 1024, 1),
@@ -272,7 +272,7 @@ def bench_scale(kafka_addr):
         f"{c['duplicated']} duplicated, kills inside a batch {landed} of {len(kills)}, {wall:.0f} s wall "
         f"(reconciliation {rec_ms / 1000:.1f} s), harness CPU {cpu_ms / 1000:.0f} s")
     if not passed:
-        say("  SCALE DRILL DID NOT PASS: " + (r.stderr[-600:] if r.stderr else ""))
+        say(f"  SCALE DRILL DID NOT PASS: {s['reason']}: {s['message'][:600]}")
     figure("peak RSS (10M run)", "MB", f"{rss_kb / 1024:.0f} MB", "budget 256 MB", "MB", rss_kb / 1024 / 256, 1.0, "<=",
            "the harness process, all threads")
     figure("charts (10M run)", "s", f"{charts:.2f} s", "budget 10 s", "s", charts / 10, 1.0, "<=",
