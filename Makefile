@@ -6,6 +6,7 @@
 #                   (embedded cluster, then a real Kafka broker and Spark)
 #   make test-fast  the same without the real broker and Spark
 #   make bench      speed and memory figures against baselines measured in the same run
+#   make bench-profile  perf profiles of the figures that miss their targets
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/
 #   make clean
 
@@ -105,6 +106,12 @@ bench: deps
 	$(MAKE) all $(BENCH_BINS)
 	python3 tests/bench/bench.py --build $(BUILD)
 
+# where the time goes in the figures that miss their targets (perf)
+bench-profile: deps
+	scripts/deps.sh linux-perf
+	$(MAKE) all $(BENCH_BINS)
+	python3 tests/bench/profile.py --build $(BUILD)
+
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT=-O1 $(BUILD:build=build-asan)/streamdrill $(TEST_NAMES:%=build-asan/tests/%)
 	@set -e; for t in $(TEST_NAMES); do ASAN_OPTIONS=detect_leaks=1 build-asan/tests/$$t --jobs 1 --short-filename; done
@@ -112,7 +119,7 @@ asan:
 clean:
 	rm -rf build build-asan $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test test-fast demo bench asan clean
+.PHONY: all deps unit scenario-tests test test-fast demo bench bench-profile asan clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -4,7 +4,7 @@
 set -eu
 
 # the harness and its unit tests
-PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libsimdjson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat"
+PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libsimdjson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat jq"
 # the report tests render report.html in headless Chromium
 PKGS="$PKGS chromium"
 # the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
@@ -12,6 +12,8 @@ PKGS="$PKGS chromium"
 command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
 command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
+# extra packages a target asks for (make bench-profile: linux-perf)
+PKGS="$PKGS $*"
 
 missing=""
 for p in $PKGS; do
