@@ -1210,50 +1210,52 @@ static void sd_run_compare_account(sd_run_t *r) {
     sqlite3_finalize(st);
 }
 
-static int sd_cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* End-to-end latency of the ids expected in the target: from the moment the
  * harness handed the message to Kafka to the first write time the sink
  * reports. Quantiles go into the counts; a strided sample of ids (at most
- * 20,000) into the table `latency` for the charts. */
-static void sd_run_latency(sd_run_t *r, const sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
+ * 20,000) into the table `latency` for the charts. The latencies are
+ * computed in place in obs->first_t (its last use), so a ten-million-event
+ * run needs no second array of them. */
+static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
     c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
     c->latency_samples = 0;
     if (!obs->first_t) return;
-    uint32_t *lat = sd_util_xmalloc(sizeof(uint32_t) * (size_t)(r->nseq ? r->nseq : 1));
+    uint32_t *ft = obs->first_t;
+    sqlite3 *db = sd_ledger_db(r->ledger);
+    sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER)", NULL, NULL, NULL);
+    sqlite3_stmt *ins;
+    if (sqlite3_prepare_v2(db, "INSERT INTO latency VALUES(?,?,?,?)", -1, &ins, NULL) == SQLITE_OK) {
+        int64_t stride = r->nseq / 20000 + 1;
+        for (int64_t s = 0; s < r->nseq; s += stride) {
+            if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+            sqlite3_bind_text(ins, 1, sink, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(ins, 2, s);
+            sqlite3_bind_int64(ins, 3, r->t0_wall + r->sent_rel[s]);
+            sqlite3_bind_int64(ins, 4, r->t0_wall + ft[s]);
+            sqlite3_step(ins);
+            sqlite3_reset(ins);
+        }
+        sqlite3_finalize(ins);
+    }
     int64_t n = 0;
-    for (int64_t s = 0; s < r->nseq; s++) {
-        if (r->disp[s] != SD_DISP_TARGET || obs->first_t[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
-        lat[n++] = obs->first_t[s] > r->sent_rel[s] ? obs->first_t[s] - r->sent_rel[s] : 0;
+    for (int64_t s = 0; s < r->nseq; s++) { /* n <= s: ft[s] is read before ft[n] is written */
+        if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+        ft[n++] = ft[s] > r->sent_rel[s] ? ft[s] - r->sent_rel[s] : 0;
     }
     if (n) {
-        sqlite3 *db = sd_ledger_db(r->ledger);
-        sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER)", NULL, NULL, NULL);
-        sqlite3_stmt *ins;
-        if (sqlite3_prepare_v2(db, "INSERT INTO latency VALUES(?,?,?,?)", -1, &ins, NULL) == SQLITE_OK) {
-            int64_t stride = r->nseq / 20000 + 1;
-            for (int64_t s = 0; s < r->nseq; s += stride) {
-                if (r->disp[s] != SD_DISP_TARGET || obs->first_t[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
-                sqlite3_bind_text(ins, 1, sink, -1, SQLITE_STATIC);
-                sqlite3_bind_int64(ins, 2, s);
-                sqlite3_bind_int64(ins, 3, r->t0_wall + r->sent_rel[s]);
-                sqlite3_bind_int64(ins, 4, r->t0_wall + obs->first_t[s]);
-                sqlite3_step(ins);
-                sqlite3_reset(ins);
-            }
-            sqlite3_finalize(ins);
-        }
-        qsort(lat, (size_t)n, sizeof(uint32_t), sd_cmp_u32);
-        c->latency_p50_ms = lat[(n - 1) * 50 / 100];
-        c->latency_p95_ms = lat[(n - 1) * 95 / 100];
-        c->latency_p99_ms = lat[(n - 1) * 99 / 100];
-        c->latency_max_ms = lat[n - 1];
+        /* each quantile is selected among what lies above the previous one */
+        int64_t k50 = (n - 1) * 50 / 100, k95 = (n - 1) * 95 / 100, k99 = (n - 1) * 99 / 100;
+        c->latency_p50_ms = sd_util_select_u32(ft, n, k50);
+        c->latency_p95_ms = sd_util_select_u32(ft + k50, n - k50, k95 - k50);
+        c->latency_p99_ms = sd_util_select_u32(ft + k95, n - k95, k99 - k95);
+        uint32_t mx = ft[k99];
+        for (int64_t i = k99 + 1; i < n; i++)
+            if (ft[i] > mx) mx = ft[i];
+        c->latency_max_ms = mx;
         c->latency_samples = n;
     }
-    free(lat);
+    free(obs->first_t);
+    obs->first_t = NULL;
 }
 
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */

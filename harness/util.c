@@ -415,3 +415,29 @@ void sd_buf_put_shell_word(sd_buf_t *b, const char *s) {
     }
     sd_buf_putc(b, '\'');
 }
+
+/* The k-th smallest of a[0..n) (0-based), moving it to a[k] with nothing
+ * larger before it and nothing smaller after it (quickselect, median of
+ * three; O(n) expected, also on sorted input). */
+uint32_t sd_util_select_u32(uint32_t *a, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        uint32_t x = a[lo], y = a[mid], z = a[hi];
+        uint32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                uint32_t t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break; /* a[j+1..i-1] all equal the pivot */
+    }
+    return a[k];
+}

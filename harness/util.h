@@ -30,6 +30,10 @@ char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);
  * Returns 0 and sets *out on success, -1 if s is not such a timestamp. */
 int sd_util_parse_iso8601(const char *s, int64_t *out);
 
+/* The k-th smallest (0-based) of a[0..n), moved to a[k]: nothing larger
+ * before it, nothing smaller after it. Expected O(n). */
+uint32_t sd_util_select_u32(uint32_t *a, int64_t n, int64_t k);
+
 /* Parse a duration: 250ms, 3s, 1.5s, 10m, 2h, 1d; a bare number is seconds.
  * Returns 0 and sets *out_ms, -1 if malformed or negative. */
 int sd_util_parse_duration(const char *s, int64_t *out_ms);

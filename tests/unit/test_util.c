@@ -98,3 +98,33 @@ Test(util, iso8601_matches_gmtime) {
         cr_assert_str_eq(got, want, "%lld", (long long)ms);
     }
 }
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* quantile selection (latency percentiles) against a full sort, on random,
+ * sorted, reversed, all-equal and few-valued arrays, selecting p50, then p95
+ * and p99 in what lies above, as the runner does */
+Test(util, select_matches_sort) {
+    srand(7);
+    for (int shape = 0; shape < 5; shape++) {
+        for (int64_t n = 1; n <= 3000; n = n * 3 + 1) {
+            uint32_t *a = malloc(sizeof(uint32_t) * (size_t)n), *sorted = malloc(sizeof(uint32_t) * (size_t)n);
+            for (int64_t i = 0; i < n; i++)
+                a[i] = shape == 0 ? (uint32_t)rand() : shape == 1 ? (uint32_t)i : shape == 2 ? (uint32_t)(n - i)
+                     : shape == 3 ? 42u : (uint32_t)(rand() % 3);
+            memcpy(sorted, a, sizeof(uint32_t) * (size_t)n);
+            qsort(sorted, (size_t)n, sizeof(uint32_t), cmp_u32);
+            int64_t k50 = (n - 1) * 50 / 100, k95 = (n - 1) * 95 / 100, k99 = (n - 1) * 99 / 100;
+            cr_assert_eq(sd_util_select_u32(a, n, k50), sorted[k50], "p50, shape %d, n %lld", shape, (long long)n);
+            for (int64_t i = 0; i < k50; i++) cr_assert_leq(a[i], a[k50]);
+            for (int64_t i = k50 + 1; i < n; i++) cr_assert_geq(a[i], a[k50]);
+            cr_assert_eq(sd_util_select_u32(a + k50, n - k50, k95 - k50), sorted[k95], "p95, shape %d, n %lld", shape, (long long)n);
+            cr_assert_eq(sd_util_select_u32(a + k95, n - k95, k99 - k95), sorted[k99], "p99, shape %d, n %lld", shape, (long long)n);
+            free(a);
+            free(sorted);
+        }
+    }
+}

@@ -1,2 +1,0 @@
-build-prof/harness/err.o: harness/err.c harness/err.h
-harness/err.h:
