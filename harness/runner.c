@@ -1119,7 +1119,8 @@ static int64_t sd_run_ledger_count(sd_run_t *r, const char *sql) {
 static void sd_run_compare_account(sd_run_t *r) {
     sqlite3 *db = sd_ledger_db(r->ledger);
     if (sd_run_ledger_count(r, "SELECT count(*) FROM progress") == 0) return;
-    sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS ledger_pos ON ledger(partition, offset);"
+    /* partition and offset live in table ack (the view ledger cannot be indexed) */
+    sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset);"
                      "CREATE TABLE IF NOT EXISTS account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
                      " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER)", NULL, NULL, NULL);
     sqlite3_stmt *st, *cnt, *ins;
