@@ -858,9 +858,6 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                     return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "%s: expected a `variant %s ...` line in the header, found none",
                                    w, kv.value);
                 free(st->variant);
-        free(st->skew_key);
-        free(st->damage_path);
-        free(st->net_errors);
                 st->variant = sd_util_strdup(kv.value);
             } else {
                 return sd_unknown_key(c, &ts->t[i], w, k == SD_STEP_RESTART ? "timeout=, delay=, as=" : k == SD_STEP_START ? "timeout=, as=" : "timeout=");
@@ -969,8 +966,6 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
             } else if (kv.has_op && !strcmp(kv.key, "key")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject"))) return e;
                 free(st->skew_key);
-        free(st->damage_path);
-        free(st->net_errors);
                 st->skew_key = sd_util_strdup(kv.value);
             } else if (kv.has_op && !strcmp(kv.key, "as")) {
                 static const char *const ch[] = {"extra-field", "type-change", NULL};
