@@ -959,7 +959,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
                                      !strcmp(kv.key, "offline"))) {
                 int64_t *dst = !strcmp(kv.key, "by") ? &st->late_by_ms : !strcmp(kv.key, "within") ? &st->within_ms
                              : !strcmp(kv.key, "ahead") ? &st->ahead_ms : &st->offline_ms;
-                char what[32];
+                char what[80]; /* "inject " and a key of up to 63 bytes */
                 snprintf(what, sizeof(what), "inject %s", kv.key);
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "inject")) || (e = sd_get_duration(c, &ts->t[i], &kv, what, dst))) return e;
                 if (*dst <= 0) return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "inject: expected %s= above zero, found \"%s\"", kv.key, kv.value);
