@@ -68,16 +68,17 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
     }
 }
 
-void sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
-                    const char *writer, size_t wlen) {
+int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
+                       const char *writer, size_t wlen) {
     o->rows++;
     int64_t seq;
     if (id && !sd_events_id_parse(tag, taglen, id, idlen, &seq) && seq < o->nseq) {
         if (o->copies[seq] != UINT32_MAX) o->copies[seq]++;
-        return;
+        return seq;
     }
     if (!id) sd_unexpected_add(o, "(null)", 6, writer, wlen);
     else sd_unexpected_add(o, id, idlen, writer, wlen);
+    return -1;
 }
 
 typedef struct {
@@ -89,9 +90,8 @@ typedef struct {
 static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
     sd_scan_ctx_t *c = opaque;
     sd_observe_t *o = c->o;
-    sd_observe_row(o, c->tag, c->taglen, id, idlen, w, wlen);
-    int64_t seq;
-    if (t != INT64_MIN && id && !sd_events_id_parse(c->tag, c->taglen, id, idlen, &seq) && seq < o->nseq) {
+    int64_t seq = sd_observe_row(o, c->tag, c->taglen, id, idlen, w, wlen);
+    if (t != INT64_MIN && seq >= 0) {
         if (!o->first_t) {
             o->first_t = sd_util_xmalloc(sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));
             memset(o->first_t, 0xff, sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));

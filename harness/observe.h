@@ -43,9 +43,10 @@ sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t
                          char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
 
-/* Classify one id into o (used by sd_observe_sink and by benchmarks). */
-void sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
-                    const char *writer, size_t wlen);
+/* Classify one id into o (used by sd_observe_sink and by benchmarks): its
+ * ledger sequence number, or -1 when it is not one of this run's ids. */
+int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
+                       const char *writer, size_t wlen);
 
 /* Formats one copy's writer into out: the sink's label and, when the sink
  * knows it, the time the row was written (INT64_MIN otherwise). */
