@@ -186,6 +186,10 @@ sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen);
 /* Record the staged messages in the ledger and hand the previously
  * submitted batch to Kafka (the produce loop pipelines with this). */
 sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen);
+/* For a step sending at `rate` per second since t0 (monotonic ms): when
+ * message i is not due yet, send what is staged and serve the loop until it
+ * is. rate <= 0: no pacing. */
+sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err, size_t errlen);
 /* Wait for every message in flight to be acknowledged. */
 sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen);
 /* Current row count of a sink (missing sinks count 0). */

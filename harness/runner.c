@@ -275,6 +275,19 @@ static sd_err_t sd_run_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, 
                            type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
 }
 
+/* Spark: a commit event for each batch committed since the last poll. */
+static sd_err_t sd_run_spark_commits(sd_run_t *r, const sd_spark_state_t *st, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    while (!e && st->committed > r->spark_committed) {
+        int64_t n = ++r->spark_committed;
+        char *off = sd_spark_offsets_text(r->spark, n);
+        e = sd_run_batch_event(r, SD_SUP_EV_COMMIT, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), off,
+                               n == st->committed && st->committed_mtime ? st->committed_mtime : sd_util_wall_ms(), err, errlen);
+        free(off);
+    }
+    return e;
+}
+
 /* Spark: turn checkpoint changes into batch events for the newest incarnation. */
 static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
     if (!r->spark || !r->bs.incarnation) return SD_OK;
@@ -291,13 +304,7 @@ static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
         /* Real-time mode writes offsets/N when interval N ends, just before
          * commits/N: batch N runs from the commit of N-1 (or the start of the
          * incarnation) to its own commit. */
-        while (!e && st.committed > r->spark_committed) {
-            int64_t n = ++r->spark_committed;
-            char *off = sd_spark_offsets_text(r->spark, n);
-            e = sd_run_batch_event(r, SD_SUP_EV_COMMIT, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), off,
-                                   n == st.committed && st.committed_mtime ? st.committed_mtime : sd_util_wall_ms(), err, errlen);
-            free(off);
-        }
+        e = sd_run_spark_commits(r, &st, err, errlen);
         if (!e && r->spark_planned < st.committed + 1) {
             int64_t t = st.committed_mtime > r->inc_started_wall ? st.committed_mtime : r->inc_started_wall;
             r->spark_planned = st.committed + 1;
@@ -317,14 +324,7 @@ static sd_err_t sd_run_spark_poll(sd_run_t *r, char *err, size_t errlen) {
         r->bs.begun_with_incarnation = rerun;
         r->spark_planned = n;
     }
-    while (!e && st.committed > r->spark_committed) {
-        int64_t n = ++r->spark_committed;
-        char *off = sd_spark_offsets_text(r->spark, n);
-        e = sd_run_batch_event(r, SD_SUP_EV_COMMIT, r->bs.incarnation, n, sd_spark_batch_rows(r->spark, n), off,
-                               n == st.committed && st.committed_mtime ? st.committed_mtime : sd_util_wall_ms(), err, errlen);
-        free(off);
-    }
-    return e;
+    return e ? e : sd_run_spark_commits(r, &st, err, errlen);
 }
 
 int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows) {
@@ -679,6 +679,15 @@ static sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen) {
     return SD_OK;
 }
 
+sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err, size_t errlen) {
+    if (rate <= 0) return SD_OK;
+    int64_t due = t0 + (int64_t)((double)i * 1000.0 / rate);
+    if (sd_util_mono_ms() >= due) return SD_OK;
+    sd_err_t e = sd_run_flush(r, err, errlen);
+    while (!e && sd_util_mono_ms() < due) e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen);
+    return e;
+}
+
 static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e;
     if ((e = sd_run_background_wait(r, err, errlen))) return e;
@@ -702,14 +711,7 @@ static sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, s
         return sd_run_background(r, err, errlen);
     }
     for (int64_t i = 0; i < st->count; i++) {
-        if (st->rate > 0) {
-            int64_t due = t0 + (int64_t)((double)i * 1000.0 / st->rate);
-            if (sd_util_mono_ms() < due) {
-                if ((e = sd_run_flush(r, err, errlen))) return e;
-                while (sd_util_mono_ms() < due)
-                    if ((e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen))) return e;
-            }
-        }
+        if ((e = sd_run_pace(r, t0, i, st->rate, err, errlen))) return e;
         if ((e = sd_run_one_event(r, err, errlen))) return e;
         if (r->nstage >= 1000) {
             if ((e = sd_run_submit(r, err, errlen))) return e;
@@ -853,6 +855,14 @@ int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
     return done->len > before;
 }
 
+/* End every fault still on and, if there was one, record the heal as a fault
+ * of the current step. 1 when something was healed (said in *done). */
+static int sd_run_heal_recorded(sd_run_t *r, sd_buf_t *done) {
+    if (!sd_run_heal(r, done)) return 0;
+    sd_ledger_fault(r->ledger, r->step, "heal", done->data, 0, NULL, NULL, 0);
+    return 1;
+}
+
 static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     for (int i = 0; sd_run_injectors[i]; i++)
         if (sd_run_injectors[i]->handles(st->kind)) return sd_run_injectors[i]->run(r, st, detail, dlen, err, errlen);
@@ -866,8 +876,7 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_AWAIT_BATCHES: {
         int64_t t0 = sd_util_mono_ms(), deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
         sd_err_t e;
-        for (;;) {
-            if ((e = sd_run_pump(r, err, errlen))) return e;
+        for (;;) { /* each tick polls Kafka, production and the pipeline's markers */
             if (r->bs.commits >= st->rows) {
                 snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->bs.incarnation,
                          (long long)r->bs.commits, (long long)r->bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
@@ -894,9 +903,7 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_HEAL: {
         sd_buf_t done;
         sd_buf_init(&done);
-        int any = sd_run_heal(r, &done);
-        snprintf(detail, dlen, "%s", any ? done.data : "no fault was on");
-        if (any) sd_ledger_fault(r->ledger, r->step, "heal", done.data, 0, NULL, NULL, 0);
+        snprintf(detail, dlen, "%s", sd_run_heal_recorded(r, &done) ? done.data : "no fault was on");
         sd_buf_free(&done);
         r->last_data_step_mono = sd_util_mono_ms();
         return SD_OK;
@@ -1116,7 +1123,7 @@ static int64_t sd_run_ledger_count(sd_run_t *r, const char *sql) {
  * dropped are put beside the late events in it. Messages no reported
  * batch covers are counted (a kill can take a batch's report with it).
  * Disagreements are warnings; the verdict rests on the sinks. */
-static void sd_run_compare_account(sd_run_t *r) {
+static void sd_run_compare_account(sd_run_t *r, int64_t produced) {
     sqlite3 *db = sd_ledger_db(r->ledger);
     if (sd_run_ledger_count(r, "SELECT count(*) FROM progress") == 0) return;
     /* partition and offset live in table ack (the view ledger cannot be indexed) */
@@ -1130,7 +1137,6 @@ static void sd_run_compare_account(sd_run_t *r) {
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return;
     sqlite3_prepare_v2(db, "SELECT count(*), sum(kind='late') FROM ledger WHERE partition=? AND offset>=? AND offset<?", -1, &cnt, NULL);
     sqlite3_prepare_v2(db, "INSERT INTO account VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL);
-    int64_t produced = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
     char cur[128] = "";
     int64_t covered = 0, batches = 0, bad = 0, spark_rows = 0, dropped = 0, late = 0;
     for (int more = 1; more;) {
@@ -1290,7 +1296,10 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
             free(note);
         }
     }
-    sd_run_compare_account(r);
+    /* the same for every sink: what reached Kafka, what did not */
+    int64_t produced = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
+    int64_t send_failed = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE error IS NOT NULL OR acked_ms IS NULL");
+    sd_run_compare_account(r, produced);
     /* expect steps */
     const sd_step_t **expects = sd_util_xcalloc((size_t)r->sc->nsteps + 1, sizeof(*expects));
     int nexp = 0;
@@ -1312,8 +1321,8 @@ static sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, cha
         memset(&res, 0, sizeof(res));
         sd_recon_classify(&L, obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows, obs.unexpected_unique, &res);
         res.counts.quarantine_unexpected = have_q ? qobs.unexpected_rows : 0;
-        res.counts.produced = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
-        res.counts.send_failed = sd_run_ledger_count(r, "SELECT count(*) FROM ledger WHERE error IS NOT NULL OR acked_ms IS NULL");
+        res.counts.produced = produced;
+        res.counts.send_failed = send_failed;
         res.counts.late_sent = r->late_sent;
         res.counts.malformed_sent = r->malformed_sent;
         res.counts.replayed = r->replayed;
@@ -1731,8 +1740,7 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     {
         sd_buf_t done;
         sd_buf_init(&done);
-        if (sd_run_heal(r, &done)) {
-            sd_ledger_fault(r->ledger, r->step, "heal", done.data, 0, NULL, NULL, 0);
+        if (sd_run_heal_recorded(r, &done)) {
             sd_run_say(r, "healed before reconciliation: %s", done.data);
             r->last_data_step_mono = sd_util_mono_ms();
         }

@@ -105,12 +105,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     char id[64], det[96];
     for (; n < st->count && s >= 0 && s < r->nseq; s += dir) {
         if (r->kind[s] != SD_KIND_VALID || r->disp[s] != SD_DISP_TARGET) continue;
-        if (st->rate > 0) {
-            int64_t due = t0 + (int64_t)((double)n * 1000.0 / st->rate);
-            if ((e = sd_run_flush(r, err, errlen))) return e;
-            while (sd_util_mono_ms() < due)
-                if ((e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen))) return e;
-        }
+        if ((e = sd_run_pace(r, t0, n, st->rate, err, errlen))) return e;
         int64_t t;
         if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
         sd_events_id(r->events, s, id);
@@ -128,6 +123,13 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     snprintf(detail, dlen, "replayed %lld events already sent (%s .. %s), byte for byte", (long long)n, a, b);
     r->last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
+}
+
+/* p becomes o, serialised compactly in its own key order; o is released. */
+static void sd_data_set_json(sd_buf_t *p, json_t *o) {
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (s) { sd_buf_reset(p); sd_buf_puts(p, s); free(s); }
 }
 
 /* Break a rendered event the way `kind` says. */
@@ -154,9 +156,7 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
         if (!o) break;
         if (kind == SD_MAL_MISSING_ID) json_object_del(o, r->sc->id_field);
         else json_object_set_new(o, r->sc->time_field, json_integer(1767254400)); /* a number where a timestamp string belongs */
-        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(o);
-        if (s) { sd_buf_reset(p); sd_buf_puts(p, s); free(s); }
+        sd_data_set_json(p, o);
         break;
     }
     case SD_MAL_EMPTY:
@@ -187,9 +187,7 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
         pad[900 * 1024] = 0;
         json_object_set_new(o, "padding", json_string(pad));
         free(pad);
-        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(o);
-        if (s) { sd_buf_reset(p); sd_buf_puts(p, s); free(s); }
+        sd_data_set_json(p, o);
         break;
     }
     case SD_MAL_NULL_VALUE:
@@ -227,9 +225,7 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
         if (o) {
             if (drift == 1) json_object_set_new(o, "sd_extra", json_pack("{s:s, s:i}", "note", "a field added by a newer producer", "v", 2));
             else json_object_set_new(o, "location", json_integer(42)); /* a number where a string was */
-            char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            json_decref(o);
-            if (s) { sd_buf_reset(&r->payload); sd_buf_puts(&r->payload, s); free(s); }
+            sd_data_set_json(&r->payload, o);
         }
     }
     sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : r->key.data, drop_key ? 0 : r->key.len,
