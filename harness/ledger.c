@@ -190,6 +190,21 @@ static sd_err_t sd_ledger_write_batch(sd_ledger_t *l, sd_lbatch_t *b, char *err,
     return e;
 }
 
+static void sd_lbatch_free(sd_lbatch_t *b) {
+    free(b->sends);
+    free(b->acks);
+    sd_buf_free(&b->text);
+    free(b);
+}
+
+/* Under qmu, or with no writer thread: the first failure is what every
+ * later call reports. */
+static void sd_ledger_keep_err(sd_ledger_t *l, sd_err_t e, const char *err) {
+    if (!e || l->async_err) return;
+    l->async_err = e;
+    snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
+}
+
 static void *sd_ledger_writer(void *arg) {
     sd_ledger_t *l = arg;
     pthread_setname_np(pthread_self(), "sd-ledger");
@@ -210,10 +225,7 @@ static void *sd_ledger_writer(void *arg) {
             pthread_mutex_unlock(&l->mu);
         }
         pthread_mutex_lock(&l->qmu);
-        if (e && !l->async_err) {
-            l->async_err = e;
-            snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
-        }
+        sd_ledger_keep_err(l, e, err);
         b->nsends = b->nacks = 0;
         sd_buf_reset(&b->text);
         b->next = l->pool;
@@ -248,10 +260,7 @@ int64_t sd_ledger_submit(sd_ledger_t *l) {
         pthread_mutex_lock(&l->mu);
         sd_err_t e = sd_ledger_write_batch(l, b, err, sizeof(err));
         pthread_mutex_unlock(&l->mu);
-        if (e && !l->async_err) {
-            l->async_err = e;
-            snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
-        }
+        sd_ledger_keep_err(l, e, err);
         b->nsends = b->nacks = 0;
         sd_buf_reset(&b->text);
         b->first_ms = sd_util_mono_ms();
@@ -425,14 +434,11 @@ void sd_ledger_close(sd_ledger_t *l) {
     sqlite3_stmt *sts[] = {l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin, l->upd_batch_commit};
     for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) sqlite3_finalize(sts[i]);
     if (l->db) sqlite3_close(l->db);
-    for (sd_lbatch_t *b = l->open; b; b = NULL) { free(b->sends); free(b->acks); sd_buf_free(&b->text); free(b); }
+    if (l->open) sd_lbatch_free(l->open);
     while (l->pool) {
         sd_lbatch_t *b = l->pool;
         l->pool = b->next;
-        free(b->sends);
-        free(b->acks);
-        sd_buf_free(&b->text);
-        free(b);
+        sd_lbatch_free(b);
     }
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->qmu);

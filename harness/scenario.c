@@ -811,6 +811,17 @@ static sd_err_t sd_parse_timeout(sd_pctx_t *c, const sd_tok_t *t, const sd_kvtok
     return SD_OK;
 }
 
+/* mid-batch | at-boundary | now: where a kill or a pause lands. 1 when
+ * the word was one of them. */
+static int sd_landing_word(const sd_kvtok_t *kv, sd_step_t *st) {
+    if (kv->has_op) return 0;
+    if (!strcmp(kv->value, "mid-batch")) st->mid_batch = 1;
+    else if (!strcmp(kv->value, "at-boundary")) st->mid_batch = 2;
+    else if (!strcmp(kv->value, "now")) st->mid_batch = 0;
+    else return 0;
+    return 1;
+}
+
 static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
     const char *w = ts->t[0].text;
     sd_err_t e;
@@ -823,10 +834,8 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         st->timeout_ms = 60000;
         for (int i = 1; i < ts->n; i++) {
             sd_split_kv(&ts->t[i], &kv);
-            if (!kv.has_op && !strcmp(kv.value, "mid-batch")) st->mid_batch = 1;
-            else if (!kv.has_op && !strcmp(kv.value, "at-boundary")) st->mid_batch = 2;
-            else if (!kv.has_op && !strcmp(kv.value, "now")) st->mid_batch = 0;
-            else if (kv.has_op && !strcmp(kv.key, "for")) {
+            if (sd_landing_word(&kv, st)) continue;
+            if (kv.has_op && !strcmp(kv.key, "for")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "pause")) || (e = sd_get_duration(c, &ts->t[i], &kv, "pause for", &st->delay_ms))) return e;
             } else if (kv.has_op && !strcmp(kv.key, "after")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "pause")) || (e = sd_get_duration(c, &ts->t[i], &kv, "pause after", &st->after_ms))) return e;
@@ -840,7 +849,7 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
     }
     if (!strcmp(w, "start") || !strcmp(w, "stop") || !strcmp(w, "restart") || !strcmp(w, "resume")) {
         sd_step_kind_t k = !strcmp(w, "start") ? SD_STEP_START : !strcmp(w, "stop") ? SD_STEP_STOP
-                         : !strcmp(w, "restart") ? SD_STEP_RESTART : !strcmp(w, "pause") ? SD_STEP_PAUSE : SD_STEP_RESUME;
+                         : !strcmp(w, "restart") ? SD_STEP_RESTART : SD_STEP_RESUME;
         st = sd_new_step(sc, k, ts);
         st->timeout_ms = k == SD_STEP_STOP || k == SD_STEP_RESTART ? 10000 : 30000;
         for (int i = 1; i < ts->n; i++) {
@@ -871,10 +880,8 @@ static sd_err_t sd_parse_step(sd_pctx_t *c, sd_scenario_t *sc, sd_toks_t *ts) {
         st->timeout_ms = 60000;
         for (int i = 1; i < ts->n; i++) {
             sd_split_kv(&ts->t[i], &kv);
-            if (!kv.has_op && !strcmp(kv.value, "mid-batch")) st->mid_batch = 1;
-            else if (!kv.has_op && !strcmp(kv.value, "at-boundary")) st->mid_batch = 2;
-            else if (!kv.has_op && !strcmp(kv.value, "now")) st->mid_batch = 0;
-            else if (kv.has_op && !strcmp(kv.key, "signal")) {
+            if (sd_landing_word(&kv, st)) continue;
+            if (kv.has_op && !strcmp(kv.key, "signal")) {
                 if ((e = sd_need_eq(c, &ts->t[i], &kv, "kill"))) return e;
                 st->signal = sd_parse_signal(kv.value);
                 if (!st->signal)

@@ -200,21 +200,35 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
     snprintf(out, olen, "%s", land);
 }
 
-static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
-    if (!s.running) {
-        snprintf(detail, dlen, "nothing to kill: the pipeline is not running");
+/* The common start of kill and pause: a running pipeline, then the point
+ * the step asked for (mid-batch, at a boundary, now). *skip is 1, with
+ * detail saying why, when there is nothing to act on: the pipeline was not
+ * running or exited while the harness waited. s is the state before. */
+static sd_err_t sd_process_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
+                                       int *skip, char *detail, size_t dlen, char *err, size_t errlen) {
+    *skip = 1;
+    sd_sup_state(r->sup, s);
+    if (!s->running) {
+        snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
         return SD_OK;
     }
-    sd_landing_t L;
     int gone;
-    sd_err_t e = sd_process_wait_point(r, st, &L, &gone, err, errlen);
+    sd_err_t e = sd_process_wait_point(r, st, L, &gone, err, errlen);
     if (e) return e;
     if (gone) {
         snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
         return SD_OK;
     }
+    *skip = 0;
+    return SD_OK;
+}
+
+static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_sup_state_t s;
+    sd_landing_t L;
+    int skip;
+    sd_err_t e = sd_process_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
+    if (e || skip) return e;
     int64_t fid = 0;
     char fdet[256];
     snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->signal), L.how);
@@ -236,19 +250,10 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
  * loses its consumer-group membership). */
 static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
-    if (!s.running) {
-        snprintf(detail, dlen, "nothing to pause: the pipeline is not running");
-        return SD_OK;
-    }
     sd_landing_t L;
-    int gone;
-    sd_err_t e = sd_process_wait_point(r, st, &L, &gone, err, errlen);
-    if (e) return e;
-    if (gone) {
-        snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
-        return SD_OK;
-    }
+    int skip;
+    sd_err_t e = sd_process_reach_point(r, st, "pause", &s, &L, &skip, detail, dlen, err, errlen);
+    if (e || skip) return e;
     if ((e = sd_sup_signal(r->sup, SIGSTOP, NULL, err, errlen))) return e;
     int64_t fid = 0;
     char fdet[160];

@@ -33,32 +33,29 @@ spark = session("streamdrill-foreach-sqlite", a)
 df = parse(source(spark, a))
 
 
+def write_rows(rows, batch_id, insert):
+    """Each row to bronze (INSERT or INSERT OR IGNORE) or, malformed, to rejected."""
+    for r in rows:
+        if r.valid:
+            con.execute(insert + " INTO bronze VALUES(?,?,?,?,?,?)",
+                        (r.event_id, r.event_time, r.parcel_id, batch_id, incarnation, int(time.time() * 1000)))
+        else:
+            con.execute("INSERT INTO rejected VALUES(?,?,?)", (r.sd_id or r.event_id, r.raw, batch_id))
+        if a.row_delay_ms:
+            time.sleep(a.row_delay_ms / 1000.0)
+
+
 def write(batch_df, batch_id):
     rows = batch_df.select("valid", "j.event_id", "j.event_time", "j.parcel_id", "sd_id", "raw").collect()
-    now = lambda: int(time.time() * 1000)
     if a.mode == "naive":
-        for r in rows:
-            if r.valid:
-                con.execute("INSERT INTO bronze VALUES(?,?,?,?,?,?)",
-                            (r.event_id, r.event_time, r.parcel_id, batch_id, incarnation, now()))
-            else:
-                con.execute("INSERT INTO rejected VALUES(?,?,?)", (r.sd_id or r.event_id, r.raw, batch_id))
-            if a.row_delay_ms:
-                time.sleep(a.row_delay_ms / 1000.0)
+        write_rows(rows, batch_id, "INSERT")
         return
     con.execute("BEGIN IMMEDIATE")
     try:
         if con.execute("SELECT 1 FROM sd_batches WHERE batch=?", (batch_id,)).fetchone():
             con.execute("ROLLBACK")
             return
-        for r in rows:
-            if r.valid:
-                con.execute("INSERT OR IGNORE INTO bronze VALUES(?,?,?,?,?,?)",
-                            (r.event_id, r.event_time, r.parcel_id, batch_id, incarnation, now()))
-            else:
-                con.execute("INSERT INTO rejected VALUES(?,?,?)", (r.sd_id or r.event_id, r.raw, batch_id))
-            if a.row_delay_ms:
-                time.sleep(a.row_delay_ms / 1000.0)
+        write_rows(rows, batch_id, "INSERT OR IGNORE")
         con.execute("INSERT INTO sd_batches VALUES(?)", (batch_id,))
         con.execute("COMMIT")
     except Exception:
