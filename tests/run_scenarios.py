@@ -494,15 +494,87 @@ def test_realtime_compare(binary):
     return True
 
 
+# ---- golden outputs: the parcel drill's reports must not change when the
+# code is restructured. Times, pids, ports, paths and other figures of the
+# moment are masked; everything else (counts, checks, faults and where they
+# landed, steps, warnings, the reproduce line) must match byte for byte.
+
+GOLDEN = os.path.join(ROOT, "tests", "golden", "parcel-restart")
+GOLDEN_FILES = ("summary.json", "junit.xml", "report.md")
+# summary.json keys whose values are figures of the moment
+MOMENT_KEYS = {"t_ms", "duration_ms", "started_at", "brokers", "pid", "stdout", "stderr", "cpu_ms", "peak_rss_kb",
+               "reconcile_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "rows_visible"}
+
+
+def normalize_golden(name, text, run_dir):
+    if name.endswith(".json"):
+        def mask(o):
+            if isinstance(o, dict):
+                return {k: ("<moment>" if k in MOMENT_KEYS else mask(v)) for k, v in o.items()}
+            if isinstance(o, list):
+                return [mask(v) for v in o]
+            return o
+        text = json.dumps(mask(json.loads(text)), indent=2, sort_keys=False)
+    text = text.replace(run_dir, "<RUN>")
+    subs = [
+        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?", "<TIME>"),
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:<PORT>"),
+        (r"pid \d+", "pid <PID>"),
+        (r"\| (\d+) \| \d+ \| (kill|stop|crash|exit)", r"| \1 | <PID> | \2"),
+        (r"\d+(\.\d+)?s\b", "<S>s"),
+        (r"\(\d+/s\)", "(<R>/s)"),
+        (r"\d+ rows reached the target", "<N> rows reached the target"),
+        (r"(latency_(p50|p95|p99|max)_ms\D+)\d+", r"\1<MS>"),
+        (r"p50 \d+ ms, p95 \d+ ms, p99 \d+ ms, max \d+ ms", "p50 <MS>, p95 <MS>, p99 <MS>, max <MS>"),
+        (r'time="[0-9.]+"', 'time="<S>"'),
+    ]
+    for pat, rep in subs:
+        text = re.sub(pat, rep, text)
+    return text
+
+
+def test_golden(binary, update=False):
+    """The parcel drill with a fixed seed and tag: summary.json (times aside), junit.xml and report.md as kept."""
+    out = os.path.join(OUT, "golden")
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run([binary, "run", os.path.join("scenarios", "parcel-restart.drill"), "--out", out, "--seed", "42",
+                        "--tag", "golden", "--quiet"], capture_output=True, text=True, cwd=ROOT)
+    run_dir = os.path.join(out, "parcel-restart")
+    problems = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[-400:]}"]
+    for name in GOLDEN_FILES if not problems else ():
+        got = normalize_golden(name, open(os.path.join(run_dir, name)).read(), run_dir)
+        path = os.path.join(GOLDEN, name)
+        if update:
+            os.makedirs(GOLDEN, exist_ok=True)
+            open(path, "w").write(got)
+            continue
+        want = open(path).read()
+        if got != want:
+            import difflib
+            diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden/" + name,
+                                                     "now/" + name))[:40])
+            problems.append(f"{name} differs from tests/golden/parcel-restart/{name}:\n{diff}")
+    if problems:
+        print("FAIL golden: " + "\n".join(problems))
+        return False
+    print("ok   golden: parcel-restart's summary.json, junit.xml and report.md " + ("written" if update else "as kept"))
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
+    ap.add_argument("--update-golden", action="store_true", help="rewrite tests/golden/ from this build, run nothing else")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     os.makedirs(OUT, exist_ok=True)
+    if a.update_golden:
+        sys.exit(0 if test_golden(binary, update=True) else 1)
     ok = True
+    if not a.only or a.only in "golden":
+        ok &= test_golden(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
         if a.only and a.only not in path:
             continue
