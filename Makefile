@@ -21,7 +21,7 @@ LIBS     = -lrdkafka -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
-HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/ledger.c harness/events.c \
+HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c harness/ledger.c harness/events.c \
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/runner.c

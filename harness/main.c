@@ -14,6 +14,7 @@
 #include "../reports/report.h"
 #include "broker.h"
 #include "err.h"
+#include "lang.h"
 #include "run.h"
 #include "scenario.h"
 #include "util.h"
@@ -60,6 +61,7 @@ static void sd_usage(FILE *f) {
           "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
           "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
+          "       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
           "       streamdrill --help | --version\n"
           "\n"
           "Run options:\n"
@@ -381,8 +383,25 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         sd_usage(stdout);
+        return SD_EXIT_PASS;
+    }
+    if (!strcmp(cmd, "help")) {
+        /* the scenario language's reference, printed from its table (lang.c) */
+        if (argc > 2 && !strcmp(argv[2], "--markdown")) {
+            sd_lang_markdown(stdout);
+            return SD_EXIT_PASS;
+        }
+        if (argc > 2 && sd_lang_help(stdout, argv[2])) {
+            fprintf(stderr, "streamdrill help: \"%s\" is no directive or step (streamdrill help lists them)\n", argv[2]);
+            return SD_EXIT_USAGE;
+        }
+        if (argc <= 2) {
+            sd_usage(stdout);
+            fputc('\n', stdout);
+            sd_lang_help(stdout, NULL);
+        }
         return SD_EXIT_PASS;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {

@@ -168,9 +168,11 @@ int sd_util_parse_count(const char *s, int64_t *out) {
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno) return -1;
-    if (*end == 'k' || *end == 'K') { v *= 1000; end++; }
-    else if (*end == 'M') { v *= 1000000; end++; }
-    if (*end) return -1;
+    long long mult = 1;
+    if (*end == 'k' || *end == 'K') { mult = 1000; end++; }
+    else if (*end == 'M') { mult = 1000000; end++; }
+    if (*end || v > LLONG_MAX / mult) return -1; /* a count that does not fit is malformed, never wrapped */
+    v *= mult;
     *out = v;
     return 0;
 }

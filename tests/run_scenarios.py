@@ -561,6 +561,23 @@ def test_golden(binary, update=False):
     return True
 
 
+def test_readme_reference(binary):
+    """README's scenario-language reference is what `streamdrill help --markdown` prints from the table."""
+    gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True).stdout
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    m = re.search(r"tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n(.*?)<!-- end of the generated reference -->",
+                  readme, re.S)
+    if not m or m.group(1) != gen:
+        import difflib
+        diff = "" if not m else "".join(list(difflib.unified_diff(m.group(1).splitlines(True), gen.splitlines(True), "README.md",
+                                                                  "streamdrill help --markdown"))[:30])
+        print("FAIL readme-reference: README.md's reference differs from `streamdrill help --markdown` "
+              "(paste its output between the markers):\n" + (diff or "markers not found"))
+        return False
+    print(f"ok   readme-reference: README's header and step tables are the table in harness/lang.c ({gen.count(chr(10))} lines)")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -575,6 +592,8 @@ def main():
     ok = True
     if not a.only or a.only in "golden":
         ok &= test_golden(binary)
+    if not a.only or a.only in "readme-reference":
+        ok &= test_readme_reference(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
         if a.only and a.only not in path:
             continue

@@ -142,10 +142,48 @@ Test(scenario, errors_name_line_and_column) {
     parse_err("source kafka topic=t\nproduce 1\nsource kafka topic=u\n", "t.drill:3:1:", "after the first step");
     parse_err("source kafka topic=t\nsource kafka topic=u\n", "t.drill:2:1:", "the first is at line 1");
     parse_err("pipeline x --mode {mood}\nstart\n", "t.drill:1:19:", "undefined variable {mood}");
-    parse_err("source kafka topic=t\ncontract late=maybe\n", "t.drill:2:15:", "expected late=accept|drop|quarantine");
+    parse_err("source kafka topic=t\ncontract late=maybe\n", "t.drill:2:15:", "expected late=drop|quarantine|accept");
     parse_err("sink sqlite db=x query=y\nawait sink other rows>=1\n", "t.drill:2:1:", "declared sink named \"other\"");
     parse_err("source kafka topic=t\nexpect unique=lots\n", "t.drill:2:15:", "expected a whole number");
     parse_err("source kafka topic=t\nexpect uniq=1\n", "t.drill:2:8:", "expected a count name");
     parse_err("pipeline x\nstart\nkill signal=NINE\n", "t.drill:3:13:", "expected signal=KILL");
     parse_err("# only comments\n", "t.drill:1:1:", "expected at least one step");
+}
+
+Test(scenario, numbers_are_range_checked_never_wrapped) {
+    parse_err("source kafka topic=t\nproduce 18446744073709552k\n", "t.drill:2:9:", "expected a count");
+    parse_err("source kafka topic=t\nproduce 9223372036854775807k\n", "t.drill:2:9:", "expected a count");
+    parse_err("events parcels=4294967296\nsource kafka topic=t\nproduce 1\n", "t.drill:1:16:", "expected 1 to 2147483647 parcels");
+    parse_err("events locations=3000000000\nsource kafka topic=t\nproduce 1\n", "t.drill:1:18:", "locations");
+    parse_err("events seed=99999999999999999999\nsource kafka topic=t\nproduce 1\n", "t.drill:1:13:", "expected seed=NUMBER");
+    parse_err("source kafka topic=t\nproduce 0\n", "t.drill:2:9:", "expected a count of at least 1");
+}
+
+#include "../../harness/lang.h"
+
+Test(scenario, every_step_kind_has_one_table_entry_with_help) {
+    for (int k = 0; k < SD_STEP__COUNT; k++) {
+        const sd_lang_entry_t *e = sd_lang_step_entry((sd_step_kind_t)k);
+        cr_assert_not_null(e, "step kind %d has no entry in the language table", k);
+        cr_assert(e->meaning && e->meaning[0], "entry %s has no meaning for the reference", e->name);
+    }
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        cr_assert_eq(sd_lang_help(f, e->name), 0, "help %s", e->name);
+        fclose(f);
+        cr_assert(strstr(buf, e->name), "help for %s names it: %s", e->name, buf);
+        free(buf);
+    }
+}
+
+Test(scenario, exclusive_and_required_keys_come_from_the_table) {
+    parse_err("source kafka topic=t\npipeline x\nstart\nnetwork reset blackhole\n", "t.drill:4:15:", "found both");
+    parse_err("source kafka topic=t\npipeline x\nstart\nnetwork count=3\n", "t.drill:4:1:", "network: expected one of latency=");
+    parse_err("clock faketime\nsource kafka topic=t\npipeline x\nstart\nclock reset offset=1h\n", "t.drill:5:13:", "found both");
+    parse_err("source kafka topic=t\nproduce 10 background\n", "t.drill:2:1:", "expected rate=R/s with background");
+    parse_err("source kafka topic=t\nreplay 5 range=0:1-3\n", "t.drill:2:1:", "found both");
+    parse_err("source kafka\nproduce 1\n", "t.drill:1:1:", "source: expected topic=");
+    parse_err("sink sqlite db=x query=y\npipeline x\nstart\nkill mid-batch now\n", "t.drill:4:16:", "found both");
 }

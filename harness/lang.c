@@ -1,0 +1,1300 @@
+/* lang.c - the .drill language as one table (see lang.h).
+ *
+ * The first half is the machinery: split a word into key, operator and
+ * value, parse a value by its type with its range, report what was
+ * expected and what was found at the value's column. The second half is
+ * the table itself: every header directive and every step, in the order
+ * of the reference, with the few hooks that check combinations a key
+ * list cannot say (produce ... background needs a rate, network takes one
+ * fault at a time, ...). Help and README's reference are printed from it. */
+#include "lang.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+sd_err_t sd_perr(sd_pctx_t *c, int line, int col, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s:%d:%d: %s", c->path, line, col, msg);
+}
+
+/* ---- words: key, operator, value ---- */
+
+typedef struct {
+    char key[64];
+    sd_op_t op;
+    const char *value;  /* points into the token */
+    int has_op;
+} sd_kvtok_t;
+
+/* Split "key=value", "key>=value", ... ; has_op = 0 for a bare word. */
+static void sd_split_kv(const sd_tok_t *t, sd_kvtok_t *kv) {
+    memset(kv, 0, sizeof(*kv));
+    const char *s = t->text;
+    size_t k = 0;
+    while (s[k] && (isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '-' || s[k] == '.')) k++;
+    if (k == 0 || k >= sizeof(kv->key) || !s[k]) { kv->value = s; return; }
+    const char *o = s + k;
+    sd_op_t op;
+    size_t olen;
+    if (!strncmp(o, ">=", 2)) { op = SD_OP_GE; olen = 2; }
+    else if (!strncmp(o, "<=", 2)) { op = SD_OP_LE; olen = 2; }
+    else if (!strncmp(o, "!=", 2)) { op = SD_OP_NE; olen = 2; }
+    else if (!strncmp(o, "==", 2)) { op = SD_OP_EQ; olen = 2; }
+    else if (*o == '=') { op = SD_OP_EQ; olen = 1; }
+    else if (*o == '>') { op = SD_OP_GT; olen = 1; }
+    else if (*o == '<') { op = SD_OP_LT; olen = 1; }
+    else { kv->value = s; return; }
+    memcpy(kv->key, s, k);
+    kv->key[k] = 0;
+    kv->op = op;
+    kv->value = o + olen;
+    kv->has_op = 1;
+}
+
+/* Column of a token's value part (for messages). */
+static int sd_value_col(const sd_tok_t *t, const sd_kvtok_t *kv) {
+    if (t->quoted || !kv->has_op) return t->col;
+    return t->col + (int)(kv->value - t->text);
+}
+
+/* Column just after the line's last word. */
+static int sd_end_col(const sd_toks_t *ts) {
+    const sd_tok_t *t = &ts->t[ts->n - 1];
+    return t->col + (int)strlen(t->text) + 1;
+}
+
+int sd_lang_name_words(const sd_lang_entry_t *e) { return strchr(e->name, ' ') ? 2 : 1; }
+
+static int sd_valid_name(const char *s) {
+    if (!*s || !isalpha((unsigned char)*s)) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' || *s == '.')) return 0;
+    return 1;
+}
+
+/* A duration in the shortest exact unit: 60s, 2m, 250ms, 1h, 1d. */
+static void sd_fmt_duration(int64_t ms, char *out, size_t n) {
+    if (ms % 86400000 == 0 && ms) snprintf(out, n, "%" PRId64 "d", ms / 86400000);
+    else if (ms % 3600000 == 0 && ms) snprintf(out, n, "%" PRId64 "h", ms / 3600000);
+    else if (ms % 60000 == 0 && ms) snprintf(out, n, "%" PRId64 "m", ms / 60000);
+    else if (ms % 1000 == 0) snprintf(out, n, "%" PRId64 "s", ms / 1000);
+    else snprintf(out, n, "%" PRId64 "ms", ms);
+}
+
+static void sd_join_choices(const char *const *ch, const char *sep, sd_buf_t *b) {
+    for (int i = 0; ch[i]; i++) sd_buf_printf(b, "%s%s", i ? sep : "", ch[i]);
+}
+
+/* "what" of a message: the entry, and the key for name=VALUE keys. */
+static void sd_what(const sd_lang_entry_t *e, const sd_lang_key_t *k, char *out, size_t n) {
+    if (k->form == SD_K_KEY) snprintf(out, n, "%s %s", e->name, k->name);
+    else snprintf(out, n, "%s", e->name);
+}
+
+/* ---- values ---- */
+
+#define SD_AT(obj, off, type) ((type *)((char *)(obj) + (off)))
+
+static void sd_store_str(void *obj, size_t off, const char *v) {
+    if (off == SD_NOWHERE) return;
+    char **dst = SD_AT(obj, off, char *);
+    free(*dst);
+    *dst = sd_util_strdup(v);
+}
+
+static sd_err_t sd_range_err(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_lang_key_t *k, const sd_tok_t *t,
+                             const sd_kvtok_t *kv, const char *unit_min, const char *unit_max) {
+    const char *noun = k->form == SD_K_POS ? (k->type == SD_V_DURATION ? "a duration" : "a count") : k->name;
+    if (k->max)
+        return sd_perr(c, t->line, sd_value_col(t, kv), "%s: expected %s to %s %s, found \"%s\"", e->name, unit_min, unit_max,
+                       noun, kv->value);
+    return sd_perr(c, t->line, sd_value_col(t, kv), "%s: expected %s of at least %s, found \"%s\"", e->name, noun, unit_min,
+                   kv->value);
+}
+
+static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_lang_key_t *k, const sd_tok_t *t,
+                               const sd_kvtok_t *kv, sd_scenario_t *sc, void *obj) {
+    char what[160];
+    sd_what(e, k, what, sizeof(what));
+    const char *v = kv->value;
+    int col = sd_value_col(t, kv);
+    switch (k->type) {
+    case SD_V_COUNT:
+    case SD_V_INT: {
+        int64_t n;
+        if (sd_util_parse_count(v, &n))
+            return sd_perr(c, t->line, col, "%s: expected a count (a whole number like 100, 10k or 2M), found \"%s\"", what,
+                           v[0] ? v : "nothing");
+        int64_t max = k->max ? k->max : k->type == SD_V_INT ? INT_MAX : INT64_MAX;
+        if (n < k->min || n > max) {
+            char a[32], b[32];
+            snprintf(a, sizeof(a), "%" PRId64, k->min);
+            snprintf(b, sizeof(b), "%" PRId64, max);
+            sd_lang_key_t kk = *k;
+            kk.max = k->max || k->type == SD_V_INT ? max : 0;
+            return sd_range_err(c, e, &kk, t, kv, a, b);
+        }
+        if (k->off == SD_NOWHERE) return SD_OK;
+        if (k->type == SD_V_INT) *SD_AT(obj, k->off, int) = (int)n;
+        else *SD_AT(obj, k->off, int64_t) = n;
+        return SD_OK;
+    }
+    case SD_V_DURATION:
+    case SD_V_SDURATION: {
+        int64_t ms;
+        const char *s = v;
+        int neg = 0;
+        if (k->type == SD_V_SDURATION && (*s == '+' || *s == '-')) neg = *s++ == '-';
+        if (sd_util_parse_duration(s, &ms)) {
+            if (k->type == SD_V_SDURATION)
+                return sd_perr(c, t->line, col, "%s: expected a signed duration (+2h, -10m), found \"%s\"", what, v);
+            return sd_perr(c, t->line, col, "%s: expected a duration (250ms, 3s, 10m, 2h), found \"%s\"", what, v);
+        }
+        if (ms < k->min || (k->max && ms > k->max)) {
+            char a[32], b[32];
+            sd_fmt_duration(k->min, a, sizeof(a));
+            sd_fmt_duration(k->max, b, sizeof(b));
+            if (k->min == 1 && !k->max)
+                return sd_perr(c, t->line, col, "%s: expected a duration above zero, found \"%s\"", what, v);
+            return sd_range_err(c, e, k, t, kv, a, b);
+        }
+        if (k->off != SD_NOWHERE) *SD_AT(obj, k->off, int64_t) = neg ? -ms : ms;
+        return SD_OK;
+    }
+    case SD_V_RATE: {
+        char *end;
+        double r = strtod(v, &end);
+        if (end != v && r > 0 && r < 1e12 && (!*end || !strcmp(end, "/s"))) { *SD_AT(obj, k->off, double) = r; return SD_OK; }
+        if (end != v && r > 0 && r < 1e12 && !strcmp(end, "/m")) { *SD_AT(obj, k->off, double) = r / 60.0; return SD_OK; }
+        return sd_perr(c, t->line, col, "%s: expected events per second (500/s), found \"%s\"", what, v);
+    }
+    case SD_V_FACTOR: {
+        char *end;
+        double f = strtod(v, &end);
+        if (end == v || !(f > 0) || f > 1e6 || (*end && strcmp(end, "x")))
+            return sd_perr(c, t->line, col, "%s: expected a factor above zero (2x, 0.5x), found \"%s\"", what, v);
+        *SD_AT(obj, k->off, double) = f;
+        return SD_OK;
+    }
+    case SD_V_BANDWIDTH: {
+        char *end;
+        double f = strtod(v, &end);
+        double mult = !strcmp(end, "B/s") ? 1 : !strcmp(end, "KB/s") ? 1024 : !strcmp(end, "MB/s") ? 1048576 : -1;
+        if (end == v || !(f > 0) || mult < 0 || f * mult > 1e15)
+            return sd_perr(c, t->line, col, "%s: expected a rate (200KB/s, 1MB/s), found \"%s\"", what, v);
+        *SD_AT(obj, k->off, int64_t) = (int64_t)(f * mult);
+        return SD_OK;
+    }
+    case SD_V_CHOICE:
+        for (int i = 0; k->choices[i]; i++)
+            if (!strcmp(v, k->choices[i])) {
+                if (k->off != SD_NOWHERE) *SD_AT(obj, k->off, int) = k->values ? k->values[i] : i;
+                return SD_OK;
+            }
+        {
+            sd_buf_t b;
+            sd_buf_init(&b);
+            sd_join_choices(k->choices, "|", &b);
+            sd_err_t err = k->form == SD_K_KEY
+                ? sd_perr(c, t->line, col, "%s: expected %s=%s, found \"%s\"", e->name, k->name, b.data, v)
+                : sd_perr(c, t->line, col, "%s: expected %s, found \"%s\"", e->name, b.data, v);
+            sd_buf_free(&b);
+            return err;
+        }
+    case SD_V_SIGNAL: {
+        static const struct { const char *n; int s; } sigs[] = {
+            {"KILL", SIGKILL}, {"TERM", SIGTERM}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"HUP", SIGHUP}, {NULL, 0}};
+        const char *s = strncasecmp(v, "SIG", 3) ? v : v + 3;
+        for (int i = 0; sigs[i].n; i++)
+            if (!strcasecmp(s, sigs[i].n)) { *SD_AT(obj, k->off, int) = sigs[i].s; return SD_OK; }
+        return sd_perr(c, t->line, col, "%s: expected signal=KILL|TERM|INT|QUIT|HUP, found \"%s\"", e->name, v);
+    }
+    case SD_V_FLAG:
+        if (k->off != SD_NOWHERE) *SD_AT(obj, k->off, int) = (int)k->set;
+        return SD_OK;
+    case SD_V_TEXT:
+        if (!v[0]) return sd_perr(c, t->line, col, "%s: expected a value after %s=, found nothing", e->name, k->name);
+        sd_store_str(obj, k->off, v);
+        return SD_OK;
+    case SD_V_FIELD:
+        if (!v[0] || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != strlen(v))
+            return sd_perr(c, t->line, col, "%s: expected a field name of letters, digits, '_', '-' or '.', found \"%s\"", e->name, v);
+        sd_store_str(obj, k->off, v);
+        return SD_OK;
+    case SD_V_TOPIC:
+        if (!v[0] || strlen(v) > 200 ||
+            strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-{}") != strlen(v))
+            return sd_perr(c, t->line, col, "%s: expected a topic name of letters, digits, '.', '_' or '-', found \"%s\"", e->name, v);
+        sd_store_str(obj, k->off, v);
+        return SD_OK;
+    case SD_V_NAME:
+        if (!sd_valid_name(v) || strlen(v) > 128)
+            return sd_perr(c, t->line, col, "%s: expected a name of letters, digits, '.', '_' or '-' (up to 128, a letter first), found \"%s\"",
+                           e->name, v);
+        sd_store_str(obj, k->off, v);
+        return SD_OK;
+    case SD_V_VARIANT:
+        for (int i = 0; i < sc->nvariants; i++)
+            if (!strcmp(sc->variants[i].name, v)) { sd_store_str(obj, k->off, v); return SD_OK; }
+        return sd_perr(c, t->line, col, "%s: expected a `variant %s ...` line in the header, found none", e->name, v);
+    case SD_V_KINDS: {
+        char *list = sd_util_strdup(v), *save = NULL;
+        int bits = 0;
+        for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            int found = -1;
+            for (int m = 0; m < SD_MAL__COUNT; m++)
+                if (!strcmp(w, sd_malformed_name((sd_malformed_t)m))) found = m;
+            if (found < 0) {
+                sd_err_t err = sd_perr(c, t->line, col,
+                                       "%s: expected truncated, not-json, missing-id, wrong-type, empty, invalid-utf8, oversized, "
+                                       "null-value or duplicate-keys, found \"%s\"", what, w);
+                free(list);
+                return err;
+            }
+            bits |= 1 << found;
+        }
+        free(list);
+        *SD_AT(obj, k->off, int) = bits;
+        return SD_OK;
+    }
+    case SD_V_ROWS: {
+        sd_lang_key_t kk = *k;
+        kk.type = SD_V_COUNT;
+        sd_err_t err = sd_parse_value(c, e, &kk, t, kv, sc, obj);
+        if (!err) *SD_AT(obj, k->off2, int) = (int)kv->op;
+        return err;
+    }
+    case SD_V_RANGE: {
+        sd_step_t *st = obj;
+        int p = -1, used = 0;
+        long long a = -1, b = -1;
+        if (sscanf(v, "%d:%lld-%lld%n", &p, &a, &b, &used) != 3 || v[used] || p < 0 || a < 0 || b <= a)
+            return sd_perr(c, t->line, col, "%s: expected range=PARTITION:FROM-TO (offsets FROM to TO-1, e.g. range=0:10-40), found \"%s\"",
+                           e->name, v);
+        st->range_partition = p;
+        st->range_from = a;
+        st->range_to = b;
+        st->count = b - a;
+        return SD_OK;
+    }
+    case SD_V_SEED: {
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(v, &end, 10);
+        if (!isdigit((unsigned char)v[0]) || *end || errno)
+            return sd_perr(c, t->line, col, "%s: expected seed=NUMBER (0 to 18446744073709551615), found \"%s\"", e->name, v);
+        sc->seed = s;
+        sc->has_seed = 1;
+        return SD_OK;
+    }
+    case SD_V_START:
+        if (!strcmp(v, "now")) { sc->start_now = 1; return SD_OK; }
+        if (sd_util_parse_iso8601(v, &sc->start_ms))
+            return sd_perr(c, t->line, col, "%s: expected start=YYYY-MM-DDTHH:MM:SSZ or start=now, found \"%s\"", e->name, v);
+        return SD_OK;
+    }
+    return sd_perr(c, t->line, col, "%s: value type %d has no parser", what, (int)k->type);
+}
+
+/* The keys an entry takes, as a message lists them: mid-batch, for=, N. */
+static void sd_known(const sd_lang_entry_t *e, sd_buf_t *b) {
+    int any = 0;
+    for (const sd_lang_key_t *k = e->keys; k && k->name; k++) {
+        sd_buf_printf(b, "%s%s%s", any ? ", " : "", k->name, k->form == SD_K_KEY ? "=" : "");
+        any = 1;
+    }
+    if (!any) sd_buf_puts(b, "nothing more");
+}
+
+static sd_err_t sd_unknown(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_tok_t *t) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_known(e, &b);
+    sd_err_t err = e->keys && e->keys[0].name ? sd_perr(c, t->line, t->col, "%s: expected one of %s, found \"%s\"", e->name, b.data, t->text)
+                                              : sd_perr(c, t->line, t->col, "%s: expected nothing after it, found \"%s\"", e->name, t->text);
+    sd_buf_free(&b);
+    return err;
+}
+
+/* Defaults of an entry's keys into obj. */
+static void sd_apply_defaults(const sd_lang_entry_t *e, void *obj) {
+    for (const sd_lang_key_t *k = e->keys; k && k->name; k++) {
+        if (!k->has_def || k->off == SD_NOWHERE) continue;
+        switch (k->type) {
+        case SD_V_COUNT: case SD_V_DURATION: case SD_V_SDURATION: case SD_V_BANDWIDTH:
+            *SD_AT(obj, k->off, int64_t) = k->def; break;
+        case SD_V_INT: case SD_V_CHOICE: case SD_V_SIGNAL:
+            *SD_AT(obj, k->off, int) = (int)k->def; break;
+        case SD_V_RATE: case SD_V_FACTOR:
+            *SD_AT(obj, k->off, double) = (double)k->def; break;
+        case SD_V_SEED:
+            *SD_AT(obj, k->off, uint64_t) = (uint64_t)k->def; break;
+        default: break;
+        }
+    }
+}
+
+/* Parse the line's words after the entry's name by the entry's keys. */
+static sd_err_t sd_parse_keys(sd_pctx_t *c, const sd_lang_entry_t *e, sd_scenario_t *sc, void *obj, const sd_toks_t *ts,
+                              uint64_t *present_out) {
+    uint64_t present = 0;
+    int nkeys = 0;
+    while (e->keys[nkeys].name) nkeys++;
+    sd_err_t err;
+    for (int i = sd_lang_name_words(e); i < ts->n; i++) {
+        const sd_tok_t *t = &ts->t[i];
+        sd_kvtok_t kv;
+        sd_split_kv(t, &kv);
+        int hit = -1;
+        for (int k = 0; k < nkeys && hit < 0; k++) {
+            const sd_lang_key_t *K = &e->keys[k];
+            if (kv.has_op ? K->form == SD_K_KEY && !strcmp(K->name, kv.key)
+                          : K->form == SD_K_WORD && !strcmp(K->name, kv.value))
+                hit = k;
+        }
+        /* a bare word that is no WORD: the next positional value not filled yet */
+        for (int k = 0; k < nkeys && hit < 0 && !kv.has_op; k++)
+            if (e->keys[k].form == SD_K_POS && !(present & (1ull << k))) hit = k;
+        if (hit < 0) return sd_unknown(c, e, t);
+        const sd_lang_key_t *K = &e->keys[hit];
+        if (kv.has_op && kv.op != SD_OP_EQ && K->type != SD_V_ROWS)
+            return sd_perr(c, t->line, t->col + (int)strlen(kv.key), "%s: expected `%s=`, found `%s%s`", e->name, kv.key, kv.key,
+                           sd_op_text(kv.op));
+        for (int k = 0; K->group && k < nkeys; k++)
+            if (k != hit && e->keys[k].group == K->group && (present & (1ull << k)))
+                return sd_perr(c, t->line, t->col, "%s: expected one of %s%s and %s%s, found both", e->name, e->keys[k].name,
+                               e->keys[k].form == SD_K_KEY ? "=" : "", K->name, K->form == SD_K_KEY ? "=" : "");
+        if ((err = sd_parse_value(c, e, K, t, &kv, sc, obj))) return err;
+        if (K->tag_off) *SD_AT(obj, K->tag_off, int) = K->tag;
+        present |= 1ull << hit;
+    }
+    for (int k = 0; k < nkeys; k++) {
+        const sd_lang_key_t *K = &e->keys[k];
+        if (!K->required || (present & (1ull << k))) continue;
+        if (K->form == SD_K_POS)
+            return sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected %s, found the end of the line", e->name, K->help ? K->help : K->name);
+        if (K->type == SD_V_ROWS)
+            return sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected rows>=N (or rows=N, rows>N), found none", e->name);
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected %s=..., found none", e->name, K->name);
+    }
+    if (e->one_of) {
+        int n = 0;
+        sd_buf_t b;
+        sd_buf_init(&b);
+        for (int k = 0; k < nkeys; k++)
+            if (e->keys[k].group == 1) {
+                if (present & (1ull << k)) n++;
+                sd_buf_printf(&b, "%s%s%s", b.len ? ", " : "", e->keys[k].name, e->keys[k].form == SD_K_KEY ? "=" : "");
+            }
+        if (!n) {
+            err = sd_perr(c, ts->t[0].line, ts->n > sd_lang_name_words(e) ? ts->t[0].col : sd_end_col(ts),
+                          "%s: expected one of %s, found %s", e->name, b.data,
+                          ts->n > sd_lang_name_words(e) ? "none of them" : "the end of the line");
+            sd_buf_free(&b);
+            return err;
+        }
+        sd_buf_free(&b);
+    }
+    *present_out = present;
+    return SD_OK;
+}
+
+void sd_lang_header_defaults(sd_scenario_t *sc) {
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
+        if (e->role == SD_LANG_HEADER) sd_apply_defaults(e, sc);
+}
+
+static sd_step_t *sd_new_step(sd_scenario_t *sc, const sd_lang_entry_t *e, const sd_toks_t *ts) {
+    sc->steps = sd_util_xrealloc(sc->steps, sizeof(*sc->steps) * (size_t)(sc->nsteps + 1));
+    sd_step_t *st = &sc->steps[sc->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = e->kind;
+    st->line = ts->line;
+    st->text = sd_util_strdup(ts->raw);
+    st->after_ms = -1;
+    st->range_partition = e->kind == SD_STEP_REPLAY || e->kind == SD_STEP_PRODUCE ? -1 : 0;
+    st->timeout_ms = e->timeout_ms;
+    sd_apply_defaults(e, st);
+    return st;
+}
+
+const sd_lang_entry_t *sd_lang_find(const sd_toks_t *ts) {
+    if (ts->n >= 2) {
+        size_t a = strlen(ts->t[0].text);
+        for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
+            if (sd_lang_name_words(e) == 2 && !strncmp(e->name, ts->t[0].text, a) && e->name[a] == ' ' &&
+                !strcmp(e->name + a + 1, ts->t[1].text))
+                return e;
+    }
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
+        if (sd_lang_name_words(e) == 1 && !strcmp(e->name, ts->t[0].text)) return e;
+    return NULL;
+}
+
+const sd_lang_entry_t *sd_lang_step_entry(sd_step_kind_t kind) {
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
+        if (e->role == SD_LANG_STEP && e->kind == kind) return e;
+    return NULL;
+}
+
+/* A line whose first word starts a two-word entry but whose second word
+ * is none of them: "await: expected sink, quiescent or batches". */
+static sd_err_t sd_second_word(sd_pctx_t *c, const sd_toks_t *ts) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    int n = 0;
+    size_t a = strlen(ts->t[0].text);
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
+        if (sd_lang_name_words(e) == 2 && !strncmp(e->name, ts->t[0].text, a) && e->name[a] == ' ') {
+            sd_buf_printf(&b, "%s`%s`", n ? ", " : "", e->name + a + 1);
+            n++;
+        }
+    sd_err_t err = ts->n < 2 ? sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected %s, found the end of the line", ts->t[0].text, b.data)
+                             : sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected %s, found \"%s\"", ts->t[0].text, b.data, ts->t[1].text);
+    sd_buf_free(&b);
+    return n ? err : SD_OK;
+}
+
+/* The first words of the entries of one role, each once: "source, events, ...". */
+static void sd_first_words(sd_lang_role_t role, sd_buf_t *b) {
+    const char *seen[128];
+    int n = 0;
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name && n < 128; e++) {
+        if (e->role != role) continue;
+        size_t len = strcspn(e->name, " ");
+        int dup = 0;
+        for (int i = 0; i < n && !dup; i++) dup = strlen(seen[i]) >= len && !strncmp(seen[i], e->name, len) && strcspn(seen[i], " ") == len;
+        if (dup) continue;
+        seen[n++] = e->name;
+        sd_buf_printf(b, "%s%.*s", b->len ? ", " : "", (int)len, e->name);
+    }
+}
+
+static sd_err_t sd_not_found(sd_pctx_t *c, const sd_toks_t *ts) {
+    if (sd_second_word(c, ts)) return SD_ERR_SCENARIO;
+    sd_buf_t h, s;
+    sd_buf_init(&h);
+    sd_buf_init(&s);
+    sd_first_words(SD_LANG_HEADER, &h);
+    sd_first_words(SD_LANG_STEP, &s);
+    sd_err_t err = sd_perr(c, ts->t[0].line, ts->t[0].col, "expected a directive (%s) or a step (%s), found \"%s\"", h.data, s.data,
+                           ts->t[0].text);
+    sd_buf_free(&h);
+    sd_buf_free(&s);
+    return err;
+}
+
+sd_err_t sd_lang_parse_line(sd_pctx_t *c, sd_scenario_t *sc, const sd_toks_t *ts) {
+    const sd_lang_entry_t *e = sd_lang_find(ts);
+    if (!e) return sd_not_found(c, ts);
+    int idx = (int)(e - sd_lang_entries);
+    if (e->role == SD_LANG_HEADER) {
+        if (c->in_steps && strcmp(e->name, "set"))
+            return sd_perr(c, ts->t[0].line, ts->t[0].col,
+                           "expected a step, found the header directive `%s` after the first step (move it above the steps)", e->name);
+        if (e->once && idx < 64) {
+            if (c->seen[idx])
+                return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected one `%s` line, found a second (the first is at line %d)",
+                               e->name, e->name, c->seen[idx]);
+            c->seen[idx] = ts->t[0].line;
+        }
+        uint64_t present = 0;
+        sd_err_t err = e->parse ? e->parse(c, sc, sc, ts, 0) : sd_parse_keys(c, e, sc, sc, ts, &present);
+        if (!err && e->finish) err = e->finish(c, sc, sc, ts, present);
+        return err;
+    }
+    c->in_steps = 1;
+    sd_step_t *st = sd_new_step(sc, e, ts);
+    uint64_t present = 0;
+    sd_err_t err = e->parse ? e->parse(c, sc, st, ts, 0) : sd_parse_keys(c, e, sc, st, ts, &present);
+    /* sc->steps may not move between here and the hook: nothing adds a step */
+    if (!err && e->finish) err = e->finish(c, sc, st, ts, present);
+    return err;
+}
+
+/* ======================================================================
+ * The table
+ * ====================================================================== */
+
+#define S(f) offsetof(sd_step_t, f)
+#define H(f) offsetof(sd_scenario_t, f)
+#define TIMEOUT {.name = "timeout", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(timeout_ms), .min = 1, \
+                 .help = "how long the step may wait (scaled by STREAMDRILL_TIMEOUT_MULTIPLIER)"}
+#define LANDING(fld)                                                                                                     \
+    {.name = "mid-batch", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 1, .group = 2,                  \
+     .help = "inside a batch: after its begin, before its commit"},                                                   \
+    {.name = "at-boundary", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 2, .group = 2,                \
+     .help = "right after a batch's commit, before the next batch begins"},                                           \
+    {.name = "now", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 0, .group = 2, .help = "at once (the default)"}
+#define END {.name = NULL}
+
+static const char *const sd_yes_no[] = {"no", "yes", NULL};
+static const char *const sd_profiles[] = {"exactly-once", "at-least-once", "at-most-once", NULL};
+static const char *const sd_late_words[] = {"drop", "quarantine", "accept", NULL};
+static const int sd_late_values[] = {SD_DISP_DROPPED, SD_DISP_QUARANTINE, SD_DISP_TARGET};
+static const char *const sd_malformed_words[] = {"quarantine", "drop", NULL};
+static const int sd_malformed_values[] = {SD_DISP_QUARANTINE, SD_DISP_DROPPED};
+static const char *const sd_future_words[] = {"quarantine", "accept", NULL};
+static const int sd_future_values[] = {SD_DISP_QUARANTINE, SD_DISP_TARGET};
+static const char *const sd_schema_words[] = {"lenient", "strict", NULL};
+static const int sd_schema_values[] = {SD_DISP_TARGET, SD_DISP_QUARANTINE};
+static const char *const sd_dup_words[] = {"drop", "keep", NULL};
+static const char *const sd_progress_words[] = {"markers", "spark", "sink", "none", NULL};
+static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
+static const char *const sd_batch_words[] = {"micro", "real-time", NULL};
+static const char *const sd_preload_words[] = {"all", "children", NULL};
+static const char *const sd_from_words[] = {"first", "last", NULL};
+static const char *const sd_drift_words[] = {"extra-field", "type-change", NULL};
+static const char *const sd_kafka_word[] = {"kafka", NULL};
+static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
+static const char *const sd_spark_what[] = {"commit-marker", "offsets", "state", NULL};
+
+/* ---- header hooks ---- */
+
+static sd_err_t sd_hook_name(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (ts->n != 2 || !sd_valid_name(ts->t[1].text) || strlen(ts->t[1].text) > 128)
+        return sd_perr(c, ts->t[0].line, ts->n >= 2 ? ts->t[1].col : sd_end_col(ts),
+                       "name: expected one name of letters, digits, '.', '_' or '-' (up to 128, a letter first), found %s%s%s",
+                       ts->n >= 2 ? "\"" : "the end of the line", ts->n >= 2 ? ts->t[1].text : "", ts->n >= 2 ? "\"" : "");
+    free(sc->name);
+    sc->name = sd_util_strdup(ts->t[1].text);
+    return SD_OK;
+}
+
+sd_err_t sd_lang_parse_kvs(sd_pctx_t *c, const sd_toks_t *ts, const char *what, sd_kvlist_t *into, int envstyle) {
+    if (ts->n < 2) return sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected NAME=VALUE, found the end of the line", what);
+    for (int i = 1; i < ts->n; i++) {
+        const char *s = ts->t[i].text;
+        const char *eq = strchr(s, '=');
+        int ok = eq && eq != s;
+        for (const char *p = s; ok && p < eq; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '_' || (!envstyle && (*p == '.' || *p == '-')))) ok = 0;
+        if (!ok) return sd_perr(c, ts->t[i].line, ts->t[i].col, "%s: expected NAME=VALUE, found \"%s\"", what, s);
+        char *k = sd_util_strndup(s, (size_t)(eq - s));
+        sd_kvlist_add(into, k, eq + 1);
+        free(k);
+    }
+    return SD_OK;
+}
+
+static sd_err_t sd_hook_set(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    /* the values were taken in the first pass; the words are checked again here */
+    (void)sc; (void)obj; (void)present;
+    sd_kvlist_t tmp = {0};
+    sd_err_t err = sd_lang_parse_kvs(c, ts, "set", &tmp, 0);
+    sd_kvlist_free(&tmp);
+    return err;
+}
+
+static sd_err_t sd_hook_env(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    return sd_lang_parse_kvs(c, ts, "env", &sc->env, 1);
+}
+
+static sd_err_t sd_hook_producer(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    return sd_lang_parse_kvs(c, ts, "producer", &sc->producer_props, 0);
+}
+
+static sd_err_t sd_hook_pipeline(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (ts->n < 2)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "pipeline: expected a command line (program and arguments), found the end of the line");
+    sc->argc = ts->n - 1;
+    sc->argv = sd_util_xcalloc((size_t)ts->n, sizeof(char *));
+    for (int i = 1; i < ts->n; i++) sc->argv[i - 1] = sd_util_strdup(ts->t[i].text);
+    sc->pipeline_line = ts->t[0].line;
+    return SD_OK;
+}
+
+static sd_err_t sd_hook_variant(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (ts->n < 3 || !sd_valid_name(ts->t[1].text))
+        return sd_perr(c, ts->t[0].line, ts->n >= 2 ? ts->t[1].col : sd_end_col(ts),
+                       "variant: expected a name and a command line (variant NAME PROGRAM ARG...), found %s",
+                       ts->n >= 2 ? "no command" : "the end of the line");
+    for (int v = 0; v < sc->nvariants; v++)
+        if (!strcmp(sc->variants[v].name, ts->t[1].text))
+            return sd_perr(c, ts->t[1].line, ts->t[1].col, "variant: expected a new name, found \"%s\" again (line %d)", ts->t[1].text,
+                           sc->variants[v].line);
+    sc->variants = sd_util_xrealloc(sc->variants, sizeof(*sc->variants) * (size_t)(sc->nvariants + 1));
+    struct sd_variant_s *v = &sc->variants[sc->nvariants++];
+    v->name = sd_util_strdup(ts->t[1].text);
+    v->argc = ts->n - 2;
+    v->argv = sd_util_xcalloc((size_t)ts->n, sizeof(char *));
+    for (int i = 2; i < ts->n; i++) v->argv[i - 2] = sd_util_strdup(ts->t[i].text);
+    v->line = ts->t[0].line;
+    return SD_OK;
+}
+
+/* Sink kinds and the parameters each takes (the readers are in sink_*.c). */
+static const struct {
+    const char *kind;
+    const char *const keys[6];
+    const char *required[3];
+} sd_sink_kinds[] = {
+    {"sqlite", {"db", "query", NULL}, {"db", "query", NULL}},
+    {"kafka", {"topic", "id", "header", "isolation", NULL}, {"topic", NULL}},
+    {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
+    {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
+    {NULL, {NULL}, {NULL}}};
+
+static int sd_sink_kind(const char *s) {
+    for (int i = 0; sd_sink_kinds[i].kind; i++)
+        if (!strcmp(s, sd_sink_kinds[i].kind)) return i;
+    return -1;
+}
+
+static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    int quarantine = !strcmp(ts->t[0].text, "quarantine");
+    const char *what = ts->t[0].text;
+    const char *kinds = "sqlite, kafka, jsonl, spark-files";
+    int i = 1;
+    if (sc->nsinks >= SD_MAX_SINKS)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected at most %d sinks, found more", what, SD_MAX_SINKS);
+    const char *name = NULL;
+    if (i < ts->n && !strchr(ts->t[i].text, '=') && sd_sink_kind(ts->t[i].text) < 0) {
+        if (!sd_valid_name(ts->t[i].text))
+            return sd_perr(c, ts->t[i].line, ts->t[i].col, "%s: expected a sink name or kind (%s), found \"%s\"", what, kinds, ts->t[i].text);
+        name = ts->t[i].text;
+        i++;
+    }
+    if (i >= ts->n)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected a sink kind (%s), found the end of the line", what, kinds);
+    int kind = sd_sink_kind(ts->t[i].text);
+    if (kind < 0)
+        return sd_perr(c, ts->t[i].line, ts->t[i].col, "%s: expected a sink kind (%s), found \"%s\"", what, kinds, ts->t[i].text);
+    int kind_tok = i++;
+    if (!name) name = quarantine ? "quarantine" : "target";
+    for (int k = 0; k < sc->nsinks; k++)
+        if (!strcmp(sc->sinks[k].name, name))
+            return sd_perr(c, ts->t[0].line, ts->t[0].col,
+                           "%s: expected a new sink name, found \"%s\" again (declared at line %d; name the second one: `sink NAME %s ...`)",
+                           what, name, sc->sinks[k].line, sd_sink_kinds[kind].kind);
+    sd_sink_decl_t d;
+    memset(&d, 0, sizeof(d));
+    sd_err_t err = SD_OK;
+    for (; i < ts->n && !err; i++) {
+        sd_kvtok_t kv;
+        sd_split_kv(&ts->t[i], &kv);
+        int ok = 0;
+        for (int k = 0; sd_sink_kinds[kind].keys[k]; k++)
+            if (kv.has_op && !strcmp(kv.key, sd_sink_kinds[kind].keys[k])) ok = 1;
+        if (!ok) {
+            sd_buf_t b;
+            sd_buf_init(&b);
+            for (int k = 0; sd_sink_kinds[kind].keys[k]; k++) sd_buf_printf(&b, "%s%s=", k ? ", " : "", sd_sink_kinds[kind].keys[k]);
+            err = sd_perr(c, ts->t[i].line, ts->t[i].col, "%s %s: expected one of %s, found \"%s\"", what, sd_sink_kinds[kind].kind, b.data,
+                          ts->t[i].text);
+            sd_buf_free(&b);
+        } else if (kv.op != SD_OP_EQ) {
+            err = sd_perr(c, ts->t[i].line, ts->t[i].col + (int)strlen(kv.key), "%s: expected `%s=`, found `%s%s`", what, kv.key, kv.key,
+                          sd_op_text(kv.op));
+        } else if (!kv.value[0]) {
+            err = sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "%s: expected a value after %s=, found nothing", what, kv.key);
+        } else {
+            sd_kvlist_add(&d.params, kv.key, kv.value);
+        }
+    }
+    for (int k = 0; !err && sd_sink_kinds[kind].required[k]; k++)
+        if (!sd_kvlist_get(&d.params, sd_sink_kinds[kind].required[k]))
+            err = sd_perr(c, ts->t[kind_tok].line, ts->t[kind_tok].col, "%s %s: expected %s=..., found none", what, sd_sink_kinds[kind].kind,
+                          sd_sink_kinds[kind].required[k]);
+    const char *iso = err ? NULL : sd_kvlist_get(&d.params, "isolation");
+    if (iso && strcmp(iso, "read_committed") && strcmp(iso, "read_uncommitted"))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected isolation=read_committed|read_uncommitted, found \"%s\"", what, iso);
+    if (err) {
+        sd_kvlist_free(&d.params);
+        return err;
+    }
+    d.name = sd_util_strdup(name);
+    d.kind = sd_util_strdup(sd_sink_kinds[kind].kind);
+    d.is_quarantine = quarantine;
+    d.line = ts->t[0].line;
+    sc->sinks[sc->nsinks++] = d;
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_source(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (!sc->topic) return sd_perr(c, ts->t[0].line, ts->t[0].col, "source kafka: expected topic=NAME, found none");
+    sc->has_source = 1;
+    sc->source_line = ts->t[0].line;
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (sc->events_kind == SD_EVENTS_LOG && !sc->log_id_field)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events log: expected id=FIELD (the field that carries each event's id), found none");
+    sc->has_events = 1;
+    sc->events_line = ts->t[0].line;
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj;
+    /* keys 1 and 2 (checkpoint=, batches=) belong to progress spark */
+    if (sc->progress != SD_PROGRESS_SPARK && (present & 6))
+        return sd_perr(c, ts->t[2].line, ts->t[2].col, "progress %s: expected nothing more (checkpoint= and batches= are for "
+                       "progress spark), found \"%s\"", ts->t[1].text, ts->t[2].text);
+    if (sc->progress == SD_PROGRESS_SPARK && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_faketime(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)c; (void)obj; (void)ts; (void)present;
+    sc->faketime = 1;
+    return SD_OK;
+}
+
+/* ---- step hooks ---- */
+
+static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    sd_step_t *st = obj;
+    if (st->background && st->rate <= 0)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected rate=R/s with background (a background send needs a pace), found none");
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc;
+    /* keys 0 (N) and 1 (range=) */
+    if ((present & 3) == 3)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "replay: expected a count or range=P:FROM-TO, found both");
+    if (!(present & 3))
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "replay: expected a count (e.g. replay 100) or range=P:FROM-TO, found %s",
+                       ts->n > 1 ? "neither" : "the end of the line");
+    (void)obj;
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    sd_step_t *st = obj;
+    int any = st->malformed > 0;
+    for (int k = 0; k < SD_INJ__COUNT; k++)
+        if (st->inject[k] > 0) any = 1;
+    st->late = st->inject[SD_INJ_LATE];
+    if (!any)
+        return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : sd_end_col(ts),
+                       "inject: expected malformed=N or late=N (or another kind), found %s", ts->n > 1 ? "no count above zero" : "the end of the line");
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_await_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)c; (void)sc; (void)ts; (void)present;
+    sd_step_t *st = obj;
+    if (!st->sink) st->sink = sd_util_strdup("target");
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_await_batches(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)c; (void)sc; (void)ts; (void)present;
+    ((sd_step_t *)obj)->op = SD_OP_GE;
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_damage_spark(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc;
+    sd_step_t *st = obj;
+    if ((present & 2) && st->damage_what != 1)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "damage spark: expected truncate only with offsets, found it with %s",
+                       sd_spark_what[st->damage_what]);
+    return SD_OK;
+}
+
+static sd_err_t sd_fin_network(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc;
+    sd_step_t *st = obj;
+    /* key 5 is count=, which only errors= takes */
+    if ((present & (1u << 5)) && st->net_op != 4)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "network: expected count= only with errors=, found it without");
+    if (st->net_op == 4 && !(present & (1u << 5))) st->net_value = 1;
+    return SD_OK;
+}
+
+static sd_err_t sd_parse_expect(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    sd_step_t *st = obj;
+    for (int i = 1; i < ts->n; i++) {
+        sd_kvtok_t kv;
+        sd_split_kv(&ts->t[i], &kv);
+        if (!kv.has_op)
+            return sd_perr(c, ts->t[i].line, ts->t[i].col, "expect: expected COUNT=N (e.g. unique=120 lost=0), found \"%s\"", ts->t[i].text);
+        const char *name = sd_scenario_count_canonical(kv.key);
+        if (!name)
+            return sd_perr(c, ts->t[i].line, ts->t[i].col,
+                           "expect: expected a count name (produced, expected, unique, rows, duplicated, lost, unexpected, late_leaked, "
+                           "malformed_leaked, quarantined, ...), found \"%s\"", kv.key);
+        st->expects = sd_util_xrealloc(st->expects, sizeof(*st->expects) * (size_t)(st->nexpects + 1));
+        sd_expect_t *x = &st->expects[st->nexpects];
+        memset(x, 0, sizeof(*x));
+        x->count = sd_util_strdup(name);
+        x->op = kv.op;
+        st->nexpects++;
+        const char *other = isalpha((unsigned char)kv.value[0]) ? sd_scenario_count_canonical(kv.value) : NULL;
+        if (other) x->value_count = sd_util_strdup(other);
+        else if (sd_util_parse_count(kv.value, &x->value))
+            return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "expect %s: expected a whole number or a count name, found \"%s\"",
+                           kv.key, kv.value);
+    }
+    return SD_OK;
+}
+
+/* ---- keys ---- */
+
+static const sd_lang_key_t sd_keys_source[] = {
+    {.name = "kafka", .form = SD_K_POS, .type = SD_V_CHOICE, .off = SD_NOWHERE, .choices = sd_kafka_word, .required = 1,
+     .help = "`kafka` (the only source kind)"},
+    {.name = "topic", .form = SD_K_KEY, .type = SD_V_TOPIC, .off = H(topic), .required = 1, .help = "the topic's name"},
+    {.name = "partitions", .form = SD_K_KEY, .type = SD_V_INT, .off = H(partitions), .min = 1, .max = 1000, .def = 3, .has_def = 1,
+     .help = "partitions of the topic the run creates"},
+    {.name = "replication", .form = SD_K_KEY, .type = SD_V_INT, .off = H(replication), .min = 1, .max = 10, .def = 1, .has_def = 1,
+     .help = "its replication factor"},
+    {.name = "exact", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(exact_topic), .choices = sd_yes_no, .def = 0, .has_def = 1,
+     .help = "yes: the topic's name as is, no per-run suffix"},
+    END};
+
+static const sd_lang_key_t sd_keys_events[] = {
+    {.name = "parcel-scans", .form = SD_K_POS, .type = SD_V_CHOICE, .off = SD_NOWHERE, .choices = sd_parcel_word,
+     .help = "the seeded generator (the default)"},
+    {.name = "seed", .form = SD_K_KEY, .type = SD_V_SEED, .off = H(seed), .def = 42, .has_def = 1, .help = "the generator's seed"},
+    {.name = "start", .form = SD_K_KEY, .type = SD_V_START, .off = H(start_ms), .help = "event time of the first event, or now"},
+    {.name = "step", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(step_ms), .def = 1000, .has_def = 1,
+     .help = "event time between two events"},
+    {.name = "parcels", .form = SD_K_KEY, .type = SD_V_INT, .off = H(parcels), .min = 1, .def = 5000, .has_def = 1,
+     .help = "distinct parcel ids"},
+    {.name = "locations", .form = SD_K_KEY, .type = SD_V_INT, .off = H(locations), .min = 1, .def = 24, .has_def = 1,
+     .help = "distinct locations"},
+    {.name = "log", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(log_path), .tag_off = H(events_kind), .tag = SD_EVENTS_LOG,
+     .help = "a JSON-lines file to replay instead"},
+    {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(log_id_field), .help = "the log's id field"},
+    END};
+
+static const sd_lang_key_t sd_keys_contract[] = {
+    {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(id_field), .help = "the id field (default event_id)"},
+    {.name = "time", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(time_field), .help = "the event-time field (default event_time)"},
+    {.name = "watermark", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(watermark_ms), .def = 600000, .has_def = 1,
+     .help = "the watermark delay"},
+    {.name = "late", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(late_disp), .choices = sd_late_words, .values = sd_late_values,
+     .def = SD_DISP_DROPPED, .has_def = 1, .help = "where late events go"},
+    {.name = "malformed", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(malformed_disp), .choices = sd_malformed_words,
+     .values = sd_malformed_values, .def = SD_DISP_QUARANTINE, .has_def = 1, .help = "where malformed events go"},
+    {.name = "future", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(future_disp), .choices = sd_future_words,
+     .values = sd_future_values, .def = SD_DISP_QUARANTINE, .has_def = 1, .help = "where events from the future go"},
+    {.name = "schema", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(drift_disp), .choices = sd_schema_words,
+     .values = sd_schema_values, .def = SD_DISP_TARGET, .has_def = 1, .help = "strict: a field of another type is quarantined"},
+    {.name = "duplicates", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(keep_duplicates), .choices = sd_dup_words,
+     .has_def = 1, .help = "keep: an id sent n times must be in the target n times"},
+    {.name = "profile", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(profile), .choices = sd_profiles, .has_def = 1,
+     .help = "which buckets may be non-empty"},
+    END};
+
+static const sd_lang_key_t sd_keys_progress[] = {
+    {.name = "markers|spark|sink|none", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(progress), .choices = sd_progress_words,
+     .values = sd_progress_values, .required = 1, .help = "markers, spark, sink or none"},
+    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(checkpoint), .meta = "PATH", .help = "progress spark: the checkpoint (default {checkpoint})"},
+    {.name = "batches", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(spark_realtime), .choices = sd_batch_words, .has_def = 1,
+     .help = "progress spark: micro-batches or real-time intervals"},
+    END};
+
+static const sd_lang_key_t sd_keys_faketime[] = {
+    {.name = "lib", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(faketime_lib), .help = "libfaketimeMT.so.1 (default: found in Debian's paths)"},
+    {.name = "preload", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(faketime_children), .choices = sd_preload_words, .has_def = 1,
+     .help = "children: the pipeline preloads it into what it starts"},
+    END};
+
+static const sd_lang_key_t sd_keys_start[] = {
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_timeout[] = {TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_restart[] = {
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
+    {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "how long the pipeline stays down"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_kill[] = {
+    LANDING(mid_batch),
+    {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
+     .help = "KILL, TERM, INT, QUIT or HUP"},
+    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_pause[] = {
+    LANDING(mid_batch),
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "resume by itself after this long"},
+    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_produce[] = {
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(count), .min = 1, .required = 1, .help = "a count (e.g. produce 100)"},
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(rate), .help = "events per second (default: as fast as possible)"},
+    {.name = "background", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(background), .set = 1,
+     .help = "send while the next steps run (needs rate=)"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_replay[] = {
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(count), .min = 1, .help = "how many events already sent"},
+    {.name = "range", .form = SD_K_KEY, .type = SD_V_RANGE, .off = SD_NOWHERE, .help = "P:FROM-TO, offsets FROM to TO-1 of partition P"},
+    {.name = "from", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(replay_from_last), .choices = sd_from_words, .has_def = 1,
+     .help = "the oldest or the newest events"},
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(rate), .help = "events per second"},
+    TIMEOUT, END};
+
+#define INJ(k, word, what) {.name = word, .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(inject[k]), .help = what}
+#define INJ_D(fld, word, d, what) \
+    {.name = word, .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(fld), .min = 1, .def = d, .has_def = 1, .help = what}
+static const sd_lang_key_t sd_keys_inject[] = {
+    {.name = "malformed", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(malformed), .help = "events broken in turn (see kinds=)"},
+    INJ(SD_INJ_LATE, "late", "event time `by` behind the watermark"),
+    INJ(SD_INJ_OUT_OF_ORDER, "out-of-order", "behind the newest, `within` the watermark"),
+    INJ(SD_INJ_FUTURE, "future", "`ahead` of the newest"),
+    INJ(SD_INJ_AT_MAX, "at-max", "event time equal to the newest"),
+    INJ(SD_INJ_AT_WATERMARK, "at-watermark", "event time equal to the watermark"),
+    INJ(SD_INJ_BURST, "burst", "`offline` worth of backlog at once"),
+    INJ(SD_INJ_SKEW, "skew", "every event with one `key`"),
+    INJ(SD_INJ_DRIFT, "drift", "an extra field or a field of another type (`as=`)"),
+    INJ(SD_INJ_NO_KEY, "no-key", "valid events without a message key"),
+    INJ(SD_INJ_RETRY_DUP, "retry-dup", "each new event sent twice in a row"),
+    INJ_D(late_by_ms, "by", 3600000, "late: how far behind the watermark"),
+    {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(within_ms), .min = 1, .def = -1, .has_def = 1,
+     .help = "out-of-order: how far behind the newest (default half the watermark)"},
+    INJ_D(ahead_ms, "ahead", 7200000, "future: how far ahead"),
+    INJ_D(offline_ms, "offline", 1800000, "burst: how long the device was offline"),
+    {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "K", .off = S(skew_key), .help = "skew: the one key"},
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(drift_type), .choices = sd_drift_words, .has_def = 1,
+     .help = "drift: extra-field or type-change"},
+    {.name = "kinds", .form = SD_K_KEY, .type = SD_V_KINDS, .off = S(malformed_kinds),
+     .help = "malformed kinds to cycle through (default: the first five)"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_await_sink[] = {
+    {.name = "NAME", .form = SD_K_POS, .type = SD_V_NAME, .off = S(sink), .help = "the sink (default: the target)"},
+    {.name = "rows", .form = SD_K_KEY, .type = SD_V_ROWS, .off = S(rows), .off2 = S(op), .required = 1,
+     .help = "rows>=N (or =, >, <=, <, !=)"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_await_quiescent[] = {
+    {.name = "D", .form = SD_K_POS, .type = SD_V_DURATION, .off = S(quiet_ms), .min = 1, .def = 3000, .has_def = 1,
+     .help = "how long nothing may change"},
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(quiet_ms), .min = 1, .help = "the same as D"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_await_batches[] = {
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(rows), .required = 1, .help = "a count of committed batches"},
+    TIMEOUT, END};
+
+static const sd_lang_key_t sd_keys_sleep[] = {
+    {.name = "D", .form = SD_K_POS, .type = SD_V_DURATION, .off = S(timeout_ms), .required = 1, .help = "one duration"}, END};
+
+static const sd_lang_key_t sd_keys_clock[] = {
+    {.name = "offset", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock_ms), .group = 1, .tag_off = S(clock_op), .tag = 0,
+     .help = "the clock this far from real time (+2h)"},
+    {.name = "jump", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock_ms), .group = 1, .tag_off = S(clock_op), .tag = 1,
+     .help = "move the clock by this much (-10m)"},
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_FACTOR, .off = S(clock_rate), .group = 1, .tag_off = S(clock_op), .tag = 2,
+     .help = "the clock runs this many times as fast (2x)"},
+    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(clock_op), .set = 3, .group = 1, .help = "back to real time"},
+    END};
+
+static const sd_lang_key_t sd_keys_damage_spark[] = {
+    {.name = "commit-marker|offsets|state", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(damage_what), .choices = sd_spark_what,
+     .required = 1, .help = "commit-marker, offsets or state"},
+    {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = SD_NOWHERE, .help = "offsets: cut the newest offsets file short"},
+    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = S(damage_path), .meta = "PATH", .help = "the checkpoint (default: the scenario's)"},
+    END};
+
+static const sd_lang_key_t sd_keys_damage[] = {
+    {.name = "file", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = S(damage_path), .required = 1, .help = "the file to damage"},
+    {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 3, .group = 1, .help = "remove it"},
+    {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 4, .group = 1, .help = "cut it short"},
+    END};
+
+static const sd_lang_key_t sd_keys_network[] = {
+    {.name = "latency", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net_value), .group = 1, .tag_off = S(net_op), .tag = 0,
+     .help = "added to every broker request"},
+    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net_op), .set = 1, .group = 1, .help = "close every connection"},
+    {.name = "blackhole", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net_op), .set = 2, .group = 1, .help = "drop every packet"},
+    {.name = "bandwidth", .form = SD_K_KEY, .type = SD_V_BANDWIDTH, .off = S(net_value), .group = 1, .tag_off = S(net_op), .tag = 3,
+     .help = "a rate limit (200KB/s)"},
+    {.name = "errors", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "API:ERR[,..]", .off = S(net_errors), .group = 1, .tag_off = S(net_op), .tag = 4,
+     .help = "API:ERROR[,API:ERROR...] returned by the broker"},
+    {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net_value), .help = "errors: how many times each (default 1)"},
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(for_ms), .help = "heal by itself after this long"},
+    END};
+
+static const sd_lang_key_t sd_keys_none[] = {END};
+
+/* ---- entries ---- */
+
+const sd_lang_entry_t sd_lang_entries[] = {
+    /* header */
+    {.name = "name", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_name, .usage = "name NAME",
+     .meaning = "the scenario's name (default: the file name without `.drill`); names the run folder"},
+    {.name = "set", .role = SD_LANG_HEADER, .parse = sd_hook_set, .usage = "set NAME=VALUE ...",
+     .meaning = "default values of user variables; `--set` wins"},
+    {.name = "source", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_source, .finish = sd_fin_source,
+     .meaning = "the topic the harness produces to. Each run uses `NAME-<tag>` so reruns on a shared broker never read stale data; "
+                "`exact=yes` uses NAME as is."},
+    {.name = "events", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_events, .finish = sd_fin_events,
+     .meaning = "the seeded generator (the default): event *n* has event time `start + n*step`; `start=now` starts at the run's "
+                "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
+                "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
+                "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
+    {.name = "contract", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_contract,
+     .meaning = "what the pipeline promises: the id and event-time fields, the watermark delay, what happens to late and malformed "
+                "events, whether it removes duplicate input (`drop`: each id once in the target) or passes every input record on "
+                "(`keep`: an id sent *n* times must be there *n* times, the guarantee of Spark's file sink), and which buckets may "
+                "be non-empty (defaults shown first)"},
+    {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
+     .usage = "sink [NAME] sqlite db=PATH query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
+              "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD]",
+     .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
+                "contract is about (named `target` unless named); further sinks are reconciled too, their checks prefixed with "
+                "their name."},
+    {.name = "quarantine", .role = SD_LANG_HEADER, .parse = sd_hook_sink, .usage = "quarantine [NAME] KIND ...",
+     .meaning = "where malformed (and, with `late=quarantine`, late) events must go; same readers as `sink`"},
+    {.name = "pipeline", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_pipeline, .usage = "pipeline PROGRAM ARG...",
+     .meaning = "the pipeline's command line, exec'd without a shell"},
+    {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
+     .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
+                "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
+    {.name = "env", .role = SD_LANG_HEADER, .parse = sd_hook_env, .usage = "env NAME=VALUE ...",
+     .meaning = "extra environment for the pipeline"},
+    {.name = "clock faketime", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_faketime, .finish = sd_fin_faketime,
+     .meaning = "run the pipeline under libfaketime so `clock` steps move its clock; `preload=children` leaves the pipeline itself "
+                "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "
+                "Python's `time.sleep` fails under libfaketime)"},
+    {.name = "progress", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_progress, .finish = sd_fin_progress,
+     .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time]",
+     .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "
+                "(default), sink growth, not at all, or a Spark checkpoint: batch N is in flight while `offsets/N` exists and "
+                "`commits/N` does not (with `batches=real-time`, interval N runs from the commit of N-1 to its own commit)"},
+    {.name = "producer", .role = SD_LANG_HEADER, .parse = sd_hook_producer, .usage = "producer PROP=VALUE ...",
+     .meaning = "librdkafka properties of the harness's producer (before `-X`)"},
+
+    /* steps */
+    {.name = "start", .role = SD_LANG_STEP, .kind = SD_STEP_START, .keys = sd_keys_start, .timeout_ms = 30000,
+     .needs = SD_NEEDS_PIPELINE,
+     .meaning = "start the pipeline. With markers, waits for `SD-READY` (or a first batch marker); otherwise the process must still "
+                "run after 2 s. A pipeline that cannot be exec'd or exits before it is ready makes the run inconclusive (exit 3)."},
+    {.name = "produce", .role = SD_LANG_STEP, .kind = SD_STEP_PRODUCE, .keys = sd_keys_produce, .timeout_ms = 120000,
+     .needs = SD_NEEDS_SOURCE, .finish = sd_fin_produce,
+     .meaning = "send N new events, then wait until all are acknowledged. With `background` (and a rate) they are sent at that pace "
+                "while the next steps run (a kill during a steady flow); a later `produce`, `await quiescent` and the "
+                "reconciliation wait for it to finish."},
+    {.name = "replay", .role = SD_LANG_STEP, .kind = SD_STEP_REPLAY, .keys = sd_keys_replay, .timeout_ms = 120000,
+     .needs = SD_NEEDS_SOURCE, .finish = sd_fin_replay,
+     .meaning = "send again N events already sent, byte for byte (same id, same payload): exact duplicates. `range=P:FROM-TO` reads "
+                "the records at offsets FROM to TO-1 of partition P back from Kafka and sends them again as they are: an upstream "
+                "replay of an offset range."},
+    {.name = "inject", .role = SD_LANG_STEP, .kind = SD_STEP_INJECT, .keys = sd_keys_inject, .timeout_ms = 60000,
+     .needs = SD_NEEDS_SOURCE, .finish = sd_fin_inject,
+     .usage = "inject KIND=N ... [by=1h] [within=D] [ahead=2h] [offline=30m] [key=K] [as=extra-field|type-change] [kinds=LIST]",
+     .meaning = "the data faults of the [catalogue](#fault-catalogue): `late=N` (event time `by` behind the watermark: newest event "
+                "time sent minus the contract's delay), `out-of-order=N` (behind the newest, `within` the watermark, default half "
+                "of it), `future=N` (`ahead` of the newest), `at-watermark=N`, `at-max=N`, `burst=N` (`offline` worth of backlog), "
+                "`skew=N` (one `key`), `drift=N` (`as=extra-field` or `type-change`), `no-key=N`, `retry-dup=N` (each new event "
+                "sent twice in a row), `malformed=N` broken in turn as `truncated`, `not-json`, `missing-id`, `wrong-type`, "
+                "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
+                "tombstone), `duplicate-keys`. Every message carries its ledger id in the `sd-id` header."},
+    {.name = "kill", .role = SD_LANG_STEP, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
+     .needs = SD_NEEDS_STARTED,
+     .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "
+                "after a commit, before the next batch; `now` (default) at once. A `TERM` that is not obeyed within the timeout is "
+                "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such."},
+    {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_timeout, .timeout_ms = 10000,
+     .needs = SD_NEEDS_STARTED, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
+    {.name = "restart", .role = SD_LANG_STEP, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
+     .needs = SD_NEEDS_PIPELINE,
+     .meaning = "stop the pipeline if it runs, wait `delay`, start it again with the same command and checkpoint. A restart that "
+                "does not come up is a finding (a crash), not an inconclusive run."},
+    {.name = "pause", .role = SD_LANG_STEP, .kind = SD_STEP_PAUSE, .keys = sd_keys_pause, .timeout_ms = 60000,
+     .needs = SD_NEEDS_STARTED,
+     .meaning = "SIGSTOP to the process group, landing like `kill`; with `for=` the step resumes it after that long (long enough, "
+                "and a consumer-group member loses its membership)"},
+    {.name = "resume", .role = SD_LANG_STEP, .kind = SD_STEP_RESUME, .keys = sd_keys_timeout, .timeout_ms = 30000,
+     .needs = SD_NEEDS_STARTED, .meaning = "SIGCONT to the process group"},
+    {.name = "await sink", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_SINK, .keys = sd_keys_await_sink, .timeout_ms = 60000,
+     .needs = SD_NEEDS_SINK, .finish = sd_fin_await_sink,
+     .meaning = "wait until the sink has N rows. A timeout is recorded as a warning; the run goes on and the reconciliation judges."},
+    {.name = "await quiescent", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_QUIESCENT, .keys = sd_keys_await_quiescent,
+     .timeout_ms = 60000, .needs = SD_NEEDS_SINK,
+     .meaning = "wait until every sink's row count and the batch markers have been still for D and, when the pipeline reports "
+                "consumed offsets, it has consumed every source partition to its end. If that never happens the run is "
+                "inconclusive (exit 3)."},
+    {.name = "await batches", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_BATCHES, .keys = sd_keys_await_batches, .timeout_ms = 60000,
+     .finish = sd_fin_await_batches,
+     .needs = SD_NEEDS_STARTED | SD_NEEDS_BATCHES,
+     .meaning = "wait until the running incarnation has committed N batches (markers or a Spark checkpoint)"},
+    {.name = "sleep", .role = SD_LANG_STEP, .kind = SD_STEP_SLEEP, .keys = sd_keys_sleep,
+     .meaning = "wait (the harness keeps recording)"},
+    {.name = "clock", .role = SD_LANG_STEP, .kind = SD_STEP_CLOCK, .keys = sd_keys_clock, .one_of = 1, .needs = SD_NEEDS_FAKETIME,
+     .usage = "clock offset=+2h | jump=-10m | rate=2x | reset", .meaning = "move the pipeline's clock (needs `clock faketime`)"},
+    {.name = "damage spark", .role = SD_LANG_STEP, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage_spark,
+     .finish = sd_fin_damage_spark, .usage = "damage spark commit-marker | offsets [truncate] | state [checkpoint=PATH]",
+     .meaning = "damage the Spark checkpoint while the pipeline is down"},
+    {.name = "damage", .role = SD_LANG_STEP, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage, .one_of = 1,
+     .usage = "damage file=PATH delete|truncate", .meaning = "delete or cut short a file of the pipeline's state"},
+    {.name = "network", .role = SD_LANG_STEP, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
+     .finish = sd_fin_network,
+     .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D]",
+     .meaning = "broker and network faults (see the [catalogue](#fault-catalogue))"},
+    {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
+     .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "
+                "reconciles"},
+    {.name = "expect", .role = SD_LANG_STEP, .kind = SD_STEP_EXPECT, .parse = sd_parse_expect, .needs = SD_NEEDS_SINK,
+     .usage = "expect COUNT OP VALUE ...",
+     .meaning = "checks made at reconciliation: `unique=120 lost=0 duplicated>0 quarantined=3`. VALUE is a number or another count "
+                "(`unique=expected`). An `expect` on a count replaces the profile's implicit check of it."},
+    {.name = NULL}};
+
+/* ======================================================================
+ * Help and reference
+ * ====================================================================== */
+
+static void sd_key_value_form(const sd_lang_key_t *k, sd_buf_t *b) {
+    char d[32];
+    if (k->meta) { sd_buf_puts(b, k->meta); return; }
+    if (k->has_def && (k->type == SD_V_DURATION) && k->def > 0) {
+        sd_fmt_duration(k->def, d, sizeof(d));
+        sd_buf_puts(b, d);
+        return;
+    }
+    if (k->has_def && (k->type == SD_V_COUNT || k->type == SD_V_INT)) { sd_buf_printf(b, "%" PRId64, k->def); return; }
+    if (k->has_def && k->type == SD_V_SEED) { sd_buf_printf(b, "%" PRId64, k->def); return; }
+    switch (k->type) {
+    case SD_V_CHOICE: sd_join_choices(k->choices, "|", b); return;
+    case SD_V_SIGNAL: sd_buf_puts(b, "KILL|TERM|INT|QUIT|HUP"); return;
+    case SD_V_COUNT: case SD_V_INT: sd_buf_puts(b, "N"); return;
+    case SD_V_DURATION: sd_buf_puts(b, "DURATION"); return;
+    case SD_V_SDURATION: sd_buf_puts(b, "±DURATION"); return;
+    case SD_V_RATE: sd_buf_puts(b, "R/s"); return;
+    case SD_V_FACTOR: sd_buf_puts(b, "Fx"); return;
+    case SD_V_BANDWIDTH: sd_buf_puts(b, "RATE"); return;
+    case SD_V_FIELD: sd_buf_puts(b, "FIELD"); return;
+    case SD_V_TOPIC: case SD_V_NAME: sd_buf_puts(b, "NAME"); return;
+    case SD_V_VARIANT: sd_buf_puts(b, "VARIANT"); return;
+    case SD_V_KINDS: sd_buf_puts(b, "LIST"); return;
+    case SD_V_RANGE: sd_buf_puts(b, "P:FROM-TO"); return;
+    case SD_V_START: sd_buf_puts(b, "2026-01-01T08:00:00Z"); return;
+    case SD_V_SEED: sd_buf_puts(b, "N"); return;
+    default: sd_buf_puts(b, "VALUE"); return;
+    }
+}
+
+void sd_lang_usage(const sd_lang_entry_t *e, sd_buf_t *out) {
+    if (e->usage) { sd_buf_puts(out, e->usage); return; }
+    sd_buf_puts(out, e->name);
+    for (const sd_lang_key_t *k = e->keys; k && k->name; k++) {
+        if (k->form == SD_K_WORD && k->group && k > e->keys && k[-1].form == SD_K_WORD && k[-1].group == k->group) continue;
+        sd_buf_putc(out, ' ');
+        if (!k->required) sd_buf_putc(out, '[');
+        if (k->form == SD_K_WORD) {
+            /* a group of words: one slot, the words joined by | */
+            for (const sd_lang_key_t *w = k; w->name && w->form == SD_K_WORD && (w == k || (k->group && w->group == k->group)); w++)
+                sd_buf_printf(out, "%s%s", w == k ? "" : "|", w->name);
+        } else if (k->form == SD_K_POS) {
+            sd_buf_puts(out, k->name);
+        } else if (k->type == SD_V_ROWS) {
+            sd_buf_puts(out, "rows>=N");
+        } else if (!strcmp(k->name, "timeout") && e->timeout_ms) {
+            char d[32];
+            sd_fmt_duration(e->timeout_ms, d, sizeof(d));
+            sd_buf_printf(out, "timeout=%s", d);
+        } else {
+            sd_buf_printf(out, "%s=", k->name);
+            sd_key_value_form(k, out);
+        }
+        if (!k->required) sd_buf_putc(out, ']');
+    }
+}
+
+/* Markdown table cells: | must not end the cell. */
+static void sd_md_cell(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else fputc(*s, f);
+    }
+}
+
+void sd_lang_markdown(FILE *f) {
+    for (int role = SD_LANG_HEADER; role <= SD_LANG_STEP; role++) {
+        fprintf(f, "%s| %s | meaning |\n|---|---|\n", role == SD_LANG_HEADER ? "### Header\n\n" : "### Steps\n\n",
+                role == SD_LANG_HEADER ? "directive" : "step");
+        for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
+            if ((int)e->role != role) continue;
+            sd_buf_t u;
+            sd_buf_init(&u);
+            sd_lang_usage(e, &u);
+            fputs("| `", f);
+            sd_md_cell(f, u.data);
+            fputs("` | ", f);
+            sd_md_cell(f, e->meaning);
+            fputs(" |\n", f);
+            sd_buf_free(&u);
+        }
+        if (role == SD_LANG_HEADER) fputc('\n', f);
+    }
+}
+
+int sd_lang_help(FILE *f, const char *name) {
+    if (!name) {
+        fputs("The .drill language (streamdrill help NAME for one directive or step):\n\nheader directives:\n", f);
+        for (int role = SD_LANG_HEADER; role <= SD_LANG_STEP; role++) {
+            if (role == SD_LANG_STEP) fputs("\nsteps:\n", f);
+            for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
+                if ((int)e->role != role) continue;
+                sd_buf_t u;
+                sd_buf_init(&u);
+                sd_lang_usage(e, &u);
+                fprintf(f, "  %s\n", u.data);
+                sd_buf_free(&u);
+            }
+        }
+        return 0;
+    }
+    int found = 0;
+    for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
+        const char *sp = strchr(e->name, ' ');
+        if (strcmp(e->name, name) && !(sp && !strncmp(e->name, name, (size_t)(sp - e->name)) && !name[sp - e->name])) continue;
+        sd_buf_t u;
+        sd_buf_init(&u);
+        sd_lang_usage(e, &u);
+        fprintf(f, "%s%s (%s)\n  %s\n\n  %s\n", found ? "\n" : "", e->name, e->role == SD_LANG_HEADER ? "header directive" : "step",
+                u.data, e->meaning);
+        sd_buf_free(&u);
+        if (e->role == SD_LANG_STEP && e->timeout_ms) {
+            char d[32];
+            sd_fmt_duration(e->timeout_ms, d, sizeof(d));
+            fprintf(f, "  default timeout: %s\n", d);
+        }
+        for (const sd_lang_key_t *k = e->keys; k && k->name; k++) {
+            sd_buf_t v;
+            sd_buf_init(&v);
+            if (k->type == SD_V_ROWS) sd_buf_puts(&v, "rows>=N");
+            else if (k->form == SD_K_KEY) { sd_buf_printf(&v, "%s=", k->name); sd_key_value_form(k, &v); }
+            else sd_buf_puts(&v, k->name);
+            fprintf(f, "  %-28s %s%s\n", v.data, k->help ? k->help : "", k->required ? " (required)" : "");
+            sd_buf_free(&v);
+        }
+        found = 1;
+    }
+    return !found;
+}
