@@ -122,6 +122,8 @@ static sd_err_t sd_range_err(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_la
                    kv->value);
 }
 
+/* Long because it is one case per value type of the language, each a few
+ * lines: splitting it would scatter the types the table names. */
 static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_lang_key_t *k, const sd_tok_t *t,
                                const sd_kvtok_t *kv, sd_scenario_t *sc, void *obj) {
     char what[160];

@@ -1,6 +1,7 @@
 /* ledger.c - run.db schema and writers (see ledger.h). */
 #include "ledger.h"
 
+#include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -687,4 +688,276 @@ int64_t sd_ledger_max_seq(sd_ledger_t *l) {
     }
     pthread_mutex_unlock(&l->mu);
     return v;
+}
+
+/* ---- reads and writes of the reconciliation ---- */
+
+/* A one-value query (count(*), ...) under the connection's lock. */
+static int64_t sd_ledger_scalar(sd_ledger_t *l, const char *sql) {
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+int64_t sd_ledger_count_produced(sd_ledger_t *l) {
+    return sd_ledger_scalar(l, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
+}
+
+int64_t sd_ledger_count_send_failed(sd_ledger_t *l) {
+    return sd_ledger_scalar(l, "SELECT count(*) FROM ledger WHERE error IS NOT NULL OR acked_ms IS NULL");
+}
+
+void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque) {
+    sqlite3_stmt *st;
+    pthread_mutex_lock(&l->mu);
+    /* failed or never acknowledged originals: rare, found through the error column */
+    if (sqlite3_prepare_v2(l->db, "SELECT seq FROM ledger WHERE kind<>'duplicate' AND (error IS NOT NULL OR acked_ms IS NULL)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) cb(opaque, sqlite3_column_int64(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
+                             void *opaque) {
+    sqlite3_stmt *st;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, partition, offset FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
+                                                            int64_t end_ms), void *opaque) {
+    sqlite3_stmt *st;
+    const char *sql = "SELECT b.incarnation, b.id, b.begin_ms, coalesce(b.commit_ms, i.ended_ms, 9223372036854775807)"
+                      " FROM batch b LEFT JOIN incarnation i ON i.n = b.incarnation WHERE b.begin_ms IS NOT NULL ORDER BY b.begin_ms";
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Prepare sql inside the open transaction, under the lock (held on SD_OK). */
+static sd_err_t sd_ledger_bulk_begin(sd_ledger_t *l, const char *sql, const char *op, sqlite3_stmt **st, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->mu);
+    sd_err_t e = sd_ledger_begin(l, err, errlen);
+    if (!e && sqlite3_prepare_v2(l->db, sql, -1, st, NULL) != SQLITE_OK) e = sd_ledger_sqlerr(l, op, err, errlen);
+    if (e) pthread_mutex_unlock(&l->mu);
+    return e;
+}
+
+static sd_err_t sd_ledger_bulk_row(sd_ledger_t *l, sqlite3_stmt *st, const char *op, char *err, size_t errlen) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? SD_OK : sd_ledger_sqlerr(l, op, err, errlen);
+}
+
+static void sd_ledger_bulk_end(sd_ledger_t *l, sqlite3_stmt *st) {
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&l->mu);
+}
+
+sd_err_t sd_ledger_counts(sd_ledger_t *l, const char *prefix, const char *const *names, const int64_t *values, int n,
+                          char *err, size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    sd_err_t e = sd_ledger_bulk_begin(l, "INSERT OR REPLACE INTO count(name,value) VALUES(?,?)", "store counts", &st, err, errlen);
+    for (int i = 0; !e && i < n; i++) {
+        char name[160];
+        snprintf(name, sizeof(name), "%s%s", prefix, names[i]);
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, values[i]);
+        e = sd_ledger_bulk_row(l, st, "store counts", err, errlen);
+    }
+    if (st) sd_ledger_bulk_end(l, st);
+    return e;
+}
+
+sd_err_t sd_ledger_anomalies(sd_ledger_t *l, const char *sink, const sd_ledger_anomaly_t *v, int64_t n, char *err,
+                             size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    sd_err_t e = sd_ledger_bulk_begin(l, "INSERT OR REPLACE INTO anomaly(sink,seq,bucket,copies,writers) VALUES(?,?,?,?,?)",
+                                      "store anomalies", &st, err, errlen);
+    for (int64_t i = 0; !e && i < n; i++) {
+        sqlite3_bind_text(st, 1, sink, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, v[i].seq);
+        sqlite3_bind_text(st, 3, v[i].bucket, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, v[i].copies);
+        if (v[i].writers) sqlite3_bind_text(st, 5, v[i].writers, -1, SQLITE_TRANSIENT);
+        e = sd_ledger_bulk_row(l, st, "store anomalies", err, errlen);
+    }
+    if (st) sd_ledger_bulk_end(l, st);
+    return e;
+}
+
+sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const char *raw_id, int64_t copies, const char *writers,
+                              char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO unexpected(sink,raw_id,copies,writers) VALUES(?,?,?,?)", "store unexpected rows", err,
+                         errlen, NULL, "ssis", sink, raw_id, copies, writers);
+}
+
+sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, const char *expected, const char *actual,
+                         const char *detail, char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO \"check\"(idx,name,pass,expected,actual,detail) VALUES(?,?,?,?,?,?)", "store checks", err,
+                         errlen, NULL, "isisss", (int64_t)idx, name, (int64_t)pass, expected, actual, detail);
+}
+
+sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq, const int64_t *sent_ms,
+                           const int64_t *seen_ms, int64_t n, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->mu);
+    sqlite3_exec(l->db, "CREATE TABLE IF NOT EXISTS latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER)", NULL, NULL, NULL);
+    pthread_mutex_unlock(&l->mu);
+    sqlite3_stmt *st = NULL;
+    sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO latency VALUES(?,?,?,?)", "store latency samples", &st, err, errlen);
+    for (int64_t i = 0; !e && i < n; i++) {
+        sqlite3_bind_text(st, 1, sink, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, seq[i]);
+        sqlite3_bind_int64(st, 3, sent_ms[i]);
+        sqlite3_bind_int64(st, 4, seen_ms[i]);
+        e = sd_ledger_bulk_row(l, st, "store latency samples", err, errlen);
+    }
+    if (st) sd_ledger_bulk_end(l, st);
+    return e;
+}
+
+void sd_ledger_index_for_reports(sd_ledger_t *l) {
+    /* reports look up each anomalous id in the ledger: index by seq then */
+    if (sd_ledger_scalar(l, "SELECT count(*) FROM (SELECT 1 FROM anomaly LIMIT 1)") == 0) return;
+    pthread_mutex_lock(&l->mu);
+    char *msg = NULL;
+    if (sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS sent_seq ON sent(seq)", NULL, NULL, &msg) != SQLITE_OK) sqlite3_free(msg);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Messages and late events the ledger has at offsets [begin, end) of a
+ * partition, for each partition a progress report names. 1 when the
+ * report named the topic at all. */
+static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *topic, const char *json, int64_t *rows,
+                                   int64_t *late) {
+    json_t *o = json_loads(json, 0, NULL);
+    int known = 0;
+    size_t i;
+    json_t *src;
+    *rows = *late = 0;
+    json_array_foreach(json_object_get(o, "sources"), i, src) {
+        json_t *so = json_object_get(src, "startOffset"), *eo = json_object_get(src, "endOffset");
+        if (json_is_string(so)) so = json_loads(json_string_value(so), 0, NULL); else json_incref(so);
+        if (json_is_string(eo)) eo = json_loads(json_string_value(eo), 0, NULL); else json_incref(eo);
+        json_t *sp = json_object_get(so, topic), *ep = json_object_get(eo, topic);
+        if (json_is_object(ep)) {
+            known = 1;
+            const char *k;
+            json_t *v;
+            json_object_foreach(ep, k, v) {
+                int64_t end = json_integer_value(v);
+                int64_t begin = json_is_object(sp) && json_object_get(sp, k) ? json_integer_value(json_object_get(sp, k)) : 0;
+                if (!cnt) continue;
+                sqlite3_bind_int(cnt, 1, atoi(k));
+                sqlite3_bind_int64(cnt, 2, begin);
+                sqlite3_bind_int64(cnt, 3, end);
+                if (sqlite3_step(cnt) == SQLITE_ROW) {
+                    *rows += sqlite3_column_int64(cnt, 0);
+                    *late += sqlite3_column_int64(cnt, 1);
+                }
+                sqlite3_reset(cnt);
+            }
+        }
+        json_decref(so);
+        json_decref(eo);
+    }
+    json_decref(o);
+    return known;
+}
+
+/* The pipeline's own account against the ledger. Each progress report
+ * (Spark's StreamingQueryProgress) names the source offsets its batch
+ * read; the ledger knows which messages the harness put at those offsets.
+ * Per reported batch (the last report of each batch id: a batch re-run
+ * after a kill reports once), Spark's numInputRows must equal the
+ * messages the ledger has in that range, and the rows its watermark
+ * dropped are put beside the late events in it. Messages no reported
+ * batch covers are counted (a kill can take a batch's report with it).
+ * Disagreements are warnings; the verdict rests on the sinks. */
+void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
+                               void (*warn)(void *opaque, int disagrees, const char *text), void *opaque) {
+    if (sd_ledger_scalar(l, "SELECT count(*) FROM progress") == 0) return;
+    sd_buf_t out;   /* the summaries, NUL-separated, each after a 0/1 byte: said once the lock is released */
+    sd_buf_init(&out);
+    pthread_mutex_lock(&l->mu);
+    /* partition and offset live in table ack (the view ledger cannot be indexed) */
+    sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset);"
+                        "CREATE TABLE IF NOT EXISTS account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
+                        " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER)", NULL, NULL, NULL);
+    sqlite3_stmt *st, *cnt = NULL, *ins = NULL;
+    const char *sql = "SELECT query, batch, incarnation, input_rows, dropped_by_watermark, json FROM ("
+                      " SELECT *, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k FROM progress WHERE batch >= 0)"
+                      " WHERE k = 1 ORDER BY query, batch";
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        pthread_mutex_unlock(&l->mu);
+        return;
+    }
+    sqlite3_prepare_v2(l->db, "SELECT count(*), sum(kind='late') FROM ledger WHERE partition=? AND offset>=? AND offset<?", -1, &cnt, NULL);
+    sqlite3_prepare_v2(l->db, "INSERT INTO account VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL);
+    char cur[128] = "";
+    int64_t covered = 0, batches = 0, bad = 0, spark_rows = 0, dropped = 0, late = 0;
+    for (int more = 1; more;) {
+        more = sqlite3_step(st) == SQLITE_ROW;
+        const char *q = more ? (const char *)sqlite3_column_text(st, 0) : "";
+        if (!q) q = "";
+        if ((!more || strcmp(q, cur)) && batches) {
+            sd_buf_putc(&out, bad ? '1' : '0');
+            sd_buf_printf(&out, "query %s: %lld batches reported, %lld input rows; the ledger has %lld messages in their offsets "
+                          "(%lld batches disagree); %lld of the %lld messages sent lie in no reported batch; %lld rows dropped by "
+                          "the watermark, %lld late events sent in those offsets",
+                          cur[0] ? cur : "(unnamed)", (long long)batches, (long long)spark_rows, (long long)covered, (long long)bad,
+                          (long long)(produced - covered), (long long)produced, (long long)dropped, (long long)late);
+            sd_buf_putc(&out, 0);
+            covered = batches = bad = spark_rows = dropped = late = 0;
+        }
+        if (!more) break;
+        snprintf(cur, sizeof(cur), "%s", q);
+        int64_t batch = sqlite3_column_int64(st, 1), srows = sqlite3_column_int64(st, 3), sdrop = sqlite3_column_int64(st, 4);
+        int inc = sqlite3_column_int(st, 2);
+        int64_t lrows, llate;
+        if (!sd_ledger_account_batch(cnt, topic, (const char *)sqlite3_column_text(st, 5), &lrows, &llate)) continue;
+        int agree = srows == lrows;
+        batches++;
+        covered += lrows;
+        spark_rows += srows;
+        dropped += sdrop;
+        late += llate;
+        if (!agree) bad++;
+        if (ins) {
+            sqlite3_bind_text(ins, 1, cur, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(ins, 2, batch);
+            sqlite3_bind_int(ins, 3, inc);
+            sqlite3_bind_int64(ins, 4, srows);
+            sqlite3_bind_int64(ins, 5, lrows);
+            sqlite3_bind_int64(ins, 6, sdrop);
+            sqlite3_bind_int64(ins, 7, llate);
+            sqlite3_bind_int(ins, 8, agree);
+            sqlite3_step(ins);
+            sqlite3_reset(ins);
+        }
+    }
+    if (cnt) sqlite3_finalize(cnt);
+    if (ins) sqlite3_finalize(ins);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&l->mu);
+    for (size_t i = 0; i < out.len; i += strlen(out.data + i) + 1) warn(opaque, out.data[i] == '1', out.data + i + 1);
+    sd_buf_free(&out);
 }

@@ -112,4 +112,48 @@ sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);
 
+/* ---- reads and writes of the reconciliation (run_judge.c) ---- */
+
+/* Messages acknowledged by the broker (with an offset), and messages that
+ * failed or were never acknowledged. */
+int64_t sd_ledger_count_produced(sd_ledger_t *l);
+int64_t sd_ledger_count_send_failed(sd_ledger_t *l);
+/* cb(opaque, seq) for every original (not a replay) that failed or was never acknowledged. */
+void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque);
+/* cb(opaque, seq, partition, offset) for every acknowledged message. */
+void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
+                             void *opaque);
+/* cb(opaque, incarnation, batch, begin_ms, end_ms) for every batch that began,
+ * oldest first; end_ms is its commit, else its incarnation's end, else INT64_MAX. */
+void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
+                                                            int64_t end_ms), void *opaque);
+/* counts(name, value): names[i] prefixed with prefix ("" for the target). */
+sd_err_t sd_ledger_counts(sd_ledger_t *l, const char *prefix, const char *const *names, const int64_t *values, int n,
+                          char *err, size_t errlen);
+/* One anomalous ledger id of a sink (writers may be NULL). */
+typedef struct sd_ledger_anomaly_s {
+    int64_t seq;
+    const char *bucket;
+    int64_t copies;
+    const char *writers;
+} sd_ledger_anomaly_t;
+sd_err_t sd_ledger_anomalies(sd_ledger_t *l, const char *sink, const sd_ledger_anomaly_t *v, int64_t n, char *err,
+                             size_t errlen);
+/* A sink row whose id maps to no ledger event. */
+sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const char *raw_id, int64_t copies, const char *writers,
+                              char *err, size_t errlen);
+/* One check of the verdict. */
+sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, const char *expected, const char *actual,
+                         const char *detail, char *err, size_t errlen);
+/* Latency samples of a sink: seq, when it was handed to Kafka, when it was first seen. */
+sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq, const int64_t *sent_ms,
+                           const int64_t *seen_ms, int64_t n, char *err, size_t errlen);
+/* After the reconciliation: an index the reports need when there are anomalies. */
+void sd_ledger_index_for_reports(sd_ledger_t *l);
+/* The pipeline's own account (table progress) against the ledger, into table
+ * account; one summary per query through warn(opaque, disagrees, text). See
+ * ledger.c. Does nothing when the pipeline reported no progress. */
+void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
+                               void (*warn)(void *opaque, int disagrees, const char *text), void *opaque);
+
 #endif

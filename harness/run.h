@@ -18,6 +18,7 @@
 #include "events.h"
 #include "ledger.h"
 #include "producer.h"
+#include "progress.h"
 #include "proxy.h"
 #include "scenario.h"
 #include "sink.h"
@@ -53,24 +54,6 @@ typedef struct sd_run_result_s {
     char run_dir[4096];
     char message[2048];
 } sd_run_result_t;
-
-/* Where the newest incarnation's batches are, whatever reports them (batch
- * markers or a Spark checkpoint). */
-typedef struct sd_run_batches_s {
-    int incarnation;
-    int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
-    int64_t begun_sink_rows;                /* target rows when it began, -1 unknown */
-    int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
-    int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
-    int64_t commits;                        /* commits seen in this incarnation */
-    double ms_per_row;                      /* mean batch duration per row so far, 0 unknown */
-    double ms_sum;
-    int64_t rows_sum;
-    int64_t last_event_mono;                /* any batch event, any incarnation */
-    int64_t events;
-    int64_t hist_rows[32], hist_ms[32];     /* the last completed batches: rows, duration */
-    int nhist;
-} sd_run_batches_t;
 
 typedef struct sd_run_s {
     const sd_scenario_t *sc;
@@ -119,6 +102,7 @@ typedef struct sd_run_s {
     int64_t *consumed;            /* per source partition, from commit markers (-1 unknown) */
     int64_t *trim_warned;         /* per source partition: low watermark already warned about */
     sd_run_batches_t bs;
+    const sd_progress_ops_t *progress; /* where batches, readiness and catching up come from */
     sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
     int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
     int spark_inc;
@@ -201,15 +185,10 @@ void sd_run_say(sd_run_t *r, const char *fmt, ...) __attribute__((format(printf,
 /* Start a new incarnation (variant NULL: the pipeline line) and wait until it is ready. */
 sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen);
-/* Is a batch of the newest incarnation in flight? Refreshes the progress first. */
-int sd_run_in_flight(sd_run_t *r);
 /* Serve background production and delivery reports, record batch markers,
  * Spark checkpoint changes and pipeline exits now (cheaper than
  * sd_run_tick: no sink sampling, no commit). */
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
-/* Expected duration (ms) of a batch of `rows` rows, from the batches seen
- * so far (a + b*rows fitted on them); 0 when there is no history. */
-int64_t sd_run_expected_batch_ms(const sd_run_t *r, int64_t rows);
 
 /* Undo fn(r, arg) at due_mono (a fault with for=). */
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
@@ -233,5 +212,29 @@ extern const sd_injector_t sd_injector_network;
 
 /* End every fault that is on (`heal`); returns how many; done lists them. */
 int sd_run_heal(sd_run_t *r, sd_buf_t *done);
+
+/* ---- between the runner's own files (runner.c, run_send.c, run_wait.c,
+ * run_judge.c): one module split by concern ---- */
+
+/* Keep the first fatal error; the run stops stepping. Returns e. */
+sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg);
+void sd_run_live(sd_run_t *r);
+void sd_run_live_clear(sd_run_t *r);
+/* Undo the timed faults that are due (all: every one). */
+void sd_run_undo_due(sd_run_t *r, int all);
+/* run_send.c */
+sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* run_wait.c */
+sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen);
+sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_ms, char *detail, size_t dlen,
+                                char *err, size_t errlen);
+sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* run_judge.c: reconcile every sink; *failed checks, *unjudgeable ids. */
+sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen);
 
 #endif

@@ -87,7 +87,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
     sd_err_t e;
-    int tracked = r->sc->progress == SD_PROGRESS_MARKERS || r->sc->progress == SD_PROGRESS_SPARK;
+    int tracked = r->progress->batches;
     if (st->mid_batch == 2 && tracked) {
         /* at a boundary: the moment a commit is seen */
         L->how = "at a batch boundary";
@@ -123,7 +123,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
                 int64_t began = b->begun_mono;
                 /* half of what a batch this size took so far, or after= */
-                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_run_expected_batch_ms(r, batch_rows) / 2;
+                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_progress_expected_batch_ms(r, batch_rows) / 2;
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
                 int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
                 int missed = 0;

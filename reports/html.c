@@ -98,6 +98,8 @@ static const char *sd_html_css =
     "figure.chart{margin:10px 0}figure.chart svg{max-width:100%;height:auto}"
     ".counts td:first-child{font-family:monospace}";
 
+/* Long because it writes the page top to bottom, one section after
+ * another, the way report.md is written in markdown.c. */
 static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     sd_buf_t b;
     sd_buf_init(&b);

@@ -90,6 +90,8 @@ static void sd_load_ids(sd_report_model_t *m, sqlite3 *db, sd_rbucket_t *b) {
     if (flt) sqlite3_finalize(flt);
 }
 
+/* Long because it reads run.db table by table into the model, in the
+ * order the reports use them; each part is a query and its loop. */
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen) {
     char *path = sd_util_fmt("%s/run.db", run_dir);
     if (!sd_util_exists(path)) {

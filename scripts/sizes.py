@@ -36,7 +36,7 @@ def functions(path):
                 while k < len(lines) and lines[k] != "}":
                     k += 1
                 above = "\n".join(lines[max(0, i - 6):i])
-                out.append((m.group(1), i + 1, k - i + 1, "long because" in above))
+                out.append((m.group(1), i + 1, k - i + 1, "long because" in above.lower()))
                 i = k + 1
                 continue
         i += 1

@@ -561,6 +561,22 @@ def test_golden(binary, update=False):
     return True
 
 
+README_REF = (r"(tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n)(.*?)(<!-- end of the generated reference -->)")
+
+
+def update_readme_reference(binary):
+    gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True, check=True).stdout
+    path = os.path.join(ROOT, "README.md")
+    text = open(path).read()
+    new, n = re.subn(README_REF, lambda m: m.group(1) + gen + m.group(3), text, flags=re.S)
+    if n != 1:
+        print("README.md: the reference markers are missing")
+        return False
+    open(path, "w").write(new)
+    print("README.md: reference rewritten from `streamdrill help --markdown`")
+    return True
+
+
 def test_readme_reference(binary):
     """README's scenario-language reference is what `streamdrill help --markdown` prints from the table."""
     gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True).stdout
@@ -583,10 +599,13 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
+    ap.add_argument("--update-readme", action="store_true", help="rewrite README's scenario-language reference from the table")
     ap.add_argument("--update-golden", action="store_true", help="rewrite tests/golden/ from this build, run nothing else")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     os.makedirs(OUT, exist_ok=True)
+    if a.update_readme:
+        sys.exit(0 if update_readme_reference(binary) else 1)
     if a.update_golden:
         sys.exit(0 if test_golden(binary, update=True) else 1)
     ok = True

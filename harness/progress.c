@@ -1,0 +1,162 @@
+/* progress.c - the progress interface (see progress.h): the batch state
+ * every source feeds, the questions the runner and the injectors ask, and
+ * the sources that need no file of their own (markers, sink, none). */
+#include "progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* A batch began or committed in incarnation inc: record it, and keep the
+ * newest incarnation's batch state. The one path for markers and Spark. */
+sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
+                                 const char *offsets, int64_t t_ms, char *err, size_t errlen) {
+    int64_t now = sd_util_mono_ms();
+    sd_run_batches_t *b = &r->bs;
+    b->last_event_mono = now;
+    b->events++;
+    if (inc == b->incarnation) {
+        if (type == SD_SUP_EV_BEGIN) {
+            b->begun = id;
+            b->begun_rows = rows;
+            b->begun_mono = now;
+            b->begun_with_incarnation = 0;
+            /* what the target held when the batch began: a kill reports how
+             * many of the batch's rows were visible when it landed */
+            b->begun_sink_rows = -1;
+            if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &b->begun_sink_rows, NULL, 0) != SD_OK)
+                b->begun_sink_rows = -1;
+        } else {
+            if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
+                if (b->begun_rows > 0) {
+                    b->ms_sum += (double)(now - b->begun_mono);
+                    b->rows_sum += b->begun_rows;
+                    b->ms_per_row = b->ms_sum / (double)b->rows_sum;
+                }
+                int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
+                b->hist_rows[k] = b->begun_rows;
+                b->hist_ms[k] = now - b->begun_mono;
+            }
+            b->committed = id;
+            b->committed_mono = now;
+            b->commits++;
+        }
+    }
+    if (type == SD_SUP_EV_COMMIT && offsets && r->consumed) {
+        char *save = NULL, *list = sd_util_strdup(offsets);
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int p;
+            long long o;
+            if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) r->consumed[p] = o;
+        }
+        free(list);
+        r->last_offsets_mono = now;
+    }
+    return sd_ledger_batch(r->ledger, inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
+                           type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
+}
+
+int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
+    const sd_run_batches_t *b = &r->bs;
+    if (!b->nhist) return 0;
+    if (rows <= 0) { /* size unknown (real-time intervals): the mean duration */
+        int64_t sum = 0;
+        for (int i = 0; i < b->nhist; i++) sum += b->hist_ms[i];
+        return sum / b->nhist;
+    }
+    /* least squares of ms = a + b*rows; proportional when the rows never varied */
+    double n = b->nhist, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < b->nhist; i++) {
+        double x = (double)b->hist_rows[i], y = (double)b->hist_ms[i];
+        sx += x; sy += y; sxx += x * x; sxy += x * y;
+    }
+    double den = n * sxx - sx * sx;
+    double slope, icpt;
+    if (b->nhist >= 2 && den > 1e-9) {
+        slope = (n * sxy - sx * sy) / den;
+        icpt = (sy - slope * sx) / n;
+        if (slope < 0) { slope = 0; icpt = sy / n; }
+        if (icpt < 0) { icpt = 0; slope = sxy / sxx; }
+    } else {
+        slope = sy / sx;
+        icpt = 0;
+    }
+    return (int64_t)(icpt + slope * (double)rows);
+}
+
+int sd_progress_in_flight(sd_run_t *r) {
+    sd_progress_poll(r, NULL, 0);
+    return r->bs.begun > r->bs.committed;
+}
+
+int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
+    if (!r->last_offsets_mono || !r->consumed) return -1;
+    sd_sup_state_t st;
+    sd_sup_state(r->sup, &st);
+    if (!st.running) return -1;
+    for (int p = 0; p < r->partitions; p++) {
+        int64_t lo, hi;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0)) return -1;
+        if (r->consumed[p] < hi) {
+            snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of partition %d, which holds %lld",
+                     (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]), p, (long long)hi);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void sd_progress_new_incarnation(sd_run_t *r, int inc) {
+    r->bs.incarnation = inc;
+    r->bs.begun = r->bs.committed = -1;
+    r->bs.begun_rows = -1;
+    r->bs.commits = 0;
+}
+
+/* ---- the sources without a file of their own ---- */
+
+/* markers: SD-READY, or the first batch marker (a pipeline that prints
+ * markers but no SD-READY is up once it reports a batch) */
+static int sd_markers_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
+    (void)up_ms;
+    return st->ready || r->bs.begun >= 0 || r->bs.committed >= 0;
+}
+
+/* sink, none: nothing reports readiness; still up after 2 s is ready */
+static int sd_grace_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
+    (void)r; (void)st;
+    return up_ms >= sd_util_scaled_ms(2000);
+}
+
+const sd_progress_ops_t sd_progress_markers = {.name = "markers", .batches = 1, .ready = sd_markers_ready};
+const sd_progress_ops_t sd_progress_sink = {.name = "sink", .batches = 0, .ready = sd_grace_ready};
+const sd_progress_ops_t sd_progress_none = {.name = "none", .batches = 0, .ready = sd_grace_ready};
+
+const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
+    switch (kind) {
+    case SD_PROGRESS_MARKERS: return &sd_progress_markers;
+    case SD_PROGRESS_SPARK: return &sd_progress_spark;
+    case SD_PROGRESS_SINK: return &sd_progress_sink;
+    case SD_PROGRESS_NONE: return &sd_progress_none;
+    }
+    return &sd_progress_none;
+}
+
+sd_err_t sd_progress_open(sd_run_t *r, char *err, size_t errlen) {
+    r->progress = sd_progress_get(r->sc->progress);
+    return r->progress->open ? r->progress->open(r, err, errlen) : SD_OK;
+}
+
+void sd_progress_close(sd_run_t *r) {
+    if (r->progress && r->progress->close) r->progress->close(r);
+}
+
+sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {
+    return r->progress && r->progress->poll ? r->progress->poll(r, err, errlen) : SD_OK;
+}
+
+int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
+    return r->progress->ready(r, st, up_ms);
+}

@@ -1,0 +1,93 @@
+/* progress.h - where a pipeline's progress comes from, behind one interface.
+ *
+ * A progress source answers the questions every wait and every landing
+ * asks, whatever the pipeline: is the new incarnation ready, which batch
+ * is in flight and since when, what has it committed, has it caught up
+ * with the source. The sources (`progress` in the scenario) are small ops
+ * structs chosen by name, like the sink readers:
+ *
+ *   markers  SD-READY and SD-BATCH begin/commit lines on the pipeline's
+ *            stdout (pushed here by the supervisor's events)  progress.c
+ *   spark    a Spark checkpoint: offsets/N without commits/N   progress_spark.c
+ *   sink     no batches: readiness by staying up, a mid-batch kill lands
+ *            when the sink grows                               progress.c
+ *   none     no batches                                        progress.c
+ *
+ * Whatever reports them, batch events go through sd_progress_batch_event(),
+ * which keeps the newest incarnation's batch state (sd_run_batches_t, the
+ * durations the landings learn from) and records them in run.db. A new
+ * source (the consumer group, say) is one new file with its ops and a name
+ * in the table of progress.c. */
+#ifndef SD_PROGRESS_H
+#define SD_PROGRESS_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "scenario.h"
+#include "supervisor.h"
+
+struct sd_run_s;
+
+/* Where the newest incarnation's batches are, whatever reports them. */
+typedef struct sd_run_batches_s {
+    int incarnation;
+    int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
+    int64_t begun_sink_rows;                /* target rows when it began, -1 unknown */
+    int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
+    int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
+    int64_t commits;                        /* commits seen in this incarnation */
+    double ms_per_row;                      /* mean batch duration per row so far, 0 unknown */
+    double ms_sum;
+    int64_t rows_sum;
+    int64_t last_event_mono;                /* any batch event, any incarnation */
+    int64_t events;
+    int64_t hist_rows[32], hist_ms[32];     /* the last completed batches: rows, duration */
+    int nhist;
+} sd_run_batches_t;
+
+typedef struct sd_progress_ops_s {
+    const char *name;
+    /* it sees batches begin and commit: kills and pauses land on them, and
+     * `await batches` counts them */
+    int batches;
+    /* per-run state (may be NULL) */
+    sd_err_t (*open)(struct sd_run_s *r, char *err, size_t errlen);
+    void (*close)(struct sd_run_s *r);
+    /* turn what changed since the last call into batch events (NULL: the
+     * events are pushed by the supervisor) */
+    sd_err_t (*poll)(struct sd_run_s *r, char *err, size_t errlen);
+    /* is the newest incarnation ready? st: its process; up_ms: since it started */
+    int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+} sd_progress_ops_t;
+
+extern const sd_progress_ops_t sd_progress_markers;
+extern const sd_progress_ops_t sd_progress_spark;
+extern const sd_progress_ops_t sd_progress_sink;
+extern const sd_progress_ops_t sd_progress_none;
+
+/* The source a scenario names. */
+const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);
+
+/* The questions, asked of r's source. */
+sd_err_t sd_progress_open(struct sd_run_s *r, char *err, size_t errlen);
+void sd_progress_close(struct sd_run_s *r);
+sd_err_t sd_progress_poll(struct sd_run_s *r, char *err, size_t errlen);
+int sd_progress_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+/* Is a batch of the newest incarnation in flight? Polls first. */
+int sd_progress_in_flight(struct sd_run_s *r);
+/* Has the pipeline committed every source partition to its end (from the
+ * offsets its commits report)? 1 yes, 0 no (why says where it stands), -1 unknown. */
+int sd_progress_caught_up(struct sd_run_s *r, char *why, size_t wlen);
+/* Expected duration (ms) of a batch of `rows` rows, from the batches seen
+ * so far (a + b*rows fitted on them); 0 when there is no history. */
+int64_t sd_progress_expected_batch_ms(const struct sd_run_s *r, int64_t rows);
+/* A new incarnation started: its batches start from scratch. */
+void sd_progress_new_incarnation(struct sd_run_s *r, int inc);
+/* A batch began or committed in incarnation inc: record it in run.db and
+ * keep the newest incarnation's batch state. offsets: "P:O,P:O" consumed
+ * up to, on a commit (may be NULL). */
+sd_err_t sd_progress_batch_event(struct sd_run_s *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
+                                 const char *offsets, int64_t t_ms, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,333 @@
+/* run_judge.c - the runner's judgement: read every sink, put each ledger
+ * event into its bucket (recon.c), store anomalies with the writers of
+ * each copy, counts, checks and latency in run.db (through the ledger's
+ * reads and writes: no SQL here), and set the pipeline's own account
+ * beside the ledger. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observe.h"
+#include "recon.h"
+#include "run.h"
+
+static void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
+    sd_run_t *r = opaque;
+    char id[64];
+    sd_events_id(r->events, seq, id);
+    snprintf(out, outlen, "%s", id);
+}
+
+static int sd_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    sd_run_t *r;
+    const int64_t *lows;
+    uint8_t *trimmed;
+    int64_t n;
+} sd_trim_ctx_t;
+/* Mark ids whose every message failed, and ids in trimmed offsets. */
+
+static void sd_run_mark_unsent(void *opaque, int64_t s) {
+    sd_run_t *r = opaque;
+    if (s >= 0 && s < r->nseq) r->disp[s] = SD_RECON_UNSENT;
+}
+
+static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
+    sd_trim_ctx_t *t = opaque;
+    if (p >= 0 && p < t->r->partitions && o < t->lows[p] && s >= 0 && s < t->r->nseq && !t->trimmed[s]) {
+        t->trimmed[s] = 1;
+        t->n++;
+    }
+}
+
+static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
+    *trimmed_out = NULL;
+    sd_ledger_each_unsent(r->ledger, sd_run_mark_unsent, r);
+    /* the broker deleted data below its low watermark: those events cannot
+     * be re-read by a pipeline that restarts from an older position */
+    int any = 0;
+    int64_t *lows = sd_util_xcalloc((size_t)r->partitions + 1, sizeof(int64_t));
+    for (int p = 0; p < r->partitions; p++) {
+        int64_t lo = 0, hi = 0;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) == SD_OK) {
+            lows[p] = lo;
+            sd_ledger_watermark(r->ledger, sd_util_wall_ms(), p, lo, hi, NULL, 0);
+            if (lo > 0) any = 1;
+        }
+    }
+    if (any) {
+        sd_trim_ctx_t t = {.r = r, .lows = lows, .trimmed = sd_util_xcalloc((size_t)(r->nseq ? r->nseq : 1), 1)};
+        sd_ledger_each_position(r->ledger, sd_run_mark_trimmed, &t);
+        char w[512];
+        snprintf(w, sizeof(w), "the broker deleted %lld of the run's events from topic %s (low watermarks above the first "
+                 "offsets sent%s); a loss among them cannot be attributed to the pipeline",
+                 (long long)t.n, r->topic, sd_broker_is_embedded(r->broker) ? ": the embedded broker keeps about 5 MB per partition" : "");
+        sd_ledger_warning(r->ledger, "trimmed", w, NULL, 0);
+        sd_run_say(r, "warning: %s", w);
+        *trimmed_out = t.trimmed;
+    }
+    free(lows);
+}
+
+static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_recon_counts_t *c, char *err, size_t errlen) {
+    int64_t values[64];
+    int n = 0;
+    for (; sd_scenario_count_names[n] && n < 64; n++) values[n] = sd_recon_count_get(c, sd_scenario_count_names[n], NULL);
+    return sd_ledger_counts(r->ledger, prefix, sd_scenario_count_names, values, n, err, errlen);
+}
+
+/* Batch windows of every incarnation, to say which batch wrote a row whose
+ * sink knows its write time (a Kafka record's timestamp, for instance). */
+typedef struct {
+    int inc;
+    int64_t batch, begin_ms, end_ms;
+} sd_window_t;
+
+typedef struct {
+    sd_window_t *w;
+    int n;
+} sd_windows_t;
+
+static void sd_run_add_window(void *opaque, int inc, int64_t batch, int64_t begin_ms, int64_t end_ms) {
+    sd_windows_t *ws = opaque;
+    ws->w = sd_util_xrealloc(ws->w, sizeof(*ws->w) * (size_t)(ws->n + 1));
+    ws->w[ws->n++] = (sd_window_t){.inc = inc, .batch = batch, .begin_ms = begin_ms, .end_ms = end_ms};
+}
+
+static void sd_run_load_windows(sd_run_t *r, sd_windows_t *ws) {
+    memset(ws, 0, sizeof(*ws));
+    sd_ledger_each_batch_window(r->ledger, sd_run_add_window, ws);
+}
+
+static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out) {
+    const sd_windows_t *ws = opaque;
+    if (len) sd_buf_append(out, label, len);
+    else sd_buf_putc(out, '?');
+    if (t_ms == INT64_MIN || memmem(label, len, "batch", 5)) return;
+    const sd_window_t *best = NULL;
+    for (int i = 0; i < ws->n; i++)
+        if (ws->w[i].begin_ms <= t_ms + 5 && t_ms <= ws->w[i].end_ms + 5 && (!best || ws->w[i].begin_ms >= best->begin_ms)) best = &ws->w[i];
+    if (best) sd_buf_printf(out, " (incarnation %d, batch %lld)", best->inc, (long long)best->batch);
+}
+
+/* Rows of a sink whose ids map to no ledger event. */
+static sd_err_t sd_run_store_unexpected(sd_run_t *r, const char *sink, const sd_observe_t *obs, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    for (int64_t i = 0; !e && i < obs->n_unexpected; i++)
+        e = sd_ledger_unexpected(r->ledger, sink, obs->unexpected[i].id, obs->unexpected[i].copies, obs->unexpected[i].writers, err,
+                                 errlen);
+    return e;
+}
+
+static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_recon_result_t *res,
+                                       const sd_observe_t *obs, char *err, size_t errlen) {
+    /* writers of every id that has rows in this sink and is an anomaly */
+    int64_t nwant = 0;
+    for (int b = 0; b < SD_B__COUNT; b++)
+        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED || b == SD_B_VALID_QUARANTINED)
+            nwant += res->lists[b].n;
+    int64_t *want = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nwant ? nwant : 1));
+    int64_t k = 0;
+    for (int b = 0; b < SD_B__COUNT; b++)
+        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED)
+            for (int64_t i = 0; i < res->lists[b].n; i++) want[k++] = res->lists[b].seq[i];
+    nwant = k;
+    qsort(want, (size_t)nwant, sizeof(int64_t), sd_cmp_i64);
+    char **writers = sd_util_xcalloc((size_t)(nwant ? nwant : 1), sizeof(char *));
+    sd_windows_t ws;
+    sd_run_load_windows(r, &ws);
+    sd_err_t e = sd_observe_writers(sink, r->tag, want, nwant, writers, sd_run_fmt_writer, &ws, err, errlen);
+    free(ws.w);
+    if (e) {
+        for (int64_t i = 0; i < nwant; i++) free(writers[i]);
+        free(writers);
+        free(want);
+        return e;
+    }
+    int64_t total = 0;
+    for (int b = 0; b < SD_B__COUNT; b++)
+        if (b != SD_B_DELIVERED && b != SD_B_QUARANTINED) total += res->lists[b].n;
+    sd_ledger_anomaly_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(total ? total : 1));
+    int64_t nrows = 0;
+    for (int b = 0; b < SD_B__COUNT; b++) {
+        if (b == SD_B_DELIVERED || b == SD_B_QUARANTINED) continue;
+        const sd_recon_list_t *l = &res->lists[b];
+        for (int64_t i = 0; i < l->n; i++) {
+            int64_t *hit = bsearch(&l->seq[i], want, (size_t)nwant, sizeof(int64_t), sd_cmp_i64);
+            rows[nrows++] = (sd_ledger_anomaly_t){.seq = l->seq[i], .bucket = sd_bucket_name((sd_bucket_t)b),
+                                                  .copies = l->copies[i], .writers = hit ? writers[hit - want] : NULL};
+        }
+    }
+    e = sd_ledger_anomalies(r->ledger, sink->name, rows, nrows, err, errlen);
+    free(rows);
+    if (!e) e = sd_run_store_unexpected(r, sink->name, obs, err, errlen);
+    for (int64_t i = 0; i < nwant; i++) free(writers[i]);
+    free(writers);
+    free(want);
+    return e;
+}
+
+/* End-to-end latency of the ids expected in the target: from the moment the
+ * harness handed the message to Kafka to the first write time the sink
+ * reports. Quantiles go into the counts; a strided sample of ids (at most
+ * 20,000) into the table `latency` for the charts. The latencies are
+ * computed in place in obs->first_t (its last use), so a ten-million-event
+ * run needs no second array of them. */
+static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
+    c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
+    c->latency_samples = 0;
+    if (!obs->first_t) return;
+    uint32_t *ft = obs->first_t;
+    {
+        int64_t stride = r->nseq / 20000 + 1, k = 0, cap = r->nseq / stride + 1;
+        int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
+        for (int64_t s = 0; s < r->nseq && k < cap; s += stride) {
+            if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+            seq[k] = s;
+            sent[k] = r->t0_wall + r->sent_rel[s];
+            seen[k++] = r->t0_wall + ft[s];
+        }
+        sd_ledger_latency(r->ledger, sink, seq, sent, seen, k, NULL, 0);
+        free(seq);
+    }
+    int64_t n = 0;
+    for (int64_t s = 0; s < r->nseq; s++) { /* n <= s: ft[s] is read before ft[n] is written */
+        if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+        ft[n++] = ft[s] > r->sent_rel[s] ? ft[s] - r->sent_rel[s] : 0;
+    }
+    if (n) {
+        /* each quantile is selected among what lies above the previous one */
+        int64_t k50 = (n - 1) * 50 / 100, k95 = (n - 1) * 95 / 100, k99 = (n - 1) * 99 / 100;
+        c->latency_p50_ms = sd_util_select_u32(ft, n, k50);
+        c->latency_p95_ms = sd_util_select_u32(ft + k50, n - k50, k95 - k50);
+        c->latency_p99_ms = sd_util_select_u32(ft + k95, n - k95, k99 - k95);
+        uint32_t mx = ft[k99];
+        for (int64_t i = k99 + 1; i < n; i++)
+            if (ft[i] > mx) mx = ft[i];
+        c->latency_max_ms = mx;
+        c->latency_samples = n;
+    }
+    free(obs->first_t);
+    obs->first_t = NULL;
+}
+
+/* A summary of the pipeline's own account (ledger.c compares it). */
+static void sd_run_account_warning(void *opaque, int disagrees, const char *text) {
+    sd_run_t *r = opaque;
+    sd_ledger_warning(r->ledger, disagrees ? "account-disagrees" : "account", text, NULL, 0);
+    if (disagrees) sd_run_say(r, "warning: %s", text);
+}
+
+/* Reconcile every target sink. Sets *failed to the number of failed checks. */
+sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen) {
+    *failed = 0;
+    *unjudgeable = 0;
+    sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
+    if (e) return e;
+    uint8_t *trimmed = NULL;
+    sd_run_ledger_exceptions(r, &trimmed);
+    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed,
+                           .expected = r->sc->keep_duplicates ? r->sends : NULL};
+    sd_observe_t qobs;
+    memset(&qobs, 0, sizeof(qobs));
+    int have_q = 0;
+    if (r->quarantine) {
+        int64_t t0 = sd_util_mono_ms();
+        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, r->t0_wall, &qobs, err, errlen))) goto out;
+        have_q = 1;
+        sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
+                   (double)(sd_util_mono_ms() - t0) / 1000.0);
+    }
+    /* what the readers noticed besides rows (files a killed Spark batch left behind, ...) */
+    for (int si = 0; si < r->nsinks; si++) {
+        char *note = sd_sink_notes(r->sinks[si]);
+        if (note) {
+            char *w = sd_util_fmt("sink %s: %s", r->sinks[si]->name, note);
+            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
+            sd_run_say(r, "note: %s", w);
+            free(w);
+            free(note);
+        }
+    }
+    /* the same for every sink: what reached Kafka, what did not */
+    int64_t produced = sd_ledger_count_produced(r->ledger);
+    int64_t send_failed = sd_ledger_count_send_failed(r->ledger);
+    sd_ledger_compare_account(r->ledger, r->topic, produced, sd_run_account_warning, r);
+    /* expect steps */
+    const sd_step_t **expects = sd_util_xcalloc((size_t)r->sc->nsteps + 1, sizeof(*expects));
+    int nexp = 0;
+    for (int i = 0; i < r->sc->nsteps; i++)
+        if (r->sc->steps[i].kind == SD_STEP_EXPECT) expects[nexp++] = &r->sc->steps[i];
+    int check_idx = 0;
+    for (int si = 0; si < r->nsinks; si++) {
+        sd_sink_t *sink = r->sinks[si];
+        if (sink->is_quarantine) continue;
+        int primary = sink == r->target;
+        sd_observe_t obs;
+        int64_t t0 = sd_util_mono_ms();
+        if ((e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &obs, err, errlen))) {
+            free(expects);
+            goto out;
+        }
+        double read_s = (double)(sd_util_mono_ms() - t0) / 1000.0;
+        sd_recon_result_t res;
+        memset(&res, 0, sizeof(res));
+        sd_recon_classify(&L, obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows, obs.unexpected_unique, &res);
+        res.counts.quarantine_unexpected = have_q ? qobs.unexpected_rows : 0;
+        res.counts.produced = produced;
+        res.counts.send_failed = send_failed;
+        res.counts.late_sent = r->late_sent;
+        res.counts.malformed_sent = r->malformed_sent;
+        res.counts.replayed = r->replayed;
+        res.counts.crashes = r->crashes;
+        sd_run_latency(r, &obs, sink->name, &res.counts);
+        *unjudgeable += (int)res.counts.unjudgeable;
+        sd_run_say(r, "read sink %s: %lld rows in %.2fs: %lld unique, %lld duplicated, %lld lost, %lld unexpected", sink->name,
+                   (long long)obs.rows, read_s, (long long)res.counts.observed_unique, (long long)res.counts.duplicated,
+                   (long long)res.counts.lost, (long long)res.counts.unexpected);
+        sd_recon_ctx_t ctx = {
+            .profile = r->sc->profile,
+            .has_quarantine_sink = have_q,
+            .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
+            .expects = primary ? expects : NULL,
+            .nexpects = primary ? nexp : 0,
+            .fmt_id = sd_run_fmt_id,
+            .fmt_opaque = r};
+        sd_checks_t checks;
+        sd_recon_checks(&ctx, &res, &checks);
+        *failed += sd_checks_failed(&checks);
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "%s%s", primary ? "" : sink->name, primary ? "" : ".");
+        if (!e) e = sd_run_store_counts(r, prefix, &res.counts, err, errlen);
+        if (!e) e = sd_run_store_anomalies(r, sink, &res, &obs, err, errlen);
+        /* quarantine anomalies: rows that map to nothing */
+        if (!e && have_q && primary) e = sd_run_store_unexpected(r, r->quarantine->name, &qobs, err, errlen);
+        if (!e) {
+            for (int i = 0; i < checks.n && !e; i++) {
+                char name[256];
+                snprintf(name, sizeof(name), "%s%s", prefix, checks.v[i].name);
+                e = sd_ledger_check(r->ledger, check_idx++, name, checks.v[i].pass, checks.v[i].expected, checks.v[i].actual,
+                                    checks.v[i].detail, err, errlen);
+            }
+            for (int i = 0; i < checks.n_not_judged; i++) sd_ledger_warning(r->ledger, "not-judged", checks.not_judged[i], NULL, 0);
+        }
+        sd_checks_free(&checks);
+        sd_recon_result_free(&res);
+        sd_observe_free(&obs);
+        if (e) break;
+    }
+    free(expects);
+    if (!e) sd_ledger_index_for_reports(r->ledger);
+out:
+    if (have_q) sd_observe_free(&qobs);
+    free(trimmed);
+    if (!e) e = sd_ledger_commit(r->ledger, err, errlen);
+    return e;
+}
+
+
+

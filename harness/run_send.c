@@ -1,0 +1,281 @@
+/* run_send.c - the runner's sending: events get a seq and are staged,
+ * recorded in the ledger (its writer thread commits them) and only then
+ * handed to Kafka, in pipelined batches; pacing at a rate, background
+ * production, draining delivery reports, and the produce step. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recon.h"
+#include "run.h"
+
+typedef struct sd_run_staged_s {
+    int64_t seq;
+    const char *kind, *disp;
+    size_t detail_off, key_off, value_off;   /* offsets into the arena, (size_t)-1 = none */
+    size_t keylen, vlen;
+    int64_t event_time;
+    int null_value;
+} sd_run_staged_t;
+
+int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
+    if (r->nseq == r->capseq) {
+        r->capseq = r->capseq ? r->capseq * 2 : 4096;
+        r->disp = sd_util_xrealloc(r->disp, (size_t)r->capseq);
+        r->kind = sd_util_xrealloc(r->kind, (size_t)r->capseq);
+        r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
+        r->sent_rel = sd_util_xrealloc(r->sent_rel, sizeof(uint32_t) * (size_t)r->capseq);
+    }
+    r->sent_rel[r->nseq] = UINT32_MAX;
+    r->disp[r->nseq] = (uint8_t)disp;
+    r->kind[r->nseq] = (uint8_t)kind;
+    r->sends[r->nseq] = 0;
+    return r->nseq++;
+}
+
+void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
+                  const void *key, size_t keylen, const void *value, size_t vlen, int null_value) {
+    if (r->nstage == r->capstage) {
+        r->capstage = r->capstage ? r->capstage * 2 : 1024;
+        r->stage = sd_util_xrealloc(r->stage, sizeof(*r->stage) * (size_t)r->capstage);
+    }
+    sd_run_staged_t *m = &r->stage[r->nstage++];
+    if (seq >= 0 && seq < r->nseq && r->sends[seq] < 255) r->sends[seq]++;
+    m->seq = seq;
+    m->kind = kind;
+    m->disp = disp;
+    m->event_time = event_time;
+    m->null_value = null_value;
+    m->detail_off = detail ? r->arena.len : (size_t)-1;
+    if (detail) sd_buf_append(&r->arena, detail, strlen(detail) + 1);
+    m->key_off = keylen ? r->arena.len : (size_t)-1;
+    m->keylen = keylen;
+    if (keylen) sd_buf_append(&r->arena, key, keylen);
+    m->value_off = r->arena.len;
+    m->vlen = vlen;
+    if (vlen) sd_buf_append(&r->arena, value, vlen);
+}
+
+/* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
+static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
+    struct sd_run_subbatch_s *b = &r->sub[r->sub_head];
+    sd_err_t e = sd_ledger_wait(r->ledger, b->ticket, err, errlen);
+    int64_t now = sd_util_wall_ms();
+    char id[64];
+    for (int i = 0; i < b->n && !e; i++) {
+        sd_run_staged_t *m = &b->stage[i];
+        sd_events_id(r->events, m->seq, id);
+        e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
+                             m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
+        r->messages++;
+        if (m->seq >= 0 && m->seq < r->nseq && r->sent_rel[m->seq] == UINT32_MAX) {
+            int64_t rel = now - r->t0_wall;
+            r->sent_rel[m->seq] = rel < 0 ? 0 : (uint32_t)rel;
+        }
+    }
+    b->n = 0;
+    sd_buf_reset(&b->arena);
+    r->sub_head = (r->sub_head + 1) % SD_RUN_INFLIGHT;
+    r->sub_count--;
+    if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+/* Record the staged messages in the ledger (its writer thread commits
+ * them) and hand to Kafka the submitted batches the ledger has committed
+ * since: rendering and SQLite overlap, and still no message reaches Kafka
+ * before the ledger holds it. */
+sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    if (r->nstage) {
+        if (r->sub_count == SD_RUN_INFLIGHT && (e = sd_run_produce_oldest(r, err, errlen))) return e;
+        int64_t now = sd_util_wall_ms();
+        struct sd_run_subbatch_s *b = &r->sub[(r->sub_head + r->sub_count) % SD_RUN_INFLIGHT];
+        b->ns = sd_util_xrealloc(b->ns, sizeof(int64_t) * (size_t)r->nstage);
+        for (int i = 0; i < r->nstage && !e; i++) {
+            sd_run_staged_t *m = &r->stage[i];
+            sd_send_t s = {
+                .seq = m->seq, .kind = m->kind, .disposition = m->disp,
+                .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
+                .event_time_ms = m->event_time,
+                .key = NULL, .step = r->step};
+            char keybuf[256];
+            if (m->keylen && m->keylen < sizeof(keybuf)) {
+                memcpy(keybuf, r->arena.data + m->key_off, m->keylen);
+                keybuf[m->keylen] = 0;
+                s.key = keybuf;
+            }
+            e = sd_ledger_send(r->ledger, &s, now, &b->ns[i], err, errlen);
+        }
+        b->ticket = sd_ledger_submit(r->ledger);
+        if (e) {
+            r->nstage = 0;
+            sd_buf_reset(&r->arena);
+            sd_run_set_fatal(r, e, err);
+            return e;
+        }
+        /* the staged batch moves into the ring; the slot's buffers are reused */
+        struct sd_run_staged_s *st = b->stage;
+        int cap = b->cap;
+        sd_buf_t arena = b->arena;
+        b->stage = r->stage;
+        b->cap = r->capstage;
+        b->n = r->nstage;
+        b->arena = r->arena;
+        r->stage = st;
+        r->capstage = cap;
+        r->nstage = 0;
+        r->arena = arena;
+        sd_buf_reset(&r->arena);
+        r->sub_count++;
+    }
+    /* whatever the ledger has committed meanwhile goes to Kafka now */
+    int64_t done = r->sub_count ? sd_ledger_done(r->ledger) : 0;
+    while (!e && r->sub_count && r->sub[r->sub_head].ticket <= done) e = sd_run_produce_oldest(r, err, errlen);
+    return e;
+}
+
+sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
+    sd_err_t e = sd_run_submit(r, err, errlen);
+    while (!e && r->sub_count) e = sd_run_produce_oldest(r, err, errlen);
+    return e;
+}
+
+/* Warn as soon as the broker's low watermark passes data the run sent:
+ * those events can no longer be read by a pipeline that is behind or that
+ * restarts from an older position. */
+static void sd_run_check_trim(sd_run_t *r) {
+    if (!r->broker || !r->partitions) return;
+    if (!r->trim_warned) r->trim_warned = sd_util_xcalloc((size_t)r->partitions, sizeof(int64_t));
+    for (int p = 0; p < r->partitions; p++) {
+        int64_t lo = 0, hi = 0;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->trim_warned[p]) continue;
+        r->trim_warned[p] = lo;
+        char w[512];
+        snprintf(w, sizeof(w), "%s broker deleted the first %lld records of %s partition %d (of %lld sent): a pipeline that has not "
+                 "read them, or restarts from before offset %lld, cannot; conclusions about them are withheld",
+                 sd_broker_is_embedded(r->broker) ? "the embedded" : "the", (long long)lo, r->topic, p, (long long)hi, (long long)lo);
+        sd_ledger_warning(r->ledger, "trimming", w, NULL, 0);
+        sd_run_say(r, "warning: %s", w);
+    }
+}
+
+sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen) {
+    sd_err_t e = sd_run_flush(r, err, errlen);
+    if (e) return e;
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    for (;;) {
+        sd_producer_stats_t st;
+        sd_producer_stats(r->producer, &st);
+        if (st.inflight <= 0) {
+            sd_run_check_trim(r);
+            return SD_OK;
+        }
+        if (sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld messages not acknowledged after %.1fs%s%s",
+                              sd_broker_bootstrap(r->broker), (long long)st.inflight, (double)timeout_ms / 1000.0,
+                              sd_producer_last_error(r->producer)[0] ? ": " : "", sd_producer_last_error(r->producer));
+        sd_producer_poll(r->producer, 20, NULL, 0);
+        if ((e = sd_run_tick(r, 0, err, errlen))) return e;
+    }
+}
+
+/* Make and stage one new valid event. */
+static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
+    int64_t seq = sd_run_new_seq(r, SD_KIND_VALID, SD_DISP_TARGET);
+    int64_t t;
+    sd_err_t e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen);
+    if (e) return e;
+    sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+    if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
+    r->valid_sent++;
+    return SD_OK;
+}
+
+/* Background production (`produce N rate=R/s background`): every tick sends
+ * what is due, so the next steps (a kill, a pause) run while events flow. */
+sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
+    if (!r->bg_active || r->bg_busy) return SD_OK;
+    r->bg_busy = 1;
+    sd_err_t e = SD_OK;
+    int64_t now = sd_util_mono_ms();
+    while (!e && r->bg_done < r->bg_total) {
+        int64_t due = r->bg_t0 + (int64_t)((double)r->bg_done * 1000.0 / r->bg_rate);
+        if (due > now) break;
+        e = sd_run_one_event(r, err, errlen);
+        r->bg_done++;
+        if (!e && r->nstage >= 1000) e = sd_run_flush(r, err, errlen);
+    }
+    if (!e) e = sd_run_flush(r, err, errlen);
+    if (!e && r->bg_done >= r->bg_total) {
+        r->bg_active = 0;
+        r->last_data_step_mono = sd_util_mono_ms();
+        char w[160];
+        snprintf(w, sizeof(w), "background production of %lld events finished", (long long)r->bg_total);
+        sd_ledger_warning(r->ledger, "background", w, NULL, 0);
+    }
+    r->bg_busy = 0;
+    if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+/* Wait until background production is done (before a step that needs all
+ * events sent: another produce, quiescence, reconciliation). */
+sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen) {
+    while (r->bg_active) {
+        int64_t left = r->bg_t0 + (int64_t)((double)r->bg_total * 1000.0 / r->bg_rate) - sd_util_mono_ms();
+        sd_err_t e = sd_run_tick(r, left > 50 ? 50 : left > 0 ? left : 1, err, errlen);
+        if (e) return e;
+    }
+    return SD_OK;
+}
+
+sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err, size_t errlen) {
+    if (rate <= 0) return SD_OK;
+    int64_t due = t0 + (int64_t)((double)i * 1000.0 / rate);
+    if (sd_util_mono_ms() >= due) return SD_OK;
+    sd_err_t e = sd_run_flush(r, err, errlen);
+    while (!e && sd_util_mono_ms() < due) e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen);
+    return e;
+}
+
+sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_err_t e;
+    if ((e = sd_run_background_wait(r, err, errlen))) return e;
+    int64_t avail = sd_events_available(r->events);
+    if (r->nseq + st->count > avail)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
+                          r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->nseq);
+    int64_t t0 = sd_util_mono_ms();
+    int64_t first = r->nseq;
+    char a[64], b[64];
+    if (st->background) {
+        r->bg_active = 1;
+        r->bg_total = st->count;
+        r->bg_done = 0;
+        r->bg_rate = st->rate;
+        r->bg_t0 = t0;
+        sd_events_id(r->events, first, a);
+        sd_events_id(r->events, first + st->count - 1, b);
+        snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->count, a, b,
+                 st->rate, (double)st->count / st->rate);
+        return sd_run_background(r, err, errlen);
+    }
+    for (int64_t i = 0; i < st->count; i++) {
+        if ((e = sd_run_pace(r, t0, i, st->rate, err, errlen))) return e;
+        if ((e = sd_run_one_event(r, err, errlen))) return e;
+        if (r->nstage >= 1000) {
+            if ((e = sd_run_submit(r, err, errlen))) return e;
+            if ((e = sd_run_tick(r, 0, err, errlen))) return e;
+        }
+    }
+    if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
+    double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
+    sd_events_id(r->events, first, a);
+    sd_events_id(r->events, r->nseq - 1, b);
+    snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->count, a, b, secs,
+             secs > 0 ? (double)st->count / secs : 0.0);
+    r->last_data_step_mono = sd_util_mono_ms();
+    return SD_OK;
+}
