@@ -1043,6 +1043,9 @@ static const sd_lang_key_t sd_keys_network[] = {
 
 static const sd_lang_key_t sd_keys_none[] = {END};
 
+static const sd_lang_key_t sd_keys_note[] = {
+    {.name = "TEXT", .form = SD_K_POS, .type = SD_V_TEXT, .off = S(note), .required = 1, .help = "the note (quote it)"}, END};
+
 /* ---- entries ---- */
 
 const sd_lang_entry_t sd_lang_entries[] = {
@@ -1161,6 +1164,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
      .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "
                 "reconciles"},
+    {.name = "note", .role = SD_LANG_STEP, .kind = SD_STEP_NOTE, .keys = sd_keys_note,
+     .meaning = "a line of the runbook, recorded in run.db and shown in the report's steps: `note \"the on-call pages the owner\"`"},
     {.name = "expect", .role = SD_LANG_STEP, .kind = SD_STEP_EXPECT, .parse = sd_parse_expect, .needs = SD_NEEDS_SINK,
      .usage = "expect COUNT OP VALUE ...",
      .meaning = "checks made at reconciliation: `unique=120 lost=0 duplicated>0 quarantined=3`. VALUE is a number or another count "

@@ -151,6 +151,9 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
         return sd_run_await_batches(r, st, detail, dlen, err, errlen);
     case SD_STEP_SLEEP:
         return sd_run_sleep(r, st, detail, dlen, err, errlen);
+    case SD_STEP_NOTE:
+        snprintf(detail, dlen, "%s", st->note);
+        return SD_OK;
     case SD_STEP_EXPECT:
         snprintf(detail, dlen, "checked at reconciliation");
         return SD_OK;

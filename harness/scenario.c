@@ -356,6 +356,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
         free(st->skew_key);
         free(st->damage_path);
         free(st->net_errors);
+        free(st->note);
         for (int k = 0; k < st->nexpects; k++) { free(st->expects[k].count); free(st->expects[k].value_count); }
         free(st->expects);
     }

@@ -57,7 +57,7 @@ typedef struct sd_sink_decl_s {
 typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
-    SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL,
+    SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -142,6 +142,8 @@ typedef struct sd_step_s {
     int64_t net_value;     /* latency ms, bandwidth bytes/s, error count */
     char *net_errors;      /* errors=API:ERROR[,API:ERROR...] */
     int64_t for_ms;        /* the fault lasts this long, then heals itself (0: until heal) */
+    /* note */
+    char *note;
     /* expect */
     sd_expect_t *expects;
     int nexpects;
