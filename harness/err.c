@@ -19,6 +19,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_INTERRUPTED] = "interrupted",
     [SD_ERR_TIMEOUT] = "timeout",
     [SD_ERR_NOTHING_JUDGED] = "nothing-judged",
+    [SD_ERR_NOT_LANDED] = "fault-not-landed",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -36,6 +37,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_TRIMMED:
     case SD_ERR_TIMEOUT:
     case SD_ERR_NOTHING_JUDGED:
+    case SD_ERR_NOT_LANDED:
         return 1;
     default:
         return 0;

@@ -25,6 +25,7 @@ typedef enum {
     SD_ERR_INTERRUPTED = 11,  /* SIGINT/SIGTERM: the run was stopped */
     SD_ERR_TIMEOUT = 12,      /* a wait ran out (an await step) */
     SD_ERR_NOTHING_JUDGED = 13, /* the scenario declares no sink: events were sent, nothing was checked */
+    SD_ERR_NOT_LANDED = 14,   /* a fault step did not do what it says: the drill did not happen */
     SD_ERR__COUNT
 } sd_err_t;
 

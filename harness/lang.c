@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 
 sd_err_t sd_perr(sd_pctx_t *c, int line, int col, const char *fmt, ...) {
@@ -293,8 +294,8 @@ static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_
         char *end;
         errno = 0;
         unsigned long long s = strtoull(v, &end, 10);
-        if (!isdigit((unsigned char)v[0]) || *end || errno)
-            return sd_perr(c, t->line, col, "%s: expected seed=NUMBER (0 to 18446744073709551615), found \"%s\"", e->name, v);
+        if (!isdigit((unsigned char)v[0]) || *end || errno || s > (unsigned long long)INT64_MAX)
+            return sd_perr(c, t->line, col, "%s: expected seed=NUMBER (0 to 9223372036854775807), found \"%s\"", e->name, v);
         sc->seed = s;
         sc->has_seed = 1;
         return SD_OK;
@@ -531,7 +532,10 @@ sd_err_t sd_lang_parse_line(sd_pctx_t *c, sd_scenario_t *sc, const sd_toks_t *ts
 #define S(f) offsetof(sd_step_t, f)
 #define H(f) offsetof(sd_scenario_t, f)
 #define TIMEOUT {.name = "timeout", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(timeout_ms), .min = 1, \
+                 .tag_off = S(timeout_given), .tag = 1, \
                  .help = "how long the step may wait (scaled by STREAMDRILL_TIMEOUT_MULTIPLIER)"}
+#define OPTIONAL {.name = "optional", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(optional), .set = 1, \
+                  .help = "the fault may be skipped: if it does not land, a warning instead of an inconclusive run"}
 #define LANDING(fld)                                                                                                     \
     {.name = "mid-batch", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 1, .group = 2,                  \
      .help = "inside a batch: after its begin, before its commit"},                                                   \
@@ -658,6 +662,25 @@ static int sd_sink_kind(const char *s) {
     return -1;
 }
 
+/* How many SQL statements a text holds (sqlite3_complete finds where the
+ * first one ends; what follows must be blanks and semicolons). */
+static int sd_sql_statements(const char *q) {
+    size_t n = strlen(q);
+    char *buf = sd_util_xmalloc(n + 1);
+    int count = 1;
+    for (size_t i = 1; i <= n; i++) {
+        if (q[i - 1] != ';') continue;
+        memcpy(buf, q, i);
+        buf[i] = 0;
+        if (sqlite3_complete(buf)) {
+            if (q[i + strspn(q + i, " \t\r\n;")]) count = 2;
+            break;
+        }
+    }
+    free(buf);
+    return count;
+}
+
 static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj; (void)present;
     int quarantine = !strcmp(ts->t[0].text, "quarantine");
@@ -714,6 +737,10 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
         if (!sd_kvlist_get(&d.params, sd_sink_kinds[kind].required[k]))
             err = sd_perr(c, ts->t[kind_tok].line, ts->t[kind_tok].col, "%s %s: expected %s=..., found none", what, sd_sink_kinds[kind].kind,
                           sd_sink_kinds[kind].required[k]);
+    const char *query = err || strcmp(sd_sink_kinds[kind].kind, "sqlite") ? NULL : sd_kvlist_get(&d.params, "query");
+    if (query && sd_sql_statements(query) > 1)
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s sqlite: expected query= to be one SQL statement, found more (\"%.80s\")", what,
+                      query);
     const char *iso = err ? NULL : sd_kvlist_get(&d.params, "isolation");
     if (iso && strcmp(iso, "read_committed") && strcmp(iso, "read_uncommitted"))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected isolation=read_committed|read_uncommitted, found \"%s\"", what, iso);
@@ -925,24 +952,25 @@ static const sd_lang_key_t sd_keys_start[] = {
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_timeout[] = {TIMEOUT, END};
+static const sd_lang_key_t sd_keys_stop[] = {TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_restart[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
     {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "how long the pipeline stays down"},
-    TIMEOUT, END};
+    TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_kill[] = {
     LANDING(mid_batch),
     {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
      .help = "KILL, TERM, INT, QUIT or HUP"},
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
-    TIMEOUT, END};
+    TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_pause[] = {
     LANDING(mid_batch),
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "resume by itself after this long"},
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
-    TIMEOUT, END};
+    TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_produce[] = {
     {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(count), .min = 1, .required = 1, .help = "a count (e.g. produce 100)"},
@@ -1013,20 +1041,20 @@ static const sd_lang_key_t sd_keys_clock[] = {
     {.name = "rate", .form = SD_K_KEY, .type = SD_V_FACTOR, .off = S(clock_rate), .group = 1, .tag_off = S(clock_op), .tag = 2,
      .help = "the clock runs this many times as fast (2x)"},
     {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(clock_op), .set = 3, .group = 1, .help = "back to real time"},
-    END};
+    OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_damage_spark[] = {
     {.name = "commit-marker|offsets|state", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(damage_what), .choices = sd_spark_what,
      .required = 1, .help = "commit-marker, offsets or state"},
     {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = SD_NOWHERE, .help = "offsets: cut the newest offsets file short"},
     {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = S(damage_path), .meta = "PATH", .help = "the checkpoint (default: the scenario's)"},
-    END};
+    OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_damage[] = {
     {.name = "file", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = S(damage_path), .required = 1, .help = "the file to damage"},
     {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 3, .group = 1, .help = "remove it"},
     {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 4, .group = 1, .help = "cut it short"},
-    END};
+    OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_network[] = {
     {.name = "latency", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net_value), .group = 1, .tag_off = S(net_op), .tag = 0,
@@ -1039,7 +1067,7 @@ static const sd_lang_key_t sd_keys_network[] = {
      .help = "API:ERROR[,API:ERROR...] returned by the broker"},
     {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net_value), .help = "errors: how many times each (default 1)"},
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(for_ms), .help = "heal by itself after this long"},
-    END};
+    OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_none[] = {END};
 
@@ -1119,18 +1147,20 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "sent twice in a row), `malformed=N` broken in turn as `truncated`, `not-json`, `missing-id`, `wrong-type`, "
                 "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
                 "tombstone), `duplicate-keys`. Every message carries its ledger id in the `sd-id` header."},
-    {.name = "kill", .role = SD_LANG_STEP, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
+    {.name = "kill", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED,
      .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "
                 "after a commit, before the next batch; `now` (default) at once. A `TERM` that is not obeyed within the timeout is "
-                "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such."},
-    {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_timeout, .timeout_ms = 10000,
+                "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such. A kill that finds no "
+                "batch, lands after the batch's commit, or finds no pipeline makes the run inconclusive (see [no pass without "
+                "the drill](#no-pass-without-the-drill)), unless the step says `optional`."},
+    {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_stop, .fault = 1, .timeout_ms = 10000,
      .needs = SD_NEEDS_STARTED, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
-    {.name = "restart", .role = SD_LANG_STEP, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
+    {.name = "restart", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
      .needs = SD_NEEDS_PIPELINE,
      .meaning = "stop the pipeline if it runs, wait `delay`, start it again with the same command and checkpoint. A restart that "
                 "does not come up is a finding (a crash), not an inconclusive run."},
-    {.name = "pause", .role = SD_LANG_STEP, .kind = SD_STEP_PAUSE, .keys = sd_keys_pause, .timeout_ms = 60000,
+    {.name = "pause", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_PAUSE, .keys = sd_keys_pause, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED,
      .meaning = "SIGSTOP to the process group, landing like `kill`; with `for=` the step resumes it after that long (long enough, "
                 "and a consumer-group member loses its membership)"},
@@ -1150,16 +1180,16 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "wait until the running incarnation has committed N batches (markers or a Spark checkpoint)"},
     {.name = "sleep", .role = SD_LANG_STEP, .kind = SD_STEP_SLEEP, .keys = sd_keys_sleep,
      .meaning = "wait (the harness keeps recording)"},
-    {.name = "clock", .role = SD_LANG_STEP, .kind = SD_STEP_CLOCK, .keys = sd_keys_clock, .one_of = 1, .needs = SD_NEEDS_FAKETIME,
-     .usage = "clock offset=+2h | jump=-10m | rate=2x | reset", .meaning = "move the pipeline's clock (needs `clock faketime`)"},
-    {.name = "damage spark", .role = SD_LANG_STEP, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage_spark,
-     .finish = sd_fin_damage_spark, .usage = "damage spark commit-marker | offsets [truncate] | state [checkpoint=PATH]",
+    {.name = "clock", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_CLOCK, .keys = sd_keys_clock, .one_of = 1, .needs = SD_NEEDS_FAKETIME,
+     .usage = "clock offset=+2h | jump=-10m | rate=2x | reset [optional]", .meaning = "move the pipeline's clock (needs `clock faketime`)"},
+    {.name = "damage spark", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage_spark,
+     .finish = sd_fin_damage_spark, .usage = "damage spark commit-marker | offsets [truncate] | state [checkpoint=PATH] [optional]",
      .meaning = "damage the Spark checkpoint while the pipeline is down"},
-    {.name = "damage", .role = SD_LANG_STEP, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage, .one_of = 1,
-     .usage = "damage file=PATH delete|truncate", .meaning = "delete or cut short a file of the pipeline's state"},
-    {.name = "network", .role = SD_LANG_STEP, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
+    {.name = "damage", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage, .one_of = 1,
+     .usage = "damage file=PATH delete|truncate [optional]", .meaning = "delete or cut short a file of the pipeline's state"},
+    {.name = "network", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
      .finish = sd_fin_network,
-     .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D]",
+     .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
      .meaning = "broker and network faults (see the [catalogue](#fault-catalogue))"},
     {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
      .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "

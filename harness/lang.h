@@ -127,6 +127,7 @@ struct sd_lang_entry_s {
     int once;                    /* header: at most one such line */
     int one_of;                  /* exactly one key of group 1 must be present */
     int needs;                   /* SD_NEEDS_* (steps) */
+    int fault;                   /* a fault step: if it does not do what it says, the run is inconclusive */
     int64_t timeout_ms;          /* steps: the default of timeout= */
     sd_lang_hook_t parse;        /* reads the whole line instead of the keys */
     sd_lang_hook_t finish;       /* after the keys: combinations, derived values */

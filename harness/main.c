@@ -1,6 +1,7 @@
 /* main.c - the streamdrill command line. The only place that prints
  * errors and chooses exit codes (see err.h and README.md "Exit codes"). */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <librdkafka/rdkafka.h>
@@ -307,6 +308,23 @@ static int sd_cmd_run(int nfiles, char **files) {
         free(scs);
         return SD_EXIT_USAGE;
     }
+    /* -X properties are checked before anything is written: a bad one
+     * must not cost the previous run's folder */
+    {
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        char cerr[512];
+        for (int i = 0; i < sd_opt.xprops.n; i++)
+            if (rd_kafka_conf_set(conf, sd_opt.xprops.v[i].key, sd_opt.xprops.v[i].value, cerr, sizeof(cerr)) != RD_KAFKA_CONF_OK) {
+                fprintf(stderr, "streamdrill: -X %s=%s: %s\n", sd_opt.xprops.v[i].key, sd_opt.xprops.v[i].value, cerr);
+                bad = 1;
+            }
+        rd_kafka_conf_destroy(conf);
+        if (bad) {
+            for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
+            free(scs);
+            return SD_EXIT_USAGE;
+        }
+    }
     char token[33];
     sd_util_random_hex(token, 16);
     sd_watchdog_t *wd = NULL;
@@ -420,9 +438,10 @@ int main(int argc, char **argv) {
         case OPT_BROKERS: sd_opt.brokers = optarg; break;
         case OPT_SEED: {
             char *end;
+            errno = 0;
             sd_opt.seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-') {
-                fprintf(stderr, "streamdrill: --seed %s: expected a non-negative whole number\n", optarg);
+            if (!*optarg || *end || optarg[0] == '-' || errno || sd_opt.seed > (unsigned long long)INT64_MAX) {
+                fprintf(stderr, "streamdrill: --seed %s: expected a whole number from 0 to 9223372036854775807\n", optarg);
                 return SD_EXIT_USAGE;
             }
             sd_opt.has_seed = 1;

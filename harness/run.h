@@ -103,6 +103,10 @@ typedef struct sd_run_s {
     int64_t *trim_warned;         /* per source partition: low watermark already warned about */
     sd_run_batches_t bs;
     const sd_progress_ops_t *progress; /* where batches, readiness and catching up come from */
+    int broker_ports[8];          /* the ports a pipeline connects to: the broker's, the proxy's */
+    int nbroker_ports;
+    int no_ready_marker;          /* the pipeline was found ready by its connection: it prints no SD-READY */
+    int64_t next_connect_check_mono;
     sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
     int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
     int spark_inc;
@@ -147,6 +151,11 @@ typedef struct sd_run_s {
     } undo[16];
     int nundo;
 
+    /* fault steps that did not do what they say (sd_run_fault_missed) */
+    int missed;
+    char missed_msg[1536];
+    int await_timeout_line;       /* the last wait that timed out, until a fault step follows it */
+
     sd_buf_t payload, key;
     sd_err_t fatal;               /* first fatal error; the run stops stepping */
     char fatal_msg[2048];
@@ -190,6 +199,11 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
  * sd_run_tick: no sink sampling, no commit). */
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
 
+/* A fault step did not do what it says (timed out, found no batch, landed
+ * after the commit, found no pipeline to act on): recorded as a warning,
+ * and the run cannot pass (inconclusive, fault-not-landed) unless the step
+ * is `optional`. */
+void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why);
 /* Undo fn(r, arg) at due_mono (a fault with for=). */
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../reports/report.h"
+#include "lang.h"
 #include "observe.h"
 #include "recon.h"
 
@@ -91,6 +92,15 @@ sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
 
 static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &sd_injector_data, &sd_injector_clock,
                                                         &sd_injector_storage, &sd_injector_network, NULL};
+
+void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
+    char w[1536];
+    snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
+    sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
+    sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
+    if (st->optional) return;
+    if (!r->missed++) snprintf(r->missed_msg, sizeof(r->missed_msg), "%s", w);
+}
 
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {
     if (r->nundo >= (int)(sizeof(r->undo) / sizeof(r->undo[0]))) {
@@ -170,20 +180,37 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     }
 }
 
+/* A folder a previous run wrote: its run.db is a streamdrill ledger that
+ * says it was written in this very folder. */
+static int sd_run_is_previous_run(const char *dir) {
+    char *db = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l = NULL;
+    int yes = 0;
+    if (sd_util_exists(db) && sd_ledger_open(db, 1, &l, NULL, 0) == SD_OK) {
+        char *was = sd_ledger_meta_get(l, "run_dir");
+        char *version = sd_ledger_meta_get(l, "harness_version");
+        yes = was && version && !strcmp(was, dir);
+        free(was);
+        free(version);
+        sd_ledger_close(l);
+    }
+    free(db);
+    return yes;
+}
+
+/* The run folder: a previous run of the same scenario is replaced; an empty
+ * folder is used; anything else is refused, never deleted. */
 static sd_err_t sd_run_prepare_dir(const char *dir, char *err, size_t errlen) {
     if (sd_util_exists(dir)) {
         if (!sd_util_is_dir(dir)) return sd_err_set(err, errlen, SD_ERR_USAGE, "output %s exists and is not a folder", dir);
-        char *db = sd_util_fmt("%s/run.db", dir);
-        int is_run = sd_util_exists(db);
-        free(db);
-        if (is_run) {
-            /* a previous run of this scenario: replaced */
+        if (sd_run_is_previous_run(dir)) {
             sd_err_t e = sd_util_rmtree(dir, err, errlen);
             if (e) return e;
         } else if (rmdir(dir) == -1) {
             /* rmdir only removes an empty folder: anything else is kept */
             return sd_err_set(err, errlen, SD_ERR_USAGE,
-                              "output %s exists and is not a streamdrill run folder (no run.db): refusing to replace it", dir);
+                              "output %s exists and is not a folder a streamdrill run wrote (no run.db of a run in this folder): "
+                              "refusing to replace it", dir);
         }
     }
     return sd_util_mkdirs(dir, err, errlen);
@@ -362,6 +389,18 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
     return SD_OK;
 }
 
+/* The ports of a host:port list, for the readiness of pipelines that
+ * print no SD-READY (progress.c). */
+static void sd_run_note_ports(sd_run_t *r, const char *list) {
+    char *copy = sd_util_strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && r->nbroker_ports < 8; t = strtok_r(NULL, ",", &save)) {
+        const char *colon = strrchr(t, ':');
+        int port = colon ? atoi(colon + 1) : 0;
+        if (port > 0 && port < 65536) r->broker_ports[r->nbroker_ports++] = port;
+    }
+    free(copy);
+}
+
 /* 3. The broker (embedded or external), the proxy, the run's topic and
  * the producer. */
 static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
@@ -383,6 +422,8 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
     } else {
         sd_kvlist_add(&r->vars, "proxy", sd_broker_bootstrap(r->broker));
     }
+    sd_run_note_ports(r, sd_broker_bootstrap(r->broker));
+    if (r->proxy_listen) sd_run_note_ports(r, r->proxy_listen);
     sd_ledger_meta_set(r->ledger, "brokers", sd_broker_bootstrap(r->broker), NULL, 0);
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
@@ -503,11 +544,22 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
         const char *status = e == SD_OK ? "ok" : e == SD_ERR_TIMEOUT ? "timeout" : "failed";
         sd_ledger_step_end(r->ledger, i, status, e ? err : detail, NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
+        int fault = sd_lang_step_entry(st->kind)->fault;
         if (e == SD_ERR_TIMEOUT) {
             sd_ledger_warning(r->ledger, "await-timeout", err, NULL, 0);
             sd_run_say(r, "  timeout (%.2fs): %s", (double)(sd_util_mono_ms() - t0) / 1000.0, err);
+            /* a fault that timed out did not happen; a wait that timed out
+             * puts the next fault somewhere the drill did not mean */
+            if (fault) sd_run_fault_missed(r, st, err);
+            else if (!r->await_timeout_line) r->await_timeout_line = st->line;
             e = SD_OK;
             continue;
+        }
+        if (!e && fault && r->await_timeout_line) {
+            char why[160];
+            snprintf(why, sizeof(why), "it ran after the wait at line %d timed out, so not where the drill meant it", r->await_timeout_line);
+            sd_run_fault_missed(r, st, why);
+            r->await_timeout_line = 0;
         }
         if (e) {
             sd_run_say(r, "  failed: %s", err);
@@ -589,7 +641,13 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
                  (long long)r->messages);
     }
     if (status == SD_OK) {
-        if (failed) {
+        if (!failed && !unjudgeable && r->missed) {
+            /* a green verdict must mean the drill happened */
+            status = SD_ERR_NOT_LANDED;
+            snprintf(msg, sizeof(msg), "%d fault step%s did not do what %s: %s", r->missed, r->missed == 1 ? "" : "s",
+                     r->missed == 1 ? "it says" : "they say", r->missed_msg);
+            verdict = "inconclusive";
+        } else if (failed) {
             status = SD_ERR_CHECK_FAILED;
             snprintf(msg, sizeof(msg), "%d check%s failed", failed, failed == 1 ? "" : "s");
             verdict = "fail";

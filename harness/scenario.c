@@ -403,6 +403,11 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
     }
     if (sc->nsteps == 0)
         return sd_perr(c, 1, 1, "expected at least one step (start, produce, ..., expect), found none");
+    /* the name is the run folder's: never a path, never . or .. */
+    size_t nl = strlen(sc->name);
+    if (!nl || nl > 128 || sc->name[0] == '.' || strspn(sc->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != nl)
+        return sd_perr(c, 1, 1, "the scenario's name comes from its file name and names its run folder: expected letters, digits, "
+                       "'.', '_' or '-' (not first a '.', up to 128), found \"%.140s\" (add a `name NAME` line)", sc->name);
     return SD_OK;
 }
 
@@ -444,6 +449,22 @@ static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *t
     }
     if (rc) return rc;
     for (int i = 0; overrides && i < overrides->n; i++) sd_kvlist_add(&sc->vars, overrides->v[i].key, overrides->v[i].value);
+    /* a value may hold run-time placeholders ({run}, ...), nothing else:
+     * what `check` accepts, `run` can expand */
+    for (int i = 0; i < sc->vars.n; i++) {
+        const char *v = sc->vars.v[i].value;
+        for (size_t k = 0; v[k]; k++) {
+            if ((v[k] == '{' && v[k + 1] == '{') || (v[k] == '}' && v[k + 1] == '}')) { k++; continue; }
+            if (v[k] != '{') continue;
+            size_t n = strcspn(v + k + 1, "}");
+            if (!v[k + 1 + n] || !sd_is_runtime_var(v + k + 1, n))
+                return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO,
+                                  "%s: variable %s=%s: {%.*s} is no run-time placeholder (run, brokers, proxy, topic, checkpoint, "
+                                  "pipelines, here, seed, tag, group, name; {{ for a literal brace)",
+                                  c->path, sc->vars.v[i].key, v, (int)(n > 64 ? 64 : n), v + k + 1);
+            k += n + 1;
+        }
+    }
     for (int i = 0; i < sc->vars.n; i++)
         if (sd_is_runtime_var(sc->vars.v[i].key, strlen(sc->vars.v[i].key)))
             return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s: variable {%s} is provided by the run and cannot be set", c->path,

@@ -106,6 +106,8 @@ typedef struct sd_step_s {
     char *text;            /* the step as written (for run.db and reports) */
     /* common */
     int64_t timeout_ms;    /* every wait has one */
+    int timeout_given;     /* timeout= was written (not the step's default) */
+    int optional;          /* a fault step that may be skipped: a miss is a warning, not an inconclusive run */
     /* produce / replay / inject */
     int64_t count;
     double rate;           /* events per second, 0 = as fast as possible */

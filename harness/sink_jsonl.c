@@ -117,12 +117,16 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
         base = base ? base + 1 : g.gl_pathv[i];
         ssize_t n;
         while (!stop && (n = getline(&line, &cap, fp)) > 0) {
-            if (line[n - 1] != '\n') break; /* an unfinished last line is not a row yet */
-            size_t len = (size_t)n - 1;
+            /* the last line may lack its newline: it is a row when it holds a
+             * whole JSON object with an id (a writer still writing it would
+             * leave it cut short, and it is read again at the next scan) */
+            int unterminated = line[n - 1] != '\n';
+            size_t len = unterminated ? (size_t)n : (size_t)n - 1;
             if (len && line[len - 1] == '\r') len--;
             if (!len) continue;
             int64_t t;
             int idlen = sd_sink_json_id_time(line, len, s->id_field, idbuf, sizeof(idbuf), s->time_field, &t);
+            if (unterminated && idlen < 0) break;
             if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, base, strlen(base), t)) stop = 1;
         }
         fclose(fp);

@@ -1,6 +1,8 @@
 /* supervisor.c - process groups, output capture, batch markers (see supervisor.h). */
 #include "supervisor.h"
 
+#include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -585,4 +587,75 @@ char *sd_sup_tail(sd_sup_t *s) {
     char *t = sd_util_strndup(s->tail, s->tail_len);
     pthread_mutex_unlock(&s->lock);
     return t;
+}
+
+/* Inodes of established TCP sockets whose remote port is one of ports. */
+static int sd_sup_tcp_inodes(const int *ports, int nports, unsigned long *out, int cap) {
+    static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6", NULL};
+    int n = 0;
+    for (int f = 0; files[f]; f++) {
+        FILE *fp = fopen(files[f], "r");
+        if (!fp) continue;
+        char line[512];
+        if (!fgets(line, sizeof(line), fp)) { fclose(fp); continue; } /* the header */
+        while (fgets(line, sizeof(line), fp) && n < cap) {
+            char rem[128];
+            unsigned st;
+            unsigned long inode;
+            /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+            if (sscanf(line, " %*s %*s %127s %x %*s %*s %*s %*s %*s %lu", rem, &st, &inode) != 3 || st != 1) continue;
+            char *colon = strrchr(rem, ':');
+            if (!colon) continue;
+            int port = (int)strtol(colon + 1, NULL, 16);
+            for (int i = 0; i < nports; i++)
+                if (port == ports[i]) { out[n++] = inode; break; }
+        }
+        fclose(fp);
+    }
+    return n;
+}
+
+int sd_sup_connected(sd_sup_t *s, const int *ports, int nports) {
+    sd_sup_state_t st;
+    sd_sup_state(s, &st);
+    if (!st.running || st.pid <= 0) return -1;
+    unsigned long inodes[256];
+    int ni = sd_sup_tcp_inodes(ports, nports, inodes, 256);
+    if (ni <= 0) return 0;
+    DIR *proc = opendir("/proc");
+    if (!proc) return -1;
+    int found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(proc))) {
+        if (!isdigit((unsigned char)de->d_name[0])) continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        FILE *fp = fopen(path, "r");
+        if (!fp) continue;
+        size_t len = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[len] = 0;
+        /* pid (comm) state ppid pgrp ...: comm may hold spaces, so from the last ')' */
+        char *c = strrchr(buf, ')');
+        int pgrp = -1;
+        if (!c || sscanf(c + 1, " %*c %*d %d", &pgrp) != 1 || pgrp != (int)st.pid) continue;
+        snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
+        DIR *fds = opendir(path);
+        if (!fds) continue;
+        struct dirent *fe;
+        while (!found && (fe = readdir(fds))) {
+            char fp2[600], link[64];
+            snprintf(fp2, sizeof(fp2), "%s/%s", path, fe->d_name);
+            ssize_t l = readlink(fp2, link, sizeof(link) - 1);
+            if (l <= 0) continue;
+            link[l] = 0;
+            unsigned long inode;
+            if (sscanf(link, "socket:[%lu]", &inode) != 1) continue;
+            for (int i = 0; i < ni; i++)
+                if (inodes[i] == inode) { found = 1; break; }
+        }
+        closedir(fds);
+    }
+    closedir(proc);
+    return found;
 }

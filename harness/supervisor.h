@@ -89,6 +89,11 @@ sd_err_t sd_sup_stop(sd_sup_t *s, int64_t grace_ms, char *err, size_t errlen);
 void sd_sup_kill_all(sd_sup_t *s);
 
 void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out);
+/* Does a process of the running incarnation's group hold an established
+ * TCP connection to one of ports (the broker's, the proxy's)? Read from
+ * /proc: the sockets of every process whose group is the incarnation's,
+ * against /proc/net/tcp and tcp6. 1 yes, 0 no, -1 cannot tell. */
+int sd_sup_connected(sd_sup_t *s, const int *ports, int nports);
 /* Pop the next event (0) or return -1 when none is queued. Free ev->text. */
 int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);
 /* Block up to timeout_ms until something changes (marker, exit, output). */

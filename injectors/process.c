@@ -67,6 +67,28 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
     }
 }
 
+/* How long after a batch's begin a mid-batch fault aims to land, from the
+ * batches seen so far. With the batch's size known (rows= on its marker,
+ * or, when the commit markers name their offsets, the messages sent past
+ * the newest commit): half of what a batch that size took, fitted on the
+ * earlier batches' sizes and durations. With the size unknown the batch
+ * may be far shorter than the ones seen: an eighth of the shortest batch
+ * (and of the mean), at once when there is no history. After each batch
+ * whose commit won the race, the aim moves halfway earlier. */
+static int64_t sd_process_aim(const sd_run_t *r, int64_t batch_rows, int misses) {
+    int64_t aim;
+    /* a marker without rows=: what was sent past the newest commit */
+    if (batch_rows <= 0) batch_rows = sd_progress_rows_pending(r);
+    if (batch_rows > 0) {
+        aim = sd_progress_expected_batch_ms(r, batch_rows) / 2;
+    } else {
+        aim = sd_progress_expected_batch_ms(r, -1) / 8;
+        int64_t shortest = sd_progress_shortest_batch_ms(r);
+        if (shortest > 0 && shortest / 8 < aim) aim = shortest / 8;
+    }
+    return misses >= 30 ? 0 : aim >> misses;
+}
+
 /* Where a fault lands in the pipeline's batches. */
 typedef struct {
     const char *how;       /* "now", "mid-batch", "at a batch boundary", "when the sink grew" */
@@ -122,8 +144,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
                 int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
                 int64_t began = b->begun_mono;
-                /* half of what a batch this size took so far, or after= */
-                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_progress_expected_batch_ms(r, batch_rows) / 2;
+                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
                 int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
                 int missed = 0;
@@ -187,11 +208,13 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
                  graceful ? "; the pipeline finished and committed the batch before it exited" : "",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
+        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else if (L->batch >= 0) {
         int clean = r->bs.begun <= L->batch;
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
                  (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
+        if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else {
         snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", !strcmp(L->how, "now") ? "immediate" : L->how,
                  (long long)visible);
@@ -210,6 +233,7 @@ static sd_err_t sd_process_reach_point(sd_run_t *r, const sd_step_t *st, const c
     sd_sup_state(r->sup, s);
     if (!s->running) {
         snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
+        sd_run_fault_missed(r, st, detail);
         return SD_OK;
     }
     int gone;
@@ -217,6 +241,7 @@ static sd_err_t sd_process_reach_point(sd_run_t *r, const sd_step_t *st, const c
     if (e) return e;
     if (gone) {
         snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
+        sd_run_fault_missed(r, st, detail);
         return SD_OK;
     }
     *skip = 0;
@@ -293,6 +318,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         sd_sup_state(r->sup, &s);
         if (!s.running) {
             snprintf(detail, dlen, "nothing to stop: the pipeline is not running");
+            sd_run_fault_missed(r, st, detail);
             return SD_OK;
         }
         if ((e = sd_ledger_fault(r->ledger, r->step, "stop", "SIGTERM, then SIGKILL after the timeout", s.incarnation, NULL, err, errlen))) return e;
@@ -318,8 +344,10 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         else snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->delay_ms > 0 ? ", after a delay" : "");
         if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, s.incarnation + 1, NULL, err, errlen))) return e;
         char d2[1024];
-        e = sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(st->timeout_ms < 30000 ? 30000 : st->timeout_ms), d2,
-                                  sizeof(d2), err, errlen);
+        /* timeout= bounds the readiness wait too; without it a restart
+         * waits up to 30 s for the new incarnation to be ready */
+        int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
+        e = sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
         if (e == SD_ERR_PIPELINE) {
             /* a pipeline that cannot come back on its own checkpoint is a
              * finding, not an inconclusive run: the crash is counted */

@@ -5,7 +5,7 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
 
     # test: args --set mode=at-least-once     extra command-line arguments
     # test: scenario ../../scenarios/x.drill  run another file instead of this one
-    # test: exit 1                            expected exit code
+    # test: exit 1                            expected exit code (0|3: either)
     # test: summary verdict == fail           a summary.json value (dotted path, ==, !=, >, >=, <, <=)
     # test: stderr contains TEXT              streamdrill's stderr must contain TEXT
     # test: repeat 20 parallel 4              run it N times, every run must meet every expectation
@@ -66,11 +66,12 @@ class Case:
     def __init__(self, path):
         self.path = path
         self.name = os.path.splitext(os.path.basename(path))[0]
-        self.args, self.exit, self.summary, self.stderr = [], 0, [], []
+        self.args, self.exit, self.summary, self.stderr = [], [0], [], []
         self.repeat, self.parallel, self.traced = 1, 1, False
         self.scenario = path
         self.needs = set()
         self.landed_share = None
+        self.allow_timeouts = False
         self.writers_contain = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
@@ -82,7 +83,7 @@ class Case:
             elif key == "scenario":
                 self.scenario = os.path.normpath(os.path.join(os.path.dirname(path), rest))
             elif key == "exit":
-                self.exit = int(rest)
+                self.exit = [int(x) for x in rest.split("|")]
             elif key == "summary":
                 p, op, v = rest.split(None, 2)
                 self.summary.append((p, op, v))
@@ -99,6 +100,8 @@ class Case:
                 self.needs |= set(rest.split())
             elif key == "kills-landed-at-least":
                 self.landed_share = float(rest)
+            elif key == "allow-timeouts":
+                self.allow_timeouts = True
             elif key == "writers-contain":
                 self.writers_contain.append(rest)
             else:
@@ -120,18 +123,28 @@ def run_case_once(binary, case, i):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     took = time.time() - t0
     problems = []
-    if p.returncode != case.exit:
-        problems.append(f"exit {p.returncode}, expected {case.exit}")
+    if p.returncode not in case.exit:
+        problems.append(f"exit {p.returncode}, expected {' or '.join(map(str, case.exit))}")
     for text in case.stderr:
         if text not in p.stderr:
             problems.append(f"stderr lacks {text!r}")
     summary = None
     sdirs = glob.glob(os.path.join(out, "*", "summary.json"))
-    if case.summary or case.traced or case.landed_share is not None or case.writers_contain:
-        if not sdirs:
-            problems.append("no summary.json written")
-        else:
-            summary = json.load(open(sdirs[0]))
+    if sdirs:
+        summary = json.load(open(sdirs[0]))
+    elif case.summary or case.traced or case.landed_share is not None or case.writers_contain:
+        problems.append("no summary.json written")
+    if summary and not case.allow_timeouts:
+        # a healthy drill never waits out a readiness or await timeout
+        waited = [w for w in summary.get("warnings", []) if w.get("kind") in ("no-ready-marker", "await-timeout")]
+        if waited:
+            problems.append(f"waited for a timeout: {waited[0].get('detail', '')[:160]} (say `# test: allow-timeouts` if meant)")
+    if summary:
+        # a kill that did not land inside its batch can never leave a pass
+        for f in summary.get("faults", []):
+            if (f.get("kind") == "kill" and "mid-batch" in f.get("detail", "") and f.get("landed_mid_batch") is False
+                    and summary.get("verdict") == "pass"):
+                problems.append(f"verdict pass although a kill landed outside its batch: {f.get('landing', '')[:120]}")
     if summary:
         for path, op, want in case.summary:
             try:
@@ -594,6 +607,57 @@ def test_readme_reference(binary):
     return True
 
 
+def test_run_folder_safety(binary):
+    """Nothing streamdrill did not write is deleted: foreign folders are refused, bad names and bad usage touch nothing."""
+    base = os.path.join(OUT, "folder-safety")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(base, "tiny.drill")
+    open(drill, "w").write("source kafka topic=t\nsink jsonl path={run}/none.jsonl\nproduce 5\nawait quiescent 200ms\n")
+    out = os.path.join(base, "out")
+    problems = []
+
+    def run(*args):
+        return subprocess.run([binary, "run", *args, "--out", out, "--quiet"], capture_output=True, text=True, cwd=base)
+
+    # 1. a folder of the scenario's name that a run did not write: an empty run.db and a file of the user's
+    mine = os.path.join(out, "tiny")
+    os.makedirs(mine)
+    open(os.path.join(mine, "run.db"), "w").close()
+    open(os.path.join(mine, "notes.txt"), "w").write("mine")
+    p = run(drill)
+    if p.returncode != 2 or "refusing to replace it" not in p.stderr:
+        problems.append(f"a foreign folder: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    if sorted(os.listdir(mine)) != ["notes.txt", "run.db"]:
+        problems.append(f"a foreign folder was changed: {sorted(os.listdir(mine))}")
+    shutil.rmtree(mine)
+    # 2. a run folder is replaced by the next run of the same scenario
+    p = run(drill)
+    first = os.path.join(mine, "summary.json")
+    if not os.path.exists(first):
+        problems.append(f"the first run wrote no summary.json (exit {p.returncode})")
+    open(os.path.join(mine, "left.txt"), "w").write("written after the run")
+    p = run(drill)
+    if p.returncode not in (0, 1, 3) or os.path.exists(os.path.join(mine, "left.txt")):
+        problems.append(f"a previous run's folder was not replaced (exit {p.returncode})")
+    # 3. bad usage touches nothing: the previous run's folder stays as it was
+    before = open(first).read() if os.path.exists(first) else None
+    p = run(drill, "-X", "no.such.property=1")
+    if p.returncode != 2 or not os.path.exists(first) or open(first).read() != before:
+        problems.append(f"-X no.such.property: exit {p.returncode}, previous run folder {'kept' if os.path.exists(first) else 'gone'}")
+    # 4. a file name that is no folder name (`...drill` names "..")
+    dots = os.path.join(base, "...drill")
+    shutil.copy(drill, dots)
+    p = run(dots)
+    if p.returncode != 2 or "names its run folder" not in p.stderr or not os.path.exists(drill):
+        problems.append(f"...drill: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    if problems:
+        print("FAIL folder-safety: " + "; ".join(problems))
+        return False
+    print("ok   folder-safety: a foreign folder refused and kept, a run folder replaced, -X checked before the disk, ...drill refused")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -613,6 +677,8 @@ def main():
         ok &= test_golden(binary)
     if not a.only or a.only in "readme-reference":
         ok &= test_readme_reference(binary)
+    if not a.only or a.only in "folder-safety":
+        ok &= test_run_folder_safety(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
         if a.only and a.only not in path:
             continue

@@ -53,6 +53,12 @@
  *   SD-BATCH begin id=N rows=K
  *   SD-BATCH commit id=N rows=K offsets=P:O,...
  *
+ * With --bare-markers it prints neither SD-READY nor rows=, as many
+ * pipelines do: the harness must find readiness and land mid-batch kills
+ * without them (in exactly-once mode a batch's rows become visible only at
+ * its commit, so the sink does not help either). --no-offsets leaves the
+ * consumed offsets out of the commit markers too.
+ *
  * By default it reads every partition by assignment (no group membership,
  * so a restarted incarnation does not wait for the dead one's session to
  * expire); --subscribe joins the consumer group instead (with
@@ -84,6 +90,8 @@ static struct {
     int row_delay_ms;
     int incarnation;
     int subscribe;
+    int bare_markers;
+    int no_offsets;
     int session_timeout_ms;
     size_t max_bytes;
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
@@ -200,7 +208,7 @@ static void step_done(sqlite3_stmt *st, const char *what) {
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
-          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id]\n"
+          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
@@ -283,6 +291,7 @@ int main(int argc, char **argv) {
         {"watermark", 1, 0, 'w'}, {"late", 1, 0, 'l'}, {"max-batch", 1, 0, 'n'}, {"trigger-ms", 1, 0, 'T'},
         {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
+        {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'},
         {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -311,6 +320,8 @@ int main(int argc, char **argv) {
         case 'F': o.max_future_ms = parse_duration(optarg); break;
         case 'S': o.max_bytes = (size_t)atol(optarg); break;
         case 'G': o.subscribe = 1; break;
+        case 'M': o.bare_markers = 1; break;
+        case 'N': o.no_offsets = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
         case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
@@ -420,7 +431,7 @@ int main(int argc, char **argv) {
     sqlite3_stmt *setoff = prep("INSERT OR REPLACE INTO sd_offsets(topic, partition, next_offset) VALUES(?,?,?)");
     sqlite3_stmt *setstate = prep("INSERT OR REPLACE INTO sd_state(key, value) VALUES(?,?)");
 
-    printf("SD-READY\n");
+    if (!o.bare_markers) printf("SD-READY\n");
     rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
     int term_exit = 0;
     int64_t last_record = 0;
@@ -464,7 +475,8 @@ int main(int argc, char **argv) {
         batch_id++;
         int64_t watermark = max_event == INT64_MIN ? INT64_MIN : max_event - o.watermark_ms;
         int64_t batch_max = max_event, running_max = max_event;
-        printf("SD-BATCH begin id=%lld rows=%d\n", (long long)batch_id, n);
+        if (o.bare_markers) printf("SD-BATCH begin id=%lld\n", (long long)batch_id);
+        else printf("SD-BATCH begin id=%lld rows=%d\n", (long long)batch_id, n);
         if (o.mode == MODE_EO) sql("BEGIN IMMEDIATE");
         int64_t *bnext = calloc((size_t)nparts, sizeof(int64_t));
         memcpy(bnext, next, sizeof(int64_t) * (size_t)nparts);
@@ -621,8 +633,12 @@ int main(int argc, char **argv) {
         memcpy(next, bnext, sizeof(int64_t) * (size_t)nparts);
         free(bnext);
         max_event = batch_max;
-        printf("SD-BATCH commit id=%lld rows=%d offsets=", (long long)batch_id, n);
-        for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)next[p]);
+        if (o.bare_markers) printf("SD-BATCH commit id=%lld", (long long)batch_id);
+        else printf("SD-BATCH commit id=%lld rows=%d", (long long)batch_id, n);
+        if (!o.no_offsets) {
+            printf(" offsets=");
+            for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)next[p]);
+        }
         printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
         for (int i = 0; i < n; i++) rd_kafka_message_destroy(b[i]);
     }

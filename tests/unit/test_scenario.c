@@ -187,3 +187,34 @@ Test(scenario, exclusive_and_required_keys_come_from_the_table) {
     parse_err("source kafka\nproduce 1\n", "t.drill:1:1:", "source: expected topic=");
     parse_err("sink sqlite db=x query=y\npipeline x\nstart\nkill mid-batch now\n", "t.drill:4:16:", "found both");
 }
+
+Test(scenario, what_check_accepts_run_can_do) {
+    sd_kvlist_t over = {0};
+    sd_kvlist_add(&over, "extra", "{nosuch}");
+    sd_scenario_t *sc = NULL;
+    char err[1024];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", canon, &over, &sc, err, sizeof(err)), SD_ERR_SCENARIO,
+                 "a variable holding an unknown placeholder is refused at parse time");
+    cr_assert(strstr(err, "{nosuch} is no run-time placeholder"), "got: %s", err);
+    sd_kvlist_free(&over);
+    sd_kvlist_add(&over, "extra", "{run}/x {{literal}}");
+    sd_scenario_t *ok = parse_ok(canon, &over);
+    sd_scenario_free(ok);
+    sd_kvlist_free(&over);
+    parse_err("source kafka topic=t\nsink sqlite db=x query=\"SELECT id FROM t; DELETE FROM t\"\nproduce 1\n", "t.drill:2:1:",
+              "one SQL statement");
+}
+
+Test(scenario, a_16_megabyte_line_is_an_error_not_a_crash) {
+    size_t n = 16u << 20;
+    char *text = malloc(n + 64);
+    strcpy(text, "source kafka topic=t\nstop timeout=");
+    size_t k = strlen(text);
+    memset(text + k, '0', n);
+    text[k + n] = 0;
+    sd_scenario_t *sc = NULL;
+    char err[1024];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", text, NULL, &sc, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "t.drill:2:14: stop timeout: expected a duration above zero"), "got: %.200s", err);
+    free(text);
+}

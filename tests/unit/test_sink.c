@@ -108,6 +108,27 @@ Test(sink, jsonl_counts_complete_lines_incrementally) {
     free(a); free(b); free(glob);
 }
 
+Test(sink, jsonl_last_line_without_a_newline_is_a_row_when_whole) {
+    char *a = sd_util_fmt("%s/end.json", dir);
+    sd_sink_t *s = open_sink("jsonl", "path", a, NULL, NULL, NULL);
+    char err[512];
+    FILE *f = fopen(a, "w");
+    fputs("{\"event_id\":\"y-1\"}\n{\"event_id\":\"y-2\"}", f); /* a writer that never ends its last line */
+    fclose(f);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 2, "the whole last line is a row (a false loss otherwise), got %d rows", r.n);
+    cr_assert_str_eq(r.ids[1], "y-2");
+    f = fopen(a, "w");
+    fputs("{\"event_id\":\"y-1\"}\n{\"event_id\":\"y-", f); /* cut short: being written */
+    fclose(f);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 1, "a last line cut short is not a row yet, got %d rows", r.n);
+    sd_sink_close(s);
+    free(a);
+}
+
 Test(sink, json_field_extraction) {
     char out[64];
     cr_assert_eq(sd_sink_json_field("{\"event_id\":\"a-1\",\"x\":2}", 24, "event_id", out, sizeof(out)), 3);
