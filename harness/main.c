@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../reports/report.h"
@@ -275,7 +276,7 @@ static int sd_append_summary(const char *run_dir, const char *file) {
         if (f) {
             fwrite(text, 1, len, f);
             fputc('\n', f);
-            fclose(f);
+            if (fclose(f)) rc = -1;
         } else {
             rc = -1;
         }
@@ -283,6 +284,38 @@ static int sd_append_summary(const char *run_dir, const char *file) {
     free(text);
     free(md);
     return rc;
+}
+
+/* The limits a run needs: librdkafka (the embedded cluster's brokers, the
+ * producer, the sink readers), SQLite and the pipeline's pipes take file
+ * descriptors and address space; below these the embedded cluster aborts
+ * the process, or a full descriptor table looks like an unreachable
+ * broker. A soft limit below them is raised to the hard one first. */
+#define SD_MIN_FILES 64
+#define SD_MIN_ADDRESS_SPACE (256ull << 20)
+
+static int sd_check_resources(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < SD_MIN_FILES) {
+        rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= SD_MIN_FILES ? SD_MIN_FILES : rl.rlim_max;
+        rl.rlim_cur = want;
+        if (want < SD_MIN_FILES || setrlimit(RLIMIT_NOFILE, &rl)) {
+            fprintf(stderr, "streamdrill: the open-file limit is %llu (ulimit -n): a run needs at least %d; raise it\n",
+                    (unsigned long long)rl.rlim_max < SD_MIN_FILES ? (unsigned long long)rl.rlim_max : (unsigned long long)want,
+                    SD_MIN_FILES);
+            return -1;
+        }
+    }
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < SD_MIN_ADDRESS_SPACE) {
+        rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= SD_MIN_ADDRESS_SPACE ? SD_MIN_ADDRESS_SPACE : rl.rlim_max;
+        rl.rlim_cur = want;
+        if (want < SD_MIN_ADDRESS_SPACE || setrlimit(RLIMIT_AS, &rl)) {
+            fprintf(stderr, "streamdrill: the address-space limit is %llu KiB (ulimit -v): a run needs at least %llu KiB; raise it\n",
+                    (unsigned long long)want / 1024, SD_MIN_ADDRESS_SPACE / 1024);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int sd_cmd_run(int nfiles, char **files) {
@@ -307,6 +340,21 @@ static int sd_cmd_run(int nfiles, char **files) {
         for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
         free(scs);
         return SD_EXIT_USAGE;
+    }
+    if (!bad && sd_check_resources()) {
+        for (int i = 0; i < nfiles; i++) sd_scenario_free(scs[i]);
+        free(scs);
+        return SD_EXIT_INTERNAL;
+    }
+    /* --summary must be writable before anything runs */
+    if (sd_opt.summary) {
+        FILE *f = fopen(sd_opt.summary, "a");
+        if (!f) {
+            fprintf(stderr, "streamdrill: --summary %s: cannot open for appending: %s\n", sd_opt.summary, strerror(errno));
+            bad = 1;
+        } else {
+            fclose(f);
+        }
     }
     /* -X properties are checked before anything is written: a bad one
      * must not cost the previous run's folder */
@@ -360,7 +408,7 @@ static int sd_cmd_run(int nfiles, char **files) {
             if (sd_util_exists(md)) fprintf(stderr, "  report: %s\n", md);
             free(md);
             if (sd_opt.summary && sd_append_summary(res.run_dir, sd_opt.summary))
-                fprintf(stderr, "streamdrill: --summary %s: cannot append\n", sd_opt.summary);
+                fprintf(stderr, "streamdrill: --summary %s: cannot append: %s\n", sd_opt.summary, strerror(errno));
         }
         if (code == SD_EXIT_FAIL) any_fail = 1;
         else if (code == SD_EXIT_INCONCLUSIVE) any_inconclusive = 1;

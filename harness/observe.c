@@ -20,6 +20,9 @@ static uint64_t sd_hash(const char *s, size_t n) {
     return h;
 }
 
+/* ids and writer labels from a sink are shown up to this many bytes */
+#define SD_OBSERVE_TEXT_CAP 256
+
 static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, const char *w, size_t wlen) {
     o->unexpected_rows++;
     sd_uindex_t *ix = o->index;
@@ -32,14 +35,13 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
     int64_t i = (int64_t)(h & (uint64_t)(ix->cap - 1));
     while (ix->slots[i]) {
         sd_unexpected_t *u = &o->unexpected[ix->slots[i] - 1];
-        if (strlen(u->id) == idlen && !memcmp(u->id, id, idlen)) {
+        if (u->rawlen == idlen && !memcmp(u->raw, id, idlen)) {
             u->copies++;
             if (w && strlen(u->writers) < 200) {
-                size_t l = strlen(u->writers);
-                u->writers = sd_util_xrealloc(u->writers, l + wlen + 3);
-                memcpy(u->writers + l, "; ", 2);
-                memcpy(u->writers + l + 2, w, wlen);
-                u->writers[l + 2 + wlen] = 0;
+                sd_buf_t b = {u->writers, strlen(u->writers), strlen(u->writers) + 1};
+                sd_buf_puts(&b, "; ");
+                sd_buf_put_printable(&b, w, wlen, SD_OBSERVE_TEXT_CAP);
+                u->writers = b.data;
             }
             return;
         }
@@ -49,16 +51,25 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
     if (o->n_unexpected >= SD_UNEXPECTED_CAP) return;
     o->unexpected = sd_util_xrealloc(o->unexpected, sizeof(*o->unexpected) * (size_t)(o->n_unexpected + 1));
     sd_unexpected_t *u = &o->unexpected[o->n_unexpected++];
-    u->id = sd_util_strndup(id, idlen);
+    /* what reports show: printable, bounded (the raw bytes stay the key) */
+    u->raw = sd_util_xmalloc(idlen + 1);
+    memcpy(u->raw, id, idlen);
+    u->raw[idlen] = 0;
+    u->rawlen = idlen;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_put_printable(&b, id, idlen, SD_OBSERVE_TEXT_CAP);
+    u->id = b.data ? sd_buf_steal(&b) : sd_util_strdup("");
     u->copies = 1;
-    u->writers = w ? sd_util_strndup(w, wlen) : sd_util_strdup("");
+    sd_buf_init(&b);
+    if (w) sd_buf_put_printable(&b, w, wlen, SD_OBSERVE_TEXT_CAP);
+    u->writers = b.data ? sd_buf_steal(&b) : sd_util_strdup("");
     ix->slots[i] = o->n_unexpected;
     if (o->n_unexpected * 2 > ix->cap) { /* grow and rehash */
         int64_t ncap = ix->cap * 2;
         int64_t *ns = sd_util_xcalloc((size_t)ncap, sizeof(int64_t));
         for (int64_t k = 0; k < o->n_unexpected; k++) {
-            const char *s = o->unexpected[k].id;
-            int64_t j = (int64_t)(sd_hash(s, strlen(s)) & (uint64_t)(ncap - 1));
+            int64_t j = (int64_t)(sd_hash(o->unexpected[k].raw, o->unexpected[k].rawlen) & (uint64_t)(ncap - 1));
             while (ns[j]) j = (j + 1) & (ncap - 1);
             ns[j] = k + 1;
         }
@@ -122,6 +133,7 @@ void sd_observe_free(sd_observe_t *o) {
     free(o->first_t);
     for (int64_t i = 0; i < o->n_unexpected; i++) {
         free(o->unexpected[i].id);
+        free(o->unexpected[i].raw);
         free(o->unexpected[i].writers);
     }
     free(o->unexpected);
@@ -151,9 +163,13 @@ static int sd_writers_cb(void *opaque, const char *id, size_t idlen, const char 
             sd_buf_t *b = &c->bufs[mid];
             if (b->len < 400) {
                 if (b->len) sd_buf_puts(b, "; ");
-                if (c->fmt) c->fmt(c->fmt_opaque, w ? w : "", w ? wlen : 0, t, b);
-                else if (w && wlen) sd_buf_append(b, w, wlen);
+                sd_buf_t label;
+                sd_buf_init(&label);
+                if (w && wlen) sd_buf_put_printable(&label, w, wlen, SD_OBSERVE_TEXT_CAP);
+                if (c->fmt) c->fmt(c->fmt_opaque, label.data ? label.data : "", label.len, t, b);
+                else if (label.len) sd_buf_append(b, label.data, label.len);
                 else sd_buf_putc(b, '?');
+                sd_buf_free(&label);
             }
             return 0;
         }

@@ -16,6 +16,8 @@
 #include "util.h"
 
 typedef struct sd_unexpected_s {
+    char *raw;                  /* the id's bytes as the sink gave them */
+    size_t rawlen;
     char *id;        /* "(null)" for rows without an id */
     int64_t copies;
     char *writers;   /* first few writer labels, separated by "; " */

@@ -18,6 +18,11 @@ sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, s
 }
 
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
+    char local[1024] = "";
+    if (!err) {
+        err = local;
+        errlen = sizeof(local);
+    }
     sd_err_t e = sd_run_background(r, err, errlen);
     if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
     if (!e) e = sd_run_sup_events(r, err, errlen);
@@ -127,6 +132,11 @@ sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {
 }
 
 sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
+    char local[1024] = "";
+    if (!err) { /* callers that only wait still get the cause kept with the fatal error */
+        err = local;
+        errlen = sizeof(local);
+    }
     int64_t deadline = sd_util_mono_ms() + wait_ms;
     for (;;) {
         if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");

@@ -85,7 +85,7 @@ void sd_run_say(sd_run_t *r, const char *fmt, ...) {
 sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
     if (!r->fatal) {
         r->fatal = e;
-        snprintf(r->fatal_msg, sizeof(r->fatal_msg), "%s", msg);
+        snprintf(r->fatal_msg, sizeof(r->fatal_msg), "%s", msg && *msg ? msg : sd_strerror(e));
     }
     return e;
 }

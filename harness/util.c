@@ -443,3 +443,45 @@ uint32_t sd_util_select_u32(uint32_t *a, int64_t n, int64_t k) {
     }
     return a[k];
 }
+
+/* Length of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */
+static size_t sd_utf8_len(const unsigned char *p, size_t n) {
+    unsigned char c = p[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    /* no overlong forms, no surrogates, nothing past U+10FFFF */
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap) {
+    const unsigned char *s = p;
+    size_t lim = n > cap ? cap : n;
+    for (size_t i = 0; i < lim;) {
+        size_t l = sd_utf8_len(s + i, n - i);
+        if (l == 1 && s[i] >= 0x20 && s[i] != 0x7F && s[i] != '\\') {
+            sd_buf_putc(b, (char)s[i]);
+            i++;
+        } else if (l > 1) {
+            sd_buf_append(b, s + i, l);
+            i += l;
+        } else if (s[i] == '\\') {
+            sd_buf_puts(b, "\\\\");
+            i++;
+        } else {
+            sd_buf_printf(b, "\\x%02X", s[i]);
+            i++;
+        }
+    }
+    if (n > lim) sd_buf_printf(b, "...[+%zu bytes]", n - lim);
+}

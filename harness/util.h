@@ -99,6 +99,12 @@ char *sd_util_exe_dir(void);
 /* Append s to b quoted for a POSIX shell when it needs it (for the
  * "reproduce" line people copy; streamdrill itself never uses a shell). */
 void sd_buf_put_shell_word(sd_buf_t *b, const char *s);
+/* Append n bytes a sink handed over (an id, a writer label) as printable
+ * text every report can carry: valid UTF-8 is kept, a backslash is
+ * doubled, control bytes (NUL included) and bytes that are not UTF-8 become
+ * \xHH. Past `cap` input bytes the rest is left out and said:
+ * "...[+N bytes]". */
+void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap);
 
 /* ---- PRNG ---- */
 

@@ -106,8 +106,22 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         free(path);
         return e;
     }
-    free(path);
     sqlite3_busy_timeout(db, 5000);
+    {
+        /* a streamdrill ledger, or nothing is written */
+        sqlite3_stmt *st = NULL;
+        int ok = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='harness_version'", -1, &st, NULL) == SQLITE_OK &&
+                 sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (!ok) {
+            sd_err_t e = sd_err_set(err, errlen, SD_ERR_USAGE, "report: %s is not the run.db of a streamdrill run (%s): nothing written",
+                                    path, sqlite3_errmsg(db));
+            sqlite3_close(db);
+            free(path);
+            return e;
+        }
+    }
+    free(path);
     sd_report_model_t *m = sd_util_xcalloc(1, sizeof(*m));
     m->run_dir = sd_util_strdup(run_dir);
     struct { char **dst; const char *key; } metas[] = {

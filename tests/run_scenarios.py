@@ -72,6 +72,7 @@ class Case:
         self.needs = set()
         self.landed_share = None
         self.allow_timeouts = False
+        self.reports_max = None
         self.writers_contain = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
@@ -100,6 +101,8 @@ class Case:
                 self.needs |= set(rest.split())
             elif key == "kills-landed-at-least":
                 self.landed_share = float(rest)
+            elif key == "reports-smaller-than":
+                self.reports_max = int(rest)
             elif key == "allow-timeouts":
                 self.allow_timeouts = True
             elif key == "writers-contain":
@@ -134,6 +137,18 @@ def run_case_once(binary, case, i):
         summary = json.load(open(sdirs[0]))
     elif case.summary or case.traced or case.landed_share is not None or case.writers_contain:
         problems.append("no summary.json written")
+    if sdirs:
+        # every run's reports must be readable by their parsers
+        import xml.etree.ElementTree as ET
+        rdir = os.path.dirname(sdirs[0])
+        try:
+            ET.parse(os.path.join(rdir, "junit.xml"))
+        except (ET.ParseError, OSError) as e:
+            problems.append(f"junit.xml is not well-formed XML: {e}")
+        for name in ("summary.json", "junit.xml", "report.md", "report.html"):
+            size = os.path.getsize(os.path.join(rdir, name)) if os.path.exists(os.path.join(rdir, name)) else 0
+            if case.reports_max and size > case.reports_max:
+                problems.append(f"{name} has {size} bytes, over {case.reports_max}")
     if summary and not case.allow_timeouts:
         # a healthy drill never waits out a readiness or await timeout
         waited = [w for w in summary.get("warnings", []) if w.get("kind") in ("no-ready-marker", "await-timeout")]

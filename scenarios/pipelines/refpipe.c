@@ -42,6 +42,9 @@
  *   fatal-errors        exit on any consumer error (a broker hiccup)
  *   exit-when-idle      take a second without records for the end of the
  *                       stream and exit (a slow broker ends the job)
+ *   hostile-bytes       also write three rows whose ids are no text: one
+ *                       with bytes that are not UTF-8, one that is a real
+ *                       id followed by a NUL byte and more, one of 1 MB
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -101,10 +104,11 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors, exit_when_idle, hostile_ids;
+        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
+static char first_id[128]; /* the first id written (hostile-bytes repeats it before a NUL) */
 static void on_signal(int s) { (void)s; stop_flag = 1; }
 
 static void die(const char *fmt, ...) {
@@ -174,7 +178,8 @@ static void parse_weak(const char *list) {
         {"strict-schema", &weak.strict_schema}, {"crash-on-bad-type", &weak.crash_on_bad_type},
         {"lenient-json", &weak.lenient_json}, {"crash-on-null", &weak.crash_on_null}, {"need-key", &weak.need_key},
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
-        {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids}, {NULL, NULL}};
+        {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
+        {"hostile-bytes", &weak.hostile_bytes}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -592,12 +597,36 @@ int main(int argc, char **argv) {
                 sqlite3_bind_int64(ins, 5, batch_id);
                 sqlite3_bind_int64(ins, 6, now_ms());
                 step_done(ins, "write a row");
+                if (!first_id[0]) snprintf(first_id, sizeof(first_id), "%s", id);
                 written++;
                 if (et > batch_max) batch_max = et;
                 if (et > running_max) running_max = et;
             }
             json_decref(j);
             if (o.row_delay_ms > 0) sleep_ms(o.row_delay_ms);
+        }
+        if (weak.hostile_bytes && written) {
+            static int once_bytes;
+            if (!once_bytes++) {
+                size_t big = 1 << 20;
+                char *huge = malloc(big);
+                memset(huge, 'h', big);
+                char nul[128];
+                int nl = snprintf(nul, sizeof(nul), "%.100s", first_id[0] ? first_id : "x-0");
+                memcpy(nul + nl, "\0evil", 5);
+                static const char bad[] = "bad-\xff\xfe-utf8";
+                struct { const char *v; int n; } ids[] = {{bad, (int)sizeof(bad) - 1}, {nul, nl + 5}, {huge, (int)big}};
+                for (int k = 0; k < 3; k++) {
+                    sqlite3_bind_text(ins, 1, ids[k].v, ids[k].n, SQLITE_TRANSIENT);
+                    sqlite3_bind_text(ins, 2, "2026-01-01T00:00:00Z", -1, SQLITE_STATIC);
+                    sqlite3_bind_text(ins, 3, "{}", -1, SQLITE_STATIC);
+                    sqlite3_bind_int(ins, 4, o.incarnation);
+                    sqlite3_bind_int64(ins, 5, batch_id);
+                    sqlite3_bind_int64(ins, 6, now_ms());
+                    step_done(ins, "write a row");
+                }
+                free(huge);
+            }
         }
         if (weak.hostile_ids && written) {
             static int once;
