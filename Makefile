@@ -7,7 +7,9 @@
 #   make test-fast  the same without the real broker and Spark
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/
+#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each)
+#   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
+#                   embedded-broker scenario tests run with them
 #   make clean
 
 CC      ?= cc
@@ -94,6 +96,7 @@ test-fast: deps
 # PySpark, both installed and started by the project's own scripts
 test: deps
 	$(MAKE) all unit
+	$(MAKE) fuzz FUZZ_SECONDS=60
 	$(MAKE) scenario-tests
 
 demo: deps
@@ -114,14 +117,41 @@ bench-profile: deps
 	$(MAKE) all $(BENCH_BINS)
 	python3 tests/bench/profile.py --build $(BUILD)
 
+# libFuzzer targets (clang) for the scenario parser and a sink row's id
+# parsing, each run FUZZ_SECONDS (make test: 60) from a seed corpus of the
+# repository's drills and event lines; any crash, sanitizer report, leak or
+# hang fails the target (its input is left in build-fuzz/)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = fuzz_scenario fuzz_sink_row
+FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+fuzz-build:
+	$(MAKE) CC=clang CXX=clang++ BUILD=build-fuzz OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libstreamdrill.a
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  clang $(CPPFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o build-fuzz/$$t.o tests/fuzz/$$t.c; \
+	  clang++ -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o build-fuzz/$$t build-fuzz/$$t.o build-fuzz/libstreamdrill.a $(LIBS); done
+	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row; mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row
+	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
+	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
+
+fuzz: deps fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus-$${t#fuzz_}; echo "== $$t for $(FUZZ_SECONDS)s"; \
+	  ASAN_OPTIONS=detect_leaks=1 build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/$$t- build-fuzz/corpus-$${t#fuzz_} build-fuzz/seed-$${t#fuzz_} 2>build-fuzz/$$t.log \
+	    || { tail -40 build-fuzz/$$t.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' build-fuzz/$$t.log; done
+
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT=-O1 $(BUILD:build=build-asan)/streamdrill $(TEST_NAMES:%=build-asan/tests/%)
 	@set -e; for t in $(TEST_NAMES); do ASAN_OPTIONS=detect_leaks=1 build-asan/tests/$$t --jobs 1 --short-filename; done
+	$(MAKE) all
+	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1 \
+	  python3 tests/run_scenarios.py --bin build-asan/streamdrill --no-real
 
 clean:
-	rm -rf build build-asan $(PIPELINES) streamdrill-out
+	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test test-fast demo bench bench-profile asan clean
+.PHONY: all deps unit scenario-tests test test-fast demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
