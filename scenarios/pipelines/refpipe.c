@@ -286,6 +286,18 @@ static void sanitize_utf8(char *s, size_t n) {
         if ((unsigned char)s[i] >= 0xf5 || (unsigned char)s[i] == 0xc0 || (unsigned char)s[i] == 0xc1) s[i] = '?';
 }
 
+/* A row no record asked for (the weak modes hostile-ids, hostile-bytes):
+ * id of idlen bytes (-1: up to its NUL). */
+static void write_planted_row(sqlite3_stmt *ins, const char *id, int idlen, const char *payload, int64_t batch) {
+    sqlite3_bind_text(ins, 1, id, idlen, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 2, "2026-01-01T00:00:00Z", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, payload, -1, SQLITE_STATIC);
+    sqlite3_bind_int(ins, 4, o.incarnation);
+    sqlite3_bind_int64(ins, 5, batch);
+    sqlite3_bind_int64(ins, 6, now_ms());
+    step_done(ins, "write a row");
+}
+
 int main(int argc, char **argv) {
     o.brokers = getenv("STREAMDRILL_BROKERS");
     o.topic = getenv("STREAMDRILL_TOPIC");
@@ -616,15 +628,7 @@ int main(int argc, char **argv) {
                 memcpy(nul + nl, "\0evil", 5);
                 static const char bad[] = "bad-\xff\xfe-utf8";
                 struct { const char *v; int n; } ids[] = {{bad, (int)sizeof(bad) - 1}, {nul, nl + 5}, {huge, (int)big}};
-                for (int k = 0; k < 3; k++) {
-                    sqlite3_bind_text(ins, 1, ids[k].v, ids[k].n, SQLITE_TRANSIENT);
-                    sqlite3_bind_text(ins, 2, "2026-01-01T00:00:00Z", -1, SQLITE_STATIC);
-                    sqlite3_bind_text(ins, 3, "{}", -1, SQLITE_STATIC);
-                    sqlite3_bind_int(ins, 4, o.incarnation);
-                    sqlite3_bind_int64(ins, 5, batch_id);
-                    sqlite3_bind_int64(ins, 6, now_ms());
-                    step_done(ins, "write a row");
-                }
+                for (int k = 0; k < 3; k++) write_planted_row(ins, ids[k].v, ids[k].n, "{}", batch_id);
                 free(huge);
             }
         }
@@ -632,13 +636,7 @@ int main(int argc, char **argv) {
             static int once;
             if (!once++) {
                 const char *hostile = "<script>alert(\"sd\")</script>|**x**`y`,\"z\"&amp;$(id)";
-                sqlite3_bind_text(ins, 1, hostile, -1, SQLITE_STATIC);
-                sqlite3_bind_text(ins, 2, "2026-01-01T00:00:00Z", -1, SQLITE_STATIC);
-                sqlite3_bind_text(ins, 3, "<b>hostile</b>", -1, SQLITE_STATIC);
-                sqlite3_bind_int(ins, 4, o.incarnation);
-                sqlite3_bind_int64(ins, 5, batch_id);
-                sqlite3_bind_int64(ins, 6, now_ms());
-                step_done(ins, "write a row");
+                write_planted_row(ins, hostile, -1, "<b>hostile</b>", batch_id);
             }
         }
         if (o.mode == MODE_EO) {
