@@ -706,6 +706,43 @@ def test_disk_full(binary):
     return True
 
 
+def test_edges(binary):
+    """Bad command lines and poor machines: a clear error and a distinct exit code before anything is written."""
+    base = os.path.join(OUT, "edges")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(ROOT, "tests", "scenarios", "pause-resume.drill")
+    out = os.path.join(base, "out")
+    problems = []
+
+    def expect(label, p, code, text):
+        if p.returncode != code or text not in p.stderr:
+            problems.append(f"{label}: exit {p.returncode} (expected {code}), stderr {p.stderr.strip()[-160:]!r}")
+
+    expect("--seed 99999999999999999999", subprocess.run([binary, "run", drill, "--out", out, "--seed", "99999999999999999999"],
+                                                         capture_output=True, text=True), 2, "expected a whole number from 0")
+    expect("--summary to nowhere", subprocess.run([binary, "run", drill, "--out", out, "--summary", "/proc/nowhere/sum.md"],
+                                                  capture_output=True, text=True), 2, "No such file or directory")
+    expect("ulimit -n 14", subprocess.run(["sh", "-c", 'ulimit -n 14 && exec "$0" run "$1" --out "$2"', binary, drill, out],
+                                          capture_output=True, text=True), 4, "open-file limit is 14")
+    expect("ulimit -v 50000", subprocess.run(["sh", "-c", 'ulimit -v 50000 && exec "$0" run "$1" --out "$2"', binary, drill, out],
+                                             capture_output=True, text=True), 4, "address-space limit")
+    if os.path.exists(out):
+        problems.append(f"{out} was written by a run that was refused")
+    notrun = os.path.join(base, "notrun")
+    os.makedirs(notrun)
+    open(os.path.join(notrun, "run.db"), "w").write("not a database")
+    expect("report on a file that is no run.db", subprocess.run([binary, "report", notrun], capture_output=True, text=True), 2,
+           "is not the run.db of a streamdrill run")
+    if os.listdir(notrun) != ["run.db"]:
+        problems.append(f"report wrote into a folder that holds no run: {os.listdir(notrun)}")
+    if problems:
+        print("FAIL edges: " + "; ".join(problems))
+        return False
+    print("ok   edges: seed overflow, unwritable --summary, ulimit -n 14, ulimit -v 50000 and a fake run.db each refused with the cause")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -727,6 +764,8 @@ def main():
         ok &= test_readme_reference(binary)
     if not a.only or a.only in "folder-safety":
         ok &= test_run_folder_safety(binary)
+    if not a.only or a.only in "edges":
+        ok &= test_edges(binary)
     if not a.only or a.only in "disk-full":
         ok &= test_disk_full(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
