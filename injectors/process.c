@@ -74,9 +74,14 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
  * earlier batches' sizes and durations. With the size unknown the batch
  * may be far shorter than the ones seen: an eighth of the shortest batch
  * (and of the mean), at once when there is no history. After each batch
- * whose commit won the race, the aim moves halfway earlier. */
+ * whose commit won the race, the aim moves halfway earlier. Spark's
+ * real-time intervals last as long as their trigger whatever they hold:
+ * there the aim is half of the mean interval. */
 static int64_t sd_process_aim(const sd_run_t *r, int64_t batch_rows, int misses) {
     int64_t aim;
+    /* real-time intervals last as long as the trigger says, whatever they
+     * hold: the middle of the intervals seen */
+    if (r->sc->spark_realtime) return (sd_progress_expected_batch_ms(r, -1) / 2) >> (misses >= 30 ? 30 : misses);
     /* a marker without rows=: what was sent past the newest commit */
     if (batch_rows <= 0) batch_rows = sd_progress_rows_pending(r);
     if (batch_rows > 0) {
