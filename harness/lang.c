@@ -1125,8 +1125,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
     /* steps */
     {.name = "start", .role = SD_LANG_STEP, .kind = SD_STEP_START, .keys = sd_keys_start, .timeout_ms = 30000,
      .needs = SD_NEEDS_PIPELINE,
-     .meaning = "start the pipeline. With markers, waits for `SD-READY` (or a first batch marker); otherwise the process must still "
-                "run after 2 s. A pipeline that cannot be exec'd or exits before it is ready makes the run inconclusive (exit 3)."},
+     .meaning = "start the pipeline. With markers, waits for `SD-READY`, a first batch marker, or (a pipeline that prints no "
+                "`SD-READY`) a connection to the broker; otherwise the process must still run after 2 s. A pipeline that cannot be exec'd or exits before it is ready makes the run inconclusive (exit 3)."},
     {.name = "produce", .role = SD_LANG_STEP, .kind = SD_STEP_PRODUCE, .keys = sd_keys_produce, .timeout_ms = 120000,
      .needs = SD_NEEDS_SOURCE, .finish = sd_fin_produce,
      .meaning = "send N new events, then wait until all are acknowledged. With `background` (and a rate) they are sent at that pace "
@@ -1158,8 +1158,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .needs = SD_NEEDS_STARTED, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
     {.name = "restart", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
      .needs = SD_NEEDS_PIPELINE,
-     .meaning = "stop the pipeline if it runs, wait `delay`, start it again with the same command and checkpoint. A restart that "
-                "does not come up is a finding (a crash), not an inconclusive run."},
+     .meaning = "stop the pipeline if it runs, wait `delay`, start it again with the same command and checkpoint. `timeout=` "
+                "bounds the stop and the wait for the new incarnation to be ready (without it, that wait is up to 30 s). A restart "
+                "that does not come up is a finding (a crash), not an inconclusive run."},
     {.name = "pause", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_PAUSE, .keys = sd_keys_pause, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED,
      .meaning = "SIGSTOP to the process group, landing like `kill`; with `for=` the step resumes it after that long (long enough, "
