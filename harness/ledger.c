@@ -804,10 +804,20 @@ sd_err_t sd_ledger_anomalies(sd_ledger_t *l, const char *sink, const sd_ledger_a
     return e;
 }
 
-sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const char *raw_id, int64_t copies, const char *writers,
-                              char *err, size_t errlen) {
-    return sd_ledger_run(l, "INSERT INTO unexpected(sink,raw_id,copies,writers) VALUES(?,?,?,?)", "store unexpected rows", err,
-                         errlen, NULL, "ssis", sink, raw_id, copies, writers);
+sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const sd_ledger_unexpected_t *v, int64_t n, char *err,
+                              size_t errlen) {
+    sqlite3_stmt *st = NULL;
+    sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO unexpected(sink,raw_id,copies,writers) VALUES(?,?,?,?)", "store unexpected rows",
+                                      &st, err, errlen);
+    for (int64_t i = 0; !e && i < n; i++) {
+        sqlite3_bind_text(st, 1, sink, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, v[i].raw_id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 3, v[i].copies);
+        sqlite3_bind_text(st, 4, v[i].writers, -1, SQLITE_TRANSIENT);
+        e = sd_ledger_bulk_row(l, st, "store unexpected rows", err, errlen);
+    }
+    if (st) sd_ledger_bulk_end(l, st);
+    return e;
 }
 
 sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, const char *expected, const char *actual,

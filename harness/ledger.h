@@ -139,9 +139,14 @@ typedef struct sd_ledger_anomaly_s {
 } sd_ledger_anomaly_t;
 sd_err_t sd_ledger_anomalies(sd_ledger_t *l, const char *sink, const sd_ledger_anomaly_t *v, int64_t n, char *err,
                              size_t errlen);
-/* A sink row whose id maps to no ledger event. */
-sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const char *raw_id, int64_t copies, const char *writers,
-                              char *err, size_t errlen);
+/* Sink rows whose ids map to no ledger event (one statement for all). */
+typedef struct sd_ledger_unexpected_s {
+    const char *raw_id;
+    int64_t copies;
+    const char *writers;
+} sd_ledger_unexpected_t;
+sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const sd_ledger_unexpected_t *v, int64_t n, char *err,
+                              size_t errlen);
 /* One check of the verdict. */
 sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, const char *expected, const char *actual,
                          const char *detail, char *err, size_t errlen);

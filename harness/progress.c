@@ -48,11 +48,6 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
                 b->begun_sink_rows = -1;
         } else {
             if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
-                if (b->begun_rows > 0) {
-                    b->ms_sum += (double)(now - b->begun_mono);
-                    b->rows_sum += b->begun_rows;
-                    b->ms_per_row = b->ms_sum / (double)b->rows_sum;
-                }
                 int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
                 b->hist_rows[k] = b->begun_rows > 0 ? b->begun_rows : moved > 0 ? moved : -1;
                 b->hist_ms[k] = now - b->begun_mono;

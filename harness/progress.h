@@ -37,9 +37,6 @@ typedef struct sd_run_batches_s {
     int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
     int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
     int64_t commits;                        /* commits seen in this incarnation */
-    double ms_per_row;                      /* mean batch duration per row so far, 0 unknown */
-    double ms_sum;
-    int64_t rows_sum;
     int64_t last_event_mono;                /* any batch event, any incarnation */
     int64_t events;
     int64_t hist_rows[32], hist_ms[32];     /* the last completed batches: rows, duration */

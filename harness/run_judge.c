@@ -116,10 +116,12 @@ static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64
 
 /* Rows of a sink whose ids map to no ledger event. */
 static sd_err_t sd_run_store_unexpected(sd_run_t *r, const char *sink, const sd_observe_t *obs, char *err, size_t errlen) {
-    sd_err_t e = SD_OK;
-    for (int64_t i = 0; !e && i < obs->n_unexpected; i++)
-        e = sd_ledger_unexpected(r->ledger, sink, obs->unexpected[i].id, obs->unexpected[i].copies, obs->unexpected[i].writers, err,
-                                 errlen);
+    sd_ledger_unexpected_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(obs->n_unexpected ? obs->n_unexpected : 1));
+    for (int64_t i = 0; i < obs->n_unexpected; i++)
+        rows[i] = (sd_ledger_unexpected_t){.raw_id = obs->unexpected[i].id, .copies = obs->unexpected[i].copies,
+                                           .writers = obs->unexpected[i].writers};
+    sd_err_t e = sd_ledger_unexpected(r->ledger, sink, rows, obs->n_unexpected, err, errlen);
+    free(rows);
     return e;
 }
 
