@@ -20,6 +20,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_TIMEOUT] = "timeout",
     [SD_ERR_NOTHING_JUDGED] = "nothing-judged",
     [SD_ERR_NOT_LANDED] = "fault-not-landed",
+    [SD_ERR_NOT_CAUGHT_UP] = "not-caught-up",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -38,6 +39,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_TIMEOUT:
     case SD_ERR_NOTHING_JUDGED:
     case SD_ERR_NOT_LANDED:
+    case SD_ERR_NOT_CAUGHT_UP:
         return 1;
     default:
         return 0;

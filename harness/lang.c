@@ -555,8 +555,8 @@ static const int sd_future_values[] = {SD_DISP_QUARANTINE, SD_DISP_TARGET};
 static const char *const sd_schema_words[] = {"lenient", "strict", NULL};
 static const int sd_schema_values[] = {SD_DISP_TARGET, SD_DISP_QUARANTINE};
 static const char *const sd_dup_words[] = {"drop", "keep", NULL};
-static const char *const sd_progress_words[] = {"markers", "spark", "sink", "none", NULL};
-static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
+static const char *const sd_progress_words[] = {"markers", "spark", "group", "sink", "none", NULL};
+static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_GROUP, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
 static const char *const sd_batch_words[] = {"micro", "real-time", NULL};
 static const char *const sd_preload_words[] = {"all", "children", NULL};
 static const char *const sd_from_words[] = {"first", "last", NULL};
@@ -775,10 +775,10 @@ static sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
 
 static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj;
-    /* keys 1 and 2 (checkpoint=, batches=) belong to progress spark */
-    if (sc->progress != SD_PROGRESS_SPARK && (present & 6))
+    /* keys 1 and 2 (checkpoint=, batches=) belong to progress spark, key 3 (group=) to progress group */
+    if ((sc->progress != SD_PROGRESS_SPARK && (present & 6)) || (sc->progress != SD_PROGRESS_GROUP && (present & 8)))
         return sd_perr(c, ts->t[2].line, ts->t[2].col, "progress %s: expected nothing more (checkpoint= and batches= are for "
-                       "progress spark), found \"%s\"", ts->t[1].text, ts->t[2].text);
+                       "progress spark, group= for progress group), found \"%s\"", ts->t[1].text, ts->t[2].text);
     if (sc->progress == SD_PROGRESS_SPARK && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
     return SD_OK;
 }
@@ -934,11 +934,13 @@ static const sd_lang_key_t sd_keys_contract[] = {
     END};
 
 static const sd_lang_key_t sd_keys_progress[] = {
-    {.name = "markers|spark|sink|none", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(progress), .choices = sd_progress_words,
-     .values = sd_progress_values, .required = 1, .help = "markers, spark, sink or none"},
+    {.name = "markers|spark|group|sink|none", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(progress), .choices = sd_progress_words,
+     .values = sd_progress_values, .required = 1, .help = "markers, spark, group, sink or none"},
     {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(checkpoint), .meta = "PATH", .help = "progress spark: the checkpoint (default {checkpoint})"},
     {.name = "batches", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(spark_realtime), .choices = sd_batch_words, .has_def = 1,
      .help = "progress spark: micro-batches or real-time intervals"},
+    {.name = "group", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(progress_group), .meta = "NAME",
+     .help = "progress group: the pipeline's consumer group (default {group})"},
     END};
 
 static const sd_lang_key_t sd_keys_faketime[] = {
@@ -1115,10 +1117,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "
                 "Python's `time.sleep` fails under libfaketime)"},
     {.name = "progress", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_progress, .finish = sd_fin_progress,
-     .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time]",
+     .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time] / progress group [group={group}]",
      .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "
-                "(default), sink growth, not at all, or a Spark checkpoint: batch N is in flight while `offsets/N` exists and "
-                "`commits/N` does not (with `batches=real-time`, interval N runs from the commit of N-1 to its own commit)"},
+                "(default), sink growth, not at all, a Spark checkpoint (batch N is in flight while `offsets/N` exists and "
+                "`commits/N` does not; with `batches=real-time`, interval N runs from the commit of N-1 to its own commit), or the "
+                "pipeline's consumer group (a commit when its committed offsets move, a batch in flight while the target holds rows "
+                "past the newest commit, ready when a new member holds an assignment)"},
     {.name = "producer", .role = SD_LANG_HEADER, .parse = sd_hook_producer, .usage = "producer PROP=VALUE ...",
      .meaning = "librdkafka properties of the harness's producer (before `-X`)"},
 

@@ -751,6 +751,21 @@ void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int in
     pthread_mutex_unlock(&l->mu);
 }
 
+void sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc),
+                           void *opaque) {
+    sqlite3_stmt *st;
+    const char *sql = "SELECT s.t_ms, s.rows, coalesce((SELECT max(n) FROM incarnation WHERE started_ms <= s.t_ms), 0)"
+                      " FROM sample s WHERE s.sink = ? ORDER BY s.t_ms, s.rowid";
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, sink, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 /* Prepare sql inside the open transaction, under the lock (held on SD_OK). */
 static sd_err_t sd_ledger_bulk_begin(sd_ledger_t *l, const char *sql, const char *op, sqlite3_stmt **st, char *err, size_t errlen) {
     pthread_mutex_lock(&l->mu);

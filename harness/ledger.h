@@ -127,6 +127,12 @@ void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t se
  * oldest first; end_ms is its commit, else its incarnation's end, else INT64_MAX. */
 void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
                                                             int64_t end_ms), void *opaque);
+/* cb(opaque, t_ms, rows, inc) for every sampled row count of a sink, oldest
+ * first, with the incarnation that was running then (the newest started at
+ * or before t_ms, 0 before the first): which incarnation wrote the N-th row
+ * of an append-only sink that gives no write times. */
+void sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc),
+                           void *opaque);
 /* counts(name, value): names[i] prefixed with prefix ("" for the target). */
 sd_err_t sd_ledger_counts(sd_ledger_t *l, const char *prefix, const char *const *names, const int64_t *values, int n,
                           char *err, size_t errlen);

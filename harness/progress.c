@@ -128,6 +128,13 @@ int64_t sd_progress_shortest_batch_ms(const sd_run_t *r) {
 }
 
 void sd_progress_new_incarnation(sd_run_t *r, int inc) {
+    /* what it found, to tell later whether it did anything */
+    r->inc_events0 = r->bs.events;
+    r->inc_rows0 = -1;
+    if (r->target && sd_sink_count(r->target, 1, &r->inc_rows0, NULL, 0) != SD_OK) r->inc_rows0 = -1;
+    /* a sample at every start, even unchanged: the rows after it were
+     * written by this incarnation (writers by growth, run_judge.c) */
+    if (r->inc_rows0 >= 0) sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->target->name, r->inc_rows0, NULL, 0);
     r->bs.incarnation = inc;
     r->bs.begun = r->bs.committed = -1;
     r->bs.begun_rows = -1;
@@ -143,7 +150,7 @@ void sd_progress_new_incarnation(sd_run_t *r, int inc) {
  * (time to subscribe or assign). Once a pipeline was found ready that way,
  * the harness stops waiting for an SD-READY it does not print: later
  * incarnations are ready as soon as they connect. */
-static int sd_markers_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
+int sd_progress_connected_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     if (st->ready || r->bs.begun >= 0 || r->bs.committed >= 0) return 1;
     if (!r->nbroker_ports || up_ms < (r->no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
     int64_t now = sd_util_mono_ms();
@@ -160,7 +167,8 @@ static int sd_grace_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     return up_ms >= sd_util_scaled_ms(2000);
 }
 
-const sd_progress_ops_t sd_progress_markers = {.name = "markers", .batches = 1, .ready = sd_markers_ready};
+const sd_progress_ops_t sd_progress_markers = {.name = "markers", .batches = 1, .ready = sd_progress_connected_ready,
+                                               .not_ready = "printed no SD-READY"};
 const sd_progress_ops_t sd_progress_sink = {.name = "sink", .batches = 0, .ready = sd_grace_ready};
 const sd_progress_ops_t sd_progress_none = {.name = "none", .batches = 0, .ready = sd_grace_ready};
 
@@ -170,6 +178,7 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
     case SD_PROGRESS_SPARK: return &sd_progress_spark;
     case SD_PROGRESS_SINK: return &sd_progress_sink;
     case SD_PROGRESS_NONE: return &sd_progress_none;
+    case SD_PROGRESS_GROUP: return &sd_progress_group;
     }
     return &sd_progress_none;
 }

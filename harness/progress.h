@@ -11,13 +11,15 @@
  *   spark    a Spark checkpoint: offsets/N without commits/N   progress_spark.c
  *   sink     no batches: readiness by staying up, a mid-batch kill lands
  *            when the sink grows                               progress.c
+ *   group    the consumer group's committed offsets (admin API): a
+ *            commit when they move, a batch in flight while the sink
+ *            holds rows past the newest commit      progress_group.c
  *   none     no batches                                        progress.c
  *
  * Whatever reports them, batch events go through sd_progress_batch_event(),
  * which keeps the newest incarnation's batch state (sd_run_batches_t, the
  * durations the landings learn from) and records them in run.db. A new
- * source (the consumer group, say) is one new file with its ops and a name
- * in the table of progress.c. */
+ * source is one new file with its ops and a name in sd_progress_get(). */
 #ifndef SD_PROGRESS_H
 #define SD_PROGRESS_H
 
@@ -28,6 +30,7 @@
 #include "supervisor.h"
 
 struct sd_run_s;
+typedef struct sd_group_s sd_group_t;
 
 /* Where the newest incarnation's batches are, whatever reports them. */
 typedef struct sd_run_batches_s {
@@ -56,12 +59,21 @@ typedef struct sd_progress_ops_s {
     sd_err_t (*poll)(struct sd_run_s *r, char *err, size_t errlen);
     /* is the newest incarnation ready? st: its process; up_ms: since it started */
     int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+    /* what a readiness wait that timed out did not see (the warning's words) */
+    const char *not_ready;
 } sd_progress_ops_t;
 
 extern const sd_progress_ops_t sd_progress_markers;
 extern const sd_progress_ops_t sd_progress_spark;
 extern const sd_progress_ops_t sd_progress_sink;
 extern const sd_progress_ops_t sd_progress_none;
+extern const sd_progress_ops_t sd_progress_group;
+
+/* The markers' readiness rule, for sources that fall back on it:
+ * SD-READY, a batch seen, or a TCP connection to the broker after 1 s. */
+int sd_progress_connected_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+/* progress group: the group watched (NULL for the other sources). */
+const char *sd_progress_group_name(const struct sd_run_s *r);
 
 /* The source a scenario names. */
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);

@@ -16,7 +16,7 @@ const char *sd_kind_name(sd_kind_t k) {
 const char *sd_bucket_name(sd_bucket_t b) {
     static const char *const n[SD_B__COUNT] = {
         "delivered", "duplicated", "lost", "unjudgeable", "late_dropped", "late_leaked", "malformed_leaked",
-        "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined"};
+        "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined", "missing_copies", "not_yet_consumed"};
     return (int)b >= 0 && b < SD_B__COUNT ? n[b] : "?";
 }
 
@@ -26,6 +26,7 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(unexpected), F(late_leaked), F(malformed_leaked), F(quarantined), F(delivered_once), F(duplicate_rows),
     F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
+    F(missing_copies), F(not_yet_consumed),
     F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
 #undef F
     {NULL, 0}};
@@ -68,7 +69,11 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
         {
             uint32_t e = l->expected && l->expected[s] > 1 ? l->expected[s] : 1;
             c->expected_in_target++;
-            if (t == 0) {
+            if (t < e && l->pending && l->pending[s]) {
+                /* the pipeline has not read that far: not a loss yet */
+                c->not_yet_consumed++;
+                sd_list_add(&out->lists[SD_B_NOT_YET_CONSUMED], s, t);
+            } else if (t == 0) {
                 if (l->trimmed && l->trimmed[s]) {
                     c->unjudgeable++;
                     sd_list_add(&out->lists[SD_B_UNJUDGEABLE], s, 0);
@@ -79,8 +84,9 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
             } else if (t == e) {
                 c->delivered_once++;
             } else if (t < e) {
-                c->lost++; /* some of the copies it had to pass on are missing */
-                sd_list_add(&out->lists[SD_B_LOST], s, t);
+                /* some of the copies it had to pass on are missing */
+                c->missing_copies++;
+                sd_list_add(&out->lists[SD_B_MISSING_COPIES], s, t);
             } else {
                 c->duplicated++;
                 c->duplicate_rows += t - e;
@@ -169,7 +175,8 @@ static int sd_count_bucket(const char *count) {
         {"late_leaked", SD_B_LATE_LEAKED}, {"malformed_leaked", SD_B_MALFORMED_LEAKED},
         {"malformed_vanished", SD_B_MALFORMED_VANISHED}, {"late_vanished", SD_B_LATE_VANISHED},
         {"valid_quarantined", SD_B_VALID_QUARANTINED}, {"unjudgeable", SD_B_UNJUDGEABLE},
-        {"quarantined", SD_B_QUARANTINED}, {NULL, 0}};
+        {"quarantined", SD_B_QUARANTINED}, {"missing_copies", SD_B_MISSING_COPIES},
+        {"not_yet_consumed", SD_B_NOT_YET_CONSUMED}, {NULL, 0}};
     for (int i = 0; m[i].c; i++)
         if (!strcmp(m[i].c, count)) return (int)m[i].b;
     return -1;
@@ -221,6 +228,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     int ni = 0;
     implicit[ni++] = "unexpected";
     if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) implicit[ni++] = "lost";
+    if (ctx->profile != SD_PROFILE_AT_MOST_ONCE && ctx->keep_duplicates) implicit[ni++] = "missing_copies";
     if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "duplicated";
     implicit[ni++] = "late_leaked";
     implicit[ni++] = "malformed_leaked";
@@ -245,6 +253,10 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
         sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
                                   "quarantine (or vanished) was not checked; leaks into the target were");
+    if (r->counts.not_yet_consumed)
+        sd_checks_not_judged(out, "loss: some expected ids are missing from the sink but lie past the offsets the pipeline "
+                                  "has committed (or its restarted incarnation consumed and wrote nothing): it had not "
+                                  "caught up when the harness judged, so their loss cannot be blamed on it yet");
     if (r->counts.unjudgeable)
         sd_checks_not_judged(out, "loss: some expected ids are missing from the sink but lie in offsets the broker "
                                   "already deleted (retention or the embedded broker's trimming): their loss cannot be "

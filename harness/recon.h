@@ -2,7 +2,10 @@
  * sink and turns the counts into checks and a verdict.
  *
  * Buckets, for the target sink, by the event's expected disposition:
- *   target      delivered once | duplicated (n copies) | lost
+ *   target      delivered once | duplicated (n copies) | lost |
+ *               missing_copies (fewer copies than sent, under
+ *               `duplicates=keep`) | not_yet_consumed (missing, but the
+ *               pipeline has not consumed that far: not its fault yet)
  *   dropped     late_dropped | late_leaked (or malformed_leaked)
  *   quarantine  quarantined | leaked into the target | vanished
  * and every target row whose id maps to no ledger event is unexpected.
@@ -31,6 +34,8 @@ typedef struct sd_recon_ledger_s {
     const uint8_t *disp;     /* sd_disp_t or SD_RECON_UNSENT, per seq */
     const uint8_t *kind;     /* sd_kind_t per seq */
     const uint8_t *trimmed;  /* per seq: cannot be re-read from the broker (may be NULL) */
+    const uint8_t *pending;  /* per seq: a message of it lies past what the pipeline says it
+                              * has consumed (may be NULL): a missing id is not_yet_consumed */
     const uint8_t *expected; /* per seq: copies the target must hold (NULL: one each). With
                               * `contract duplicates=keep` it is the number of times the
                               * harness sent the id: the pipeline must pass input duplicates on */
@@ -39,16 +44,16 @@ typedef struct sd_recon_ledger_s {
 typedef enum {
     SD_B_DELIVERED = 0, SD_B_DUPLICATED, SD_B_LOST, SD_B_UNJUDGEABLE, SD_B_LATE_DROPPED, SD_B_LATE_LEAKED,
     SD_B_MALFORMED_LEAKED, SD_B_QUARANTINED, SD_B_MALFORMED_VANISHED, SD_B_LATE_VANISHED, SD_B_VALID_QUARANTINED,
+    SD_B_MISSING_COPIES, SD_B_NOT_YET_CONSUMED,
     SD_B__COUNT
 } sd_bucket_t;
-/* SD_B_LOST also holds ids with fewer copies than expected (copies > 0). */
 const char *sd_bucket_name(sd_bucket_t b);
 
 typedef struct sd_recon_counts_s {
     int64_t produced, expected_in_target, observed_rows, observed_unique, duplicated, lost, unexpected,
         late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
         malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
-        valid_quarantined, late_vanished, crashes;
+        valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed;
     /* end-to-end latency (send to first appearance in the sink), when the
      * sink gives write times; -1 otherwise */
     int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
@@ -100,6 +105,7 @@ typedef struct sd_recon_ctx_s {
     sd_profile_t profile;
     int has_quarantine_sink;
     int malformed_to_quarantine;  /* contract malformed=quarantine */
+    int keep_duplicates;          /* contract duplicates=keep: copies are counted (missing_copies) */
     const sd_step_t *const *expects;  /* the scenario's expect steps */
     int nexpects;
     /* sample ids per bucket for check details: fmt_id(seq) */

@@ -108,9 +108,12 @@ typedef struct sd_run_s {
     int no_ready_marker;          /* the pipeline was found ready by its connection: it prints no SD-READY */
     int64_t next_connect_check_mono;
     sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
+    struct sd_group_s *group;     /* progress group: the consumer group being watched */
     int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
     int spark_inc;
     int64_t inc_started_wall;     /* when the newest incarnation was started */
+    int64_t inc_events0;          /* batch events seen before it started */
+    int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
     uint8_t *sends;               /* per seq: messages sent with this id (saturating) */
     uint32_t *sent_rel;           /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
 
@@ -248,7 +251,10 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                                 char *err, size_t errlen);
 sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
-/* run_judge.c: reconcile every sink; *failed checks, *unjudgeable ids. */
-sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen);
+/* run_judge.c: reconcile every sink; *failed checks, *unjudgeable ids,
+ * *unconsumed ids missing that the pipeline has not consumed yet (why
+ * says how the harness knows). */
+sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
+                          char *err, size_t errlen);
 
 #endif

@@ -88,8 +88,15 @@ typedef struct {
 } sd_window_t;
 
 typedef struct {
+    int64_t t_ms, rows;
+    int inc;
+} sd_growth_t;
+
+typedef struct {
     sd_window_t *w;
     int n;
+    sd_growth_t *g;        /* the sink's sampled row counts */
+    int ng;
 } sd_windows_t;
 
 static void sd_run_add_window(void *opaque, int inc, int64_t batch, int64_t begin_ms, int64_t end_ms) {
@@ -98,16 +105,54 @@ static void sd_run_add_window(void *opaque, int inc, int64_t batch, int64_t begi
     ws->w[ws->n++] = (sd_window_t){.inc = inc, .batch = batch, .begin_ms = begin_ms, .end_ms = end_ms};
 }
 
-static void sd_run_load_windows(sd_run_t *r, sd_windows_t *ws) {
+static void sd_run_add_growth(void *opaque, int64_t t_ms, int64_t rows, int inc) {
+    sd_windows_t *ws = opaque;
+    ws->g = sd_util_xrealloc(ws->g, sizeof(*ws->g) * (size_t)(ws->ng + 1));
+    ws->g[ws->ng++] = (sd_growth_t){.t_ms = t_ms, .rows = rows, .inc = inc};
+}
+
+static void sd_run_load_windows(sd_run_t *r, const char *sink, sd_windows_t *ws) {
     memset(ws, 0, sizeof(*ws));
     sd_ledger_each_batch_window(r->ledger, sd_run_add_window, ws);
+    sd_ledger_each_growth(r->ledger, sink, sd_run_add_growth, ws);
+}
+
+static void sd_run_free_windows(sd_windows_t *ws) {
+    free(ws->w);
+    free(ws->g);
+}
+
+/* An append-only sink's row N (a label ending "line N") without a write
+ * time: written between the last sample that had fewer rows and the first
+ * that had N, by the incarnation running then (both named when an
+ * incarnation started in between). */
+static void sd_run_writer_by_growth(const sd_windows_t *ws, const char *label, size_t len, sd_buf_t *out) {
+    const char *k = NULL;
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (!memcmp(label + i, " line ", 6)) k = label + i + 6;
+    if (!k) return;
+    int64_t n = 0;
+    for (; k < label + len && *k >= '0' && *k <= '9'; k++) n = n * 10 + (*k - '0');
+    if (k != label + len || n <= 0) return;
+    for (int i = 0; i < ws->ng; i++) {
+        if (ws->g[i].rows < n) continue;
+        int inc = ws->g[i].inc, before = i ? ws->g[i - 1].inc : inc;
+        if (!inc) return;
+        if (before && before != inc) sd_buf_printf(out, " (incarnation %d or %d, by the sink's growth)", before, inc);
+        else sd_buf_printf(out, " (incarnation %d, by the sink's growth)", inc);
+        return;
+    }
 }
 
 static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out) {
     const sd_windows_t *ws = opaque;
     if (len) sd_buf_append(out, label, len);
     else sd_buf_putc(out, '?');
-    if (t_ms == INT64_MIN || memmem(label, len, "batch", 5)) return;
+    if (memmem(label, len, "batch", 5) || memmem(label, len, "incarnation", 11)) return;
+    if (t_ms == INT64_MIN) {
+        sd_run_writer_by_growth(ws, label, len, out);
+        return;
+    }
     const sd_window_t *best = NULL;
     for (int i = 0; i < ws->n; i++)
         if (ws->w[i].begin_ms <= t_ms + 5 && t_ms <= ws->w[i].end_ms + 5 && (!best || ws->w[i].begin_ms >= best->begin_ms)) best = &ws->w[i];
@@ -141,9 +186,9 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     qsort(want, (size_t)nwant, sizeof(int64_t), sd_cmp_i64);
     char **writers = sd_util_xcalloc((size_t)(nwant ? nwant : 1), sizeof(char *));
     sd_windows_t ws;
-    sd_run_load_windows(r, &ws);
+    sd_run_load_windows(r, sink->name, &ws);
     sd_err_t e = sd_observe_writers(sink, r->tag, want, nwant, writers, sd_run_fmt_writer, &ws, err, errlen);
-    free(ws.w);
+    sd_run_free_windows(&ws);
     if (e) {
         for (int64_t i = 0; i < nwant; i++) free(writers[i]);
         free(writers);
@@ -224,15 +269,71 @@ static void sd_run_account_warning(void *opaque, int disagrees, const char *text
     if (disagrees) sd_run_say(r, "warning: %s", text);
 }
 
+typedef struct {
+    const int64_t *consumed;
+    int partitions;
+    uint8_t *pending;
+    int64_t nseq;
+} sd_pending_ctx_t;
+
+static void sd_run_mark_pending(void *opaque, int64_t s, int p, int64_t o) {
+    sd_pending_ctx_t *c = opaque;
+    if (p >= 0 && p < c->partitions && s >= 0 && s < c->nseq && o >= (c->consumed[p] < 0 ? 0 : c->consumed[p])) c->pending[s] = 1;
+}
+
+/* Ids the pipeline has not consumed yet, as far as the harness can see:
+ * with the offsets its progress reports (commit markers' offsets=, Spark's
+ * checkpoint, the consumer group's commits), an id with a message at or
+ * past them; without offsets, every id when the newest incarnation is a
+ * restart that has neither reported a batch nor grown the target since it
+ * started. Only while the pipeline runs or was stopped by a step. NULL
+ * when nothing is pending. */
+static uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
+    if (!r->sup) return NULL;
+    /* a pipeline that ended by itself while the drill wanted it running
+     * will not catch up: what it left is lost */
+    sd_sup_state_t st;
+    sd_sup_state(r->sup, &st);
+    if (!st.running && r->pipeline_wanted) return NULL;
+    sd_progress_poll(r, NULL, 0); /* the freshest committed offsets */
+    uint8_t *pending = NULL;
+    if (r->consumed && r->last_offsets_mono) {
+        pending = sd_util_xcalloc((size_t)(r->nseq ? r->nseq : 1), 1);
+        sd_pending_ctx_t c = {.consumed = r->consumed, .partitions = r->partitions, .pending = pending, .nseq = r->nseq};
+        sd_ledger_each_position(r->ledger, sd_run_mark_pending, &c);
+        sd_buf_t b;
+        sd_buf_init(&b);
+        for (int p = 0; p < r->partitions; p++)
+            sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]));
+        snprintf(why, wlen, "the pipeline's progress says it has consumed up to offsets %s of topic %s", b.data ? b.data : "",
+                 r->topic);
+        sd_buf_free(&b);
+        return pending;
+    }
+    int64_t rows = -1;
+    if (r->incarnations >= 2 && r->inc_rows0 >= 0 && r->bs.events == r->inc_events0 && r->target &&
+        sd_sink_count(r->target, 1, &rows, NULL, 0) == SD_OK && rows == r->inc_rows0) {
+        pending = sd_util_xmalloc((size_t)(r->nseq ? r->nseq : 1));
+        memset(pending, 1, (size_t)(r->nseq ? r->nseq : 1));
+        snprintf(why, wlen, "incarnation %d, a restart, has neither reported a batch nor added a row to the target since it "
+                 "started (a consumer group still waiting for its dead member's session to expire looks like this)",
+                 r->incarnations);
+    }
+    return pending;
+}
+
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
-sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err, size_t errlen) {
+sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
+                          char *err, size_t errlen) {
     *failed = 0;
     *unjudgeable = 0;
+    *unconsumed = 0;
     sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
     if (e) return e;
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed);
-    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed,
+    uint8_t *pending = sd_run_pending(r, why, wlen);
+    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed, .pending = pending,
                            .expected = r->sc->keep_duplicates ? r->sends : NULL};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
@@ -288,6 +389,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err,
         res.counts.crashes = r->crashes;
         sd_run_latency(r, &obs, sink->name, &res.counts);
         *unjudgeable += (int)res.counts.unjudgeable;
+        if (primary) *unconsumed += (int)res.counts.not_yet_consumed;
         sd_run_say(r, "read sink %s: %lld rows in %.2fs: %lld unique, %lld duplicated, %lld lost, %lld unexpected", sink->name,
                    (long long)obs.rows, read_s, (long long)res.counts.observed_unique, (long long)res.counts.duplicated,
                    (long long)res.counts.lost, (long long)res.counts.unexpected);
@@ -295,6 +397,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err,
             .profile = r->sc->profile,
             .has_quarantine_sink = have_q,
             .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
+            .keep_duplicates = r->sc->keep_duplicates,
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
             .fmt_id = sd_run_fmt_id,
@@ -327,6 +430,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, char *err,
 out:
     if (have_q) sd_observe_free(&qobs);
     free(trimmed);
+    free(pending);
     if (!e) e = sd_ledger_commit(r->ledger, err, errlen);
     return e;
 }

@@ -238,8 +238,8 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
             return SD_OK;
         }
         if (sd_util_mono_ms() >= deadline) {
-            snprintf(detail, dlen, "incarnation %d (pid %d) running, but printed no SD-READY within %.0fs", inc, (int)st.pid,
-                     (double)timeout_ms / 1000.0);
+            snprintf(detail, dlen, "incarnation %d (pid %d) running, but %s within %.0fs", inc, (int)st.pid,
+                     r->progress->not_ready ? r->progress->not_ready : "was not found ready", (double)timeout_ms / 1000.0);
             sd_ledger_warning(r->ledger, "no-ready-marker", detail, NULL, 0);
             return SD_OK;
         }

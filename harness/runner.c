@@ -604,7 +604,8 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
  * seen), stop the pipeline, decide the verdict, write the reports. e and
  * err are how the run ended before the judgement. */
 static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const char *err) {
-    int failed = 0, unjudgeable = 0;
+    int failed = 0, unjudgeable = 0, unconsumed = 0;
+    char unconsumed_why[1024] = "";
     sd_err_t status = r->fatal ? r->fatal : e;
     char msg[4096];
     snprintf(msg, sizeof(msg), "%s", r->fatal ? r->fatal_msg : err);
@@ -615,7 +616,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         if (r->producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
         if (r->producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
         int64_t rt0 = sd_util_mono_ms();
-        if (!re) re = sd_run_reconcile(r, &failed, &unjudgeable, rerr, sizeof(rerr));
+        if (!re) re = sd_run_reconcile(r, &failed, &unjudgeable, &unconsumed, unconsumed_why, sizeof(unconsumed_why), rerr, sizeof(rerr));
         sd_ledger_meta_set_int(r->ledger, "reconcile_ms", sd_util_mono_ms() - rt0, NULL, 0);
         if (re && !status) {
             status = re;
@@ -641,7 +642,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
                  (long long)r->messages);
     }
     if (status == SD_OK) {
-        if (!failed && !unjudgeable && r->missed) {
+        if (!failed && !unjudgeable && !unconsumed && r->missed) {
             /* a green verdict must mean the drill happened */
             status = SD_ERR_NOT_LANDED;
             snprintf(msg, sizeof(msg), "%d fault step%s did not do what %s: %s", r->missed, r->missed == 1 ? "" : "s",
@@ -651,6 +652,13 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
             status = SD_ERR_CHECK_FAILED;
             snprintf(msg, sizeof(msg), "%d check%s failed", failed, failed == 1 ? "" : "s");
             verdict = "fail";
+        } else if (unconsumed) {
+            /* no loss blamed on a pipeline that has not caught up */
+            status = SD_ERR_NOT_CAUGHT_UP;
+            snprintf(msg, sizeof(msg), "%d expected ids are missing from the target, but the pipeline had not consumed them when "
+                     "the harness judged: %s", unconsumed, unconsumed_why);
+            sd_ledger_warning(r->ledger, "not-caught-up", msg, NULL, 0);
+            verdict = "inconclusive";
         } else if (unjudgeable) {
             status = SD_ERR_TRIMMED;
             snprintf(msg, sizeof(msg), "%d expected ids are missing but lie in data the broker deleted: cannot judge", unjudgeable);

@@ -29,7 +29,7 @@ const char *const sd_scenario_count_names[] = {
     "delivered_once", "duplicate_rows", "late_sent", "late_dropped", "malformed_sent",
     "malformed_vanished", "replayed", "unjudgeable", "quarantine_unexpected", "send_failed",
     "valid_quarantined", "late_vanished", "crashes", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-    "latency_max_ms", "latency_samples", NULL};
+    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed", NULL};
 
 static const struct { const char *alias, *name; } sd_count_aliases[] = {
     {"unique", "observed_unique"}, {"rows", "observed_rows"}, {"expected", "expected_in_target"},
@@ -345,6 +345,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     free(sc->variants);
     sd_kvlist_free(&sc->env);
     free(sc->checkpoint);
+    free(sc->progress_group);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);

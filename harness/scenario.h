@@ -24,7 +24,7 @@
 typedef enum { SD_DISP_TARGET = 0, SD_DISP_DROPPED, SD_DISP_QUARANTINE, SD_DISP__COUNT } sd_disp_t;
 typedef enum { SD_PROFILE_EXACTLY_ONCE = 0, SD_PROFILE_AT_LEAST_ONCE, SD_PROFILE_AT_MOST_ONCE } sd_profile_t;
 typedef enum { SD_EVENTS_PARCEL = 0, SD_EVENTS_LOG } sd_events_kind_t;
-typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE } sd_progress_t;
+typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE, SD_PROGRESS_GROUP } sd_progress_t;
 
 const char *sd_disp_name(sd_disp_t d);
 const char *sd_profile_name(sd_profile_t p);
@@ -209,6 +209,7 @@ typedef struct sd_scenario_s {
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
     sd_progress_t progress;
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */
+    char *progress_group;  /* progress group group=..., or NULL ({group}) */
     int spark_realtime;    /* progress spark batches=real-time: a batch runs from the previous commit */
     sd_kvlist_t producer_props;
     int faketime;          /* `clock faketime`: run the pipeline under libfaketime */

@@ -2,7 +2,10 @@
  *
  * Every file matching the glob (in sorted order) holds one JSON object per
  * line; the id is the object's id field (the contract's by default). The
- * writer label is the file's name. time=FIELD names a field holding the
+ * writer label is the file's name and the line: "FILE line N" when path=
+ * names one file (no glob characters: rows in the order they were written,
+ * so the runner can tell from the sink's growth which incarnation wrote
+ * line N), "FILE:N" otherwise. time=FIELD names a field holding the
  * row's write time (epoch ms or ISO-8601), for the latency figures. Counting is incremental: a file that
  * only grew is read from where the last count stopped. */
 #include <glob.h>
@@ -26,6 +29,7 @@ typedef struct {
     char *pattern;
     char *id_field;
     char *time_field;  /* time=FIELD: the row's write time, for latency; NULL if none */
+    int one_file;      /* path= is a file name, not a glob */
     sd_jsonl_file_t *files;
     int nfiles;
 } sd_jsonl_sink_t;
@@ -38,6 +42,7 @@ static sd_err_t sd_jsonl_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
     s->id_field = sd_util_strdup(id ? id : ctx->id_field ? ctx->id_field : "event_id");
     const char *tf = sd_kvlist_get(params, "time");
     s->time_field = tf ? sd_util_strdup(tf) : NULL;
+    s->one_file = !strpbrk(s->pattern, "*?[");
     *state = s;
     return SD_OK;
 }
@@ -115,8 +120,11 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
         }
         const char *base = strrchr(g.gl_pathv[i], '/');
         base = base ? base + 1 : g.gl_pathv[i];
+        char label[512];
+        int64_t lineno = 0;
         ssize_t n;
         while (!stop && (n = getline(&line, &cap, fp)) > 0) {
+            lineno++;
             /* the last line may lack its newline: it is a row when it holds a
              * whole JSON object with an id (a writer still writing it would
              * leave it cut short, and it is read again at the next scan) */
@@ -127,7 +135,9 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
             int64_t t;
             int idlen = sd_sink_json_id_time(line, len, s->id_field, idbuf, sizeof(idbuf), s->time_field, &t);
             if (unterminated && idlen < 0) break;
-            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, base, strlen(base), t)) stop = 1;
+            int ll = snprintf(label, sizeof(label), s->one_file ? "%s line %lld" : "%s:%lld", base, (long long)lineno);
+            if (ll < 0 || ll >= (int)sizeof(label)) ll = (int)strlen(label);
+            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, label, (size_t)ll, t)) stop = 1;
         }
         fclose(fp);
     }

@@ -208,8 +208,10 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         int committed = r->bs.committed >= L->batch;
         int graceful = committed && sig != SIGKILL && signal_mono && r->bs.committed_mono >= signal_mono;
         int inside = !committed || graceful;
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%lld rows); %lld rows reached the target between its start and the fault%s%s",
-                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, (long long)L->batch_rows, (long long)visible,
+        char size[48] = "size unknown";
+        if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %lld rows reached the target between its start and the fault%s%s",
+                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, (long long)visible,
                  graceful ? "; the pipeline finished and committed the batch before it exited" : "",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
@@ -221,9 +223,12 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
         if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else {
+        /* without batches (progress sink), "mid-batch" is the sink growing
+         * during the step: the kill landed while rows were being written */
+        int grew = !strcmp(L->how, "when the sink grew");
         snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", !strcmp(L->how, "now") ? "immediate" : L->how,
                  (long long)visible);
-        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, -1, visible, INT64_MIN, land, NULL, 0);
+        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
     }
     snprintf(out, olen, "%s", land);
 }

@@ -195,20 +195,45 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
         }
         sqlite3_finalize(st);
     }
+    /* a sink without write times: unique ids from the sampled row counts,
+     * capped at the final count of unique ids (exact when the extra copies
+     * came after the originals, an upper bound otherwise) */
+    int64_t *rows_at = NULL;
+    int from_rows = 0;
+    if (!have_unique && unique_total > 0 &&
+        sqlite3_prepare_v2(c->db, "SELECT t_ms, rows FROM sample WHERE sink='target' ORDER BY t_ms", -1, &st, NULL) == SQLITE_OK) {
+        rows_at = sd_util_xmalloc(sizeof(int64_t) * (size_t)nb);
+        for (int k = 0; k < nb; k++) rows_at[k] = -1;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int64_t s = sqlite3_column_int64(st, 0) - c->t0;
+            int k = s < 0 ? 0 : s / bucket >= nb ? nb - 1 : (int)(s / bucket);
+            rows_at[k] = sqlite3_column_int64(st, 1);
+            from_rows = 1;
+        }
+        sqlite3_finalize(st);
+        have_unique = from_rows;
+    }
     char *dat = sd_util_fmt("%s/timeline.dat", c->dir);
     FILE *f = fopen(dat, "w");
-    if (!f) { free(dat); free(sent); free(acked); free(uniq); return sd_err_set(err, errlen, SD_ERR_IO, "charts: write timeline.dat"), -1; }
+    if (!f) { free(dat); free(sent); free(acked); free(uniq); free(rows_at); return sd_err_set(err, errlen, SD_ERR_IO, "charts: write timeline.dat"), -1; }
     fprintf(f, "# seconds sent acknowledged unique_in_target expected_acknowledged\n");
     int64_t cs = 0, ca = 0, ce = 0;
     double cu = 0;
+    int64_t last_rows = 0;
     for (int k = 0; k < nb; k++) {
         cs += sent[k];
         ca += acked[k];
         ce += expect[k];
-        cu += (double)uniq[k] * scale;
+        if (from_rows) {
+            if (rows_at[k] >= 0) last_rows = rows_at[k];
+            cu = (double)(last_rows < unique_total ? last_rows : unique_total);
+        } else {
+            cu += (double)uniq[k] * scale;
+        }
         fprintf(f, "%.3f %lld %lld %.0f %lld\n", (double)(k + 1) * (double)bucket / 1000.0, (long long)cs, (long long)ca, cu, (long long)ce);
     }
     free(expect);
+    free(rows_at);
     fclose(f);
     free(dat);
     /* rows in the target, as sampled while the run went */
@@ -243,9 +268,9 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
                       "     '' using 1:3 with steps lw 2 lc rgb '#8e44ad' title 'acknowledged'", c->dir);
     if (have_rows) sd_buf_printf(&g, ", \\\n     '%s/target-rows.dat' using 1:2 with steps lw 2 lc rgb '#e67e22' title 'rows in the target'", c->dir);
     if (have_unique)
-        sd_buf_printf(&g, ", \\\n     '%s/timeline.dat' using 1:4 with steps lw 2 lc rgb '#27ae60' title 'unique ids in the target', \\\n"
+        sd_buf_printf(&g, ", \\\n     '%s/timeline.dat' using 1:4 with steps lw 2 lc rgb '#27ae60' title 'unique ids in the target%s', \\\n"
                           "     '' using 1:($5-$4 > 0 ? $5-$4 : 0) with steps lw 1 dt 2 lc rgb '#7f8c8d' title 'unseen (expected ids sent, not yet in the target)'",
-                      c->dir);
+                      c->dir, from_rows ? " (at most: from the sampled rows)" : "");
     sd_buf_puts(&g, "\n");
     sd_buf_printf(&g, sd_chart_png, c->dir, "timeline");
     int rc = sd_chart_write(c, "timeline", g.data, err, errlen);

@@ -209,9 +209,11 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
     if (exp >= 0) {
         int64_t once = sd_report_count(m, "delivered_once"), dup = sd_report_count(m, "duplicated"), lost = sd_report_count(m, "lost"),
                 unj = sd_report_count(m, "unjudgeable");
-        int64_t sum = once + dup + lost + unj;
+        /* counts of runs recorded before these buckets existed read -1 */
+        int64_t mc = sd_report_count(m, "missing_copies"), nyc = sd_report_count(m, "not_yet_consumed");
+        int64_t sum = once + dup + lost + unj + (mc > 0 ? mc : 0) + (nyc > 0 ? nyc : 0);
         json_object_set_new(man, "tie_out",
-                            json_pack("{s:s, s:I, s:I, s:b}", "rule", "expected_in_target = delivered_once + duplicated + lost + unjudgeable",
+                            json_pack("{s:s, s:I, s:I, s:b}", "rule", "expected_in_target = delivered_once + duplicated + lost + missing_copies + not_yet_consumed + unjudgeable",
                                       "expected_in_target", (json_int_t)exp, "sum_of_buckets", (json_int_t)sum, "ties", sum == exp));
     }
     char *text = json_dumps(man, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -63,11 +63,13 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     for (int i = 0; i < m->nfaults; i++) {
         const sd_rfault_t *f = &m->faults[i];
         json_t *o = json_pack("{s:I, s:s, s:s}", "t_ms", (json_int_t)f->t_ms, "kind", f->kind, "detail", f->detail);
-        if (f->incarnation) json_object_set_new(o, "incarnation", json_integer(f->incarnation));
-        if (f->batch >= 0) json_object_set_new(o, "batch", json_integer(f->batch));
-        if (f->landed >= 0) json_object_set_new(o, "landed_mid_batch", json_boolean(f->landed));
-        if (f->rows_visible >= 0) json_object_set_new(o, "rows_visible", json_integer(f->rows_visible));
-        if (f->landing[0]) json_object_set_new(o, "landing", json_string(f->landing));
+        /* one shape for every fault and every progress source: null where
+         * the fault has no such thing (no batch to land in, no pipeline) */
+        json_object_set_new(o, "incarnation", f->incarnation ? json_integer(f->incarnation) : json_null());
+        json_object_set_new(o, "batch", f->batch >= 0 ? json_integer(f->batch) : json_null());
+        json_object_set_new(o, "landed_mid_batch", f->landed >= 0 ? json_boolean(f->landed) : json_null());
+        json_object_set_new(o, "rows_visible", f->rows_visible >= 0 ? json_integer(f->rows_visible) : json_null());
+        json_object_set_new(o, "landing", json_string(f->landing));
         json_array_append_new(faults, o);
     }
     json_object_set_new(root, "faults", faults);

@@ -60,7 +60,9 @@
  * pipelines do: the harness must find readiness and land mid-batch kills
  * without them (in exactly-once mode a batch's rows become visible only at
  * its commit, so the sink does not help either). --no-offsets leaves the
- * consumed offsets out of the commit markers too.
+ * consumed offsets out of the commit markers too. --no-markers prints
+ * nothing at all on stdout, like a Kafka Connect sink: the harness must
+ * follow it through its consumer group (`progress group`).
  *
  * By default it reads every partition by assignment (no group membership,
  * so a restarted incarnation does not wait for the dead one's session to
@@ -95,6 +97,7 @@ static struct {
     int subscribe;
     int bare_markers;
     int no_offsets;
+    int no_markers;
     int session_timeout_ms;
     size_t max_bytes;
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
@@ -213,7 +216,7 @@ static void step_done(sqlite3_stmt *st, const char *what) {
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
-          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets]\n"
+          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
@@ -308,7 +311,7 @@ int main(int argc, char **argv) {
         {"watermark", 1, 0, 'w'}, {"late", 1, 0, 'l'}, {"max-batch", 1, 0, 'n'}, {"trigger-ms", 1, 0, 'T'},
         {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
-        {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'},
+        {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -339,6 +342,7 @@ int main(int argc, char **argv) {
         case 'G': o.subscribe = 1; break;
         case 'M': o.bare_markers = 1; break;
         case 'N': o.no_offsets = 1; break;
+        case 'Q': o.no_markers = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
         case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
@@ -349,6 +353,8 @@ int main(int argc, char **argv) {
     if (!o.brokers || !o.topic || !o.db) { usage(); die("--brokers, --topic and --db are required"); }
     if (o.max_batch < 1) die("--max-batch must be at least 1");
     if (!o.group) o.group = "refpipe";
+    /* no markers at all: what the harness would read goes nowhere */
+    if (o.no_markers && !freopen("/dev/null", "w", stdout)) die("--no-markers: cannot open /dev/null: %s", strerror(errno));
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     setvbuf(stdout, NULL, _IOLBF, 0);

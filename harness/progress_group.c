@@ -1,0 +1,283 @@
+/* progress_group.c - progress from the pipeline's consumer group
+ * (`progress group [group=NAME]`), for pipelines that print nothing but
+ * commit their offsets to Kafka: Kafka Connect sink connectors, vendor
+ * consumers, any plain consumer.
+ *
+ * Everything comes through the admin API of the harness's own client:
+ *
+ *   committed  ListConsumerGroupOffsets on the source partitions, every
+ *              100 ms while the pipeline runs and once after it ends. A
+ *              move of the committed offsets is a batch's commit (its
+ *              offsets feed caught-up and the rows-pending estimate, as a
+ *              commit marker's offsets= do).
+ *   in flight  the target sink grew past what it held when the newest
+ *              commit was seen: records were consumed and written that
+ *              the group has not committed yet. That is a batch's begin;
+ *              a kill between it and the next commit leaves work the
+ *              restarted pipeline will do again.
+ *   ready      DescribeConsumerGroups: a member that was not in the group
+ *              before this incarnation started holds an assignment (the
+ *              killed incarnation's member stays listed, with its
+ *              partitions, until its session expires). A broker that
+ *              cannot describe groups (the embedded cluster), or a group
+ *              that never has members (a pipeline that assigns partitions
+ *              itself and only commits), falls back to the markers' rule:
+ *              a TCP connection to the broker.
+ *
+ * What it cannot see: records consumed and not yet written (a consumer's
+ * position is not in the group), nor anything of a pipeline that commits
+ * elsewhere (a database, a checkpoint). */
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress.h"
+#include "run.h"
+
+#define SD_GROUP_POLL_MS 100
+#define SD_GROUP_MAX_MEMBERS 64
+
+struct sd_group_s {
+    char *name;
+    rd_kafka_t *rk;              /* the broker's admin handle */
+    rd_kafka_queue_t *q;
+    int64_t *committed;          /* per source partition, -1 none */
+    int baseline;                /* the first answer was taken as the starting point */
+    int64_t next_poll_mono;
+    int64_t rows_at_commit;      /* target rows when the newest commit was seen, -1 unknown */
+    int64_t batch;               /* batch numbers, counted over the whole run */
+    int open;                    /* a batch began and has not committed */
+    int inc;                     /* the incarnation the state below is for */
+    int polled_dead;             /* the committed offsets were read once after the process ended */
+    int describe;                /* 1 the broker describes groups, -1 it cannot, 0 not known yet */
+    int64_t next_describe_mono;
+    int members_now;             /* members in the last description */
+    char *old[SD_GROUP_MAX_MEMBERS]; /* member ids of earlier incarnations */
+    int nold;
+    char *seen[SD_GROUP_MAX_MEMBERS]; /* member ids seen during this incarnation */
+    int nseen;
+    int ready;                   /* a new member holds an assignment */
+    char last_error[256];
+};
+
+static int64_t sd_group_target_rows(sd_run_t *r) {
+    int64_t rows = -1;
+    if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    return rows;
+}
+
+/* Wait for the answer to the request just sent (any stale answer of an
+ * earlier request that timed out is dropped). */
+static rd_kafka_event_t *sd_group_wait(sd_group_t *g, rd_kafka_event_type_t type) {
+    int64_t deadline = sd_util_mono_ms() + 3000;
+    while (sd_util_mono_ms() < deadline) {
+        rd_kafka_event_t *ev = rd_kafka_queue_poll(g->q, 100);
+        if (!ev) continue;
+        if (rd_kafka_event_type(ev) == type) return ev;
+        rd_kafka_event_destroy(ev);
+    }
+    return NULL;
+}
+
+/* The group's committed offsets of the source partitions: out[p], -1 when
+ * none. Returns 0, or -1 with g->last_error set. */
+static int sd_group_fetch(sd_run_t *r, sd_group_t *g, int64_t *out) {
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(r->partitions);
+    for (int p = 0; p < r->partitions; p++) rd_kafka_topic_partition_list_add(tp, r->topic, p);
+    rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(g->name, tp);
+    rd_kafka_topic_partition_list_destroy(tp);
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(g->rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+    rd_kafka_AdminOptions_set_request_timeout(o, 5000, NULL, 0);
+    rd_kafka_ListConsumerGroupOffsets(g->rk, &req, 1, o, g->q);
+    rd_kafka_ListConsumerGroupOffsets_destroy(req);
+    rd_kafka_AdminOptions_destroy(o);
+    rd_kafka_event_t *ev = sd_group_wait(g, RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT);
+    if (!ev) {
+        snprintf(g->last_error, sizeof(g->last_error), "no answer to ListConsumerGroupOffsets within 3s");
+        return -1;
+    }
+    int rc = -1;
+    const rd_kafka_ListConsumerGroupOffsets_result_t *res = rd_kafka_event_ListConsumerGroupOffsets_result(ev);
+    size_t n = 0;
+    const rd_kafka_group_result_t **gr = res ? rd_kafka_ListConsumerGroupOffsets_result_groups(res, &n) : NULL;
+    if (rd_kafka_event_error(ev)) {
+        snprintf(g->last_error, sizeof(g->last_error), "%s", rd_kafka_event_error_string(ev));
+    } else if (n < 1) {
+        snprintf(g->last_error, sizeof(g->last_error), "ListConsumerGroupOffsets answered no group");
+    } else if (rd_kafka_group_result_error(gr[0])) {
+        snprintf(g->last_error, sizeof(g->last_error), "%s", rd_kafka_error_string(rd_kafka_group_result_error(gr[0])));
+    } else {
+        for (int p = 0; p < r->partitions; p++) out[p] = -1;
+        const rd_kafka_topic_partition_list_t *parts = rd_kafka_group_result_partitions(gr[0]);
+        for (int i = 0; parts && i < parts->cnt; i++) {
+            const rd_kafka_topic_partition_t *t = &parts->elems[i];
+            if (!t->err && !strcmp(t->topic, r->topic) && t->partition >= 0 && t->partition < r->partitions)
+                out[t->partition] = t->offset >= 0 ? t->offset : -1;
+        }
+        rc = 0;
+    }
+    rd_kafka_event_destroy(ev);
+    return rc;
+}
+
+static int sd_group_known(char *const *list, int n, const char *id) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(list[i], id)) return 1;
+    return 0;
+}
+
+/* Describe the group: is a member of this incarnation holding partitions? */
+static void sd_group_describe(sd_group_t *g) {
+    const char *names[1] = {g->name};
+    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(g->rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
+    rd_kafka_AdminOptions_set_request_timeout(o, 5000, NULL, 0);
+    rd_kafka_DescribeConsumerGroups(g->rk, names, 1, o, g->q);
+    rd_kafka_AdminOptions_destroy(o);
+    rd_kafka_event_t *ev = sd_group_wait(g, RD_KAFKA_EVENT_DESCRIBECONSUMERGROUPS_RESULT);
+    const rd_kafka_DescribeConsumerGroups_result_t *res = ev ? rd_kafka_event_DescribeConsumerGroups_result(ev) : NULL;
+    size_t n = 0;
+    const rd_kafka_ConsumerGroupDescription_t **gd = res && !rd_kafka_event_error(ev) ? rd_kafka_DescribeConsumerGroups_result_groups(res, &n) : NULL;
+    if (!gd || n < 1 || rd_kafka_ConsumerGroupDescription_error(gd[0])) {
+        /* a broker that cannot describe groups: the connection rule stands
+         * in (no second try: librdkafka's admin requests stall after one
+         * DescribeGroups the broker does not support) */
+        if (g->describe == 0) g->describe = -1;
+        if (ev) rd_kafka_event_destroy(ev);
+        return;
+    }
+    g->describe = 1;
+    size_t m = rd_kafka_ConsumerGroupDescription_member_count(gd[0]);
+    g->members_now = (int)m;
+    for (size_t i = 0; i < m; i++) {
+        const rd_kafka_MemberDescription_t *md = rd_kafka_ConsumerGroupDescription_member(gd[0], i);
+        const char *id = rd_kafka_MemberDescription_consumer_id(md);
+        if (!id || sd_group_known(g->old, g->nold, id)) continue;
+        if (!sd_group_known(g->seen, g->nseen, id) && g->nseen < SD_GROUP_MAX_MEMBERS) g->seen[g->nseen++] = sd_util_strdup(id);
+        const rd_kafka_MemberAssignment_t *a = rd_kafka_MemberDescription_assignment(md);
+        const rd_kafka_topic_partition_list_t *tp = a ? rd_kafka_MemberAssignment_partitions(a) : NULL;
+        if (tp && tp->cnt > 0 && rd_kafka_ConsumerGroupDescription_state(gd[0]) == RD_KAFKA_CONSUMER_GROUP_STATE_STABLE)
+            g->ready = 1;
+    }
+    rd_kafka_event_destroy(ev);
+}
+
+/* A new incarnation: the members seen so far belong to earlier ones. */
+static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
+    for (int i = 0; i < g->nseen; i++) {
+        if (g->nold < SD_GROUP_MAX_MEMBERS) g->old[g->nold++] = g->seen[i];
+        else free(g->seen[i]);
+    }
+    g->nseen = 0;
+    g->ready = 0;
+    g->open = 0;
+    g->inc = r->bs.incarnation;
+    g->polled_dead = 0;
+    g->rows_at_commit = sd_group_target_rows(r);
+}
+
+static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
+    sd_group_t *g = r->group;
+    if (!g || !r->bs.incarnation || !r->sup) return SD_OK;
+    sd_sup_state_t st;
+    sd_sup_state(r->sup, &st);
+    int64_t now = sd_util_mono_ms();
+    if (g->inc != r->bs.incarnation) sd_group_new_incarnation(r, g);
+    /* after the process ended, read the offsets once more: a graceful
+     * exit commits on its way out */
+    if (!st.running && g->polled_dead) return SD_OK;
+    if (st.running && now < g->next_poll_mono) return SD_OK;
+    g->next_poll_mono = now + SD_GROUP_POLL_MS;
+    if (!st.running) g->polled_dead = 1;
+    int64_t *cur = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
+    sd_err_t e = SD_OK;
+    if (sd_group_fetch(r, g, cur) == 0) {
+        int moved = 0, any = 0;
+        sd_buf_t off;
+        sd_buf_init(&off);
+        for (int p = 0; p < r->partitions; p++) {
+            if (cur[p] > g->committed[p]) moved = 1;
+            if (cur[p] >= 0) sd_buf_printf(&off, "%s%d:%lld", any++ ? "," : "", p, (long long)cur[p]);
+            g->committed[p] = cur[p];
+        }
+        if (!g->baseline) {
+            /* offsets the group held before the run are where it starts, not a batch */
+            g->baseline = 1;
+            if (moved && r->consumed)
+                for (int p = 0; p < r->partitions; p++) r->consumed[p] = cur[p];
+            moved = 0;
+        }
+        if (moved) {
+            if (!g->open) g->batch++; /* committed without the sink showing it first */
+            g->open = 0;
+            e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, g->inc, g->batch, -1, off.len ? off.data : NULL,
+                                        sd_util_wall_ms(), err, errlen);
+            g->rows_at_commit = sd_group_target_rows(r);
+        } else if (!g->open && st.running) {
+            int64_t rows = sd_group_target_rows(r);
+            if (rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) {
+                g->open = 1;
+                e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, -1, NULL, sd_util_wall_ms(), err, errlen);
+                r->bs.begun_sink_rows = g->rows_at_commit;
+            } else if (g->rows_at_commit < 0) {
+                g->rows_at_commit = rows;
+            }
+        }
+        sd_buf_free(&off);
+    }
+    free(cur);
+    if (!e && st.running && !g->ready && g->describe >= 0 && now >= g->next_describe_mono) {
+        g->next_describe_mono = now + 250;
+        sd_group_describe(g);
+    }
+    return e;
+}
+
+static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
+    sd_group_t *g = r->group;
+    if (st->ready) return 1;
+    sd_group_poll(r, NULL, 0);
+    if (g->ready) return 1;
+    /* a broker that cannot describe groups, or a group without members (a
+     * pipeline that assigns its partitions itself) after 5 s up: the
+     * connection to the broker */
+    if (g->describe < 0 || (g->describe > 0 && g->members_now == 0 && up_ms >= sd_util_scaled_ms(5000)))
+        return sd_progress_connected_ready(r, st, up_ms);
+    return 0;
+}
+
+static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
+    char *name = sd_scenario_expand(r->sc->progress_group ? r->sc->progress_group : "{group}", &r->vars, err, errlen);
+    if (!name) return SD_ERR_SCENARIO;
+    sd_group_t *g = sd_util_xcalloc(1, sizeof(*g));
+    g->name = name;
+    g->rk = sd_broker_admin(r->broker);
+    g->q = rd_kafka_queue_new(g->rk);
+    g->committed = sd_util_xmalloc(sizeof(int64_t) * (size_t)(r->partitions + 1));
+    for (int p = 0; p < r->partitions; p++) g->committed[p] = -1;
+    g->rows_at_commit = -1;
+    /* the embedded cluster has no DescribeGroups */
+    if (sd_broker_is_embedded(r->broker)) g->describe = -1;
+    r->group = g;
+    return sd_ledger_meta_set(r->ledger, "progress_group", name, err, errlen);
+}
+
+static void sd_group_close(sd_run_t *r) {
+    sd_group_t *g = r->group;
+    if (!g) return;
+    for (int i = 0; i < g->nold; i++) free(g->old[i]);
+    for (int i = 0; i < g->nseen; i++) free(g->seen[i]);
+    rd_kafka_queue_destroy(g->q);
+    free(g->committed);
+    free(g->name);
+    free(g);
+    r->group = NULL;
+}
+
+const char *sd_progress_group_name(const sd_run_t *r) {
+    return r->group ? r->group->name : NULL;
+}
+
+const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,
+                                             .poll = sd_group_poll, .ready = sd_group_ready,
+                                             .not_ready = "no new member of its consumer group held an assignment"};
