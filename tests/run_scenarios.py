@@ -14,6 +14,14 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: needs spark                       PySpark and the Kafka connector must be installed
     # test: kills-landed-at-least 0.95        share of kills (over all repeats) that landed mid-batch
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
+    # test: needs connect                     Kafka Connect's jars must be fetched (done here)
+    # test: file-count NAME                   count the JSON-lines file NAME in the run folder
+                                              independently (ids per line against the ledger's
+                                              sends): rows, duplicated, duplicate_rows and lost
+                                              must match summary.json
+
+Cases under tests/long/ (`--long`, make test-real-long) are the longer
+real-stack matrix: the same directives, run against the real broker.
 
 Each tests/broken/*.drill file starts with `# expect: LINE:COL TEXT`: `check`
 and `run` must both exit 2 with an error naming FILE:LINE:COL and containing
@@ -74,6 +82,7 @@ class Case:
         self.allow_timeouts = False
         self.reports_max = None
         self.writers_contain = []
+        self.file_counts = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
             if not m:
@@ -107,6 +116,8 @@ class Case:
                 self.allow_timeouts = True
             elif key == "writers-contain":
                 self.writers_contain.append(rest)
+            elif key == "file-count":
+                self.file_counts.append(rest)
             else:
                 raise SystemExit(f"{path}: unknown test directive {key}")
 
@@ -189,8 +200,41 @@ def run_case_once(binary, case, i):
             for d in dups:
                 if text not in d.get("writers", ""):
                     problems.append(f"{d['id']}: writers {d.get('writers')!r} do not mention {text!r}")
+    for name in case.file_counts:
+        if sdirs:
+            problems += independent_file_count(os.path.dirname(sdirs[0]), name, summary)
     kills = [f for f in (summary or {}).get("faults", []) if f["kind"] == "kill" and "mid-batch" in f["detail"]]
     return problems, took, p.stderr, kills
+
+
+def independent_file_count(run_dir, name, summary):
+    """Count a JSON-lines sink file without the harness (like sort | uniq -c on
+    its ids) against what the ledger says was sent, and compare with summary.json."""
+    import collections
+    path = os.path.join(run_dir, name)
+    if not os.path.exists(path):
+        return [f"{name}: no such file in the run folder"]
+    lines, ids = 0, collections.Counter()
+    for raw in open(path, "rb"):
+        if not raw.strip():
+            continue
+        lines += 1
+        try:
+            ids[str(json.loads(raw).get(summary.get("id_field", "event_id")))] += 1
+        except (ValueError, AttributeError):
+            pass
+    db = sqlite3.connect(os.path.join(run_dir, "run.db"))
+    sent = dict(db.execute("SELECT id, count(*) FROM ledger_ids WHERE offset IS NOT NULL AND disposition = 'target' GROUP BY id"))
+    db.close()
+    dup = sum(1 for i, n in sent.items() if ids[i] > n)
+    dup_rows = sum(ids[i] - n for i, n in sent.items() if ids[i] > n)
+    lost = sum(1 for i in sent if ids[i] == 0)
+    c = summary["counts"]
+    problems = []
+    for key, mine in (("observed_rows", lines), ("duplicated", dup), ("duplicate_rows", dup_rows), ("lost", lost)):
+        if c.get(key) != mine:
+            problems.append(f"{name}: counted {key}={mine} independently, summary says {c.get(key)}")
+    return problems
 
 
 def run_case(binary, case):
@@ -472,6 +516,13 @@ def stop_real_kafka():
         print("--   Apache Kafka stopped")
 
 
+def setup_connect():
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"], capture_output=True, text=True,
+                       timeout=1800)
+    if r.returncode != 0:
+        raise SystemExit("cannot fetch Kafka Connect: " + r.stderr[-2000:])
+
+
 def setup_spark():
     r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"], capture_output=True, text=True,
                        timeout=1800)
@@ -746,6 +797,28 @@ def test_edges(binary):
     return True
 
 
+def run_long(binary, only):
+    """The longer real-stack matrix (tests/long/): repeated drills on the real
+    broker, Kafka Connect and Spark, each case as in tests/scenarios/."""
+    cases = [Case(p) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "long", "*.drill")))]
+    cases = [c for c in cases if not only or only in c.name]
+    t0 = time.time()
+    if any("spark" in c.needs for c in cases):
+        setup_spark()
+    if any("connect" in c.needs for c in cases):
+        setup_connect()
+    start_real_kafka()
+    ok = True
+    try:
+        for case in cases:
+            ok &= run_case(binary, case)
+    finally:
+        stop_real_kafka()
+    print(f"--   long real-stack matrix: {time.time() - t0:.0f}s")
+    print("long matrix: " + ("all passed" if ok else "FAILED"))
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -753,6 +826,7 @@ def main():
     ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
     ap.add_argument("--update-readme", action="store_true", help="rewrite README's scenario-language reference from the table")
     ap.add_argument("--update-golden", action="store_true", help="rewrite tests/golden/ from this build, run nothing else")
+    ap.add_argument("--long", action="store_true", help="run the longer real-stack matrix in tests/long/ instead")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     os.makedirs(OUT, exist_ok=True)
@@ -760,6 +834,8 @@ def main():
         sys.exit(0 if update_readme_reference(binary) else 1)
     if a.update_golden:
         sys.exit(0 if test_golden(binary, update=True) else 1)
+    if a.long:
+        sys.exit(0 if run_long(binary, a.only) else 1)
     ok = True
     if not a.only or a.only in "golden":
         ok &= test_golden(binary)
@@ -804,6 +880,8 @@ def main():
     if real:
         t0 = time.time()
         setup_spark()
+        if any("connect" in c.needs for c in cases):
+            setup_connect()
         start_real_kafka()
         try:
             for case in [c for c in cases if c.needs]:

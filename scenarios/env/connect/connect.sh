@@ -1,0 +1,26 @@
+#!/bin/sh
+# Apache Kafka Connect for streamdrill's drills: its jars (the broker's
+# version, with the file connectors and MirrorMaker 2) come from Maven
+# Central through scenarios/env/connect/pom.xml and are cached in
+# .cache/connect/libs.
+#
+#   connect.sh fetch       download the jars (once)
+#   connect.sh classpath   fetch if needed, print the class path
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+libs="$root/.cache/connect/libs"
+
+fetch() {
+    if [ -f "$libs/.complete" ]; then return 0; fi
+    command -v mvn >/dev/null || { echo "connect.sh: mvn is needed to fetch the Kafka Connect jars" >&2; exit 1; }
+    rm -rf "$libs"
+    mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >&2
+    touch "$libs/.complete"
+}
+
+case "${1:-}" in
+    fetch) fetch ;;
+    classpath) fetch; echo "$libs/*" ;;
+    *) echo "usage: connect.sh fetch | classpath" >&2; exit 2 ;;
+esac
