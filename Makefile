@@ -99,6 +99,12 @@ test: deps
 	$(MAKE) fuzz FUZZ_SECONDS=60
 	$(MAKE) scenario-tests
 
+# the longer real-stack matrix (tests/long/: repeated Kafka Connect drills
+# on the real broker); not part of `make test`
+test-real-long: deps
+	$(MAKE) all
+	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
+
 demo: deps
 	$(MAKE) all
 	@echo
@@ -151,7 +157,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test test-fast demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
