@@ -3,9 +3,10 @@
  * commit their offsets to Kafka: Kafka Connect sink connectors, vendor
  * consumers, any plain consumer.
  *
- * Everything comes through the admin API of the harness's own client:
+ * Everything comes from a client of the harness's own that carries the
+ * group's id and never joins it:
  *
- *   committed  ListConsumerGroupOffsets on the source partitions, every
+ *   committed  the group's committed offsets of the source partitions, every
  *              100 ms while the pipeline runs and once after it ends. A
  *              move of the committed offsets is a batch's commit (its
  *              offsets feed caught-up and the rows-pending estimate, as a
@@ -40,7 +41,7 @@
 
 struct sd_group_s {
     char *name;
-    rd_kafka_t *rk;              /* the broker's admin handle */
+    rd_kafka_t *rk;              /* a consumer handle of the group, never subscribed */
     rd_kafka_queue_t *q;
     int64_t *committed;          /* per source partition, -1 none */
     int baseline;                /* the first answer was taken as the starting point */
@@ -81,43 +82,27 @@ static rd_kafka_event_t *sd_group_wait(sd_group_t *g, rd_kafka_event_type_t type
 }
 
 /* The group's committed offsets of the source partitions: out[p], -1 when
- * none. Returns 0, or -1 with g->last_error set. */
+ * none. Returns 0, or -1 with g->last_error set. Read with the consumer
+ * API's committed() on the source's own handle (a member of no group):
+ * librdkafka's ListConsumerGroupOffsets, on a handle without a consumer
+ * group, dereferences a NULL group when the broker answers NOT_COORDINATOR
+ * (librdkafka issue #5040), which a new group on a fresh broker does. */
 static int sd_group_fetch(sd_run_t *r, sd_group_t *g, int64_t *out) {
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(r->partitions);
     for (int p = 0; p < r->partitions; p++) rd_kafka_topic_partition_list_add(tp, r->topic, p);
-    rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(g->name, tp);
-    rd_kafka_topic_partition_list_destroy(tp);
-    rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(g->rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
-    rd_kafka_AdminOptions_set_request_timeout(o, 5000, NULL, 0);
-    rd_kafka_ListConsumerGroupOffsets(g->rk, &req, 1, o, g->q);
-    rd_kafka_ListConsumerGroupOffsets_destroy(req);
-    rd_kafka_AdminOptions_destroy(o);
-    rd_kafka_event_t *ev = sd_group_wait(g, RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT);
-    if (!ev) {
-        snprintf(g->last_error, sizeof(g->last_error), "no answer to ListConsumerGroupOffsets within 3s");
-        return -1;
-    }
+    rd_kafka_resp_err_t e = rd_kafka_committed(g->rk, tp, 3000);
     int rc = -1;
-    const rd_kafka_ListConsumerGroupOffsets_result_t *res = rd_kafka_event_ListConsumerGroupOffsets_result(ev);
-    size_t n = 0;
-    const rd_kafka_group_result_t **gr = res ? rd_kafka_ListConsumerGroupOffsets_result_groups(res, &n) : NULL;
-    if (rd_kafka_event_error(ev)) {
-        snprintf(g->last_error, sizeof(g->last_error), "%s", rd_kafka_event_error_string(ev));
-    } else if (n < 1) {
-        snprintf(g->last_error, sizeof(g->last_error), "ListConsumerGroupOffsets answered no group");
-    } else if (rd_kafka_group_result_error(gr[0])) {
-        snprintf(g->last_error, sizeof(g->last_error), "%s", rd_kafka_error_string(rd_kafka_group_result_error(gr[0])));
+    if (e) {
+        snprintf(g->last_error, sizeof(g->last_error), "committed offsets of group %s: %s", g->name, rd_kafka_err2str(e));
     } else {
         for (int p = 0; p < r->partitions; p++) out[p] = -1;
-        const rd_kafka_topic_partition_list_t *parts = rd_kafka_group_result_partitions(gr[0]);
-        for (int i = 0; parts && i < parts->cnt; i++) {
-            const rd_kafka_topic_partition_t *t = &parts->elems[i];
-            if (!t->err && !strcmp(t->topic, r->topic) && t->partition >= 0 && t->partition < r->partitions)
-                out[t->partition] = t->offset >= 0 ? t->offset : -1;
+        for (int i = 0; i < tp->cnt; i++) {
+            const rd_kafka_topic_partition_t *t = &tp->elems[i];
+            if (!t->err && t->partition >= 0 && t->partition < r->partitions) out[t->partition] = t->offset >= 0 ? t->offset : -1;
         }
         rc = 0;
     }
-    rd_kafka_event_destroy(ev);
+    rd_kafka_topic_partition_list_destroy(tp);
     return rc;
 }
 
@@ -141,8 +126,13 @@ static void sd_group_describe(sd_group_t *g) {
     if (!gd || n < 1 || rd_kafka_ConsumerGroupDescription_error(gd[0])) {
         /* a broker that cannot describe groups: the connection rule stands
          * in (no second try: librdkafka's admin requests stall after one
-         * DescribeGroups the broker does not support) */
-        if (g->describe == 0) g->describe = -1;
+         * DescribeGroups the broker does not support); any other error (a
+         * coordinator still loading, a timeout) is tried again later */
+        rd_kafka_resp_err_t code = !ev ? RD_KAFKA_RESP_ERR__TIMED_OUT
+                                   : rd_kafka_event_error(ev) ? rd_kafka_event_error(ev)
+                                   : gd && n >= 1 ? rd_kafka_error_code(rd_kafka_ConsumerGroupDescription_error(gd[0]))
+                                                  : RD_KAFKA_RESP_ERR__FAIL;
+        if (code == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE || code == RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION) g->describe = -1;
         if (ev) rd_kafka_event_destroy(ev);
         return;
     }
@@ -201,10 +191,14 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             g->committed[p] = cur[p];
         }
         if (!g->baseline) {
-            /* offsets the group held before the run are where it starts, not a batch */
+            /* offsets the group held before the run are where it starts, not
+             * a batch; from now on the harness knows how far the group has
+             * committed, none included (caught up, not yet consumed) */
             g->baseline = 1;
-            if (moved && r->consumed)
+            if (r->consumed) {
                 for (int p = 0; p < r->partitions; p++) r->consumed[p] = cur[p];
+                r->last_offsets_mono = now;
+            }
             moved = 0;
         }
         if (moved) {
@@ -246,12 +240,34 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     return 0;
 }
 
+static void sd_group_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+    (void)rk; (void)level; (void)fac; (void)buf; /* failures reach the caller as error codes */
+}
+
 static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
     char *name = sd_scenario_expand(r->sc->progress_group ? r->sc->progress_group : "{group}", &r->vars, err, errlen);
     if (!name) return SD_ERR_SCENARIO;
+    /* a consumer handle of the group that never subscribes: it reads the
+     * group's commits and describes it, and is never a member */
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char errstr[512];
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(r->broker), NULL, 0);
+    rd_kafka_conf_set(conf, "client.id", "streamdrill-group-watch", NULL, 0);
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
+    rd_kafka_conf_set_log_cb(conf, sd_group_log_cb);
+    sd_err_t e = sd_broker_conf_apply(conf, r->opts->xprops, "-X", err, errlen);
+    if (!e && rd_kafka_conf_set(conf, "group.id", name, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+        e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "progress group: group %s: %s", name, errstr);
+    rd_kafka_t *rk = e ? NULL : rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        if (!e) e = sd_err_set(err, errlen, SD_ERR_BROKER, "progress group %s: create a client: %s", name, errstr);
+        else rd_kafka_conf_destroy(conf);
+        free(name);
+        return e;
+    }
     sd_group_t *g = sd_util_xcalloc(1, sizeof(*g));
     g->name = name;
-    g->rk = sd_broker_admin(r->broker);
+    g->rk = rk;
     g->q = rd_kafka_queue_new(g->rk);
     g->committed = sd_util_xmalloc(sizeof(int64_t) * (size_t)(r->partitions + 1));
     for (int p = 0; p < r->partitions; p++) g->committed[p] = -1;
@@ -268,6 +284,7 @@ static void sd_group_close(sd_run_t *r) {
     for (int i = 0; i < g->nold; i++) free(g->old[i]);
     for (int i = 0; i < g->nseen; i++) free(g->seen[i]);
     rd_kafka_queue_destroy(g->q);
+    rd_kafka_destroy(g->rk);
     free(g->committed);
     free(g->name);
     free(g);
