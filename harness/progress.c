@@ -112,8 +112,16 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
         int64_t lo, hi;
         if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0)) return -1;
         if (r->consumed[p] < hi) {
-            snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of partition %d, which holds %lld",
-                     (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]), p, (long long)hi);
+            const char *group = sd_progress_group_name(r);
+            if (group && r->consumed[p] < 0)
+                snprintf(why, wlen, "consumer group %s has committed nothing for partition %d, which holds %lld (does the "
+                         "pipeline commit its offsets to that group?)", group, p, (long long)hi);
+            else if (group)
+                snprintf(why, wlen, "consumer group %s has committed offset %lld of partition %d, which holds %lld", group,
+                         (long long)r->consumed[p], p, (long long)hi);
+            else
+                snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of partition %d, which holds %lld",
+                         (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]), p, (long long)hi);
             return 0;
         }
     }
