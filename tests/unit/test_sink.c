@@ -103,7 +103,16 @@ Test(sink, jsonl_counts_complete_lines_incrementally) {
     cr_assert_eq(r.n, 5);
     cr_assert_str_eq(r.ids[2], "x-3");
     cr_assert_str_eq(r.ids[4], "(null)", "a line that is not JSON has no id");
-    cr_assert_str_eq(r.writers[3], "part-1.json");
+    cr_assert_str_eq(r.writers[3], "part-1.json:1", "a glob's rows: FILE:LINE");
+    cr_assert_str_eq(r.writers[2], "part-0.json:3");
+    sd_sink_close(s);
+    /* path= naming one file: rows in write order, "FILE line N" (the runner
+     * maps line N to an incarnation by the sink's growth) */
+    s = open_sink("jsonl", "path", a, NULL, NULL, NULL);
+    rows_t one = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &one, err, sizeof(err)), SD_OK);
+    cr_assert_eq(one.n, 3);
+    cr_assert_str_eq(one.writers[2], "part-0.json line 3");
     sd_sink_close(s);
     free(a); free(b); free(glob);
 }
