@@ -12,11 +12,7 @@ root=$(cd "$here/../../.." && pwd)
 libs="$root/.cache/connect/libs"
 
 fetch() {
-    if [ -f "$libs/.complete" ]; then return 0; fi
-    command -v mvn >/dev/null || { echo "connect.sh: mvn is needed to fetch the Kafka Connect jars" >&2; exit 1; }
-    rm -rf "$libs"
-    mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >&2
-    touch "$libs/.complete"
+    "$here/../fetch-jars.sh" "$here/pom.xml" "$libs" "the Kafka Connect jars"
 }
 
 case "${1:-}" in

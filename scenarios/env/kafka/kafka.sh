@@ -20,11 +20,7 @@ root=$(cd "$here/../../.." && pwd)
 libs="$root/.cache/kafka/libs"
 
 fetch() {
-    if [ -f "$libs/.complete" ]; then return 0; fi
-    command -v mvn >/dev/null || { echo "kafka.sh: mvn is needed to fetch the Kafka jars" >&2; exit 1; }
-    rm -rf "$libs"
-    mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs" >&2
-    touch "$libs/.complete"
+    "$here/../fetch-jars.sh" "$here/pom.xml" "$libs" "the Kafka jars"
 }
 
 free_port() {

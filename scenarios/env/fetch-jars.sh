@@ -1,0 +1,13 @@
+#!/bin/sh
+# Fetch the jars a pom.xml lists from Maven Central into a folder, once:
+# the folder gets a .complete mark, and a second call with the mark present
+# does nothing. Shared by kafka.sh and connect.sh.
+#
+#   fetch-jars.sh POM DIR [WHAT]    WHAT names them in the error message
+set -eu
+pom=$1; dir=$2; what=${3:-the jars}
+if [ -f "$dir/.complete" ]; then exit 0; fi
+command -v mvn >/dev/null || { echo "fetch-jars.sh: mvn is needed to fetch $what" >&2; exit 1; }
+rm -rf "$dir"
+mvn -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" >&2
+touch "$dir/.complete"
