@@ -43,9 +43,7 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
             b->begun_with_incarnation = 0;
             /* what the target held when the batch began: a kill reports how
              * many of the batch's rows were visible when it landed */
-            b->begun_sink_rows = -1;
-            if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &b->begun_sink_rows, NULL, 0) != SD_OK)
-                b->begun_sink_rows = -1;
+            b->begun_sink_rows = sd_progress_target_rows(r);
         } else {
             if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
                 int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
@@ -59,6 +57,12 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
     }
     return sd_ledger_batch(r->ledger, inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
                            type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
+}
+
+int64_t sd_progress_target_rows(sd_run_t *r) {
+    int64_t rows = -1;
+    if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    return rows;
 }
 
 int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {

@@ -11,8 +11,8 @@
  *   spark    a Spark checkpoint: offsets/N without commits/N   progress_spark.c
  *   sink     no batches: readiness by staying up, a mid-batch kill lands
  *            when the sink grows                               progress.c
- *   group    the consumer group's committed offsets (admin API): a
- *            commit when they move, a batch in flight while the sink
+ *   group    the consumer group's committed offsets (a client of the
+ *            group's id that never joins it): a commit when they move, a batch in flight while the sink
  *            holds rows past the newest commit      progress_group.c
  *   none     no batches                                        progress.c
  *
@@ -72,6 +72,9 @@ extern const sd_progress_ops_t sd_progress_group;
 /* The markers' readiness rule, for sources that fall back on it:
  * SD-READY, a batch seen, or a TCP connection to the broker after 1 s. */
 int sd_progress_connected_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+/* The target's row count when counting it is cheap (a sample took 20 ms
+ * or less), else -1: what a batch's begin records. */
+int64_t sd_progress_target_rows(struct sd_run_s *r);
 /* progress group: the group watched (NULL for the other sources). */
 const char *sd_progress_group_name(const struct sd_run_s *r);
 

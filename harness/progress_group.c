@@ -59,14 +59,7 @@ struct sd_group_s {
     char *seen[SD_GROUP_MAX_MEMBERS]; /* member ids seen during this incarnation */
     int nseen;
     int ready;                   /* a new member holds an assignment */
-    char last_error[256];
 };
-
-static int64_t sd_group_target_rows(sd_run_t *r) {
-    int64_t rows = -1;
-    if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
-    return rows;
-}
 
 /* Wait for the answer to the request just sent (any stale answer of an
  * earlier request that timed out is dropped). */
@@ -82,7 +75,8 @@ static rd_kafka_event_t *sd_group_wait(sd_group_t *g, rd_kafka_event_type_t type
 }
 
 /* The group's committed offsets of the source partitions: out[p], -1 when
- * none. Returns 0, or -1 with g->last_error set. Read with the consumer
+ * none. Returns 0, or -1 when they could not be read (tried again at the
+ * next poll). Read with the consumer
  * API's committed() on the source's own handle (a member of no group):
  * librdkafka's ListConsumerGroupOffsets, on a handle without a consumer
  * group, dereferences a NULL group when the broker answers NOT_COORDINATOR
@@ -90,11 +84,8 @@ static rd_kafka_event_t *sd_group_wait(sd_group_t *g, rd_kafka_event_type_t type
 static int sd_group_fetch(sd_run_t *r, sd_group_t *g, int64_t *out) {
     rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(r->partitions);
     for (int p = 0; p < r->partitions; p++) rd_kafka_topic_partition_list_add(tp, r->topic, p);
-    rd_kafka_resp_err_t e = rd_kafka_committed(g->rk, tp, 3000);
     int rc = -1;
-    if (e) {
-        snprintf(g->last_error, sizeof(g->last_error), "committed offsets of group %s: %s", g->name, rd_kafka_err2str(e));
-    } else {
+    if (!rd_kafka_committed(g->rk, tp, 3000)) {
         for (int p = 0; p < r->partitions; p++) out[p] = -1;
         for (int i = 0; i < tp->cnt; i++) {
             const rd_kafka_topic_partition_t *t = &tp->elems[i];
@@ -163,7 +154,7 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->open = 0;
     g->inc = r->bs.incarnation;
     g->polled_dead = 0;
-    g->rows_at_commit = sd_group_target_rows(r);
+    g->rows_at_commit = r->inc_rows0; /* counted as the incarnation started */
 }
 
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
@@ -182,12 +173,9 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
     int64_t *cur = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
     sd_err_t e = SD_OK;
     if (sd_group_fetch(r, g, cur) == 0) {
-        int moved = 0, any = 0;
-        sd_buf_t off;
-        sd_buf_init(&off);
+        int moved = 0;
         for (int p = 0; p < r->partitions; p++) {
             if (cur[p] > g->committed[p]) moved = 1;
-            if (cur[p] >= 0) sd_buf_printf(&off, "%s%d:%lld", any++ ? "," : "", p, (long long)cur[p]);
             g->committed[p] = cur[p];
         }
         if (!g->baseline) {
@@ -204,11 +192,17 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
         if (moved) {
             if (!g->open) g->batch++; /* committed without the sink showing it first */
             g->open = 0;
+            /* the offsets as a commit marker's offsets= says them */
+            sd_buf_t off;
+            sd_buf_init(&off);
+            for (int p = 0, any = 0; p < r->partitions; p++)
+                if (cur[p] >= 0) sd_buf_printf(&off, "%s%d:%lld", any++ ? "," : "", p, (long long)cur[p]);
             e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, g->inc, g->batch, -1, off.len ? off.data : NULL,
                                         sd_util_wall_ms(), err, errlen);
-            g->rows_at_commit = sd_group_target_rows(r);
+            sd_buf_free(&off);
+            g->rows_at_commit = sd_progress_target_rows(r);
         } else if (!g->open && st.running) {
-            int64_t rows = sd_group_target_rows(r);
+            int64_t rows = sd_progress_target_rows(r);
             if (rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) {
                 g->open = 1;
                 e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, -1, NULL, sd_util_wall_ms(), err, errlen);
@@ -217,7 +211,6 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                 g->rows_at_commit = rows;
             }
         }
-        sd_buf_free(&off);
     }
     free(cur);
     if (!e && st.running && !g->ready && g->describe >= 0 && now >= g->next_describe_mono) {

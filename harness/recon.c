@@ -227,8 +227,10 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     const char *implicit[16];
     int ni = 0;
     implicit[ni++] = "unexpected";
-    if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) implicit[ni++] = "lost";
-    if (ctx->profile != SD_PROFILE_AT_MOST_ONCE && ctx->keep_duplicates) implicit[ni++] = "missing_copies";
+    if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) {
+        implicit[ni++] = "lost";
+        if (ctx->keep_duplicates) implicit[ni++] = "missing_copies";
+    }
     if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "duplicated";
     implicit[ni++] = "late_leaked";
     implicit[ni++] = "malformed_leaked";
