@@ -799,6 +799,20 @@ static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     return SD_OK;
 }
 
+/* kill and pause: after= and visible= say where inside a batch, so they
+ * need mid-batch, and only one of them can say it */
+static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    const sd_step_t *st = obj;
+    const char *verb = st->kind == SD_STEP_PAUSE ? "pause" : "kill";
+    if (st->after_ms >= 0 && st->visible > 0)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected after= or visible=, found both (each says where in the batch to land)", verb);
+    if ((st->after_ms >= 0 || st->visible > 0) && st->mid_batch != 1)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected mid-batch with %s (it says where inside a batch to land), found %s", verb,
+                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == 2 ? "at-boundary" : "no mid-batch");
+    return SD_OK;
+}
+
 static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     /* keys 0 (N) and 1 (range=) */
@@ -966,12 +980,16 @@ static const sd_lang_key_t sd_keys_kill[] = {
     {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
      .help = "KILL, TERM, INT, QUIT or HUP"},
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
+    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(visible), .min = 1, .meta = "N",
+     .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_pause[] = {
     LANDING(mid_batch),
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "resume by itself after this long"},
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
+    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(visible), .min = 1, .meta = "N",
+     .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_produce[] = {
@@ -1152,9 +1170,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
                 "tombstone), `duplicate-keys`. Every message carries its ledger id in the `sd-id` header."},
     {.name = "kill", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
-     .needs = SD_NEEDS_STARTED,
+     .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "
-                "after a commit, before the next batch; `now` (default) at once. A `TERM` that is not obeyed within the timeout is "
+                "after a commit, before the next batch; `now` (default) at once. Inside the batch, the harness aims (see [progress "
+                "sources](#progress-sources)) unless `after=D` (that long after the batch began) or `visible=N` (once N of the "
+                "batch's rows are in the target, all of them when it is smaller: a drill that needs part of a batch written) "
+                "says where. A `TERM` that is not obeyed within the timeout is "
                 "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such. A kill that finds no "
                 "batch, lands after the batch's commit, or finds no pipeline makes the run inconclusive (see [no pass without "
                 "the drill](#no-pass-without-the-drill)), unless the step says `optional`."},
@@ -1166,7 +1187,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "bounds the stop and the wait for the new incarnation to be ready (without it, that wait is up to 30 s). A restart "
                 "that does not come up is a finding (a crash), not an inconclusive run."},
     {.name = "pause", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_PAUSE, .keys = sd_keys_pause, .timeout_ms = 60000,
-     .needs = SD_NEEDS_STARTED,
+     .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "SIGSTOP to the process group, landing like `kill`; with `for=` the step resumes it after that long (long enough, "
                 "and a consumer-group member loses its membership)"},
     {.name = "resume", .role = SD_LANG_STEP, .kind = SD_STEP_RESUME, .keys = sd_keys_timeout, .timeout_ms = 30000,

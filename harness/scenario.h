@@ -125,6 +125,7 @@ typedef struct sd_step_s {
     int signal;
     int mid_batch;
     int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
+    int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
     int64_t delay_ms;      /* restart delay */
     char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
     /* await */

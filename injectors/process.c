@@ -12,8 +12,11 @@
  * how many of its rows were visible are stored with the fault. Without
  * markers (progress sink), the kill lands as soon as the sink starts to
  * grow after the step began. `kill at-boundary` lands right after a
- * batch's commit, before the next batch begins. `pause` takes the same
- * landing words, and for=D to resume by itself. */
+ * batch's commit, before the next batch begins. `visible=N` drops the
+ * time aim: the fault lands once N of the batch's rows are in the target
+ * (all of them when the batch is smaller), for a drill that needs part of
+ * a batch written before the kill. `pause` takes the same landing words,
+ * and for=D to resume by itself. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,8 +145,10 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             sd_sup_state(r->sup, &s);
             if (!s.running) { *gone = 1; return SD_OK; }
             if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: no batch began within %.0fs (%d batches committed before the harness could act)",
-                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
+                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->visible > 0 ? " visible=" : "",
+                                  st->visible > 0 ? "showed those rows in the target before its commit" : "began",
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
             const sd_run_batches_t *b = &r->bs;
             if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
@@ -152,10 +157,20 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
                 int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
+                if (st->visible > 0) {
+                    /* visible=N: no time aim, only the target's rows (a
+                     * batch smaller than N lands once all of it is there) */
+                    if (rows0 < 0)
+                        return sd_err_set(err, errlen, SD_ERR_SINK, "%s mid-batch visible=: the target sink cannot be counted",
+                                          st->kind == SD_STEP_PAUSE ? "pause" : "kill");
+                    grow = batch_rows > 0 && batch_rows < st->visible ? batch_rows : st->visible;
+                    delay = INT64_MAX;
+                    use_growth = 1;
+                }
                 int missed = 0;
                 /* seen too late to land where it should (a long real-time
                  * interval already past the point): take the next batch */
-                if (delay > 0 && sd_util_mono_ms() - began > delay + 50) missed = 1;
+                if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) missed = 1;
                 for (; !missed;) {
                     if ((e = sd_run_pump(r, err, errlen))) return e;
                     sd_sup_state(r->sup, &s);
@@ -182,12 +197,13 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     if (st->mid_batch && r->target) {
         L->how = "when the sink grew";
         L->rows0 = sd_target_rows(r);
+        int64_t grow = st->visible > 0 ? st->visible : 1;
         for (;;) {
             int64_t now_rows = sd_target_rows(r);
-            if (now_rows > L->rows0) return SD_OK;
+            if (L->rows0 >= 0 && now_rows - L->rows0 >= grow) return SD_OK;
             if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: the sink did not grow within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
-                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: the sink did not grow%s within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
+                                  st->visible > 0 ? " by visible= rows" : "", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
