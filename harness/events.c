@@ -189,7 +189,7 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
     unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
     const char *hub = sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))];
     const char *scan = sd_scan_types[h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0]))];
-    /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>"},
+    /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>","weight_g":N},
      * assembled by hand: this runs once per event sent */
     char pid[16], loc2[16];
     if (parcel < 100000000u) {
@@ -202,8 +202,15 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
     sd_buf_puts(key, pid);
     if (loc < 100) loc2[0] = (char)('0' + loc / 10), loc2[1] = (char)('0' + loc % 10), loc2[2] = 0;
     else snprintf(loc2, sizeof(loc2), "%02u", loc);
+    /* weight_g: 50 to 30,000 grams, from bits the other fields do not use */
+    char wt[8];
+    unsigned w = 50u + (unsigned)((h2 >> 24) % 29951u), nw = 0;
+    char wd[8];
+    do { wd[nw++] = (char)('0' + w % 10); w /= 10; } while (w);
+    for (unsigned i = 0; i < nw; i++) wt[i] = wd[nw - 1 - i];
+    wt[nw] = 0;
     const char *parts[] = {"{\"", ev->id_field, "\":\"", id, "\",\"parcel_id\":\"", pid, "\",\"", ev->time_field, "\":\"", iso,
-                           "\",\"location\":\"", hub, "-", loc2, "\",\"scan\":\"", scan, "\"}"};
+                           "\",\"location\":\"", hub, "-", loc2, "\",\"scan\":\"", scan, "\",\"weight_g\":", wt, "}"};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) sd_buf_puts(payload, parts[i]);
     if (event_time_ms) *event_time_ms = t;
     return SD_OK;

@@ -163,9 +163,10 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
         sd_buf_reset(p);
         break;
     case SD_MAL_INVALID_UTF8: {
-        /* two bytes that are never UTF-8, inside the last string value */
-        char *q = p->len > 3 ? p->data + p->len - 2 : NULL; /* before the closing quote and brace */
-        if (q && q[0] == '"') {
+        /* two bytes that are never UTF-8, inside the payload's last string
+         * (a value or a key): before its closing quote */
+        char *q = p->len > 3 ? memrchr(p->data, '"', p->len) : NULL;
+        if (q) {
             sd_buf_t b;
             sd_buf_init(&b);
             sd_buf_append(&b, p->data, (size_t)(q - p->data));
