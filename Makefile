@@ -27,7 +27,7 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c har
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
-              harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c
+              harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c
@@ -35,7 +35,7 @@ REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown
 CXX_SRC     = harness/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
-TEST_NAMES  = test_scenario test_recon test_events test_ledger test_sink test_util test_supervisor test_spark test_report
+TEST_NAMES  = test_scenario test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report
 PIPELINES   = scenarios/pipelines/refpipe
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)

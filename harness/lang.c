@@ -564,6 +564,9 @@ static const char *const sd_drift_words[] = {"extra-field", "type-change", NULL}
 static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
 static const char *const sd_spark_what[] = {"commit-marker", "offsets", "state", NULL};
+static const char *const sd_model_words[] = {"windows", NULL};
+static const int sd_model_values[] = {1};
+static const char *const sd_output_words[] = {"append", "update", NULL};
 
 /* ---- header hooks ---- */
 
@@ -783,6 +786,40 @@ static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
     return SD_OK;
 }
 
+/* model: the aggregates are known words, and sum/min/max/avg need value= */
+static sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    struct sd_model_decl_s *m = &sc->model;
+    m->line = ts->line;
+    if (!m->aggs) m->aggs = sd_util_strdup("count");
+    if (!m->slide_ms) m->slide_ms = m->size_ms;
+    if (m->slide_ms > m->size_ms)
+        return sd_perr(c, ts->line, 1, "model windows: expected slide= at most size= (a window every slide), found a slide longer than the window");
+    if (m->size_ms % m->slide_ms)
+        return sd_perr(c, ts->line, 1, "model windows: expected size= a whole number of slide=, found %lld ms and %lld ms",
+                       (long long)m->size_ms, (long long)m->slide_ms);
+    char *copy = sd_util_strdup(m->aggs), *save = NULL;
+    int needs_value = 0, n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+        if (strcmp(t, "count") && strcmp(t, "sum") && strcmp(t, "min") && strcmp(t, "max") && strcmp(t, "avg")) {
+            sd_err_t e = sd_perr(c, ts->line, 1, "model windows: expected agg= of count, sum, min, max, avg, found \"%s\"", t);
+            free(copy);
+            return e;
+        }
+        if (strcmp(t, "count")) needs_value = 1;
+    }
+    free(copy);
+    if (!n) return sd_perr(c, ts->line, 1, "model windows: expected at least one aggregate in agg=, found none");
+    if (needs_value && !m->value)
+        return sd_perr(c, ts->line, 1, "model windows: expected value=FIELD for sum, min, max or avg, found none");
+    if (m->keys) {
+        for (const char *p = m->keys; *p; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' || *p == ','))
+                return sd_perr(c, ts->line, 1, "model windows: expected key= field names separated by commas, found \"%s\"", m->keys);
+    }
+    return SD_OK;
+}
+
 static sd_err_t sd_fin_faketime(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)c; (void)obj; (void)ts; (void)present;
     sc->faketime = 1;
@@ -957,6 +994,25 @@ static const sd_lang_key_t sd_keys_progress[] = {
      .help = "progress group: the pipeline's consumer group (default {group})"},
     END};
 
+static const sd_lang_key_t sd_keys_model[] = {
+    {.name = "windows", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(model.kind), .choices = sd_model_words,
+     .values = sd_model_values, .required = 1, .help = "event-time windows aggregated per key"},
+    {.name = "size", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.size_ms), .min = 1, .required = 1,
+     .help = "the window length"},
+    {.name = "slide", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.slide_ms), .min = 1,
+     .help = "sliding windows: a new one every slide (default: size, tumbling)"},
+    {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.keys), .meta = "FIELD[,FIELD...]",
+     .help = "the group key fields besides the window (default: none)"},
+    {.name = "value", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.value), .help = "the numeric field sum, min, max and avg read"},
+    {.name = "agg", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.aggs), .meta = "count,sum,min,max,avg",
+     .help = "the aggregates, each a column of the sink (default count)"},
+    {.name = "output", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.output), .choices = sd_output_words, .has_def = 1,
+     .help = "append: each closed window once, final; update: the last row per window is its value"},
+    {.name = "sink", .form = SD_K_KEY, .type = SD_V_NAME, .off = H(model.sink), .help = "the sink it judges (default target)"},
+    {.name = "start", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.start_col), .meta = "COLUMN",
+     .help = "the column holding a window's start (default window_start)"},
+    END};
+
 static const sd_lang_key_t sd_keys_faketime[] = {
     {.name = "lib", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(faketime_lib), .help = "libfaketimeMT.so.1 (default: found in Debian's paths)"},
     {.name = "preload", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(faketime_children), .choices = sd_preload_words, .has_def = 1,
@@ -1106,7 +1162,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "the topic the harness produces to. Each run uses `NAME-<tag>` so reruns on a shared broker never read stale data; "
                 "`exact=yes` uses NAME as is."},
     {.name = "events", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_events, .finish = sd_fin_events,
-     .meaning = "the seeded generator (the default): event *n* has event time `start + n*step`; `start=now` starts at the run's "
+     .meaning = "the seeded generator (the default): event *n* has event time `start + n*step`, a `parcel_id`, a `location` (one of `locations=`), a `scan` type and a `weight_g` of 50 to 30,000 (integers), each a function of the seed and *n*; `start=now` starts at the run's "
                 "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
                 "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
@@ -1134,6 +1190,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "run the pipeline under libfaketime so `clock` steps move its clock; `preload=children` leaves the pipeline itself "
                 "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "
                 "Python's `time.sleep` fails under libfaketime)"},
+    {.name = "model", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_model, .finish = sd_fin_model,
+     .meaning = "judge a sink by the result it must hold instead of by ids (see [result models](#result-models)): event-time "
+                "windows (`size=`, `slide=` for sliding ones) per `key=` field, with the aggregates of `agg=` over `value=`, "
+                "computed from the ledger under the contract (watermark, late and duplicate policies). The sink's rows name "
+                "their columns: the window's start (`start=`, epoch ms or ISO-8601), each key field, and `count`, `sum`, "
+                "`min`, `max`, `avg`."},
     {.name = "progress", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_progress, .finish = sd_fin_progress,
      .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time] / progress group [group={group}]",
      .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "

@@ -737,6 +737,18 @@ void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t se
     pthread_mutex_unlock(&l->mu);
 }
 
+void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque) {
+    sqlite3_stmt *st;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int64(st, 0),
+               sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 1));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
                                                             int64_t end_ms), void *opaque) {
     sqlite3_stmt *st;
@@ -830,6 +842,25 @@ sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const sd_ledger_
         sqlite3_bind_int64(st, 3, v[i].copies);
         sqlite3_bind_text(st, 4, v[i].writers, -1, SQLITE_TRANSIENT);
         e = sd_ledger_bulk_row(l, st, "store unexpected rows", err, errlen);
+    }
+    if (st) sd_ledger_bulk_end(l, st);
+    return e;
+}
+
+sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_group_t *v, int64_t n, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->mu);
+    sqlite3_exec(l->db, "CREATE TABLE IF NOT EXISTS group_anomaly(sink TEXT, window_start_ms INTEGER, keys TEXT, buckets TEXT,"
+                        " detail TEXT)", NULL, NULL, NULL);
+    pthread_mutex_unlock(&l->mu);
+    sqlite3_stmt *st = NULL;
+    sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO group_anomaly VALUES(?,?,?,?,?)", "store result groups", &st, err, errlen);
+    for (int64_t i = 0; !e && i < n; i++) {
+        sqlite3_bind_text(st, 1, sink, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, v[i].start_ms);
+        sqlite3_bind_text(st, 3, v[i].keys, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, v[i].buckets, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, v[i].detail, -1, SQLITE_TRANSIENT);
+        e = sd_ledger_bulk_row(l, st, "store result groups", err, errlen);
     }
     if (st) sd_ledger_bulk_end(l, st);
     return e;

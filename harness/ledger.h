@@ -121,6 +121,17 @@ int64_t sd_ledger_count_send_failed(sd_ledger_t *l);
 /* cb(opaque, seq) for every original (not a replay) that failed or was never acknowledged. */
 void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque);
 /* cb(opaque, seq, partition, offset) for every acknowledged message. */
+/* Every acknowledged message's seq and event time as sent (INT64_MIN when
+ * it had none), for the result models. */
+void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque);
+/* A result model's anomalous groups (table group_anomaly). */
+typedef struct {
+    int64_t start_ms;
+    const char *keys;     /* "location=AMS-03 ..." */
+    const char *buckets;  /* "wrong_value,emitted_twice" */
+    const char *detail;
+} sd_ledger_group_t;
+sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_group_t *v, int64_t n, char *err, size_t errlen);
 void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
                              void *opaque);
 /* cb(opaque, incarnation, batch, begin_ms, end_ms) for every batch that began,

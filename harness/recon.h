@@ -39,6 +39,8 @@ typedef struct sd_recon_ledger_s {
     const uint8_t *expected; /* per seq: copies the target must hold (NULL: one each). With
                               * `contract duplicates=keep` it is the number of times the
                               * harness sent the id: the pipeline must pass input duplicates on */
+    int by_model;            /* the target holds derived rows judged by a result model
+                              * (result.h): its ids are not judged, target may be NULL */
 } sd_recon_ledger_t;
 
 typedef enum {
@@ -54,6 +56,9 @@ typedef struct sd_recon_counts_s {
         late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
         malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
         valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed;
+    /* a result model's groups (result.h); zero without a model */
+    int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
+        emitted_early, groups_pending;
     /* end-to-end latency (send to first appearance in the sink), when the
      * sink gives write times; -1 otherwise */
     int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
@@ -106,6 +111,8 @@ typedef struct sd_recon_ctx_s {
     int has_quarantine_sink;
     int malformed_to_quarantine;  /* contract malformed=quarantine */
     int keep_duplicates;          /* contract duplicates=keep: copies are counted (missing_copies) */
+    int model;                    /* 0: the target's ids are judged; a result model: 1 append, 2 update */
+    const char *group_detail[8];  /* per sd_gbucket_t: the first groups of that bucket, for details */
     const sd_step_t *const *expects;  /* the scenario's expect steps */
     int nexpects;
     /* sample ids per bucket for check details: fmt_id(seq) */

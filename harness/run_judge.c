@@ -9,6 +9,7 @@
 
 #include "observe.h"
 #include "recon.h"
+#include "result.h"
 #include "run.h"
 
 static void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
@@ -75,9 +76,16 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
 
 static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_recon_counts_t *c, char *err, size_t errlen) {
     int64_t values[64];
+    const char *names[64];
     int n = 0;
-    for (; sd_scenario_count_names[n] && n < 64; n++) values[n] = sd_recon_count_get(c, sd_scenario_count_names[n], NULL);
-    return sd_ledger_counts(r->ledger, prefix, sd_scenario_count_names, values, n, err, errlen);
+    for (int i = 0; sd_scenario_count_names[i] && n < 64; i++) {
+        const char *name = sd_scenario_count_names[i];
+        /* a result model's counts only where one judged the sink */
+        if (!r->sc->model.kind && sd_scenario_is_group_count(name)) continue;
+        names[n] = name;
+        values[n++] = sd_recon_count_get(c, name, NULL);
+    }
+    return sd_ledger_counts(r->ledger, prefix, names, values, n, err, errlen);
 }
 
 /* Batch windows of every incarnation, to say which batch wrote a row whose
@@ -187,7 +195,7 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     char **writers = sd_util_xcalloc((size_t)(nwant ? nwant : 1), sizeof(char *));
     sd_windows_t ws;
     sd_run_load_windows(r, sink->name, &ws);
-    sd_err_t e = sd_observe_writers(sink, r->tag, want, nwant, writers, sd_run_fmt_writer, &ws, err, errlen);
+    sd_err_t e = nwant ? sd_observe_writers(sink, r->tag, want, nwant, writers, sd_run_fmt_writer, &ws, err, errlen) : SD_OK;
     sd_run_free_windows(&ws);
     if (e) {
         for (int64_t i = 0; i < nwant; i++) free(writers[i]);
@@ -370,16 +378,27 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_sink_t *sink = r->sinks[si];
         if (sink->is_quarantine) continue;
         int primary = sink == r->target;
+        int by_model = sd_run_model_judges(r, sink);
         sd_observe_t obs;
+        memset(&obs, 0, sizeof(obs));
         int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &obs, err, errlen))) {
+        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &obs, err, errlen))) {
             free(expects);
             goto out;
         }
         double read_s = (double)(sd_util_mono_ms() - t0) / 1000.0;
         sd_recon_result_t res;
         memset(&res, 0, sizeof(res));
-        sd_recon_classify(&L, obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows, obs.unexpected_unique, &res);
+        sd_recon_ledger_t LS = L;
+        LS.by_model = by_model;
+        sd_recon_classify(&LS, by_model ? NULL : obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows,
+                          obs.unexpected_unique, &res);
+        char *gdetail[SD_G__COUNT] = {0};
+        if (by_model && (e = sd_run_judge_model(r, sink, &res.counts, gdetail, err, errlen))) {
+            sd_recon_result_free(&res);
+            free(expects);
+            goto out;
+        }
         res.counts.quarantine_unexpected = have_q ? qobs.unexpected_rows : 0;
         res.counts.produced = produced;
         res.counts.send_failed = send_failed;
@@ -390,20 +409,24 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_run_latency(r, &obs, sink->name, &res.counts);
         *unjudgeable += (int)res.counts.unjudgeable;
         if (primary) *unconsumed += (int)res.counts.not_yet_consumed;
-        sd_run_say(r, "read sink %s: %lld rows in %.2fs: %lld unique, %lld duplicated, %lld lost, %lld unexpected", sink->name,
-                   (long long)obs.rows, read_s, (long long)res.counts.observed_unique, (long long)res.counts.duplicated,
-                   (long long)res.counts.lost, (long long)res.counts.unexpected);
+        if (!by_model)
+            sd_run_say(r, "read sink %s: %lld rows in %.2fs: %lld unique, %lld duplicated, %lld lost, %lld unexpected", sink->name,
+                       (long long)obs.rows, read_s, (long long)res.counts.observed_unique, (long long)res.counts.duplicated,
+                       (long long)res.counts.lost, (long long)res.counts.unexpected);
         sd_recon_ctx_t ctx = {
             .profile = r->sc->profile,
             .has_quarantine_sink = have_q,
             .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
             .keep_duplicates = r->sc->keep_duplicates,
+            .model = by_model ? r->sc->model.output + 1 : 0,
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
+        for (int b = 0; b < SD_G__COUNT && b < 8; b++) ctx.group_detail[b] = gdetail[b];
         sd_checks_t checks;
         sd_recon_checks(&ctx, &res, &checks);
+        for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);
         *failed += sd_checks_failed(&checks);
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s%s", primary ? "" : sink->name, primary ? "" : ".");

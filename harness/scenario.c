@@ -29,7 +29,18 @@ const char *const sd_scenario_count_names[] = {
     "delivered_once", "duplicate_rows", "late_sent", "late_dropped", "malformed_sent",
     "malformed_vanished", "replayed", "unjudgeable", "quarantine_unexpected", "send_failed",
     "valid_quarantined", "late_vanished", "crashes", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed", NULL};
+    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed",
+    /* a result model's groups (stored only when the scenario has a `model`) */
+    "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
+    "emitted_twice", "emitted_early", "groups_pending", NULL};
+
+int sd_scenario_is_group_count(const char *name) {
+    static const char *const g[] = {"groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group",
+                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", NULL};
+    for (int i = 0; g[i]; i++)
+        if (!strcmp(g[i], name)) return 1;
+    return 0;
+}
 
 static const struct { const char *alias, *name; } sd_count_aliases[] = {
     {"unique", "observed_unique"}, {"rows", "observed_rows"}, {"expected", "expected_in_target"},
@@ -346,6 +357,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     sd_kvlist_free(&sc->env);
     free(sc->checkpoint);
     free(sc->progress_group);
+    free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);
@@ -401,6 +413,15 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
         if (st->kind == SD_STEP_START && started)
             return sd_perr(c, st->line, 1, "start: expected the pipeline to be stopped, found it started already (use `restart`)");
         if (st->kind == SD_STEP_START || st->kind == SD_STEP_RESTART) started = 1;
+    }
+    if (sc->model.kind) {
+        const char *want = sc->model.sink ? sc->model.sink : "target";
+        int found = 0;
+        for (int k = 0; k < sc->nsinks; k++)
+            if (!sc->sinks[k].is_quarantine && !strcmp(sc->sinks[k].name, want)) found = 1;
+        if (!found)
+            return sd_perr(c, sc->model.line, 1, "model: expected a declared sink named \"%s\" (not a quarantine) to judge, found %s", want,
+                           sc->nsinks ? "only other names" : "no `sink` line");
     }
     if (sc->nsteps == 0)
         return sd_perr(c, 1, 1, "expected at least one step (start, produce, ..., expect), found none");

@@ -194,6 +194,20 @@ typedef struct sd_scenario_s {
     sd_sink_decl_t sinks[SD_MAX_SINKS];
     int nsinks;
 
+    /* `model windows ...`: a sink judged by the result it must hold (see
+     * model.h), not by the ids in it */
+    struct sd_model_decl_s {
+        int kind;            /* 0 none, 1 windows */
+        char *sink;          /* the sink it judges (NULL: target) */
+        int64_t size_ms, slide_ms;
+        char *keys;          /* key fields, comma-separated (may be NULL: one group per window) */
+        char *value;         /* the numeric field sum/min/max/avg add up */
+        char *aggs;          /* count,sum,min,max,avg (default count) */
+        int output;          /* 0 append, 1 update */
+        char *start_col;     /* the column (field) that holds a window's start (default window_start) */
+        int line;
+    } model;
+
     /* pipeline */
     char **argv;           /* NULL-terminated, placeholders unexpanded */
     int argc;
@@ -245,6 +259,8 @@ extern const char *const sd_scenario_runtime_vars[];
 
 /* Canonical count names accepted by `expect` (NULL-terminated). */
 extern const char *const sd_scenario_count_names[];
+/* A result model's group count (groups_expected, wrong_value, ...): stored only with a `model`. */
+int sd_scenario_is_group_count(const char *name);
 /* Map an expect name or alias (unique, rows, ...) to its canonical name, or NULL. */
 const char *sd_scenario_count_canonical(const char *name);
 

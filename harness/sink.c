@@ -77,6 +77,17 @@ sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, 
     return SD_OK;
 }
 
+sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                           size_t errlen) {
+    if (!s->ops->scan_cols)
+        return sd_err_set(err, errlen, SD_ERR_SINK, "sink %s (%s): a %s reader gives ids only; a result model needs a sqlite or "
+                          "jsonl sink", s->name, s->describe, s->ops->name);
+    char rerr[1024];
+    sd_err_t e = s->ops->scan_cols(s->state, names, n, cb, opaque, rerr, sizeof(rerr));
+    if (e) return sd_err_set(err, errlen, e, "sink %s (%s): %s", s->name, s->describe, rerr);
+    return SD_OK;
+}
+
 char *sd_sink_notes(sd_sink_t *s) {
     return s->ops->notes ? s->ops->notes(s->state) : NULL;
 }

@@ -23,6 +23,10 @@
 typedef int (*sd_sink_row_cb)(void *opaque, const char *id, size_t idlen, const char *writer, size_t wlen,
                               int64_t t_ms);
 
+/* Called per row by scan_cols with the values of the named columns, as
+ * text (vals[i] NULL: the row has no such column, or it is SQL NULL). */
+typedef int (*sd_sink_cols_cb)(void *opaque, const char *const *vals, const size_t *lens);
+
 typedef struct sd_sink_ctx_s {
     const char *brokers;        /* for kafka sinks */
     const sd_kvlist_t *props;   /* -X properties for kafka sinks */
@@ -40,6 +44,11 @@ typedef struct sd_sink_ops_s {
     void (*close)(void *state);
     /* Optional: what the reader noticed that is not a row (caller frees), or NULL. */
     char *(*notes)(void *state);
+    /* Optional: every row's named columns (fields), for the result models.
+     * A name that begins with '?' may be absent from the sink; any other
+     * missing name is an error that lists what the sink has. */
+    sd_err_t (*scan_cols)(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                          size_t errlen);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -64,6 +73,10 @@ sd_err_t sd_sink_open(const sd_sink_decl_t *decl, const sd_kvlist_t *vars, const
 void sd_sink_close(sd_sink_t *s);
 sd_err_t sd_sink_count(sd_sink_t *s, int missing_ok, int64_t *rows, char *err, size_t errlen);
 sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
+/* Named columns of every row (see scan_cols); SD_ERR_SINK when the reader
+ * has no such scan. */
+sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                           size_t errlen);
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);
 

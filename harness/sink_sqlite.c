@@ -97,6 +97,52 @@ static sd_err_t sd_sqlite_scan(void *state, sd_sink_row_cb cb, void *opaque, cha
     return SD_OK;
 }
 
+static sd_err_t sd_sqlite_scan_cols(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                                    size_t errlen) {
+    sd_sqlite_sink_t *s = state;
+    int missing;
+    sd_err_t e = sd_sqlite_connect(s, &missing, err, errlen);
+    if (e) return e;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, s->query, -1, &st, NULL) != SQLITE_OK)
+        return sd_err_set(err, errlen, SD_ERR_SINK, "query %s: %s", s->path, sqlite3_errmsg(s->db));
+    int ncol = sqlite3_column_count(st);
+    int *at = sd_util_xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        const char *want = names[i][0] == '?' ? names[i] + 1 : names[i];
+        at[i] = -1;
+        for (int k = 0; k < ncol; k++)
+            if (!strcmp(sqlite3_column_name(st, k), want)) at[i] = k;
+        if (at[i] < 0 && names[i][0] != '?') {
+            sd_buf_t have;
+            sd_buf_init(&have);
+            for (int k = 0; k < ncol; k++) sd_buf_printf(&have, "%s%s", k ? ", " : "", sqlite3_column_name(st, k));
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "query %s: expected a column named %s, found %s", s->path, want,
+                           have.data ? have.data : "none");
+            sd_buf_free(&have);
+            sqlite3_finalize(st);
+            free(at);
+            return e;
+        }
+    }
+    const char **vals = sd_util_xmalloc(sizeof(char *) * (size_t)(n ? n : 1));
+    size_t *lens = sd_util_xmalloc(sizeof(size_t) * (size_t)(n ? n : 1));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++) {
+            vals[i] = at[i] >= 0 && sqlite3_column_type(st, at[i]) != SQLITE_NULL ? (const char *)sqlite3_column_text(st, at[i]) : NULL;
+            lens[i] = vals[i] ? (size_t)sqlite3_column_bytes(st, at[i]) : 0;
+        }
+        if (cb(opaque, vals, lens)) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", s->path, sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    free(at);
+    free(vals);
+    free(lens);
+    return e;
+}
+
 static void sd_sqlite_close(void *state) {
     sd_sqlite_sink_t *s = state;
     if (s->db) sqlite3_close(s->db);
@@ -106,4 +152,5 @@ static void sd_sqlite_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close, NULL};
+const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close, NULL,
+                                      sd_sqlite_scan_cols};

@@ -45,10 +45,26 @@
  *   hostile-bytes       also write three rows whose ids are no text: one
  *                       with bytes that are not UTF-8, one that is a real
  *                       id followed by a NUL byte and more, one of 1 MB
+ *   early-emit          --window: also write every open window each batch
+ *                       (a partial value, written again when it closes)
+ *   forget-state        --window: on start, forget the rows of the windows
+ *                       not yet written (state not restored on restart)
+ *   count-late          --window: accept late records and write their
+ *                       (already written) windows again with them counted
+ *   inclusive-end       --window: a record exactly at a window's end is
+ *                       counted in that window instead of the next
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
  *                       escaped
+ *
+ * --window DURATION adds a tumbling event-time window aggregation in append
+ * mode, as a Spark query with a watermark writes it: table agg
+ * (window_start in epoch ms, location, count, sum of weight_g, sd_writer),
+ * a window written once, in the batch whose watermark (newest event time
+ * minus --watermark) passes its end. Its state is the rows of bronze of
+ * the windows not yet written, so in exactly-once mode rows, state, output
+ * and offsets commit in one transaction; a replayed id is counted once.
  *
  * It prints streamdrill's batch markers on stdout:
  *
@@ -100,6 +116,7 @@ static struct {
     int no_markers;
     int session_timeout_ms;
     size_t max_bytes;
+    int64_t window_ms;   /* --window: the aggregation's window, 0 = none */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
        .session_timeout_ms = 6000, .max_bytes = 65536};
@@ -107,7 +124,7 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes;
+        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -182,7 +199,8 @@ static void parse_weak(const char *list) {
         {"lenient-json", &weak.lenient_json}, {"crash-on-null", &weak.crash_on_null}, {"need-key", &weak.need_key},
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
-        {"hostile-bytes", &weak.hostile_bytes}, {NULL, NULL}};
+        {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -213,12 +231,31 @@ static void step_done(sqlite3_stmt *st, const char *what) {
     sqlite3_reset(st);
 }
 
+/* --window: write the windows whose start lies in [lo, hi) (each start a
+ * multiple of the window), aggregated from bronze, labelled with who wrote
+ * them. */
+static void emit_windows(int64_t lo, int64_t hi, int64_t batch) {
+    char q[1024], wexpr[128];
+    if (weak.inclusive_end) snprintf(wexpr, sizeof(wexpr), "((sd_event_ms - 1) / %lld) * %lld", (long long)o.window_ms, (long long)o.window_ms);
+    else snprintf(wexpr, sizeof(wexpr), "(sd_event_ms / %lld) * %lld", (long long)o.window_ms, (long long)o.window_ms);
+    snprintf(q, sizeof(q),
+             "INSERT INTO agg(window_start, location, count, sum, sd_writer)"
+             " SELECT %s AS ws, json_extract(payload, '$.location'), count(*), sum(json_extract(payload, '$.weight_g')),"
+             " 'incarnation %d batch %lld' FROM %s WHERE sd_event_ms IS NOT NULL AND %s >= ?1 AND %s < ?2 GROUP BY 1, 2",
+             wexpr, o.incarnation, (long long)batch, o.table, wexpr, wexpr);
+    sqlite3_stmt *st = prep(q);
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    step_done(st, "write windows");
+    sqlite3_finalize(st);
+}
+
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--weak LIST]\n"
+          "               [--window 1m] [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -312,7 +349,7 @@ int main(int argc, char **argv) {
         {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
-        {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"window", 1, 0, 'A'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -344,6 +381,7 @@ int main(int argc, char **argv) {
         case 'N': o.no_offsets = 1; break;
         case 'Q': o.no_markers = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
+        case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
         default: usage(); return 2;
@@ -366,7 +404,7 @@ int main(int argc, char **argv) {
     char q[1024];
     snprintf(q, sizeof(q),
              "CREATE TABLE IF NOT EXISTS %s(event_id TEXT%s, event_time TEXT, payload TEXT, sd_incarnation INTEGER,"
-             " sd_batch INTEGER, sd_written_ms INTEGER)",
+             " sd_batch INTEGER, sd_written_ms INTEGER, sd_event_ms INTEGER)",
              o.table, o.mode == MODE_EO ? " PRIMARY KEY" : "");
     sql(q);
     snprintf(q, sizeof(q),
@@ -375,8 +413,10 @@ int main(int argc, char **argv) {
     sql(q);
     sql("CREATE TABLE IF NOT EXISTS sd_offsets(topic TEXT, partition INTEGER, next_offset INTEGER, PRIMARY KEY(topic, partition))");
     sql("CREATE TABLE IF NOT EXISTS sd_state(key TEXT PRIMARY KEY, value INTEGER)");
+    if (o.window_ms)
+        sql("CREATE TABLE IF NOT EXISTS agg(window_start INTEGER, location TEXT, count INTEGER, sum INTEGER, sd_writer TEXT)");
 
-    int64_t batch_id = 0, max_event = INT64_MIN, mode = -1;
+    int64_t batch_id = 0, max_event = INT64_MIN, mode = -1, emitted_upto = INT64_MIN;
     {
         sqlite3_stmt *st = prep("SELECT key, value FROM sd_state");
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -384,6 +424,7 @@ int main(int argc, char **argv) {
             if (!strcmp(k, "batch")) batch_id = sqlite3_column_int64(st, 1);
             if (!strcmp(k, "max_event_ms")) max_event = sqlite3_column_int64(st, 1);
             if (!strcmp(k, "mode")) mode = sqlite3_column_int64(st, 1);
+            if (!strcmp(k, "emitted_upto")) emitted_upto = sqlite3_column_int64(st, 1);
         }
         sqlite3_finalize(st);
     }
@@ -396,6 +437,14 @@ int main(int argc, char **argv) {
         char mq[96];
         snprintf(mq, sizeof(mq), "INSERT OR REPLACE INTO sd_state(key, value) VALUES('mode', %d)", o.mode);
         sql(mq);
+    }
+
+    if (o.window_ms && weak.forget_state && emitted_upto != INT64_MIN) {
+        /* the bug: the open windows' state is not restored */
+        char fq[256];
+        snprintf(fq, sizeof(fq), "DELETE FROM %s WHERE sd_event_ms >= %lld", o.table, (long long)emitted_upto);
+        sql(fq);
+        fprintf(stderr, "refpipe: forgot the state of the windows from %lld on\n", (long long)emitted_upto);
     }
 
     char errstr[512], sto[32];
@@ -446,7 +495,7 @@ int main(int argc, char **argv) {
     for (int p = 0; p < nparts; p++) fprintf(stderr, " %d:%lld", p, (long long)next[p]);
     fprintf(stderr, ", batch %lld\n", (long long)batch_id);
 
-    snprintf(q, sizeof(q), "INSERT %sINTO %s(event_id, event_time, payload, sd_incarnation, sd_batch, sd_written_ms) VALUES(?,?,?,?,?,?)",
+    snprintf(q, sizeof(q), "INSERT %sINTO %s(event_id, event_time, payload, sd_incarnation, sd_batch, sd_written_ms, sd_event_ms) VALUES(?,?,?,?,?,?,?)",
              o.mode == MODE_EO ? "OR IGNORE " : "", o.table);
     sqlite3_stmt *ins = prep(q);
     snprintf(q, sizeof(q), "INSERT INTO %s(sd_id, reason, raw, partition, offset, sd_incarnation, sd_written_ms) VALUES(?,?,?,?,?,?,?)", o.qtable);
@@ -458,7 +507,7 @@ int main(int argc, char **argv) {
     rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
     int term_exit = 0;
     int64_t last_record = 0;
-    static const char *const known[] = {"event_id", "parcel_id", "event_time", "location", "scan", NULL};
+    static const char *const known[] = {"event_id", "parcel_id", "event_time", "location", "scan", "weight_g", NULL};
     while (!stop_flag && !term_exit) {
         /* collect a batch */
         int n = 0;
@@ -510,6 +559,8 @@ int main(int argc, char **argv) {
         int written = 0, rejected = 0, late = 0, dropped = 0;
         struct { char key[64]; int n; } keys[64];
         int nkeys = 0;
+        int64_t late_ws[64];  /* count-late: written windows a late record reopened */
+        int nlate_ws = 0;
         for (int i = 0; i < n; i++) {
             if (stop_flag && weak.commit_on_term) {
                 /* the bug: treat the batch as done on the way out */
@@ -571,7 +622,7 @@ int main(int argc, char **argv) {
             if (!reason) {
                 int is_late;
                 if (weak.late_by_wall) is_late = et < now_ms() - o.watermark_ms;
-                else if (weak.no_watermark || watermark == INT64_MIN) is_late = 0;
+                else if (weak.no_watermark || weak.count_late || watermark == INT64_MIN) is_late = 0;
                 else is_late = weak.late_inclusive ? et <= watermark : et < watermark;
                 if (is_late) {
                     late++;
@@ -614,7 +665,14 @@ int main(int argc, char **argv) {
                 sqlite3_bind_int(ins, 4, o.incarnation);
                 sqlite3_bind_int64(ins, 5, batch_id);
                 sqlite3_bind_int64(ins, 6, now_ms());
+                sqlite3_bind_int64(ins, 7, et);
                 step_done(ins, "write a row");
+                if (o.window_ms && weak.count_late && emitted_upto != INT64_MIN && et < emitted_upto && nlate_ws < 64) {
+                    int64_t ws = (et / o.window_ms) * o.window_ms;
+                    int seen = 0;
+                    for (int x = 0; x < nlate_ws; x++) seen |= late_ws[x] == ws;
+                    if (!seen) late_ws[nlate_ws++] = ws;
+                }
                 if (!first_id[0]) snprintf(first_id, sizeof(first_id), "%s", id);
                 written++;
                 if (et > batch_max) batch_max = et;
@@ -656,6 +714,20 @@ int main(int argc, char **argv) {
         sqlite3_bind_text(setstate, 1, "batch", -1, SQLITE_STATIC);
         sqlite3_bind_int64(setstate, 2, batch_id);
         step_done(setstate, "store the batch id");
+        if (o.window_ms && batch_max != INT64_MIN) {
+            /* append mode: the windows this batch's watermark closed */
+            int64_t wm = batch_max - o.watermark_ms;
+            int64_t upto = (wm >= 0 ? wm / o.window_ms : (wm - o.window_ms + 1) / o.window_ms) * o.window_ms;
+            if (emitted_upto == INT64_MIN || upto > emitted_upto) {
+                emit_windows(emitted_upto == INT64_MIN ? INT64_MIN : emitted_upto, upto, batch_id);
+                emitted_upto = upto;
+                sqlite3_bind_text(setstate, 1, "emitted_upto", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(setstate, 2, emitted_upto);
+                step_done(setstate, "store the windows written");
+            }
+            for (int x = 0; x < nlate_ws; x++) emit_windows(late_ws[x], late_ws[x] + 1, batch_id);
+            if (weak.early_emit) emit_windows(emitted_upto, INT64_MAX, batch_id);
+        }
         if (batch_max != INT64_MIN) {
             sqlite3_bind_text(setstate, 1, "max_event_ms", -1, SQLITE_STATIC);
             sqlite3_bind_int64(setstate, 2, batch_max);

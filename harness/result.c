@@ -1,0 +1,289 @@
+/* result.c - the windows result model (see result.h).
+ *
+ * Each event is spread over the windows that contain it ("contributions"),
+ * the contributions and the sink's rows are sorted by (window start, key),
+ * and one merge walk over both gives every group its expected value, its
+ * rows and its flags. O((events x windows per event + rows) log) time. */
+#include "result.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *sd_gbucket_name(sd_gbucket_t b) {
+    static const char *const n[] = {"correct", "wrong_value", "missing_group", "unexpected_group", "emitted_twice",
+                                    "emitted_early", "pending"};
+    return b < SD_G__COUNT ? n[b] : "?";
+}
+
+int sd_result_aggs(const char *list) {
+    static const char *const w[] = {"count", "sum", "min", "max", "avg"};
+    int bits = 0;
+    const char *p = list;
+    while (p && *p) {
+        size_t n = strcspn(p, ",");
+        int hit = -1;
+        for (int i = 0; i < 5; i++)
+            if (strlen(w[i]) == n && !strncmp(p, w[i], n)) hit = i;
+        if (hit < 0) return -1;
+        bits |= 1 << hit;
+        p += n + (p[n] == ',');
+    }
+    return bits;
+}
+
+int sd_result_parse_start(const char *s, size_t len, int64_t *out) {
+    char buf[64];
+    if (!s || !len || len >= sizeof(buf)) return -1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf && !*end) {
+        *out = v;
+        return 0;
+    }
+    return sd_util_parse_iso8601(buf, out);
+}
+
+typedef struct {
+    int64_t start;
+    const char *keys;
+    int64_t ev;     /* index into the events */
+} sd_contrib_t;
+
+static int sd_cmp_group(int64_t sa, const char *ka, int64_t sb, const char *kb) {
+    if (sa != sb) return sa < sb ? -1 : 1;
+    return strcmp(ka, kb);
+}
+
+static int sd_cmp_contrib(const void *a, const void *b) {
+    const sd_contrib_t *x = a, *y = b;
+    int c = sd_cmp_group(x->start, x->keys, y->start, y->keys);
+    return c ? c : (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+static const sd_result_row_t *sd_sort_rows_base;
+static int sd_cmp_row_idx(const void *a, const void *b) {
+    int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+    const sd_result_row_t *x = &sd_sort_rows_base[i], *y = &sd_sort_rows_base[j];
+    int c = sd_cmp_group(x->start_ms, x->keys, y->start_ms, y->keys);
+    return c ? c : (i > j) - (i < j);
+}
+
+static int64_t sd_floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static int sd_value_eq(double expected, double actual, int exact) {
+    if (exact) return llround(expected) == llround(actual) && fabs(actual - (double)llround(actual)) < 1e-6;
+    double tol = 1e-9 * (fabs(expected) > 1 ? fabs(expected) : 1);
+    return fabs(expected - actual) <= (tol > 1e-6 ? tol : 1e-6);
+}
+
+static void sd_keys_text(const char *key_names, const char *keys, sd_buf_t *b) {
+    if (!key_names || !*key_names) return;
+    const char *n = key_names, *v = keys;
+    while (*n) {
+        size_t nl = strcspn(n, ","), vl = strcspn(v, "\x1f");
+        sd_buf_printf(b, " %.*s=%.*s", (int)nl, n, (int)vl, v);
+        n += nl + (n[nl] == ',');
+        v += vl + (v[vl] == '\x1f');
+    }
+}
+
+/* up to max ids of the group's events that satisfy want(), with a title */
+static void sd_list_ids(const sd_result_conf_t *conf, const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc,
+                        int (*want)(const sd_result_event_t *), const char *title, sd_buf_t *b) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < nc; i++)
+        if (want(&ev[c[i].ev])) n++;
+    if (!n) return;
+    sd_buf_printf(b, "; %s (%lld): ", title, (long long)n);
+    int64_t shown = 0;
+    for (int64_t i = 0; i < nc && shown < 5; i++) {
+        const sd_result_event_t *e = &ev[c[i].ev];
+        if (!want(e)) continue;
+        char id[64];
+        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, e->seq, id, sizeof(id));
+        else snprintf(id, sizeof(id), "#%lld", (long long)e->seq);
+        sd_buf_printf(b, "%s%s", shown ? ", " : "", id);
+        if (e->sent > 1) sd_buf_printf(b, " (sent %u times)", e->sent);
+        shown++;
+    }
+    if (n > shown) sd_buf_printf(b, ", ...");
+}
+
+static int sd_is_counted(const sd_result_event_t *e) { return e->copies > 0; }
+static int sd_is_late(const sd_result_event_t *e) { return e->late; }
+static int sd_is_resent(const sd_result_event_t *e) { return e->copies > 0 && e->sent > e->copies; }
+
+static void sd_add_anomaly(sd_result_t *out, int64_t start, const char *keys, unsigned flags, char *detail) {
+    out->anomalies = sd_util_xrealloc(out->anomalies, sizeof(*out->anomalies) * (size_t)(out->nanomalies + 1));
+    out->anomalies[out->nanomalies++] = (sd_result_group_t){.start_ms = start, .keys = sd_util_strdup(keys), .flags = flags, .detail = detail};
+}
+
+/* One group: its contributions c[0..nc) and its rows idx[0..nr) (sink order). */
+static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc,
+                           const sd_result_row_t *rows, const int64_t *idx, int64_t nr, int64_t start, const char *keys,
+                           sd_result_t *out) {
+    double cnt = 0, sum = 0, mn = 0, mx = 0;
+    int any = 0, has_value = 1;
+    for (int64_t i = 0; i < nc; i++) {
+        const sd_result_event_t *e = &ev[c[i].ev];
+        if (!e->copies) continue;
+        if (!e->has_value) has_value = 0;
+        cnt += e->copies;
+        sum += e->value * e->copies;
+        if (!any || e->value < mn) mn = e->value;
+        if (!any || e->value > mx) mx = e->value;
+        any = 1;
+    }
+    int expected = any;
+    if (!expected && !nr) return; /* only events that must not count, and no row: nothing to judge */
+    out->groups_expected += expected;
+    out->groups_observed += nr > 0;
+    int64_t end = start + conf->size_ms;
+    int closed = conf->final_wm != INT64_MIN && end <= conf->final_wm;
+    int boundary = conf->final_wm != INT64_MIN && end == conf->final_wm;
+    unsigned flags = 0;
+    sd_buf_t d;
+    sd_buf_init(&d);
+    char iso[40];
+    sd_buf_printf(&d, "window %s", sd_util_iso8601(start, iso, sizeof(iso)));
+    sd_keys_text(conf->key_names, keys, &d);
+    sd_buf_puts(&d, ": ");
+    if (!expected) {
+        flags |= 1u << SD_G_UNEXPECTED;
+        sd_buf_printf(&d, "%lld row%s for a group no counted event belongs to", (long long)nr, nr == 1 ? "" : "s");
+        sd_list_ids(conf, ev, c, nc, sd_is_late, "late events in it, dropped by the contract", &d);
+    } else if (!nr) {
+        if (conf->output == SD_OUT_APPEND && (!closed || boundary)) {
+            flags |= 1u << SD_G_PENDING;
+            sd_buf_printf(&d, "no row yet; %s", boundary ? "the window ends exactly at the final watermark (engines differ on "
+                                                          "whether that closes it)" : "the final watermark has not closed it");
+        } else {
+            flags |= 1u << SD_G_MISSING;
+            sd_buf_printf(&d, "no row; expected count %.0f", cnt);
+            sd_list_ids(conf, ev, c, nc, sd_is_counted, "its events", &d);
+        }
+    } else if (conf->output == SD_OUT_APPEND && !closed) {
+        flags |= 1u << SD_G_EARLY;
+        char wm[40];
+        sd_buf_printf(&d, "%lld row%s for a window the final watermark (%s) has not closed: it cannot be final",
+                      (long long)nr, nr == 1 ? "" : "s",
+                      conf->final_wm == INT64_MIN ? "none" : sd_util_iso8601(conf->final_wm, wm, sizeof(wm)));
+    } else {
+        const sd_result_row_t *last = &rows[idx[nr - 1]];
+        static const char *const an[] = {"count", "sum", "min", "max", "avg"};
+        double want[5] = {cnt, sum, mn, mx, cnt ? sum / cnt : 0};
+        int wrong = 0, over = 0;
+        sd_buf_t v;
+        sd_buf_init(&v);
+        for (int a = 0; a < 5; a++) {
+            if (!(conf->aggs & (1 << a))) continue;
+            if (a && !has_value) continue;
+            int ok = last->has[a] && sd_value_eq(want[a], last->v[a], a == 0);
+            if (!ok) {
+                wrong = 1;
+                if (a == 0 && last->has[a] && last->v[a] > want[a]) over = 1;
+                if (last->has[a]) sd_buf_printf(&v, "%s%s %.10g, expected %.10g", v.len ? "; " : "", an[a], last->v[a], want[a]);
+                else sd_buf_printf(&v, "%s%s missing, expected %.10g", v.len ? "; " : "", an[a], want[a]);
+            }
+        }
+        if (wrong) {
+            flags |= 1u << SD_G_WRONG_VALUE;
+            sd_buf_printf(&d, "%s", v.data);
+            if (last->writer) sd_buf_printf(&d, " (row by %s)", last->writer);
+            if (over) {
+                size_t before = d.len;
+                sd_list_ids(conf, ev, c, nc, sd_is_late, "late events in it, dropped by the contract", &d);
+                sd_list_ids(conf, ev, c, nc, sd_is_resent, "events sent more than once", &d);
+                if (d.len == before)
+                    sd_buf_puts(&d, "; no late or resent event lies in it: the pipeline counted some of its own events more "
+                                    "than once (a batch run again after a restart) or put another window's events in it");
+            } else {
+                sd_list_ids(conf, ev, c, nc, sd_is_counted, "its events", &d);
+            }
+        }
+        sd_buf_free(&v);
+        if (conf->output == SD_OUT_APPEND && nr > 1) {
+            flags |= 1u << SD_G_TWICE;
+            sd_buf_printf(&d, "%s%lld rows in append mode (a window is written once, when final)", wrong ? "; " : "", (long long)nr);
+            for (int64_t k = 0; k < nr && k < 4; k++) {
+                const sd_result_row_t *rw = &rows[idx[k]];
+                sd_buf_printf(&d, "%s count %.10g%s%s", k ? "," : ":", rw->has[0] ? rw->v[0] : NAN, rw->writer ? " by " : "",
+                              rw->writer ? rw->writer : "");
+            }
+        }
+    }
+    if (!flags) {
+        out->n[SD_G_CORRECT]++;
+        sd_buf_free(&d);
+        return;
+    }
+    for (int b = 0; b < SD_G__COUNT; b++)
+        if (flags & (1u << b)) out->n[b]++;
+    sd_add_anomaly(out, start, keys, flags, sd_buf_steal(&d));
+}
+
+void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
+                       int64_t nrows, sd_result_t *out) {
+    memset(out, 0, sizeof(*out));
+    out->rows = nrows;
+    int64_t per = conf->size_ms / conf->slide_ms;
+    int64_t cap = 0, nc = 0;
+    sd_contrib_t *c = NULL;
+    for (int64_t i = 0; i < nev; i++) {
+        const sd_result_event_t *e = &ev[i];
+        if (e->t_ms == INT64_MIN || (!e->copies && !e->late)) continue;
+        int64_t last = sd_floor_div(e->t_ms, conf->slide_ms) * conf->slide_ms;
+        for (int64_t k = 0; k < per; k++) {
+            int64_t s = last - k * conf->slide_ms;
+            if (s + conf->size_ms <= e->t_ms) break;
+            if (nc == cap) {
+                cap = cap ? cap * 2 : 1024;
+                c = sd_util_xrealloc(c, sizeof(*c) * (size_t)cap);
+            }
+            c[nc++] = (sd_contrib_t){.start = s, .keys = e->keys, .ev = i};
+        }
+    }
+    if (nc) qsort(c, (size_t)nc, sizeof(*c), sd_cmp_contrib);
+    int64_t *idx = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));
+    for (int64_t i = 0; i < nrows; i++) idx[i] = i;
+    sd_sort_rows_base = rows;
+    if (nrows) qsort(idx, (size_t)nrows, sizeof(int64_t), sd_cmp_row_idx);
+    int64_t i = 0, j = 0;
+    while (i < nc || j < nrows) {
+        int64_t start;
+        const char *keys;
+        if (j >= nrows || (i < nc && sd_cmp_group(c[i].start, c[i].keys, rows[idx[j]].start_ms, rows[idx[j]].keys) <= 0)) {
+            start = c[i].start;
+            keys = c[i].keys;
+        } else {
+            start = rows[idx[j]].start_ms;
+            keys = rows[idx[j]].keys;
+        }
+        int64_t i2 = i, j2 = j;
+        while (i2 < nc && !sd_cmp_group(c[i2].start, c[i2].keys, start, keys)) i2++;
+        while (j2 < nrows && !sd_cmp_group(rows[idx[j2]].start_ms, rows[idx[j2]].keys, start, keys)) j2++;
+        sd_judge_group(conf, ev, c + i, i2 - i, rows, idx + j, j2 - j, start, keys, out);
+        i = i2;
+        j = j2;
+    }
+    free(idx);
+    free(c);
+}
+
+void sd_result_free(sd_result_t *r) {
+    for (int64_t i = 0; i < r->nanomalies; i++) {
+        free(r->anomalies[i].keys);
+        free(r->anomalies[i].detail);
+    }
+    free(r->anomalies);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,97 @@
+/* result.h - result models: the oracle for sinks that hold derived rows
+ * (aggregates per event-time window) instead of the ids the harness sent.
+ *
+ * From the ledger (every event's event time, key fields, value, how many
+ * copies the contract says must count, whether it was dropped as late or
+ * sent more than once) the model computes the table a correct pipeline
+ * must hold, and compares the sink's rows with it group by group. Every
+ * group gets flags, each counted on its own:
+ *
+ *   correct           the value is the expected one (and, in append mode,
+ *                     written once, after it was final)
+ *   wrong_value       the last row's value differs from the expected one
+ *   missing_group     no row for a group that must be there
+ *   unexpected_group  a row for a group no counted event belongs to
+ *   emitted_twice     append mode: more than one row for the group
+ *   emitted_early     append mode: a row for a window the final watermark
+ *                     has not closed (it could not be final yet)
+ *   pending           append mode: an open window with no row yet, or a
+ *                     window ending exactly at the final watermark (engines
+ *                     differ on that boundary): not judged
+ *
+ * Windows: [start, start + size), a new one every slide (slide = size:
+ * tumbling). Starts are aligned to the epoch, as Spark's window() does.
+ * The final watermark is the newest event time among the counted events
+ * minus the contract's delay; a window is closed when its end is at or
+ * before it.
+ *
+ * sd_result_windows() is a pure function of arrays (unit-tested on hand-made
+ * ledgers in tests/unit/test_result.c). */
+#ifndef SD_RESULT_H
+#define SD_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SD_AGG_COUNT = 1, SD_AGG_SUM = 2, SD_AGG_MIN = 4, SD_AGG_MAX = 8, SD_AGG_AVG = 16 };
+enum { SD_OUT_APPEND = 0, SD_OUT_UPDATE = 1 };
+
+typedef enum {
+    SD_G_CORRECT = 0, SD_G_WRONG_VALUE, SD_G_MISSING, SD_G_UNEXPECTED, SD_G_TWICE, SD_G_EARLY, SD_G_PENDING, SD_G__COUNT
+} sd_gbucket_t;
+const char *sd_gbucket_name(sd_gbucket_t b);
+
+typedef struct sd_result_event_s {
+    int64_t seq;
+    int64_t t_ms;        /* event time as sent */
+    const char *keys;    /* key values joined by '\x1f' ("" without key fields) */
+    double value;        /* value= field (0 when absent) */
+    int has_value;
+    uint32_t copies;     /* how many times it must count (0: dropped or quarantined) */
+    uint32_t sent;       /* how many times the harness sent it */
+    uint8_t late;        /* dropped by the contract as late */
+} sd_result_event_t;
+
+typedef struct sd_result_row_s {
+    int64_t start_ms;
+    const char *keys;    /* as in sd_result_event_t */
+    double v[5];         /* count, sum, min, max, avg (the ones in aggs) */
+    uint8_t has[5];
+    const char *writer;  /* a label for the row (may be NULL) */
+} sd_result_row_t;
+
+typedef struct sd_result_conf_s {
+    int64_t size_ms, slide_ms;
+    int aggs;            /* SD_AGG_* bits */
+    int output;          /* SD_OUT_* */
+    int64_t final_wm;    /* INT64_MIN: nothing is closed */
+    const char *key_names; /* "location,scan" for messages */
+    /* formats a seq as its id (may be NULL) */
+    void (*fmt_id)(void *opaque, int64_t seq, char *out, size_t outlen);
+    void *fmt_opaque;
+} sd_result_conf_t;
+
+typedef struct sd_result_group_s {
+    int64_t start_ms;
+    char *keys;
+    unsigned flags;      /* 1 << sd_gbucket_t */
+    char *detail;        /* expected vs actual, and the events that explain it */
+} sd_result_group_t;
+
+typedef struct sd_result_s {
+    int64_t groups_expected, groups_observed, rows;
+    int64_t n[SD_G__COUNT];        /* groups per flag */
+    sd_result_group_t *anomalies;  /* every group with a flag other than correct */
+    int64_t nanomalies;
+} sd_result_t;
+
+/* Parse "count,sum" into SD_AGG_* bits; -1 on an unknown word. */
+int sd_result_aggs(const char *list);
+/* A window start as written by a sink: epoch ms, or ISO-8601. 0 on success. */
+int sd_result_parse_start(const char *s, size_t len, int64_t *out);
+
+void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
+                       int64_t nrows, sd_result_t *out);
+void sd_result_free(sd_result_t *r);
+
+#endif

@@ -1,0 +1,241 @@
+/* run_model.c - the runner's side of a result model (result.h): gather
+ * every event the model needs from the ledger (event time as sent, key
+ * fields and value read from the event's own bytes, how many times it
+ * must count under the contract), read the judged sink's named columns,
+ * run the model, and store its counts and anomalous groups. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recon.h"
+#include "result.h"
+#include "run.h"
+
+int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink) {
+    if (!r->sc->model.kind) return 0;
+    return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
+}
+
+static void sd_model_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
+    sd_run_t *r = opaque;
+    char id[64];
+    sd_events_id(r->events, seq, id);
+    snprintf(out, outlen, "%s", id);
+}
+
+static void sd_model_time(void *opaque, int64_t seq, int64_t t_ms) {
+    int64_t *t = ((int64_t **)opaque)[0];
+    int64_t n = (int64_t)(intptr_t)((void **)opaque)[1];
+    if (seq >= 0 && seq < n) t[seq] = t_ms;
+}
+
+/* The key fields (comma list) of a payload joined by '\x1f', and the value. */
+static void sd_model_fields(const char *payload, size_t len, const char *keys, const char *value, sd_buf_t *out, double *v,
+                            int *has_v) {
+    char buf[256];
+    for (const char *k = keys ? keys : ""; *k;) {
+        size_t n = strcspn(k, ",");
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), k);
+        int got = sd_sink_json_field(payload, len, name, buf, sizeof(buf));
+        if (out->len) sd_buf_putc(out, '\x1f');
+        if (got >= 0) sd_buf_append(out, buf, (size_t)got);
+        k += n + (k[n] == ',');
+    }
+    *has_v = 0;
+    *v = 0;
+    if (value && sd_sink_json_field(payload, len, value, buf, sizeof(buf)) >= 0) {
+        char *end;
+        *v = strtod(buf, &end);
+        *has_v = end != buf && !*end;
+    }
+}
+
+typedef struct {
+    sd_result_row_t *rows;
+    int64_t n, cap, unreadable;
+    sd_buf_t keys;        /* joined keys, NUL-separated; rows[i].keys holds an offset until the scan ends */
+    sd_buf_t writers;
+    int nkeys;
+} sd_model_rows_t;
+
+static int sd_model_row(void *opaque, const char *const *vals, const size_t *lens) {
+    sd_model_rows_t *m = opaque;
+    int64_t start;
+    if (sd_result_parse_start(vals[0], lens[0], &start)) {
+        m->unreadable++;
+        return 0;
+    }
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 256;
+        m->rows = sd_util_xrealloc(m->rows, sizeof(*m->rows) * (size_t)m->cap);
+    }
+    sd_result_row_t *row = &m->rows[m->n++];
+    memset(row, 0, sizeof(*row));
+    row->start_ms = start;
+    row->keys = (const char *)(intptr_t)m->keys.len;
+    for (int k = 0; k < m->nkeys; k++) {
+        if (k) sd_buf_putc(&m->keys, '\x1f');
+        /* a key with a NUL or the separator in it stays unequal to every event's */
+        if (vals[1 + k]) sd_buf_append(&m->keys, vals[1 + k], strnlen(vals[1 + k], lens[1 + k]));
+    }
+    sd_buf_putc(&m->keys, 0);
+    for (int a = 0; a < 5; a++) {
+        const char *v = vals[1 + m->nkeys + a];
+        if (!v || !lens[1 + m->nkeys + a] || lens[1 + m->nkeys + a] > 60) continue;
+        char buf[64], *end;
+        memcpy(buf, v, lens[1 + m->nkeys + a]);
+        buf[lens[1 + m->nkeys + a]] = 0;
+        row->v[a] = strtod(buf, &end);
+        row->has[a] = end != buf && !*end;
+    }
+    const char *w = vals[1 + m->nkeys + 5];
+    row->writer = w ? (const char *)(intptr_t)m->writers.len : NULL; /* an offset, never 0 (the buffer starts with a NUL) */
+    if (w) {
+        sd_buf_append(&m->writers, w, strnlen(w, lens[1 + m->nkeys + 5] < 200 ? lens[1 + m->nkeys + 5] : 200));
+        sd_buf_putc(&m->writers, 0);
+    }
+    return 0;
+}
+
+/* Judge sink by the scenario's model; fills the group counts of c, stores
+ * the anomalous groups, and sets detail[b] (caller frees) to the first
+ * groups of each bucket. */
+sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
+    const struct sd_model_decl_s *md = &r->sc->model;
+    int64_t n = r->nseq;
+    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
+    void *tctx[2] = {t, (void *)(intptr_t)n};
+    sd_ledger_each_event_time(r->ledger, sd_model_time, tctx);
+    /* the events, with their key fields read from their own bytes */
+    sd_result_event_t *ev = sd_util_xcalloc((size_t)(n ? n : 1), sizeof(*ev));
+    int64_t nev = 0, *keyoff = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    sd_buf_t keys, payload, key, one;
+    sd_buf_init(&keys);
+    sd_buf_init(&payload);
+    sd_buf_init(&key);
+    sd_buf_init(&one);
+    int64_t newest = INT64_MIN;
+    sd_err_t e = SD_OK;
+    for (int64_t s = 0; s < n && !e; s++) {
+        if (r->disp[s] == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
+        uint32_t copies = r->disp[s] == SD_DISP_TARGET ? (r->sc->keep_duplicates && r->sends[s] > 1 ? r->sends[s] : 1) : 0;
+        int late = r->kind[s] == SD_KIND_LATE && r->disp[s] != SD_DISP_TARGET;
+        if (!copies && !late) continue;
+        int64_t natural = sd_events_time(r->events, s);
+        int64_t et = 0;
+        if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
+        sd_buf_reset(&one);
+        sd_result_event_t *x = &ev[nev];
+        sd_model_fields(payload.data ? payload.data : "", payload.len, md->keys, md->value, &one, &x->value, &x->has_value);
+        keyoff[nev] = (int64_t)keys.len;
+        if (one.len) sd_buf_append(&keys, one.data, one.len);
+        sd_buf_putc(&keys, 0);
+        x->seq = s;
+        x->t_ms = t[s];
+        x->copies = copies;
+        x->sent = r->sends[s];
+        x->late = (uint8_t)late;
+        if (copies && t[s] > newest) newest = t[s];
+        nev++;
+    }
+    for (int64_t i = 0; i < nev; i++) ev[i].keys = keys.data + keyoff[i];
+    /* the sink's rows */
+    const char *names[16];
+    int nn = 0;
+    names[nn++] = md->start_col ? md->start_col : "window_start";
+    char *kcopy = sd_util_strdup(md->keys ? md->keys : ""), *save = NULL;
+    int nkeys = 0;
+    for (char *k = strtok_r(kcopy, ",", &save); k && nn < 9; k = strtok_r(NULL, ",", &save)) names[nn++] = k, nkeys++;
+    int aggs = sd_result_aggs(md->aggs ? md->aggs : "count");
+    static const char *const an[] = {"count", "sum", "min", "max", "avg"}, *const opt[] = {"?count", "?sum", "?min", "?max", "?avg"};
+    for (int a = 0; a < 5; a++) names[nn++] = (aggs & (1 << a)) ? an[a] : opt[a];
+    names[nn++] = "?sd_writer";
+    sd_model_rows_t m = {.nkeys = nkeys};
+    sd_buf_init(&m.keys);
+    sd_buf_init(&m.writers);
+    sd_buf_putc(&m.writers, 0);
+    if (!e) e = sd_sink_scan_cols(sink, names, nn, sd_model_row, &m, err, errlen);
+    free(kcopy);
+    if (!e) {
+        for (int64_t i = 0; i < m.n; i++) {
+            m.rows[i].keys = m.keys.data + (intptr_t)m.rows[i].keys;
+            if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
+        }
+        sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
+                                 .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
+                                 .key_names = md->keys, .fmt_id = sd_model_fmt_id, .fmt_opaque = r};
+        sd_result_t res;
+        sd_result_windows(&conf, ev, nev, m.rows, m.n, &res);
+        c->observed_rows = m.n + m.unreadable;
+        c->groups_expected = res.groups_expected;
+        c->groups_observed = res.groups_observed;
+        c->groups_correct = res.n[SD_G_CORRECT];
+        c->wrong_value = res.n[SD_G_WRONG_VALUE];
+        c->missing_group = res.n[SD_G_MISSING];
+        c->unexpected_group = res.n[SD_G_UNEXPECTED] + m.unreadable;
+        c->emitted_twice = res.n[SD_G_TWICE];
+        c->emitted_early = res.n[SD_G_EARLY];
+        c->groups_pending = res.n[SD_G_PENDING];
+        if (m.unreadable) {
+            char *w = sd_util_fmt("sink %s: %lld rows have no readable window start in column %s (epoch ms or ISO-8601): "
+                                  "counted as unexpected groups", sink->name, (long long)m.unreadable, names[0]);
+            sd_ledger_warning(r->ledger, "model-unreadable", w, NULL, 0);
+            sd_run_say(r, "warning: %s", w);
+            free(w);
+        }
+        sd_ledger_group_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(res.nanomalies ? res.nanomalies : 1));
+        char **texts = sd_util_xcalloc((size_t)(res.nanomalies ? res.nanomalies : 1) * 2, sizeof(char *));
+        sd_buf_t per[SD_G__COUNT];
+        int shown[SD_G__COUNT] = {0};
+        for (int b = 0; b < SD_G__COUNT; b++) sd_buf_init(&per[b]);
+        for (int64_t i = 0; i < res.nanomalies; i++) {
+            const sd_result_group_t *g = &res.anomalies[i];
+            sd_buf_t kb, bb;
+            sd_buf_init(&kb);
+            sd_buf_init(&bb);
+            const char *kn = md->keys ? md->keys : "", *kv = g->keys;
+            while (*kn) {
+                size_t a = strcspn(kn, ","), b = strcspn(kv, "\x1f");
+                sd_buf_printf(&kb, "%s%.*s=%.*s", kb.len ? " " : "", (int)a, kn, (int)b, kv);
+                kn += a + (kn[a] == ',');
+                kv += b + (kv[b] == '\x1f');
+            }
+            for (int b = 0; b < SD_G__COUNT; b++)
+                if (g->flags & (1u << b)) {
+                    sd_buf_printf(&bb, "%s%s", bb.len ? "," : "", sd_gbucket_name((sd_gbucket_t)b));
+                    if (shown[b]++ < 3) sd_buf_printf(&per[b], "%s%s", per[b].len ? " | " : "", g->detail);
+                }
+            texts[2 * i] = sd_buf_steal(&kb);
+            texts[2 * i + 1] = sd_buf_steal(&bb);
+            rows[i] = (sd_ledger_group_t){.start_ms = g->start_ms, .keys = texts[2 * i] ? texts[2 * i] : "",
+                                          .buckets = texts[2 * i + 1], .detail = g->detail};
+        }
+        for (int b = 0; b < SD_G__COUNT; b++) {
+            if (shown[b] > 3) sd_buf_printf(&per[b], " | ... %d more", shown[b] - 3);
+            detail[b] = sd_buf_steal(&per[b]);
+        }
+        e = sd_ledger_groups(r->ledger, sink->name, rows, res.nanomalies, err, errlen);
+        sd_run_say(r, "model windows on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
+                   "%lld unexpected, %lld written twice, %lld early, %lld pending", sink->name, (long long)m.n,
+                   (long long)res.groups_expected, (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_WRONG_VALUE],
+                   (long long)res.n[SD_G_MISSING], (long long)c->unexpected_group, (long long)res.n[SD_G_TWICE],
+                   (long long)res.n[SD_G_EARLY], (long long)res.n[SD_G_PENDING]);
+        for (int64_t i = 0; i < res.nanomalies * 2; i++) free(texts[i]);
+        free(texts);
+        free(rows);
+        sd_result_free(&res);
+    }
+    free(m.rows);
+    sd_buf_free(&m.keys);
+    sd_buf_free(&m.writers);
+    sd_buf_free(&keys);
+    sd_buf_free(&payload);
+    sd_buf_free(&key);
+    sd_buf_free(&one);
+    free(keyoff);
+    free(ev);
+    free(t);
+    return e;
+}

@@ -1,0 +1,204 @@
+/* test_result.c - the windows result model on hand-made events and sink
+ * rows where the answer is known: a correct table, a lost event, a late
+ * event counted, a replay counted twice, a window written twice or before
+ * it was final, open windows pending, the watermark boundary, sliding
+ * windows, update mode, and the sink's start column in ISO-8601. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "../../harness/result.h"
+
+#define MIN 60000
+
+static sd_result_event_t ev(int64_t seq, int64_t t, const char *key, double v) {
+    return (sd_result_event_t){.seq = seq, .t_ms = t, .keys = key, .value = v, .has_value = 1, .copies = 1, .sent = 1};
+}
+
+static sd_result_row_t row(int64_t start, const char *key, double count, double sum) {
+    sd_result_row_t r = {.start_ms = start, .keys = key};
+    r.v[0] = count;
+    r.v[1] = sum;
+    r.has[0] = r.has[1] = 1;
+    return r;
+}
+
+static sd_result_conf_t conf(int output, int64_t final_wm) {
+    return (sd_result_conf_t){.size_ms = MIN, .slide_ms = MIN, .aggs = SD_AGG_COUNT | SD_AGG_SUM, .output = output,
+                              .final_wm = final_wm, .key_names = "location"};
+}
+
+/* events in windows 0 and 1 of A, window 0 of B; window 3 of A open at the end */
+static int base(sd_result_event_t *e) {
+    int n = 0;
+    e[n] = ev(n, 1000, "A", 10), n++;
+    e[n] = ev(n, 2000, "A", 20), n++;
+    e[n] = ev(n, 3000, "B", 5), n++;
+    e[n] = ev(n, MIN + 1, "A", 7), n++;
+    e[n] = ev(n, 3 * MIN + 5, "A", 1), n++;
+    return n;
+}
+
+Test(result, correct_append_table_passes_with_the_open_window_pending) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    sd_result_row_t rows[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.groups_expected, 4);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    cr_expect_eq(r.n[SD_G_PENDING], 1, "window 3 is open: pending, not missing");
+    cr_expect_eq(r.n[SD_G_MISSING], 0);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE] + r.n[SD_G_UNEXPECTED] + r.n[SD_G_TWICE] + r.n[SD_G_EARLY], 0);
+    sd_result_free(&r);
+}
+
+Test(result, lost_event_is_a_wrong_value_naming_the_window_events) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_assert_eq(r.nanomalies, 2); /* the wrong one and the pending one */
+    const char *d = r.anomalies[0].detail;
+    cr_expect(strstr(d, "count 1, expected 2") != NULL, "%s", d);
+    cr_expect(strstr(d, "sum 10, expected 30") != NULL, "%s", d);
+    cr_expect(strstr(d, "location=A") != NULL, "%s", d);
+    cr_expect(strstr(d, "#1") != NULL, "the window's events are listed: %s", d);
+    sd_result_free(&r);
+}
+
+Test(result, late_event_counted_is_traced_to_it) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    e[n] = ev(n, 4000, "A", 100), e[n].copies = 0, e[n].late = 1, n++;
+    sd_result_row_t rows[] = {row(0, "A", 3, 130), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect(strstr(r.anomalies[0].detail, "late events in it") != NULL, "%s", r.anomalies[0].detail);
+    cr_expect(strstr(r.anomalies[0].detail, "#5") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+}
+
+Test(result, late_event_alone_in_a_window_is_an_unexpected_group) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    e[n] = ev(n, -MIN + 4, "C", 1), e[n].copies = 0, e[n].late = 1, n++;
+    sd_result_row_t rows[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 1, 7), row(-MIN, "C", 1, 1)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 4, &r);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+}
+
+Test(result, replay_counted_twice_is_wrong_unless_duplicates_keep) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    e[0].sent = 2; /* replayed; the contract drops duplicates: it counts once */
+    sd_result_row_t rows[] = {row(0, "A", 3, 40), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect(strstr(r.anomalies[0].detail, "sent more than once") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+    e[0].copies = 2; /* duplicates=keep: both copies count */
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 0);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+}
+
+Test(result, append_written_twice_and_early) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    /* window 0 of A first written with a partial value, then the final one;
+     * window 3 of A written though the watermark has not closed it */
+    sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7), row(0, "A", 2, 30),
+                              row(3 * MIN, "A", 1, 1)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 5, &r);
+    cr_expect_eq(r.n[SD_G_TWICE], 1);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 0, "the last row is the final value");
+    cr_expect_eq(r.n[SD_G_EARLY], 1);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2);
+    sd_result_free(&r);
+    /* update mode: rewrites are how it works; the open window is judged too */
+    c.output = SD_OUT_UPDATE;
+    sd_result_windows(&c, e, n, rows, 5, &r);
+    cr_expect_eq(r.n[SD_G_TWICE] + r.n[SD_G_EARLY] + r.n[SD_G_PENDING], 0);
+    cr_expect_eq(r.n[SD_G_CORRECT], 4);
+    sd_result_free(&r);
+}
+
+Test(result, missing_closed_window_and_the_boundary) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    sd_result_row_t rows[] = {row(0, "A", 2, 30), row(0, "B", 1, 5)};
+    sd_result_t r;
+    /* window 1 of A ends at 2 min; the final watermark exactly there: pending */
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN);
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 0);
+    cr_expect_eq(r.n[SD_G_PENDING], 2);
+    sd_result_free(&r);
+    /* one millisecond later it is closed, and missing */
+    c.final_wm = 2 * MIN + 1;
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1);
+    cr_expect_eq(r.n[SD_G_PENDING], 1);
+    sd_result_free(&r);
+    /* update mode has no pending: every group must be there */
+    c.output = SD_OUT_UPDATE;
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 2);
+    sd_result_free(&r);
+}
+
+Test(result, sliding_windows_count_an_event_in_each_window) {
+    sd_result_event_t e[2] = {ev(0, 90000, "", 1), ev(1, 150000, "", 1)};
+    sd_result_conf_t c = {.size_ms = 2 * MIN, .slide_ms = MIN, .aggs = SD_AGG_COUNT, .output = SD_OUT_UPDATE, .final_wm = INT64_MIN};
+    /* windows [0,2m) holds 90 s; [1m,3m) holds both; [2m,4m) holds 150 s */
+    sd_result_row_t rows[] = {row(0, "", 1, 0), row(MIN, "", 2, 0), row(2 * MIN, "", 1, 0)};
+    sd_result_t r;
+    sd_result_windows(&c, e, 2, rows, 3, &r);
+    cr_expect_eq(r.groups_expected, 3);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+}
+
+Test(result, aggregates_and_start_parsing) {
+    cr_expect_eq(sd_result_aggs("count,sum,avg"), SD_AGG_COUNT | SD_AGG_SUM | SD_AGG_AVG);
+    cr_expect_eq(sd_result_aggs("count,median"), -1);
+    int64_t t = 0;
+    cr_expect_eq(sd_result_parse_start("60000", 5, &t), 0);
+    cr_expect_eq(t, 60000);
+    cr_expect_eq(sd_result_parse_start("2026-01-01T08:01:00.000Z", 24, &t), 0);
+    cr_expect_eq(t, 1767254460000LL);
+    cr_expect_eq(sd_result_parse_start("2026-01-01 08:01:00+00:00", 25, &t), 0);
+    cr_expect_eq(t, 1767254460000LL);
+    cr_expect_neq(sd_result_parse_start("soon", 4, &t), 0);
+    cr_expect_neq(sd_result_parse_start(NULL, 0, &t), 0);
+    /* min, max, avg */
+    sd_result_event_t e[3] = {ev(0, 1, "", 4), ev(1, 2, "", 10), ev(2, 3, "", 1)};
+    sd_result_row_t rw = {.start_ms = 0, .keys = ""};
+    rw.v[2] = 1, rw.v[3] = 10, rw.v[4] = 5, rw.has[2] = rw.has[3] = rw.has[4] = 1;
+    sd_result_conf_t c = {.size_ms = MIN, .slide_ms = MIN, .aggs = SD_AGG_MIN | SD_AGG_MAX | SD_AGG_AVG, .output = SD_OUT_UPDATE,
+                          .final_wm = INT64_MIN};
+    sd_result_t r;
+    sd_result_windows(&c, e, 3, &rw, 1, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 1);
+    sd_result_free(&r);
+    rw.v[4] = 5.5;
+    sd_result_windows(&c, e, 3, &rw, 1, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    sd_result_free(&r);
+}
