@@ -564,8 +564,9 @@ static const char *const sd_drift_words[] = {"extra-field", "type-change", NULL}
 static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
 static const char *const sd_spark_what[] = {"commit-marker", "offsets", "state", NULL};
-static const char *const sd_model_words[] = {"windows", NULL};
-static const int sd_model_values[] = {1};
+static const char *const sd_model_words[] = {"windows", "latest", "rows", NULL};
+static const int sd_model_values[] = {1, 2, 3};
+static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_output_words[] = {"append", "update", NULL};
 
 /* ---- header hooks ---- */
@@ -791,6 +792,27 @@ static sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     (void)obj; (void)present;
     struct sd_model_decl_s *m = &sc->model;
     m->line = ts->line;
+    for (const char *list = m->keys; list; list = list == m->keys ? m->fields : NULL)
+        for (const char *p = list; *p; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' || *p == ','))
+                return sd_perr(c, ts->line, 1, "model: expected field names separated by commas in %s=, found \"%s\"",
+                               list == m->keys ? "key" : "fields", list);
+    if (m->kind == 3) {
+        if (!m->fields) return sd_perr(c, ts->line, 1, "model rows: expected fields=FIELD[,...], found none");
+        if (m->keys || m->size_ms || m->aggs || m->value)
+            return sd_perr(c, ts->line, 1, "model rows: expected only fields= (and sink=), found key=, size=, agg= or value=");
+        return SD_OK;
+    }
+    if (m->kind == 2) {
+        if (!m->keys || !m->fields)
+            return sd_perr(c, ts->line, 1, "model latest: expected key=FIELD[,...] and fields=FIELD[,...], found %s",
+                           m->keys ? "no fields=" : "no key=");
+        if (m->size_ms || m->aggs || m->value)
+            return sd_perr(c, ts->line, 1, "model latest: expected no size=, agg= or value= (they are for windows), found one");
+        return SD_OK;
+    }
+    if (!m->size_ms) return sd_perr(c, ts->line, 1, "model windows: expected size=DURATION, found none");
+    if (m->fields) return sd_perr(c, ts->line, 1, "model windows: expected no fields= (it is for latest), found one");
     if (!m->aggs) m->aggs = sd_util_strdup("count");
     if (!m->slide_ms) m->slide_ms = m->size_ms;
     if (m->slide_ms > m->size_ms)
@@ -812,11 +834,6 @@ static sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     if (!n) return sd_perr(c, ts->line, 1, "model windows: expected at least one aggregate in agg=, found none");
     if (needs_value && !m->value)
         return sd_perr(c, ts->line, 1, "model windows: expected value=FIELD for sum, min, max or avg, found none");
-    if (m->keys) {
-        for (const char *p = m->keys; *p; p++)
-            if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' || *p == ','))
-                return sd_perr(c, ts->line, 1, "model windows: expected key= field names separated by commas, found \"%s\"", m->keys);
-    }
     return SD_OK;
 }
 
@@ -995,10 +1012,11 @@ static const sd_lang_key_t sd_keys_progress[] = {
     END};
 
 static const sd_lang_key_t sd_keys_model[] = {
-    {.name = "windows", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(model.kind), .choices = sd_model_words,
-     .values = sd_model_values, .required = 1, .help = "event-time windows aggregated per key"},
-    {.name = "size", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.size_ms), .min = 1, .required = 1,
-     .help = "the window length"},
+    {.name = "windows|latest|rows", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(model.kind), .choices = sd_model_words,
+     .values = sd_model_values, .required = 1,
+     .help = "event-time windows aggregated per key, the latest row per key, or the ids (the default) with their fields"},
+    {.name = "size", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.size_ms), .min = 1,
+     .help = "windows: the window length"},
     {.name = "slide", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.slide_ms), .min = 1,
      .help = "sliding windows: a new one every slide (default: size, tumbling)"},
     {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.keys), .meta = "FIELD[,FIELD...]",
@@ -1011,6 +1029,10 @@ static const sd_lang_key_t sd_keys_model[] = {
     {.name = "sink", .form = SD_K_KEY, .type = SD_V_NAME, .off = H(model.sink), .help = "the sink it judges (default target)"},
     {.name = "start", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.start_col), .meta = "COLUMN",
      .help = "the column holding a window's start (default window_start)"},
+    {.name = "fields", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.fields), .meta = "FIELD[,FIELD...]",
+     .help = "latest, rows: the fields whose values a row must hold"},
+    {.name = "order", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.by_arrival), .choices = sd_order_words, .has_def = 1,
+     .help = "latest: the newest event is the one with the newest event time, or the last one sent"},
     END};
 
 static const sd_lang_key_t sd_keys_faketime[] = {
@@ -1191,11 +1213,13 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "
                 "Python's `time.sleep` fails under libfaketime)"},
     {.name = "model", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_model, .finish = sd_fin_model,
-     .meaning = "judge a sink by the result it must hold instead of by ids (see [result models](#result-models)): event-time "
-                "windows (`size=`, `slide=` for sliding ones) per `key=` field, with the aggregates of `agg=` over `value=`, "
-                "computed from the ledger under the contract (watermark, late and duplicate policies). The sink's rows name "
-                "their columns: the window's start (`start=`, epoch ms or ISO-8601), each key field, and `count`, `sum`, "
-                "`min`, `max`, `avg`."},
+     .meaning = "judge a sink by the result it must hold instead of by ids (see [result models](#result-models)): `windows`, "
+                "event-time windows (`size=`, `slide=` for sliding ones) per `key=` field, with the aggregates of `agg=` over "
+                "`value=`; or `latest`, one row per `key=` holding the `fields=` of its newest event (by event time, or "
+                "`order=arrival`); or `rows`, the ids as without a model, and each row's `fields=` equal to what was sent (else "
+                "`changed`). Computed from the ledger under the contract (watermark, late and duplicate policies). The "
+                "sink's rows name their columns: a window's start (`start=`, epoch ms or ISO-8601), each key field, and "
+                "`count`, `sum`, `min`, `max`, `avg`, or the `fields=`."},
     {.name = "progress", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_progress, .finish = sd_fin_progress,
      .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time] / progress group [group={group}]",
      .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "

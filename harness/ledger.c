@@ -856,7 +856,8 @@ sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_grou
     sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO group_anomaly VALUES(?,?,?,?,?)", "store result groups", &st, err, errlen);
     for (int64_t i = 0; !e && i < n; i++) {
         sqlite3_bind_text(st, 1, sink, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 2, v[i].start_ms);
+        if (v[i].start_ms == INT64_MIN) sqlite3_bind_null(st, 2);
+        else sqlite3_bind_int64(st, 2, v[i].start_ms);
         sqlite3_bind_text(st, 3, v[i].keys, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 4, v[i].buckets, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 5, v[i].detail, -1, SQLITE_TRANSIENT);

@@ -27,7 +27,7 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
     F(missing_copies), F(not_yet_consumed), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
-    F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending),
+    F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed),
     F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
 #undef F
     {NULL, 0}};
@@ -187,8 +187,8 @@ static int sd_count_bucket(const char *count) {
 
 static char *sd_check_detail(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, const char *count) {
     static const char *const groups[] = {"groups_correct", "wrong_value", "missing_group", "unexpected_group", "emitted_twice",
-                                         "emitted_early", "groups_pending"};
-    for (int g = 0; g < 7; g++)
+                                         "emitted_early", "groups_pending", "changed"};
+    for (int g = 0; g < 8; g++)
         if (!strcmp(count, groups[g])) return ctx->group_detail[g] ? sd_util_strdup(ctx->group_detail[g]) : NULL;
     int b = sd_count_bucket(count);
     if (b < 0 || !ctx->fmt_id) return NULL;
@@ -233,17 +233,15 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     /* implicit checks from the profile, unless an expect line names the count */
     const char *implicit[16];
     int ni = 0;
-    if (ctx->model) {
+    if (ctx->model && ctx->model != 4) {
         /* a result model: groups instead of ids. A value off by a lost,
          * late or doubled event is wrong under every profile; a window
          * written again is what at-least-once allows in append mode */
         implicit[ni++] = "wrong_value";
         implicit[ni++] = "missing_group";
         implicit[ni++] = "unexpected_group";
-        if (ctx->model == 1) {
-            implicit[ni++] = "emitted_early";
-            if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "emitted_twice";
-        }
+        if (ctx->model == 1) implicit[ni++] = "emitted_early";
+        if ((ctx->model == 1 || ctx->model == 3) && ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "emitted_twice";
     } else {
         implicit[ni++] = "unexpected";
         if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) {
@@ -253,6 +251,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "duplicated";
         implicit[ni++] = "late_leaked";
         implicit[ni++] = "malformed_leaked";
+        if (ctx->model == 4) implicit[ni++] = "changed";
     }
     implicit[ni++] = "valid_quarantined";
     implicit[ni++] = "crashes";
@@ -275,9 +274,9 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
         sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
                                   "quarantine (or vanished) was not checked; leaks into the target were");
-    if (ctx->model)
-        sd_checks_not_judged(out, "ids in the target: it holds derived rows, judged by the result model (windows) group by "
-                                  "group instead");
+    if (ctx->model && ctx->model != 4)
+        sd_checks_not_judged(out, "ids in the target: it holds derived rows, judged by the result model group by group "
+                                  "instead");
     if (r->counts.groups_pending)
         sd_checks_not_judged(out, "pending windows: the final watermark has not closed them (or ends exactly at their end), so "
                                   "their final value does not exist yet; see the groups_pending count");

@@ -58,7 +58,7 @@ typedef struct sd_recon_counts_s {
         valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed;
     /* a result model's groups (result.h); zero without a model */
     int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
-        emitted_early, groups_pending;
+        emitted_early, groups_pending, changed;
     /* end-to-end latency (send to first appearance in the sink), when the
      * sink gives write times; -1 otherwise */
     int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
@@ -111,7 +111,8 @@ typedef struct sd_recon_ctx_s {
     int has_quarantine_sink;
     int malformed_to_quarantine;  /* contract malformed=quarantine */
     int keep_duplicates;          /* contract duplicates=keep: copies are counted (missing_copies) */
-    int model;                    /* 0: the target's ids are judged; a result model: 1 append, 2 update */
+    int model;                    /* 0: the target's ids are judged; a result model: windows 1 append, 2 update; 3 latest;
+                                   * 4: ids judged, and their rows' fields (model rows fields=) */
     const char *group_detail[8];  /* per sd_gbucket_t: the first groups of that bucket, for details */
     const sd_step_t *const *expects;  /* the scenario's expect steps */
     int nexpects;

@@ -15,7 +15,7 @@
 
 const char *sd_gbucket_name(sd_gbucket_t b) {
     static const char *const n[] = {"correct", "wrong_value", "missing_group", "unexpected_group", "emitted_twice",
-                                    "emitted_early", "pending"};
+                                    "emitted_early", "pending", "changed"};
     return b < SD_G__COUNT ? n[b] : "?";
 }
 
@@ -286,4 +286,143 @@ void sd_result_free(sd_result_t *r) {
     }
     free(r->anomalies);
     memset(r, 0, sizeof(*r));
+}
+
+/* ---- latest ---- */
+
+static const sd_result_event_t *sd_sort_ev_base;
+static int sd_cmp_ev_key(const void *a, const void *b) {
+    int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+    const sd_result_event_t *x = &sd_sort_ev_base[i], *y = &sd_sort_ev_base[j];
+    int c = strcmp(x->keys, y->keys);
+    if (c) return c;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* equal as text, or as numbers when both are numbers (12345 and 12345.0) */
+static int sd_field_eq(const char *a, size_t al, const char *b, size_t bl) {
+    if (al == bl && !memcmp(a, b, al)) return 1;
+    char x[64], y[64], *ex, *ey;
+    if (al >= sizeof(x) || bl >= sizeof(y) || !al || !bl) return 0;
+    memcpy(x, a, al), x[al] = 0;
+    memcpy(y, b, bl), y[bl] = 0;
+    double dx = strtod(x, &ex), dy = strtod(y, &ey);
+    return !*ex && !*ey && dx == dy;
+}
+
+static int sd_fields_eq(const char *a, const char *b) {
+    for (;;) {
+        size_t al = strcspn(a, "\x1f"), bl = strcspn(b, "\x1f");
+        if (!sd_field_eq(a, al, b, bl)) return 0;
+        if (!a[al] || !b[bl]) return !a[al] && !b[bl];
+        a += al + 1;
+        b += bl + 1;
+    }
+}
+
+static void sd_fields_text(const char *names, const char *vals, sd_buf_t *b) {
+    const char *n = names ? names : "", *v = vals;
+    int first = 1;
+    while (*n) {
+        size_t nl = strcspn(n, ","), vl = strcspn(v, "\x1f");
+        sd_buf_printf(b, "%s%.*s=%.*s", first ? "" : " ", (int)nl, n, (int)vl, v);
+        first = 0;
+        n += nl + (n[nl] == ',');
+        v += vl + (v[vl] == '\x1f');
+    }
+}
+
+static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const int64_t *ei, int64_t ne,
+                            const sd_result_row_t *rows, const int64_t *ri, int64_t nr, const char *keys, sd_result_t *out) {
+    const sd_result_event_t *want = NULL;
+    for (int64_t i = 0; i < ne; i++)
+        if (ev[ei[i]].copies) want = &ev[ei[i]]; /* sorted by rank: the last counted one */
+    if (!want && !nr) return;
+    out->groups_expected += want != NULL;
+    out->groups_observed += nr > 0;
+    unsigned flags = 0;
+    sd_buf_t d;
+    sd_buf_init(&d);
+    sd_buf_puts(&d, "key");
+    sd_keys_text(conf->key_names, keys, &d);
+    sd_buf_puts(&d, ": ");
+    char id[64];
+    if (want) {
+        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, want->seq, id, sizeof(id));
+        else snprintf(id, sizeof(id), "#%lld", (long long)want->seq);
+    }
+    if (!want) {
+        flags |= 1u << SD_G_UNEXPECTED;
+        sd_buf_printf(&d, "%lld row%s for a key no counted event has", (long long)nr, nr == 1 ? "" : "s");
+    } else if (!nr) {
+        flags |= 1u << SD_G_MISSING;
+        sd_buf_puts(&d, "no row; expected ");
+        sd_fields_text(conf->field_names, want->fields, &d);
+        sd_buf_printf(&d, " (from %s)", id);
+    } else {
+        const sd_result_row_t *last = &rows[ri[nr - 1]];
+        if (!sd_fields_eq(want->fields, last->fields)) {
+            flags |= 1u << SD_G_WRONG_VALUE;
+            sd_fields_text(conf->field_names, last->fields, &d);
+            sd_buf_puts(&d, ", expected ");
+            sd_fields_text(conf->field_names, want->fields, &d);
+            sd_buf_printf(&d, " (from %s, the newest of the key's %lld events)", id, (long long)ne);
+            if (last->writer) sd_buf_printf(&d, "; row by %s", last->writer);
+            /* an older event whose values the row holds: the pipeline kept a stale one */
+            for (int64_t i = ne - 1; i >= 0; i--) {
+                const sd_result_event_t *o = &ev[ei[i]];
+                if (o != want && o->fields && sd_fields_eq(o->fields, last->fields)) {
+                    char oid[64];
+                    if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, o->seq, oid, sizeof(oid));
+                    else snprintf(oid, sizeof(oid), "#%lld", (long long)o->seq);
+                    sd_buf_printf(&d, "; the row holds the values of %s, %s", oid, o->late ? "a late event the contract drops"
+                                  : o->rank < want->rank ? "an older event" : "an event the contract does not count");
+                    break;
+                }
+            }
+        }
+        if (nr > 1) {
+            flags |= 1u << SD_G_TWICE;
+            sd_buf_printf(&d, "%s%lld rows for the key (an upsert keeps one)", flags & (1u << SD_G_WRONG_VALUE) ? "; " : "",
+                          (long long)nr);
+        }
+    }
+    if (!flags) {
+        out->n[SD_G_CORRECT]++;
+        sd_buf_free(&d);
+        return;
+    }
+    for (int b = 0; b < SD_G__COUNT; b++)
+        if (flags & (1u << b)) out->n[b]++;
+    sd_add_anomaly(out, 0, keys, flags, sd_buf_steal(&d));
+}
+
+void sd_result_latest(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
+                      int64_t nrows, sd_result_t *out) {
+    memset(out, 0, sizeof(*out));
+    out->rows = nrows;
+    int64_t *ei = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nev ? nev : 1)), ne = 0;
+    for (int64_t i = 0; i < nev; i++)
+        if (ev[i].copies || ev[i].late) ei[ne++] = i;
+    sd_sort_ev_base = ev;
+    if (ne) qsort(ei, (size_t)ne, sizeof(int64_t), sd_cmp_ev_key);
+    int64_t *ri = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));
+    for (int64_t i = 0; i < nrows; i++) ri[i] = i;
+    sd_sort_rows_base = rows;
+    if (nrows) qsort(ri, (size_t)nrows, sizeof(int64_t), sd_cmp_row_idx); /* start_ms is 0 for every row: by key, then sink order */
+    int64_t i = 0, j = 0;
+    while (i < ne || j < nrows) {
+        const char *keys;
+        if (j >= nrows || (i < ne && strcmp(ev[ei[i]].keys, rows[ri[j]].keys) <= 0)) keys = ev[ei[i]].keys;
+        else keys = rows[ri[j]].keys;
+        int64_t i2 = i, j2 = j;
+        while (i2 < ne && !strcmp(ev[ei[i2]].keys, keys)) i2++;
+        while (j2 < nrows && !strcmp(rows[ri[j2]].keys, keys)) j2++;
+        sd_latest_group(conf, ev, ei + i, i2 - i, rows, ri + j, j2 - j, keys, out);
+        i = i2;
+        j = j2;
+    }
+    free(ei);
+    free(ri);
 }

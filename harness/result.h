@@ -25,7 +25,9 @@
  * minus the contract's delay; a window is closed when its end is at or
  * before it.
  *
- * sd_result_windows() is a pure function of arrays (unit-tested on hand-made
+ * Latest (upsert / MERGE / compacted-topic sinks): see sd_result_latest.
+ *
+ * sd_result_windows() and sd_result_latest() are pure functions of arrays (unit-tested on hand-made
  * ledgers in tests/unit/test_result.c). */
 #ifndef SD_RESULT_H
 #define SD_RESULT_H
@@ -37,7 +39,9 @@ enum { SD_AGG_COUNT = 1, SD_AGG_SUM = 2, SD_AGG_MIN = 4, SD_AGG_MAX = 8, SD_AGG_
 enum { SD_OUT_APPEND = 0, SD_OUT_UPDATE = 1 };
 
 typedef enum {
-    SD_G_CORRECT = 0, SD_G_WRONG_VALUE, SD_G_MISSING, SD_G_UNEXPECTED, SD_G_TWICE, SD_G_EARLY, SD_G_PENDING, SD_G__COUNT
+    SD_G_CORRECT = 0, SD_G_WRONG_VALUE, SD_G_MISSING, SD_G_UNEXPECTED, SD_G_TWICE, SD_G_EARLY, SD_G_PENDING,
+    SD_G_CHANGED, /* model rows fields=: a row whose id is right and whose values are not what was sent */
+    SD_G__COUNT
 } sd_gbucket_t;
 const char *sd_gbucket_name(sd_gbucket_t b);
 
@@ -50,6 +54,8 @@ typedef struct sd_result_event_s {
     uint32_t copies;     /* how many times it must count (0: dropped or quarantined) */
     uint32_t sent;       /* how many times the harness sent it */
     uint8_t late;        /* dropped by the contract as late */
+    const char *fields;  /* latest: the compared field values joined by '\x1f' */
+    int64_t rank;        /* latest: the order that decides which event is the newest (event time or arrival) */
 } sd_result_event_t;
 
 typedef struct sd_result_row_s {
@@ -58,6 +64,7 @@ typedef struct sd_result_row_s {
     double v[5];         /* count, sum, min, max, avg (the ones in aggs) */
     uint8_t has[5];
     const char *writer;  /* a label for the row (may be NULL) */
+    const char *fields;  /* latest: the compared columns joined by '\x1f' */
 } sd_result_row_t;
 
 typedef struct sd_result_conf_s {
@@ -66,6 +73,7 @@ typedef struct sd_result_conf_s {
     int output;          /* SD_OUT_* */
     int64_t final_wm;    /* INT64_MIN: nothing is closed */
     const char *key_names; /* "location,scan" for messages */
+    const char *field_names; /* latest: "location,scan" */
     /* formats a seq as its id (may be NULL) */
     void (*fmt_id)(void *opaque, int64_t seq, char *out, size_t outlen);
     void *fmt_opaque;
@@ -90,6 +98,13 @@ int sd_result_aggs(const char *list);
 /* A window start as written by a sink: epoch ms, or ISO-8601. 0 on success. */
 int sd_result_parse_start(const char *s, size_t len, int64_t *out);
 
+/* latest: the final row per key. The expected row is the counted event
+ * with the highest rank (event time, or arrival order) for that key; the
+ * sink must hold exactly one row per key whose fields equal that event's
+ * (numbers compared as numbers). A key with no counted event is
+ * unexpected; two rows for a key are emitted_twice. */
+void sd_result_latest(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
+                      int64_t nrows, sd_result_t *out);
 void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
                        int64_t nrows, sd_result_t *out);
 void sd_result_free(sd_result_t *r);

@@ -259,6 +259,9 @@ sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dle
  * the first groups of each sd_gbucket_t, caller frees). */
 struct sd_recon_counts_s;
 int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink);
+/* `model rows fields=...`: whether sink's rows' fields are checked, and the check (counts->changed). */
+int sd_run_model_fields(const sd_run_t *r, const sd_sink_t *sink);
+sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
                           char *err, size_t errlen);

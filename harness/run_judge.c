@@ -394,6 +394,13 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_recon_classify(&LS, by_model ? NULL : obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows,
                           obs.unexpected_unique, &res);
         char *gdetail[SD_G__COUNT] = {0};
+        int by_fields = !by_model && sd_run_model_fields(r, sink);
+        if (by_fields && (e = sd_run_judge_fields(r, sink, &res.counts, gdetail, err, errlen))) {
+            sd_recon_result_free(&res);
+            sd_observe_free(&obs);
+            free(expects);
+            goto out;
+        }
         if (by_model && (e = sd_run_judge_model(r, sink, &res.counts, gdetail, err, errlen))) {
             sd_recon_result_free(&res);
             free(expects);
@@ -418,7 +425,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
             .has_quarantine_sink = have_q,
             .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
             .keep_duplicates = r->sc->keep_duplicates,
-            .model = by_model ? r->sc->model.output + 1 : 0,
+            .model = by_fields ? 4 : !by_model ? 0 : r->sc->model.kind == 2 ? 3 : r->sc->model.output + 1,
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
             .fmt_id = sd_run_fmt_id,

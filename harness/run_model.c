@@ -12,7 +12,7 @@
 #include "run.h"
 
 int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink) {
-    if (!r->sc->model.kind) return 0;
+    if (r->sc->model.kind != 1 && r->sc->model.kind != 2) return 0;
     return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
 }
 
@@ -23,25 +23,39 @@ static void sd_model_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen)
     snprintf(out, outlen, "%s", id);
 }
 
+typedef struct {
+    int64_t *t, *arrival, n, next;
+} sd_model_times_t;
+
+/* in the order the messages were sent: a seq's arrival rank is its last send */
 static void sd_model_time(void *opaque, int64_t seq, int64_t t_ms) {
-    int64_t *t = ((int64_t **)opaque)[0];
-    int64_t n = (int64_t)(intptr_t)((void **)opaque)[1];
-    if (seq >= 0 && seq < n) t[seq] = t_ms;
+    sd_model_times_t *mt = opaque;
+    if (seq < 0 || seq >= mt->n) return;
+    mt->t[seq] = t_ms;
+    mt->arrival[seq] = mt->next++;
+}
+
+/* Comma list -> its fields joined by '\x1f' from a payload. */
+static void sd_model_join(const char *payload, size_t len, const char *list, sd_buf_t *out) {
+    char buf[256];
+    int first = 1;
+    for (const char *k = list ? list : ""; *k;) {
+        size_t n = strcspn(k, ",");
+        char name[128];
+        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), k);
+        int got = sd_sink_json_field(payload, len, name, buf, sizeof(buf));
+        if (!first) sd_buf_putc(out, '\x1f');
+        first = 0;
+        if (got >= 0) sd_buf_append(out, buf, (size_t)got);
+        k += n + (k[n] == ',');
+    }
 }
 
 /* The key fields (comma list) of a payload joined by '\x1f', and the value. */
 static void sd_model_fields(const char *payload, size_t len, const char *keys, const char *value, sd_buf_t *out, double *v,
                             int *has_v) {
     char buf[256];
-    for (const char *k = keys ? keys : ""; *k;) {
-        size_t n = strcspn(k, ",");
-        char name[128];
-        snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), k);
-        int got = sd_sink_json_field(payload, len, name, buf, sizeof(buf));
-        if (out->len) sd_buf_putc(out, '\x1f');
-        if (got >= 0) sd_buf_append(out, buf, (size_t)got);
-        k += n + (k[n] == ',');
-    }
+    sd_model_join(payload, len, keys, out);
     *has_v = 0;
     *v = 0;
     if (value && sd_sink_json_field(payload, len, value, buf, sizeof(buf)) >= 0) {
@@ -56,30 +70,57 @@ typedef struct {
     int64_t n, cap, unreadable;
     sd_buf_t keys;        /* joined keys, NUL-separated; rows[i].keys holds an offset until the scan ends */
     sd_buf_t writers;
-    int nkeys;
+    sd_buf_t fields;      /* latest: joined fields, NUL-separated, offsets like keys */
+    int nkeys, nfields;   /* nfields > 0: latest (keys, fields, writer) instead of windows */
 } sd_model_rows_t;
 
-static int sd_model_row(void *opaque, const char *const *vals, const size_t *lens) {
-    sd_model_rows_t *m = opaque;
-    int64_t start;
-    if (sd_result_parse_start(vals[0], lens[0], &start)) {
-        m->unreadable++;
-        return 0;
+static void sd_model_join_vals(sd_buf_t *b, const char *const *vals, const size_t *lens, int n) {
+    for (int k = 0; k < n; k++) {
+        if (k) sd_buf_putc(b, '\x1f');
+        /* a value with a NUL or the separator in it stays unequal to every event's */
+        if (vals[k]) sd_buf_append(b, vals[k], strnlen(vals[k], lens[k]));
     }
+    sd_buf_putc(b, 0);
+}
+
+static void sd_model_writer(sd_model_rows_t *m, sd_result_row_t *row, const char *w, size_t len) {
+    row->writer = w ? (const char *)(intptr_t)m->writers.len : NULL; /* an offset, never 0 (the buffer starts with a NUL) */
+    if (w) {
+        sd_buf_append(&m->writers, w, strnlen(w, len < 200 ? len : 200));
+        sd_buf_putc(&m->writers, 0);
+    }
+}
+
+static sd_result_row_t *sd_model_new_row(sd_model_rows_t *m) {
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 256;
         m->rows = sd_util_xrealloc(m->rows, sizeof(*m->rows) * (size_t)m->cap);
     }
     sd_result_row_t *row = &m->rows[m->n++];
     memset(row, 0, sizeof(*row));
+    return row;
+}
+
+static int sd_model_row(void *opaque, const char *const *vals, const size_t *lens) {
+    sd_model_rows_t *m = opaque;
+    if (m->nfields) {
+        sd_result_row_t *row = sd_model_new_row(m);
+        row->keys = (const char *)(intptr_t)m->keys.len;
+        sd_model_join_vals(&m->keys, vals, lens, m->nkeys);
+        row->fields = (const char *)(intptr_t)m->fields.len;
+        sd_model_join_vals(&m->fields, vals + m->nkeys, lens + m->nkeys, m->nfields);
+        sd_model_writer(m, row, vals[m->nkeys + m->nfields], lens[m->nkeys + m->nfields]);
+        return 0;
+    }
+    int64_t start;
+    if (sd_result_parse_start(vals[0], lens[0], &start)) {
+        m->unreadable++;
+        return 0;
+    }
+    sd_result_row_t *row = sd_model_new_row(m);
     row->start_ms = start;
     row->keys = (const char *)(intptr_t)m->keys.len;
-    for (int k = 0; k < m->nkeys; k++) {
-        if (k) sd_buf_putc(&m->keys, '\x1f');
-        /* a key with a NUL or the separator in it stays unequal to every event's */
-        if (vals[1 + k]) sd_buf_append(&m->keys, vals[1 + k], strnlen(vals[1 + k], lens[1 + k]));
-    }
-    sd_buf_putc(&m->keys, 0);
+    sd_model_join_vals(&m->keys, vals + 1, lens + 1, m->nkeys);
     for (int a = 0; a < 5; a++) {
         const char *v = vals[1 + m->nkeys + a];
         if (!v || !lens[1 + m->nkeys + a] || lens[1 + m->nkeys + a] > 60) continue;
@@ -89,13 +130,50 @@ static int sd_model_row(void *opaque, const char *const *vals, const size_t *len
         row->v[a] = strtod(buf, &end);
         row->has[a] = end != buf && !*end;
     }
-    const char *w = vals[1 + m->nkeys + 5];
-    row->writer = w ? (const char *)(intptr_t)m->writers.len : NULL; /* an offset, never 0 (the buffer starts with a NUL) */
-    if (w) {
-        sd_buf_append(&m->writers, w, strnlen(w, lens[1 + m->nkeys + 5] < 200 ? lens[1 + m->nkeys + 5] : 200));
-        sd_buf_putc(&m->writers, 0);
-    }
+    sd_model_writer(m, row, vals[1 + m->nkeys + 5], lens[1 + m->nkeys + 5]);
     return 0;
+}
+
+/* Store the flagged groups in run.db and the first ones of each bucket in detail[b]. */
+static sd_err_t sd_model_store(sd_run_t *r, const char *sink, const char *keys_list, int latest, const sd_result_t *res, char **detail,
+                               char *err, size_t errlen) {
+    sd_err_t e;
+    sd_ledger_group_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(res->nanomalies ? res->nanomalies : 1));
+    char **texts = sd_util_xcalloc((size_t)(res->nanomalies ? res->nanomalies : 1) * 2, sizeof(char *));
+    sd_buf_t per[SD_G__COUNT];
+    int shown[SD_G__COUNT] = {0};
+    for (int b = 0; b < SD_G__COUNT; b++) sd_buf_init(&per[b]);
+    for (int64_t i = 0; i < res->nanomalies; i++) {
+        const sd_result_group_t *g = &res->anomalies[i];
+        sd_buf_t kb, bb;
+        sd_buf_init(&kb);
+        sd_buf_init(&bb);
+        const char *kn = keys_list ? keys_list : "", *kv = g->keys;
+        while (*kn) {
+            size_t a = strcspn(kn, ","), b = strcspn(kv, "\x1f");
+            sd_buf_printf(&kb, "%s%.*s=%.*s", kb.len ? " " : "", (int)a, kn, (int)b, kv);
+            kn += a + (kn[a] == ',');
+            kv += b + (kv[b] == '\x1f');
+        }
+        for (int b = 0; b < SD_G__COUNT; b++)
+            if (g->flags & (1u << b)) {
+                sd_buf_printf(&bb, "%s%s", bb.len ? "," : "", sd_gbucket_name((sd_gbucket_t)b));
+                if (shown[b]++ < 3) sd_buf_printf(&per[b], "%s%s", per[b].len ? " | " : "", g->detail);
+            }
+        texts[2 * i] = sd_buf_steal(&kb);
+        texts[2 * i + 1] = sd_buf_steal(&bb);
+        rows[i] = (sd_ledger_group_t){.start_ms = latest ? INT64_MIN : g->start_ms, .keys = texts[2 * i] ? texts[2 * i] : "",
+                                      .buckets = texts[2 * i + 1], .detail = g->detail};
+    }
+    for (int b = 0; b < SD_G__COUNT; b++) {
+        if (shown[b] > 3) sd_buf_printf(&per[b], " | ... %d more", shown[b] - 3);
+        detail[b] = sd_buf_steal(&per[b]);
+    }
+    e = sd_ledger_groups(r->ledger, sink, rows, res->nanomalies, err, errlen);
+    for (int64_t i = 0; i < res->nanomalies * 2; i++) free(texts[i]);
+    free(texts);
+    free(rows);
+    return e;
 }
 
 /* Judge sink by the scenario's model; fills the group counts of c, stores
@@ -104,15 +182,17 @@ static int sd_model_row(void *opaque, const char *const *vals, const size_t *len
 sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
     int64_t n = r->nseq;
-    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2), *arrival = t + (n ? n : 1);
     for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
-    void *tctx[2] = {t, (void *)(intptr_t)n};
-    sd_ledger_each_event_time(r->ledger, sd_model_time, tctx);
+    sd_model_times_t mt = {.t = t, .arrival = arrival, .n = n};
+    sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
+    int latest = md->kind == 2;
     /* the events, with their key fields read from their own bytes */
     sd_result_event_t *ev = sd_util_xcalloc((size_t)(n ? n : 1), sizeof(*ev));
-    int64_t nev = 0, *keyoff = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    sd_buf_t keys, payload, key, one;
+    int64_t nev = 0, *keyoff = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2), *fieldoff = keyoff + (n ? n : 1);
+    sd_buf_t keys, payload, key, one, evfields;
     sd_buf_init(&keys);
+    sd_buf_init(&evfields);
     sd_buf_init(&payload);
     sd_buf_init(&key);
     sd_buf_init(&one);
@@ -132,6 +212,10 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
         keyoff[nev] = (int64_t)keys.len;
         if (one.len) sd_buf_append(&keys, one.data, one.len);
         sd_buf_putc(&keys, 0);
+        fieldoff[nev] = (int64_t)evfields.len;
+        if (latest) sd_model_join(payload.data ? payload.data : "", payload.len, md->fields, &evfields);
+        sd_buf_putc(&evfields, 0);
+        x->rank = md->by_arrival ? arrival[s] : t[s];
         x->seq = s;
         x->t_ms = t[s];
         x->copies = copies;
@@ -140,34 +224,44 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
         if (copies && t[s] > newest) newest = t[s];
         nev++;
     }
-    for (int64_t i = 0; i < nev; i++) ev[i].keys = keys.data + keyoff[i];
+    for (int64_t i = 0; i < nev; i++) {
+        ev[i].keys = keys.data + keyoff[i];
+        ev[i].fields = evfields.data + fieldoff[i];
+    }
     /* the sink's rows */
-    const char *names[16];
+    const char *names[32];
     int nn = 0;
-    names[nn++] = md->start_col ? md->start_col : "window_start";
-    char *kcopy = sd_util_strdup(md->keys ? md->keys : ""), *save = NULL;
-    int nkeys = 0;
+    if (!latest) names[nn++] = md->start_col ? md->start_col : "window_start";
+    char *kcopy = sd_util_strdup(md->keys ? md->keys : ""), *fcopy = sd_util_strdup(md->fields ? md->fields : ""), *save = NULL;
+    int nkeys = 0, nfields = 0;
     for (char *k = strtok_r(kcopy, ",", &save); k && nn < 9; k = strtok_r(NULL, ",", &save)) names[nn++] = k, nkeys++;
     int aggs = sd_result_aggs(md->aggs ? md->aggs : "count");
     static const char *const an[] = {"count", "sum", "min", "max", "avg"}, *const opt[] = {"?count", "?sum", "?min", "?max", "?avg"};
-    for (int a = 0; a < 5; a++) names[nn++] = (aggs & (1 << a)) ? an[a] : opt[a];
+    if (latest)
+        for (char *k = strtok_r(fcopy, ",", &save); k && nn < 24; k = strtok_r(NULL, ",", &save)) names[nn++] = k, nfields++;
+    else
+        for (int a = 0; a < 5; a++) names[nn++] = (aggs & (1 << a)) ? an[a] : opt[a];
     names[nn++] = "?sd_writer";
-    sd_model_rows_t m = {.nkeys = nkeys};
+    sd_model_rows_t m = {.nkeys = nkeys, .nfields = nfields};
     sd_buf_init(&m.keys);
+    sd_buf_init(&m.fields);
     sd_buf_init(&m.writers);
     sd_buf_putc(&m.writers, 0);
     if (!e) e = sd_sink_scan_cols(sink, names, nn, sd_model_row, &m, err, errlen);
     free(kcopy);
+    free(fcopy);
     if (!e) {
         for (int64_t i = 0; i < m.n; i++) {
             m.rows[i].keys = m.keys.data + (intptr_t)m.rows[i].keys;
+            if (latest) m.rows[i].fields = m.fields.data + (intptr_t)m.rows[i].fields;
             if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
         }
         sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
                                  .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
-                                 .key_names = md->keys, .fmt_id = sd_model_fmt_id, .fmt_opaque = r};
+                                 .key_names = md->keys, .field_names = md->fields, .fmt_id = sd_model_fmt_id, .fmt_opaque = r};
         sd_result_t res;
-        sd_result_windows(&conf, ev, nev, m.rows, m.n, &res);
+        if (latest) sd_result_latest(&conf, ev, nev, m.rows, m.n, &res);
+        else sd_result_windows(&conf, ev, nev, m.rows, m.n, &res);
         c->observed_rows = m.n + m.unreadable;
         c->groups_expected = res.groups_expected;
         c->groups_observed = res.groups_observed;
@@ -185,57 +279,143 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
             sd_run_say(r, "warning: %s", w);
             free(w);
         }
-        sd_ledger_group_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(res.nanomalies ? res.nanomalies : 1));
-        char **texts = sd_util_xcalloc((size_t)(res.nanomalies ? res.nanomalies : 1) * 2, sizeof(char *));
-        sd_buf_t per[SD_G__COUNT];
-        int shown[SD_G__COUNT] = {0};
-        for (int b = 0; b < SD_G__COUNT; b++) sd_buf_init(&per[b]);
-        for (int64_t i = 0; i < res.nanomalies; i++) {
-            const sd_result_group_t *g = &res.anomalies[i];
-            sd_buf_t kb, bb;
-            sd_buf_init(&kb);
-            sd_buf_init(&bb);
-            const char *kn = md->keys ? md->keys : "", *kv = g->keys;
-            while (*kn) {
-                size_t a = strcspn(kn, ","), b = strcspn(kv, "\x1f");
-                sd_buf_printf(&kb, "%s%.*s=%.*s", kb.len ? " " : "", (int)a, kn, (int)b, kv);
-                kn += a + (kn[a] == ',');
-                kv += b + (kv[b] == '\x1f');
-            }
-            for (int b = 0; b < SD_G__COUNT; b++)
-                if (g->flags & (1u << b)) {
-                    sd_buf_printf(&bb, "%s%s", bb.len ? "," : "", sd_gbucket_name((sd_gbucket_t)b));
-                    if (shown[b]++ < 3) sd_buf_printf(&per[b], "%s%s", per[b].len ? " | " : "", g->detail);
-                }
-            texts[2 * i] = sd_buf_steal(&kb);
-            texts[2 * i + 1] = sd_buf_steal(&bb);
-            rows[i] = (sd_ledger_group_t){.start_ms = g->start_ms, .keys = texts[2 * i] ? texts[2 * i] : "",
-                                          .buckets = texts[2 * i + 1], .detail = g->detail};
-        }
-        for (int b = 0; b < SD_G__COUNT; b++) {
-            if (shown[b] > 3) sd_buf_printf(&per[b], " | ... %d more", shown[b] - 3);
-            detail[b] = sd_buf_steal(&per[b]);
-        }
-        e = sd_ledger_groups(r->ledger, sink->name, rows, res.nanomalies, err, errlen);
-        sd_run_say(r, "model windows on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
-                   "%lld unexpected, %lld written twice, %lld early, %lld pending", sink->name, (long long)m.n,
+        e = sd_model_store(r, sink->name, md->keys, latest, &res, detail, err, errlen);
+        sd_run_say(r, "model %s on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
+                   "%lld unexpected, %lld written twice, %lld early, %lld pending", latest ? "latest" : "windows", sink->name, (long long)m.n,
                    (long long)res.groups_expected, (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_WRONG_VALUE],
                    (long long)res.n[SD_G_MISSING], (long long)c->unexpected_group, (long long)res.n[SD_G_TWICE],
                    (long long)res.n[SD_G_EARLY], (long long)res.n[SD_G_PENDING]);
-        for (int64_t i = 0; i < res.nanomalies * 2; i++) free(texts[i]);
-        free(texts);
-        free(rows);
         sd_result_free(&res);
     }
     free(m.rows);
     sd_buf_free(&m.keys);
+    sd_buf_free(&m.fields);
     sd_buf_free(&m.writers);
+    sd_buf_free(&evfields);
     sd_buf_free(&keys);
     sd_buf_free(&payload);
     sd_buf_free(&key);
     sd_buf_free(&one);
     free(keyoff);
     free(ev);
+    free(t);
+    return e;
+}
+
+/* ---- model rows fields=: the values of each row against what was sent ---- */
+
+int sd_run_model_fields(const sd_run_t *r, const sd_sink_t *sink) {
+    if (r->sc->model.kind != 3) return 0;
+    return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
+}
+
+typedef struct {
+    sd_run_t *r;
+    const int64_t *t;        /* event time as sent, per seq */
+    int nfields;
+    const char *field_names;
+    int64_t changed, rows;
+    sd_result_t res;         /* anomalies only (keys "event_id=<id>") */
+    sd_buf_t payload, key, want;
+    sd_err_t e;
+    char *err;
+    size_t errlen;
+} sd_fields_ctx_t;
+
+static int sd_fields_row(void *opaque, const char *const *vals, const size_t *lens) {
+    sd_fields_ctx_t *f = opaque;
+    sd_run_t *r = f->r;
+    int64_t seq;
+    f->rows++;
+    /* rows whose id maps to nothing are the id reconciliation's (unexpected) */
+    if (!vals[0] || sd_events_id_parse(r->tag, strlen(r->tag), vals[0], lens[0], &seq) || seq >= r->nseq ||
+        r->disp[seq] == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
+        return 0;
+    int64_t natural = sd_events_time(r->events, seq), et;
+    char err[256];
+    if (sd_events_render(r->events, seq, f->t[seq] == natural ? INT64_MIN : f->t[seq], &f->payload, &f->key, &et, err, sizeof(err)))
+        return 0;
+    sd_buf_reset(&f->want);
+    sd_model_join(f->payload.data ? f->payload.data : "", f->payload.len, f->field_names, &f->want);
+    sd_buf_putc(&f->want, 0);
+    /* compare field by field: text, or numbers as numbers */
+    const char *w = f->want.data ? f->want.data : "";
+    sd_buf_t d;
+    sd_buf_init(&d);
+    const char *n = f->field_names;
+    for (int k = 0; k < f->nfields; k++) {
+        size_t wl = strcspn(w, "\x1f"), nl = strcspn(n, ",");
+        const char *got = vals[1 + k];
+        size_t gl = got ? strnlen(got, lens[1 + k]) : 0;
+        int same = got && gl == wl && !memcmp(got, w, wl);
+        if (!same && got && gl < 60 && wl < 60 && gl && wl) {
+            char a[64], b[64], *ea, *eb;
+            memcpy(a, got, gl), a[gl] = 0;
+            memcpy(b, w, wl), b[wl] = 0;
+            double x = strtod(a, &ea), y = strtod(b, &eb);
+            same = !*ea && !*eb && x == y;
+        }
+        if (!same) {
+            sd_buf_printf(&d, "%s%.*s=", d.len ? "; " : "", (int)nl, n);
+            if (got) sd_buf_printf(&d, "\"%.*s\"", (int)(gl < 80 ? gl : 80), got);
+            else sd_buf_puts(&d, "(none)");
+            sd_buf_printf(&d, ", sent \"%.*s\"", (int)(wl < 80 ? wl : 80), w);
+        }
+        w += wl + (w[wl] == '\x1f');
+        n += nl + (n[nl] == ',');
+    }
+    if (d.len) {
+        f->changed++;
+        char id[64], keys[96];
+        sd_events_id(r->events, seq, id);
+        snprintf(keys, sizeof(keys), "%s", id);
+        sd_buf_t full;
+        sd_buf_init(&full);
+        sd_buf_printf(&full, "id %s", id);
+        const char *wr = vals[1 + f->nfields];
+        if (wr) sd_buf_printf(&full, " (row by %.*s)", (int)strnlen(wr, lens[1 + f->nfields] < 120 ? lens[1 + f->nfields] : 120), wr);
+        sd_buf_printf(&full, ": %s", d.data);
+        sd_result_t *res = &f->res;
+        res->anomalies = sd_util_xrealloc(res->anomalies, sizeof(*res->anomalies) * (size_t)(res->nanomalies + 1));
+        res->anomalies[res->nanomalies++] = (sd_result_group_t){.start_ms = 0, .keys = sd_util_strdup(keys),
+                                                                .flags = 1u << SD_G_CHANGED, .detail = sd_buf_steal(&full)};
+    }
+    sd_buf_free(&d);
+    return 0;
+}
+
+sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
+    const struct sd_model_decl_s *md = &r->sc->model;
+    int64_t n = r->nseq;
+    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2);
+    for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
+    sd_model_times_t mt = {.t = t, .arrival = t + (n ? n : 1), .n = n};
+    sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
+    const char *names[32];
+    int nn = 0;
+    names[nn++] = r->sc->id_field ? r->sc->id_field : "event_id";
+    char *fcopy = sd_util_strdup(md->fields), *save = NULL;
+    for (char *k = strtok_r(fcopy, ",", &save); k && nn < 30; k = strtok_r(NULL, ",", &save)) names[nn++] = k;
+    int nfields = nn - 1;
+    names[nn++] = "?sd_writer";
+    sd_fields_ctx_t f = {.r = r, .t = t, .nfields = nfields, .field_names = md->fields};
+    sd_buf_init(&f.payload);
+    sd_buf_init(&f.key);
+    sd_buf_init(&f.want);
+    sd_err_t e = sd_sink_scan_cols(sink, names, nn, sd_fields_row, &f, err, errlen);
+    if (!e) {
+        c->changed = f.changed;
+        f.res.n[SD_G_CHANGED] = f.changed;
+        /* the keys column holds the id: shown as event_id=<id> */
+        e = sd_model_store(r, sink->name, names[0], 1, &f.res, detail, err, errlen);
+        sd_run_say(r, "model rows on sink %s: %lld rows checked on %d field%s, %lld changed", sink->name, (long long)f.rows, nfields,
+                   nfields == 1 ? "" : "s", (long long)f.changed);
+    }
+    sd_result_free(&f.res);
+    sd_buf_free(&f.payload);
+    sd_buf_free(&f.key);
+    sd_buf_free(&f.want);
+    free(fcopy);
     free(t);
     return e;
 }

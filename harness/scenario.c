@@ -32,11 +32,11 @@ const char *const sd_scenario_count_names[] = {
     "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed",
     /* a result model's groups (stored only when the scenario has a `model`) */
     "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
-    "emitted_twice", "emitted_early", "groups_pending", NULL};
+    "emitted_twice", "emitted_early", "groups_pending", "changed", NULL};
 
 int sd_scenario_is_group_count(const char *name) {
     static const char *const g[] = {"groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group",
-                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", NULL};
+                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", "changed", NULL};
     for (int i = 0; g[i]; i++)
         if (!strcmp(g[i], name)) return 1;
     return 0;
@@ -357,7 +357,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     sd_kvlist_free(&sc->env);
     free(sc->checkpoint);
     free(sc->progress_group);
-    free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col);
+    free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col); free(sc->model.fields);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);

@@ -197,7 +197,7 @@ typedef struct sd_scenario_s {
     /* `model windows ...`: a sink judged by the result it must hold (see
      * model.h), not by the ids in it */
     struct sd_model_decl_s {
-        int kind;            /* 0 none, 1 windows */
+        int kind;            /* 0 none, 1 windows, 2 latest, 3 rows (ids, and fields= of each row) */
         char *sink;          /* the sink it judges (NULL: target) */
         int64_t size_ms, slide_ms;
         char *keys;          /* key fields, comma-separated (may be NULL: one group per window) */
@@ -205,6 +205,8 @@ typedef struct sd_scenario_s {
         char *aggs;          /* count,sum,min,max,avg (default count) */
         int output;          /* 0 append, 1 update */
         char *start_col;     /* the column (field) that holds a window's start (default window_start) */
+        char *fields;        /* latest: the fields compared, comma-separated */
+        int by_arrival;      /* latest order=arrival: the newest is the last sent, not the newest event time */
         int line;
     } model;
 

@@ -77,6 +77,12 @@ sd_err_t sd_sink_scan(sd_sink_t *s, sd_sink_row_cb cb, void *opaque, char *err, 
  * has no such scan. */
 sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
                            size_t errlen);
+/* One JSON object line's named fields (dotted paths allowed; strings as
+ * they are, numbers and booleans as text) passed to cb; writer stands in
+ * for a missing sd_writer field (may be NULL). Returns cb's verdict (1:
+ * stop), or -1 when the line is not a JSON object. */
+int sd_sink_json_cols(const char *line, size_t len, const char *const *names, int n, const char *writer, sd_sink_cols_cb cb,
+                      void *opaque);
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);
 

@@ -9,7 +9,6 @@
  * row's write time (epoch ms or ISO-8601), for the latency figures. Counting is incremental: a file that
  * only grew is read from where the last count stopped. */
 #include <glob.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,42 +146,12 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
     return e;
 }
 
-/* The value at a dotted path (window.start) of a JSON object, as text. */
-static const char *sd_jsonl_path_text(json_t *o, const char *path, char *buf, size_t blen, size_t *len) {
-    json_t *v = o;
-    char part[256];
-    for (const char *p = path; v && *p;) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(part)) return NULL;
-        memcpy(part, p, n);
-        part[n] = 0;
-        v = json_is_object(v) ? json_object_get(v, part) : NULL;
-        p += n + (dot ? 1 : 0);
-    }
-    if (!v) return NULL;
-    int n = -1;
-    if (json_is_string(v)) {
-        *len = json_string_length(v);
-        return json_string_value(v);
-    }
-    if (json_is_integer(v)) n = snprintf(buf, blen, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v)) n = snprintf(buf, blen, "%.17g", json_real_value(v));
-    else if (json_is_boolean(v)) n = snprintf(buf, blen, "%s", json_is_true(v) ? "true" : "false");
-    if (n < 0 || (size_t)n >= blen) return NULL;
-    *len = (size_t)n;
-    return buf;
-}
-
 static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
                                    size_t errlen) {
     sd_jsonl_sink_t *s = state;
     glob_t g = {0};
     sd_err_t e = sd_jsonl_glob(s, &g, 0, err, errlen);
     if (e) return e;
-    const char **vals = sd_util_xmalloc(sizeof(char *) * (size_t)(n ? n : 1));
-    size_t *lens = sd_util_xmalloc(sizeof(size_t) * (size_t)(n ? n : 1));
-    char (*bufs)[64] = sd_util_xmalloc(sizeof(*bufs) * (size_t)(n ? n : 1));
     char *line = NULL;
     size_t cap = 0;
     int stop = 0;
@@ -200,28 +169,19 @@ static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n,
             size_t len = unterminated ? (size_t)got : (size_t)got - 1;
             if (len && line[len - 1] == '\r') len--;
             if (!len) continue;
-            json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
-            if (!o && unterminated) break; /* still being written */
-            if (!o || !json_is_object(o)) {
-                json_decref(o);
+            int rc = sd_sink_json_cols(line, len, names, n, NULL, cb, opaque);
+            if (rc < 0 && unterminated) break; /* still being written */
+            if (rc < 0) {
                 e = sd_err_set(err, errlen, SD_ERR_SINK, "%s:%lld: expected a JSON object, found something else", g.gl_pathv[i],
                                (long long)lineno);
                 stop = 1;
                 break;
             }
-            for (int k = 0; k < n; k++) {
-                lens[k] = 0;
-                vals[k] = sd_jsonl_path_text(o, names[k][0] == '?' ? names[k] + 1 : names[k], bufs[k], sizeof(bufs[k]), &lens[k]);
-            }
-            if (cb(opaque, vals, lens)) stop = 1;
-            json_decref(o);
+            if (rc) stop = 1;
         }
         fclose(fp);
     }
     free(line);
-    free(vals);
-    free(lens);
-    free(bufs);
     globfree(&g);
     return e;
 }

@@ -248,6 +248,48 @@ static sd_err_t sd_sspark_scan(void *state, sd_sink_row_cb cb, void *opaque, cha
     return e;
 }
 
+static sd_err_t sd_sspark_scan_cols(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                                    size_t errlen) {
+    sd_spark_sink_t *s = state;
+    sd_listing_t l;
+    int missing;
+    sd_err_t e = sd_sspark_list(s, &l, &missing, err, errlen);
+    if (e) return e;
+    char wbuf[128];
+    char *line = NULL;
+    size_t cap = 0;
+    int stop = 0;
+    for (int i = 0; i < l.n && !stop && !e; i++) {
+        FILE *f = fopen(l.paths[i], "rb");
+        if (!f) {
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read", l.paths[i]);
+            break;
+        }
+        const char *base = strrchr(l.paths[i], '/');
+        base = base ? base + 1 : l.paths[i];
+        if (l.batch[i] >= 0) snprintf(wbuf, sizeof(wbuf), "batch %lld (%.40s)", (long long)l.batch[i], base);
+        else snprintf(wbuf, sizeof(wbuf), "compacted log (%.40s)", base);
+        ssize_t got;
+        int64_t lineno = 0;
+        while (!stop && (got = getline(&line, &cap, f)) > 0) {
+            lineno++;
+            size_t len = (size_t)got;
+            while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+            if (!len) continue;
+            int rc = sd_sink_json_cols(line, len, names, n, wbuf, cb, opaque);
+            if (rc < 0) {
+                e = sd_err_set(err, errlen, SD_ERR_SINK, "%s:%lld: expected a JSON object, found something else", l.paths[i], (long long)lineno);
+                break;
+            }
+            if (rc) stop = 1;
+        }
+        fclose(f);
+    }
+    free(line);
+    sd_listing_free(&l);
+    return e;
+}
+
 static int sd_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Part files on disk that the log does not list. */
@@ -297,4 +339,4 @@ static void sd_sspark_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_spark_files = {"spark-files", sd_sspark_open, sd_sspark_count, sd_sspark_scan, sd_sspark_close,
-                                           sd_sspark_notes, NULL};
+                                           sd_sspark_notes, sd_sspark_scan_cols};

@@ -119,13 +119,21 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
         sd_buf_puts(&b, "</code>)</div>");
     }
     sd_buf_puts(&b, "</div>\n");
-    int64_t exp = sd_report_count(m, "expected_in_target");
-    if (exp >= 0)
+    int64_t exp = sd_report_count(m, "expected_in_target"), gexp = sd_report_count(m, "groups_expected");
+    if (gexp >= 0)
+        sd_buf_printf(&b, "<p id=\"summary\">Result model: <b>%lld</b> of <b>%lld</b> expected groups correct; <b>%lld</b> wrong value, "
+                          "<b>%lld</b> missing, <b>%lld</b> unexpected, <b>%lld</b> written twice, <b>%lld</b> written early, %lld pending; "
+                          "%lld quarantined. Profile <code>",
+                      (long long)sd_report_count(m, "groups_correct"), (long long)gexp, (long long)sd_report_count(m, "wrong_value"),
+                      (long long)sd_report_count(m, "missing_group"), (long long)sd_report_count(m, "unexpected_group"),
+                      (long long)sd_report_count(m, "emitted_twice"), (long long)sd_report_count(m, "emitted_early"),
+                      (long long)sd_report_count(m, "groups_pending"), (long long)sd_report_count(m, "quarantined"));
+    else if (exp >= 0)
         sd_buf_printf(&b, "<p id=\"summary\"><b>%lld</b> unique ids in the target for <b>%lld</b> expected: <b>%lld</b> duplicated, <b>%lld</b> lost, "
                           "<b>%lld</b> unexpected; %lld quarantined. Profile <code>",
                       (long long)sd_report_count(m, "observed_unique"), (long long)exp, (long long)sd_report_count(m, "duplicated"),
                       (long long)sd_report_count(m, "lost"), (long long)sd_report_count(m, "unexpected"), (long long)sd_report_count(m, "quarantined"));
-    if (exp >= 0) { sd_h(&b, m->profile); sd_buf_puts(&b, "</code>.</p>\n"); }
+    if (exp >= 0 || gexp >= 0) { sd_h(&b, m->profile); sd_buf_puts(&b, "</code>.</p>\n"); }
     int64_t p50 = sd_report_count(m, "latency_p50_ms");
     if (p50 >= 0)
         sd_buf_printf(&b, "<p>End-to-end latency: p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms (%lld ids).</p>\n", (long long)p50,
@@ -203,9 +211,29 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
         sd_buf_puts(&b, "</table>\n");
     }
     sd_buf_puts(&b, "<h2>Anomalies</h2>\n");
-    if (!m->nbuckets && !m->nunexpected) sd_buf_puts(&b, "<p>None: every id is where the contract says.</p>\n");
+    if (!m->nbuckets && !m->nunexpected && !m->ngroups) sd_buf_puts(&b, "<p>None: every id is where the contract says.</p>\n");
     for (int i = 0; i < m->nbuckets; i++) sd_html_ids(&b, &m->buckets[i], 0);
     for (int i = 0; i < m->nunexpected; i++) sd_html_ids(&b, &m->unexpected[i], 1);
+    if (m->ngroups) {
+        sd_buf_printf(&b, "<h3>Result groups: %lld flagged (pending ones included)%s</h3>\n<table id=\"groups\"><tr><th>sink</th>"
+                          "<th>window start</th><th>keys</th><th>flags</th><th>detail</th></tr>\n",
+                      (long long)m->groups_total, m->groups_total > m->ngroups ? ", the first listed" : "");
+        for (int i = 0; i < m->ngroups; i++) {
+            const sd_rgroup_t *g = &m->groups[i];
+            sd_buf_puts(&b, "<tr><td>");
+            sd_h(&b, g->sink);
+            sd_buf_puts(&b, "</td><td>");
+            sd_h(&b, g->window_start);
+            sd_buf_puts(&b, "</td><td>");
+            sd_h(&b, g->keys);
+            sd_buf_puts(&b, "</td><td>");
+            sd_h(&b, g->buckets);
+            sd_buf_puts(&b, "</td><td>");
+            sd_h(&b, g->detail);
+            sd_buf_puts(&b, "</td></tr>\n");
+        }
+        sd_buf_puts(&b, "</table>\n");
+    }
     if (m->naccounts) {
         sd_buf_puts(&b, "<h2>The pipeline's own account</h2>\n<table><tr><th>query</th><th>batches reported</th><th>input rows</th>"
                         "<th>ledger messages at those offsets</th><th>batches disagreeing</th><th>dropped by watermark</th><th>late events sent there</th></tr>\n");

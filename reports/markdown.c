@@ -35,6 +35,24 @@ static void sd_md_ids(sd_buf_t *b, const sd_rbucket_t *bk) {
     }
 }
 
+/* A result model's flagged groups, as a table. */
+static void sd_md_groups(sd_buf_t *bp, const sd_report_model_t *m) {
+    if (m->ngroups) {
+        sd_buf_printf(bp, "\n## Result groups\n\n%lld groups flagged (pending ones included)%s.\n\n| sink | window start | keys | flags | detail |\n|---|---|---|---|---|\n",
+                      (long long)m->groups_total, m->groups_total > m->ngroups ? " (the first listed)" : "");
+        for (int i = 0; i < m->ngroups; i++) {
+            const sd_rgroup_t *g = &m->groups[i];
+            sd_buf_puts(bp, "| ");
+            sd_report_md_escape(bp, g->sink);
+            sd_buf_printf(bp, " | %s | ", g->window_start);
+            sd_report_md_escape(bp, g->keys ? g->keys : "");
+            sd_buf_printf(bp, " | %s | ", g->buckets ? g->buckets : "");
+            sd_report_md_escape(bp, g->detail ? g->detail : "");
+            sd_buf_puts(bp, " |\n");
+        }
+    }
+}
+
 static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     sd_buf_t b;
     sd_buf_init(&b);
@@ -49,7 +67,15 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     }
     int64_t uniq = sd_report_count(m, "observed_unique"), exp = sd_report_count(m, "expected_in_target");
     int64_t dup = sd_report_count(m, "duplicated"), lost = sd_report_count(m, "lost"), unx = sd_report_count(m, "unexpected");
-    if (exp >= 0)
+    int64_t gexp = sd_report_count(m, "groups_expected");
+    if (gexp >= 0)
+        sd_buf_printf(&b, "Result model: **%lld** of **%lld** expected groups correct; %lld wrong value, %lld missing, %lld unexpected, "
+                      "%lld written twice, %lld written early, %lld pending; %lld quarantined. Profile `%s`.\n\n",
+                      (long long)sd_report_count(m, "groups_correct"), (long long)gexp, (long long)sd_report_count(m, "wrong_value"),
+                      (long long)sd_report_count(m, "missing_group"), (long long)sd_report_count(m, "unexpected_group"),
+                      (long long)sd_report_count(m, "emitted_twice"), (long long)sd_report_count(m, "emitted_early"),
+                      (long long)sd_report_count(m, "groups_pending"), (long long)sd_report_count(m, "quarantined"), m->profile);
+    else if (exp >= 0)
         sd_buf_printf(&b, "**%lld** unique ids in the target for **%lld** expected: %lld duplicated, %lld lost, %lld unexpected; %lld quarantined. Profile `%s`.\n\n",
                       (long long)uniq, (long long)exp, (long long)dup, (long long)lost, (long long)unx,
                       (long long)sd_report_count(m, "quarantined"), m->profile);
@@ -104,6 +130,7 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
         for (int i = 0; i < m->nbuckets; i++) sd_md_ids(&b, &m->buckets[i]);
         for (int i = 0; i < m->nunexpected; i++) sd_md_ids(&b, &m->unexpected[i]);
     }
+    sd_md_groups(&b, m);
     sd_buf_puts(&b, "\n## Counts\n\n| count | value |\n|---|---:|\n");
     for (int i = 0; i < m->ncounts; i++) sd_buf_printf(&b, "| %s | %lld |\n", m->counts[i].name, (long long)m->counts[i].value);
     if (m->naccounts) {

@@ -253,6 +253,25 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         }
         sqlite3_finalize(st);
     }
+    /* a result model's groups (the table exists only when a model judged) */
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM group_anomaly", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) m->groups_total = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT sink, window_start_ms, keys, buckets, detail FROM group_anomaly ORDER BY rowid LIMIT ?", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int(st, 1, SD_REPORT_SAMPLE_GROUPS);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rgroup_t *g = SD_GROW(m->groups, m->ngroups);
+            char iso[40];
+            g->sink = sd_col(st, 0);
+            g->window_start = sd_util_strdup(sqlite3_column_type(st, 1) == SQLITE_NULL ? "" : sd_util_iso8601(sqlite3_column_int64(st, 1), iso, sizeof(iso)));
+            g->keys = sd_col(st, 2);
+            g->buckets = sd_col(st, 3);
+            g->detail = sd_col(st, 4);
+        }
+        sqlite3_finalize(st);
+    }
     for (int i = 0; i < m->nunexpected; i++) {
         sd_rbucket_t *b = &m->unexpected[i];
         if (sqlite3_prepare_v2(db, "SELECT raw_id, copies, writers FROM unexpected WHERE sink=? ORDER BY rowid LIMIT ?", -1, &st, NULL) == SQLITE_OK) {
@@ -339,6 +358,11 @@ void sd_report_model_free(sd_report_model_t *m) {
     free(m->buckets);
     for (int i = 0; i < m->nunexpected; i++) sd_free_bucket(&m->unexpected[i]);
     free(m->unexpected);
+    for (int i = 0; i < m->ngroups; i++) {
+        free(m->groups[i].sink); free(m->groups[i].window_start); free(m->groups[i].keys); free(m->groups[i].buckets);
+        free(m->groups[i].detail);
+    }
+    free(m->groups);
     for (int i = 0; i < m->nmissing; i++) free(m->missing[i]);
     free(m->missing);
     for (int i = 0; i < m->naccounts; i++) free(m->accounts[i].query);

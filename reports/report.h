@@ -54,6 +54,11 @@ typedef struct sd_rbucket_s {
     int nids;
 } sd_rbucket_t;
 
+/* A result model's anomalous group (run.db's group_anomaly). */
+typedef struct sd_rgroup_s {
+    char *sink, *window_start, *keys, *buckets, *detail;
+} sd_rgroup_t;
+
 /* The pipeline's own account (Spark's progress reports) against the ledger. */
 typedef struct sd_raccount_s {
     char *query;
@@ -78,7 +83,10 @@ typedef struct sd_report_model_s {
     sd_rbucket_t *unexpected; int nunexpected;  /* per sink, ids are raw */
     char **missing; int nmissing;               /* what a half-finished run lacks */
     sd_raccount_t *accounts; int naccounts;
+    sd_rgroup_t *groups; int ngroups;           /* the first SD_REPORT_SAMPLE_GROUPS */
+    int64_t groups_total;                       /* every anomalous group (0 without a model) */
 } sd_report_model_t;
+#define SD_REPORT_SAMPLE_GROUPS 50
 
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen);
 void sd_report_model_free(sd_report_model_t *m);

@@ -107,6 +107,20 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
         if (!sink) { sink = json_object(); json_object_set_new(anom, b->sink, sink); }
         json_object_set_new(sink, "unexpected", json_pack("{s:I, s:o}", "total", (json_int_t)b->total, "sample", sd_ids_json(b)));
     }
+    /* a result model's groups: anomalies.<sink>.groups */
+    for (int i = 0; i < m->ngroups; i++) {
+        const sd_rgroup_t *g = &m->groups[i];
+        json_t *sink = json_object_get(anom, g->sink);
+        if (!sink) { sink = json_object(); json_object_set_new(anom, g->sink, sink); }
+        json_t *gr = json_object_get(sink, "groups");
+        if (!gr) {
+            gr = json_pack("{s:I, s:[]}", "total", (json_int_t)m->groups_total, "sample");
+            json_object_set_new(sink, "groups", gr);
+        }
+        json_array_append_new(json_object_get(gr, "sample"),
+                              json_pack("{s:s, s:s, s:s, s:s}", "window_start", g->window_start, "keys", g->keys ? g->keys : "",
+                                        "buckets", g->buckets ? g->buckets : "", "detail", g->detail ? g->detail : ""));
+    }
     json_object_set_new(root, "anomalies", anom);
     json_t *nj = json_array(), *warn = json_array();
     for (int i = 0; i < m->nwarnings; i++) {

@@ -53,6 +53,11 @@
  *                       (already written) windows again with them counted
  *   inclusive-end       --window: a record exactly at a window's end is
  *                       counted in that window instead of the next
+ *   latest-by-arrival   --latest: the last record read wins, even when its
+ *                       event time is older (a blind upsert)
+ *   tz-shift            write event_time an hour later than it was sent
+ *                       (a time zone mistake): the id is right, the value
+ *                       is not
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -65,6 +70,11 @@
  * minus --watermark) passes its end. Its state is the rows of bronze of
  * the windows not yet written, so in exactly-once mode rows, state, output
  * and offsets commit in one transaction; a replayed id is counted once.
+ *
+ * --latest keeps the newest scan per parcel in table latest (parcel_id,
+ * location, scan, sd_event_ms, sd_writer): an upsert that replaces a row
+ * only with a record whose event time is not older, in the batch's
+ * transaction.
  *
  * It prints streamdrill's batch markers on stdout:
  *
@@ -117,6 +127,7 @@ static struct {
     int session_timeout_ms;
     size_t max_bytes;
     int64_t window_ms;   /* --window: the aggregation's window, 0 = none */
+    int latest;          /* --latest: the newest scan per parcel */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
        .session_timeout_ms = 6000, .max_bytes = 65536};
@@ -124,7 +135,8 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end;
+        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
+        latest_by_arrival, tz_shift;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -200,7 +212,8 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {NULL, NULL}};
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end},
+        {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -255,7 +268,7 @@ static void usage(void) {
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--window 1m] [--weak LIST]\n"
+          "               [--window 1m] [--latest] [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -349,7 +362,7 @@ int main(int argc, char **argv) {
         {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
-        {"window", 1, 0, 'A'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -381,6 +394,7 @@ int main(int argc, char **argv) {
         case 'N': o.no_offsets = 1; break;
         case 'Q': o.no_markers = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
+        case 'L': o.latest = 1; break;
         case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
@@ -413,6 +427,8 @@ int main(int argc, char **argv) {
     sql(q);
     sql("CREATE TABLE IF NOT EXISTS sd_offsets(topic TEXT, partition INTEGER, next_offset INTEGER, PRIMARY KEY(topic, partition))");
     sql("CREATE TABLE IF NOT EXISTS sd_state(key TEXT PRIMARY KEY, value INTEGER)");
+    if (o.latest)
+        sql("CREATE TABLE IF NOT EXISTS latest(parcel_id TEXT PRIMARY KEY, location TEXT, scan TEXT, sd_event_ms INTEGER, sd_writer TEXT)");
     if (o.window_ms)
         sql("CREATE TABLE IF NOT EXISTS agg(window_start INTEGER, location TEXT, count INTEGER, sum INTEGER, sd_writer TEXT)");
 
@@ -502,6 +518,11 @@ int main(int argc, char **argv) {
     sqlite3_stmt *rej = prep(q);
     sqlite3_stmt *setoff = prep("INSERT OR REPLACE INTO sd_offsets(topic, partition, next_offset) VALUES(?,?,?)");
     sqlite3_stmt *setstate = prep("INSERT OR REPLACE INTO sd_state(key, value) VALUES(?,?)");
+    sqlite3_stmt *upsert = o.latest ? prep(weak.latest_by_arrival
+        ? "INSERT INTO latest VALUES(?,?,?,?,?) ON CONFLICT(parcel_id) DO UPDATE SET location=excluded.location, scan=excluded.scan,"
+          " sd_event_ms=excluded.sd_event_ms, sd_writer=excluded.sd_writer"
+        : "INSERT INTO latest VALUES(?,?,?,?,?) ON CONFLICT(parcel_id) DO UPDATE SET location=excluded.location, scan=excluded.scan,"
+          " sd_event_ms=excluded.sd_event_ms, sd_writer=excluded.sd_writer WHERE excluded.sd_event_ms >= latest.sd_event_ms") : NULL;
 
     if (!o.bare_markers) printf("SD-READY\n");
     rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
@@ -660,6 +681,15 @@ int main(int argc, char **argv) {
                 rejected++;
             } else if (!drop) {
                 sqlite3_bind_text(ins, 1, id, -1, SQLITE_TRANSIENT);
+                char shifted[96];
+                if (weak.tz_shift) {
+                    time_t secs = (time_t)((et + 3600000) / 1000);
+                    struct tm tm;
+                    gmtime_r(&secs, &tm);
+                    snprintf(shifted, sizeof(shifted), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)((et % 1000 + 1000) % 1000));
+                    ts = shifted;
+                }
                 sqlite3_bind_text(ins, 2, ts, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(ins, 3, m->payload, (int)m->len, SQLITE_TRANSIENT);
                 sqlite3_bind_int(ins, 4, o.incarnation);
@@ -667,6 +697,19 @@ int main(int argc, char **argv) {
                 sqlite3_bind_int64(ins, 6, now_ms());
                 sqlite3_bind_int64(ins, 7, et);
                 step_done(ins, "write a row");
+                if (upsert) {
+                    const char *pid = json_string_value(json_object_get(j, "parcel_id"));
+                    char wl[64];
+                    snprintf(wl, sizeof(wl), "incarnation %d batch %lld", o.incarnation, (long long)batch_id);
+                    if (pid) {
+                        sqlite3_bind_text(upsert, 1, pid, -1, SQLITE_TRANSIENT);
+                        sqlite3_bind_text(upsert, 2, json_string_value(json_object_get(j, "location")), -1, SQLITE_TRANSIENT);
+                        sqlite3_bind_text(upsert, 3, json_string_value(json_object_get(j, "scan")), -1, SQLITE_TRANSIENT);
+                        sqlite3_bind_int64(upsert, 4, et);
+                        sqlite3_bind_text(upsert, 5, wl, -1, SQLITE_TRANSIENT);
+                        step_done(upsert, "keep the latest scan");
+                    }
+                }
                 if (o.window_ms && weak.count_late && emitted_upto != INT64_MIN && et < emitted_upto && nlate_ws < 64) {
                     int64_t ws = (et / o.window_ms) * o.window_ms;
                     int seen = 0;
@@ -752,6 +795,7 @@ int main(int argc, char **argv) {
     sqlite3_finalize(rej);
     sqlite3_finalize(setoff);
     sqlite3_finalize(setstate);
+    if (upsert) sqlite3_finalize(upsert);
     sqlite3_close(db);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);

@@ -202,3 +202,59 @@ Test(result, aggregates_and_start_parsing) {
     cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
     sd_result_free(&r);
 }
+
+/* latest: events of two keys, fields "loc\x1fscan" */
+static sd_result_event_t lev(int64_t seq, int64_t rank, const char *key, const char *fields) {
+    sd_result_event_t e = ev(seq, rank, key, 0);
+    e.rank = rank;
+    e.fields = fields;
+    return e;
+}
+
+static sd_result_row_t lrow(const char *key, const char *fields) {
+    return (sd_result_row_t){.keys = key, .fields = fields};
+}
+
+Test(result, latest_holds_the_newest_event_of_each_key) {
+    sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1f" "sorted"), lev(1, 30, "P1", "BER\x1f" "loaded"), lev(2, 20, "P1", "CDG\x1f" "in"),
+                             lev(3, 5, "P2", "DUB\x1f" "12345")};
+    sd_result_conf_t c = {.key_names = "parcel_id", .field_names = "location,scan"};
+    sd_result_row_t ok[] = {lrow("P1", "BER\x1f" "loaded"), lrow("P2", "DUB\x1f" "12345.0")};
+    sd_result_t r;
+    sd_result_latest(&c, e, 4, ok, 2, &r);
+    cr_expect_eq(r.groups_expected, 2);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2, "numbers compare as numbers");
+    sd_result_free(&r);
+    /* the row holds an older event's values: wrong, and that event named */
+    sd_result_row_t stale[] = {lrow("P1", "CDG\x1f" "in"), lrow("P2", "DUB\x1f" "12345")};
+    sd_result_latest(&c, e, 4, stale, 2, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_assert_eq(r.nanomalies, 1);
+    cr_expect(strstr(r.anomalies[0].detail, "expected location=BER scan=loaded (from #1") != NULL, "%s", r.anomalies[0].detail);
+    cr_expect(strstr(r.anomalies[0].detail, "the values of #2, an older event") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+    /* a missing key, an unexpected key, two rows for one key */
+    sd_result_row_t odd[] = {lrow("P1", "BER\x1f" "loaded"), lrow("P1", "BER\x1f" "loaded"), lrow("P9", "x\x1fy")};
+    sd_result_latest(&c, e, 4, odd, 3, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
+    cr_expect_eq(r.n[SD_G_TWICE], 1);
+    sd_result_free(&r);
+}
+
+Test(result, latest_ignores_events_the_contract_does_not_count) {
+    /* the newest event of P1 is late (dropped): the one before it is expected */
+    sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1fok"), lev(1, 30, "P1", "BER\x1flate")};
+    e[1].copies = 0;
+    e[1].late = 1;
+    sd_result_conf_t c = {.key_names = "parcel_id", .field_names = "location,scan"};
+    sd_result_row_t good = lrow("P1", "AMS\x1fok"), leaked = lrow("P1", "BER\x1flate");
+    sd_result_t r;
+    sd_result_latest(&c, e, 2, &good, 1, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 1);
+    sd_result_free(&r);
+    sd_result_latest(&c, e, 2, &leaked, 1, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect(strstr(r.anomalies[0].detail, "a late event the contract drops") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+}

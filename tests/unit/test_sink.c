@@ -244,3 +244,68 @@ Test(sink, kafka_reads_a_topic_of_the_embedded_cluster, .timeout = 60) {
     sd_sink_close(s);
     sd_broker_close(b);
 }
+
+/* named columns for the result models */
+typedef struct { char v[16][3][64]; int n; } cols_t;
+
+static int collect_cols(void *o, const char *const *vals, const size_t *lens) {
+    cols_t *c = o;
+    if (c->n >= 16) return 1;
+    for (int i = 0; i < 3; i++) snprintf(c->v[c->n][i], 64, "%.*s", vals[i] ? (int)lens[i] : 6, vals[i] ? vals[i] : "(null)");
+    c->n++;
+    return 0;
+}
+
+Test(sink, sqlite_gives_named_columns_and_names_a_missing_one) {
+    char *db = sd_util_fmt("%s/agg.db", dir);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "CREATE TABLE agg(window_start INTEGER, location TEXT, count INTEGER);"
+                    "INSERT INTO agg VALUES(60000, 'AMS-01', 3), (120000, NULL, 4)", NULL, NULL, NULL);
+    sqlite3_close(h);
+    sd_sink_t *s = open_sink("sqlite", "db", db, "query", "SELECT count, location, window_start FROM agg ORDER BY rowid", NULL);
+    const char *names[] = {"window_start", "location", "?sd_writer"};
+    cols_t c = {0};
+    char err[512];
+    cr_assert_eq(sd_sink_scan_cols(s, names, 3, collect_cols, &c, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(c.n, 2);
+    cr_expect_str_eq(c.v[0][0], "60000");
+    cr_expect_str_eq(c.v[0][1], "AMS-01");
+    cr_expect_str_eq(c.v[0][2], "(null)", "an optional column the query lacks is NULL");
+    cr_expect_str_eq(c.v[1][1], "(null)", "SQL NULL is NULL");
+    const char *bad[] = {"window_start", "sum"};
+    cr_expect_eq(sd_sink_scan_cols(s, bad, 2, collect_cols, &c, err, sizeof(err)), SD_ERR_SINK);
+    cr_expect(strstr(err, "expected a column named sum, found count, location, window_start") != NULL, "%s", err);
+    sd_sink_close(s);
+    free(db);
+}
+
+Test(sink, jsonl_gives_named_fields_with_dotted_paths) {
+    char *path = sd_util_fmt("%s/out.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"window\":{\"start\":\"2026-01-01T08:01:00.000Z\"},\"location\":\"AMS-01\",\"count\":3}\n"
+          "{\"window\":{\"start\":120000},\"location\":7,\"count\":2.5}\n"
+          "{\"window\":{\"start\":\"2026-01-01T08:02:00.000Z\"},\"loc", f); /* still being written */
+    fclose(f);
+    sd_sink_t *s = open_sink("jsonl", "path", path, NULL, NULL, NULL);
+    const char *names[] = {"window.start", "location", "count"};
+    cols_t c = {0};
+    char err[512];
+    cr_assert_eq(sd_sink_scan_cols(s, names, 3, collect_cols, &c, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(c.n, 2, "the unfinished last line is not a row yet");
+    cr_expect_str_eq(c.v[0][0], "2026-01-01T08:01:00.000Z");
+    cr_expect_str_eq(c.v[1][0], "120000");
+    cr_expect_str_eq(c.v[1][1], "7", "numbers as text");
+    cr_expect_str_eq(c.v[1][2], "2.5");
+    sd_sink_close(s);
+    /* a line that is no JSON object, in the middle: an error naming file and line */
+    f = fopen(path, "w");
+    fputs("{\"count\":1}\nnot json\n{\"count\":2}\n", f);
+    fclose(f);
+    s = open_sink("jsonl", "path", path, NULL, NULL, NULL);
+    c.n = 0;
+    cr_expect_eq(sd_sink_scan_cols(s, names, 3, collect_cols, &c, err, sizeof(err)), SD_ERR_SINK);
+    cr_expect(strstr(err, "out.jsonl:2: expected a JSON object") != NULL, "%s", err);
+    sd_sink_close(s);
+    free(path);
+}
