@@ -290,6 +290,18 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         if (r->bs.last_event_mono > since) since = r->bs.last_event_mono;
         if (t0 > since) since = t0;
         int quiet = now - since >= quiet_ms;
+        /* a batch that began and has not committed is work under way, however
+         * still the sinks look (an aggregation writes nothing until a window
+         * closes). Real-time intervals are always open, and a consumer
+         * group's "batch" is rows past its commit, which the caught-up test
+         * below already weighs with the committed offsets: neither counts */
+        int flying = quiet && st.running && !r->sc->spark_realtime && r->sc->progress != SD_PROGRESS_GROUP &&
+                     sd_progress_in_flight(r);
+        if (flying) {
+            quiet = 0;
+            snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->bs.begun,
+                     r->bs.incarnation, (double)(now - r->bs.begun_mono) / 1000.0);
+        }
         if (quiet && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
             next_cu = now + 250;
@@ -301,7 +313,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
             return SD_OK;
         }
         if (now > deadline) {
-            if (!quiet)
+            if (!quiet && !flying)
                 snprintf(why, sizeof(why), "the sinks or batch markers kept changing (last change %.1fs ago)",
                          (double)(now - since) / 1000.0);
             snprintf(detail, dlen, "no quiescence within %.0fs: %s", (double)(now - t0) / 1000.0, why);

@@ -36,6 +36,7 @@ SCHEMA = T.StructType([
     T.StructField("event_time", T.StringType()),
     T.StructField("location", T.StringType()),
     T.StructField("scan", T.StringType()),
+    T.StructField("weight_g", T.LongType()),
 ])
 
 
