@@ -27,7 +27,8 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c har
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
-              harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c
+              harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
+              harness/run_bounds.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c

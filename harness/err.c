@@ -21,6 +21,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_NOTHING_JUDGED] = "nothing-judged",
     [SD_ERR_NOT_LANDED] = "fault-not-landed",
     [SD_ERR_NOT_CAUGHT_UP] = "not-caught-up",
+    [SD_ERR_NOT_MEASURED] = "not-measured",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -40,6 +41,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_NOTHING_JUDGED:
     case SD_ERR_NOT_LANDED:
     case SD_ERR_NOT_CAUGHT_UP:
+    case SD_ERR_NOT_MEASURED:
         return 1;
     default:
         return 0;

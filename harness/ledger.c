@@ -94,6 +94,11 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE progress(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, input_rows INTEGER,"
     " dropped_by_watermark INTEGER, duration_ms INTEGER, json TEXT);\n"
     "CREATE TABLE watermark(t_ms INTEGER, partition INTEGER, low INTEGER, high INTEGER);\n"
+    /* the state a batch left behind, per stateful operator: from Spark's
+     * stateOperators, or a batch marker's state= (operator 'markers') */
+    "CREATE TABLE state(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, operator TEXT,"
+    " rows_total INTEGER, rows_updated INTEGER, rows_removed INTEGER, memory_bytes INTEGER, watermark_ms INTEGER,"
+    " input_rows INTEGER, custom TEXT);\n"
     /* reconciliation: ids that are not 'delivered once as expected' */
     "CREATE TABLE anomaly(sink TEXT, seq INTEGER, bucket TEXT, copies INTEGER, writers TEXT,"
     " PRIMARY KEY(sink, seq)) WITHOUT ROWID;\n"
@@ -675,6 +680,74 @@ sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const
     return sd_ledger_run(l, "INSERT INTO progress(incarnation,t_ms,query,batch,input_rows,dropped_by_watermark,duration_ms,json)"
                             " VALUES(?,?,?,?,?,?,?,?)", "record the pipeline's progress", err, errlen, NULL, "iisiiiis",
                          (int64_t)incarnation, t_ms, query, batch, input_rows, dropped, duration_ms, json);
+}
+
+sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO state(incarnation,t_ms,query,batch,operator,rows_total,rows_updated,rows_removed,"
+                            "memory_bytes,watermark_ms,input_rows,custom) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                         "record a batch's state", err, errlen, NULL, "iisisnnnnnns", (int64_t)s->incarnation, s->t_ms,
+                         s->query ? s->query : "", s->batch, s->op ? s->op : "", s->rows_total, s->rows_updated,
+                         s->rows_removed, s->memory_bytes, s->watermark_ms, s->input_rows, s->custom);
+}
+
+/* Each batch's state, summed over its operators, per query in batch order;
+ * a batch reported more than once (re-run by a later incarnation) counts
+ * as its newest report. */
+void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t batch, int64_t input_rows,
+                                                     int64_t state_rows, int64_t watermark_ms, int64_t t_ms), void *opaque) {
+    sqlite3_stmt *st;
+    const char *sql = "WITH k AS (SELECT query, batch, max(t_ms) AS t FROM state GROUP BY query, batch)"
+                      " SELECT s.query, s.batch, max(coalesce(s.input_rows, 0)), sum(coalesce(s.rows_total, 0)),"
+                      " max(s.watermark_ms), s.t_ms FROM state s JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms"
+                      " GROUP BY s.query, s.batch ORDER BY s.query, s.batch";
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+               sqlite3_column_int64(st, 3), sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4),
+               sqlite3_column_int64(st, 5));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Batches that read rows and the most one read, per query: from the
+ * pipeline's own account when it gave one (newest report per batch), else
+ * from the batch markers' rows= (a re-run batch once). */
+void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max) {
+    sqlite3_stmt *st;
+    *batches = *rows_max = -1;
+    const char *sql = "WITH p AS (SELECT query, batch, input_rows, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k"
+                      " FROM progress WHERE batch >= 0), q AS (SELECT query, sum(input_rows > 0) AS n, max(input_rows) AS m FROM p"
+                      " WHERE k = 1 GROUP BY query) SELECT max(n), max(m), count(*) FROM q";
+    const char *sql2 = "WITH b AS (SELECT id, max(rows) AS rows FROM batch WHERE commit_ms IS NOT NULL AND rows IS NOT NULL AND rows >= 0"
+                       " GROUP BY id) SELECT sum(rows > 0), max(rows), count(*) FROM b";
+    pthread_mutex_lock(&l->mu);
+    for (int pass = 0; pass < 2 && *batches < 0; pass++) {
+        if (sqlite3_prepare_v2(l->db, pass ? sql2 : sql, -1, &st, NULL) != SQLITE_OK) continue;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 2) > 0) {
+            *batches = sqlite3_column_int64(st, 0);
+            *rows_max = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The event times of the events sent as valid: the span a drill covered. */
+void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi) {
+    sqlite3_stmt *st;
+    *lo = *hi = INT64_MIN;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT min(event_time_ms), max(event_time_ms) FROM sent WHERE kind = 'valid'", -1, &st, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            *lo = sqlite3_column_int64(st, 0);
+            *hi = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
 }
 
 int64_t sd_ledger_max_seq(sd_ledger_t *l) {

@@ -109,6 +109,28 @@ sd_err_t sd_ledger_progress(sd_ledger_t *l, int incarnation, int64_t t_ms, const
                             int64_t input_rows, int64_t dropped, int64_t duration_ms, const char *json, char *err,
                             size_t errlen);
 
+/* The state one stateful operator left after a batch (INT64_MIN: not reported). */
+typedef struct sd_state_row_s {
+    int incarnation;
+    int64_t t_ms;
+    const char *query;        /* Spark's query name, "" for markers */
+    int64_t batch;
+    const char *op;           /* Spark's operatorName#index, or "markers" */
+    int64_t rows_total, rows_updated, rows_removed, memory_bytes, watermark_ms, input_rows;
+    const char *custom;       /* the operator's customMetrics JSON (the RocksDB figures), or NULL */
+} sd_state_row_t;
+sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, size_t errlen);
+/* Each batch's state rows summed over its operators, per query in batch
+ * order, the newest report of a batch that ran more than once;
+ * watermark_ms INT64_MIN when none was reported. */
+void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t batch, int64_t input_rows,
+                                                     int64_t state_rows, int64_t watermark_ms, int64_t t_ms), void *opaque);
+/* Batches that read rows, and the most rows one read (the largest over
+ * queries); both -1 when no batch said its size. */
+void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max);
+/* Lowest and highest event time of the valid events sent (INT64_MIN: none). */
+void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
+
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);
 

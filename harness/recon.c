@@ -28,6 +28,8 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
     F(missing_copies), F(not_yet_consumed), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
     F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed),
+    F(batches), F(batch_rows_max), F(state_rows_peak), F(state_rows_final), F(state_rows_half), F(state_growth),
+    F(state_unbounded),
     F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
 #undef F
     {NULL, 0}};
@@ -190,6 +192,8 @@ static char *sd_check_detail(const sd_recon_ctx_t *ctx, const sd_recon_result_t 
                                          "emitted_early", "groups_pending", "changed"};
     for (int g = 0; g < 8; g++)
         if (!strcmp(count, groups[g])) return ctx->group_detail[g] ? sd_util_strdup(ctx->group_detail[g]) : NULL;
+    if (sd_scenario_is_state_count(count) || !strcmp(count, "batch_rows_max") || !strcmp(count, "batches"))
+        return ctx->bounds_detail ? sd_util_strdup(ctx->bounds_detail) : NULL;
     int b = sd_count_bucket(count);
     if (b < 0 || !ctx->fmt_id) return NULL;
     const sd_recon_list_t *l = &r->lists[b];
@@ -212,6 +216,13 @@ static void sd_add_count_check(sd_checks_t *out, const sd_recon_ctx_t *ctx, cons
                                const char *count, sd_op_t op, int64_t value, const char *value_count) {
     int found = 0;
     int64_t actual = sd_recon_count_get(&r->counts, count, &found);
+    if (found && actual < 0 && sd_scenario_is_state_count(count)) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s: not measured: %s", count, ctx->bounds_why ? ctx->bounds_why : "no state figures");
+        sd_checks_not_judged(out, why);
+        if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
+        return;
+    }
     int64_t expected = value;
     char exp[160], act[64], name[128];
     if (value_count) {

@@ -59,6 +59,8 @@ typedef struct sd_recon_counts_s {
     /* a result model's groups (result.h); zero without a model */
     int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
         emitted_early, groups_pending, changed;
+    /* the pipeline's bounds (run_bounds.c): -1 when it did not report them */
+    int64_t batches, batch_rows_max, state_rows_peak, state_rows_final, state_rows_half, state_growth, state_unbounded;
     /* end-to-end latency (send to first appearance in the sink), when the
      * sink gives write times; -1 otherwise */
     int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
@@ -103,6 +105,11 @@ typedef struct sd_checks_s {
     /* what could not be judged, for the report */
     char **not_judged;
     int n_not_judged;
+    /* expectations on figures the run could not measure (state bounds of a
+     * pipeline that reported no state, or a drill too short for the rule):
+     * neither passed nor failed, they make the run inconclusive */
+    int unmeasured;
+    char unmeasured_why[512];
 } sd_checks_t;
 
 /* Context the checks need beyond the counts. */
@@ -114,6 +121,8 @@ typedef struct sd_recon_ctx_s {
     int model;                    /* 0: the target's ids are judged; a result model: windows 1 append, 2 update; 3 latest;
                                    * 4: ids judged, and their rows' fields (model rows fields=) */
     const char *group_detail[8];  /* per sd_gbucket_t: the first groups of that bucket, for details */
+    const char *bounds_why;       /* why the state counts are -1 (run_bounds.c), or NULL */
+    const char *bounds_detail;    /* what the state figures rest on, for a failed state check, or NULL */
     const sd_step_t *const *expects;  /* the scenario's expect steps */
     int nexpects;
     /* sample ids per bucket for check details: fmt_id(seq) */

@@ -426,3 +426,19 @@ void sd_result_latest(const sd_result_conf_t *conf, const sd_result_event_t *ev,
     free(ei);
     free(ri);
 }
+
+void sd_result_state_rule(const int64_t *read, const int64_t *state, int64_t n, sd_state_rule_t *out) {
+    memset(out, 0, sizeof(*out));
+    int64_t total = n ? read[n - 1] : 0;
+    for (int64_t i = 0; i < n; i++)
+        if (state[i] > out->peak) out->peak = state[i];
+    if (n < 4 || total < 100) return;
+    int64_t h = 0;
+    while (h < n - 1 && read[h] * 2 < total) h++;
+    out->judged = 1;
+    out->half = state[h];
+    out->final = state[n - 1];
+    out->growth = out->final - out->half;
+    out->read_after = total - read[h];
+    out->unbounded = out->growth > 0 && out->growth * 10 > out->read_after;
+}

@@ -109,4 +109,15 @@ void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev
                        int64_t nrows, sd_result_t *out);
 void sd_result_free(sd_result_t *r);
 
+/* The bounded-state rule on one query's batches in order: read[i] the rows
+ * read up to and including batch i (cumulative), state[i] the state rows
+ * after it. The half-way batch h is the first with read[h] >= read[n-1]/2;
+ * growth = state[n-1] - state[h]; unbounded when growth exceeds 10% of the
+ * rows read after h. Judged only with at least 4 batches and 100 rows. */
+typedef struct sd_state_rule_s {
+    int judged, unbounded;
+    int64_t peak, half, final, growth, read_after;
+} sd_state_rule_t;
+void sd_result_state_rule(const int64_t *read, const int64_t *state, int64_t n, sd_state_rule_t *out);
+
 #endif

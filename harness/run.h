@@ -156,6 +156,8 @@ typedef struct sd_run_s {
 
     /* fault steps that did not do what they say (sd_run_fault_missed) */
     int missed;
+    int unmeasured;               /* expectations on figures the run could not measure */
+    char unmeasured_why[512];
     char missed_msg[1536];
     int await_timeout_line;       /* the last wait that timed out, until a fault step follows it */
 
@@ -265,5 +267,18 @@ sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, struct sd_recon_count
 sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
                           char *err, size_t errlen);
+
+/* run_bounds.c: the batches' sizes and the state the pipeline kept, from
+ * its own account (the rule is in run_bounds.c and README.md). */
+typedef struct sd_bounds_s {
+    int64_t batches, batch_rows_max;          /* -1: no batch said its size */
+    int has_state;
+    int64_t state_rows_peak, state_rows_final, state_rows_half, state_growth, rows_after_half;
+    int64_t state_unbounded;                  /* 1, 0, or -1 when the rule cannot judge (why) */
+    char query[128];                          /* the query the state figures are of ("" for markers) */
+    char why[320];
+    char detail[768];                         /* what the figures rest on, for the checks' details */
+} sd_bounds_t;
+void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
 
 #endif

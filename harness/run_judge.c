@@ -74,7 +74,8 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
     free(lows);
 }
 
-static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_recon_counts_t *c, char *err, size_t errlen) {
+static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_recon_counts_t *c, int has_state, char *err,
+                                    size_t errlen) {
     int64_t values[64];
     const char *names[64];
     int n = 0;
@@ -82,6 +83,9 @@ static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_re
         const char *name = sd_scenario_count_names[i];
         /* a result model's counts only where one judged the sink */
         if (!r->sc->model.kind && sd_scenario_is_group_count(name)) continue;
+        /* the bounds only where the pipeline reported them */
+        if (!has_state && sd_scenario_is_state_count(name)) continue;
+        if ((!strcmp(name, "batches") || !strcmp(name, "batch_rows_max")) && c->batches < 0) continue;
         names[n] = name;
         values[n++] = sd_recon_count_get(c, name, NULL);
     }
@@ -369,6 +373,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
     int64_t send_failed = sd_ledger_count_send_failed(r->ledger);
     sd_ledger_compare_account(r->ledger, r->topic, produced, sd_run_account_warning, r);
     /* expect steps */
+    sd_bounds_t bounds;
+    sd_run_bounds(r, &bounds);
     const sd_step_t **expects = sd_util_xcalloc((size_t)r->sc->nsteps + 1, sizeof(*expects));
     int nexp = 0;
     for (int i = 0; i < r->sc->nsteps; i++)
@@ -413,6 +419,13 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         res.counts.malformed_sent = r->malformed_sent;
         res.counts.replayed = r->replayed;
         res.counts.crashes = r->crashes;
+        res.counts.batches = bounds.batches;
+        res.counts.batch_rows_max = bounds.batch_rows_max;
+        res.counts.state_rows_peak = bounds.state_rows_peak;
+        res.counts.state_rows_final = bounds.state_rows_final;
+        res.counts.state_rows_half = bounds.state_rows_half;
+        res.counts.state_growth = bounds.state_growth;
+        res.counts.state_unbounded = bounds.state_unbounded;
         sd_run_latency(r, &obs, sink->name, &res.counts);
         *unjudgeable += (int)res.counts.unjudgeable;
         if (primary) *unconsumed += (int)res.counts.not_yet_consumed;
@@ -428,6 +441,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
             .model = by_fields ? 4 : !by_model ? 0 : r->sc->model.kind == 2 ? 3 : r->sc->model.output + 1,
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
+            .bounds_why = bounds.why[0] ? bounds.why : NULL,
+            .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
         for (int b = 0; b < SD_G__COUNT && b < 8; b++) ctx.group_detail[b] = gdetail[b];
@@ -435,9 +450,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_recon_checks(&ctx, &res, &checks);
         for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);
         *failed += sd_checks_failed(&checks);
+        if (checks.unmeasured && !r->unmeasured++) snprintf(r->unmeasured_why, sizeof(r->unmeasured_why), "%s", checks.unmeasured_why);
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s%s", primary ? "" : sink->name, primary ? "" : ".");
-        if (!e) e = sd_run_store_counts(r, prefix, &res.counts, err, errlen);
+        if (!e) e = sd_run_store_counts(r, prefix, &res.counts, bounds.has_state, err, errlen);
         if (!e) e = sd_run_store_anomalies(r, sink, &res, &obs, err, errlen);
         /* quarantine anomalies: rows that map to nothing */
         if (!e && have_q && primary) e = sd_run_store_unexpected(r, r->quarantine->name, &qobs, err, errlen);

@@ -30,7 +30,8 @@ sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
     return e;
 }
 
-/* Spark's own account of a batch (StreamingQueryProgress JSON). */
+/* Spark's own account of a batch (StreamingQueryProgress JSON), and the
+ * state each stateful operator kept after it. */
 static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen) {
     json_t *o = json_loads(text, 0, NULL);
     if (!o) return SD_OK;
@@ -38,12 +39,31 @@ static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *
     int64_t rows = json_integer_value(json_object_get(o, "numInputRows"));
     const char *name = json_string_value(json_object_get(o, "name"));
     int64_t dur = json_integer_value(json_object_get(json_object_get(o, "durationMs"), "triggerExecution"));
-    int64_t dropped = 0;
+    int64_t dropped = 0, wm = INT64_MIN;
+    const char *wms = json_string_value(json_object_get(json_object_get(o, "eventTime"), "watermark"));
+    /* before any event Spark reports the epoch: no watermark yet */
+    if (wms && (sd_util_parse_iso8601(wms, &wm) || wm <= 0)) wm = INT64_MIN;
     json_t *ops = json_object_get(o, "stateOperators");
     size_t i;
     json_t *op;
     json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
     sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
+    json_array_foreach(ops, i, op) {
+        if (e) break;
+        char opname[96];
+        const char *on = json_string_value(json_object_get(op, "operatorName"));
+        snprintf(opname, sizeof(opname), "%s#%zu", on ? on : "operator", i);
+        json_t *cm = json_object_get(op, "customMetrics");
+        char *custom = json_object_size(cm) ? json_dumps(cm, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+#define SD_FIG(k) (json_is_integer(json_object_get(op, k)) ? json_integer_value(json_object_get(op, k)) : INT64_MIN)
+        sd_state_row_t s = {.incarnation = inc, .t_ms = t_ms, .query = name, .batch = batch, .op = opname,
+                            .rows_total = SD_FIG("numRowsTotal"), .rows_updated = SD_FIG("numRowsUpdated"),
+                            .rows_removed = SD_FIG("numRowsRemoved"), .memory_bytes = SD_FIG("memoryUsedBytes"),
+                            .watermark_ms = wm, .input_rows = rows, .custom = custom};
+#undef SD_FIG
+        e = sd_ledger_state(r->ledger, &s, err, errlen);
+        free(custom);
+    }
     json_decref(o);
     return e;
 }
@@ -58,6 +78,12 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
         case SD_SUP_EV_BEGIN:
         case SD_SUP_EV_COMMIT:
             e = sd_progress_batch_event(r, ev.type, ev.incarnation, ev.batch, ev.rows, ev.text, ev.t_ms, err, errlen);
+            if (!e && ev.type == SD_SUP_EV_COMMIT && ev.state >= 0) {
+                sd_state_row_t s = {.incarnation = ev.incarnation, .t_ms = ev.t_ms, .query = "", .batch = ev.batch, .op = "markers",
+                                    .rows_total = ev.state, .rows_updated = INT64_MIN, .rows_removed = INT64_MIN,
+                                    .memory_bytes = INT64_MIN, .watermark_ms = INT64_MIN, .input_rows = ev.rows < 0 ? INT64_MIN : ev.rows};
+                e = sd_ledger_state(r->ledger, &s, err, errlen);
+            }
             break;
         case SD_SUP_EV_PROGRESS:
             e = sd_run_progress(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);

@@ -648,6 +648,12 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
             snprintf(msg, sizeof(msg), "%d fault step%s did not do what %s: %s", r->missed, r->missed == 1 ? "" : "s",
                      r->missed == 1 ? "it says" : "they say", r->missed_msg);
             verdict = "inconclusive";
+        } else if (!failed && !unjudgeable && !unconsumed && r->unmeasured) {
+            /* an expectation the run could not measure is no pass */
+            status = SD_ERR_NOT_MEASURED;
+            snprintf(msg, sizeof(msg), "%d expectation%s could not be measured: %s", r->unmeasured, r->unmeasured == 1 ? "" : "s",
+                     r->unmeasured_why);
+            verdict = "inconclusive";
         } else if (failed) {
             status = SD_ERR_CHECK_FAILED;
             snprintf(msg, sizeof(msg), "%d check%s failed", failed, failed == 1 ? "" : "s");

@@ -32,7 +32,12 @@ const char *const sd_scenario_count_names[] = {
     "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed",
     /* a result model's groups (stored only when the scenario has a `model`) */
     "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
-    "emitted_twice", "emitted_early", "groups_pending", "changed", NULL};
+    "emitted_twice", "emitted_early", "groups_pending", "changed",
+    /* the pipeline's bounds, from its own account (stored when it reported them) */
+    "batches", "batch_rows_max", "state_rows_peak", "state_rows_final", "state_rows_half", "state_growth",
+    "state_unbounded", NULL};
+
+int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_", 6); }
 
 int sd_scenario_is_group_count(const char *name) {
     static const char *const g[] = {"groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group",

@@ -263,6 +263,8 @@ extern const char *const sd_scenario_runtime_vars[];
 extern const char *const sd_scenario_count_names[];
 /* A result model's group count (groups_expected, wrong_value, ...): stored only with a `model`. */
 int sd_scenario_is_group_count(const char *name);
+/* state_*: a bounds figure, -1 when the run could not measure it */
+int sd_scenario_is_state_count(const char *name);
 /* Map an expect name or alias (unique, rows, ...) to its canonical name, or NULL. */
 const char *sd_scenario_count_canonical(const char *name);
 

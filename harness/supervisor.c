@@ -123,7 +123,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
     int64_t mono = sd_util_mono_ms();
     s->st.last_output_mono_ms = mono;
     char *z = sd_util_strndup(line, len);
-    sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1};
+    sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1, .state = -1};
     const char *m;
     int current = str->inc == s->st.incarnation;
     if ((m = strstr(z, "SD-BATCH "))) {
@@ -146,6 +146,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
                 }
             } else {
                 ev.type = SD_SUP_EV_COMMIT;
+                sd_sup_field(rest, "state", &ev.state);
                 const char *o = strstr(rest, "offsets=");
                 if (o) {
                     o += 8;

@@ -8,12 +8,13 @@
  *
  *     SD-READY
  *     SD-BATCH begin id=N [rows=K]
- *     SD-BATCH commit id=N [rows=K] [offsets=P:O,P:O,...]
+ *     SD-BATCH commit id=N [rows=K] [offsets=P:O,P:O,...] [state=S]
  *     SD-PROGRESS {json}          (a Spark StreamingQueryProgress, for instance)
  *
  * anywhere in a line of either stream (so a logger's prefix is fine).
  * `offsets` are the next offsets to consume per source partition after the
- * batch, the way Kafka commits them. Markers and exits are queued as events
+ * batch, the way Kafka commits them; `state` the rows of state the
+ * pipeline keeps after the batch (windows open, ids remembered, ...). Markers and exits are queued as events
  * for the runner's thread, which owns run.db; the current state can be read
  * at any time with sd_sup_state().
  *
@@ -46,6 +47,7 @@ typedef struct sd_sup_event_s {
     int incarnation;
     int64_t t_ms;          /* wall clock when read */
     int64_t batch, rows;   /* markers; rows -1 if not given */
+    int64_t state;         /* COMMIT: state=, -1 if not given */
     char *text;            /* COMMIT: its offsets, PROGRESS: the JSON, else NULL; owned by the event */
     int exit_code;         /* EXIT: code, or -1 when killed by a signal */
     int exit_signal;       /* EXIT: signal, or 0 */

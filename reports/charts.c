@@ -8,6 +8,9 @@
  *             time: p50, p95, p99 and max per time window; faults marked
  *   batches   rows per batch, in order, batches re-run by a later
  *             incarnation (replayed) apart from first runs
+ *   state     the rows of state the pipeline kept after each batch (per
+ *             query, summed over its stateful operators), and the
+ *             watermark it reported, over time; faults marked
  *
  * Each is written as SVG (inlined in report.html) and PNG (for report.md)
  * into charts/, with the data files gnuplot read. Everything is
@@ -377,6 +380,65 @@ static int sd_chart_batches(sd_charts_t *c, char *err, size_t errlen) {
     return rc;
 }
 
+/* State rows after each batch per query, and the watermark. 1 when the
+ * pipeline reported no state. */
+static int sd_chart_state(sd_charts_t *c, char *err, size_t errlen) {
+    if (sd_q1(c->db, "SELECT count(*) FROM state") <= 0) return 1;
+    int64_t first_event = sd_q1(c->db, "SELECT min(event_time_ms) FROM sent WHERE kind = 'valid'");
+    char *dat = sd_util_fmt("%s/state.dat", c->dir);
+    FILE *f = fopen(dat, "w");
+    free(dat);
+    if (!f) return sd_err_set(err, errlen, SD_ERR_IO, "charts: write state.dat"), -1;
+    sqlite3_stmt *st;
+    const char *sql = "WITH k AS (SELECT query, batch, max(t_ms) AS t FROM state GROUP BY query, batch)"
+                      " SELECT s.query, s.t_ms, sum(coalesce(s.rows_total, 0)), max(s.watermark_ms) FROM state s"
+                      " JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms GROUP BY s.query, s.batch ORDER BY s.query, s.t_ms";
+    char queries[8][64];
+    int nq = 0, has_wm = 0;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *q = (const char *)sqlite3_column_text(st, 0);
+            if (!q) q = "";
+            if (!nq || strcmp(queries[nq - 1], q)) {
+                if (nq == 8) break;
+                if (nq) fprintf(f, "\n\n");
+                snprintf(queries[nq++], sizeof(queries[0]), "%s", q);
+                fprintf(f, "# query %s: seconds state_rows watermark_minutes\n", q);
+            }
+            double x = (double)(sqlite3_column_int64(st, 1) - c->t0) / 1000.0;
+            int wm = sqlite3_column_type(st, 3) != SQLITE_NULL && first_event >= 0;
+            if (wm) has_wm = 1;
+            if (wm) fprintf(f, "%.3f %lld %.3f\n", x, (long long)sqlite3_column_int64(st, 2),
+                            (double)(sqlite3_column_int64(st, 3) - first_event) / 60000.0);
+            else fprintf(f, "%.3f %lld NaN\n", x, (long long)sqlite3_column_int64(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
+    fclose(f);
+    sd_buf_t g;
+    sd_buf_init(&g);
+    sd_buf_printf(&g, sd_chart_head, c->dir, "state", "state rows kept after each batch, and the watermark");
+    sd_buf_puts(&g, "set ylabel 'state rows'\nset yrange [0:*]\n");
+    if (has_wm) sd_buf_puts(&g, "set y2label 'watermark (event-time minutes after the first event)'\nset y2tics\nset ytics nomirror\n");
+    sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
+    static const char *const colors[] = {"#8e44ad", "#2980b9", "#16a085", "#d35400", "#2c3e50", "#c0392b", "#7f8c8d", "#27ae60"};
+    sd_buf_puts(&g, "plot ");
+    for (int i = 0; i < nq; i++) {
+        sd_buf_printf(&g, "%s'%s/state.dat' index %d using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb '%s' title 'state rows%s", i ? ", \\\n     " : "",
+                      c->dir, i, colors[i], queries[i][0] ? " of " : "");
+        sd_label(&g, queries[i]);
+        sd_buf_puts(&g, "'");
+        if (has_wm)
+            sd_buf_printf(&g, ", \\\n     '%s/state.dat' index %d using 1:3 axes x1y2 with steps lw 1 dt 2 lc rgb '%s' title 'watermark%s", c->dir, i,
+                          colors[i], queries[i][0] ? " of " : ""), sd_label(&g, queries[i]), sd_buf_puts(&g, "'");
+    }
+    sd_buf_puts(&g, "\n");
+    sd_buf_printf(&g, sd_chart_png, c->dir, "state");
+    int rc = sd_chart_write(c, "state", g.data, err, errlen);
+    sd_buf_free(&g);
+    return rc;
+}
+
 static sd_err_t sd_charts_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     (void)path;
     sd_charts_t c;
@@ -408,6 +470,7 @@ static sd_err_t sd_charts_write(const sd_report_model_t *m, const char *path, ch
     int rc = sd_chart_timeline(&c, err, errlen);
     if (rc >= 0) rc = sd_chart_latency(&c, err, errlen) < 0 ? -1 : 0;
     if (rc >= 0) rc = sd_chart_batches(&c, err, errlen) < 0 ? -1 : 0;
+    if (rc >= 0) rc = sd_chart_state(&c, err, errlen) < 0 ? -1 : 0;
     sd_buf_free(&c.faults);
     sqlite3_close(c.db);
     free(c.dir);

@@ -179,6 +179,7 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
     sd_html_svg(&b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
     sd_html_svg(&b, m->run_dir, "latency", "end-to-end latency quantiles over time");
     sd_html_svg(&b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
+    sd_html_svg(&b, m->run_dir, "state", "state rows kept after each batch, and the watermark");
 
     sd_buf_puts(&b, "<h2>Checks</h2>\n<table id=\"checks\"><tr><th>check</th><th>expected</th><th>actual</th><th>result</th><th>detail</th></tr>\n");
     for (int i = 0; i < m->nchecks; i++) {

@@ -87,6 +87,9 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     char *png = sd_util_fmt("%s/charts/timeline.png", m->run_dir);
     if (sd_util_exists(png)) sd_buf_puts(&b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
     free(png);
+    png = sd_util_fmt("%s/charts/state.png", m->run_dir);
+    if (sd_util_exists(png)) sd_buf_puts(&b, "![state rows kept after each batch, and the watermark](charts/state.png)\n\n");
+    free(png);
     if (m->description[0]) {
         sd_buf_puts(&b, "<details><summary>Scenario</summary>\n\n");
         sd_report_md_escape(&b, m->description);

@@ -229,6 +229,18 @@ def check_markdown(run, summary, expect_verdict):
     return dom
 
 
+def check_state_chart(run, summary):
+    """report.html inlines the state chart, drawn and titled; report.md links its PNG."""
+    dom = Dom(render(os.path.join(run, "report.html"), os.path.join(run, "report.png")))
+    where = os.path.relpath(os.path.join(run, "report.html"))
+    check(dom.count("svg", "chart-state") == 1, f"{where}: no inline SVG in figure#chart-state")
+    check(dom.count("path", "chart-state") >= 5, f"{where}: figure#chart-state draws almost nothing")
+    check("state rows kept after each batch" in dom.text("chart-state"), f"{where}: figure#chart-state lacks its title")
+    check(f"state_unbounded {summary['counts']['state_unbounded']}" in dom.text("counts"), f"{where}: the counts table lacks state_unbounded")
+    md = open(os.path.join(run, "report.md"), encoding="utf-8").read()
+    check("(charts/state.png)" in md, f"{run}/report.md: no state chart image")
+
+
 def check_export(run, summary):
     exp = os.path.join(run, "export")
     where = os.path.relpath(exp)
@@ -295,7 +307,14 @@ def main():
     check_junit(os.path.join(alo, "junit.xml"), [s])
     check_export(alo, s)
 
-    # 3. markup in an id: shown as text everywhere, never as markup
+    # 3. a growing state: the state chart in report.html and report.md
+    st = os.path.join(out, "state", "parcel-state")
+    s = json.load(open(os.path.join(st, "summary.json")))
+    check(s["verdict"] == "fail" and s["counts"].get("state_unbounded") == 1,
+          f"{st}: expected the bounded-state rule to fail: {s['verdict']} {s['counts'].get('state_unbounded')}")
+    check_state_chart(st, s)
+
+    # 4. markup in an id: shown as text everywhere, never as markup
     hos = os.path.join(out, "hostile", "report-hostile")
     s = json.load(open(os.path.join(hos, "summary.json")))
     unx = s.get("anomalies", {}).get("target", {}).get("unexpected", {}).get("sample", [])
@@ -355,6 +374,8 @@ def self_test(out):
          lambda d: check_markdown(d, load(d), "fail"), "not shown as text"),
         ("the chart missing from report.md", eo, lambda d: edit(f"{d}/report.md", "(charts/timeline.png)", "(charts/none.png)"),
          lambda d: check_markdown(d, load(d), "pass"), "timeline chart image"),
+        ("the state chart missing", "state/parcel-state", lambda d: edit(f"{d}/report.html", 'id="chart-state"', 'id="chart-gone"'),
+         lambda d: check_state_chart(d, load(d)), "chart-state"),
         ("an id missing from an export CSV", alo, lambda d: drop_last_line(f"{d}/export/target-duplicated.csv"),
          lambda d: check_export(d, load(d)), "rows for"),
     ]

@@ -53,6 +53,10 @@
  *                       (already written) windows again with them counted
  *   inclusive-end       --window: a record exactly at a window's end is
  *                       counted in that window instead of the next
+ *   keep-state          --window: never evict the rows of written windows
+ *                       (the output is right; the state grows with every
+ *                       record, as a watermark that never reaches the
+ *                       state store's eviction does)
  *   latest-by-arrival   --latest: the last record read wins, even when its
  *                       event time is older (a blind upsert)
  *   tz-shift            write event_time an hour later than it was sent
@@ -70,6 +74,9 @@
  * minus --watermark) passes its end. Its state is the rows of bronze of
  * the windows not yet written, so in exactly-once mode rows, state, output
  * and offsets commit in one transaction; a replayed id is counted once.
+ * The rows of a written window are evicted in the same transaction (a
+ * record for it can only be late now), and each commit marker says how
+ * many rows of state are left (state=N).
  *
  * --latest keeps the newest scan per parcel in table latest (parcel_id,
  * location, scan, sd_event_ms, sd_writer): an upsert that replaces a row
@@ -80,7 +87,7 @@
  *
  *   SD-READY
  *   SD-BATCH begin id=N rows=K
- *   SD-BATCH commit id=N rows=K offsets=P:O,...
+ *   SD-BATCH commit id=N rows=K offsets=P:O,... [state=S]
  *
  * With --bare-markers it prints neither SD-READY nor rows=, as many
  * pipelines do: the harness must find readiness and land mid-batch kills
@@ -136,7 +143,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift;
+        latest_by_arrival, tz_shift, keep_state;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -212,7 +219,7 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end},
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -770,6 +777,20 @@ int main(int argc, char **argv) {
             }
             for (int x = 0; x < nlate_ws; x++) emit_windows(late_ws[x], late_ws[x] + 1, batch_id);
             if (weak.early_emit) emit_windows(emitted_upto, INT64_MAX, batch_id);
+            /* evict the written windows' rows (count-late recounts them) */
+            if (!weak.keep_state && !weak.count_late && emitted_upto != INT64_MIN) {
+                char eq[256];
+                snprintf(eq, sizeof(eq), "DELETE FROM %s WHERE sd_event_ms < %lld", o.table, (long long)emitted_upto);
+                sql(eq);
+            }
+        }
+        int64_t state_rows = -1;
+        if (o.window_ms) {
+            char cq[128];
+            snprintf(cq, sizeof(cq), "SELECT count(*) FROM %s", o.table);
+            sqlite3_stmt *cs = prep(cq);
+            if (sqlite3_step(cs) == SQLITE_ROW) state_rows = sqlite3_column_int64(cs, 0);
+            sqlite3_finalize(cs);
         }
         if (batch_max != INT64_MIN) {
             sqlite3_bind_text(setstate, 1, "max_event_ms", -1, SQLITE_STATIC);
@@ -787,6 +808,7 @@ int main(int argc, char **argv) {
             printf(" offsets=");
             for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)next[p]);
         }
+        if (state_rows >= 0 && !o.bare_markers) printf(" state=%lld", (long long)state_rows);
         printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
         for (int i = 0; i < n; i++) rd_kafka_message_destroy(b[i]);
     }

@@ -258,3 +258,65 @@ Test(result, latest_ignores_events_the_contract_does_not_count) {
     cr_expect(strstr(r.anomalies[0].detail, "a late event the contract drops") != NULL, "%s", r.anomalies[0].detail);
     sd_result_free(&r);
 }
+
+/* ---- the bounded-state rule ---- */
+
+static void state_series(int64_t n, int64_t per_batch, int64_t (*level)(int64_t i, int64_t read), int64_t *read, int64_t *state) {
+    for (int64_t i = 0; i < n; i++) {
+        read[i] = (i + 1) * per_batch;
+        state[i] = level(i, read[i]);
+    }
+}
+static int64_t level_flat(int64_t i, int64_t read) { (void)read; return i < 3 ? 20 * (i + 1) : 60; }
+static int64_t level_all(int64_t i, int64_t read) { (void)i; return read; }
+static int64_t level_sawtooth(int64_t i, int64_t read) { (void)read; return 40 + (i % 5) * 10; }
+static int64_t level_slow(int64_t i, int64_t read) { (void)i; return 60 + read / 20; }   /* 5% of what is read */
+static int64_t level_leak(int64_t i, int64_t read) { (void)i; return 60 + read / 5; }    /* 20% */
+
+Test(result, state_rule_level_state_is_bounded) {
+    int64_t read[20], state[20];
+    sd_state_rule_t r;
+    state_series(20, 50, level_flat, read, state);
+    sd_result_state_rule(read, state, 20, &r);
+    cr_assert(r.judged && !r.unbounded);
+    cr_assert_eq(r.peak, 60);
+    cr_assert_eq(r.growth, 0);
+    state_series(20, 50, level_sawtooth, read, state);   /* evicting as it goes */
+    sd_result_state_rule(read, state, 20, &r);
+    cr_assert(r.judged && !r.unbounded);
+    state_series(20, 50, level_slow, read, state);       /* 5% of the reads: under the 10% line */
+    sd_result_state_rule(read, state, 20, &r);
+    cr_assert(r.judged && !r.unbounded, "growth %lld over %lld", (long long)r.growth, (long long)r.read_after);
+}
+
+Test(result, state_rule_state_that_keeps_every_row_or_a_share_is_unbounded) {
+    int64_t read[20], state[20];
+    sd_state_rule_t r;
+    state_series(20, 50, level_all, read, state);
+    sd_result_state_rule(read, state, 20, &r);
+    cr_assert(r.judged && r.unbounded);
+    cr_assert_eq(r.half, 500);    /* the first batch with half of 1,000 read */
+    cr_assert_eq(r.final, 1000);
+    cr_assert_eq(r.growth, 500);
+    cr_assert_eq(r.read_after, 500);
+    state_series(20, 50, level_leak, read, state);
+    sd_result_state_rule(read, state, 20, &r);
+    cr_assert(r.judged && r.unbounded);
+}
+
+Test(result, state_rule_needs_four_batches_and_a_hundred_rows) {
+    int64_t read[20], state[20];
+    sd_state_rule_t r;
+    state_series(3, 100, level_all, read, state);
+    sd_result_state_rule(read, state, 3, &r);
+    cr_assert(!r.judged);
+    cr_assert_eq(r.peak, 300);    /* the peak is known all the same */
+    state_series(10, 9, level_all, read, state);
+    sd_result_state_rule(read, state, 10, &r);
+    cr_assert(!r.judged);
+    state_series(4, 25, level_all, read, state);
+    sd_result_state_rule(read, state, 4, &r);
+    cr_assert(r.judged && r.unbounded);
+    sd_result_state_rule(read, state, 0, &r);
+    cr_assert(!r.judged && r.peak == 0);
+}

@@ -56,6 +56,8 @@ def arguments(description, extra=None):
                     help="processing-time:INTERVAL | available-now | once | real-time:INTERVAL")
     ap.add_argument("--row-delay-ms", type=int, default=0, help="per-row pause standing in for real work")
     ap.add_argument("--max-offsets", type=int, default=0, help="maxOffsetsPerTrigger (0: no limit)")
+    ap.add_argument("--state-store", choices=("default", "rocksdb"), default="default",
+                    help="the state store provider (HDFS-backed default, or RocksDB)")
     ap.add_argument("--master", default=env("STREAMDRILL_SPARK_MASTER", "local[4]"))
     if extra:
         extra(ap)
@@ -94,6 +96,9 @@ def session(app, a):
          .config("spark.sql.shuffle.partitions", "2")
          .config("spark.driver.memory", "1g")
          .config("spark.sql.streaming.numRecentProgressUpdates", "1000"))
+    if a.state_store == "rocksdb":
+        b = b.config("spark.sql.streaming.stateStore.providerClass",
+                     "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
     if jars:
         b = b.config("spark.jars", jars)
     spark = b.getOrCreate()
