@@ -28,7 +28,7 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c har
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
               harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
-              harness/run_bounds.c
+              harness/run_bounds.c harness/result_join.c harness/run_join.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c
@@ -37,7 +37,7 @@ CXX_SRC     = harness/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report
-PIPELINES   = scenarios/pipelines/refpipe
+PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -61,6 +61,9 @@ $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
+
+scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libstreamdrill.a

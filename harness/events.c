@@ -151,6 +151,63 @@ int64_t sd_events_time(const sd_events_t *ev, int64_t seq) {
     return ev->conf.start_ms + seq * ev->conf.step_ms;
 }
 
+/* The parcel id of the event whose first hash is h: "P%08u". */
+static void sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) {
+    unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
+    if (parcel < 100000000u) {
+        pid[0] = 'P';
+        for (unsigned i = 8, v = parcel; i >= 1; i--, v /= 10) pid[i] = (char)('0' + v % 10);
+        pid[9] = 0;
+    } else {
+        snprintf(pid, 16, "P%08u", parcel);
+    }
+}
+
+size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out) {
+    memcpy(out, ev->tag, ev->taglen);
+    int n = snprintf(out + ev->taglen, 40, "-d%lld", (long long)seq);
+    return ev->taglen + (size_t)n;
+}
+
+int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq) {
+    if (len < taglen + 3 || len > taglen + 21 || memcmp(s, tag, taglen) || s[taglen] != '-' || s[taglen + 1] != 'd') return -1;
+    const char *p = s + taglen + 2, *end = s + len;
+    if (*p == '0' && p + 1 != end) return -1;
+    uint64_t v = 0;
+    for (; p < end; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return -1;
+        v = v * 10 + d;
+    }
+    if (v > (uint64_t)INT64_MAX / 2) return -1;
+    *seq = (int64_t)v;
+    return 0;
+}
+
+int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,
+                       int64_t *event_time_ms) {
+    if (ev->conf.kind == SD_EVENTS_LOG || ev->conf.delivery_share <= 0) return 0;
+    uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
+    /* a third hash, for the delivery's own draws */
+    uint64_t d = sd_util_mix64(h ^ 0xD1B54A32D192ED03ULL);
+    if ((int)(d % 100u) >= ev->conf.delivery_share) return 0;
+    int64_t span = ev->conf.delivery_max_ms - ev->conf.delivery_min_ms;
+    int64_t t = scan_time_ms + ev->conf.delivery_min_ms + (span > 0 ? (int64_t)((d >> 8) % (uint64_t)(span + 1)) : 0);
+    char id[64], pid[16], iso[32], courier[8];
+    sd_events_delivery_id(ev, seq, id);
+    sd_events_parcel(ev, h, pid);
+    sd_util_iso8601(t, iso, sizeof(iso));
+    snprintf(courier, sizeof(courier), "C%02u", (unsigned)((d >> 40) % 40u));
+    sd_buf_reset(payload);
+    sd_buf_reset(key);
+    sd_buf_puts(key, pid);
+    const char *parts[] = {"{\"delivery_id\":\"", id, "\",\"parcel_id\":\"", pid, "\",\"delivered_at\":\"", iso,
+                           "\",\"courier\":\"", courier, "\"}"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) sd_buf_puts(payload, parts[i]);
+    if (event_time_ms) *event_time_ms = t;
+    return 1;
+}
+
 sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
                           int64_t *event_time_ms, char *err, size_t errlen) {
     sd_buf_reset(payload);
@@ -185,20 +242,13 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
     int64_t t = time_ms != INT64_MIN ? time_ms : ev->conf.start_ms + seq * ev->conf.step_ms;
     char iso[32];
     sd_util_iso8601(t, iso, sizeof(iso));
-    unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
     unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
     const char *hub = sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))];
     const char *scan = sd_scan_types[h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0]))];
     /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>","weight_g":N},
      * assembled by hand: this runs once per event sent */
     char pid[16], loc2[16];
-    if (parcel < 100000000u) {
-        pid[0] = 'P';
-        for (unsigned i = 8, v = parcel; i >= 1; i--, v /= 10) pid[i] = (char)('0' + v % 10);
-        pid[9] = 0;
-    } else {
-        snprintf(pid, sizeof(pid), "P%08u", parcel);
-    }
+    sd_events_parcel(ev, h, pid);
     sd_buf_puts(key, pid);
     if (loc < 100) loc2[0] = (char)('0' + loc / 10), loc2[1] = (char)('0' + loc % 10), loc2[2] = 0;
     else snprintf(loc2, sizeof(loc2), "%02u", loc);

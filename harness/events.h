@@ -30,6 +30,10 @@ typedef struct sd_events_conf_s {
     const char *log_path;  /* SD_EVENTS_LOG */
     const char *id_field;  /* the payload field that carries the id */
     const char *time_field;
+    /* `deliveries`: a delivery for share percent of the scans, min_ms to
+     * max_ms after the scan's event time (0 share: none) */
+    int delivery_share;
+    int64_t delivery_min_ms, delivery_max_ms;
 } sd_events_conf_t;
 
 sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *err, size_t errlen);
@@ -48,6 +52,18 @@ int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len
  * is left empty when the event has none. *event_time_ms gets the event time. */
 sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
                           int64_t *event_time_ms, char *err, size_t errlen);
+
+/* The second, correlated generator (`deliveries`): scan seq of the
+ * parcel-scan generator has a delivery when a hash of (seed, seq) falls in
+ * the share; it is {"delivery_id":"<tag>-d<seq>","parcel_id":<the scan's>,
+ * "delivered_at":<the scan's event time + a seeded delay>,"courier":"C<nn>"}
+ * keyed by the parcel. Returns 1 and renders it, 0 when the scan has none. */
+int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,
+                       int64_t *event_time_ms);
+/* The delivery id of scan seq into out (at least 48 bytes); its length. */
+size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out);
+/* Parse a delivery id of this run's tag: 0 and *seq (the scan's), -1 if it is not one. */
+int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq);
 
 /* Natural event time of seq (no rendering). */
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq);

@@ -564,10 +564,11 @@ static const char *const sd_drift_words[] = {"extra-field", "type-change", NULL}
 static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
 static const char *const sd_spark_what[] = {"commit-marker", "offsets", "state", NULL};
-static const char *const sd_model_words[] = {"windows", "latest", "rows", NULL};
-static const int sd_model_values[] = {1, 2, 3};
+static const char *const sd_model_words[] = {"windows", "latest", "rows", "join", NULL};
+static const int sd_model_values[] = {1, 2, 3, 4};
+static const char *const sd_join_words[] = {"inner", "left", "full", NULL};
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
-static const char *const sd_output_words[] = {"append", "update", NULL};
+static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
 
 /* ---- header hooks ---- */
 
@@ -777,6 +778,16 @@ static sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
     return SD_OK;
 }
 
+static sd_err_t sd_fin_deliveries(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    if (sc->delivery_min_ms > sc->delivery_max_ms)
+        return sd_perr(c, ts->line, 1, "deliveries: expected min-delay= at most max-delay=, found %lld ms and %lld ms",
+                       (long long)sc->delivery_min_ms, (long long)sc->delivery_max_ms);
+    sc->has_deliveries = 1;
+    sc->deliveries_line = ts->line;
+    return SD_OK;
+}
+
 static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj;
     /* keys 1 and 2 (checkpoint=, batches=) belong to progress spark, key 3 (group=) to progress group */
@@ -797,6 +808,19 @@ static sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
             if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' || *p == ','))
                 return sd_perr(c, ts->line, 1, "model: expected field names separated by commas in %s=, found \"%s\"",
                                list == m->keys ? "key" : "fields", list);
+    if (m->kind != 4 && (m->within_ms || m->left_col || m->right_col || m->join_type))
+        return sd_perr(c, ts->line, 1, "model %s: expected no type=, within=, left= or right= (they are for join), found one",
+                       ts->t[1].text);
+    if (m->kind == 4) {
+        if (!sc->has_deliveries)
+            return sd_perr(c, ts->line, 1, "model join: expected a `deliveries` line before it (the join's second source), found none");
+        if (!m->within_ms) return sd_perr(c, ts->line, 1, "model join: expected within=DURATION (the time-range condition), found none");
+        if (m->size_ms || m->aggs || m->value || m->fields || m->slide_ms)
+            return sd_perr(c, ts->line, 1, "model join: expected no size=, slide=, agg=, value= or fields=, found one");
+        if (!m->keys) m->keys = sd_util_strdup("parcel_id");
+        if (strchr(m->keys, ',')) return sd_perr(c, ts->line, 1, "model join: expected one key field, found \"%s\"", m->keys);
+        return SD_OK;
+    }
     if (m->kind == 3) {
         if (!m->fields) return sd_perr(c, ts->line, 1, "model rows: expected fields=FIELD[,...], found none");
         if (m->keys || m->size_ms || m->aggs || m->value)
@@ -982,6 +1006,19 @@ static const sd_lang_key_t sd_keys_events[] = {
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(log_id_field), .help = "the log's id field"},
     END};
 
+static const sd_lang_key_t sd_keys_deliveries[] = {
+    {.name = "topic", .form = SD_K_KEY, .type = SD_V_TOPIC, .off = H(deliveries_topic),
+     .help = "its topic (default: the source's name and `-deliveries`, with the run's suffix)"},
+    {.name = "partitions", .form = SD_K_KEY, .type = SD_V_INT, .off = H(deliveries_partitions), .min = 1, .max = 1000, .def = 3,
+     .has_def = 1, .help = "partitions of the topic the run creates"},
+    {.name = "share", .form = SD_K_KEY, .type = SD_V_INT, .off = H(delivery_share), .min = 1, .max = 100, .def = 70, .has_def = 1,
+     .help = "percent of the scans that get a delivery"},
+    {.name = "min-delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(delivery_min_ms), .def = 60000, .has_def = 1,
+     .help = "a delivery's event time is at least this after its scan's"},
+    {.name = "max-delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(delivery_max_ms), .def = 1200000, .has_def = 1,
+     .help = "and at most this"},
+    END};
+
 static const sd_lang_key_t sd_keys_contract[] = {
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(id_field), .help = "the id field (default event_id)"},
     {.name = "time", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(time_field), .help = "the event-time field (default event_time)"},
@@ -1012,9 +1049,10 @@ static const sd_lang_key_t sd_keys_progress[] = {
     END};
 
 static const sd_lang_key_t sd_keys_model[] = {
-    {.name = "windows|latest|rows", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(model.kind), .choices = sd_model_words,
+    {.name = "windows|latest|rows|join", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(model.kind), .choices = sd_model_words,
      .values = sd_model_values, .required = 1,
-     .help = "event-time windows aggregated per key, the latest row per key, or the ids (the default) with their fields"},
+     .help = "event-time windows aggregated per key, the latest row per key, the ids (the default) with their fields, or the "
+             "rows of a join of the scans with the deliveries"},
     {.name = "size", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.size_ms), .min = 1,
      .help = "windows: the window length"},
     {.name = "slide", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.slide_ms), .min = 1,
@@ -1025,7 +1063,8 @@ static const sd_lang_key_t sd_keys_model[] = {
     {.name = "agg", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.aggs), .meta = "count,sum,min,max,avg",
      .help = "the aggregates, each a column of the sink (default count)"},
     {.name = "output", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.output), .choices = sd_output_words, .has_def = 1,
-     .help = "append: each closed window once, final; update: the last row per window is its value"},
+     .help = "append: each closed window once, final; update: the last row per window is its value; complete: the sink holds "
+             "the whole table, late events counted"},
     {.name = "sink", .form = SD_K_KEY, .type = SD_V_NAME, .off = H(model.sink), .help = "the sink it judges (default target)"},
     {.name = "start", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.start_col), .meta = "COLUMN",
      .help = "the column holding a window's start (default window_start)"},
@@ -1033,6 +1072,14 @@ static const sd_lang_key_t sd_keys_model[] = {
      .help = "latest, rows: the fields whose values a row must hold"},
     {.name = "order", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.by_arrival), .choices = sd_order_words, .has_def = 1,
      .help = "latest: the newest event is the one with the newest event time, or the last one sent"},
+    {.name = "type", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.join_type), .choices = sd_join_words, .has_def = 1,
+     .help = "join: inner, left outer or full outer"},
+    {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.within_ms),
+     .help = "join: a delivery matches a scan of its parcel from the scan's event time to this much after it"},
+    {.name = "left", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.left_col), .meta = "COLUMN",
+     .help = "join: the column holding the scan's id (default event_id)"},
+    {.name = "right", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.right_col), .meta = "COLUMN",
+     .help = "join: the column holding the delivery's id (default delivery_id)"},
     END};
 
 static const sd_lang_key_t sd_keys_faketime[] = {
@@ -1188,6 +1235,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
                 "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
+    {.name = "deliveries", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_deliveries, .finish = sd_fin_deliveries,
+     .meaning = "a second source topic for joins, fed by a generator correlated with the scans: scan *n* has a delivery when a hash "
+                "of the seed and *n* falls in `share=` percent, `{\"delivery_id\":\"<tag>-d<n>\",\"parcel_id\":<the scan's>,"
+                "\"delivered_at\":<the scan's event time + min-delay..max-delay>,\"courier\":\"C<nn>\"}`, keyed by the parcel, "
+                "sent with the scan's first copy (replays, late and malformed events have none). Its topic is `{deliveries}` in the "
+                "pipeline's command, `STREAMDRILL_DELIVERIES_TOPIC` in its environment. Needs the parcel-scan generator."},
     {.name = "contract", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_contract,
      .meaning = "what the pipeline promises: the id and event-time fields, the watermark delay, what happens to late and malformed "
                 "events, whether it removes duplicate input (`drop`: each id once in the target) or passes every input record on "

@@ -21,6 +21,7 @@
 typedef struct {
     int64_t n, seq, event_time_ms, queued_ms;
     int step;
+    int side;                       /* a message to the second source (table side) */
     const char *kind, *disp;        /* static strings */
     size_t detail_off, key_off;     /* into text, (size_t)-1 = NULL */
 } sd_lsend_t;
@@ -47,6 +48,7 @@ struct sd_ledger_s {
     char *path;
     int in_txn;                     /* under mu */
     int64_t txn_started_ms;
+    sqlite3_stmt *ins_side;          /* prepared on first use: run.db files of older versions lack the table */
     sqlite3_stmt *ins_send, *ins_send_n, *ins_ack, *ins_ack_n, *ins_sample, *ins_batch_begin, *upd_batch_commit;
     pthread_mutex_t mu;             /* the connection: held around every use of db */
 
@@ -80,6 +82,12 @@ static const char sd_ledger_schema[] =
     " s.detail AS detail, s.event_time_ms AS event_time_ms, s.msg_key AS msg_key, s.step AS step,"
     " s.queued_ms AS queued_ms, a.partition AS partition, a.offset AS offset, a.acked_ms AS acked_ms,"
     " a.error AS error FROM sent s LEFT JOIN ack a ON a.n = s.n;\n"
+    /* messages to the second source (`deliveries`): seq is the scan whose
+     * delivery it is; its delivery report is in ack like any message's */
+    "CREATE TABLE side(n INTEGER PRIMARY KEY, seq INTEGER NOT NULL, event_time_ms INTEGER, msg_key TEXT, step INTEGER,"
+    " queued_ms INTEGER);\n"
+    "CREATE VIEW side_ledger AS SELECT s.*, a.partition AS partition, a.offset AS offset, a.acked_ms AS acked_ms,"
+    " a.error AS error FROM side s LEFT JOIN ack a ON a.n = s.n;\n"
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
@@ -148,10 +156,34 @@ static void sd_bind_text_or_null(sqlite3_stmt *st, int i, const sd_buf_t *text, 
 }
 
 /* Under mu: one batch's messages, then its delivery reports, committed. */
+static sd_err_t sd_ledger_write_side(sd_ledger_t *l, const sd_lbatch_t *b, const sd_lsend_t *m, char *err, size_t errlen) {
+    if (!l->ins_side && sqlite3_prepare_v2(l->db, "INSERT INTO side(n,seq,event_time_ms,msg_key,step,queued_ms) VALUES(?,?,?,?,?,?)",
+                                           -1, &l->ins_side, NULL) != SQLITE_OK)
+        return sd_ledger_sqlerr(l, "prepare the second source's record", err, errlen);
+    sqlite3_stmt *st = l->ins_side;
+    sqlite3_bind_int64(st, 1, m->n);
+    sqlite3_bind_int64(st, 2, m->seq);
+    if (m->event_time_ms != INT64_MIN) sqlite3_bind_int64(st, 3, m->event_time_ms);
+    else sqlite3_bind_null(st, 3);
+    sd_bind_text_or_null(st, 4, &b->text, m->key_off);
+    sqlite3_bind_int(st, 5, m->step);
+    sqlite3_bind_int64(st, 6, m->queued_ms);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SD_OK : sd_ledger_sqlerr(l, "record the second source's messages", err, errlen);
+}
+
 static sd_err_t sd_ledger_write_batch(sd_ledger_t *l, sd_lbatch_t *b, char *err, size_t errlen) {
     sd_err_t e = sd_ledger_begin(l, err, errlen);
     for (int64_t i = 0; !e && i < b->nsends;) {
-        int rows = b->nsends - i >= SD_LEDGER_ROWS ? SD_LEDGER_ROWS : 1;
+        if (b->sends[i].side) {
+            e = sd_ledger_write_side(l, b, &b->sends[i], err, errlen);
+            i++;
+            continue;
+        }
+        int64_t run = 0;
+        while (i + run < b->nsends && !b->sends[i + run].side && run < SD_LEDGER_ROWS) run++;
+        int rows = run >= SD_LEDGER_ROWS ? SD_LEDGER_ROWS : 1;
         sqlite3_stmt *st = rows > 1 ? l->ins_send_n : l->ins_send;
         for (int k = 0; k < rows; k++, i++) {
             const sd_lsend_t *m = &b->sends[i];
@@ -437,7 +469,7 @@ void sd_ledger_close(sd_ledger_t *l) {
         pthread_mutex_unlock(&l->qmu);
         pthread_join(l->writer, NULL);
     }
-    sqlite3_stmt *sts[] = {l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin, l->upd_batch_commit};
+    sqlite3_stmt *sts[] = {l->ins_side, l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin, l->upd_batch_commit};
     for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) sqlite3_finalize(sts[i]);
     if (l->db) sqlite3_close(l->db);
     if (l->open) sd_lbatch_free(l->open);
@@ -554,6 +586,7 @@ sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, i
     m->step = s->step;
     m->kind = s->kind;
     m->disp = s->disposition;
+    m->side = s->side;
     m->detail_off = sd_lbatch_text(b, s->detail);
     m->key_off = sd_lbatch_text(b, s->key);
     if (n_out) *n_out = m->n;
@@ -820,6 +853,36 @@ void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t 
         sqlite3_finalize(st);
     }
     pthread_mutex_unlock(&l->mu);
+}
+
+void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque) {
+    sqlite3_stmt *st;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms, msg_key FROM side_ledger WHERE offset IS NOT NULL ORDER BY n", -1, &st,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 1),
+               (const char *)sqlite3_column_text(st, 2));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l, int with_side) {
+    sqlite3_stmt *st;
+    int64_t v = INT64_MIN;
+    const char *sql = with_side
+        ? "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
+          " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)"
+        : "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
+          " GROUP BY partition)";
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return v;
 }
 
 void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,

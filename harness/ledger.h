@@ -37,6 +37,7 @@ typedef struct sd_send_s {
     int64_t event_time_ms;    /* or INT64_MIN when none */
     const char *key;          /* message key or NULL */
     int step;                 /* index of the step that sent it */
+    int side;                 /* to the second source (`deliveries`): seq is its scan's */
 } sd_send_t;
 
 /* Create a new run.db at path (must not exist). */
@@ -130,6 +131,15 @@ void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *q
 void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max);
 /* Lowest and highest event time of the valid events sent (INT64_MIN: none). */
 void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
+
+/* Each acknowledged message of the second source (`deliveries`): the seq
+ * of its scan, its event time, its key. */
+void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque);
+
+/* The oldest of the partitions' newest event times, over the events sent to
+ * the target (and the second source's, with_side): the watermark an engine
+ * that keeps one per Kafka partition (Flink) reaches. INT64_MIN: none. */
+int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l, int with_side);
 
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);

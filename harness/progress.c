@@ -22,8 +22,17 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
         char *save = NULL, *list = sd_util_strdup(offsets);
         moved = 0;
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            /* P:O for the source topic, TOPIC:P:O for another one (the deliveries) */
+            char *c1 = strchr(tok, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             int p;
             long long o;
+            if (c2) {
+                *c1 = 0;
+                if (r->side_topic && !strcmp(tok, r->side_topic) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 &&
+                    p < r->side_partitions)
+                    r->side_consumed[p] = o;
+                continue;
+            }
             if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) {
                 int64_t before = r->consumed[p] < 0 ? 0 : r->consumed[p];
                 if (o > before) moved += o - before;
@@ -112,6 +121,19 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     if (!st.running) return -1;
+    /* the deliveries too, when the pipeline reports them (a commit that
+     * names none of their partitions reads another way: not judged here) */
+    int side_reported = 0;
+    for (int p = 0; r->side_consumed && p < r->side_partitions; p++) side_reported |= r->side_consumed[p] >= 0;
+    for (int p = 0; side_reported && p < r->side_partitions; p++) {
+        int64_t lo, hi;
+        if (sd_broker_watermarks(r->broker, r->side_topic, p, &lo, &hi, NULL, 0)) return -1;
+        if ((r->side_consumed[p] < 0 ? 0 : r->side_consumed[p]) < hi) {
+            snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of %s partition %d, which holds %lld",
+                     (long long)(r->side_consumed[p] < 0 ? 0 : r->side_consumed[p]), r->side_topic, p, (long long)hi);
+            return 0;
+        }
+    }
     for (int p = 0; p < r->partitions; p++) {
         int64_t lo, hi;
         if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0)) return -1;

@@ -68,6 +68,7 @@ static sd_err_t sd_spark_progress_open(sd_run_t *r, char *err, size_t errlen) {
     char *chk = sd_scenario_expand(r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}", &r->vars, err, errlen);
     if (!chk) return SD_ERR_SCENARIO;
     sd_err_t e = sd_spark_open(chk, r->topic, r->partitions, &r->spark, err, errlen);
+    if (!e && r->side_topic) sd_spark_set_side(r->spark, r->side_topic, r->side_partitions);
     sd_ledger_meta_set(r->ledger, "spark_checkpoint", chk, NULL, 0);
     free(chk);
     return e;

@@ -27,7 +27,7 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
     F(missing_copies), F(not_yet_consumed), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
-    F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed),
+    F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed), F(null_for_matched),
     F(batches), F(batch_rows_max), F(state_rows_peak), F(state_rows_final), F(state_rows_half), F(state_growth),
     F(state_unbounded),
     F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
@@ -189,8 +189,8 @@ static int sd_count_bucket(const char *count) {
 
 static char *sd_check_detail(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, const char *count) {
     static const char *const groups[] = {"groups_correct", "wrong_value", "missing_group", "unexpected_group", "emitted_twice",
-                                         "emitted_early", "groups_pending", "changed"};
-    for (int g = 0; g < 8; g++)
+                                         "emitted_early", "groups_pending", "changed", "null_for_matched"};
+    for (int g = 0; g < 9; g++)
         if (!strcmp(count, groups[g])) return ctx->group_detail[g] ? sd_util_strdup(ctx->group_detail[g]) : NULL;
     if (sd_scenario_is_state_count(count) || !strcmp(count, "batch_rows_max") || !strcmp(count, "batches"))
         return ctx->bounds_detail ? sd_util_strdup(ctx->bounds_detail) : NULL;
@@ -251,8 +251,10 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         implicit[ni++] = "wrong_value";
         implicit[ni++] = "missing_group";
         implicit[ni++] = "unexpected_group";
-        if (ctx->model == 1) implicit[ni++] = "emitted_early";
-        if ((ctx->model == 1 || ctx->model == 3) && ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "emitted_twice";
+        if (ctx->model == 1 || ctx->model == 5) implicit[ni++] = "emitted_early";
+        if (ctx->model == 5) implicit[ni++] = "null_for_matched";
+        if ((ctx->model == 1 || ctx->model == 3 || ctx->model == 5) && ctx->profile != SD_PROFILE_AT_LEAST_ONCE)
+            implicit[ni++] = "emitted_twice";
     } else {
         implicit[ni++] = "unexpected";
         if (ctx->profile != SD_PROFILE_AT_MOST_ONCE) {
@@ -288,7 +290,11 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     if (ctx->model && ctx->model != 4)
         sd_checks_not_judged(out, "ids in the target: it holds derived rows, judged by the result model group by group "
                                   "instead");
-    if (r->counts.groups_pending)
+    if (r->counts.groups_pending && ctx->model == 5)
+        sd_checks_not_judged(out, "pending null rows: the final watermark has not passed (or is exactly at) the time after which "
+                                  "no event could match them, so whether the join owes a null row is not known yet; see the "
+                                  "groups_pending count");
+    else if (r->counts.groups_pending)
         sd_checks_not_judged(out, "pending windows: the final watermark has not closed them (or ends exactly at their end), so "
                                   "their final value does not exist yet; see the groups_pending count");
     if (r->counts.not_yet_consumed)

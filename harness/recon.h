@@ -58,7 +58,7 @@ typedef struct sd_recon_counts_s {
         valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed;
     /* a result model's groups (result.h); zero without a model */
     int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
-        emitted_early, groups_pending, changed;
+        emitted_early, groups_pending, changed, null_for_matched;
     /* the pipeline's bounds (run_bounds.c): -1 when it did not report them */
     int64_t batches, batch_rows_max, state_rows_peak, state_rows_final, state_rows_half, state_growth, state_unbounded;
     /* end-to-end latency (send to first appearance in the sink), when the
@@ -119,8 +119,8 @@ typedef struct sd_recon_ctx_s {
     int malformed_to_quarantine;  /* contract malformed=quarantine */
     int keep_duplicates;          /* contract duplicates=keep: copies are counted (missing_copies) */
     int model;                    /* 0: the target's ids are judged; a result model: windows 1 append, 2 update; 3 latest;
-                                   * 4: ids judged, and their rows' fields (model rows fields=) */
-    const char *group_detail[8];  /* per sd_gbucket_t: the first groups of that bucket, for details */
+                                   * 4: ids judged, and their rows' fields (model rows fields=); 5 join */
+    const char *group_detail[9];  /* per sd_gbucket_t: the first groups of that bucket, for details */
     const char *bounds_why;       /* why the state counts are -1 (run_bounds.c), or NULL */
     const char *bounds_detail;    /* what the state figures rest on, for a failed state check, or NULL */
     const sd_step_t *const *expects;  /* the scenario's expect steps */

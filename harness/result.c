@@ -15,7 +15,7 @@
 
 const char *sd_gbucket_name(sd_gbucket_t b) {
     static const char *const n[] = {"correct", "wrong_value", "missing_group", "unexpected_group", "emitted_twice",
-                                    "emitted_early", "pending", "changed"};
+                                    "emitted_early", "pending", "changed", "null_for_matched"};
     return b < SD_G__COUNT ? n[b] : "?";
 }
 
@@ -435,6 +435,8 @@ void sd_result_state_rule(const int64_t *read, const int64_t *state, int64_t n, 
     if (n < 4 || total < 100) return;
     int64_t h = 0;
     while (h < n - 1 && read[h] * 2 < total) h++;
+    /* the second half must be spread over batches, not one batch's jump */
+    if (n - 1 - h < 3 || (total - read[h]) * 4 < total) return;
     out->judged = 1;
     out->half = state[h];
     out->final = state[n - 1];

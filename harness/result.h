@@ -36,11 +36,12 @@
 #include <stdint.h>
 
 enum { SD_AGG_COUNT = 1, SD_AGG_SUM = 2, SD_AGG_MIN = 4, SD_AGG_MAX = 8, SD_AGG_AVG = 16 };
-enum { SD_OUT_APPEND = 0, SD_OUT_UPDATE = 1 };
+enum { SD_OUT_APPEND = 0, SD_OUT_UPDATE = 1, SD_OUT_COMPLETE = 2 };
 
 typedef enum {
     SD_G_CORRECT = 0, SD_G_WRONG_VALUE, SD_G_MISSING, SD_G_UNEXPECTED, SD_G_TWICE, SD_G_EARLY, SD_G_PENDING,
     SD_G_CHANGED, /* model rows fields=: a row whose id is right and whose values are not what was sent */
+    SD_G_NULL_MATCHED, /* model join (outer): a null-padded row for a row that did match */
     SD_G__COUNT
 } sd_gbucket_t;
 const char *sd_gbucket_name(sd_gbucket_t b);
@@ -109,11 +110,40 @@ void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev
                        int64_t nrows, sd_result_t *out);
 void sd_result_free(sd_result_t *r);
 
+/* join: the rows a stream-stream join must write (see result_join.c).
+ * Left events are the scans the contract counts (each once), right events
+ * the deliveries sent; a pair matches when the keys are equal and
+ * right.t - left.t lies in [lower_ms, upper_ms]. */
+enum { SD_JOIN_INNER = 0, SD_JOIN_LEFT = 1, SD_JOIN_FULL = 2 };
+typedef struct sd_join_event_s {
+    int64_t seq;
+    int64_t t_ms;
+    const char *key;
+} sd_join_event_t;
+typedef struct sd_join_row_s {
+    int64_t left, right;   /* seqs; -1 null, -2 a value that is no id of the run */
+    const char *writer;
+} sd_join_row_t;
+typedef struct sd_join_conf_s {
+    int type;              /* SD_JOIN_* */
+    int64_t lower_ms, upper_ms;
+    int64_t final_wm;      /* the final watermark of an engine that keeps one per source (Spark); INT64_MIN: nothing is final */
+    int64_t final_wm_low;  /* of one that keeps one per partition (Flink): at most final_wm; between the two, pending */
+    void (*fmt_left)(void *opaque, int64_t seq, char *out, size_t outlen);
+    void (*fmt_right)(void *opaque, int64_t seq, char *out, size_t outlen);
+    void *fmt_opaque;
+} sd_join_conf_t;
+/* Groups are keyed "<left id>\x1f<right id>" ("null" for a null side). */
+void sd_result_join(const sd_join_conf_t *conf, const sd_join_event_t *left, int64_t nl, const sd_join_event_t *right, int64_t nr,
+                    const sd_join_row_t *rows, int64_t nrows, sd_result_t *out);
+
 /* The bounded-state rule on one query's batches in order: read[i] the rows
  * read up to and including batch i (cumulative), state[i] the state rows
  * after it. The half-way batch h is the first with read[h] >= read[n-1]/2;
  * growth = state[n-1] - state[h]; unbounded when growth exceeds 10% of the
- * rows read after h. Judged only with at least 4 batches and 100 rows. */
+ * rows read after h. Judged only with at least 4 batches and 100 rows, 3
+ * batches after h, and a quarter of the rows read after h (a second half
+ * that is one batch's jump says nothing about eviction). */
 typedef struct sd_state_rule_s {
     int judged, unbounded;
     int64_t peak, half, final, growth, read_after;

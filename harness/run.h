@@ -67,6 +67,12 @@ typedef struct sd_run_s {
     sd_ledger_t *ledger;
     sd_broker_t *broker;
     sd_producer_t *producer;
+    /* `deliveries`: the second source topic and its producer */
+    char *side_topic;
+    int side_partitions;
+    int64_t *side_consumed;       /* per partition of side_topic, from commits (-1 unknown) */
+    sd_producer_t *side_producer;
+    int64_t side_messages;
     sd_events_t *events;
     sd_sup_t *sup;
     sd_sink_t *sinks[SD_MAX_SINKS];
@@ -265,6 +271,13 @@ int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink);
 int sd_run_model_fields(const sd_run_t *r, const sd_sink_t *sink);
 sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
+/* run_join.c: `model join` (called by sd_run_judge_model). */
+sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
+/* Store a model's flagged groups in run.db, the first ones of each bucket
+ * in detail[b]; keys_list names the '\x1f'-separated parts of a group's keys. */
+struct sd_result_s;
+sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_list, int latest, const struct sd_result_s *res,
+                               char **detail, char *err, size_t errlen);
 sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
                           char *err, size_t errlen);
 
@@ -276,8 +289,8 @@ typedef struct sd_bounds_s {
     int64_t state_rows_peak, state_rows_final, state_rows_half, state_growth, rows_after_half;
     int64_t state_unbounded;                  /* 1, 0, or -1 when the rule cannot judge (why) */
     char query[128];                          /* the query the state figures are of ("" for markers) */
-    char why[320];
-    char detail[768];                         /* what the figures rest on, for the checks' details */
+    char why[512];
+    char detail[1024];                         /* what the figures rest on, for the checks' details */
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
 

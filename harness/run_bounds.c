@@ -68,7 +68,8 @@ static int sd_bounds_series(const sd_series_t *s, sd_bounds_t *b, char *why, siz
     if (rule.peak > b->state_rows_peak) b->state_rows_peak = rule.peak;
     if (!rule.judged) {
         snprintf(why, wlen, "%s%s%shas %lld batch%s with state that read %lld rows; the bounded-state rule needs at least 4 "
-                 "batches and 100 rows", s->query[0] ? "query " : "", s->query, s->query[0] ? " " : "the pipeline ",
+                 "batches and 100 rows, with the second half of the rows read over 3 batches or more", s->query[0] ? "query " : "",
+                 s->query, s->query[0] ? " " : "the pipeline ",
                  (long long)s->n, s->n == 1 ? "" : "es", (long long)(s->n ? s->read[s->n - 1] : 0));
         return -1;
     }
@@ -99,7 +100,7 @@ void sd_run_bounds(sd_run_t *r, sd_bounds_t *b) {
     }
     b->state_rows_peak = 0;
     int judged = 0;
-    char why[256] = "";
+    char why[512] = "";
     for (int i = 0; i < ss.n; i++) {
         if (sd_bounds_series(&ss.s[i], b, why, sizeof(why)) == 0) judged = 1;
         else snprintf(b->why, sizeof(b->why), "%s", why);

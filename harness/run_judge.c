@@ -438,14 +438,14 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
             .has_quarantine_sink = have_q,
             .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
             .keep_duplicates = r->sc->keep_duplicates,
-            .model = by_fields ? 4 : !by_model ? 0 : r->sc->model.kind == 2 ? 3 : r->sc->model.output + 1,
+            .model = by_fields ? 4 : !by_model ? 0 : r->sc->model.kind == 4 ? 5 : r->sc->model.kind == 2 ? 3 : r->sc->model.output ? 2 : 1,
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
             .bounds_why = bounds.why[0] ? bounds.why : NULL,
             .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
-        for (int b = 0; b < SD_G__COUNT && b < 8; b++) ctx.group_detail[b] = gdetail[b];
+        for (int b = 0; b < SD_G__COUNT && b < 9; b++) ctx.group_detail[b] = gdetail[b];
         sd_checks_t checks;
         sd_recon_checks(&ctx, &res, &checks);
         for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);

@@ -12,7 +12,7 @@
 #include "run.h"
 
 int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink) {
-    if (r->sc->model.kind != 1 && r->sc->model.kind != 2) return 0;
+    if (r->sc->model.kind != 1 && r->sc->model.kind != 2 && r->sc->model.kind != 4) return 0;
     return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
 }
 
@@ -135,7 +135,7 @@ static int sd_model_row(void *opaque, const char *const *vals, const size_t *len
 }
 
 /* Store the flagged groups in run.db and the first ones of each bucket in detail[b]. */
-static sd_err_t sd_model_store(sd_run_t *r, const char *sink, const char *keys_list, int latest, const sd_result_t *res, char **detail,
+sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_list, int latest, const sd_result_t *res, char **detail,
                                char *err, size_t errlen) {
     sd_err_t e;
     sd_ledger_group_t *rows = sd_util_xmalloc(sizeof(*rows) * (size_t)(res->nanomalies ? res->nanomalies : 1));
@@ -181,6 +181,7 @@ static sd_err_t sd_model_store(sd_run_t *r, const char *sink, const char *keys_l
  * groups of each bucket. */
 sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
+    if (md->kind == 4) return sd_run_judge_join(r, sink, c, detail, err, errlen);
     int64_t n = r->nseq;
     int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2), *arrival = t + (n ? n : 1);
     for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
@@ -202,6 +203,8 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
         if (r->disp[s] == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
         uint32_t copies = r->disp[s] == SD_DISP_TARGET ? (r->sc->keep_duplicates && r->sends[s] > 1 ? r->sends[s] : 1) : 0;
         int late = r->kind[s] == SD_KIND_LATE && r->disp[s] != SD_DISP_TARGET;
+        /* complete mode keeps every window's state: a late event counts */
+        if (late && md->output == SD_OUT_COMPLETE && !latest) copies = 1, late = 0;
         if (!copies && !late) continue;
         int64_t natural = sd_events_time(r->events, s);
         int64_t et = 0;
@@ -279,7 +282,7 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
             sd_run_say(r, "warning: %s", w);
             free(w);
         }
-        e = sd_model_store(r, sink->name, md->keys, latest, &res, detail, err, errlen);
+        e = sd_model_store_groups(r, sink->name, md->keys, latest, &res, detail, err, errlen);
         sd_run_say(r, "model %s on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
                    "%lld unexpected, %lld written twice, %lld early, %lld pending", latest ? "latest" : "windows", sink->name, (long long)m.n,
                    (long long)res.groups_expected, (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_WRONG_VALUE],
@@ -407,7 +410,7 @@ sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c,
         c->changed = f.changed;
         f.res.n[SD_G_CHANGED] = f.changed;
         /* the keys column holds the id: shown as event_id=<id> */
-        e = sd_model_store(r, sink->name, names[0], 1, &f.res, detail, err, errlen);
+        e = sd_model_store_groups(r, sink->name, names[0], 1, &f.res, detail, err, errlen);
         sd_run_say(r, "model rows on sink %s: %lld rows checked on %d field%s, %lld changed", sink->name, (long long)f.rows, nfields,
                    nfields == 1 ? "" : "s", (long long)f.changed);
     }

@@ -17,6 +17,7 @@ typedef struct sd_run_staged_s {
     size_t keylen, vlen;
     int64_t event_time;
     int null_value;
+    int side;                                /* a delivery, for the second source */
 } sd_run_staged_t;
 
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
@@ -42,6 +43,7 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     }
     sd_run_staged_t *m = &r->stage[r->nstage++];
     if (seq >= 0 && seq < r->nseq && r->sends[seq] < 255) r->sends[seq]++;
+    m->side = 0;
     m->seq = seq;
     m->kind = kind;
     m->disp = disp;
@@ -65,6 +67,13 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
     char id[64];
     for (int i = 0; i < b->n && !e; i++) {
         sd_run_staged_t *m = &b->stage[i];
+        if (m->side) {
+            sd_events_delivery_id(r->events, m->seq, id);
+            e = sd_producer_send(r->side_producer, b->arena.data + m->key_off, m->keylen, b->arena.data + m->value_off, m->vlen, id,
+                                 b->ns[i], err, errlen);
+            r->side_messages++;
+            continue;
+        }
         sd_events_id(r->events, m->seq, id);
         e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
                              m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
@@ -99,7 +108,7 @@ sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
                 .seq = m->seq, .kind = m->kind, .disposition = m->disp,
                 .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
                 .event_time_ms = m->event_time,
-                .key = NULL, .step = r->step};
+                .key = NULL, .step = r->step, .side = m->side};
             char keybuf[256];
             if (m->keylen && m->keylen < sizeof(keybuf)) {
                 memcpy(keybuf, r->arena.data + m->key_off, m->keylen);
@@ -166,9 +175,15 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
     if (e) return e;
     int64_t deadline = sd_util_mono_ms() + timeout_ms;
     for (;;) {
-        sd_producer_stats_t st;
+        sd_producer_stats_t st, side = {0};
         sd_producer_stats(r->producer, &st);
-        if (st.inflight <= 0) {
+        if (r->side_producer) sd_producer_stats(r->side_producer, &side);
+        if (side.inflight > 0 && sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld deliveries not acknowledged after %.1fs%s%s",
+                              sd_broker_bootstrap(r->broker), (long long)side.inflight, (double)timeout_ms / 1000.0,
+                              sd_producer_last_error(r->side_producer)[0] ? ": " : "", sd_producer_last_error(r->side_producer));
+        if (side.inflight > 0) sd_producer_poll(r->side_producer, st.inflight > 0 ? 0 : 20, NULL, 0);
+        if (st.inflight <= 0 && side.inflight <= 0) {
             sd_run_check_trim(r);
             return SD_OK;
         }
@@ -176,7 +191,7 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
             return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld messages not acknowledged after %.1fs%s%s",
                               sd_broker_bootstrap(r->broker), (long long)st.inflight, (double)timeout_ms / 1000.0,
                               sd_producer_last_error(r->producer)[0] ? ": " : "", sd_producer_last_error(r->producer));
-        sd_producer_poll(r->producer, 20, NULL, 0);
+        if (st.inflight > 0) sd_producer_poll(r->producer, 20, NULL, 0);
         if ((e = sd_run_tick(r, 0, err, errlen))) return e;
     }
 }
@@ -190,6 +205,13 @@ static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
     sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
     if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
     r->valid_sent++;
+    /* its delivery, if it has one, right behind it on the second source */
+    int64_t dt;
+    if (r->side_producer && sd_events_delivery(r->events, seq, t, &r->payload, &r->key, &dt)) {
+        sd_run_stage(r, seq, "delivery", "target", NULL, dt, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+        r->stage[r->nstage - 1].side = 1;
+        if (r->sends[seq]) r->sends[seq]--;
+    }
     return SD_OK;
 }
 

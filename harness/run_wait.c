@@ -25,6 +25,7 @@ sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
     }
     sd_err_t e = sd_run_background(r, err, errlen);
     if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+    if (!e && r->side_producer) e = sd_producer_poll(r->side_producer, 0, err, errlen);
     if (!e) e = sd_run_sup_events(r, err, errlen);
     if (e) sd_run_set_fatal(r, e, err);
     return e;

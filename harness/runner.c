@@ -228,6 +228,8 @@ static void sd_run_close(sd_run_t *r) {
     r->nsinks = 0;
     if (r->producer) sd_producer_close(r->producer);
     r->producer = NULL;
+    if (r->side_producer) sd_producer_close(r->side_producer);
+    r->side_producer = NULL;
     if (r->proxy) sd_proxy_stop(r->proxy);
     r->proxy = NULL;
     free(r->proxy_listen);
@@ -238,7 +240,7 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); free(r->sent_rel); sd_progress_close(r); free(r->consumed); free(r->stage); free(r->trim_warned);
+    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); free(r->sent_rel); sd_progress_close(r); free(r->consumed); free(r->side_topic); free(r->side_consumed); free(r->stage); free(r->trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->sub[i].stage); free(r->sub[i].ns); sd_buf_free(&r->sub[i].arena); }
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);
@@ -285,6 +287,11 @@ static void sd_run_identity(sd_run_t *r) {
     }
     r->seed = opts->has_seed ? opts->seed : sc->seed;
     r->topic = sc->exact_topic ? sd_util_strdup(sc->topic) : sd_util_fmt("%s-%s", sc->topic, r->tag);
+    if (sc->has_deliveries) {
+        if (sc->deliveries_topic) r->side_topic = sc->exact_topic ? sd_util_strdup(sc->deliveries_topic)
+                                                                  : sd_util_fmt("%s-%s", sc->deliveries_topic, r->tag);
+        else r->side_topic = sd_util_fmt("%s-deliveries%s%s", sc->topic, sc->exact_topic ? "" : "-", sc->exact_topic ? "" : r->tag);
+    }
     char *outabs = sd_util_abspath(opts->out_dir);
     r->run_dir = sd_util_fmt("%s/%s", outabs, sc->name);
     free(outabs);
@@ -306,6 +313,7 @@ static void sd_run_identity(sd_run_t *r) {
     free(group);
     sd_kvlist_add(&r->vars, "name", sc->name);
     sd_kvlist_add(&r->vars, "topic", r->topic);
+    sd_kvlist_add(&r->vars, "deliveries", r->side_topic ? r->side_topic : "");
 
 }
 
@@ -317,7 +325,14 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
                            .start_ms = sc->start_now ? r->t0_wall / 1000 * 1000 : sc->start_ms,
                            .step_ms = sc->step_ms, .parcels = sc->parcels, .locations = sc->locations,
                            .id_field = sc->events_kind == SD_EVENTS_LOG ? sc->log_id_field : sc->id_field,
-                           .time_field = sc->time_field};
+                           .time_field = sc->time_field, .delivery_share = sc->has_deliveries ? sc->delivery_share : 0,
+                           .delivery_min_ms = sc->delivery_min_ms, .delivery_max_ms = sc->delivery_max_ms};
+    if (sc->has_deliveries && sc->events_kind == SD_EVENTS_LOG)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected the parcel-scan generator (its deliveries "
+                          "follow the scans), found events log=", sc->path, sc->deliveries_line);
+    if (sc->has_deliveries && !sc->has_source)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected a `source` line (the scans' topic), found none",
+                          sc->path, sc->deliveries_line);
     char *logp = NULL;
     if (sc->log_path) {
         logp = sd_run_expand(r, sc->log_path, err, errlen);
@@ -444,6 +459,18 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
                                  &r->producer, err, errlen)))
             return e;
     }
+    if (r->side_topic) {
+        int actual = sc->deliveries_partitions;
+        if ((e = sd_broker_create_topic(r->broker, r->side_topic, sc->deliveries_partitions, sc->replication, &actual, err, errlen)))
+            return e;
+        r->side_partitions = actual;
+        r->side_consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)actual);
+        for (int p = 0; p < actual; p++) r->side_consumed[p] = -1;
+        sd_ledger_meta_set(r->ledger, "deliveries_topic", r->side_topic, NULL, 0);
+        if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->side_topic, &sc->producer_props, opts->xprops, r->ledger,
+                                 &r->side_producer, err, errlen)))
+            return e;
+    }
 
     return SD_OK;
 }
@@ -477,6 +504,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     sd_kvlist_t env = {0};
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->topic);
+    if (r->side_topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side_topic);
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
     sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));
@@ -683,6 +711,8 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         /* the producer's last delivery reports go to the ledger first */
         if (r->producer) sd_producer_close(r->producer);
         r->producer = NULL;
+        if (r->side_producer) sd_producer_close(r->side_producer);
+        r->side_producer = NULL;
         sd_ledger_close(r->ledger);
         r->ledger = NULL;
         char rerr[1024];

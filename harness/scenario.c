@@ -19,7 +19,7 @@
 
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "proxy", NULL};
+    "group", "name", "proxy", "deliveries", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys. */
 const char *const sd_scenario_count_names[] = {
@@ -32,7 +32,7 @@ const char *const sd_scenario_count_names[] = {
     "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed",
     /* a result model's groups (stored only when the scenario has a `model`) */
     "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
-    "emitted_twice", "emitted_early", "groups_pending", "changed",
+    "emitted_twice", "emitted_early", "groups_pending", "changed", "null_for_matched",
     /* the pipeline's bounds, from its own account (stored when it reported them) */
     "batches", "batch_rows_max", "state_rows_peak", "state_rows_final", "state_rows_half", "state_growth",
     "state_unbounded", NULL};
@@ -41,7 +41,8 @@ int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_
 
 int sd_scenario_is_group_count(const char *name) {
     static const char *const g[] = {"groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group",
-                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", "changed", NULL};
+                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", "changed",
+                                    "null_for_matched", NULL};
     for (int i = 0; g[i]; i++)
         if (!strcmp(g[i], name)) return 1;
     return 0;
@@ -344,7 +345,7 @@ char *sd_scenario_expand(const char *s, const sd_kvlist_t *vars, char *err, size
 
 void sd_scenario_free(sd_scenario_t *sc) {
     if (!sc) return;
-    free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic);
+    free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic);
     free(sc->log_path); free(sc->log_id_field); free(sc->id_field); free(sc->time_field);
     for (int i = 0; i < sc->nsinks; i++) {
         free(sc->sinks[i].name);
@@ -362,7 +363,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     sd_kvlist_free(&sc->env);
     free(sc->checkpoint);
     free(sc->progress_group);
-    free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col); free(sc->model.fields);
+    free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col); free(sc->model.fields); free(sc->model.left_col); free(sc->model.right_col);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);

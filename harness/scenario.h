@@ -179,6 +179,15 @@ typedef struct sd_scenario_s {
     char *log_id_field;
     int events_line;
 
+    /* deliveries: a second source topic, fed by a generator correlated with
+     * the scans (a delivery for share% of them, min..max after the scan) */
+    int has_deliveries;
+    char *deliveries_topic;
+    int deliveries_partitions;
+    int delivery_share;
+    int64_t delivery_min_ms, delivery_max_ms;
+    int deliveries_line;
+
     /* contract */
     char *id_field;
     char *time_field;
@@ -197,7 +206,7 @@ typedef struct sd_scenario_s {
     /* `model windows ...`: a sink judged by the result it must hold (see
      * model.h), not by the ids in it */
     struct sd_model_decl_s {
-        int kind;            /* 0 none, 1 windows, 2 latest, 3 rows (ids, and fields= of each row) */
+        int kind;            /* 0 none, 1 windows, 2 latest, 3 rows (ids, and fields= of each row), 4 join */
         char *sink;          /* the sink it judges (NULL: target) */
         int64_t size_ms, slide_ms;
         char *keys;          /* key fields, comma-separated (may be NULL: one group per window) */
@@ -207,6 +216,9 @@ typedef struct sd_scenario_s {
         char *start_col;     /* the column (field) that holds a window's start (default window_start) */
         char *fields;        /* latest: the fields compared, comma-separated */
         int by_arrival;      /* latest order=arrival: the newest is the last sent, not the newest event time */
+        int join_type;       /* join: 0 inner, 1 left outer, 2 full outer */
+        int64_t within_ms;   /* join: a delivery matches a scan from its event time to within after it */
+        char *left_col, *right_col; /* join: the columns of the scan's and the delivery's ids */
         int line;
     } model;
 

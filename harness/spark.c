@@ -15,7 +15,15 @@ struct sd_spark_s {
     char *dir;
     char *topic;
     int partitions;
+    char *side_topic;     /* a second source the query reads (deliveries), or NULL */
+    int side_partitions;
 };
+
+void sd_spark_set_side(sd_spark_t *s, const char *topic, int partitions) {
+    free(s->side_topic);
+    s->side_topic = topic ? sd_util_strdup(topic) : NULL;
+    s->side_partitions = partitions;
+}
 
 sd_err_t sd_spark_open(const char *checkpoint, const char *topic, int partitions, sd_spark_t **out, char *err,
                        size_t errlen) {
@@ -32,6 +40,7 @@ void sd_spark_close(sd_spark_t *s) {
     if (!s) return;
     free(s->dir);
     free(s->topic);
+    free(s->side_topic);
     free(s);
 }
 
@@ -68,7 +77,13 @@ void sd_spark_poll(sd_spark_t *s, sd_spark_state_t *out) {
     out->committed = sd_spark_max(s, "commits", &out->committed_mtime);
 }
 
+static int sd_spark_offsets_of(sd_spark_t *s, int64_t n, const char *topic, int partitions, int64_t *offsets);
+
 int sd_spark_offsets(sd_spark_t *s, int64_t n, int64_t *offsets) {
+    return sd_spark_offsets_of(s, n, s->topic, s->partitions, offsets);
+}
+
+static int sd_spark_offsets_of(sd_spark_t *s, int64_t n, const char *topic, int partitions, int64_t *offsets) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/offsets/%lld", s->dir, (long long)n);
     char *text = NULL;
@@ -80,14 +95,14 @@ int sd_spark_offsets(sd_spark_t *s, int64_t n, int64_t *offsets) {
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), line++) {
         if (line < 2) continue;
         json_t *o = json_loads(l, 0, NULL);
-        json_t *t = o ? json_object_get(o, s->topic) : NULL;
+        json_t *t = o ? json_object_get(o, topic) : NULL;
         if (json_is_object(t)) {
-            for (int p = 0; p < s->partitions; p++) offsets[p] = 0;
+            for (int p = 0; p < partitions; p++) offsets[p] = 0;
             const char *k;
             json_t *v;
             json_object_foreach(t, k, v) {
                 int p = atoi(k);
-                if (p >= 0 && p < s->partitions && json_is_integer(v)) offsets[p] = json_integer_value(v);
+                if (p >= 0 && p < partitions && json_is_integer(v)) offsets[p] = json_integer_value(v);
             }
             found = 0;
         }
@@ -118,6 +133,10 @@ char *sd_spark_offsets_text(sd_spark_t *s, int64_t n) {
         sd_buf_t b;
         sd_buf_init(&b);
         for (int p = 0; p < s->partitions; p++) sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)a[p]);
+        int64_t *d = s->side_topic ? sd_util_xcalloc((size_t)s->side_partitions, sizeof(int64_t)) : NULL;
+        if (d && !sd_spark_offsets_of(s, n, s->side_topic, s->side_partitions, d))
+            for (int p = 0; p < s->side_partitions; p++) sd_buf_printf(&b, ",%s:%d:%lld", s->side_topic, p, (long long)d[p]);
+        free(d);
         t = sd_buf_steal(&b);
     }
     free(a);

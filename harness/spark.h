@@ -27,6 +27,9 @@ typedef struct sd_spark_state_s {
 sd_err_t sd_spark_open(const char *checkpoint, const char *topic, int partitions, sd_spark_t **out, char *err,
                        size_t errlen);
 void sd_spark_close(sd_spark_t *s);
+/* A second topic the query reads (`deliveries`): its offsets join the
+ * commit's as TOPIC:P:O. */
+void sd_spark_set_side(sd_spark_t *s, const char *topic, int partitions);
 const char *sd_spark_checkpoint(const sd_spark_t *s);
 
 /* Look at the checkpoint now. */

@@ -53,6 +53,11 @@
  *                       (already written) windows again with them counted
  *   inclusive-end       --window: a record exactly at a window's end is
  *                       counted in that window instead of the next
+ *   no-dedup            --window, exactly-once: bronze has no primary key,
+ *                       so a replayed record counts again in its window
+ *   flush-on-term       --window: on SIGTERM, write every open window with
+ *                       what it holds so far before exiting (partial values,
+ *                       written again when they close after the restart)
  *   keep-state          --window: never evict the rows of written windows
  *                       (the output is right; the state grows with every
  *                       record, as a watermark that never reaches the
@@ -143,7 +148,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state;
+        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -219,7 +224,7 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state},
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -426,7 +431,7 @@ int main(int argc, char **argv) {
     snprintf(q, sizeof(q),
              "CREATE TABLE IF NOT EXISTS %s(event_id TEXT%s, event_time TEXT, payload TEXT, sd_incarnation INTEGER,"
              " sd_batch INTEGER, sd_written_ms INTEGER, sd_event_ms INTEGER)",
-             o.table, o.mode == MODE_EO ? " PRIMARY KEY" : "");
+             o.table, o.mode == MODE_EO && !weak.no_dedup ? " PRIMARY KEY" : "");
     sql(q);
     snprintf(q, sizeof(q),
              "CREATE TABLE IF NOT EXISTS %s(sd_id TEXT, reason TEXT, raw BLOB, partition INTEGER, offset INTEGER,"
@@ -811,6 +816,11 @@ int main(int argc, char **argv) {
         if (state_rows >= 0 && !o.bare_markers) printf(" state=%lld", (long long)state_rows);
         printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
         for (int i = 0; i < n; i++) rd_kafka_message_destroy(b[i]);
+    }
+    if (o.window_ms && weak.flush_on_term && emitted_upto != INT64_MIN) {
+        /* the bug: the open windows go out as they are, on the way out */
+        emit_windows(emitted_upto, INT64_MAX, batch_id);
+        fprintf(stderr, "refpipe: flushed the open windows on SIGTERM\n");
     }
     fprintf(stderr, "refpipe: stopping after batch %lld\n", (long long)batch_id);
     sqlite3_finalize(ins);

@@ -137,3 +137,45 @@ Test(events, log_with_a_broken_line_names_it) {
     cr_assert(strstr(err, want), "expected %s in \"%s\"", want, err);
     unlink(path);
 }
+
+/* The deliveries generator: a share of the scans, within the delays, keyed
+ * by the scan's parcel, ids that parse back and never as scan ids. */
+Test(events, deliveries_follow_their_scans) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 7, .tag = "a1b2c3d4", .start_ms = 1767254400000LL, .step_ms = 1000,
+                          .parcels = 50, .locations = 24, .id_field = "event_id", .time_field = "event_time",
+                          .delivery_share = 70, .delivery_min_ms = 60000, .delivery_max_ms = 1200000};
+    sd_events_t *ev;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k, sp, sk;
+    sd_buf_init(&p); sd_buf_init(&k); sd_buf_init(&sp); sd_buf_init(&sk);
+    int have = 0;
+    for (int64_t s = 0; s < 2000; s++) {
+        int64_t st, dt;
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &sp, &sk, &st, err, sizeof(err)), SD_OK);
+        if (!sd_events_delivery(ev, s, st, &p, &k, &dt)) continue;
+        have++;
+        cr_assert(dt >= st + 60000 && dt <= st + 1200000, "delivery of %lld %lld ms after its scan", (long long)s, (long long)(dt - st));
+        cr_assert_eq(k.len, sk.len);
+        cr_assert(!memcmp(k.data, sk.data, k.len), "keyed by the scan's parcel");
+        json_error_t je;
+        json_t *o = json_loadb(p.data, p.len, 0, &je);
+        cr_assert(o, "not JSON: %.*s", (int)p.len, p.data);
+        const char *id = json_string_value(json_object_get(o, "delivery_id"));
+        int64_t back = -1, scan = -1;
+        cr_assert_eq(sd_events_delivery_id_parse("a1b2c3d4", 8, id, strlen(id), &back), 0);
+        cr_assert_eq(back, s);
+        cr_assert_eq(sd_events_id_parse("a1b2c3d4", 8, id, strlen(id), &scan), -1, "a delivery id is no scan id");
+        cr_assert_str_eq(json_string_value(json_object_get(o, "parcel_id")), json_string_value(json_object_get(o, "parcel_id")));
+        json_decref(o);
+        /* the same again: a pure function of (seed, seq) */
+        sd_buf_t p2, k2;
+        sd_buf_init(&p2); sd_buf_init(&k2);
+        int64_t dt2;
+        cr_assert(sd_events_delivery(ev, s, st, &p2, &k2, &dt2) && dt2 == dt && p2.len == p.len && !memcmp(p2.data, p.data, p.len));
+        sd_buf_free(&p2); sd_buf_free(&k2);
+    }
+    cr_assert(have > 1300 && have < 1500, "%d of 2000 scans have a delivery, expected about 70%%", have);
+    sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
+    sd_events_close(ev);
+}

@@ -5,6 +5,7 @@
  * windows, update mode, and the sink's start column in ISO-8601. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../harness/result.h"
@@ -314,9 +315,98 @@ Test(result, state_rule_needs_four_batches_and_a_hundred_rows) {
     state_series(10, 9, level_all, read, state);
     sd_result_state_rule(read, state, 10, &r);
     cr_assert(!r.judged);
-    state_series(4, 25, level_all, read, state);
-    sd_result_state_rule(read, state, 4, &r);
+    state_series(8, 25, level_all, read, state);
+    sd_result_state_rule(read, state, 8, &r);
     cr_assert(r.judged && r.unbounded);
     sd_result_state_rule(read, state, 0, &r);
     cr_assert(!r.judged && r.peak == 0);
+    /* the second half read by one batch: nothing to say about eviction */
+    int64_t jr[5] = {326, 373, 492, 992, 1026}, js[5] = {191, 200, 196, 170, 191};
+    sd_result_state_rule(jr, js, 5, &r);
+    cr_assert(!r.judged);
+    cr_assert_eq(r.peak, 200);
+}
+
+/* ---- the join model ---- */
+
+static void jfmt(void *o, int64_t seq, char *out, size_t len) { (void)o; snprintf(out, len, "s-%lld", (long long)seq); }
+static void jfmt_r(void *o, int64_t seq, char *out, size_t len) { (void)o; snprintf(out, len, "s-d%lld", (long long)seq); }
+
+#define MIN_ 60000
+static const sd_join_event_t JL[] = {
+    {0, 0 * MIN_, "P1"},     /* matched by d0 (2 min later) and d3 (exactly 5 min later) */
+    {1, 1 * MIN_, "P2"},     /* d1 comes 6 min later: out of range, so a null row */
+    {2, 2 * MIN_, "P3"},     /* no delivery at all: a null row */
+    {3, 30 * MIN_, "P4"},    /* too recent: its null row is not final */
+};
+static const sd_join_event_t JR[] = {
+    {0, 2 * MIN_, "P1"}, {3, 5 * MIN_, "P1"}, {1, 7 * MIN_, "P2"}, {9, 40 * MIN_, "P9"},
+};
+
+static sd_join_conf_t jconf(int type) {
+    return (sd_join_conf_t){.type = type, .lower_ms = 0, .upper_ms = 5 * MIN_, .final_wm = 30 * MIN_, .final_wm_low = INT64_MIN,
+                            .fmt_left = jfmt, .fmt_right = jfmt_r};
+}
+
+static int jflagged(const sd_result_t *r, const char *keys, sd_gbucket_t b) {
+    for (int64_t i = 0; i < r->nanomalies; i++)
+        if (!strcmp(r->anomalies[i].keys, keys) && (r->anomalies[i].flags & (1u << b))) return 1;
+    return 0;
+}
+
+Test(result, join_inner_pairs_and_the_range_boundary) {
+    sd_join_conf_t c = jconf(SD_JOIN_INNER);
+    sd_join_row_t rows[] = {{0, 0, "b1"}, {0, 3, "b1"}};
+    sd_result_t r;
+    sd_result_join(&c, JL, 4, JR, 4, rows, 2, &r);
+    cr_assert_eq(r.groups_expected, 2);          /* d3 at exactly +5 min matches; d1 at +6 min does not */
+    cr_assert_eq(r.n[SD_G_CORRECT], 2);
+    cr_assert_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* the out-of-range pair written, the boundary pair missing */
+    sd_join_row_t bad[] = {{0, 0, "b1"}, {1, 1, "b2"}};
+    sd_result_join(&c, JL, 4, JR, 4, bad, 2, &r);
+    cr_assert_eq(r.n[SD_G_MISSING], 1);
+    cr_assert(jflagged(&r, "s-0\x1fs-d3", SD_G_MISSING));
+    cr_assert_eq(r.n[SD_G_UNEXPECTED], 1);
+    cr_assert(jflagged(&r, "s-1\x1fs-d1", SD_G_UNEXPECTED));
+    sd_result_free(&r);
+}
+
+Test(result, join_left_outer_null_rows_final_early_and_for_a_matched_row) {
+    sd_join_conf_t c = jconf(SD_JOIN_LEFT);
+    sd_join_row_t ok[] = {{0, 0, "b1"}, {0, 3, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_t r;
+    sd_result_join(&c, JL, 4, JR, 4, ok, 4, &r);
+    cr_assert_eq(r.n[SD_G_CORRECT], 4);
+    cr_assert_eq(r.n[SD_G_PENDING], 1);          /* s-3's null row: its horizon (35 min) is after the watermark */
+    cr_assert_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    sd_join_row_t bad[] = {{0, 0, "b1"}, {0, 3, "b1"}, {0, -1, "b1"}, {1, -1, "b3"}, {3, -1, "b4"}, {3, -1, "b5"}};
+    sd_result_join(&c, JL, 4, JR, 4, bad, 6, &r);
+    cr_assert_eq(r.n[SD_G_NULL_MATCHED], 1);     /* s-0 matched, yet a null row */
+    cr_assert(jflagged(&r, "s-0\x1fnull", SD_G_NULL_MATCHED));
+    cr_assert_eq(r.n[SD_G_MISSING], 1);          /* s-2's null row is owed */
+    cr_assert(jflagged(&r, "s-2\x1fnull", SD_G_MISSING));
+    cr_assert_eq(r.n[SD_G_EARLY], 1);            /* s-3's null row before the watermark allowed it, twice */
+    cr_assert_eq(r.n[SD_G_TWICE], 1);
+    sd_result_free(&r);
+}
+
+Test(result, join_full_outer_right_nulls_and_the_boundaries) {
+    sd_join_conf_t c = jconf(SD_JOIN_FULL);
+    sd_join_row_t rows[] = {{0, 0, "b1"}, {0, 3, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}, {-1, 1, "b3"}, {-2, -1, "b9"}};
+    sd_result_t r;
+    sd_result_join(&c, JL, 4, JR, 4, rows, 6, &r);
+    cr_assert_eq(r.n[SD_G_CORRECT], 5);          /* d1 matched nothing: its null row is final (7 min < 30) */
+    cr_assert_eq(r.n[SD_G_PENDING], 2);          /* s-3 and d9 are not final */
+    cr_assert_eq(r.n[SD_G_UNEXPECTED], 1);       /* a row whose id is not this run's */
+    sd_result_free(&r);
+    /* a horizon between the per-partition and the per-source watermark is pending either way */
+    c.final_wm_low = 2 * MIN_;
+    sd_join_row_t few[] = {{0, 0, "b1"}, {0, 3, "b1"}};
+    sd_result_join(&c, JL, 4, JR, 4, few, 2, &r);
+    cr_assert_eq(r.n[SD_G_MISSING], 0, "horizons 6, 7 and 7 min lie between 2 and 30 min");
+    cr_assert_eq(r.n[SD_G_PENDING], 5);
+    sd_result_free(&r);
 }

@@ -6,6 +6,10 @@ tumbling event-time windows.
 --output update     foreachBatch upsert into SQLite (table agg keyed on the
                     window and the location): each batch rewrites the windows
                     it changed, open ones included
+--output complete   foreachBatch of the whole result table: each batch
+                    replaces table agg with it in one transaction (Spark
+                    keeps every window's state in complete mode, so late
+                    events are counted)
 --dedup yes|no      dropDuplicatesWithinWatermark(event_id) before the
                     aggregation (yes, the default): input duplicates within
                     the watermark count once (with no they count twice)
@@ -23,7 +27,7 @@ from sdspark import arguments, parse, run, session, source, trigger
 def extra(ap):
     ap.add_argument("--out", default=None)
     ap.add_argument("--db", default=None)
-    ap.add_argument("--output", choices=["append", "update"], default="append")
+    ap.add_argument("--output", choices=["append", "update", "complete"], default="append")
     ap.add_argument("--watermark", default="1 minute")
     ap.add_argument("--window", default="1 minute")
     ap.add_argument("--dedup", choices=["yes", "no"], default="yes")
@@ -56,11 +60,13 @@ else:
     def upsert(batch_df, batch_id):
         rows = batch_df.collect()
         con.execute("BEGIN IMMEDIATE")
+        if a.output == "complete":
+            con.execute("DELETE FROM agg")
         for r in rows:
             con.execute("INSERT OR REPLACE INTO agg VALUES(?,?,?,?,?)",
                         (r["window_start"], r["location"], r["count"], r["sum"], f"incarnation {incarnation} batch {batch_id}"))
         con.execute("COMMIT")
 
-    q = trigger(agg.writeStream.foreachBatch(upsert).queryName("target").outputMode("update")
+    q = trigger(agg.writeStream.foreachBatch(upsert).queryName("target").outputMode(a.output)
                 .option("checkpointLocation", a.checkpoint + "/target"), a.trigger).start()
 run(spark, [q], a)

@@ -1,0 +1,177 @@
+/* run_join.c - the runner's side of `model join` (result_join.c): the
+ * scans the contract counts (each once, its key read from its own bytes),
+ * the deliveries the ledger says were acknowledged, the judged sink's two
+ * id columns, and the final watermark over both sources. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recon.h"
+#include "result.h"
+#include "run.h"
+
+typedef struct {
+    sd_join_event_t *ev;
+    int64_t n, cap;
+    sd_buf_t keys;      /* NUL-separated; ev[i].key holds an offset until the end */
+    int64_t newest;
+} sd_join_side_t;
+
+static void sd_join_push(sd_join_side_t *s, int64_t seq, int64_t t, const char *key, size_t keylen) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->ev = sd_util_xrealloc(s->ev, sizeof(*s->ev) * (size_t)s->cap);
+    }
+    s->ev[s->n++] = (sd_join_event_t){.seq = seq, .t_ms = t, .key = (const char *)(intptr_t)s->keys.len};
+    sd_buf_append(&s->keys, key, keylen);
+    sd_buf_putc(&s->keys, 0);
+    if (t > s->newest) s->newest = t;
+}
+
+static void sd_join_fix(sd_join_side_t *s) {
+    for (int64_t i = 0; i < s->n; i++) s->ev[i].key = s->keys.data + (intptr_t)s->ev[i].key;
+}
+
+static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key) {
+    if (t_ms == INT64_MIN) return;
+    sd_join_push(opaque, seq, t_ms, key ? key : "", key ? strlen(key) : 0);
+}
+
+typedef struct {
+    int64_t *t, n;
+} sd_join_times_t;
+
+static void sd_join_time(void *opaque, int64_t seq, int64_t t_ms) {
+    sd_join_times_t *jt = opaque;
+    if (seq >= 0 && seq < jt->n) jt->t[seq] = t_ms;
+}
+
+typedef struct {
+    sd_run_t *r;
+    sd_join_row_t *rows;
+    int64_t n, cap;
+    sd_buf_t writers;
+} sd_join_rows_t;
+
+static int64_t sd_join_id(sd_run_t *r, const char *v, size_t len, int right) {
+    int64_t seq;
+    if (!v || !len || (len == 4 && !memcmp(v, "null", 4))) return -1;
+    size_t tl = strlen(r->tag);
+    if (right ? sd_events_delivery_id_parse(r->tag, tl, v, len, &seq) : sd_events_id_parse(r->tag, tl, v, len, &seq)) return -2;
+    return seq;
+}
+
+static int sd_join_row(void *opaque, const char *const *vals, const size_t *lens) {
+    sd_join_rows_t *m = opaque;
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 256;
+        m->rows = sd_util_xrealloc(m->rows, sizeof(*m->rows) * (size_t)m->cap);
+    }
+    sd_join_row_t *row = &m->rows[m->n++];
+    row->left = sd_join_id(m->r, vals[0], lens[0], 0);
+    row->right = sd_join_id(m->r, vals[1], lens[1], 1);
+    row->writer = NULL;
+    if (vals[2]) {
+        row->writer = (const char *)(intptr_t)m->writers.len;
+        sd_buf_append(&m->writers, vals[2], strnlen(vals[2], lens[2] < 200 ? lens[2] : 200));
+        sd_buf_putc(&m->writers, 0);
+    }
+    return 0;
+}
+
+static void sd_join_fmt_left(void *opaque, int64_t seq, char *out, size_t outlen) {
+    char id[64];
+    sd_events_id(((sd_run_t *)opaque)->events, seq, id);
+    snprintf(out, outlen, "%s", id);
+}
+
+static void sd_join_fmt_right(void *opaque, int64_t seq, char *out, size_t outlen) {
+    char id[64];
+    sd_events_delivery_id(((sd_run_t *)opaque)->events, seq, id);
+    snprintf(out, outlen, "%s", id);
+}
+
+/* The counted scans: valid, to the target, acknowledged; each once. */
+static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t *L, char *err, size_t errlen) {
+    int64_t n = r->nseq;
+    sd_join_times_t jt = {.t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1)), .n = n};
+    for (int64_t s = 0; s < n; s++) jt.t[s] = INT64_MIN;
+    sd_ledger_each_event_time(r->ledger, sd_join_time, &jt);
+    sd_buf_t payload, key;
+    sd_buf_init(&payload);
+    sd_buf_init(&key);
+    sd_err_t e = SD_OK;
+    char kv[256];
+    for (int64_t s = 0; s < n && !e; s++) {
+        if (r->disp[s] != SD_DISP_TARGET || jt.t[s] == INT64_MIN) continue;
+        int64_t natural = sd_events_time(r->events, s), et;
+        if ((e = sd_events_render(r->events, s, jt.t[s] == natural ? INT64_MIN : jt.t[s], &payload, &key, &et, err, errlen))) break;
+        int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));
+        sd_join_push(L, s, jt.t[s], kv, got > 0 ? (size_t)got : 0);
+    }
+    sd_buf_free(&payload);
+    sd_buf_free(&key);
+    free(jt.t);
+    return e;
+}
+
+sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
+    const struct sd_model_decl_s *md = &r->sc->model;
+    sd_join_side_t L = {.newest = INT64_MIN}, R = {.newest = INT64_MIN};
+    sd_buf_init(&L.keys);
+    sd_buf_init(&R.keys);
+    sd_err_t e = sd_join_scans(r, md->keys ? md->keys : "parcel_id", &L, err, errlen);
+    sd_ledger_each_side(r->ledger, sd_join_delivery, &R);
+    sd_join_fix(&L);
+    sd_join_fix(&R);
+    const char *names[3];
+    char lc[130], rc[130];
+    snprintf(lc, sizeof(lc), "?%s", md->left_col ? md->left_col : "event_id");
+    snprintf(rc, sizeof(rc), "?%s", md->right_col ? md->right_col : "delivery_id");
+    names[0] = lc;
+    names[1] = rc;
+    names[2] = "?sd_writer";
+    sd_join_rows_t m = {.r = r};
+    sd_buf_init(&m.writers);
+    sd_buf_putc(&m.writers, 0);
+    if (!e) e = sd_sink_scan_cols(sink, names, 3, sd_join_row, &m, err, errlen);
+    if (!e) {
+        for (int64_t i = 0; i < m.n; i++)
+            if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
+        /* the watermark over both sources: the older of the two */
+        int64_t newest = L.newest < R.newest ? L.newest : R.newest;
+        int64_t oldest = sd_ledger_oldest_partition_max(r->ledger, 1);
+        sd_join_conf_t conf = {.type = md->join_type, .lower_ms = 0, .upper_ms = md->within_ms,
+                               .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
+                               .final_wm_low = oldest == INT64_MIN ? INT64_MIN : oldest - r->sc->watermark_ms,
+                               .fmt_left = sd_join_fmt_left, .fmt_right = sd_join_fmt_right, .fmt_opaque = r};
+        sd_result_t res;
+        sd_result_join(&conf, L.ev, L.n, R.ev, R.n, m.rows, m.n, &res);
+        c->observed_rows = m.n;
+        c->groups_expected = res.groups_expected;
+        c->groups_observed = res.groups_observed;
+        c->groups_correct = res.n[SD_G_CORRECT];
+        c->missing_group = res.n[SD_G_MISSING];
+        c->unexpected_group = res.n[SD_G_UNEXPECTED];
+        c->emitted_twice = res.n[SD_G_TWICE];
+        c->emitted_early = res.n[SD_G_EARLY];
+        c->groups_pending = res.n[SD_G_PENDING];
+        c->null_for_matched = res.n[SD_G_NULL_MATCHED];
+        e = sd_model_store_groups(r, sink->name, "scan,delivery", 1, &res, detail, err, errlen);
+        static const char *const types[] = {"inner", "left outer", "full outer"};
+        sd_run_say(r, "model join (%s) on sink %s: %lld rows, %lld scans, %lld deliveries, %lld groups expected, %lld correct, "
+                   "%lld missing, %lld unexpected, %lld null for a matched row, %lld written twice, %lld early, %lld pending",
+                   types[md->join_type], sink->name, (long long)m.n, (long long)L.n, (long long)R.n, (long long)res.groups_expected,
+                   (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_MISSING], (long long)res.n[SD_G_UNEXPECTED],
+                   (long long)res.n[SD_G_NULL_MATCHED], (long long)res.n[SD_G_TWICE], (long long)res.n[SD_G_EARLY],
+                   (long long)res.n[SD_G_PENDING]);
+        sd_result_free(&res);
+    }
+    free(m.rows);
+    sd_buf_free(&m.writers);
+    free(L.ev);
+    free(R.ev);
+    sd_buf_free(&L.keys);
+    sd_buf_free(&R.keys);
+    return e;
+}
