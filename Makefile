@@ -116,7 +116,7 @@ demo: deps
 	echo; echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc
 
 # speed and memory against baselines measured in the same run (not part of
-# `make test`): see tests/bench/bench.py and README.md, "Benchmarks"
+# `make test`): see tests/bench/bench.py and docs/testing.md, "Benchmarks"
 bench: deps
 	$(MAKE) all $(BENCH_BINS)
 	python3 tests/bench/bench.py --build $(BUILD)

@@ -6,7 +6,7 @@
  * the table itself: every header directive and every step, in the order
  * of the reference, with the few hooks that check combinations a key
  * list cannot say (produce ... background needs a rate, network takes one
- * fault at a time, ...). Help and README's reference are printed from it. */
+ * fault at a time, ...). Help and docs/language.md's reference are printed from it. */
 #include "lang.h"
 
 #include <ctype.h>
@@ -1266,7 +1266,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "
                 "Python's `time.sleep` fails under libfaketime)"},
     {.name = "model", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_model, .finish = sd_fin_model,
-     .meaning = "judge a sink by the result it must hold instead of by ids (see [result models](#result-models)): `windows`, "
+     .meaning = "judge a sink by the result it must hold instead of by ids (see [result models](oracle.md#result-models)): `windows`, "
                 "event-time windows (`size=`, `slide=` for sliding ones) per `key=` field, with the aggregates of `agg=` over "
                 "`value=`; or `latest`, one row per `key=` holding the `fields=` of its newest event (by event time, or "
                 "`order=arrival`); or `rows`, the ids as without a model, and each row's `fields=` equal to what was sent (else "
@@ -1301,7 +1301,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "inject", .role = SD_LANG_STEP, .kind = SD_STEP_INJECT, .keys = sd_keys_inject, .timeout_ms = 60000,
      .needs = SD_NEEDS_SOURCE, .finish = sd_fin_inject,
      .usage = "inject KIND=N ... [by=1h] [within=D] [ahead=2h] [offline=30m] [key=K] [as=extra-field|type-change] [kinds=LIST]",
-     .meaning = "the data faults of the [catalogue](#fault-catalogue): `late=N` (event time `by` behind the watermark: newest event "
+     .meaning = "the data faults of the [catalogue](faults.md#fault-catalogue): `late=N` (event time `by` behind the watermark: newest event "
                 "time sent minus the contract's delay), `out-of-order=N` (behind the newest, `within` the watermark, default half "
                 "of it), `future=N` (`ahead` of the newest), `at-watermark=N`, `at-max=N`, `burst=N` (`offline` worth of backlog), "
                 "`skew=N` (one `key`), `drift=N` (`as=extra-field` or `type-change`), `no-key=N`, `retry-dup=N` (each new event "
@@ -1317,7 +1317,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "says where. A `TERM` that is not obeyed within the timeout is "
                 "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such. A kill that finds no "
                 "batch, lands after the batch's commit, or finds no pipeline makes the run inconclusive (see [no pass without "
-                "the drill](#no-pass-without-the-drill)), unless the step says `optional`."},
+                "the drill](pipelines.md#no-pass-without-the-drill)), unless the step says `optional`."},
     {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_stop, .fault = 1, .timeout_ms = 10000,
      .needs = SD_NEEDS_STARTED, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
     {.name = "restart", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
@@ -1356,7 +1356,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "network", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
      .finish = sd_fin_network,
      .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
-     .meaning = "broker and network faults (see the [catalogue](#fault-catalogue))"},
+     .meaning = "broker and network faults (see the [catalogue](faults.md#fault-catalogue))"},
     {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
      .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "
                 "reconciles"},

@@ -6,7 +6,7 @@
  * sd_lang_parse_line(), which finds the line's entry and parses its words
  * by the entry's keys: every range check and every "expected ..., found
  * ..." message comes from here. `streamdrill help [NAME]` and the
- * reference tables of README.md (`streamdrill help --markdown`, checked by
+ * reference tables of docs/language.md (`streamdrill help --markdown`, checked by
  * a test) are printed from the same table. Adding a step is one entry in
  * lang.c and the code that runs it. */
 #ifndef SD_LANG_H
@@ -132,7 +132,7 @@ struct sd_lang_entry_s {
     sd_lang_hook_t parse;        /* reads the whole line instead of the keys */
     sd_lang_hook_t finish;       /* after the keys: combinations, derived values */
     const char *usage;           /* NULL: made from the keys */
-    const char *meaning;         /* README's and help's description */
+    const char *meaning;         /* docs/language.md's and help's description */
 };
 
 /* Every entry, NULL-name-terminated, in the order of the reference. */
@@ -159,7 +159,7 @@ void sd_lang_header_defaults(sd_scenario_t *sc);
 void sd_lang_usage(const sd_lang_entry_t *e, sd_buf_t *out);
 /* `streamdrill help [NAME]` to f; 1 when NAME is no entry. */
 int sd_lang_help(FILE *f, const char *name);
-/* The reference tables of README.md (header, steps) in Markdown. */
+/* The reference tables of docs/language.md (header, steps) in Markdown. */
 void sd_lang_markdown(FILE *f);
 
 #endif

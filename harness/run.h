@@ -282,7 +282,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
                           char *err, size_t errlen);
 
 /* run_bounds.c: the batches' sizes and the state the pipeline kept, from
- * its own account (the rule is in run_bounds.c and README.md). */
+ * its own account (the rule is in run_bounds.c and docs/oracle.md). */
 typedef struct sd_bounds_s {
     int64_t batches, batch_rows_max;          /* -1: no batch said its size */
     int has_state;

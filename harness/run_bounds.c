@@ -3,7 +3,7 @@
  *
  * The figures come from table state (Spark's stateOperators, or a batch
  * marker's state=) and from the batches' sizes. The rule that says state
- * is unbounded (README, "State and batch bounds"):
+ * is unbounded (docs/oracle.md, "State and batch bounds"):
  *
  *   For each query, its batches in order, each with the rows it read and
  *   the state rows (summed over operators) it left behind. R is the rows

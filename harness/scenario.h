@@ -6,7 +6,7 @@
  * malformed numbers and durations, references to undeclared sinks,
  * undefined {variables}, steps that need a pipeline or a source that is not
  * declared. Every error names file:line:column, what was expected and what
- * was found. The grammar is documented in README.md ("Scenario language").
+ * was found. The grammar is documented in docs/language.md.
  *
  * User variables ({mode}, set by `set` lines or --set) are substituted at
  * parse time, so `produce {n}` is checked like `produce 100`. Run-time

@@ -653,31 +653,31 @@ README_REF = (r"(tests/run_scenarios.py \(readme-reference\) fails when the two 
 
 def update_readme_reference(binary):
     gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True, check=True).stdout
-    path = os.path.join(ROOT, "README.md")
+    path = os.path.join(ROOT, "docs", "language.md")
     text = open(path).read()
     new, n = re.subn(README_REF, lambda m: m.group(1) + gen + m.group(3), text, flags=re.S)
     if n != 1:
-        print("README.md: the reference markers are missing")
+        print("docs/language.md: the reference markers are missing")
         return False
     open(path, "w").write(new)
-    print("README.md: reference rewritten from `streamdrill help --markdown`")
+    print("docs/language.md: reference rewritten from `streamdrill help --markdown`")
     return True
 
 
 def test_readme_reference(binary):
-    """README's scenario-language reference is what `streamdrill help --markdown` prints from the table."""
+    """docs/language.md's reference is what `streamdrill help --markdown` prints from the table."""
     gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True).stdout
-    readme = open(os.path.join(ROOT, "README.md")).read()
+    readme = open(os.path.join(ROOT, "docs", "language.md")).read()
     m = re.search(r"tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n(.*?)<!-- end of the generated reference -->",
                   readme, re.S)
     if not m or m.group(1) != gen:
         import difflib
-        diff = "" if not m else "".join(list(difflib.unified_diff(m.group(1).splitlines(True), gen.splitlines(True), "README.md",
+        diff = "" if not m else "".join(list(difflib.unified_diff(m.group(1).splitlines(True), gen.splitlines(True), "docs/language.md",
                                                                   "streamdrill help --markdown"))[:30])
-        print("FAIL readme-reference: README.md's reference differs from `streamdrill help --markdown` "
+        print("FAIL readme-reference: docs/language.md's reference differs from `streamdrill help --markdown` "
               "(paste its output between the markers):\n" + (diff or "markers not found"))
         return False
-    print(f"ok   readme-reference: README's header and step tables are the table in harness/lang.c ({gen.count(chr(10))} lines)")
+    print(f"ok   readme-reference: docs/language.md's header and step tables are the table in harness/lang.c ({gen.count(chr(10))} lines)")
     return True
 
 
@@ -829,7 +829,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
-    ap.add_argument("--update-readme", action="store_true", help="rewrite README's scenario-language reference from the table")
+    ap.add_argument("--update-readme", action="store_true", help="rewrite docs/language.md's scenario-language reference from the table")
     ap.add_argument("--update-golden", action="store_true", help="rewrite tests/golden/ from this build, run nothing else")
     ap.add_argument("--long", action="store_true", help="run the longer real-stack matrix in tests/long/ instead")
     a = ap.parse_args()

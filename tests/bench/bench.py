@@ -5,7 +5,7 @@ runs, ratios against their targets.
 
     python3 tests/bench/bench.py [--build build] [--quick] [--keep]
 
-Figures (README.md, "Benchmarks", says what each one means):
+Figures (docs/testing.md, "Benchmarks", says what each one means):
 
   produce     events/s through the harness (generator, ledger, delivery
               reports: the produce step of tests/bench/produce.drill) vs a bare
