@@ -681,6 +681,33 @@ def test_readme_reference(binary):
     return True
 
 
+def test_doc_links():
+    """Every relative link of README.md and docs/*.md names a file that exists and, with #anchor, a heading in it."""
+    def anchor(h):
+        t = re.sub(r"[^\w\- ]", "", h.lstrip("#").strip().lower())
+        return t.replace(" ", "-")
+    files = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    heads = {f: {anchor(l) for l in open(f).read().split("\n") if l.startswith("#")} for f in files}
+    bad, n = [], 0
+    for f in files:
+        for m in re.finditer(r"\]\(([^)\s]+)\)", open(f).read()):
+            t = m.group(1)
+            if t.startswith(("http:", "https:", "mailto:")):
+                continue
+            n += 1
+            path, _, a = t.partition("#")
+            tgt = os.path.normpath(os.path.join(os.path.dirname(f), path)) if path else f
+            if not os.path.exists(tgt):
+                bad.append(f"{os.path.relpath(f, ROOT)}: {t}: no such file")
+            elif a and tgt in heads and a not in heads[tgt]:
+                bad.append(f"{os.path.relpath(f, ROOT)}: {t}: no such heading")
+    if bad:
+        print("FAIL doc-links: " + "; ".join(bad))
+        return False
+    print(f"ok   doc-links: {n} relative links of README.md and docs/ lead to a file and heading")
+    return True
+
+
 def test_run_folder_safety(binary):
     """Nothing streamdrill did not write is deleted: foreign folders are refused, bad names and bad usage touch nothing."""
     base = os.path.join(OUT, "folder-safety")
@@ -846,6 +873,7 @@ def main():
         ok &= test_golden(binary)
     if not a.only or a.only in "readme-reference":
         ok &= test_readme_reference(binary)
+        ok &= test_doc_links()
     if not a.only or a.only in "folder-safety":
         ok &= test_run_folder_safety(binary)
     if not a.only or a.only in "edges":
