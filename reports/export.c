@@ -7,6 +7,11 @@
  *                   beyond that the manifest says how to get it)
  *   SINK-BUCKET.csv every anomalous id of a bucket, with what the ledger knows
  *   SINK-unexpected.csv  rows whose id maps to no ledger event
+ *   deliveries.csv  every message of the second source (`deliveries`), when
+ *                   there is one
+ *   SINK-groups.csv every group a result model flagged (window start, keys,
+ *                   flags, the expected and actual values and the events
+ *                   that explain them)
  *   counts.csv      every count
  *
  * CSV is RFC 4180 (fields with a comma, a quote or a newline are quoted). */
@@ -133,6 +138,64 @@ static void sd_export_unexpected(sqlite3 *db, const char *dir, const char *sink)
     fclose(f);
 }
 
+/* The second source's messages (table side), when the run had one. */
+static int sd_export_side(sqlite3 *db, const char *dir, const char *tag) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT n, seq, event_time_ms, msg_key, partition, offset, queued_ms, acked_ms, error FROM side_ledger"
+                               " ORDER BY n", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    char *path = sd_util_fmt("%s/deliveries.csv", dir);
+    FILE *f = NULL;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (!f && !(f = fopen(path, "w"))) break;
+        if (!n++) fputs("n,id,scan_seq,event_time,key,partition,offset,queued_at,acked_at,error\n", f);
+        fprintf(f, "%lld,%s-d%lld,%lld,", (long long)sqlite3_column_int64(st, 0), tag, (long long)sqlite3_column_int64(st, 1),
+                (long long)sqlite3_column_int64(st, 1));
+        sd_iso_col(f, st, 2); fputc(',', f);
+        sd_csv(f, sd_col_text(st, 3)); fputc(',', f);
+        fprintf(f, "%s,%s,", sd_col_text(st, 4), sd_col_text(st, 5));
+        sd_iso_col(f, st, 6); fputc(',', f);
+        sd_iso_col(f, st, 7); fputc(',', f);
+        sd_csv(f, sd_col_text(st, 8));
+        fputc('\n', f);
+    }
+    sqlite3_finalize(st);
+    if (f) fclose(f);
+    free(path);
+    return n;
+}
+
+/* Every flagged group of each sink a result model judged; the file names. */
+static void sd_export_groups(sqlite3 *db, const char *dir, json_t *files) {
+    sqlite3_stmt *sinks, *st;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT sink FROM group_anomaly ORDER BY sink", -1, &sinks, NULL) != SQLITE_OK) return;
+    while (sqlite3_step(sinks) == SQLITE_ROW) {
+        const char *sink = sd_col_text(sinks, 0);
+        char *path = sd_util_fmt("%s/%s-groups.csv", dir, sink);
+        FILE *f = fopen(path, "w");
+        free(path);
+        if (!f) continue;
+        fputs("window_start,keys,flags,detail\n", f);
+        if (sqlite3_prepare_v2(db, "SELECT window_start_ms, keys, buckets, detail FROM group_anomaly WHERE sink=? ORDER BY rowid", -1, &st,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, sink, -1, SQLITE_STATIC);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                sd_iso_col(f, st, 0);
+                for (int c = 1; c <= 3; c++) {
+                    fputc(',', f);
+                    sd_csv(f, sd_col_text(st, c));
+                }
+                fputc('\n', f);
+            }
+            sqlite3_finalize(st);
+        }
+        fclose(f);
+        json_array_append_new(files, json_sprintf("%s-groups.csv", sink));
+    }
+    sqlite3_finalize(sinks);
+}
+
 static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     (void)path;
     char *dir = sd_util_fmt("%s/export", m->run_dir);
@@ -182,6 +245,7 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
                             json_sprintf("%lld messages: too many for a CSV here; the same rows are the table `ledger` of run.db "
                                          "(sqlite3 -csv run.db 'SELECT * FROM ledger_ids')", (long long)messages));
     }
+    if (sd_export_side(db, dir, m->tag)) json_object_set_new(man, "deliveries_csv", json_string("deliveries.csv"));
     /* buckets */
     json_t *files = json_array();
     for (int i = 0; i < m->nbuckets; i++) {
@@ -192,6 +256,7 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
         sd_export_unexpected(db, dir, m->unexpected[i].sink);
         json_array_append_new(files, json_sprintf("%s-unexpected.csv", m->unexpected[i].sink));
     }
+    sd_export_groups(db, dir, files);
     json_object_set_new(man, "bucket_csvs", files);
     json_t *counts = json_object();
     char *cpath = sd_util_fmt("%s/counts.csv", dir);
