@@ -60,10 +60,10 @@ $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
-scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c
+scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
-scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c
+scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libstreamdrill.a

@@ -131,10 +131,10 @@ size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out) {
     return n;
 }
 
-int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq) {
-    if (len < taglen + 2 || len > taglen + 20 || memcmp(s, tag, taglen) || s[taglen] != '-') return -1;
-    const char *p = s + taglen + 1, *end = s + len;
-    if (*p == '0' && p + 1 != end) return -1; /* no leading zeros: one spelling per id */
+/* The decimal seq [p, end) of an id: no sign, no leading zeros (one
+ * spelling per id), at most INT64_MAX / 2. 0 and *seq, or -1. */
+static int sd_events_seq_digits(const char *p, const char *end, int64_t *seq) {
+    if (p >= end || (*p == '0' && p + 1 != end)) return -1;
     uint64_t v = 0;
     for (; p < end; p++) {
         unsigned d = (unsigned)(*p - '0');
@@ -144,6 +144,11 @@ int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len
     if (v > (uint64_t)INT64_MAX / 2) return -1;
     *seq = (int64_t)v;
     return 0;
+}
+
+int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq) {
+    if (len < taglen + 2 || len > taglen + 20 || memcmp(s, tag, taglen) || s[taglen] != '-') return -1;
+    return sd_events_seq_digits(s + taglen + 1, s + len, seq);
 }
 
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq) {
@@ -171,17 +176,7 @@ size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out) {
 
 int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq) {
     if (len < taglen + 3 || len > taglen + 21 || memcmp(s, tag, taglen) || s[taglen] != '-' || s[taglen + 1] != 'd') return -1;
-    const char *p = s + taglen + 2, *end = s + len;
-    if (*p == '0' && p + 1 != end) return -1;
-    uint64_t v = 0;
-    for (; p < end; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (d > 9) return -1;
-        v = v * 10 + d;
-    }
-    if (v > (uint64_t)INT64_MAX / 2) return -1;
-    *seq = (int64_t)v;
-    return 0;
+    return sd_events_seq_digits(s + taglen + 2, s + len, seq);
 }
 
 int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,

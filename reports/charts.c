@@ -152,6 +152,20 @@ static int sd_chart_write(sd_charts_t *c, const char *name, const char *body, ch
     return rc;
 }
 
+/* A chart's script: the terminal, its output file and its title first... */
+static void sd_chart_begin(sd_charts_t *c, sd_buf_t *g, const char *name, const char *title) {
+    sd_buf_init(g);
+    sd_buf_printf(g, sd_chart_head, c->dir, name, title);
+}
+
+/* ...and last the PNG beside the SVG; gnuplot draws both. Frees g. */
+static int sd_chart_done(sd_charts_t *c, sd_buf_t *g, const char *name, char *err, size_t errlen) {
+    sd_buf_printf(g, sd_chart_png, c->dir, name);
+    int rc = sd_chart_write(c, name, g->data, err, errlen);
+    sd_buf_free(g);
+    return rc;
+}
+
 /* Events sent, acknowledged, target rows and unique ids over time. */
 static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
     int64_t span = c->t_end > 1 ? c->t_end : 1;
@@ -261,8 +275,7 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
     }
     free(sdat);
     sd_buf_t g;
-    sd_buf_init(&g);
-    sd_buf_printf(&g, sd_chart_head, c->dir, "timeline", "events sent and seen in the target");
+    sd_chart_begin(c, &g, "timeline", "events sent and seen in the target");
     sd_buf_puts(&g, "set ylabel 'events'\nset yrange [0:*]\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
     int64_t dup = sd_report_count(c->m, "duplicate_rows");
@@ -275,9 +288,7 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
                           "     '' using 1:($5-$4 > 0 ? $5-$4 : 0) with steps lw 1 dt 2 lc rgb '#7f8c8d' title 'unseen (expected ids sent, not yet in the target)'",
                       c->dir, from_rows ? " (at most: from the sampled rows)" : "");
     sd_buf_puts(&g, "\n");
-    sd_buf_printf(&g, sd_chart_png, c->dir, "timeline");
-    int rc = sd_chart_write(c, "timeline", g.data, err, errlen);
-    sd_buf_free(&g);
+    int rc = sd_chart_done(c, &g, "timeline", err, errlen);
     free(sent);
     free(acked);
     free(uniq);
@@ -328,8 +339,7 @@ static int sd_chart_latency(sd_charts_t *c, char *err, size_t errlen) {
     free(sent);
     free(lat);
     sd_buf_t g;
-    sd_buf_init(&g);
-    sd_buf_printf(&g, sd_chart_head, c->dir, "latency", "end-to-end latency: sent to first written in the target");
+    sd_chart_begin(c, &g, "latency", "end-to-end latency: sent to first written in the target");
     sd_buf_puts(&g, "set ylabel 'milliseconds'\nset logscale y\nset xlabel 'seconds since the run started (when the events were sent)'\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
     sd_buf_printf(&g, "plot '%s/latency.dat' using 1:($2+1) with linespoints pt 7 ps 0.4 lw 2 lc rgb '#27ae60' title 'p50', \\\n"
@@ -337,9 +347,7 @@ static int sd_chart_latency(sd_charts_t *c, char *err, size_t errlen) {
                       "     '' using 1:($4+1) with lines lw 2 lc rgb '#d35400' title 'p99', \\\n"
                       "     '' using 1:($5+1) with lines lw 1 dt 2 lc rgb '#c0392b' title 'max'\n",
                   c->dir);
-    sd_buf_printf(&g, sd_chart_png, c->dir, "latency");
-    int rc = sd_chart_write(c, "latency", g.data, err, errlen);
-    sd_buf_free(&g);
+    int rc = sd_chart_done(c, &g, "latency", err, errlen);
     return rc;
 }
 
@@ -368,15 +376,12 @@ static int sd_chart_batches(sd_charts_t *c, char *err, size_t errlen) {
     }
     fclose(f);
     sd_buf_t g;
-    sd_buf_init(&g);
-    sd_buf_printf(&g, sd_chart_head, c->dir, "batches", "rows per batch, in order (a re-run is a batch a later incarnation ran again)");
+    sd_chart_begin(c, &g, "batches", "rows per batch, in order (a re-run is a batch a later incarnation ran again)");
     sd_buf_puts(&g, "set xlabel 'batches, in the order they began'\nset ylabel 'rows'\nset yrange [0:*]\nset style fill solid 0.8 noborder\nset boxwidth 0.8\n");
     sd_buf_puts(&g, shown <= 30 ? "set xtics 1\n" : "set format x '%.0f'\n");
     sd_buf_printf(&g, "plot '%s/batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
                       "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n", c->dir);
-    sd_buf_printf(&g, sd_chart_png, c->dir, "batches");
-    int rc = sd_chart_write(c, "batches", g.data, err, errlen);
-    sd_buf_free(&g);
+    int rc = sd_chart_done(c, &g, "batches", err, errlen);
     return rc;
 }
 
@@ -416,8 +421,7 @@ static int sd_chart_state(sd_charts_t *c, char *err, size_t errlen) {
     }
     fclose(f);
     sd_buf_t g;
-    sd_buf_init(&g);
-    sd_buf_printf(&g, sd_chart_head, c->dir, "state", "state rows kept after each batch, and the watermark");
+    sd_chart_begin(c, &g, "state", "state rows kept after each batch, and the watermark");
     sd_buf_puts(&g, "set ylabel 'state rows'\nset yrange [0:*]\n");
     if (has_wm) sd_buf_puts(&g, "set y2label 'watermark (event-time minutes after the first event)'\nset y2tics\nset ytics nomirror\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
@@ -433,9 +437,7 @@ static int sd_chart_state(sd_charts_t *c, char *err, size_t errlen) {
                           colors[i], queries[i][0] ? " of " : ""), sd_label(&g, queries[i]), sd_buf_puts(&g, "'");
     }
     sd_buf_puts(&g, "\n");
-    sd_buf_printf(&g, sd_chart_png, c->dir, "state");
-    int rc = sd_chart_write(c, "state", g.data, err, errlen);
-    sd_buf_free(&g);
+    int rc = sd_chart_done(c, &g, "state", err, errlen);
     return rc;
 }
 

@@ -62,63 +62,13 @@ static struct {
 } o = {.watermark_ms = 60000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2};
 static struct { int null_early, keep_state, no_dedup; } weak;
 static volatile sig_atomic_t stop_flag;
-static sqlite3 *db;
 
 static void on_signal(int s) { (void)s; stop_flag = 1; }
 
-static void die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "refjoin: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(2);
-}
+static const char *const ref_name = "refjoin";
+#define ref_stop stop_flag
+#include "refcommon.h"
 
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t parse_duration(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s) return -1;
-    if (!strcmp(end, "ms")) return (int64_t)v;
-    if (!strcmp(end, "s") || !*end) return (int64_t)(v * 1000);
-    if (!strcmp(end, "m")) return (int64_t)(v * 60000);
-    if (!strcmp(end, "h")) return (int64_t)(v * 3600000);
-    return -1;
-}
-
-/* ISO-8601 UTC as the generator writes it: 2026-01-01T00:00:00.000Z */
-static int parse_iso(const char *s, int64_t *out) {
-    int y, mo, d, h, mi, sec, ms = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6) return -1;
-    const char *dot = strchr(s, '.');
-    if (dot) ms = atoi(dot + 1);
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec};
-    *out = (int64_t)timegm(&tm) * 1000 + ms;
-    return 0;
-}
-
-static void sql(const char *q) {
-    char *msg = NULL;
-    if (sqlite3_exec(db, q, NULL, NULL, &msg) != SQLITE_OK) die("%s: %s", q, msg);
-}
-
-static sqlite3_stmt *prep(const char *q) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) die("%s: %s", q, sqlite3_errmsg(db));
-    return st;
-}
 
 static void done(sqlite3_stmt *st) {
     int rc = sqlite3_step(st);
@@ -339,13 +289,7 @@ int main(int argc, char **argv) {
         die("usage: refjoin --brokers B --scans T --deliveries T --db PATH --within D [--watermark D] [--type inner|left|full]");
     const char *inc = getenv("STREAMDRILL_INCARNATION");
     o.incarnation = inc ? atoi(inc) : 1;
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-
-    if (sqlite3_open(o.db, &db) != SQLITE_OK) die("open %s: %s", o.db, sqlite3_errmsg(db));
-    sqlite3_busy_timeout(db, 10000);
-    sql("PRAGMA journal_mode=WAL");
+    ref_start(on_signal, o.db);
     sql("CREATE TABLE IF NOT EXISTS left_state(id TEXT PRIMARY KEY, parcel_id TEXT, t INTEGER, matched INTEGER DEFAULT 0, done INTEGER DEFAULT 0)");
     sql("CREATE TABLE IF NOT EXISTS right_state(id TEXT PRIMARY KEY, parcel_id TEXT, t INTEGER, matched INTEGER DEFAULT 0, done INTEGER DEFAULT 0)");
     sql("CREATE INDEX IF NOT EXISTS left_parcel ON left_state(parcel_id, t)");

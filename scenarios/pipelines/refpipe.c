@@ -155,64 +155,10 @@ static volatile sig_atomic_t stop_flag = 0;
 static char first_id[128]; /* the first id written (hostile-bytes repeats it before a NUL) */
 static void on_signal(int s) { (void)s; stop_flag = 1; }
 
-static void die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "refpipe: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
+static const char *const ref_name = "refpipe";
+#define ref_stop stop_flag
+#include "refcommon.h"
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !stop_flag)
-        ;
-}
-
-static int parse_iso(const char *s, int64_t *out) {
-    int Y, M, D, h, m, sec, ms = 0, n = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &Y, &M, &D, &h, &m, &sec, &n) != 6) return -1;
-    const char *p = s + n;
-    if (*p == '.') {
-        p++;
-        int digits = 0, frac = 0;
-        while (*p >= '0' && *p <= '9') { if (digits < 3) frac = frac * 10 + (*p - '0'); digits++; p++; }
-        while (digits < 3) { frac *= 10; digits++; }
-        ms = frac;
-    }
-    if (*p == 'Z') p++;
-    if (*p) return -1;
-    struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m, .tm_sec = sec};
-    *out = (int64_t)timegm(&tm) * 1000 + ms;
-    return 0;
-}
-
-static int64_t parse_duration(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0) die("bad duration %s", s);
-    if (!*end || !strcmp(end, "s")) return (int64_t)(v * 1000);
-    if (!strcmp(end, "ms")) return (int64_t)v;
-    if (!strcmp(end, "m")) return (int64_t)(v * 60000);
-    if (!strcmp(end, "h")) return (int64_t)(v * 3600000);
-    if (!strcmp(end, "d")) return (int64_t)(v * 86400000);
-    die("bad duration %s", s);
-    return 0;
-}
 
 static void parse_weak(const char *list) {
     static const struct { const char *name; int *flag; } w[] = {
@@ -237,18 +183,7 @@ static void parse_weak(const char *list) {
     free(copy);
 }
 
-static sqlite3 *db;
 
-static void sql(const char *q) {
-    char *msg = NULL;
-    if (sqlite3_exec(db, q, NULL, NULL, &msg) != SQLITE_OK) die("sqlite: %s: %s", q, msg ? msg : "?");
-}
-
-static sqlite3_stmt *prep(const char *q) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) die("sqlite: prepare %s: %s", q, sqlite3_errmsg(db));
-    return st;
-}
 
 static void step_done(sqlite3_stmt *st, const char *what) {
     int rc = sqlite3_step(st);
@@ -419,13 +354,7 @@ int main(int argc, char **argv) {
     if (!o.group) o.group = "refpipe";
     /* no markers at all: what the harness would read goes nowhere */
     if (o.no_markers && !freopen("/dev/null", "w", stdout)) die("--no-markers: cannot open /dev/null: %s", strerror(errno));
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-
-    if (sqlite3_open(o.db, &db) != SQLITE_OK) die("open %s: %s", o.db, sqlite3_errmsg(db));
-    sqlite3_busy_timeout(db, 10000);
-    sql("PRAGMA journal_mode=WAL");
+    ref_start(on_signal, o.db);
     sql("PRAGMA synchronous=NORMAL");
     char q[1024];
     snprintf(q, sizeof(q),
