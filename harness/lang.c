@@ -1147,6 +1147,7 @@ static const sd_lang_key_t sd_keys_inject[] = {
     INJ(SD_INJ_DRIFT, "drift", "an extra field or a field of another type (`as=`)"),
     INJ(SD_INJ_NO_KEY, "no-key", "valid events without a message key"),
     INJ(SD_INJ_RETRY_DUP, "retry-dup", "each new event sent twice in a row"),
+    INJ(SD_INJ_DELETE, "delete", "tombstones for the keys of the newest events"),
     INJ_D(late_by_ms, "by", 3600000, "late: how far behind the watermark"),
     {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(within_ms), .min = 1, .def = -1, .has_def = 1,
      .help = "out-of-order: how far behind the newest (default half the watermark)"},

@@ -855,6 +855,17 @@ void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t 
     pthread_mutex_unlock(&l->mu);
 }
 
+void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque) {
+    sqlite3_stmt *st;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, msg_key FROM ledger WHERE kind = 'delete' AND offset IS NOT NULL ORDER BY n", -1, &st,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) cb(opaque, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque) {
     sqlite3_stmt *st;
     pthread_mutex_lock(&l->mu);

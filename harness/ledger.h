@@ -132,6 +132,8 @@ void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max)
 /* Lowest and highest event time of the valid events sent (INT64_MIN: none). */
 void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
 
+/* Each acknowledged tombstone (`inject delete=`): its seq and its key. */
+void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque);
 /* Each acknowledged message of the second source (`deliveries`): the seq
  * of its scan, its event time, its key. */
 void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque);

@@ -9,7 +9,7 @@
 #include "util.h"
 
 const char *sd_kind_name(sd_kind_t k) {
-    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order"};
+    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order", "delete"};
     return (int)k >= 0 && k < SD_KIND__COUNT ? n[k] : "?";
 }
 
@@ -104,6 +104,7 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
             }
             break;
         case SD_DISP_DROPPED:
+            if (k == SD_KIND_DELETE) break; /* a tombstone: judged by the latest model, never an id in a sink */
             if (t) {
                 if (k == SD_KIND_MALFORMED) {
                     c->malformed_leaked++;

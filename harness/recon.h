@@ -26,7 +26,7 @@
 /* Per-seq expected disposition; SD_RECON_UNSENT for ids never acknowledged. */
 #define SD_RECON_UNSENT 255
 
-typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND__COUNT } sd_kind_t;
+typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND_DELETE, SD_KIND__COUNT } sd_kind_t;
 const char *sd_kind_name(sd_kind_t k);
 
 typedef struct sd_recon_ledger_s {

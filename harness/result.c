@@ -335,9 +335,12 @@ static void sd_fields_text(const char *names, const char *vals, sd_buf_t *b) {
 
 static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const int64_t *ei, int64_t ne,
                             const sd_result_row_t *rows, const int64_t *ri, int64_t nr, const char *keys, sd_result_t *out) {
-    const sd_result_event_t *want = NULL;
+    /* a tombstone removes the key: what counts is what came after the last one */
+    const sd_result_event_t *want = NULL, *del = NULL;
     for (int64_t i = 0; i < ne; i++)
-        if (ev[ei[i]].copies) want = &ev[ei[i]]; /* sorted by rank: the last counted one */
+        if (ev[ei[i]].del && (!del || ev[ei[i]].arrival > del->arrival)) del = &ev[ei[i]];
+    for (int64_t i = 0; i < ne; i++)
+        if (ev[ei[i]].copies && (!del || ev[ei[i]].arrival > del->arrival)) want = &ev[ei[i]]; /* sorted by rank: the last counted one */
     if (!want && !nr) return;
     out->groups_expected += want != NULL;
     out->groups_observed += nr > 0;
@@ -352,7 +355,14 @@ static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_
         if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, want->seq, id, sizeof(id));
         else snprintf(id, sizeof(id), "#%lld", (long long)want->seq);
     }
-    if (!want) {
+    if (!want && del) {
+        char did[64];
+        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, del->seq, did, sizeof(did));
+        else snprintf(did, sizeof(did), "#%lld", (long long)del->seq);
+        flags |= 1u << SD_G_UNEXPECTED;
+        sd_buf_printf(&d, "%lld row%s for a key deleted by tombstone %s (no event of the key came after it)", (long long)nr,
+                      nr == 1 ? "" : "s", did);
+    } else if (!want) {
         flags |= 1u << SD_G_UNEXPECTED;
         sd_buf_printf(&d, "%lld row%s for a key no counted event has", (long long)nr, nr == 1 ? "" : "s");
     } else if (!nr) {
@@ -404,7 +414,7 @@ void sd_result_latest(const sd_result_conf_t *conf, const sd_result_event_t *ev,
     out->rows = nrows;
     int64_t *ei = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nev ? nev : 1)), ne = 0;
     for (int64_t i = 0; i < nev; i++)
-        if (ev[i].copies || ev[i].late) ei[ne++] = i;
+        if (ev[i].copies || ev[i].late || ev[i].del) ei[ne++] = i;
     sd_sort_ev_base = ev;
     if (ne) qsort(ei, (size_t)ne, sizeof(int64_t), sd_cmp_ev_key);
     int64_t *ri = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));

@@ -57,6 +57,8 @@ typedef struct sd_result_event_s {
     uint8_t late;        /* dropped by the contract as late */
     const char *fields;  /* latest: the compared field values joined by '\x1f' */
     int64_t rank;        /* latest: the order that decides which event is the newest (event time or arrival) */
+    int64_t arrival;     /* latest: the order it was sent in */
+    uint8_t del;         /* latest: a tombstone for the key (keys is the message key) */
 } sd_result_event_t;
 
 typedef struct sd_result_row_s {

@@ -134,6 +134,29 @@ static int sd_model_row(void *opaque, const char *const *vals, const size_t *len
     return 0;
 }
 
+typedef struct {
+    sd_result_event_t *ev;
+    int64_t *nev, cap, *keyoff, *fieldoff;
+    const int64_t *arrival;
+    sd_buf_t *keys, *fields;
+} sd_model_dels_t;
+
+static void sd_model_delete(void *opaque, int64_t seq, const char *key) {
+    sd_model_dels_t *dc = opaque;
+    if (seq < 0 || seq >= dc->cap || *dc->nev >= dc->cap) return;
+    int64_t i = (*dc->nev)++;
+    sd_result_event_t *x = &dc->ev[i];
+    memset(x, 0, sizeof(*x));
+    x->seq = seq;
+    x->del = 1;
+    x->arrival = x->rank = dc->arrival[seq];
+    dc->keyoff[i] = (int64_t)dc->keys->len;
+    if (key) sd_buf_puts(dc->keys, key);
+    sd_buf_putc(dc->keys, 0);
+    dc->fieldoff[i] = (int64_t)dc->fields->len;
+    sd_buf_putc(dc->fields, 0);
+}
+
 /* Store the flagged groups in run.db and the first ones of each bucket in detail[b]. */
 sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_list, int latest, const sd_result_t *res, char **detail,
                                char *err, size_t errlen) {
@@ -219,6 +242,7 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
         if (latest) sd_model_join(payload.data ? payload.data : "", payload.len, md->fields, &evfields);
         sd_buf_putc(&evfields, 0);
         x->rank = md->by_arrival ? arrival[s] : t[s];
+        x->arrival = arrival[s];
         x->seq = s;
         x->t_ms = t[s];
         x->copies = copies;
@@ -226,6 +250,12 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
         x->late = (uint8_t)late;
         if (copies && t[s] > newest) newest = t[s];
         nev++;
+    }
+    if (latest) {
+        /* the tombstones: their key is the message key */
+        sd_model_dels_t dc = {.ev = ev, .nev = &nev, .cap = n, .keyoff = keyoff, .fieldoff = fieldoff, .keys = &keys,
+                              .fields = &evfields, .arrival = arrival};
+        sd_ledger_each_delete(r->ledger, sd_model_delete, &dc);
     }
     for (int64_t i = 0; i < nev; i++) {
         ev[i].keys = keys.data + keyoff[i];

@@ -83,7 +83,7 @@ static const char *const sd_malformed_names[SD_MAL__COUNT] = {
     "duplicate-keys"};
 
 static const char *const sd_inject_names[SD_INJ__COUNT] = {
-    "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup"};
+    "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup", "delete"};
 
 const char *sd_inject_name(sd_inject_kind_t k) {
     return (int)k >= 0 && k < SD_INJ__COUNT ? sd_inject_names[k] : "?";

@@ -95,6 +95,7 @@ typedef enum {
     SD_INJ_DRIFT,         /* schema drift: an extra field, or a field of another type */
     SD_INJ_NO_KEY,        /* a valid event without a message key */
     SD_INJ_RETRY_DUP,     /* a new event sent twice in a row, as a producer retry would */
+    SD_INJ_DELETE,        /* a tombstone (null value) for the key of a newest event */
     SD_INJ__COUNT
 } sd_inject_kind_t;
 

@@ -244,6 +244,8 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
     sd_buf_init(&d);
     char iso[32], det[160];
     int recon_late = SD_KIND_LATE;
+    sd_buf_t deleted; /* the keys this step deleted, each between two \x1e */
+    sd_buf_init(&deleted);
     for (int k = 0; k < SD_INJ__COUNT && !e; k++) {
         int64_t n = st->inject[k];
         if (!n) continue;
@@ -305,6 +307,29 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             case SD_INJ_NO_KEY:
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "no-key", "no message key", INT64_MIN, 1, NULL, 0, NULL, err, errlen);
                 break;
+            case SD_INJ_DELETE: {
+                /* the key of the i-th newest valid event whose key this step has not deleted yet */
+                char key[128] = "";
+                for (int64_t s = r->nseq - 1; s >= 0 && !key[0] && !e; s--) {
+                    if (r->kind[s] != SD_KIND_VALID || r->disp[s] != SD_DISP_TARGET || !r->sends[s]) continue;
+                    int64_t et;
+                    if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &et, err, errlen))) break;
+                    if (!r->key.len || r->key.len >= sizeof(key)) continue;
+                    char k2[130];
+                    snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->key.len, r->key.data);
+                    if (deleted.data && strstr(deleted.data, k2)) continue;
+                    snprintf(key, sizeof(key), "%.*s", (int)r->key.len, r->key.data);
+                    sd_buf_puts(&deleted, k2);
+                }
+                if (e || !key[0]) break;
+                int64_t seq = sd_run_new_seq(r, SD_KIND_DELETE, SD_DISP_DROPPED);
+                snprintf(det, sizeof(det), "tombstone for key %s", key);
+                sd_run_stage(r, seq, "delete", "dropped", det, INT64_MIN, key, strlen(key), NULL, 0, 1);
+                if (i == 0) sd_buf_printf(&d, " (keys %s", key);
+                else sd_buf_printf(&d, ", %s", key);
+                if (i == n - 1) sd_buf_puts(&d, ")");
+                break;
+            }
             case SD_INJ_RETRY_DUP: {
                 int64_t seq;
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);
@@ -340,6 +365,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         used[kind]++;
         if (r->nstage >= 100) e = sd_run_flush(r, err, errlen);
     }
+    sd_buf_free(&deleted);
     if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
     if (e) {
         sd_buf_free(&d);

@@ -58,6 +58,8 @@
  *   flush-on-term       --window: on SIGTERM, write every open window with
  *                       what it holds so far before exiting (partial values,
  *                       written again when they close after the restart)
+ *   ignore-deletes      --latest: a tombstone is quarantined like any
+ *                       empty value, and the key's row stays
  *   keep-state          --window: never evict the rows of written windows
  *                       (the output is right; the state grows with every
  *                       record, as a watermark that never reaches the
@@ -86,7 +88,7 @@
  * --latest keeps the newest scan per parcel in table latest (parcel_id,
  * location, scan, sd_event_ms, sd_writer): an upsert that replaces a row
  * only with a record whose event time is not older, in the batch's
- * transaction.
+ * transaction; a tombstone (a null value with a key) deletes the key's row.
  *
  * It prints streamdrill's batch markers on stdout:
  *
@@ -148,7 +150,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term;
+        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -171,6 +173,7 @@ static void parse_weak(const char *list) {
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
         {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term},
+        {"ignore-deletes", &weak.ignore_deletes},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -542,6 +545,14 @@ int main(int argc, char **argv) {
             int64_t et = 0;
             if (!m->payload && weak.crash_on_null) { fprintf(stderr, "refpipe: null value at %d@%lld\n", m->partition, (long long)m->offset); abort(); }
             if (!m->key && weak.need_key) { fprintf(stderr, "refpipe: record without a key at %d@%lld\n", m->partition, (long long)m->offset); abort(); }
+            if (o.latest && !m->payload && m->key && m->key_len && !weak.ignore_deletes) {
+                /* a tombstone: the key's row goes, in the batch's transaction */
+                sqlite3_stmt *del = prep("DELETE FROM latest WHERE parcel_id = ?");
+                sqlite3_bind_text(del, 1, m->key, (int)m->key_len, SQLITE_TRANSIENT);
+                step_done(del, "delete the key's row");
+                sqlite3_finalize(del);
+                continue;
+            }
             if (!m->payload || !m->len) reason = "empty or null value";
             else if (!weak.lenient_json && m->len > o.max_bytes) reason = "value larger than --max-bytes";
             else {

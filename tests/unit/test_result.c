@@ -410,3 +410,35 @@ Test(result, join_full_outer_right_nulls_and_the_boundaries) {
     cr_assert_eq(r.n[SD_G_PENDING], 5);
     sd_result_free(&r);
 }
+
+Test(result, latest_a_tombstone_removes_the_key_until_a_later_event) {
+    /* P1: events at arrival 0 and 1, a tombstone at 2: no row; P2: a tombstone at 1, an event at 3: its row */
+    sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1f" "a"), lev(1, 30, "P1", "BER\x1f" "b"), lev(2, 0, "P1", ""),
+                             lev(3, 0, "P2", ""), lev(4, 5, "P2", "DUB\x1f" "c")};
+    for (int i = 0; i < 5; i++) e[i].arrival = i;
+    e[2].del = 1, e[2].copies = 0;
+    e[3].del = 1, e[3].copies = 0, e[3].arrival = 1;
+    sd_result_conf_t c = {.key_names = "parcel_id", .field_names = "location,scan"};
+    sd_result_row_t ok[] = {lrow("P2", "DUB\x1f" "c")};
+    sd_result_t r;
+    sd_result_latest(&c, e, 5, ok, 1, &r);
+    cr_expect_eq(r.groups_expected, 1);
+    cr_expect_eq(r.n[SD_G_CORRECT], 1);
+    cr_expect_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* the deleted key's row kept: unexpected, naming the tombstone */
+    sd_result_row_t kept[] = {lrow("P1", "BER\x1f" "b"), lrow("P2", "DUB\x1f" "c")};
+    sd_result_latest(&c, e, 5, kept, 2, &r);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
+    cr_assert_eq(r.nanomalies, 1);
+    cr_expect(strstr(r.anomalies[0].detail, "deleted by tombstone #2") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+    /* P2's row deleted although an event came after the tombstone: missing */
+    sd_result_latest(&c, e, 5, kept, 1, &r);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
+    sd_result_row_t none[] = {lrow("P9", "x\x1fy")};
+    sd_result_free(&r);
+    sd_result_latest(&c, e, 5, none, 0, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1);
+    sd_result_free(&r);
+}
