@@ -262,16 +262,22 @@ sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dle
 /* run_judge.c: reconcile every sink; *failed checks, *unjudgeable ids,
  * *unconsumed ids missing that the pipeline has not consumed yet (why
  * says how the harness knows). */
-/* run_model.c: whether the scenario's result model judges sink, and the
- * judgement (group counts into c, anomalous groups into run.db, detail[b]
- * the first groups of each sd_gbucket_t, caller frees). */
+/* run_model.c: the result models, an ops struct each, chosen by the word
+ * of the scenario's `model` line, as sink readers are by kind. A model's
+ * judge fills c's group counts (changed, for rows), stores the anomalous
+ * groups in run.db and sets detail[b] to the first groups of each
+ * sd_gbucket_t (caller frees). */
 struct sd_recon_counts_s;
-int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink);
-/* `model rows fields=...`: whether sink's rows' fields are checked, and the check (counts->changed). */
-int sd_run_model_fields(const sd_run_t *r, const sd_sink_t *sink);
-sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
-sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
-/* run_join.c: `model join` (called by sd_run_judge_model). */
+typedef struct sd_model_ops_s {
+    const char *name;
+    /* 1: the sink holds derived rows, judged group by group, its ids not at
+     * all; 0: its ids are judged as without a model, and each row too */
+    int groups;
+    sd_err_t (*judge)(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
+} sd_model_ops_t;
+/* The model that judges sink, or NULL. */
+const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink);
+/* run_join.c: `model join`. */
 sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 /* Store a model's flagged groups in run.db, the first ones of each bucket
  * in detail[b]; keys_list names the '\x1f'-separated parts of a group's keys. */

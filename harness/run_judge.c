@@ -384,7 +384,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_sink_t *sink = r->sinks[si];
         if (sink->is_quarantine) continue;
         int primary = sink == r->target;
-        int by_model = sd_run_model_judges(r, sink);
+        const sd_model_ops_t *model = sd_run_model_for(r, sink);
+        int by_model = model && model->groups;
         sd_observe_t obs;
         memset(&obs, 0, sizeof(obs));
         int64_t t0 = sd_util_mono_ms();
@@ -400,15 +401,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_recon_classify(&LS, by_model ? NULL : obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows,
                           obs.unexpected_unique, &res);
         char *gdetail[SD_G__COUNT] = {0};
-        int by_fields = !by_model && sd_run_model_fields(r, sink);
-        if (by_fields && (e = sd_run_judge_fields(r, sink, &res.counts, gdetail, err, errlen))) {
+        int by_fields = model && !model->groups;
+        if (model && (e = model->judge(r, sink, &res.counts, gdetail, err, errlen))) {
             sd_recon_result_free(&res);
-            sd_observe_free(&obs);
-            free(expects);
-            goto out;
-        }
-        if (by_model && (e = sd_run_judge_model(r, sink, &res.counts, gdetail, err, errlen))) {
-            sd_recon_result_free(&res);
+            if (!by_model) sd_observe_free(&obs);
             free(expects);
             goto out;
         }

@@ -1,8 +1,10 @@
-/* run_model.c - the runner's side of a result model (result.h): gather
- * every event the model needs from the ledger (event time as sent, key
- * fields and value read from the event's own bytes, how many times it
- * must count under the contract), read the judged sink's named columns,
- * run the model, and store its counts and anomalous groups. */
+/* run_model.c - the runner's side of the result models (result.h), one
+ * ops struct each (sd_models): gather every event a model needs from the
+ * ledger (event time as sent, key fields and value read from the event's
+ * own bytes, how many times it must count under the contract, the
+ * tombstones), read the judged sink's named columns, run the model, and
+ * store its counts and anomalous groups. Windows and latest are judged
+ * here, rows' fields further down, joins in run_join.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +13,21 @@
 #include "result.h"
 #include "run.h"
 
-int sd_run_model_judges(const sd_run_t *r, const sd_sink_t *sink) {
-    if (r->sc->model.kind != 1 && r->sc->model.kind != 2 && r->sc->model.kind != 4) return 0;
-    return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
+static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);
+static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);
+
+/* By the value of model.kind (scenario.h): windows 1, latest 2, rows 3, join 4. */
+static const sd_model_ops_t sd_models[] = {
+    {"windows", 1, sd_run_judge_table},
+    {"latest", 1, sd_run_judge_table},
+    {"rows", 0, sd_run_judge_fields},
+    {"join", 1, sd_run_judge_join},
+};
+
+const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink) {
+    int k = r->sc->model.kind;
+    if (k < 1 || k > (int)(sizeof(sd_models) / sizeof(sd_models[0]))) return NULL;
+    return strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target") ? NULL : &sd_models[k - 1];
 }
 
 static void sd_model_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
@@ -202,9 +216,8 @@ sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_l
 /* Judge sink by the scenario's model; fills the group counts of c, stores
  * the anomalous groups, and sets detail[b] (caller frees) to the first
  * groups of each bucket. */
-sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
+static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
-    if (md->kind == 4) return sd_run_judge_join(r, sink, c, detail, err, errlen);
     int64_t n = r->nseq;
     int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2), *arrival = t + (n ? n : 1);
     for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
@@ -337,10 +350,6 @@ sd_err_t sd_run_judge_model(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, 
 
 /* ---- model rows fields=: the values of each row against what was sent ---- */
 
-int sd_run_model_fields(const sd_run_t *r, const sd_sink_t *sink) {
-    if (r->sc->model.kind != 3) return 0;
-    return !strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target");
-}
 
 typedef struct {
     sd_run_t *r;
@@ -417,7 +426,7 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
     return 0;
 }
 
-sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
+static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
     int64_t n = r->nseq;
     int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2);
