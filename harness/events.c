@@ -20,6 +20,8 @@ struct sd_events_s {
     sd_events_conf_t conf;
     char *tag;
     size_t taglen;
+    char infix[8];        /* between "<tag>-" and the seq ("d" for deliveries) */
+    size_t infixlen;
     char *id_field, *time_field;
     /* log mode */
     char *log;            /* whole file */
@@ -91,6 +93,8 @@ sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *e
     ev->conf = *conf;
     ev->tag = sd_util_strdup(conf->tag);
     ev->taglen = strlen(ev->tag);
+    snprintf(ev->infix, sizeof(ev->infix), "%s", conf->id_infix ? conf->id_infix : "");
+    ev->infixlen = strlen(ev->infix);
     ev->id_field = sd_util_strdup(conf->id_field ? conf->id_field : "event_id");
     ev->time_field = sd_util_strdup(conf->time_field ? conf->time_field : "event_time");
     ev->conf.tag = ev->tag;
@@ -122,6 +126,7 @@ size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out) {
     memcpy(out, ev->tag, ev->taglen);
     size_t n = ev->taglen;
     out[n++] = '-';
+    if (ev->infixlen) memcpy(out + n, ev->infix, ev->infixlen), n += ev->infixlen;
     char digits[24];
     int nd = 0;
     uint64_t v = (uint64_t)seq;

@@ -29,6 +29,7 @@ typedef struct sd_events_conf_s {
     int parcels, locations;
     const char *log_path;  /* SD_EVENTS_LOG */
     const char *id_field;  /* the payload field that carries the id */
+    const char *id_infix;  /* ids are "<tag>-<infix><seq>" (NULL: none; "d" for a deliveries log) */
     const char *time_field;
     /* `deliveries`: a delivery for share percent of the scans, min_ms to
      * max_ms after the scan's event time (0 share: none) */

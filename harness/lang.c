@@ -1017,6 +1017,12 @@ static const sd_lang_key_t sd_keys_deliveries[] = {
      .help = "a delivery's event time is at least this after its scan's"},
     {.name = "max-delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(delivery_max_ms), .def = 1200000, .has_def = 1,
      .help = "and at most this"},
+    {.name = "log", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(deliveries_log),
+     .help = "a JSON-lines file of deliveries instead (one sent behind each new scan, in order)"},
+    {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(deliveries_id), .help = "log: its id field (default delivery_id)"},
+    {.name = "key", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(deliveries_key), .help = "log: the field that keys it (default parcel_id)"},
+    {.name = "time", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(deliveries_time),
+     .help = "log: its event-time field (default delivered_at)"},
     END};
 
 static const sd_lang_key_t sd_keys_contract[] = {
@@ -1241,7 +1247,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "of the seed and *n* falls in `share=` percent, `{\"delivery_id\":\"<tag>-d<n>\",\"parcel_id\":<the scan's>,"
                 "\"delivered_at\":<the scan's event time + min-delay..max-delay>,\"courier\":\"C<nn>\"}`, keyed by the parcel, "
                 "sent with the scan's first copy (replays, late and malformed events have none). Its topic is `{deliveries}` in the "
-                "pipeline's command, `STREAMDRILL_DELIVERIES_TOPIC` in its environment. Needs the parcel-scan generator."},
+                "pipeline's command, `STREAMDRILL_DELIVERIES_TOPIC` in its environment. With the parcel-scan generator; or "
+                "`log=PATH`: a JSON-lines file of deliveries, line *n* sent behind the *n*-th new scan (its `id=` field rewritten to "
+                "`<tag>-d<n>`, keyed by its `key=` field, its event time in `time=`), with any events."},
     {.name = "contract", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_contract,
      .meaning = "what the pipeline promises: the id and event-time fields, the watermark delay, what happens to late and malformed "
                 "events, whether it removes duplicate input (`drop`: each id once in the target) or passes every input record on "

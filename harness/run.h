@@ -73,6 +73,8 @@ typedef struct sd_run_s {
     int64_t *side_consumed;       /* per partition of side_topic, from commits (-1 unknown) */
     sd_producer_t *side_producer;
     int64_t side_messages;
+    sd_events_t *side_events;     /* deliveries log=: the user's deliveries (NULL: the generator's) */
+    int64_t side_next;            /* its next line */
     sd_events_t *events;
     sd_sup_t *sup;
     sd_sink_t *sinks[SD_MAX_SINKS];

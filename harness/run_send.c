@@ -205,12 +205,29 @@ static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
     sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
     if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
     r->valid_sent++;
-    /* its delivery, if it has one, right behind it on the second source */
-    int64_t dt;
-    if (r->side_producer && sd_events_delivery(r->events, seq, t, &r->payload, &r->key, &dt)) {
-        sd_run_stage(r, seq, "delivery", "target", NULL, dt, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+    /* its delivery, if it has one, right behind it on the second source:
+     * the generator's for this scan, or the log's next line */
+    int64_t dt, dseq = seq;
+    int have = 0;
+    if (r->side_producer && r->side_events) {
+        if (r->side_next < sd_events_available(r->side_events)) {
+            dseq = r->side_next++;
+            sd_err_t e = sd_events_render(r->side_events, dseq, INT64_MIN, &r->payload, &r->key, &dt, err, errlen);
+            if (e) return e;
+            char kv[256];
+            const char *kf = r->sc->deliveries_key ? r->sc->deliveries_key : "parcel_id";
+            int kn = sd_sink_json_field(r->payload.data, r->payload.len, kf, kv, sizeof(kv));
+            sd_buf_reset(&r->key);
+            if (kn > 0) sd_buf_append(&r->key, kv, (size_t)kn);
+            have = 1;
+        }
+    } else if (r->side_producer) {
+        have = sd_events_delivery(r->events, seq, t, &r->payload, &r->key, &dt);
+    }
+    if (have) {
+        sd_run_stage(r, dseq, "delivery", "target", NULL, dt, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
         r->stage[r->nstage - 1].side = 1;
-        if (r->sends[seq]) r->sends[seq]--;
+        if (dseq < r->nseq && r->sends[dseq]) r->sends[dseq]--; /* a delivery is no copy of a scan */
     }
     return SD_OK;
 }

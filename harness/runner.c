@@ -240,6 +240,8 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
+    sd_events_close(r->side_events);
+    r->side_events = NULL;
     free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); free(r->sent_rel); sd_progress_close(r); free(r->consumed); free(r->side_topic); free(r->side_consumed); free(r->stage); free(r->trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->sub[i].stage); free(r->sub[i].ns); sd_buf_free(&r->sub[i].arena); }
     sd_buf_free(&r->arena);
@@ -317,6 +319,18 @@ static void sd_run_identity(sd_run_t *r) {
 
 }
 
+/* A log's path, expanded; a relative one is looked up in the current
+ * folder, then next to the scenario. NULL (err set) on a bad placeholder. */
+static char *sd_run_log_path(sd_run_t *r, const char *text, char *err, size_t errlen) {
+    char *p = sd_run_expand(r, text, err, errlen);
+    if (p && p[0] != '/' && !sd_util_exists(p)) {
+        char *rel = sd_util_fmt("%s/%s", r->sc->dir, p);
+        if (sd_util_exists(rel)) { free(p); p = rel; }
+        else free(rel);
+    }
+    return p;
+}
+
 /* 1. The events: a missing or broken log is a bad scenario, found before
  * anything is written or started. */
 static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
@@ -327,24 +341,25 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
                            .id_field = sc->events_kind == SD_EVENTS_LOG ? sc->log_id_field : sc->id_field,
                            .time_field = sc->time_field, .delivery_share = sc->has_deliveries ? sc->delivery_share : 0,
                            .delivery_min_ms = sc->delivery_min_ms, .delivery_max_ms = sc->delivery_max_ms};
-    if (sc->has_deliveries && sc->events_kind == SD_EVENTS_LOG)
-        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected the parcel-scan generator (its deliveries "
-                          "follow the scans), found events log=", sc->path, sc->deliveries_line);
+    if (sc->has_deliveries && sc->events_kind == SD_EVENTS_LOG && !sc->deliveries_log)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected log=PATH (a file of deliveries) with events "
+                          "log= (the generator's deliveries follow its own scans), found none", sc->path, sc->deliveries_line);
     if (sc->has_deliveries && !sc->has_source)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected a `source` line (the scans' topic), found none",
                           sc->path, sc->deliveries_line);
     char *logp = NULL;
-    if (sc->log_path) {
-        logp = sd_run_expand(r, sc->log_path, err, errlen);
-        if (!logp) return SD_ERR_SCENARIO;
-        if (logp[0] != '/' && !sd_util_exists(logp)) {
-            char *rel = sd_util_fmt("%s/%s", sc->dir, logp);
-            if (sd_util_exists(rel)) { free(logp); logp = rel; }
-            else free(rel);
-        }
-        ec.log_path = logp;
-    }
+    if (sc->log_path && !(logp = sd_run_log_path(r, sc->log_path, err, errlen))) return SD_ERR_SCENARIO;
+    ec.log_path = logp;
+    if (sc->deliveries_log) ec.delivery_share = 0; /* the log's deliveries instead */
     sd_err_t e = sd_events_open(&ec, &r->events, err, errlen);
+    free(logp);
+    if (e || !sc->deliveries_log) return e;
+    /* deliveries from a user's log: events of their own, ids "<tag>-d<n>" */
+    if (!(logp = sd_run_log_path(r, sc->deliveries_log, err, errlen))) return SD_ERR_SCENARIO;
+    sd_events_conf_t dc = {.kind = SD_EVENTS_LOG, .seed = r->seed, .tag = r->tag, .id_infix = "d", .log_path = logp,
+                           .id_field = sc->deliveries_id ? sc->deliveries_id : "delivery_id",
+                           .time_field = sc->deliveries_time ? sc->deliveries_time : "delivered_at"};
+    e = sd_events_open(&dc, &r->side_events, err, errlen);
     free(logp);
     return e;
 }

@@ -345,7 +345,8 @@ char *sd_scenario_expand(const char *s, const sd_kvlist_t *vars, char *err, size
 
 void sd_scenario_free(sd_scenario_t *sc) {
     if (!sc) return;
-    free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic);
+    free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic); free(sc->deliveries_log); free(sc->deliveries_id);
+    free(sc->deliveries_key); free(sc->deliveries_time);
     free(sc->log_path); free(sc->log_id_field); free(sc->id_field); free(sc->time_field);
     for (int i = 0; i < sc->nsinks; i++) {
         free(sc->sinks[i].name);

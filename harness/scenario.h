@@ -187,6 +187,8 @@ typedef struct sd_scenario_s {
     int deliveries_partitions;
     int delivery_share;
     int64_t delivery_min_ms, delivery_max_ms;
+    char *deliveries_log;  /* deliveries log=PATH: a user's JSON lines instead of the generator */
+    char *deliveries_id, *deliveries_key, *deliveries_time; /* its id, key and event-time fields */
     int deliveries_line;
 
     /* contract */
