@@ -85,6 +85,12 @@ static int sd_value_eq(double expected, double actual, int exact) {
     return fabs(expected - actual) <= (tol > 1e-6 ? tol : 1e-6);
 }
 
+/* An event's id as the run names it, or #seq without a formatter. */
+static void sd_result_id(const sd_result_conf_t *conf, int64_t seq, char *out, size_t len) {
+    if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, seq, out, len);
+    else snprintf(out, len, "#%lld", (long long)seq);
+}
+
 static void sd_keys_text(const char *key_names, const char *keys, sd_buf_t *b) {
     if (!key_names || !*key_names) return;
     const char *n = key_names, *v = keys;
@@ -109,8 +115,7 @@ static void sd_list_ids(const sd_result_conf_t *conf, const sd_result_event_t *e
         const sd_result_event_t *e = &ev[c[i].ev];
         if (!want(e)) continue;
         char id[64];
-        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, e->seq, id, sizeof(id));
-        else snprintf(id, sizeof(id), "#%lld", (long long)e->seq);
+        sd_result_id(conf, e->seq, id, sizeof(id));
         sd_buf_printf(b, "%s%s", shown ? ", " : "", id);
         if (e->sent > 1) sd_buf_printf(b, " (sent %u times)", e->sent);
         shown++;
@@ -352,13 +357,11 @@ static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_
     sd_buf_puts(&d, ": ");
     char id[64];
     if (want) {
-        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, want->seq, id, sizeof(id));
-        else snprintf(id, sizeof(id), "#%lld", (long long)want->seq);
+        sd_result_id(conf, want->seq, id, sizeof(id));
     }
     if (!want && del) {
         char did[64];
-        if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, del->seq, did, sizeof(did));
-        else snprintf(did, sizeof(did), "#%lld", (long long)del->seq);
+        sd_result_id(conf, del->seq, did, sizeof(did));
         flags |= 1u << SD_G_UNEXPECTED;
         sd_buf_printf(&d, "%lld row%s for a key deleted by tombstone %s (no event of the key came after it)", (long long)nr,
                       nr == 1 ? "" : "s", did);
@@ -384,8 +387,7 @@ static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_
                 const sd_result_event_t *o = &ev[ei[i]];
                 if (o != want && o->fields && sd_fields_eq(o->fields, last->fields)) {
                     char oid[64];
-                    if (conf->fmt_id) conf->fmt_id(conf->fmt_opaque, o->seq, oid, sizeof(oid));
-                    else snprintf(oid, sizeof(oid), "#%lld", (long long)o->seq);
+                    sd_result_id(conf, o->seq, oid, sizeof(oid));
                     sd_buf_printf(&d, "; the row holds the values of %s, %s", oid, o->late ? "a late event the contract drops"
                                   : o->rank < want->rank ? "an older event" : "an event the contract does not count");
                     break;

@@ -79,11 +79,6 @@ static int sd_join_row(void *opaque, const char *const *vals, const size_t *lens
     return 0;
 }
 
-static void sd_join_fmt_left(void *opaque, int64_t seq, char *out, size_t outlen) {
-    char id[64];
-    sd_events_id(((sd_run_t *)opaque)->events, seq, id);
-    snprintf(out, outlen, "%s", id);
-}
 
 static void sd_join_fmt_right(void *opaque, int64_t seq, char *out, size_t outlen) {
     char id[64];
@@ -144,7 +139,7 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
         sd_join_conf_t conf = {.type = md->join_type, .lower_ms = 0, .upper_ms = md->within_ms,
                                .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
                                .final_wm_low = oldest == INT64_MIN ? INT64_MIN : oldest - r->sc->watermark_ms,
-                               .fmt_left = sd_join_fmt_left, .fmt_right = sd_join_fmt_right, .fmt_opaque = r};
+                               .fmt_left = sd_run_fmt_id, .fmt_right = sd_join_fmt_right, .fmt_opaque = r};
         sd_result_t res;
         sd_result_join(&conf, L.ev, L.n, R.ev, R.n, m.rows, m.n, &res);
         c->observed_rows = m.n;

@@ -12,7 +12,7 @@
 #include "result.h"
 #include "run.h"
 
-static void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
+void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
     sd_run_t *r = opaque;
     char id[64];
     sd_events_id(r->events, seq, id);

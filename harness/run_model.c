@@ -30,12 +30,6 @@ const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink)
     return strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target") ? NULL : &sd_models[k - 1];
 }
 
-static void sd_model_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
-    sd_run_t *r = opaque;
-    char id[64];
-    sd_events_id(r->events, seq, id);
-    snprintf(out, outlen, "%s", id);
-}
 
 typedef struct {
     int64_t *t, *arrival, n, next;
@@ -304,7 +298,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         }
         sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
                                  .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
-                                 .key_names = md->keys, .field_names = md->fields, .fmt_id = sd_model_fmt_id, .fmt_opaque = r};
+                                 .key_names = md->keys, .field_names = md->fields, .fmt_id = sd_run_fmt_id, .fmt_opaque = r};
         sd_result_t res;
         if (latest) sd_result_latest(&conf, ev, nev, m.rows, m.n, &res);
         else sd_result_windows(&conf, ev, nev, m.rows, m.n, &res);
