@@ -182,10 +182,13 @@ static void join_one(int side, const char *id, const char *parcel, int64_t t) {
     sqlite3_bind_int64(m, 2, side ? t - o.within_ms : t);
     sqlite3_bind_int64(m, 3, side ? t : t + o.within_ms);
     int matched = 0;
-    char other[64][128];
+    char **other = NULL;
     int nother = 0;
-    while (sqlite3_step(m) == SQLITE_ROW && nother < 64)
-        snprintf(other[nother++], sizeof(other[0]), "%s", (const char *)sqlite3_column_text(m, 0));
+    while (sqlite3_step(m) == SQLITE_ROW) {
+        other = realloc(other, sizeof(char *) * (size_t)(nother + 1));
+        if (!other) die("out of memory");
+        other[nother++] = strdup((const char *)sqlite3_column_text(m, 0));
+    }
     sqlite3_reset(m);
     sqlite3_clear_bindings(m);
     for (int k = 0; k < nother; k++) {
@@ -193,7 +196,9 @@ static void join_one(int side, const char *id, const char *parcel, int64_t t) {
         else write_pair(id, other[k], parcel);
         mark(side ? mark_left : mark_right, other[k]);
         matched = 1;
+        free(other[k]);
     }
+    free(other);
     if (matched) mark(side ? mark_right : mark_left, id);
     else if (!side && weak.null_early && o.type >= 1) write_pair(id, NULL, parcel);
 }
