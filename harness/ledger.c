@@ -726,19 +726,17 @@ sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, siz
 /* Each batch's state, summed over its operators, per query in batch order;
  * a batch reported more than once (re-run by a later incarnation) counts
  * as its newest report. */
-void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t batch, int64_t input_rows,
-                                                     int64_t state_rows, int64_t watermark_ms, int64_t t_ms), void *opaque) {
+void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
+                          void *opaque) {
     sqlite3_stmt *st;
     const char *sql = "WITH k AS (SELECT query, batch, max(t_ms) AS t FROM state GROUP BY query, batch)"
-                      " SELECT s.query, s.batch, max(coalesce(s.input_rows, 0)), sum(coalesce(s.rows_total, 0)),"
-                      " max(s.watermark_ms), s.t_ms FROM state s JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms"
+                      " SELECT s.query, max(coalesce(s.input_rows, 0)), sum(coalesce(s.rows_total, 0))"
+                      " FROM state s JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms"
                       " GROUP BY s.query, s.batch ORDER BY s.query, s.batch";
     pthread_mutex_lock(&l->mu);
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-               sqlite3_column_int64(st, 3), sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4),
-               sqlite3_column_int64(st, 5));
+            cb(opaque, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
         sqlite3_finalize(st);
     }
     pthread_mutex_unlock(&l->mu);
@@ -879,14 +877,11 @@ void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, i
     pthread_mutex_unlock(&l->mu);
 }
 
-int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l, int with_side) {
+int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l) {
     sqlite3_stmt *st;
     int64_t v = INT64_MIN;
-    const char *sql = with_side
-        ? "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
-          " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)"
-        : "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
-          " GROUP BY partition)";
+    const char *sql = "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
+                      " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)";
     pthread_mutex_lock(&l->mu);
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);

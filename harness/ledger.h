@@ -121,11 +121,10 @@ typedef struct sd_state_row_s {
     const char *custom;       /* the operator's customMetrics JSON (the RocksDB figures), or NULL */
 } sd_state_row_t;
 sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, size_t errlen);
-/* Each batch's state rows summed over its operators, per query in batch
- * order, the newest report of a batch that ran more than once;
- * watermark_ms INT64_MIN when none was reported. */
-void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t batch, int64_t input_rows,
-                                                     int64_t state_rows, int64_t watermark_ms, int64_t t_ms), void *opaque);
+/* Each batch's rows read and state rows (summed over its operators), per
+ * query in batch order, the newest report of a batch that ran more than once. */
+void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
+                          void *opaque);
 /* Batches that read rows, and the most rows one read (the largest over
  * queries); both -1 when no batch said its size. */
 void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max);
@@ -139,9 +138,9 @@ void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq,
 void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque);
 
 /* The oldest of the partitions' newest event times, over the events sent to
- * the target (and the second source's, with_side): the watermark an engine
- * that keeps one per Kafka partition (Flink) reaches. INT64_MIN: none. */
-int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l, int with_side);
+ * the target and the second source's: the watermark an engine that keeps
+ * one per Kafka partition (Flink) reaches. INT64_MIN: none. */
+int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l);
 
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);

@@ -277,6 +277,9 @@ typedef struct sd_model_ops_s {
     int groups;
     sd_err_t (*judge)(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 } sd_model_ops_t;
+/* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
+ * [nseq] on its arrival rank (the order of its last send); caller frees. */
+int64_t *sd_run_event_times(sd_run_t *r);
 /* The ledger id of seq (opaque: the run), for the models' and checks' details. */
 void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen);
 /* The model that judges sink, or NULL. */

@@ -15,7 +15,8 @@
  *   its state levels off; an unbounded one keeps a share of every event.
  *
  * The rule can only judge a drill long enough for eviction to show: at
- * least 4 batches with state and 100 rows read, and the events' second
+ * least 4 batches with state and 100 rows read, the second half of them
+ * over 3 batches or more (sd_result_state_rule), and the events' second
  * half spanning more event time than the contract's watermark delay.
  * Otherwise the state counts are -1 and an expectation on them makes the
  * run inconclusive (not-measured), with the reason. */
@@ -29,7 +30,7 @@
 typedef struct {
     char query[128];
     int64_t n, cap;
-    int64_t *read, *state, *batch;   /* cumulative rows read, state rows, batch id */
+    int64_t *read, *state;           /* cumulative rows read, state rows after each batch */
 } sd_series_t;
 
 typedef struct {
@@ -37,9 +38,7 @@ typedef struct {
     int n;
 } sd_series_set_t;
 
-static void sd_bounds_add(void *opaque, const char *query, int64_t batch, int64_t input_rows, int64_t state_rows,
-                          int64_t watermark_ms, int64_t t_ms) {
-    (void)watermark_ms; (void)t_ms;
+static void sd_bounds_add(void *opaque, const char *query, int64_t input_rows, int64_t state_rows) {
     sd_series_set_t *ss = opaque;
     if (!query) query = "";
     sd_series_t *s = ss->n ? &ss->s[ss->n - 1] : NULL;
@@ -53,11 +52,9 @@ static void sd_bounds_add(void *opaque, const char *query, int64_t batch, int64_
         s->cap = s->cap ? s->cap * 2 : 64;
         s->read = sd_util_xrealloc(s->read, sizeof(int64_t) * (size_t)s->cap);
         s->state = sd_util_xrealloc(s->state, sizeof(int64_t) * (size_t)s->cap);
-        s->batch = sd_util_xrealloc(s->batch, sizeof(int64_t) * (size_t)s->cap);
     }
     s->read[s->n] = (s->n ? s->read[s->n - 1] : 0) + (input_rows > 0 ? input_rows : 0);
     s->state[s->n] = state_rows;
-    s->batch[s->n] = batch;
     s->n++;
 }
 
@@ -104,7 +101,7 @@ void sd_run_bounds(sd_run_t *r, sd_bounds_t *b) {
     for (int i = 0; i < ss.n; i++) {
         if (sd_bounds_series(&ss.s[i], b, why, sizeof(why)) == 0) judged = 1;
         else snprintf(b->why, sizeof(b->why), "%s", why);
-        free(ss.s[i].read); free(ss.s[i].state); free(ss.s[i].batch);
+        free(ss.s[i].read); free(ss.s[i].state);
     }
     free(ss.s);
     if (judged) {

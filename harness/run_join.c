@@ -38,15 +38,6 @@ static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char
 }
 
 typedef struct {
-    int64_t *t, n;
-} sd_join_times_t;
-
-static void sd_join_time(void *opaque, int64_t seq, int64_t t_ms) {
-    sd_join_times_t *jt = opaque;
-    if (seq >= 0 && seq < jt->n) jt->t[seq] = t_ms;
-}
-
-typedef struct {
     sd_run_t *r;
     sd_join_row_t *rows;
     int64_t n, cap;
@@ -88,25 +79,22 @@ static void sd_join_fmt_right(void *opaque, int64_t seq, char *out, size_t outle
 
 /* The counted scans: valid, to the target, acknowledged; each once. */
 static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t *L, char *err, size_t errlen) {
-    int64_t n = r->nseq;
-    sd_join_times_t jt = {.t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1)), .n = n};
-    for (int64_t s = 0; s < n; s++) jt.t[s] = INT64_MIN;
-    sd_ledger_each_event_time(r->ledger, sd_join_time, &jt);
+    int64_t n = r->nseq, *t = sd_run_event_times(r);
     sd_buf_t payload, key;
     sd_buf_init(&payload);
     sd_buf_init(&key);
     sd_err_t e = SD_OK;
     char kv[256];
     for (int64_t s = 0; s < n && !e; s++) {
-        if (r->disp[s] != SD_DISP_TARGET || jt.t[s] == INT64_MIN) continue;
+        if (r->disp[s] != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
         int64_t natural = sd_events_time(r->events, s), et;
-        if ((e = sd_events_render(r->events, s, jt.t[s] == natural ? INT64_MIN : jt.t[s], &payload, &key, &et, err, errlen))) break;
+        if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));
-        sd_join_push(L, s, jt.t[s], kv, got > 0 ? (size_t)got : 0);
+        sd_join_push(L, s, t[s], kv, got > 0 ? (size_t)got : 0);
     }
     sd_buf_free(&payload);
     sd_buf_free(&key);
-    free(jt.t);
+    free(t);
     return e;
 }
 
@@ -135,7 +123,7 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
             if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
         /* the watermark over both sources: the older of the two */
         int64_t newest = L.newest < R.newest ? L.newest : R.newest;
-        int64_t oldest = sd_ledger_oldest_partition_max(r->ledger, 1);
+        int64_t oldest = sd_ledger_oldest_partition_max(r->ledger);
         sd_join_conf_t conf = {.type = md->join_type, .lower_ms = 0, .upper_ms = md->within_ms,
                                .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
                                .final_wm_low = oldest == INT64_MIN ? INT64_MIN : oldest - r->sc->watermark_ms,

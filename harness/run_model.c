@@ -43,6 +43,15 @@ static void sd_model_time(void *opaque, int64_t seq, int64_t t_ms) {
     mt->arrival[seq] = mt->next++;
 }
 
+int64_t *sd_run_event_times(sd_run_t *r) {
+    int64_t n = r->nseq ? r->nseq : 1;
+    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)n * 2);
+    for (int64_t s = 0; s < r->nseq; s++) t[s] = INT64_MIN;
+    sd_model_times_t mt = {.t = t, .arrival = t + n, .n = r->nseq};
+    sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
+    return t;
+}
+
 /* Comma list -> its fields joined by '\x1f' from a payload. */
 static void sd_model_join(const char *payload, size_t len, const char *list, sd_buf_t *out) {
     char buf[256];
@@ -213,10 +222,7 @@ sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_l
 static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
     int64_t n = r->nseq;
-    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2), *arrival = t + (n ? n : 1);
-    for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
-    sd_model_times_t mt = {.t = t, .arrival = arrival, .n = n};
-    sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
+    int64_t *t = sd_run_event_times(r), *arrival = t + (n ? n : 1);
     int latest = md->kind == 2;
     /* the events, with their key fields read from their own bytes */
     sd_result_event_t *ev = sd_util_xcalloc((size_t)(n ? n : 1), sizeof(*ev));
@@ -422,11 +428,7 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
 
 static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
-    int64_t n = r->nseq;
-    int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1) * 2);
-    for (int64_t s = 0; s < n; s++) t[s] = INT64_MIN;
-    sd_model_times_t mt = {.t = t, .arrival = t + (n ? n : 1), .n = n};
-    sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
+    int64_t *t = sd_run_event_times(r);
     const char *names[32];
     int nn = 0;
     names[nn++] = r->sc->id_field ? r->sc->id_field : "event_id";
