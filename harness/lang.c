@@ -659,6 +659,9 @@ static const struct {
     {"kafka", {"topic", "id", "header", "isolation", NULL}, {"topic", NULL}},
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
     {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
+    {"delta", {"path", "id", "time", "python", NULL}, {"path", NULL}},
+    /* its options, then PROGRAM ARG... (stored as arg= in order) */
+    {"command", {"id", "writer", "time", "timeout", NULL}, {NULL}},
     {NULL, {NULL}, {NULL}}};
 
 static int sd_sink_kind(const char *s) {
@@ -690,7 +693,7 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     (void)obj; (void)present;
     int quarantine = !strcmp(ts->t[0].text, "quarantine");
     const char *what = ts->t[0].text;
-    const char *kinds = "sqlite, kafka, jsonl, spark-files";
+    const char *kinds = "sqlite, kafka, jsonl, spark-files, delta, command";
     int i = 1;
     if (sc->nsinks >= SD_MAX_SINKS)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected at most %d sinks, found more", what, SD_MAX_SINKS);
@@ -716,8 +719,15 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     sd_sink_decl_t d;
     memset(&d, 0, sizeof(d));
     sd_err_t err = SD_OK;
+    int is_command = !strcmp(sd_sink_kinds[kind].kind, "command"), program = 0;
     for (; i < ts->n && !err; i++) {
         sd_kvtok_t kv;
+        /* command: the first word that is not KEY=VALUE begins the argv */
+        if (is_command && (program || !strchr(ts->t[i].text, '='))) {
+            program = 1;
+            sd_kvlist_add(&d.params, "arg", ts->t[i].text);
+            continue;
+        }
         sd_split_kv(&ts->t[i], &kv);
         int ok = 0;
         for (int k = 0; sd_sink_kinds[kind].keys[k]; k++)
@@ -742,6 +752,13 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
         if (!sd_kvlist_get(&d.params, sd_sink_kinds[kind].required[k]))
             err = sd_perr(c, ts->t[kind_tok].line, ts->t[kind_tok].col, "%s %s: expected %s=..., found none", what, sd_sink_kinds[kind].kind,
                           sd_sink_kinds[kind].required[k]);
+    if (!err && is_command && !program)
+        err = sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s command: expected the command's PROGRAM ARG... after its options, found the end "
+                      "of the line", what);
+    const char *to = err || !is_command ? NULL : sd_kvlist_get(&d.params, "timeout");
+    int64_t to_ms;
+    if (to && (sd_util_parse_duration(to, &to_ms) || to_ms <= 0))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s command: expected timeout= to be a duration (30s, 2m), found \"%s\"", what, to);
     const char *query = err || strcmp(sd_sink_kinds[kind].kind, "sqlite") ? NULL : sd_kvlist_get(&d.params, "query");
     if (query && sd_sql_statements(query) > 1)
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s sqlite: expected query= to be one SQL statement, found more (\"%.80s\")", what,
@@ -1257,7 +1274,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
      .usage = "sink [NAME] sqlite db=PATH query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
-              "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD]",
+              "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | "
+              "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
                 "contract is about (named `target` unless named); further sinks are reconciled too, their checks prefixed with "
                 "their name."},

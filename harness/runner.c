@@ -496,9 +496,11 @@ static sd_err_t sd_run_open_sinks(sd_run_t *r, char *err, size_t errlen) {
     const sd_scenario_t *sc = r->sc;
     const sd_run_opts_t *opts = r->opts;
     {
-        sd_sink_ctx_t ctx = {.brokers = sd_broker_bootstrap(r->broker), .props = opts->xprops, .id_field = sc->id_field};
+        sd_sink_ctx_t ctx = {.brokers = sd_broker_bootstrap(r->broker), .props = opts->xprops, .id_field = sc->id_field,
+                             .run_dir = r->run_dir};
         for (int i = 0; i < sc->nsinks; i++) {
             sd_err_t e;
+            ctx.name = sc->sinks[i].name;
             if ((e = sd_sink_open(&sc->sinks[i], &r->vars, &ctx, &r->sinks[r->nsinks], err, errlen))) return e;
             sd_sink_t *s = r->sinks[r->nsinks++];
             if (s->is_quarantine && !r->quarantine) r->quarantine = s;

@@ -9,7 +9,8 @@
 #include "jsonscan.h"
 #include "util.h"
 
-static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, NULL};
+static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, &sd_sink_command,
+                                                      &sd_sink_delta, NULL};
 
 const sd_sink_ops_t *sd_sink_find(const char *name) {
     for (int i = 0; sd_sink_readers[i]; i++)
@@ -34,7 +35,9 @@ sd_err_t sd_sink_open(const sd_sink_decl_t *decl, const sd_kvlist_t *vars, const
             return sd_err_set(err, errlen, SD_ERR_SCENARIO, "sink %s: %s", decl->name, perr);
         }
         sd_kvlist_add(&params, decl->params.v[i].key, v);
-        sd_buf_printf(&d, " %s=%s", decl->params.v[i].key, v);
+        /* a command's words as they are, its options as KEY=VALUE */
+        if (!strcmp(decl->params.v[i].key, "arg")) sd_buf_printf(&d, " %s", v);
+        else sd_buf_printf(&d, " %s=%s", decl->params.v[i].key, v);
         free(v);
     }
     void *state = NULL;
@@ -87,6 +90,16 @@ sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sin
     sd_err_t e = s->ops->scan_cols(s->state, names, n, cb, opaque, rerr, sizeof(rerr));
     if (e) return sd_err_set(err, errlen, e, "sink %s (%s): %s", s->name, s->describe, rerr);
     return SD_OK;
+}
+
+int64_t sd_sink_mark(sd_sink_t *s) {
+    int64_t m = -1;
+    if (s->ops->mark) {
+        if (s->ops->mark(s->state, &m, NULL, 0) != SD_OK) m = -1;
+    } else if (s->ops->count(s->state, 1, &m, NULL, 0) != SD_OK) {
+        m = -1;
+    }
+    return m;
 }
 
 char *sd_sink_notes(sd_sink_t *s) {

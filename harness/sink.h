@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "scenario.h"
+#include "util.h"
 
 /* Called per row. id may be NULL (the row has no id). Return non-zero to stop. */
 typedef int (*sd_sink_row_cb)(void *opaque, const char *id, size_t idlen, const char *writer, size_t wlen,
@@ -31,6 +32,8 @@ typedef struct sd_sink_ctx_s {
     const char *brokers;        /* for kafka sinks */
     const sd_kvlist_t *props;   /* -X properties for kafka sinks */
     const char *id_field;       /* contract id field (default for kafka/jsonl id=) */
+    const char *run_dir;        /* the run folder (a command's stderr goes there), or NULL */
+    const char *name;           /* the sink's declared name */
 } sd_sink_ctx_t;
 
 typedef struct sd_sink_ops_s {
@@ -49,12 +52,18 @@ typedef struct sd_sink_ops_s {
      * missing name is an error that lists what the sink has. */
     sd_err_t (*scan_cols)(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
                           size_t errlen);
+    /* Optional: a cheap number that changes with each commit of the sink
+     * (Delta: the newest version), for `kill after-sink-commit`; readers
+     * without it are counted instead. *mark is -1 while the sink is absent. */
+    sd_err_t (*mark)(void *state, int64_t *mark, char *err, size_t errlen);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
 extern const sd_sink_ops_t sd_sink_kafka;
 extern const sd_sink_ops_t sd_sink_jsonl;
 extern const sd_sink_ops_t sd_sink_spark_files;
+extern const sd_sink_ops_t sd_sink_command;
+extern const sd_sink_ops_t sd_sink_delta;
 
 /* Reader by name, or NULL. */
 const sd_sink_ops_t *sd_sink_find(const char *name);
@@ -83,6 +92,24 @@ sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sin
  * stop), or -1 when the line is not a JSON object. */
 int sd_sink_json_cols(const char *line, size_t len, const char *const *names, int n, const char *writer, sd_sink_cols_cb cb,
                       void *opaque);
+/* The sink's commit mark (see mark above; the row count for readers
+ * without one), or -1 when it cannot be read now. */
+int64_t sd_sink_mark(sd_sink_t *s);
+
+/* JSON-lines rows as a command prints them (sink_command.c; the Delta
+ * reader's helper prints the same): what names the text in errors, a line
+ * that is not a JSON object is SD_ERR_SINK naming its number. */
+sd_err_t sd_sink_lines_scan(const char *text, size_t len, const char *what, const char *id_field, const char *writer_field,
+                            const char *time_field, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen);
+sd_err_t sd_sink_lines_scan_cols(const char *text, size_t len, const char *what, const char *writer_field, const char *const *names,
+                                 int n, sd_sink_cols_cb cb, void *opaque, char *err, size_t errlen);
+sd_err_t sd_sink_lines_count(const char *text, size_t len, const char *what, int64_t *rows, char *err, size_t errlen);
+/* Run a reader's command (command.h); its stdout in out. A non-zero exit,
+ * a signal or the timeout is SD_ERR_SINK naming argv[0], how it ended and
+ * its last stderr line. */
+sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
+                                sd_buf_t *out, char *err, size_t errlen);
+
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);
 

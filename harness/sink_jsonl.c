@@ -197,4 +197,4 @@ static void sd_jsonl_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, NULL,
-                                     sd_jsonl_scan_cols};
+                                     sd_jsonl_scan_cols, NULL};

@@ -259,4 +259,4 @@ static void sd_kafka_sink_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, NULL, NULL};
+const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, NULL, NULL, NULL};

@@ -339,4 +339,4 @@ static void sd_sspark_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_spark_files = {"spark-files", sd_sspark_open, sd_sspark_count, sd_sspark_scan, sd_sspark_close,
-                                           sd_sspark_notes, sd_sspark_scan_cols};
+                                           sd_sspark_notes, sd_sspark_scan_cols, NULL};

@@ -1,0 +1,38 @@
+/* command.h - run a helper command to completion, as the sink readers do
+ * (`sink command`, and the Delta reader's Parquet helper).
+ *
+ * The command is exec'd without a shell in its own process group, dies
+ * with the harness (PR_SET_PDEATHSIG), gets its stdin from memory, its
+ * stdout captured, its stderr appended to a file. When the timeout passes
+ * the whole group is killed and the run says so. */
+#ifndef SD_COMMAND_H
+#define SD_COMMAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "util.h"
+
+typedef struct {
+    int code;        /* exit code, -1 when killed by a signal */
+    int signal;      /* the signal that ended it, 0 if none */
+    int timed_out;   /* the harness killed it at the timeout */
+} sd_cmd_status_t;
+
+/* Run argv (argv[0] looked up in PATH) with in (inlen bytes, may be NULL)
+ * on its stdin; its stdout appended to out, its stderr to stderr_path
+ * (NULL: discarded). Returns an error only when the command could not be
+ * run at all (exec failed: SD_ERR_SINK naming argv[0] and the cause);
+ * how it ended is in *st. */
+sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
+                    sd_buf_t *out, sd_cmd_status_t *st, char *err, size_t errlen);
+
+/* "exit 3", "killed by signal 9", "timed out after 60s" */
+void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, char *out, size_t olen);
+
+/* The last non-empty line of a file (a command's stderr), printable, at
+ * most cap bytes; "" when there is none. */
+void sd_cmd_last_line(const char *path, char *out, size_t cap);
+
+#endif
