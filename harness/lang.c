@@ -904,7 +904,12 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected after= or visible=, found both (each says where in the batch to land)", verb);
     if ((st->after_ms >= 0 || st->visible > 0) && st->mid_batch != 1)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected mid-batch with %s (it says where inside a batch to land), found %s", verb,
-                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == 2 ? "at-boundary" : "no mid-batch");
+                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == 2 ? "at-boundary" : st->mid_batch == 3 ? "after-sink-commit" : "no mid-batch");
+    /* the pipeline is frozen at that point: only SIGKILL keeps it from
+     * finishing the checkpoint's commit */
+    if (st->mid_batch == 3 && st->signal != SIGKILL)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "kill after-sink-commit: expected signal=KILL (any other signal lets the pipeline "
+                       "record the batch in its checkpoint), found signal=%s", st->signal == SIGTERM ? "TERM" : "another");
     return SD_OK;
 }
 
@@ -1125,6 +1130,8 @@ static const sd_lang_key_t sd_keys_restart[] = {
 
 static const sd_lang_key_t sd_keys_kill[] = {
     LANDING(mid_batch),
+    {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(mid_batch), .set = 3, .group = 2,
+     .help = "after the target sink committed a batch (a new Delta version, its rows visible), before the checkpoint recorded it"},
     {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
      .help = "KILL, TERM, INT, QUIT or HUP"},
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},

@@ -103,7 +103,66 @@ typedef struct {
     int64_t batch;         /* the batch it waited for, -1 if none */
     int64_t batch_rows;
     int64_t rows0;         /* target rows when that batch began */
+    int64_t mark0, mark1;  /* after-sink-commit: the sink's mark when the batch was seen begun, and at the freeze */
 } sd_landing_t;
+
+/* kill after-sink-commit: the batch in flight (offsets written, no commit
+ * yet) is watched through the target sink's mark (sink.h: a Delta table's
+ * newest version, else its row count), polled every millisecond. When the
+ * mark moves, the pipeline's group is frozen at once (SIGSTOP) and the
+ * checkpoint read again: if the batch is still uncommitted, the sink holds
+ * the batch and the checkpoint does not, and the kill lands on the frozen
+ * group. If the checkpoint's commit won the race the group is thawed and
+ * the next batch is taken. */
+static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
+    L->how = "after the sink's commit";
+    if (!r->progress->batches)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the progress source does not tell batches apart (use "
+                          "`progress spark checkpoint=...` or batch markers)");
+    if (!r->target) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the scenario declares no target sink");
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
+    const sd_run_batches_t *b = &r->bs;
+    int misses = 0;
+    sd_err_t e;
+    for (;;) {
+        if ((e = sd_run_pump(r, err, errlen))) return e;
+        sd_sup_state_t s;
+        sd_sup_state(r->sup, &s);
+        if (!s.running) { *gone = 1; return SD_OK; }
+        if (sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill after-sink-commit: no batch showed in the sink before its checkpoint commit "
+                              "within %.0fs (%d batches committed first)", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
+        if (b->begun <= b->committed) {
+            if ((e = sd_run_tick(r, 2, err, errlen))) return e;
+            continue;
+        }
+        int64_t batch = b->begun, mark0 = sd_sink_mark(r->target), next_pump = sd_util_mono_ms() + 20;
+        for (;;) {
+            int64_t m = sd_sink_mark(r->target);
+            if (m >= 0 && m != mark0) {
+                sd_sup_signal(r->sup, SIGSTOP, NULL, NULL, 0);
+                sd_run_pump(r, NULL, 0);
+                if (b->begun == batch && b->committed < batch) {
+                    L->batch = batch;
+                    L->mark0 = mark0;
+                    L->mark1 = m;
+                    L->rows0 = -1;
+                    return SD_OK;
+                }
+                sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
+                break;
+            }
+            if (sd_util_mono_ms() >= next_pump) {
+                if ((e = sd_run_pump(r, err, errlen))) return e;
+                sd_sup_state(r->sup, &s);
+                if (b->committed >= batch || b->begun != batch || !s.running || sd_util_mono_ms() > deadline) break;
+                next_pump = sd_util_mono_ms() + 20;
+            }
+            sd_util_sleep_ms(1);
+        }
+        misses++;
+    }
+}
 
 /* Wait for the moment the step asks for: st->mid_batch 1 = inside a batch
  * (see the top of this file), 2 = right after a batch's commit, before the
@@ -111,8 +170,9 @@ typedef struct {
  * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     L->how = "now";
-    L->batch = L->batch_rows = L->rows0 = -1;
+    L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = -1;
     *gone = 0;
+    if (st->mid_batch == 3) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
     sd_sup_state_t s;
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
@@ -220,7 +280,16 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
     char land[320];
-    if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
+    if (L->batch >= 0 && L->mark1 >= 0) {
+        /* after-sink-commit: the group was frozen before the kill, so the
+         * checkpoint cannot have moved; read it again all the same */
+        int inside = r->bs.committed < L->batch;
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d: the sink's commit seen (mark %lld -> %lld), %s",
+                 inside ? "after the sink's commit of" : "too late for", (long long)L->batch, inc, (long long)L->mark0, (long long)L->mark1,
+                 inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
+        sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
+        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
+    } else if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
         int committed = r->bs.committed >= L->batch;
         int graceful = committed && sig != SIGKILL && signal_mono && r->bs.committed_mono >= signal_mono;
         int inside = !committed || graceful;

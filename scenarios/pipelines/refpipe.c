@@ -133,6 +133,7 @@ static struct {
     int max_batch;
     int trigger_ms;
     int row_delay_ms;
+    int commit_delay_ms; /* between the sink's commit and the batch's commit (Kafka offsets, marker) */
     int incarnation;
     int subscribe;
     int bare_markers;
@@ -216,7 +217,7 @@ static void emit_windows(int64_t lo, int64_t hi, int64_t batch) {
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
-          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
+          "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--window 1m] [--latest] [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
@@ -309,7 +310,7 @@ int main(int argc, char **argv) {
     static const struct option lo[] = {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"db", 1, 0, 'd'}, {"mode", 1, 0, 'm'}, {"group", 1, 0, 'g'},
         {"watermark", 1, 0, 'w'}, {"late", 1, 0, 'l'}, {"max-batch", 1, 0, 'n'}, {"trigger-ms", 1, 0, 'T'},
-        {"row-delay-ms", 1, 0, 'r'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
+        {"row-delay-ms", 1, 0, 'r'}, {"commit-delay-ms", 1, 0, 'C'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
@@ -334,6 +335,7 @@ int main(int argc, char **argv) {
         case 'n': o.max_batch = atoi(optarg); break;
         case 'T': o.trigger_ms = atoi(optarg); break;
         case 'r': o.row_delay_ms = atoi(optarg); break;
+        case 'C': o.commit_delay_ms = atoi(optarg); break;
         case 'i': o.id_field = optarg; break;
         case 'e': o.time_field = optarg; break;
         case 'B': o.table = optarg; break;
@@ -743,6 +745,9 @@ int main(int argc, char **argv) {
             step_done(setstate, "store the watermark");
         }
         if (o.mode == MODE_EO) sql("COMMIT");
+        /* the time a checkpoint's write takes after the sink's commit (the
+         * window of `kill after-sink-commit`) */
+        if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);
         if (o.mode == MODE_ALO) commit_kafka(bnext);
         memcpy(next, bnext, sizeof(int64_t) * (size_t)nparts);
         free(bnext);

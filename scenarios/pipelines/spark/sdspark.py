@@ -83,7 +83,7 @@ class _Progress(StreamingQueryListener):
             sys.stderr.write(f"query {event.id} terminated: {event.exception}\n")
 
 
-def session(app, a):
+def session(app, a, delta=False):
     # `clock faketime preload=children`: the JVM runs on streamdrill's fake
     # clock; this Python process does not (Python's time.sleep fails under
     # libfaketime), so the library goes into the JVM's environment only.
@@ -91,6 +91,9 @@ def session(app, a):
     if lib:
         os.environ["LD_PRELOAD"] = lib
     jars = os.environ.get("STREAMDRILL_SPARK_JARS") or ",".join(sorted(glob.glob(os.path.join(ROOT, ".cache", "spark", "jars", "*.jar"))))
+    if delta:
+        # Delta Lake's jars (scenarios/env/spark/delta-pom.xml) beside the Kafka connector's
+        jars = ",".join(filter(None, [jars] + sorted(glob.glob(os.path.join(ROOT, ".cache", "spark", "delta-jars", "*.jar")))))
     b = (SparkSession.builder.master(a.master).appName(app)
          .config("spark.ui.enabled", "false")
          .config("spark.sql.shuffle.partitions", "2")
@@ -99,6 +102,9 @@ def session(app, a):
     if a.state_store == "rocksdb":
         b = b.config("spark.sql.streaming.stateStore.providerClass",
                      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+    if delta:
+        b = (b.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"))
     if jars:
         b = b.config("spark.jars", jars)
     spark = b.getOrCreate()
