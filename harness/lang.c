@@ -660,6 +660,7 @@ static const struct {
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
     {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
     {"delta", {"path", "id", "time", "python", NULL}, {"path", NULL}},
+    {"postgres", {"dsn", "query", NULL}, {"dsn", "query", NULL}},
     /* its options, then PROGRAM ARG... (stored as arg= in order) */
     {"command", {"id", "writer", "time", "timeout", NULL}, {NULL}},
     {NULL, {NULL}, {NULL}}};
@@ -693,7 +694,7 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     (void)obj; (void)present;
     int quarantine = !strcmp(ts->t[0].text, "quarantine");
     const char *what = ts->t[0].text;
-    const char *kinds = "sqlite, kafka, jsonl, spark-files, delta, command";
+    const char *kinds = "sqlite, postgres, kafka, jsonl, spark-files, delta, command";
     int i = 1;
     if (sc->nsinks >= SD_MAX_SINKS)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected at most %d sinks, found more", what, SD_MAX_SINKS);
@@ -891,6 +892,18 @@ static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     sd_step_t *st = obj;
     if (st->background && st->rate <= 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected rate=R/s with background (a background send needs a pace), found none");
+    if (!st->transactional && (st->txn_abort || st->txn_open || (present & (1ull << 4))))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected `transactional` with size=, abort= or open=, found none");
+    if (st->transactional && st->background)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected transactional or background, found both");
+    int64_t txns = st->transactional ? (st->count + st->txn_size - 1) / st->txn_size : 0;
+    if (st->transactional && st->txn_abort + st->txn_open > txns)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected abort= plus open= at most the %lld transactions of %lld events "
+                       "(size=%lld), found %lld", (long long)txns, (long long)st->count, (long long)st->txn_size,
+                       (long long)(st->txn_abort + st->txn_open));
+    if (st->txn_open > 8)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected open= at most 8 (each open transaction holds a producer), found %lld",
+                       (long long)st->txn_open);
     return SD_OK;
 }
 
@@ -1152,6 +1165,14 @@ static const sd_lang_key_t sd_keys_produce[] = {
     {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(rate), .help = "events per second (default: as fast as possible)"},
     {.name = "background", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(background), .set = 1,
      .help = "send while the next steps run (needs rate=)"},
+    {.name = "transactional", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(transactional), .set = 1,
+     .help = "through a transactional producer, in transactions of size= events (a real broker only)"},
+    {.name = "size", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_size), .min = 1, .def = 10, .has_def = 1,
+     .help = "transactional: events per transaction"},
+    {.name = "abort", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_abort),
+     .help = "transactional: this many of the transactions are aborted (spread over the step)"},
+    {.name = "open", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_open),
+     .help = "transactional: the last this many transactions are left open until a `resolve` step"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_replay[] = {
@@ -1280,7 +1301,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "(`keep`: an id sent *n* times must be there *n* times, the guarantee of Spark's file sink), and which buckets may "
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
-     .usage = "sink [NAME] sqlite db=PATH query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
+     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
               "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | "
               "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
@@ -1326,7 +1347,10 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .needs = SD_NEEDS_SOURCE, .finish = sd_fin_produce,
      .meaning = "send N new events, then wait until all are acknowledged. With `background` (and a rate) they are sent at that pace "
                 "while the next steps run (a kill during a steady flow); a later `produce`, `await quiescent` and the "
-                "reconciliation wait for it to finish."},
+                "reconciliation wait for it to finish. With `transactional` they go through a transactional producer in "
+                "transactions of `size=` events: `abort=M` aborts M of them (their events must never reach the target: "
+                "`aborted_leaked`), `open=K` leaves the last K open until a `resolve` step (a hanging transaction). Needs a real "
+                "broker: the embedded cluster does not hide aborted transactions from `read_committed` readers."},
     {.name = "replay", .role = SD_LANG_STEP, .kind = SD_STEP_REPLAY, .keys = sd_keys_replay, .timeout_ms = 120000,
      .needs = SD_NEEDS_SOURCE, .finish = sd_fin_replay,
      .meaning = "send again N events already sent, byte for byte (same id, same payload): exact duplicates. `range=P:FROM-TO` reads "
@@ -1391,6 +1415,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .finish = sd_fin_network,
      .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
      .meaning = "broker and network faults (see the [catalogue](faults.md#fault-catalogue))"},
+    {.name = "resolve", .role = SD_LANG_STEP, .kind = SD_STEP_RESOLVE, .keys = sd_keys_timeout, .timeout_ms = 60000,
+     .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "
+                "cannot read past them); the harness commits any still open before it reconciles, and says so"},
     {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
      .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "
                 "reconciles"},

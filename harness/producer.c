@@ -18,6 +18,7 @@ struct sd_producer_s {
     sd_err_t ledger_err;
     char ledger_errstr[512];
     char last_error[512];
+    int64_t ends[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: one past the newest offset acknowledged */
 };
 
 static void sd_producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
@@ -32,6 +33,8 @@ static void sd_producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op
         snprintf(p->last_error, sizeof(p->last_error), "%s", error);
     } else {
         p->st.acked++;
+        if (m->partition >= 0 && m->partition < SD_PRODUCER_MAX_PARTITIONS && m->offset + 1 > p->ends[m->partition])
+            p->ends[m->partition] = m->offset + 1;
     }
     if (!p->ledger_err) {
         p->ledger_err = sd_ledger_ack(p->ledger, n, m->partition, m->offset, sd_util_wall_ms(), error,
@@ -134,3 +137,29 @@ sd_err_t sd_producer_flush(sd_producer_t *p, int64_t timeout_ms, char *err, size
 
 void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out) { *out = p->st; }
 const char *sd_producer_last_error(const sd_producer_t *p) { return p->last_error; }
+
+int64_t sd_producer_partition_end(const sd_producer_t *p, int partition) {
+    return p && partition >= 0 && partition < SD_PRODUCER_MAX_PARTITIONS ? p->ends[partition] : 0;
+}
+
+/* ---- transactions (produce ... transactional) ---- */
+
+static sd_err_t sd_producer_txn_err(rd_kafka_error_t *e, const char *what, char *err, size_t errlen) {
+    if (!e) return SD_OK;
+    sd_err_t r = sd_err_set(err, errlen, SD_ERR_BROKER, "transactional producer: %s: %s", what, rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+    return r;
+}
+
+sd_err_t sd_producer_txn_init(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen) {
+    return sd_producer_txn_err(rd_kafka_init_transactions(p->rk, (int)timeout_ms), "init_transactions", err, errlen);
+}
+
+sd_err_t sd_producer_txn_begin(sd_producer_t *p, char *err, size_t errlen) {
+    return sd_producer_txn_err(rd_kafka_begin_transaction(p->rk), "begin_transaction", err, errlen);
+}
+
+sd_err_t sd_producer_txn_end(sd_producer_t *p, int commit, int64_t timeout_ms, char *err, size_t errlen) {
+    rd_kafka_error_t *e = commit ? rd_kafka_commit_transaction(p->rk, (int)timeout_ms) : rd_kafka_abort_transaction(p->rk, (int)timeout_ms);
+    return sd_producer_txn_err(e, commit ? "commit_transaction" : "abort_transaction", err, errlen);
+}

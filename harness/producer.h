@@ -18,6 +18,8 @@
 
 typedef struct sd_producer_s sd_producer_t;
 
+#define SD_PRODUCER_MAX_PARTITIONS 256
+
 typedef struct sd_producer_stats_s {
     int64_t sent, acked, failed;
     int64_t inflight;
@@ -41,6 +43,15 @@ sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t er
 /* Wait until nothing is in flight or timeout_ms passes. */
 sd_err_t sd_producer_flush(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen);
 void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out);
+/* Transactions, for a producer made with transactional.id among its
+ * props: init once, then begin, send, end (commit 1 or abort 0). Errors
+ * are SD_ERR_BROKER naming the call and librdkafka's reason. */
+sd_err_t sd_producer_txn_init(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen);
+sd_err_t sd_producer_txn_begin(sd_producer_t *p, char *err, size_t errlen);
+sd_err_t sd_producer_txn_end(sd_producer_t *p, int commit, int64_t timeout_ms, char *err, size_t errlen);
+/* One past the newest offset this producer had acknowledged in a partition
+ * (0: none): where its data ends, whatever control records follow. */
+int64_t sd_producer_partition_end(const sd_producer_t *p, int partition);
 /* Last delivery error text ("" if none). */
 const char *sd_producer_last_error(const sd_producer_t *p);
 

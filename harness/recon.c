@@ -9,14 +9,15 @@
 #include "util.h"
 
 const char *sd_kind_name(sd_kind_t k) {
-    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order", "delete"};
+    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order", "delete", "aborted"};
     return (int)k >= 0 && k < SD_KIND__COUNT ? n[k] : "?";
 }
 
 const char *sd_bucket_name(sd_bucket_t b) {
     static const char *const n[SD_B__COUNT] = {
         "delivered", "duplicated", "lost", "unjudgeable", "late_dropped", "late_leaked", "malformed_leaked",
-        "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined", "missing_copies", "not_yet_consumed"};
+        "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined", "missing_copies", "not_yet_consumed",
+        "aborted_leaked"};
     return (int)b >= 0 && b < SD_B__COUNT ? n[b] : "?";
 }
 
@@ -26,7 +27,7 @@ static const struct { const char *name; size_t off; } sd_count_fields[] = {
     F(unexpected), F(late_leaked), F(malformed_leaked), F(quarantined), F(delivered_once), F(duplicate_rows),
     F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
     F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
-    F(missing_copies), F(not_yet_consumed), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
+    F(missing_copies), F(not_yet_consumed), F(aborted_sent), F(aborted_leaked), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
     F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed), F(null_for_matched),
     F(batches), F(batch_rows_max), F(state_rows_peak), F(state_rows_final), F(state_rows_half), F(state_growth),
     F(state_unbounded),
@@ -105,6 +106,15 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const
             break;
         case SD_DISP_DROPPED:
             if (k == SD_KIND_DELETE) break; /* a tombstone: judged by the latest model, never an id in a sink */
+            if (k == SD_KIND_ABORTED) {
+                /* a read_committed reader never sees an aborted transaction */
+                c->aborted_sent++;
+                if (t) {
+                    c->aborted_leaked++;
+                    sd_list_add(&out->lists[SD_B_ABORTED_LEAKED], s, t);
+                }
+                break;
+            }
             if (t) {
                 if (k == SD_KIND_MALFORMED) {
                     c->malformed_leaked++;
@@ -182,7 +192,7 @@ static int sd_count_bucket(const char *count) {
         {"malformed_vanished", SD_B_MALFORMED_VANISHED}, {"late_vanished", SD_B_LATE_VANISHED},
         {"valid_quarantined", SD_B_VALID_QUARANTINED}, {"unjudgeable", SD_B_UNJUDGEABLE},
         {"quarantined", SD_B_QUARANTINED}, {"missing_copies", SD_B_MISSING_COPIES},
-        {"not_yet_consumed", SD_B_NOT_YET_CONSUMED}, {NULL, 0}};
+        {"not_yet_consumed", SD_B_NOT_YET_CONSUMED}, {"aborted_leaked", SD_B_ABORTED_LEAKED}, {NULL, 0}};
     for (int i = 0; m[i].c; i++)
         if (!strcmp(m[i].c, count)) return (int)m[i].b;
     return -1;
@@ -265,6 +275,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         if (ctx->profile != SD_PROFILE_AT_LEAST_ONCE) implicit[ni++] = "duplicated";
         implicit[ni++] = "late_leaked";
         implicit[ni++] = "malformed_leaked";
+        if (r->counts.aborted_sent) implicit[ni++] = "aborted_leaked";
         if (ctx->model == 4) implicit[ni++] = "changed";
     }
     implicit[ni++] = "valid_quarantined";

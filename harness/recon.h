@@ -6,7 +6,8 @@
  *               missing_copies (fewer copies than sent, under
  *               `duplicates=keep`) | not_yet_consumed (missing, but the
  *               pipeline has not consumed that far: not its fault yet)
- *   dropped     late_dropped | late_leaked (or malformed_leaked)
+ *   dropped     late_dropped | late_leaked (or malformed_leaked; aborted_leaked
+ *               for an event of an aborted transaction)
  *   quarantine  quarantined | leaked into the target | vanished
  * and every target row whose id maps to no ledger event is unexpected.
  * The comparison is by id set, never by counts alone: a loss and a
@@ -26,7 +27,7 @@
 /* Per-seq expected disposition; SD_RECON_UNSENT for ids never acknowledged. */
 #define SD_RECON_UNSENT 255
 
-typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND_DELETE, SD_KIND__COUNT } sd_kind_t;
+typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND_DELETE, SD_KIND_ABORTED, SD_KIND__COUNT } sd_kind_t;
 const char *sd_kind_name(sd_kind_t k);
 
 typedef struct sd_recon_ledger_s {
@@ -46,7 +47,7 @@ typedef struct sd_recon_ledger_s {
 typedef enum {
     SD_B_DELIVERED = 0, SD_B_DUPLICATED, SD_B_LOST, SD_B_UNJUDGEABLE, SD_B_LATE_DROPPED, SD_B_LATE_LEAKED,
     SD_B_MALFORMED_LEAKED, SD_B_QUARANTINED, SD_B_MALFORMED_VANISHED, SD_B_LATE_VANISHED, SD_B_VALID_QUARANTINED,
-    SD_B_MISSING_COPIES, SD_B_NOT_YET_CONSUMED,
+    SD_B_MISSING_COPIES, SD_B_NOT_YET_CONSUMED, SD_B_ABORTED_LEAKED,
     SD_B__COUNT
 } sd_bucket_t;
 const char *sd_bucket_name(sd_bucket_t b);
@@ -55,7 +56,8 @@ typedef struct sd_recon_counts_s {
     int64_t produced, expected_in_target, observed_rows, observed_unique, duplicated, lost, unexpected,
         late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
         malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
-        valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed;
+        valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed,
+        aborted_sent, aborted_leaked;   /* events of aborted transactions: sent, and seen in the target */
     /* a result model's groups (result.h); zero without a model */
     int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
         emitted_early, groups_pending, changed, null_for_matched;

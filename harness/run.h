@@ -72,6 +72,13 @@ typedef struct sd_run_s {
     int side_partitions;
     int64_t *side_consumed;       /* per partition of side_topic, from commits (-1 unknown) */
     sd_producer_t *side_producer;
+    /* `produce ... transactional`: its producer, and the transactions left open */
+    sd_producer_t *txn_producer;
+#define SD_RUN_MAX_OPEN_TXN 8
+    sd_producer_t *open_txn[SD_RUN_MAX_OPEN_TXN];
+    int64_t open_first[SD_RUN_MAX_OPEN_TXN], open_n[SD_RUN_MAX_OPEN_TXN];
+    int nopen_txn, open_slots;
+    int64_t txn_data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
     int64_t side_messages;
     sd_events_t *side_events;     /* deliveries log=: the user's deliveries (NULL: the generator's) */
     int64_t side_next;            /* its next line */
@@ -253,6 +260,9 @@ void sd_run_undo_due(sd_run_t *r, int all);
 sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
 sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen);
 sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* Commit the transactions `produce ... open=K` left open (the resolve step,
+ * and before the reconciliation). */
+sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen);
 /* run_wait.c */
 sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
 sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen);

@@ -187,12 +187,12 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     /* writers of every id that has rows in this sink and is an anomaly */
     int64_t nwant = 0;
     for (int b = 0; b < SD_B__COUNT; b++)
-        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED || b == SD_B_VALID_QUARANTINED)
+        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED || b == SD_B_ABORTED_LEAKED || b == SD_B_VALID_QUARANTINED)
             nwant += res->lists[b].n;
     int64_t *want = sd_util_xmalloc(sizeof(int64_t) * (size_t)(nwant ? nwant : 1));
     int64_t k = 0;
     for (int b = 0; b < SD_B__COUNT; b++)
-        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED)
+        if (b == SD_B_DUPLICATED || b == SD_B_LATE_LEAKED || b == SD_B_MALFORMED_LEAKED || b == SD_B_ABORTED_LEAKED)
             for (int64_t i = 0; i < res->lists[b].n; i++) want[k++] = res->lists[b].seq[i];
     nwant = k;
     qsort(want, (size_t)nwant, sizeof(int64_t), sd_cmp_i64);
@@ -357,17 +357,6 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
                    (double)(sd_util_mono_ms() - t0) / 1000.0);
     }
-    /* what the readers noticed besides rows (files a killed Spark batch left behind, ...) */
-    for (int si = 0; si < r->nsinks; si++) {
-        char *note = sd_sink_notes(r->sinks[si]);
-        if (note) {
-            char *w = sd_util_fmt("sink %s: %s", r->sinks[si]->name, note);
-            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
-            sd_run_say(r, "note: %s", w);
-            free(w);
-            free(note);
-        }
-    }
     /* the same for every sink: what reached Kafka, what did not */
     int64_t produced = sd_ledger_count_produced(r->ledger);
     int64_t send_failed = sd_ledger_count_send_failed(r->ledger);
@@ -466,6 +455,18 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_recon_result_free(&res);
         sd_observe_free(&obs);
         if (e) break;
+    }
+    /* what the readers noticed besides rows, once all are read (files a killed
+     * Spark batch left behind, an output transaction left open, ...) */
+    for (int si = 0; si < r->nsinks; si++) {
+        char *note = sd_sink_notes(r->sinks[si]);
+        if (note) {
+            char *w = sd_util_fmt("sink %s: %s", r->sinks[si]->name, note);
+            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
+            sd_run_say(r, "note: %s", w);
+            free(w);
+            free(note);
+        }
     }
     free(expects);
     if (!e) sd_ledger_index_for_reports(r->ledger);

@@ -196,13 +196,15 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
     }
 }
 
-/* Make and stage one new valid event. */
-static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
-    int64_t seq = sd_run_new_seq(r, SD_KIND_VALID, SD_DISP_TARGET);
+/* Make and stage one new event: valid (bound for the target), or of an
+ * aborted transaction (never to be seen). */
+static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t errlen) {
+    int64_t seq = sd_run_new_seq(r, aborted ? SD_KIND_ABORTED : SD_KIND_VALID, aborted ? SD_DISP_DROPPED : SD_DISP_TARGET);
     int64_t t;
     sd_err_t e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen);
     if (e) return e;
-    sd_run_stage(r, seq, "valid", "target", NULL, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+    sd_run_stage(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->key.data, r->key.len,
+                 r->payload.data, r->payload.len, 0);
     if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
     r->valid_sent++;
     /* its delivery, if it has one, right behind it on the second source:
@@ -229,6 +231,113 @@ static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
         r->stage[r->nstage - 1].side = 1;
         if (dseq < r->nseq && r->sends[dseq]) r->sends[dseq]--; /* a delivery is no copy of a scan */
     }
+    return SD_OK;
+}
+
+static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
+    return sd_run_one_event_as(r, 0, err, errlen);
+}
+
+/* A transactional producer for the run's topic: transactional.id
+ * streamdrill-TAG[-open-K], initialised. */
+static sd_err_t sd_run_txn_producer(sd_run_t *r, int open_slot, sd_producer_t **out, char *err, size_t errlen) {
+    sd_kvlist_t props = {0};
+    const sd_kvlist_t *x = r->opts->xprops;
+    for (int i = 0; x && i < x->n; i++) sd_kvlist_add(&props, x->v[i].key, x->v[i].value);
+    char *tid = open_slot < 0 ? sd_util_fmt("streamdrill-%s", r->tag) : sd_util_fmt("streamdrill-%s-open-%d", r->tag, open_slot);
+    sd_kvlist_add(&props, "transactional.id", tid);
+    free(tid);
+    sd_err_t e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &r->sc->producer_props, &props, r->ledger, out, err, errlen);
+    sd_kvlist_free(&props);
+    if (!e) e = sd_producer_txn_init(*out, sd_util_scaled_ms(30000), err, errlen);
+    if (e && *out) {
+        sd_producer_close(*out);
+        *out = NULL;
+    }
+    return e;
+}
+
+/* produce N transactional [size=S] [abort=M] [open=K]: transactions of S
+ * events through a transactional producer; M of them (spread over the
+ * step) aborted, their events recorded as `aborted` before they are sent;
+ * the last K left open, each on a producer of its own, until `resolve`.
+ * Each transaction's events are in the ledger and acknowledged before it
+ * ends. */
+static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    if (sd_broker_is_embedded(r->broker))
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "%s:%d: produce transactional needs a real broker (--brokers): the embedded cluster "
+                          "does not hide aborted transactions from read_committed readers", r->sc->path, st->line);
+    if (r->nopen_txn + st->txn_open > SD_RUN_MAX_OPEN_TXN)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce transactional: at most %d transactions may be open at once (%d "
+                          "already are; `resolve` commits them)", r->sc->path, st->line, SD_RUN_MAX_OPEN_TXN, r->nopen_txn);
+    sd_err_t e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
+    if (!e && !r->txn_producer) e = sd_run_txn_producer(r, -1, &r->txn_producer, err, errlen);
+    if (e) return e;
+    int64_t txns = (st->count + st->txn_size - 1) / st->txn_size, closed = txns - st->txn_open;
+    int64_t t0 = sd_util_mono_ms(), aborted = 0, aborted_events = 0, sent = 0;
+    sd_producer_t *plain = r->producer;
+    for (int64_t i = 0; i < txns && !e; i++) {
+        int open = i >= closed;
+        /* abort= spread evenly over the transactions that end in this step */
+        int abort = !open && (i + 1) * st->txn_abort / (closed ? closed : 1) > i * st->txn_abort / (closed ? closed : 1);
+        sd_producer_t *p = r->txn_producer;
+        if (open && (e = sd_run_txn_producer(r, r->open_slots++, &p, err, errlen))) break;
+        r->producer = p; /* this transaction's messages go through it */
+        if (!(e = sd_producer_txn_begin(p, err, errlen))) {
+            int64_t n = st->count - sent < st->txn_size ? st->count - sent : st->txn_size;
+            int64_t first = r->nseq;
+            for (int64_t k = 0; k < n && !e; k++) e = sd_run_one_event_as(r, abort, err, errlen);
+            if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
+            sent += n;
+            if (!e && open) {
+                r->open_txn[r->nopen_txn] = p;
+                r->open_first[r->nopen_txn] = first;
+                r->open_n[r->nopen_txn++] = n;
+                p = NULL;
+            } else if (!e) {
+                e = sd_producer_txn_end(p, !abort, sd_util_scaled_ms(30000), err, errlen);
+                aborted += abort;
+                aborted_events += abort ? n : 0;
+            }
+        }
+        r->producer = plain;
+        for (int q = 0; q < r->partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+            int64_t end = sd_producer_partition_end(p ? p : r->open_txn[r->nopen_txn - 1], q);
+            if (end > r->txn_data_end[q]) r->txn_data_end[q] = end;
+        }
+        if (open && p) sd_producer_close(p);
+    }
+    r->producer = plain;
+    if (e) {
+        sd_run_set_fatal(r, e, err);
+        return e;
+    }
+    char a[64], b[64];
+    sd_events_id(r->events, r->nseq - st->count, a);
+    sd_events_id(r->events, r->nseq - 1, b);
+    snprintf(detail, dlen, "sent %lld events %s..%s in %lld transactions of up to %lld in %.2fs: %lld committed, %lld aborted (%lld "
+             "events that must never reach the target), %lld left open", (long long)st->count, a, b, (long long)txns,
+             (long long)st->txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
+             (long long)aborted_events, (long long)st->txn_open);
+    r->last_data_step_mono = sd_util_mono_ms();
+    return SD_OK;
+}
+
+sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen) {
+    int n = r->nopen_txn;
+    int64_t events = 0;
+    sd_err_t e = SD_OK;
+    for (int i = 0; i < r->nopen_txn; i++) {
+        if (!e) e = sd_producer_txn_end(r->open_txn[i], 1, timeout_ms, err, errlen);
+        events += r->open_n[i];
+        sd_producer_close(r->open_txn[i]);
+        r->open_txn[i] = NULL;
+    }
+    r->nopen_txn = 0;
+    if (e) return e;
+    snprintf(detail, dlen, n ? "committed %d open transaction%s (%lld events)" : "no transaction was open", n, n == 1 ? "" : "s",
+             (long long)events);
+    if (n) r->last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
@@ -286,6 +395,7 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     if (r->nseq + st->count > avail)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
                           r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->nseq);
+    if (st->transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
     int64_t t0 = sd_util_mono_ms();
     int64_t first = r->nseq;
     char a[64], b[64];

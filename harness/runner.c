@@ -147,6 +147,15 @@ static int sd_run_heal_recorded(sd_run_t *r, sd_buf_t *done) {
     return 1;
 }
 
+/* The transactional producers (an open transaction left at this point is
+ * aborted by the broker when its producer goes). */
+static void sd_run_close_txn(sd_run_t *r) {
+    for (int i = 0; i < r->nopen_txn; i++) sd_producer_close(r->open_txn[i]);
+    r->nopen_txn = 0;
+    if (r->txn_producer) sd_producer_close(r->txn_producer);
+    r->txn_producer = NULL;
+}
+
 static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     for (int i = 0; sd_run_injectors[i]; i++)
         if (sd_run_injectors[i]->handles(st->kind)) return sd_run_injectors[i]->run(r, st, detail, dlen, err, errlen);
@@ -164,6 +173,8 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_NOTE:
         snprintf(detail, dlen, "%s", st->note);
         return SD_OK;
+    case SD_STEP_RESOLVE:
+        return sd_run_resolve(r, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_EXPECT:
         snprintf(detail, dlen, "checked at reconciliation");
         return SD_OK;
@@ -230,6 +241,7 @@ static void sd_run_close(sd_run_t *r) {
     r->producer = NULL;
     if (r->side_producer) sd_producer_close(r->side_producer);
     r->side_producer = NULL;
+    sd_run_close_txn(r);
     if (r->proxy) sd_proxy_stop(r->proxy);
     r->proxy = NULL;
     free(r->proxy_listen);
@@ -634,6 +646,15 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
         sd_buf_free(&done);
     }
 
+    /* transactions a `produce ... open=K` left open are committed: their
+     * events are bound for the target */
+    if (r->nopen_txn) {
+        char d[256];
+        if ((e = sd_run_resolve(r, sd_util_scaled_ms(30000), d, sizeof(d), err, errlen))) { sd_run_set_fatal(r, e, err); return e; }
+        sd_run_say(r, "before reconciliation: %s left open by the steps", d);
+        sd_ledger_warning(r->ledger, "open-transactions", d, NULL, 0);
+    }
+
     /* 6. quiescence after the last data step */
     if (r->target && (r->last_quiescent_mono == 0 || r->last_quiescent_mono < r->last_data_step_mono)) {
         sd_run_say(r, "implicit step: await quiescent 3s timeout=60s (needed before reconciliation)");
@@ -730,6 +751,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         r->producer = NULL;
         if (r->side_producer) sd_producer_close(r->side_producer);
         r->side_producer = NULL;
+        sd_run_close_txn(r);
         sd_ledger_close(r->ledger);
         r->ledger = NULL;
         char rerr[1024];

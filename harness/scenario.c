@@ -29,7 +29,7 @@ const char *const sd_scenario_count_names[] = {
     "delivered_once", "duplicate_rows", "late_sent", "late_dropped", "malformed_sent",
     "malformed_vanished", "replayed", "unjudgeable", "quarantine_unexpected", "send_failed",
     "valid_quarantined", "late_vanished", "crashes", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed",
+    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed", "aborted_sent", "aborted_leaked",
     /* a result model's groups (stored only when the scenario has a `model`) */
     "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
     "emitted_twice", "emitted_early", "groups_pending", "changed", "null_for_matched",

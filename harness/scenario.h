@@ -57,7 +57,7 @@ typedef struct sd_sink_decl_s {
 typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
-    SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE,
+    SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE, SD_STEP_RESOLVE,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -113,6 +113,8 @@ typedef struct sd_step_s {
     int64_t count;
     double rate;           /* events per second, 0 = as fast as possible */
     int background;        /* produce ... background: the next steps run while it sends */
+    int transactional;     /* produce ... transactional: through a transactional producer */
+    int64_t txn_size, txn_abort, txn_open; /* events per transaction, transactions aborted, left open */
     int64_t late, malformed, late_by_ms;
     int malformed_kinds;   /* bit set of sd_malformed_t, 0 = the original five */
     int64_t inject[SD_INJ__COUNT];  /* counts per kind (inject[SD_INJ_LATE] == late) */

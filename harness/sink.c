@@ -10,7 +10,7 @@
 #include "util.h"
 
 static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, &sd_sink_command,
-                                                      &sd_sink_delta, NULL};
+                                                      &sd_sink_delta, &sd_sink_postgres, NULL};
 
 const sd_sink_ops_t *sd_sink_find(const char *name) {
     for (int i = 0; sd_sink_readers[i]; i++)

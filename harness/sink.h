@@ -64,6 +64,7 @@ extern const sd_sink_ops_t sd_sink_jsonl;
 extern const sd_sink_ops_t sd_sink_spark_files;
 extern const sd_sink_ops_t sd_sink_command;
 extern const sd_sink_ops_t sd_sink_delta;
+extern const sd_sink_ops_t sd_sink_postgres;
 
 /* Reader by name, or NULL. */
 const sd_sink_ops_t *sd_sink_find(const char *name);

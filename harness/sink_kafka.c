@@ -25,6 +25,7 @@ typedef struct {
     char *brokers;
     sd_kvlist_t props;
     rd_kafka_t *meta;  /* for counts */
+    char *open_note;   /* the last scan's partitions that end in an open transaction, or NULL */
 } sd_kafka_sink_t;
 
 static void sd_kafka_sink_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
@@ -179,6 +180,8 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
     rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
     enum { SD_KAFKA_BATCH = 10000 };
     rd_kafka_message_t **ms = sd_util_xmalloc(sizeof(*ms) * SD_KAFKA_BATCH);
+    sd_buf_t open;
+    sd_buf_init(&open);
     while (remaining > 0 && !stop) {
         ssize_t got = rd_kafka_consume_batch_queue(q, 200, ms, SD_KAFKA_BATCH);
         if (got <= 0) {
@@ -197,6 +200,11 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
                 continue;
             }
             if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                /* read_committed ends at the last stable offset: records
+                 * past it belong to a transaction still open */
+                if (p >= 0 && p < n && !done[p] && m->offset >= 0 && m->offset < hi[p] && !strcmp(s->isolation, "read_committed"))
+                    sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)m->offset,
+                                  (long long)hi[p] - 1);
                 if (p >= 0 && p < n && !done[p]) { done[p] = 1; remaining--; }
                 rd_kafka_message_destroy(m);
                 continue;
@@ -244,6 +252,10 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
         }
     }
     free(ms);
+    free(s->open_note);
+    s->open_note = open.len ? sd_util_fmt("an output transaction was left open at the end: %s of %s are not committed (a read_committed "
+                                          "reader does not see them)", open.data, s->topic) : NULL;
+    sd_buf_free(&open);
     rd_kafka_queue_destroy(q);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
@@ -251,12 +263,19 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
     return e;
 }
 
+static char *sd_kafka_sink_notes(void *state) {
+    sd_kafka_sink_t *s = state;
+    return s->open_note ? sd_util_strdup(s->open_note) : NULL;
+}
+
 static void sd_kafka_sink_close(void *state) {
     sd_kafka_sink_t *s = state;
+    free(s->open_note);
     if (s->meta) rd_kafka_destroy(s->meta);
     free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
     sd_kvlist_free(&s->props);
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes, NULL,
+                                     NULL};

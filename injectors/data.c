@@ -63,7 +63,9 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
             size_t vl = 0;
             int64_t seq;
             if (!rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v &&
-                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq) {
+                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq && r->kind[seq] != SD_KIND_ABORTED) {
+                /* (a record of an aborted transaction is never replayed: sent
+                 * again outside it, it would have to arrive) */
                 char det[96];
                 snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
                 sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(r->disp[seq] == SD_RECON_UNSENT ? SD_DISP_TARGET : r->disp[seq])),
@@ -84,7 +86,7 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     if (e) return e;
     snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
              (long long)n, r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1,
-             skipped ? " (records without a ledger id were skipped)" : "");
+             skipped ? " (records without a ledger id, or of aborted transactions, were skipped)" : "");
     r->last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }

@@ -5,6 +5,9 @@ set -eu
 
 # the harness and its unit tests
 PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libsimdjson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat jq"
+# the PostgreSQL reader (libpq) and the throwaway server of its tests
+# (scenarios/env/postgres/postgres.sh: initdb and pg_ctl)
+PKGS="$PKGS libpq-dev postgresql"
 # the fuzz targets (make fuzz, and 60 s each in make test): clang and its libFuzzer runtime
 PKGS="$PKGS clang libclang-rt-dev"
 # the report tests render report.html in headless Chromium

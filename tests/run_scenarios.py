@@ -133,6 +133,8 @@ def run_case_once(binary, case, i):
         cmd += ["--brokers", REAL["brokers"]]
     if "proxy" in case.needs:
         cmd += ["--proxy", REAL["proxy"]]
+    if "postgres" in case.needs:
+        cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     took = time.time() - t0
@@ -518,6 +520,27 @@ def stop_real_kafka():
         print("--   Apache Kafka stopped")
 
 
+def start_postgres():
+    """A throwaway PostgreSQL (scenarios/env/postgres/postgres.sh), stopped
+    with this process at the latest."""
+    d = os.path.join(OUT, "postgres")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "postgres", "postgres.sh"), "start", d, str(free_port()), str(os.getpid())],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("cannot start PostgreSQL: " + r.stderr[-2000:])
+    kv = dict(x.split("=", 1) for x in r.stdout.split())
+    REAL["pg"] = f"postgresql://{kv['user']}@{kv['host']}:{kv['port']}/{kv['dbname']}"
+    REAL["pg_dir"] = d
+    print(f"--   PostgreSQL started at {kv['host']}:{kv['port']}")
+
+
+def stop_postgres():
+    if REAL.get("pg_dir"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "postgres", "postgres.sh"), "stop", REAL["pg_dir"]], timeout=60)
+        REAL["pg_dir"] = None
+        print("--   PostgreSQL stopped")
+
+
 def setup_connect():
     r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"], capture_output=True, text=True,
                        timeout=1800)
@@ -842,9 +865,12 @@ def run_long(binary, only):
     start_real_kafka()
     ok = True
     try:
+        if any("postgres" in c.needs for c in cases):
+            start_postgres()
         for case in cases:
             ok &= run_case(binary, case)
     finally:
+        stop_postgres()
         stop_real_kafka()
     print(f"--   long real-stack matrix: {time.time() - t0:.0f}s")
     print("long matrix: " + ("all passed" if ok else "FAILED"))
@@ -917,11 +943,14 @@ def main():
             setup_connect()
         start_real_kafka()
         try:
+            if any("postgres" in c.needs for c in cases):
+                start_postgres()
             for case in [c for c in cases if c.needs]:
                 ok &= run_case(binary, case)
             if want_rt:
                 ok &= test_realtime_compare(binary)
         finally:
+            stop_postgres()
             stop_real_kafka()
         print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")
     print("scenario tests: " + ("all passed" if ok else "FAILED"))

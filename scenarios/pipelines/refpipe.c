@@ -55,6 +55,8 @@
  *                       counted in that window instead of the next
  *   no-dedup            --window, exactly-once: bronze has no primary key,
  *                       so a replayed record counts again in its window
+ *   read-uncommitted    read with isolation.level=read_uncommitted: records of
+ *                       aborted (and still open) transactions are processed
  *   flush-on-term       --window: on SIGTERM, write every open window with
  *                       what it holds so far before exiting (partial values,
  *                       written again when they close after the restart)
@@ -151,7 +153,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes;
+        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -174,7 +176,7 @@ static void parse_weak(const char *list) {
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
         {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term},
-        {"ignore-deletes", &weak.ignore_deletes},
+        {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -414,7 +416,7 @@ int main(int argc, char **argv) {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     struct { const char *k, *v; } props[] = {
         {"bootstrap.servers", o.brokers}, {"group.id", o.group}, {"enable.auto.commit", "false"},
-        {"enable.auto.offset.store", "false"}, {"auto.offset.reset", "earliest"}, {"isolation.level", "read_committed"},
+        {"enable.auto.offset.store", "false"}, {"auto.offset.reset", "earliest"}, {"isolation.level", weak.read_uncommitted ? "read_uncommitted" : "read_committed"},
         {"client.id", "refpipe"}, {"session.timeout.ms", sto}, {"heartbeat.interval.ms", "500"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);

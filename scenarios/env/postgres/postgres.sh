@@ -1,0 +1,73 @@
+#!/bin/sh
+# A throwaway PostgreSQL server on 127.0.0.1 for streamdrill's tests and CI:
+# Debian's server binaries (scripts/deps.sh installs postgresql), a fresh
+# cluster made by initdb in DIR, started with pg_ctl, trust authentication
+# for the user streamdrill, listening on 127.0.0.1 only (and a socket in DIR).
+# Run as root, the server runs as the postgres system user (initdb refuses
+# root), which then owns DIR.
+#
+#   postgres.sh start DIR [PORT] [OWNER_PID]
+#                      make the cluster, start it, wait until it answers and
+#                      print a libpq connection string; with OWNER_PID the
+#                      server is stopped when that process ends
+#   postgres.sh stop DIR
+set -eu
+
+bindir() {
+    for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+        [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+    done
+    echo "postgres.sh: no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql)" >&2
+    exit 1
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# run as the cluster's owner: ourselves, or postgres when we are root
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start() {
+    dir=$1; port=${2:-}; owner=${3:-}
+    bin=$(bindir)
+    [ -n "$port" ] || port=$(free_port)
+    rm -rf "$dir"; mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || { echo "postgres.sh: running as root needs the postgres system user (Debian's postgresql package makes it)" >&2; exit 1; }
+        chown postgres "$dir"
+    fi
+    as_owner "$bin/initdb" -D "$dir/data" -U streamdrill --auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+        || { echo "postgres.sh: initdb failed:" >&2; tail -20 "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c full_page_writes=off" start >"$dir/pg_ctl.log" 2>&1 \
+        || { echo "postgres.sh: the server did not start:" >&2; tail -20 "$dir/server.log" "$dir/pg_ctl.log" >&2; exit 1; }
+    pid=$(head -1 "$dir/data/postmaster.pid")
+    echo "$pid" > "$dir/pid"
+    if [ -n "$owner" ]; then
+        # the server must not outlive whoever started it
+        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+          kill -INT "$pid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
+    fi
+    echo "host=127.0.0.1 port=$port user=streamdrill dbname=postgres" > "$dir/dsn"
+    cat "$dir/dsn"
+}
+
+stop() {
+    dir=$1
+    [ -f "$dir/pid" ] || return 0
+    pid=$(cat "$dir/pid")
+    kill -INT "$pid" 2>/dev/null || true
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$dir/pid"
+}
+
+case "${1:-}" in
+    start) shift; start "$@" ;;
+    stop) shift; stop "$@" ;;
+    *) echo "usage: postgres.sh start DIR [PORT] [OWNER_PID] | stop DIR" >&2; exit 2 ;;
+esac
