@@ -7,7 +7,7 @@
 #   make test-fast  the same without the real broker and Spark
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each)
+#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 30 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
 #                   embedded-broker scenario tests run with them
 #   make clean
@@ -100,7 +100,7 @@ test-fast: deps
 # PySpark, both installed and started by the project's own scripts
 test: deps
 	$(MAKE) all unit
-	$(MAKE) fuzz FUZZ_SECONDS=60
+	$(MAKE) fuzz FUZZ_SECONDS=30
 	$(MAKE) scenario-tests
 
 # the longer real-stack matrix (tests/long/: repeated Kafka Connect drills
@@ -128,7 +128,7 @@ bench-profile: deps
 	python3 tests/bench/profile.py --build $(BUILD)
 
 # libFuzzer targets (clang) for the scenario parser and a sink row's id
-# parsing, each run FUZZ_SECONDS (make test: 60) from a seed corpus of the
+# parsing, each run FUZZ_SECONDS (make test: 30) from a seed corpus of the
 # repository's drills and event lines; any crash, sanitizer report, leak or
 # hang fails the target (its input is left in build-fuzz/)
 FUZZ_SECONDS ?= 60

@@ -202,7 +202,6 @@ static sd_err_t sd_delta_apply(sd_delta_t *d, int64_t version, char *err, size_t
     const char *op = "?";
     char txn[256] = "";
     int64_t t_ms = INT64_MIN;
-    json_t *info = NULL;
     for (size_t at = 0, lineno = 1; at < len; lineno++) {
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
@@ -223,7 +222,6 @@ static sd_err_t sd_delta_apply(sd_delta_t *d, int64_t version, char *err, size_t
             acts[nacts++] = o;
             json_t *ci = json_object_get(o, "commitInfo"), *tx = json_object_get(o, "txn");
             if (json_is_object(ci)) {
-                info = ci;
                 json_t *jop = json_object_get(ci, "operation"), *jt = json_object_get(ci, "timestamp");
                 if (json_is_string(jop)) op = json_string_value(jop);
                 if (json_is_integer(jt)) t_ms = json_integer_value(jt);
@@ -234,7 +232,6 @@ static sd_err_t sd_delta_apply(sd_delta_t *d, int64_t version, char *err, size_t
         }
         at += n + (nl ? 1 : 0);
     }
-    (void)info;
     d->commits = sd_util_xrealloc(d->commits, sizeof(*d->commits) * (size_t)(version + 1));
     d->commits[version].label = sd_util_fmt("version %lld (%s%s%s)", (long long)version, op, txn[0] ? ", " : "", txn);
     d->commits[version].t_ms = t_ms;
