@@ -901,9 +901,9 @@ static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected abort= plus open= at most the %lld transactions of %lld events "
                        "(size=%lld), found %lld", (long long)txns, (long long)st->count, (long long)st->txn_size,
                        (long long)(st->txn_abort + st->txn_open));
-    if (st->txn_open > 8)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected open= at most 8 (each open transaction holds a producer), found %lld",
-                       (long long)st->txn_open);
+    if (st->txn_open > SD_MAX_OPEN_TXN)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected open= at most %d (each open transaction holds a producer), found %lld",
+                       SD_MAX_OPEN_TXN, (long long)st->txn_open);
     return SD_OK;
 }
 

@@ -74,9 +74,8 @@ typedef struct sd_run_s {
     sd_producer_t *side_producer;
     /* `produce ... transactional`: its producer, and the transactions left open */
     sd_producer_t *txn_producer;
-#define SD_RUN_MAX_OPEN_TXN 8
-    sd_producer_t *open_txn[SD_RUN_MAX_OPEN_TXN];
-    int64_t open_first[SD_RUN_MAX_OPEN_TXN], open_n[SD_RUN_MAX_OPEN_TXN];
+    sd_producer_t *open_txn[SD_MAX_OPEN_TXN];
+    int64_t open_n[SD_MAX_OPEN_TXN];
     int nopen_txn, open_slots;
     int64_t txn_data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
     int64_t side_messages;

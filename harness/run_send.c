@@ -267,9 +267,9 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
     if (sd_broker_is_embedded(r->broker))
         return sd_err_set(err, errlen, SD_ERR_BROKER, "%s:%d: produce transactional needs a real broker (--brokers): the embedded cluster "
                           "does not hide aborted transactions from read_committed readers", r->sc->path, st->line);
-    if (r->nopen_txn + st->txn_open > SD_RUN_MAX_OPEN_TXN)
+    if (r->nopen_txn + st->txn_open > SD_MAX_OPEN_TXN)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce transactional: at most %d transactions may be open at once (%d "
-                          "already are; `resolve` commits them)", r->sc->path, st->line, SD_RUN_MAX_OPEN_TXN, r->nopen_txn);
+                          "already are; `resolve` commits them)", r->sc->path, st->line, SD_MAX_OPEN_TXN, r->nopen_txn);
     sd_err_t e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
     if (!e && !r->txn_producer) e = sd_run_txn_producer(r, -1, &r->txn_producer, err, errlen);
     if (e) return e;
@@ -285,13 +285,11 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         r->producer = p; /* this transaction's messages go through it */
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
             int64_t n = st->count - sent < st->txn_size ? st->count - sent : st->txn_size;
-            int64_t first = r->nseq;
             for (int64_t k = 0; k < n && !e; k++) e = sd_run_one_event_as(r, abort, err, errlen);
             if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
             sent += n;
             if (!e && open) {
                 r->open_txn[r->nopen_txn] = p;
-                r->open_first[r->nopen_txn] = first;
                 r->open_n[r->nopen_txn++] = n;
                 p = NULL;
             } else if (!e) {

@@ -101,6 +101,10 @@ typedef enum {
 
 const char *sd_inject_name(sd_inject_kind_t k);
 
+/* transactions a `produce ... transactional open=K` may leave open at once
+ * (each holds a producer of its own) */
+#define SD_MAX_OPEN_TXN 8
+
 typedef struct sd_step_s {
     sd_step_kind_t kind;
     int line;
