@@ -338,3 +338,42 @@ Test(recon, missing_but_not_consumed_is_not_lost) {
     cr_assert_eq(r.counts.not_yet_consumed, 0);
     sd_recon_result_free(&r);
 }
+
+/* Events of aborted transactions: never in the target. One that is (a
+ * reader that is not read_committed) is aborted_leaked, an implicit check
+ * only once aborted events were sent; absent ones are no loss. */
+Test(recon, aborted_transaction_events_must_not_reach_the_target) {
+    hist_t h;
+    hist_init(&h, 6);
+    for (int i = 0; i < 4; i++) h.t[i] = 1;
+    h.kind[4] = h.kind[5] = SD_KIND_ABORTED;
+    h.disp[4] = h.disp[5] = SD_DISP_DROPPED;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.aborted_sent, 2);
+    cr_assert_eq(r.counts.aborted_leaked, 0);
+    cr_assert_eq(r.counts.lost, 0, "an aborted event absent is no loss");
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert(find_check(&c, "aborted_leaked") && find_check(&c, "aborted_leaked")->pass);
+    cr_assert_eq(sd_checks_failed(&c), 0);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+    h.t[5] = 1; /* read_uncommitted: one of them written */
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.aborted_leaked, 1);
+    cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].n, 1);
+    cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].seq[0], 5);
+    c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert(find_check(&c, "aborted_leaked") && !find_check(&c, "aborted_leaked")->pass);
+    cr_assert_eq(sd_checks_failed(&c), 1);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+    /* no transactions: no aborted_leaked check at all */
+    hist_init(&h, 3);
+    for (int i = 0; i < 3; i++) h.t[i] = 1;
+    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_null(find_check(&c, "aborted_leaked"));
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
