@@ -28,15 +28,16 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c har
               harness/sink.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/sink_command.c harness/sink_delta.c harness/sink_postgres.c harness/command.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
               harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
-              harness/run_bounds.c harness/result_join.c harness/run_join.c
+              harness/run_bounds.c harness/result_join.c harness/run_join.c \
+              harness/xsched.c harness/shrink.c harness/explore.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
-              reports/export.c
+              reports/export.c reports/explore.c
 # the one C++ file: simdjson behind a C interface (harness/jsonscan.cpp)
 CXX_SRC     = harness/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
-TEST_NAMES  = test_scenario test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report
+TEST_NAMES  = test_scenario test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)

@@ -16,6 +16,7 @@
 #include "../reports/report.h"
 #include "broker.h"
 #include "err.h"
+#include "explore.h"
 #include "lang.h"
 #include "run.h"
 #include "scenario.h"
@@ -37,10 +38,14 @@ static struct {
     sd_kvlist_t xprops;
     int quiet, verbose;
     int nbrokers;
-} sd_opt = {.out = "streamdrill-out", .nbrokers = 1};
+    /* explore */
+    int runs, jobs, tries, confirm, shrink_runs, keep_steps, keep_going, print_only;
+    int64_t budget_ms;
+} sd_opt = {.out = "streamdrill-out", .nbrokers = 1, .jobs = 1, .tries = 3, .confirm = 5, .shrink_runs = 300};
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
-       OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY };
+       OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -53,6 +58,15 @@ static const struct option sd_long_opts[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
     {"proxy", required_argument, NULL, OPT_PROXY},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"budget", required_argument, NULL, OPT_BUDGET},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"tries", required_argument, NULL, OPT_TRIES},
+    {"confirm", required_argument, NULL, OPT_CONFIRM},
+    {"shrink-runs", required_argument, NULL, OPT_SHRINK_RUNS},
+    {"keep-steps", no_argument, NULL, OPT_KEEP_STEPS},
+    {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
+    {"print", no_argument, NULL, OPT_PRINT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -60,6 +74,8 @@ static const struct option sd_long_opts[] = {
 static void sd_usage(FILE *f) {
     fputs("usage: streamdrill run FILE... [options]      run drills, write reports, exit with the verdict\n"
           "       streamdrill check FILE... [--set N=V]  parse and validate scenarios only\n"
+          "       streamdrill explore FILE [options]     random fault schedules over FILE's header; each distinct\n"
+          "                                              failure shrunk to a minimal drill (exit 1 when one is found)\n"
           "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
           "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
@@ -72,6 +88,18 @@ static void sd_usage(FILE *f) {
           "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
           "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
           "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "\n"
+          "Explore options:\n"
+          "      --runs N           schedules to run (default 20 without --budget)\n"
+          "      --budget D         explore for this long (30s, 10m, 1h)\n"
+          "      --seed N           the schedules' seed (default: random, printed)\n"
+          "      --jobs J           schedules run at once (default 1)\n"
+          "      --tries K          runs of a shrink candidate before it is dropped (default 3)\n"
+          "      --confirm N        reruns of each minimal drill (default 5)\n"
+          "      --shrink-runs N    runs one shrink may make (default 300)\n"
+          "      --keep-steps       run FILE's own steps first and judge by its expect lines\n"
+          "      --keep-going       explore to the end of the runs or budget, not to the first failure\n"
+          "      --print            print the schedules of runs 1..N and run nothing\n"
           "\n"
           "Kafka options:\n"
           "  -b, --brokers LIST     bootstrap servers; default $KAFKA_BOOTSTRAP_SERVERS, else the\n"
@@ -435,6 +463,43 @@ static int sd_cmd_run(int nfiles, char **files) {
     return SD_EXIT_PASS;
 }
 
+static int sd_cmd_explore(int nfiles, char **files) {
+    if (nfiles != 1) {
+        fprintf(stderr, "streamdrill explore: expected one scenario file, found %d\n", nfiles);
+        return SD_EXIT_USAGE;
+    }
+    if (sd_opt.summary || sd_opt.proxy || sd_opt.tag) {
+        fprintf(stderr, "streamdrill explore: --summary, --proxy and --tag apply to `streamdrill run` only (each schedule is a run of its own)\n");
+        return SD_EXIT_USAGE;
+    }
+    if (!sd_opt.print_only && sd_check_resources()) return SD_EXIT_INTERNAL;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        fprintf(stderr, "streamdrill explore: cannot find its own binary (/proc/self/exe): %s\n", strerror(errno));
+        return SD_EXIT_INTERNAL;
+    }
+    exe[n] = 0;
+    const char *brokers = sd_opt.brokers;
+    if (!brokers) {
+        const char *env = getenv("KAFKA_BOOTSTRAP_SERVERS");
+        if (env && *env) brokers = env;
+    }
+    uint64_t seed = sd_opt.seed;
+    if (!sd_opt.has_seed) {
+        char hex[9];
+        sd_util_random_hex(hex, 4);
+        seed = strtoull(hex, NULL, 16);
+    }
+    sd_explore_opts_t o = {.file = files[0], .out = sd_opt.out, .brokers = brokers, .sets = &sd_opt.sets, .xprops = &sd_opt.xprops,
+                           .seed = seed, .runs = sd_opt.runs, .budget_ms = sd_opt.budget_ms, .jobs = sd_opt.jobs,
+                           .tries = sd_opt.tries, .confirm = sd_opt.confirm, .shrink_runs = sd_opt.shrink_runs,
+                           .keep_steps = sd_opt.keep_steps, .keep_going = sd_opt.keep_going, .print_only = sd_opt.print_only,
+                           .quiet = sd_opt.quiet, .exe = exe};
+    if (!o.runs && !o.budget_ms) o.runs = 20;
+    return sd_explore(&o);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
@@ -474,8 +539,9 @@ int main(int argc, char **argv) {
         sd_version();
         return SD_EXIT_PASS;
     }
-    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare")) {
-        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, report, compare or broker (see --help)\n", cmd);
+    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare") &&
+        strcmp(cmd, "explore")) {
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, explore, report, compare or broker (see --help)\n", cmd);
         return SD_EXIT_USAGE;
     }
     int c;
@@ -525,6 +591,28 @@ int main(int argc, char **argv) {
                 return SD_EXIT_USAGE;
             }
             break;
+        case OPT_RUNS: case OPT_JOBS: case OPT_TRIES: case OPT_CONFIRM: case OPT_SHRINK_RUNS: {
+            int64_t v;
+            int lo = c == OPT_CONFIRM ? 0 : 1, hi = c == OPT_JOBS ? 64 : 1000000;
+            if (sd_util_parse_count(optarg, &v) || v < lo || v > hi) {
+                fprintf(stderr, "streamdrill: --%s %s: expected a whole number from %d to %d\n",
+                        c == OPT_RUNS ? "runs" : c == OPT_JOBS ? "jobs" : c == OPT_TRIES ? "tries" : c == OPT_CONFIRM ? "confirm" : "shrink-runs",
+                        optarg, lo, hi);
+                return SD_EXIT_USAGE;
+            }
+            *(c == OPT_RUNS ? &sd_opt.runs : c == OPT_JOBS ? &sd_opt.jobs : c == OPT_TRIES ? &sd_opt.tries
+              : c == OPT_CONFIRM ? &sd_opt.confirm : &sd_opt.shrink_runs) = (int)v;
+            break;
+        }
+        case OPT_BUDGET:
+            if (sd_util_parse_duration(optarg, &sd_opt.budget_ms) || sd_opt.budget_ms <= 0) {
+                fprintf(stderr, "streamdrill: --budget %s: expected a duration (30s, 10m, 1h)\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            break;
+        case OPT_KEEP_STEPS: sd_opt.keep_steps = 1; break;
+        case OPT_KEEP_GOING: sd_opt.keep_going = 1; break;
+        case OPT_PRINT: sd_opt.print_only = 1; break;
         case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
         case OPT_VERSION: sd_version(); return SD_EXIT_PASS;
         default:
@@ -555,8 +643,16 @@ int main(int argc, char **argv) {
                 !strcmp(cmd, "report") || !strcmp(cmd, "compare") ? "run folder" : "scenario file");
         return SD_EXIT_USAGE;
     }
+    int is_explore = !strcmp(cmd, "explore");
+    if (!is_explore && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 5 ||
+                        sd_opt.shrink_runs != 300 || sd_opt.keep_steps || sd_opt.keep_going || sd_opt.print_only)) {
+        fprintf(stderr, "streamdrill %s: --runs, --budget, --jobs, --tries, --confirm, --shrink-runs, --keep-steps, --keep-going "
+                        "and --print apply to `streamdrill explore` only\n", cmd);
+        return SD_EXIT_USAGE;
+    }
     int rc;
-    if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
+    if (is_explore) rc = sd_cmd_explore(nargs, args);
+    else if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
     else if (!strcmp(cmd, "report")) rc = sd_cmd_report(nargs, args);
     else if (!strcmp(cmd, "compare")) rc = sd_cmd_compare(nargs, args);
     else rc = sd_cmd_run(nargs, args);

@@ -311,8 +311,11 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         /* without batches (progress sink), "mid-batch" is the sink growing
          * during the step: the kill landed while rows were being written */
         int grew = !strcmp(L->how, "when the sink grew");
-        snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step", !strcmp(L->how, "now") ? "immediate" : L->how,
-                 (long long)visible);
+        if (visible >= 0)
+            snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step",
+                     !strcmp(L->how, "now") ? "immediate" : L->how, (long long)visible);
+        else /* the target could not be counted at the step's start */
+            snprintf(land, sizeof(land), "%s", !strcmp(L->how, "now") ? "immediate" : L->how);
         sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
     }
     snprintf(out, olen, "%s", land);

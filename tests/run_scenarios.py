@@ -852,18 +852,159 @@ def test_edges(binary):
     return True
 
 
+EXPLORE_HEADER = os.path.join(ROOT, "scenarios", "explore", "refpipe.drill")
+
+
+def explore(binary, out, *args):
+    t0 = time.time()
+    p = subprocess.run([binary, "explore", EXPLORE_HEADER, "--out", out, "--quiet", *args], capture_output=True, text=True)
+    doc = None
+    path = os.path.join(out, "refpipe-explore", "explore.json")
+    if os.path.exists(path):
+        doc = json.load(open(path))
+    return p, doc, time.time() - t0
+
+
+def check_minimal(binary, fail, base, reruns, problems, label):
+    """A minimal drill: at most 3 fault steps, and `streamdrill run` fails it
+    with the same signature every time."""
+    if fail["faults"] > 3:
+        problems.append(f"{label}: the minimal drill has {fail['faults']} fault steps")
+    drill = os.path.join(base, "refpipe-explore", fail["minimal"])
+    failed = 0
+    for i in range(reruns):
+        out = os.path.join(base, f"rerun-{i}")
+        p = subprocess.run([binary, "run", drill, "--out", out, "--quiet"], capture_output=True, text=True)
+        doc = json.load(open(os.path.join(out, "minimal", "summary.json")))
+        sig = ",".join(sorted({c["name"] for c in doc["checks"] if not c["pass"]}))
+        failed += p.returncode == 1 and sig == fail["signature"]
+    if failed != reruns:
+        problems.append(f"{label}: the minimal drill failed {failed} of {reruns} reruns with [{fail['signature']}]")
+    return failed
+
+
+def test_explore(binary):
+    """explore: schedules reproducible byte for byte; the correct refpipe survives; at-least-once is found and shrunk."""
+    base = os.path.join(OUT, "explore")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    problems = []
+    t0 = time.time()
+    # 1. the same seed, the same schedules: printed twice, and as a run writes them
+    a = subprocess.run([binary, "explore", EXPLORE_HEADER, "--seed", "7", "--runs", "12", "--print"], capture_output=True, text=True)
+    b = subprocess.run([binary, "explore", EXPLORE_HEADER, "--seed", "7", "--runs", "12", "--print"], capture_output=True, text=True)
+    c = subprocess.run([binary, "explore", EXPLORE_HEADER, "--seed", "8", "--runs", "12", "--print"], capture_output=True, text=True)
+    docs = a.stdout.split("\f\n")
+    if a.returncode or a.stdout != b.stdout or len(docs) != 12:
+        problems.append(f"--print twice: exit {a.returncode}, same bytes {a.stdout == b.stdout}, {len(docs)} schedules")
+    if a.stdout == c.stdout:
+        problems.append("seeds 7 and 8 printed the same schedules")
+    # 2. the correct pipeline: no failure, nothing inconclusive (its runs are the schedules printed above)
+    p, doc, secs = explore(binary, os.path.join(base, "ok"), "--seed", "7", "--runs", "4", "--jobs", "2")
+    if p.returncode != 0 or not doc or doc["counts"]["passed"] != 4:
+        problems.append(f"correct refpipe: exit {p.returncode}, {doc and doc['counts']}, {p.stderr.strip()[-300:]!r}")
+    for i in range(1, 5):
+        path = os.path.join(base, "ok", "refpipe-explore", "runs", f"run-{i:04d}.drill")
+        if not os.path.exists(path) or open(path).read() != docs[i - 1]:
+            problems.append(f"run {i}'s drill is not the schedule --print gave")
+    # 3. at-least-once, not told which: found, shrunk, and the minimal drill fails every rerun
+    alo = os.path.join(base, "alo")
+    p, doc, secs = explore(binary, alo, "--seed", "1", "--runs", "10", "--jobs", "2", "--set", "mode=at-least-once")
+    fails = doc["failures"] if doc else []
+    if p.returncode != 1 or not fails or "duplicated" not in fails[0]["signature"]:
+        problems.append(f"at-least-once: exit {p.returncode}, failures {[f['signature'] for f in fails]}, {p.stderr.strip()[-300:]!r}")
+    else:
+        f = fails[0]
+        if f["confirm_failed"] != f["confirm_runs"] or f["confirm_runs"] != 5:
+            problems.append(f"at-least-once: confirmed {f['confirm_failed']} of {f['confirm_runs']}")
+        check_minimal(binary, f, alo, 2, problems, "at-least-once")
+        for name in ("explore.md", "explore.html"):
+            if not os.path.exists(os.path.join(alo, "refpipe-explore", name)):
+                problems.append(f"no {name}")
+    # 4. bad input: a scenario with no pipeline, a folder explore did not write
+    bad = os.path.join(base, "nopipe.drill")
+    open(bad, "w").write("source kafka topic=t\nsink jsonl path={run}/o.jsonl\n")
+    p = subprocess.run([binary, "explore", bad, "--out", base], capture_output=True, text=True)
+    if p.returncode != 2 or "no `pipeline` line" not in p.stderr:
+        problems.append(f"no pipeline: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    foreign = os.path.join(base, "foreign", "refpipe-explore")
+    os.makedirs(foreign)
+    open(os.path.join(foreign, "mine.txt"), "w").write("mine")
+    p, doc, secs = explore(binary, os.path.join(base, "foreign"), "--runs", "1")
+    if p.returncode != 2 or "refusing to replace it" not in p.stderr or os.listdir(foreign) != ["mine.txt"]:
+        problems.append(f"a foreign folder: exit {p.returncode}, left {os.listdir(foreign)}")
+    if problems:
+        print("FAIL explore: " + "; ".join(problems))
+        return False
+    f = fails[0]
+    print(f"ok   explore: schedules byte for byte; correct refpipe 4 of 4 passed; at-least-once found [{f['signature']}] in run "
+          f"{f['first_run']}, shrunk {f['actions_before']} -> {f['actions']} actions ({f['faults']} faults), failed 5 of 5 "
+          f"confirmations and 2 of 2 reruns; no pipeline and a foreign folder refused ({time.time() - t0:.0f}s)")
+    return True
+
+
+# refpipe's weak modes the explore matrix must find from a header with no
+# steps (tests/long: make test-real-long), and the arguments that turn each on
+EXPLORE_WEAK = [("at-least-once", ["--set", "mode=at-least-once"]), ("at-most-once", ["--set", "mode=at-most-once"])] + [
+    (w, ["--set", f"weak={w}"]) for w in ("drop-out-of-order", "no-watermark", "strictly-after-max", "drop-overflow",
+                                          "per-key-limit", "strict-schema", "crash-on-bad-type", "lenient-json", "crash-on-null",
+                                          "need-key", "commit-on-term", "late-inclusive", "fatal-errors", "hostile-ids")]
+
+
+def test_explore_long(binary, only):
+    """Each weak mode found within a 10-minute budget and shrunk to at most 3
+    fault steps that fail 5 of 5 reruns; the correct refpipe 50 runs clean."""
+    base = os.path.join(OUT, "explore-long")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    ok = True
+    rows = []
+    for name, args in EXPLORE_WEAK:
+        if only and only not in "explore-" + name:
+            continue
+        out = os.path.join(base, name)
+        problems = []
+        p, doc, secs = explore(binary, out, "--seed", "1", "--budget", "10m", "--jobs", "2", *args)
+        fails = doc["failures"] if doc else []
+        if p.returncode != 1 or not fails:
+            problems.append(f"not found: exit {p.returncode}, {doc and doc['counts']}")
+        else:
+            f = fails[0]
+            found = next(r for r in doc["runs"] if r["run"] == f["first_run"])
+            check_minimal(binary, f, out, 5, problems, name)
+            rows.append(f"| {name} | [{f['signature']}] | {f['first_run']} | {f['actions_before']} -> {f['actions']} | "
+                        f"{f['faults']} | {f['confirm_failed']}/{f['confirm_runs']} | {doc['seconds']['exploring']:.0f} | "
+                        f"{doc['seconds']['shrinking']:.0f} |")
+        print(("FAIL" if problems else "ok  ") + f" explore-{name}: " + ("; ".join(problems) or rows[-1]) + f" ({secs:.0f}s)")
+        ok &= not problems
+    if not only or only in "explore-correct":
+        p, doc, secs = explore(binary, os.path.join(base, "correct"), "--seed", "2", "--runs", "50", "--jobs", "2")
+        good = p.returncode == 0 and doc and doc["counts"]["passed"] == 50
+        print(("ok  " if good else "FAIL") + f" explore-correct: 50 runs, {doc and doc['counts']} ({secs:.0f}s)")
+        ok &= bool(good)
+    if rows:
+        print("| weak mode | signature | found in run | actions | faults | confirmed | exploring s | shrinking s |\n"
+              "|---|---|---:|---|---:|---|---:|---:|\n" + "\n".join(rows))
+    return ok
+
+
 def run_long(binary, only):
     """The longer real-stack matrix (tests/long/): repeated drills on the real
     broker, Kafka Connect and Spark, each case as in tests/scenarios/."""
     cases = [Case(p) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "long", "*.drill")))]
     cases = [c for c in cases if not only or only in c.name]
     t0 = time.time()
+    ok = True
+    if not only or "explore" in only:
+        ok &= test_explore_long(binary, only)
+        if only and not cases:
+            print("long matrix: " + ("all passed" if ok else "FAILED"))
+            return ok
     if any("spark" in c.needs for c in cases):
         setup_spark()
     if any("connect" in c.needs for c in cases):
         setup_connect()
     start_real_kafka()
-    ok = True
     try:
         if any("postgres" in c.needs for c in cases):
             start_postgres()
@@ -936,6 +1077,8 @@ def main():
         ok &= test_reports(binary)
     if not a.only or a.only in "external-broker":
         ok &= test_external_broker(binary)
+    if not a.only or a.only in "explore":
+        ok &= test_explore(binary)
     if real:
         t0 = time.time()
         setup_spark()

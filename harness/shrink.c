@@ -1,0 +1,182 @@
+/* shrink.c - delta debugging of a failing fault schedule (see shrink.h).
+ *
+ * Removal follows Zeller's ddmin over the list of actions: try dropping
+ * each of n chunks; on success continue from the smaller schedule with one
+ * chunk fewer, else double n until chunks are single actions. Then
+ * neighbours of the same kind are merged, and each action is simplified
+ * move by move. The three passes repeat until a whole round keeps nothing. */
+#include "shrink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const sd_shrink_cfg_t *cfg;
+    sd_shrink_stats_t *st;
+    uint64_t *seen; /* hashes of the candidates already run */
+    int nseen, capseen;
+} sd_shrink_t;
+
+static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_xsched_render(s, &b);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < b.len; i++) h = (h ^ (unsigned char)b.data[i]) * 1099511628211ULL;
+    sd_buf_free(&b);
+    return h;
+}
+
+/* 1: cand shows the signature (and becomes the current schedule); 0: not,
+ * or already tried; -1: stop. */
+static int sd_shrink_try(sd_shrink_t *S, const sd_xsched_t *cand, const char *move) {
+    if (S->st->stopped) return -1;
+    uint64_t h = sd_shrink_hash(cand);
+    for (int i = 0; i < S->nseen; i++)
+        if (S->seen[i] == h) return 0;
+    if (S->cfg->max_candidates && S->st->candidates >= S->cfg->max_candidates) {
+        S->st->stopped = 1;
+        return -1;
+    }
+    if (S->nseen == S->capseen) {
+        S->capseen = S->capseen ? S->capseen * 2 : 64;
+        S->seen = sd_util_xrealloc(S->seen, sizeof(*S->seen) * (size_t)S->capseen);
+    }
+    S->seen[S->nseen++] = h;
+    int runs = 0;
+    int r = S->cfg->attempt(S->cfg->ctx, cand, S->cfg->tries < 1 ? 1 : S->cfg->tries, &runs);
+    S->st->runs += runs;
+    if (r < 0) {
+        S->st->stopped = 1;
+        return -1;
+    }
+    S->st->candidates++;
+    S->st->kept += r == 1;
+    if (S->cfg->log) S->cfg->log(S->cfg->ctx, cand, move, r == 1, runs);
+    return r == 1;
+}
+
+/* cur without actions [from, to) */
+static void sd_shrink_without(const sd_xsched_t *cur, int from, int to, sd_xsched_t *out) {
+    out->n = 0;
+    out->a = sd_util_xmalloc(sizeof(*out->a) * (size_t)(cur->n ? cur->n : 1));
+    for (int i = 0; i < cur->n; i++)
+        if (i < from || i >= to) out->a[out->n++] = cur->a[i];
+}
+
+static void sd_shrink_take(sd_xsched_t *cur, sd_xsched_t *cand) {
+    sd_xsched_free(cur);
+    *cur = *cand;
+    memset(cand, 0, sizeof(*cand));
+}
+
+/* ddmin over the actions; returns 1 when something was removed, -1 to stop */
+static int sd_shrink_remove(sd_shrink_t *S, sd_xsched_t *cur) {
+    int any = 0, gran = 2;
+    while (cur->n > 0) {
+        if (gran > cur->n) gran = cur->n;
+        int chunk = (cur->n + gran - 1) / gran, removed = 0;
+        for (int from = 0; from < cur->n && !removed; from += chunk) {
+            int to = from + chunk > cur->n ? cur->n : from + chunk;
+            sd_xsched_t cand;
+            sd_shrink_without(cur, from, to, &cand);
+            char move[64];
+            if (to - from == 1) snprintf(move, sizeof(move), "remove action %d", from + 1);
+            else snprintf(move, sizeof(move), "remove actions %d-%d", from + 1, to);
+            int r = sd_shrink_try(S, &cand, move);
+            if (r == 1) {
+                sd_shrink_take(cur, &cand);
+                removed = any = 1;
+            }
+            sd_xsched_free(&cand);
+            if (r < 0) return -1;
+        }
+        if (removed) {
+            if (gran > 2) gran--;
+            continue;
+        }
+        if (gran >= cur->n) break;
+        gran *= 2;
+    }
+    return any;
+}
+
+/* Two neighbours that can be one action: produce+produce at once,
+ * replay+replay of the same end, inject+inject of the same kind. */
+static int sd_shrink_mergeable(const sd_xa_t *a, const sd_xa_t *b) {
+    if (a->kind != b->kind) return 0;
+    if (a->kind == SD_XA_PRODUCE) return !a->rate && !b->rate;
+    if (a->kind == SD_XA_REPLAY) return a->op == b->op;
+    if (a->kind == SD_XA_INJECT) return a->op == b->op && a->variant == b->variant;
+    return a->kind == SD_XA_SETTLE;
+}
+
+static int sd_shrink_merge(sd_shrink_t *S, sd_xsched_t *cur) {
+    int any = 0;
+    for (int i = 0; i + 1 < cur->n; i++) {
+        if (!sd_shrink_mergeable(&cur->a[i], &cur->a[i + 1])) continue;
+        sd_xsched_t cand;
+        sd_shrink_without(cur, i + 1, i + 2, &cand);
+        cand.a[i].n = cur->a[i].n + cur->a[i + 1].n;
+        char move[64];
+        snprintf(move, sizeof(move), "merge actions %d and %d", i + 1, i + 2);
+        int r = sd_shrink_try(S, &cand, move);
+        if (r == 1) {
+            sd_shrink_take(cur, &cand);
+            any = 1;
+            i--;
+        }
+        sd_xsched_free(&cand);
+        if (r < 0) return -1;
+    }
+    return any;
+}
+
+static int sd_shrink_simplify(sd_shrink_t *S, sd_xsched_t *cur) {
+    int any = 0;
+    for (int i = 0; i < cur->n; i++) {
+        for (int again = 1; again;) {
+            again = 0;
+            sd_xa_t opts[8];
+            const char *labels[8];
+            int n = sd_xsched_simpler(&cur->a[i], opts, labels, 8);
+            for (int k = 0; k < n && !again; k++) {
+                sd_xsched_t cand;
+                sd_xsched_copy(&cand, cur);
+                cand.a[i] = opts[k];
+                char move[128];
+                snprintf(move, sizeof(move), "action %d: %s", i + 1, labels[k]);
+                int r = sd_shrink_try(S, &cand, move);
+                if (r == 1) {
+                    sd_shrink_take(cur, &cand);
+                    any = again = 1;
+                }
+                sd_xsched_free(&cand);
+                if (r < 0) return -1;
+            }
+        }
+    }
+    return any;
+}
+
+void sd_shrink(const sd_shrink_cfg_t *cfg, const sd_xsched_t *failing, sd_xsched_t *out, sd_shrink_stats_t *st) {
+    memset(st, 0, sizeof(*st));
+    sd_shrink_t S = {.cfg = cfg, .st = st};
+    sd_xsched_copy(out, failing);
+    /* the failing schedule itself counts as tried */
+    S.seen = sd_util_xmalloc(sizeof(*S.seen) * 64);
+    S.capseen = 64;
+    S.seen[S.nseen++] = sd_shrink_hash(failing);
+    for (int round = 0;; round++) {
+        int changed = 0, r;
+        if ((r = sd_shrink_remove(&S, out)) < 0) break;
+        changed |= r;
+        if ((r = sd_shrink_merge(&S, out)) < 0) break;
+        changed |= r;
+        if ((r = sd_shrink_simplify(&S, out)) < 0) break;
+        changed |= r;
+        if (!changed) break;
+    }
+    free(S.seen);
+}

@@ -1,0 +1,254 @@
+/* test_explore.c - the schedule generator (well-formed, reproducible) and
+ * the shrinker on fake runners whose failure condition is known, a flaky
+ * one included. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../harness/shrink.h"
+#include "../../harness/xsched.h"
+
+static const char *const header =
+    "source kafka topic=t partitions=2\n"
+    "events parcel-scans seed=7\n"
+    "contract id=event_id time=event_time watermark=10m\n"
+    "sink sqlite db={run}/t.db query=\"SELECT event_id FROM t\"\n"
+    "pipeline /bin/true\n";
+
+static char *render(const sd_xsched_t *s) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_xsched_render(s, &b);
+    return sd_buf_steal(&b);
+}
+
+/* The drill of header + a schedule parses; returns the scenario. */
+static sd_scenario_t *parse(const char *hdr, const sd_xsched_t *s) {
+    char *steps = render(s);
+    char *text = sd_util_fmt("%s%s", hdr, steps);
+    sd_scenario_t *sc = NULL;
+    char err[2048] = "";
+    sd_err_t e = sd_scenario_parse_text("gen.drill", text, NULL, &sc, err, sizeof(err));
+    cr_assert_eq(e, SD_OK, "a generated schedule must parse; got: %s\n%s", err, steps);
+    free(text);
+    free(steps);
+    return sc;
+}
+
+Test(explore, generated_schedules_are_well_formed) {
+    const char *faketime_header =
+        "source kafka topic=t\nevents parcel-scans start=now\nsink jsonl path={run}/o.jsonl\nclock faketime lib=/x.so\n"
+        "progress sink\npipeline /bin/true\n";
+    for (int variant = 0; variant < 2; variant++) {
+        sd_xcaps_t caps = variant ? (sd_xcaps_t){.batches = 0, .network = 0, .faketime = 1, .future = 1, .watermark_ms = 600000}
+                                  : (sd_xcaps_t){.batches = 1, .network = 1, .faketime = 0, .future = 0, .watermark_ms = 600000};
+        int kinds[SD_XA__COUNT] = {0};
+        for (int run = 1; run <= 300; run++) {
+            sd_xsched_t s;
+            sd_xsched_generate(&caps, 99, run, &s);
+            cr_assert_geq(s.n, 3, "run %d: a first chunk, a settle and at least one more action; got %d", run, s.n);
+            cr_assert_eq(s.a[0].kind, SD_XA_PRODUCE, "run %d: the first action produces", run);
+            sd_scenario_t *sc = parse(variant ? faketime_header : header, &s);
+            /* the steps: start first, await quiescent last, every kill and stop followed by a restart */
+            cr_assert_eq(sc->steps[0].kind, SD_STEP_START);
+            cr_assert_eq(sc->steps[sc->nsteps - 1].kind, SD_STEP_AWAIT_QUIESCENT, "run %d: judged after an await", run);
+            for (int i = 0; i < sc->nsteps; i++) {
+                const sd_step_t *st = &sc->steps[i];
+                if (st->kind == SD_STEP_KILL || st->kind == SD_STEP_STOP)
+                    cr_assert(i + 1 < sc->nsteps && sc->steps[i + 1].kind == SD_STEP_RESTART, "run %d: `%s` without a restart", run, st->text);
+                if (st->kind == SD_STEP_PAUSE) cr_assert_gt(st->delay_ms, 0, "run %d: `%s` never resumes", run, st->text);
+                if (st->kind == SD_STEP_NETWORK && st->net_op != 4) cr_assert_gt(st->for_ms, 0, "run %d: `%s` never heals", run, st->text);
+                if (st->kind == SD_STEP_NETWORK) cr_assert(caps.network, "run %d: a network fault the broker cannot take", run);
+                if (st->kind == SD_STEP_CLOCK) cr_assert(caps.faketime, "run %d: a clock step without faketime", run);
+                if (st->kind == SD_STEP_KILL || st->kind == SD_STEP_PAUSE)
+                    cr_assert(caps.batches || !st->mid_batch, "run %d: `%s` needs batches", run, st->text);
+                if (st->kind == SD_STEP_INJECT) cr_assert(caps.future || !st->inject[SD_INJ_FUTURE], "run %d: a future event", run);
+            }
+            for (int i = 0; i < s.n; i++) kinds[s.a[i].kind]++;
+            sd_scenario_free(sc);
+            sd_xsched_free(&s);
+        }
+        /* over 300 runs every kind the caps allow shows up */
+        for (int k = 0; k < SD_XA__COUNT; k++) {
+            int allowed = !(k == SD_XA_NETWORK && !caps.network) && !(k == SD_XA_CLOCK && !caps.faketime);
+            if (allowed) cr_assert_gt(kinds[k], 0, "caps %d: action kind %d never drawn in 300 runs", variant, k);
+            else cr_assert_eq(kinds[k], 0, "caps %d: action kind %d drawn though not allowed", variant, k);
+        }
+    }
+}
+
+Test(explore, the_same_seed_and_run_give_the_same_schedule) {
+    sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000};
+    int distinct = 0;
+    char *prev = NULL;
+    for (int run = 1; run <= 100; run++) {
+        sd_xsched_t a, b;
+        sd_xsched_generate(&caps, 12345, run, &a);
+        sd_xsched_generate(&caps, 12345, run, &b);
+        char *ta = render(&a), *tb = render(&b);
+        cr_assert_str_eq(ta, tb, "run %d generated twice differs", run);
+        if (!prev || strcmp(prev, ta)) distinct++;
+        free(prev);
+        prev = ta;
+        free(tb);
+        sd_xsched_free(&a);
+        sd_xsched_free(&b);
+    }
+    free(prev);
+    cr_assert_geq(distinct, 95, "consecutive runs should differ; %d of 100 did", distinct);
+    sd_xsched_t a, b;
+    sd_xsched_generate(&caps, 1, 1, &a);
+    sd_xsched_generate(&caps, 2, 1, &b);
+    char *ta = render(&a), *tb = render(&b);
+    cr_assert_str_neq(ta, tb, "another seed, the same schedule");
+    free(ta);
+    free(tb);
+    sd_xsched_free(&a);
+    sd_xsched_free(&b);
+}
+
+Test(explore, simplifications_are_milder) {
+    sd_xa_t kill = {.kind = SD_XA_KILL, .where = SD_XW_MID_BATCH, .sig = SD_XS_KILL, .ms = 500};
+    sd_xa_t out[8];
+    const char *label[8];
+    int n = sd_xsched_simpler(&kill, out, label, 8);
+    cr_assert_eq(n, 4, "boundary, TERM, no delay, must land; got %d", n);
+    cr_assert_eq(out[0].where, SD_XW_AT_BOUNDARY);
+    cr_assert_eq(out[1].sig, SD_XS_TERM);
+    cr_assert_eq(out[2].ms, 0);
+    cr_assert_eq(out[3].strict, 1);
+    sd_xa_t settled = {.kind = SD_XA_SETTLE};
+    cr_assert_eq(sd_xsched_simpler(&settled, out, label, 8), 0, "a settle can only be removed");
+    sd_xa_t produce = {.kind = SD_XA_PRODUCE, .n = 1};
+    cr_assert_eq(sd_xsched_simpler(&produce, out, label, 8), 0, "one event at once is as small as a produce gets");
+}
+
+/* ---- the shrinker on fake runners ---- */
+
+/* Fails when a mid-batch kill is followed (anywhere later) by a replay of
+ * at least 5 events; flaky: then shows it only with probability 1/flake. */
+typedef struct {
+    int flake;
+    uint64_t rng;
+    int calls, runs, max_tries_seen;
+    int kept_without_condition;
+} fake_t;
+
+static int condition(const sd_xsched_t *s) {
+    for (int i = 0; i < s->n; i++)
+        if (s->a[i].kind == SD_XA_KILL && s->a[i].where == SD_XW_MID_BATCH)
+            for (int k = i + 1; k < s->n; k++)
+                if (s->a[k].kind == SD_XA_REPLAY && s->a[k].n >= 5) return 1;
+    return 0;
+}
+
+static int fake_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs) {
+    fake_t *f = ctx;
+    f->calls++;
+    if (tries > f->max_tries_seen) f->max_tries_seen = tries;
+    int c = condition(cand);
+    for (*runs = 0; *runs < tries;) {
+        (*runs)++;
+        f->runs++;
+        f->rng = sd_util_mix64(f->rng);
+        if (c && (f->flake <= 1 || f->rng % (uint64_t)f->flake == 0)) return 1;
+    }
+    return 0;
+}
+
+static void fake_log(void *ctx, const sd_xsched_t *cand, const char *move, int kept, int runs) {
+    fake_t *f = ctx;
+    (void)move;
+    (void)runs;
+    if (kept && !condition(cand)) f->kept_without_condition++;
+}
+
+static void noisy_failing(sd_xsched_t *s) {
+    sd_xa_t acts[] = {
+        {.kind = SD_XA_PRODUCE, .n = 120},
+        {.kind = SD_XA_SETTLE},
+        {.kind = SD_XA_INJECT, .op = SD_INJ_LATE, .n = 4},
+        {.kind = SD_XA_PRODUCE, .n = 80, .rate = 200},
+        {.kind = SD_XA_KILL, .where = SD_XW_MID_BATCH, .sig = SD_XS_KILL, .ms = 700},
+        {.kind = SD_XA_PAUSE, .where = SD_XW_NOW, .ms = 6000},
+        {.kind = SD_XA_PRODUCE, .n = 30},
+        {.kind = SD_XA_PRODUCE, .n = 40},
+        {.kind = SD_XA_REPLAY, .n = 17},
+        {.kind = SD_XA_NETWORK, .op = 2, .ms = 2000},
+        {.kind = SD_XA_RESTART, .ms = 300},
+    };
+    s->n = (int)(sizeof(acts) / sizeof(acts[0]));
+    s->a = malloc(sizeof(acts));
+    memcpy(s->a, acts, sizeof(acts));
+}
+
+Test(explore, shrinks_a_deterministic_failure_to_its_two_actions) {
+    sd_xsched_t s, min;
+    noisy_failing(&s);
+    cr_assert(condition(&s));
+    fake_t f = {.flake = 1, .rng = 1};
+    sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .log = fake_log, .ctx = &f, .tries = 3};
+    sd_shrink_stats_t st;
+    sd_shrink(&cfg, &s, &min, &st);
+    cr_assert_eq(min.n, 2, "the kill and the replay are what fails; got %d actions", min.n);
+    cr_assert_eq(min.a[0].kind, SD_XA_KILL);
+    cr_assert_eq(min.a[0].where, SD_XW_MID_BATCH, "a boundary kill does not fail: mid-batch must stay");
+    cr_assert_eq(min.a[0].sig, SD_XS_TERM, "KILL made milder to TERM (the condition does not need KILL)");
+    cr_assert_eq(min.a[0].ms, 0, "the restart delay removed");
+    cr_assert_eq(min.a[0].strict, 1, "the kill must land in the minimal drill");
+    cr_assert_eq(min.a[1].kind, SD_XA_REPLAY);
+    cr_assert(min.a[1].n >= 5 && min.a[1].n < 10, "replay halved while it fails: 17 -> 8; got %lld", (long long)min.a[1].n);
+    cr_assert_eq(f.kept_without_condition, 0);
+    cr_assert_eq(st.runs, f.runs, "the stats count every run: %d against %d", st.runs, f.runs);
+    cr_assert_eq(st.candidates, f.calls);
+    cr_assert(!st.stopped);
+    sd_xsched_free(&s);
+    sd_xsched_free(&min);
+}
+
+Test(explore, a_flaky_failure_is_never_shrunk_into_a_passing_drill) {
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sd_xsched_t s, min;
+        noisy_failing(&s);
+        fake_t f = {.flake = 2, .rng = seed};
+        sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .log = fake_log, .ctx = &f, .tries = 3};
+        sd_shrink_stats_t st;
+        sd_shrink(&cfg, &s, &min, &st);
+        cr_assert(condition(&min), "seed %llu: the result must still fail", (unsigned long long)seed);
+        cr_assert_eq(f.kept_without_condition, 0, "seed %llu: a candidate kept without the failure", (unsigned long long)seed);
+        cr_assert_eq(f.max_tries_seen, 3, "each candidate gets the 3 tries");
+        cr_assert_leq(min.n, s.n);
+        cr_assert_leq(st.runs, 3 * st.candidates, "at most 3 runs per candidate");
+        sd_xsched_free(&s);
+        sd_xsched_free(&min);
+    }
+    /* one try per candidate on a 1-in-2 failure drops more: a 3-try shrink
+     * reaches the two actions on most seeds */
+    int two = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sd_xsched_t s, min;
+        noisy_failing(&s);
+        fake_t f = {.flake = 2, .rng = seed};
+        sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .ctx = &f, .tries = 3};
+        sd_shrink_stats_t st;
+        sd_shrink(&cfg, &s, &min, &st);
+        two += min.n == 2;
+        sd_xsched_free(&s);
+        sd_xsched_free(&min);
+    }
+    cr_assert_geq(two, 14, "3 tries of a 1-in-2 failure should reach 2 actions on most seeds; %d of 20 did", two);
+}
+
+Test(explore, the_candidate_limit_stops_the_shrink) {
+    sd_xsched_t s, min;
+    noisy_failing(&s);
+    fake_t f = {.flake = 1, .rng = 1};
+    sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .ctx = &f, .tries = 1, .max_candidates = 3};
+    sd_shrink_stats_t st;
+    sd_shrink(&cfg, &s, &min, &st);
+    cr_assert_eq(st.candidates, 3);
+    cr_assert(st.stopped);
+    cr_assert(condition(&min), "what was kept so far still fails");
+    sd_xsched_free(&s);
+    sd_xsched_free(&min);
+}
