@@ -463,6 +463,34 @@ static int sd_cmd_run(int nfiles, char **files) {
     return SD_EXIT_PASS;
 }
 
+/* An option of `streamdrill explore`; -1 (said) when its value is bad. */
+static int sd_parse_explore_opt(int c, const char *arg) {
+    switch (c) {
+    case OPT_RUNS: case OPT_JOBS: case OPT_TRIES: case OPT_CONFIRM: case OPT_SHRINK_RUNS: {
+        int64_t v;
+        int lo = c == OPT_CONFIRM ? 0 : 1, hi = c == OPT_JOBS ? 64 : 1000000;
+        if (sd_util_parse_count(arg, &v) || v < lo || v > hi) {
+            fprintf(stderr, "streamdrill: --%s %s: expected a whole number from %d to %d\n",
+                    c == OPT_RUNS ? "runs" : c == OPT_JOBS ? "jobs" : c == OPT_TRIES ? "tries" : c == OPT_CONFIRM ? "confirm" : "shrink-runs",
+                    arg, lo, hi);
+            return -1;
+        }
+        *(c == OPT_RUNS ? &sd_opt.runs : c == OPT_JOBS ? &sd_opt.jobs : c == OPT_TRIES ? &sd_opt.tries
+          : c == OPT_CONFIRM ? &sd_opt.confirm : &sd_opt.shrink_runs) = (int)v;
+        return 0;
+    }
+    case OPT_BUDGET:
+        if (sd_util_parse_duration(arg, &sd_opt.budget_ms) || sd_opt.budget_ms <= 0) {
+            fprintf(stderr, "streamdrill: --budget %s: expected a duration (30s, 10m, 1h)\n", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_KEEP_STEPS: sd_opt.keep_steps = 1; return 0;
+    case OPT_KEEP_GOING: sd_opt.keep_going = 1; return 0;
+    default: sd_opt.print_only = 1; return 0;
+    }
+}
+
 static int sd_cmd_explore(int nfiles, char **files) {
     if (nfiles != 1) {
         fprintf(stderr, "streamdrill explore: expected one scenario file, found %d\n", nfiles);
@@ -591,28 +619,10 @@ int main(int argc, char **argv) {
                 return SD_EXIT_USAGE;
             }
             break;
-        case OPT_RUNS: case OPT_JOBS: case OPT_TRIES: case OPT_CONFIRM: case OPT_SHRINK_RUNS: {
-            int64_t v;
-            int lo = c == OPT_CONFIRM ? 0 : 1, hi = c == OPT_JOBS ? 64 : 1000000;
-            if (sd_util_parse_count(optarg, &v) || v < lo || v > hi) {
-                fprintf(stderr, "streamdrill: --%s %s: expected a whole number from %d to %d\n",
-                        c == OPT_RUNS ? "runs" : c == OPT_JOBS ? "jobs" : c == OPT_TRIES ? "tries" : c == OPT_CONFIRM ? "confirm" : "shrink-runs",
-                        optarg, lo, hi);
-                return SD_EXIT_USAGE;
-            }
-            *(c == OPT_RUNS ? &sd_opt.runs : c == OPT_JOBS ? &sd_opt.jobs : c == OPT_TRIES ? &sd_opt.tries
-              : c == OPT_CONFIRM ? &sd_opt.confirm : &sd_opt.shrink_runs) = (int)v;
+        case OPT_RUNS: case OPT_JOBS: case OPT_TRIES: case OPT_CONFIRM: case OPT_SHRINK_RUNS: case OPT_BUDGET:
+        case OPT_KEEP_STEPS: case OPT_KEEP_GOING: case OPT_PRINT:
+            if (sd_parse_explore_opt(c, optarg)) return SD_EXIT_USAGE;
             break;
-        }
-        case OPT_BUDGET:
-            if (sd_util_parse_duration(optarg, &sd_opt.budget_ms) || sd_opt.budget_ms <= 0) {
-                fprintf(stderr, "streamdrill: --budget %s: expected a duration (30s, 10m, 1h)\n", optarg);
-                return SD_EXIT_USAGE;
-            }
-            break;
-        case OPT_KEEP_STEPS: sd_opt.keep_steps = 1; break;
-        case OPT_KEEP_GOING: sd_opt.keep_going = 1; break;
-        case OPT_PRINT: sd_opt.print_only = 1; break;
         case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
         case OPT_VERSION: sd_version(); return SD_EXIT_PASS;
         default:
