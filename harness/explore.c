@@ -55,6 +55,8 @@ typedef struct {
     char err[3072];
     int failed_hard;    /* a child could not run at all: stop */
     int invalid;        /* the last shrink candidate was refused by `run` (exit 2) */
+    sd_xsched_t *chain; /* the candidates the shrink kept, in order */
+    int nchain;
 } sd_xctx_t;
 
 /* ---- the schedules' text ---- */
@@ -470,16 +472,24 @@ static void sd_x_explore(sd_xctx_t *X) {
 
 /* ---- shrinking ---- */
 
-/* Run a drill `tries` times, up to J at once, until one shows the
- * signature. Returns how many showed it (0 or more); *runs = runs made;
- * the folders of the runs that did not show it are removed (they were
- * made here a moment ago), the first that did is kept in *keep. */
-static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int tries, int stop_at_first, int *runs,
-                          char **keep) {
-    int shown = 0, launched = 0;
+/* How sd_x_try_drill stops early. */
+enum {
+    SD_XT_ALL = 0,      /* run every try (none: a count of how many show it) */
+    SD_XT_UNTIL_SHOWN,  /* until a run shows the signature (a shrink candidate) */
+    SD_XT_UNTIL_MISSED  /* until a run does not (is this drill reliable?) */
+};
+
+/* Run a drill up to `tries` times, up to J at once, stopping as mode says.
+ * Returns how many runs showed the signature; *runs = runs made; the
+ * report of the first that did in *keep (may be NULL). While shrinking,
+ * the folders of passing runs are removed (made here a moment ago, they
+ * only fill the disk); confirmations keep every run. */
+static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int tries, int mode, int *runs, char **keep) {
+    int shown = 0, missed = 0, launched = 0;
     *runs = 0;
     while ((launched < tries || X->njobs) && !X->failed_hard) {
-        while (launched < tries && X->njobs < X->o->jobs && !(stop_at_first && shown) && !sd_run_stop_requested) {
+        int enough = (mode == SD_XT_UNTIL_SHOWN && shown) || (mode == SD_XT_UNTIL_MISSED && missed);
+        while (launched < tries && X->njobs < X->o->jobs && !enough && !sd_run_stop_requested) {
             char *out = sd_util_fmt("%s-t%d", base, launched + 1);
             int rc = sd_x_spawn(X, drill, out, launched);
             free(out);
@@ -490,7 +500,7 @@ static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int
         if (sd_x_wait_one(X, &d, 0) < 0) break;
         (*runs)++;
         int is = !strcmp(d.verdict, "fail") && !strcmp(d.signature, X->signature);
-        if (d.exit_code == SD_EXIT_USAGE && stop_at_first) {
+        if (d.exit_code == SD_EXIT_USAGE && mode == SD_XT_UNTIL_SHOWN) {
             /* a candidate the run refuses (a replay with nothing sent
              * before it, once the shrinker removed the produce): it does
              * not show the signature, and no other try would */
@@ -501,11 +511,11 @@ static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int
             snprintf(X->err, sizeof(X->err), "%s ended with exit %d: see %s", drill, d.exit_code, d.log);
         }
         if (is && keep && !*keep) *keep = sd_util_fmt("%s/report.html", d.run_dir);
-        else if (!is && !strcmp(d.verdict, "pass")) sd_util_rmtree(d.outdir, NULL, 0);
+        else if (!is && mode == SD_XT_UNTIL_SHOWN && !strcmp(d.verdict, "pass")) sd_util_rmtree(d.outdir, NULL, 0);
         shown += is;
+        missed += !is;
         sd_xdone_free(&d);
         if (sd_run_stop_requested) break;
-        if (stop_at_first && shown && !X->njobs) break;
     }
     return shown;
 }
@@ -523,7 +533,7 @@ static int sd_x_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs
     if (!sd_x_write_drill(X, drill, text)) {
         if (tries > X->runs_left) tries = X->runs_left;
         X->invalid = 0;
-        r = sd_x_try_drill(X, drill, base, tries, 1, runs, NULL) > 0;
+        r = sd_x_try_drill(X, drill, base, tries, SD_XT_UNTIL_SHOWN, runs, NULL) > 0;
         X->runs_left -= *runs;
         if (sd_run_stop_requested || X->failed_hard) r = -1;
     } else {
@@ -539,6 +549,10 @@ static int sd_x_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs
 static void sd_x_log(void *ctx, const sd_xsched_t *cand, const char *move, int kept, int runs) {
     sd_xctx_t *X = ctx;
     const char *what = kept ? "kept" : X->invalid ? "refused by run" : "dropped";
+    if (kept) {
+        X->chain = sd_util_xrealloc(X->chain, sizeof(*X->chain) * (size_t)(X->nchain + 1));
+        sd_xsched_copy(&X->chain[X->nchain++], cand);
+    }
     sd_x_say(X, "  shrink c%04d: %-40s %s (%d action%s, %d fault%s; %d run%s)", X->cand, move, what, cand->n,
              cand->n == 1 ? "" : "s", sd_xsched_fault_count(cand), sd_xsched_fault_count(cand) == 1 ? "" : "s", runs,
              runs == 1 ? "" : "s");
@@ -546,6 +560,72 @@ static void sd_x_log(void *ctx, const sd_xsched_t *cand, const char *move, int k
         fprintf(X->slog, "| c%04d | %s | %s | %d | %d | %d |\n", X->cand, move, what, cand->n,
                 sd_xsched_fault_count(cand), runs);
         fflush(X->slog);
+    }
+}
+
+/* The minimal drill's file, its steps and size from schedule m. */
+static int sd_x_set_minimal(sd_xctx_t *X, sd_xfail_t *f, const sd_xsched_t *m, const char *path, int candidates) {
+    char *comment = sd_util_fmt("explore: the minimal drill of [%s] (seed %llu, run %d, %d candidates)", f->signature,
+                                (unsigned long long)X->o->seed, f->first_run, candidates);
+    char *text = sd_x_drill_text(X, m, comment);
+    sd_buf_t steps;
+    sd_buf_init(&steps);
+    sd_xsched_render(m, &steps);
+    free(f->steps);
+    f->steps = sd_buf_steal(&steps);
+    f->actions = m->n;
+    f->faults = sd_xsched_fault_count(m);
+    free(f->minimal);
+    f->minimal = sd_util_strdup(path);
+    int rc = sd_x_write_drill(X, path, text);
+    free(text);
+    free(comment);
+    return rc;
+}
+
+/* The smallest drill failed only some of its reruns: walk back along the
+ * candidates the shrink kept (then the run that found the failure) to the
+ * smallest that fails every rerun, and make it minimal.drill; the flaky one
+ * stays as minimal-flaky.drill. A rerun that does not fail ends a step
+ * early. */
+static void sd_x_walk_back(sd_xctx_t *X, sd_xfail_t *f, const sd_xsched_t *failing, int candidates) {
+    f->flaky = sd_util_fmt("%s/minimal-flaky.drill", X->sdir);
+    f->flaky_failed = f->confirm_failed;
+    f->flaky_runs = f->confirm_runs;
+    f->flaky_faults = f->faults;
+    if (rename(f->minimal, f->flaky)) return;
+    sd_x_say(X, "  the minimal drill failed %d of %d reruns: looking back for the smallest that fails every one", f->confirm_failed,
+             f->confirm_runs);
+    for (int k = X->nchain - 2; k >= -1 && !sd_run_stop_requested && !X->failed_hard; k--) {
+        const sd_xsched_t *s = k >= 0 ? &X->chain[k] : failing;
+        char *drill = sd_util_fmt("%s/back-%d.drill", X->sdir, X->nchain - 1 - k);
+        char *base = sd_util_fmt("%s/back-%d", X->sdir, X->nchain - 1 - k);
+        char *text = sd_x_drill_text(X, s, "explore: looking back for a drill that fails every rerun");
+        int runs = 0, shown = 0;
+        char *keep = NULL;
+        if (!sd_x_write_drill(X, drill, text))
+            shown = sd_x_try_drill(X, drill, base, X->o->confirm, SD_XT_UNTIL_MISSED, &runs, &keep);
+        sd_x_say(X, "  back %d: %d actions, %d faults: failed %d of %d", X->nchain - 1 - k, s->n, sd_xsched_fault_count(s), shown,
+                 runs);
+        int reliable = runs == X->o->confirm && shown == runs;
+        if (reliable && !sd_x_set_minimal(X, f, s, f->minimal, candidates)) {
+            f->walked_back = X->nchain - 1 - k;
+            f->confirm_failed = shown;
+            f->confirm_runs = runs;
+            free(f->report);
+            f->report = keep ? keep : sd_util_strdup("");
+            keep = NULL;
+        }
+        free(keep);
+        free(text);
+        free(base);
+        free(drill);
+        if (f->walked_back) return;
+    }
+    /* none fails every rerun: the smallest stays the minimal drill */
+    if (rename(f->flaky, f->minimal) == 0) {
+        free(f->flaky);
+        f->flaky = NULL;
     }
 }
 
@@ -576,29 +656,25 @@ static void sd_x_shrink_one(sd_xctx_t *X, sd_xfail_t *f, int index) {
     f->kept = st.kept;
     f->runs = st.runs;
     f->stopped = st.stopped;
-    f->actions = min.n;
-    f->faults = sd_xsched_fault_count(&min);
-    char *comment = sd_util_fmt("explore: the minimal drill of [%s] (seed %llu, run %d, %d candidates)", f->signature,
-                                (unsigned long long)X->o->seed, f->first_run, st.candidates);
-    char *text = sd_x_drill_text(X, &min, comment);
-    f->minimal = sd_util_fmt("%s/minimal.drill", X->sdir);
-    sd_buf_t steps;
-    sd_buf_init(&steps);
-    sd_xsched_render(&min, &steps);
-    f->steps = sd_buf_steal(&steps);
-    if (!sd_x_write_drill(X, f->minimal, text) && X->o->confirm > 0 && !sd_run_stop_requested) {
+    char *path = sd_util_fmt("%s/minimal.drill", X->sdir);
+    if (!sd_x_set_minimal(X, f, &min, path, st.candidates) && X->o->confirm > 0 && !sd_run_stop_requested) {
         char *base = sd_util_fmt("%s/confirm", X->sdir);
         char *keep = NULL;
-        f->confirm_failed = sd_x_try_drill(X, f->minimal, base, X->o->confirm, 0, &f->confirm_runs, &keep);
+        f->confirm_failed = sd_x_try_drill(X, f->minimal, base, X->o->confirm, SD_XT_ALL, &f->confirm_runs, &keep);
         f->report = keep ? keep : sd_util_strdup("");
         free(base);
+        if (f->confirm_failed < f->confirm_runs && !sd_run_stop_requested && !X->failed_hard)
+            sd_x_walk_back(X, f, &failing, st.candidates);
     }
+    free(path);
     if (!f->report) f->report = sd_util_strdup("");
     sd_x_say(X, "minimal drill of [%s]: %d actions, %d fault%s (from %d, %d), fails %d of %d runs: %s", f->signature, f->actions,
              f->faults, f->faults == 1 ? "" : "s", f->actions0, f->faults0, f->confirm_failed, f->confirm_runs, f->minimal);
     f->secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
-    free(text);
-    free(comment);
+    for (int i = 0; i < X->nchain; i++) sd_xsched_free(&X->chain[i]);
+    free(X->chain);
+    X->chain = NULL;
+    X->nchain = 0;
     free(X->sdir);
     X->sdir = NULL;
     sd_xsched_free(&failing);
@@ -641,7 +717,7 @@ static void sd_x_report_free(sd_xreport_t *x) {
     }
     for (int i = 0; i < x->nfails; i++) {
         sd_xfail_t *f = &x->fails[i];
-        free(f->signature); free(f->minimal); free(f->steps); free(f->log); free(f->report);
+        free(f->signature); free(f->minimal); free(f->steps); free(f->log); free(f->report); free(f->flaky);
     }
     free(x->runs);
     free(x->fails);
@@ -724,6 +800,10 @@ int sd_explore(const sd_explore_opts_t *o) {
     else if (o->runs) snprintf(plan, sizeof(plan), "%d runs", o->runs);
     else snprintf(plan, sizeof(plan), "for %llds", (long long)(o->budget_ms / 1000));
     sd_x_say(&X, "exploring %s: seed %llu, %s, %d at a time, into %s", o->file, (unsigned long long)o->seed, plan, o->jobs, x.dir);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores > 0 && o->jobs > cores)
+        fprintf(stderr, "streamdrill explore: warning: --jobs %d on %ld cores: runs compete for the CPU, so a mid-batch kill or a "
+                        "pause lands later than it would alone\n", o->jobs, cores);
     sd_x_explore(&X);
     x.explore_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
     int64_t ts = sd_util_mono_ms();

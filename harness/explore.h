@@ -61,6 +61,9 @@ typedef struct {
     int candidates, kept, runs; /* shrink effort */
     int stopped;                /* the shrink ran out of runs or was interrupted */
     int confirm_runs, confirm_failed;
+    int walked_back;            /* kept candidates walked back to find one that fails every rerun */
+    char *flaky;                /* then: the smaller drill that did not (minimal-flaky.drill), else NULL */
+    int flaky_failed, flaky_runs, flaky_faults;
     double secs;
 } sd_xfail_t;
 

@@ -128,6 +128,7 @@ static void sd_version(void) {
     printf("  injectors: process (start stop kill restart pause resume), data (replay, late, out-of-order, future,\n"
            "             boundaries, bursts, skew, schema drift, malformed), clock (libfaketime), storage (checkpoint\n"
            "             damage), network (mock cluster faults, TCP proxy)\n");
+    printf("  explore: random fault schedules from a seed, delta-debugging shrinker with flaky tries\n");
 }
 
 static void sd_on_signal(int sig) {

@@ -138,9 +138,9 @@ static int sd_shrink_simplify(sd_shrink_t *S, sd_xsched_t *cur) {
     for (int i = 0; i < cur->n; i++) {
         for (int again = 1; again;) {
             again = 0;
-            sd_xa_t opts[8];
-            const char *labels[8];
-            int n = sd_xsched_simpler(&cur->a[i], opts, labels, 8);
+            sd_xa_t opts[16];
+            const char *labels[16];
+            int n = sd_xsched_simpler(&cur->a[i], opts, labels, 16);
             for (int k = 0; k < n && !again; k++) {
                 sd_xsched_t cand;
                 sd_xsched_copy(&cand, cur);

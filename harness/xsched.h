@@ -32,8 +32,10 @@ typedef enum {
 } sd_xa_kind_t;
 
 /* inject op beyond sd_inject_kind_t: malformed events (variant 0 the
- * default five kinds, 1..SD_MAL__COUNT one kind, variant-1) */
+ * default five kinds, 1..SD_MAL__COUNT one kind, variant-1, SD_XM_ALL
+ * every kind in turn) */
 #define SD_XI_MALFORMED SD_INJ__COUNT
+#define SD_XM_ALL (SD_MAL__COUNT + 1)
 
 enum { SD_XW_NOW = 0, SD_XW_MID_BATCH, SD_XW_AT_BOUNDARY };
 enum { SD_XS_KILL = 0, SD_XS_TERM };

@@ -50,6 +50,12 @@ static int sd_xr_json(const sd_xreport_t *x, char *err, size_t errlen) {
                              "report", sd_xr_rel(x, f->report), "candidates", f->candidates, "kept", f->kept, "runs", f->runs,
                              "stopped", f->stopped, "confirm_runs", f->confirm_runs, "confirm_failed", f->confirm_failed,
                              "seconds", f->secs));
+        json_t *fo = json_array_get(fails, json_array_size(fails) - 1);
+        json_object_set_new(fo, "walked_back", json_integer(f->walked_back));
+        json_object_set_new(fo, "flaky_minimal", f->flaky ? json_pack("{s:s, s:i, s:i, s:i}", "drill", sd_xr_rel(x, f->flaky), "faults",
+                                                                      f->flaky_faults, "confirm_failed", f->flaky_failed,
+                                                                      "confirm_runs", f->flaky_runs)
+                                                            : json_null());
     }
     for (int i = 0; i < x->ncover; i++)
         json_array_append_new(cover, json_pack("{s:s, s:s, s:i}", "kind", x->cover[i].kind, "where", x->cover[i].where, "count",
@@ -85,6 +91,11 @@ static void sd_xr_md(const sd_xreport_t *x, sd_buf_t *b) {
         sd_buf_printf(b, "- minimal drill: `%s` (rerun: `streamdrill run %s`)\n- shrink log: `%s`\n", sd_xr_rel(x, f->minimal),
                       sd_xr_rel(x, f->minimal), sd_xr_rel(x, f->log));
         if (f->report && *f->report) sd_buf_printf(b, "- report of a failing rerun: `%s`\n", sd_xr_rel(x, f->report));
+        if (f->flaky)
+            sd_buf_printf(b, "- a smaller drill, `%s` (%d fault%s), failed only %d of %d reruns: the minimal drill is the shrink's "
+                             "candidate %d steps back, the smallest that failed every rerun\n",
+                          sd_xr_rel(x, f->flaky), f->flaky_faults, f->flaky_faults == 1 ? "" : "s", f->flaky_failed, f->flaky_runs,
+                          f->walked_back);
         sd_buf_printf(b, "\nIts steps:\n\n```\n%s```\n\n", f->steps ? f->steps : "");
     }
     sd_buf_puts(b, "## Where the faults landed\n\n| fault | where | count |\n|---|---|---:|\n");
@@ -138,6 +149,11 @@ static void sd_xr_html(const sd_xreport_t *x, sd_buf_t *b) {
             sd_buf_puts(b, " · <a href=\"");
             sd_h(b, sd_xr_rel(x, f->report));
             sd_buf_puts(b, "\">report of a failing rerun</a>");
+        }
+        if (f->flaky) {
+            sd_buf_puts(b, " · <a href=\"");
+            sd_h(b, sd_xr_rel(x, f->flaky));
+            sd_buf_printf(b, "\">a smaller drill</a> that failed only %d of %d reruns", f->flaky_failed, f->flaky_runs);
         }
         sd_buf_puts(b, "</p>\n<pre>");
         sd_h(b, f->steps);

@@ -933,13 +933,50 @@ def test_explore(binary):
     p, doc, secs = explore(binary, os.path.join(base, "foreign"), "--runs", "1")
     if p.returncode != 2 or "refusing to replace it" not in p.stderr or os.listdir(foreign) != ["mine.txt"]:
         problems.append(f"a foreign folder: exit {p.returncode}, left {os.listdir(foreign)}")
+    # 5. explore killed (SIGINT: exit 130, the report says so; SIGKILL: no run and no pipeline outlives it)
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        out = os.path.join(base, f"sig{int(sig)}")
+        proc = subprocess.Popen([binary, "explore", EXPLORE_HEADER, "--out", out, "--runs", "10", "--jobs", "2", "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=60)
+        deadline = time.time() + 15
+        while pids_with(out) and time.time() < deadline:
+            time.sleep(0.2)
+        left = pids_with(out)
+        if left:
+            problems.append(f"{sig.name}: processes outlived explore: {left}")
+        if sig == signal.SIGINT:
+            doc = json.load(open(os.path.join(out, "refpipe-explore", "explore.json")))
+            if rc != 130 or doc["ended"] != "interrupted":
+                problems.append(f"SIGINT: exit {rc}, ended {doc['ended']!r}")
+    # 6. a pipeline that never starts: every run inconclusive, exit 3
+    dead = os.path.join(base, "dead.drill")
+    open(dead, "w").write("source kafka topic=t\nsink jsonl path={run}/o.jsonl\npipeline /bin/false\n")
+    p = subprocess.run([binary, "explore", dead, "--out", base, "--runs", "3", "--quiet"], capture_output=True, text=True)
+    doc = json.load(open(os.path.join(base, "dead-explore", "explore.json"))) if p.returncode != 2 else None
+    if p.returncode != 3 or not doc or doc["counts"]["inconclusive"] != 3:
+        problems.append(f"a pipeline that never starts: exit {p.returncode} (expected 3), {doc and doc['counts']}")
+    # 7. --keep-steps: the file's steps first (one start), its expect lines last, and `check` accepts the result
+    p = subprocess.run([binary, "explore", os.path.join(ROOT, "scenarios", "parcel-restart.drill"), "--keep-steps", "--seed", "3",
+                        "--runs", "1", "--print"], capture_output=True, text=True)
+    kept = os.path.join(base, "kept.drill")
+    open(kept, "w").write(p.stdout)
+    steps = [l for l in p.stdout.splitlines() if l and not l.startswith("#")]
+    chk = subprocess.run([binary, "check", kept], capture_output=True, text=True)
+    if (p.returncode or chk.returncode or steps.count("start") != 1 or not steps[-1].startswith("expect")
+            or "kill       mid-batch signal=KILL" not in p.stdout):
+        problems.append(f"--keep-steps: exit {p.returncode}, check {chk.returncode} {chk.stderr.strip()[-200:]!r}, "
+                        f"{steps.count('start')} starts, last step {steps[-1] if steps else None!r}")
     if problems:
         print("FAIL explore: " + "; ".join(problems))
         return False
     f = fails[0]
     print(f"ok   explore: schedules byte for byte; correct refpipe 4 of 4 passed; at-least-once found [{f['signature']}] in run "
           f"{f['first_run']}, shrunk {f['actions_before']} -> {f['actions']} actions ({f['faults']} faults), failed 5 of 5 "
-          f"confirmations and 2 of 2 reruns; no pipeline and a foreign folder refused ({time.time() - t0:.0f}s)")
+          f"confirmations and 2 of 2 reruns; no pipeline and a foreign folder refused, SIGINT (exit 130) and SIGKILL leave no process, a dead pipeline inconclusive (exit 3), "
+          f"--keep-steps ({time.time() - t0:.0f}s)")
     return True
 
 
@@ -988,6 +1025,34 @@ def test_explore_long(binary, only):
     return ok
 
 
+def test_explore_real(binary):
+    """explore on the real broker (no network faults there): the correct
+    refpipe 10 runs clean, at-least-once found and shrunk."""
+    base = os.path.join(OUT, "explore-real")
+    shutil.rmtree(base, ignore_errors=True)
+    problems = []
+    p, doc, secs = explore(binary, os.path.join(base, "ok"), "--seed", "4", "--runs", "10", "--jobs", "2", "--brokers", REAL["brokers"])
+    if p.returncode != 0 or not doc or doc["counts"]["passed"] != 10:
+        problems.append(f"correct: exit {p.returncode}, {doc and doc['counts']}")
+    if doc and any(c["kind"] == "network" for c in doc["coverage"]):
+        problems.append("a network fault was drawn on the real broker")
+    alo = os.path.join(base, "alo")
+    p2, doc2, secs2 = explore(binary, alo, "--seed", "4", "--runs", "10", "--jobs", "2", "--brokers", REAL["brokers"],
+                              "--set", "mode=at-least-once")
+    fails = doc2["failures"] if doc2 else []
+    if p2.returncode != 1 or not fails:
+        problems.append(f"at-least-once: exit {p2.returncode}, {doc2 and doc2['counts']}")
+    else:
+        f = fails[0]
+        if f["faults"] > 3 or f["confirm_failed"] != f["confirm_runs"]:
+            problems.append(f"at-least-once: {f['faults']} faults, confirmed {f['confirm_failed']} of {f['confirm_runs']}")
+    print(("FAIL" if problems else "ok  ") + " explore-real: " + ("; ".join(problems) or
+          f"correct refpipe 10 of 10 passed ({secs:.0f}s); at-least-once [{fails[0]['signature']}] found in run "
+          f"{fails[0]['first_run']}, {fails[0]['actions_before']} -> {fails[0]['actions']} actions, confirmed "
+          f"{fails[0]['confirm_failed']} of {fails[0]['confirm_runs']} ({secs2:.0f}s)"))
+    return not problems
+
+
 def run_long(binary, only):
     """The longer real-stack matrix (tests/long/): repeated drills on the real
     broker, Kafka Connect and Spark, each case as in tests/scenarios/."""
@@ -1006,6 +1071,8 @@ def run_long(binary, only):
         setup_connect()
     start_real_kafka()
     try:
+        if not only or "explore" in only:
+            ok &= test_explore_real(binary)
         if any("postgres" in c.needs for c in cases):
             start_postgres()
         for case in cases:

@@ -117,6 +117,15 @@ Test(explore, simplifications_are_milder) {
     cr_assert_eq(out[1].sig, SD_XS_TERM);
     cr_assert_eq(out[2].ms, 0);
     cr_assert_eq(out[3].strict, 1);
+    sd_xa_t bad = {.kind = SD_XA_INJECT, .op = SD_XI_MALFORMED, .variant = SD_XM_ALL, .n = 9};
+    n = sd_xsched_simpler(&bad, out, label, 8);
+    cr_assert_eq(n, 8, "a full buffer is filled, never overrun; got %d", n);
+    sd_xa_t many[16];
+    const char *many_label[16];
+    n = sd_xsched_simpler(&bad, many, many_label, 16);
+    cr_assert_eq(n, 11, "half, the default five, each of the nine kinds alone; got %d", n);
+    cr_assert_eq(many[1].variant, 0);
+    for (int k = 0; k < 9; k++) cr_assert_eq(many[2 + k].variant, k + 1);
     sd_xa_t settled = {.kind = SD_XA_SETTLE};
     cr_assert_eq(sd_xsched_simpler(&settled, out, label, 8), 0, "a settle can only be removed");
     sd_xa_t produce = {.kind = SD_XA_PRODUCE, .n = 1};
