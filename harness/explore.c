@@ -575,9 +575,10 @@ static int sd_x_set_minimal(sd_xctx_t *X, sd_xfail_t *f, const sd_xsched_t *m, c
     f->steps = sd_buf_steal(&steps);
     f->actions = m->n;
     f->faults = sd_xsched_fault_count(m);
+    char *keep = sd_util_strdup(path); /* path may be f->minimal itself */
     free(f->minimal);
-    f->minimal = sd_util_strdup(path);
-    int rc = sd_x_write_drill(X, path, text);
+    f->minimal = keep;
+    int rc = sd_x_write_drill(X, f->minimal, text);
     free(text);
     free(comment);
     return rc;

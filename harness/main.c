@@ -41,7 +41,7 @@ static struct {
     /* explore */
     int runs, jobs, tries, confirm, shrink_runs, keep_steps, keep_going, print_only;
     int64_t budget_ms;
-} sd_opt = {.out = "streamdrill-out", .nbrokers = 1, .jobs = 1, .tries = 3, .confirm = 5, .shrink_runs = 300};
+} sd_opt = {.out = "streamdrill-out", .nbrokers = 1, .jobs = 1, .tries = 3, .confirm = 10, .shrink_runs = 300};
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
@@ -95,7 +95,7 @@ static void sd_usage(FILE *f) {
           "      --seed N           the schedules' seed (default: random, printed)\n"
           "      --jobs J           schedules run at once (default 1)\n"
           "      --tries K          runs of a shrink candidate before it is dropped (default 3)\n"
-          "      --confirm N        reruns of each minimal drill (default 5)\n"
+          "      --confirm N        reruns of each minimal drill (default 10)\n"
           "      --shrink-runs N    runs one shrink may make (default 300)\n"
           "      --keep-steps       run FILE's own steps first and judge by its expect lines\n"
           "      --keep-going       explore to the end of the runs or budget, not to the first failure\n"
@@ -655,7 +655,7 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     int is_explore = !strcmp(cmd, "explore");
-    if (!is_explore && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 5 ||
+    if (!is_explore && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 10 ||
                         sd_opt.shrink_runs != 300 || sd_opt.keep_steps || sd_opt.keep_going || sd_opt.print_only)) {
         fprintf(stderr, "streamdrill %s: --runs, --budget, --jobs, --tries, --confirm, --shrink-runs, --keep-steps, --keep-going "
                         "and --print apply to `streamdrill explore` only\n", cmd);
