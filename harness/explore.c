@@ -520,7 +520,7 @@ static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int
     return shown;
 }
 
-static int sd_x_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs) {
+static int sd_x_attempt(void *ctx, const sd_xsched_t *cand, int tries, int all, int *runs) {
     sd_xctx_t *X = ctx;
     *runs = 0;
     if (sd_run_stop_requested || X->failed_hard || X->runs_left <= 0) return -1;
@@ -533,7 +533,8 @@ static int sd_x_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs
     if (!sd_x_write_drill(X, drill, text)) {
         if (tries > X->runs_left) tries = X->runs_left;
         X->invalid = 0;
-        r = sd_x_try_drill(X, drill, base, tries, SD_XT_UNTIL_SHOWN, runs, NULL) > 0;
+        int shown = sd_x_try_drill(X, drill, base, tries, all ? SD_XT_UNTIL_MISSED : SD_XT_UNTIL_SHOWN, runs, NULL);
+        r = all ? shown == tries && *runs == tries : shown > 0;
         X->runs_left -= *runs;
         if (sd_run_stop_requested || X->failed_hard) r = -1;
     } else {

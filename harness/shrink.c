@@ -30,7 +30,7 @@ static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
 
 /* 1: cand shows the signature (and becomes the current schedule); 0: not,
  * or already tried; -1: stop. */
-static int sd_shrink_try(sd_shrink_t *S, const sd_xsched_t *cand, const char *move) {
+static int sd_shrink_try(sd_shrink_t *S, const sd_xsched_t *cand, const char *move, int all) {
     if (S->st->stopped) return -1;
     uint64_t h = sd_shrink_hash(cand);
     for (int i = 0; i < S->nseen; i++)
@@ -45,7 +45,7 @@ static int sd_shrink_try(sd_shrink_t *S, const sd_xsched_t *cand, const char *mo
     }
     S->seen[S->nseen++] = h;
     int runs = 0;
-    int r = S->cfg->attempt(S->cfg->ctx, cand, S->cfg->tries < 1 ? 1 : S->cfg->tries, &runs);
+    int r = S->cfg->attempt(S->cfg->ctx, cand, S->cfg->tries < 1 ? 1 : S->cfg->tries, all, &runs);
     S->st->runs += runs;
     if (r < 0) {
         S->st->stopped = 1;
@@ -84,7 +84,7 @@ static int sd_shrink_remove(sd_shrink_t *S, sd_xsched_t *cur) {
             char move[64];
             if (to - from == 1) snprintf(move, sizeof(move), "remove action %d", from + 1);
             else snprintf(move, sizeof(move), "remove actions %d-%d", from + 1, to);
-            int r = sd_shrink_try(S, &cand, move);
+            int r = sd_shrink_try(S, &cand, move, 0);
             if (r == 1) {
                 sd_shrink_take(cur, &cand);
                 removed = any = 1;
@@ -121,7 +121,7 @@ static int sd_shrink_merge(sd_shrink_t *S, sd_xsched_t *cur) {
         cand.a[i].n = cur->a[i].n + cur->a[i + 1].n;
         char move[64];
         snprintf(move, sizeof(move), "merge actions %d and %d", i + 1, i + 2);
-        int r = sd_shrink_try(S, &cand, move);
+        int r = sd_shrink_try(S, &cand, move, 0);
         if (r == 1) {
             sd_shrink_take(cur, &cand);
             any = 1;
@@ -147,7 +147,7 @@ static int sd_shrink_simplify(sd_shrink_t *S, sd_xsched_t *cur) {
                 cand.a[i] = opts[k];
                 char move[128];
                 snprintf(move, sizeof(move), "action %d: %s", i + 1, labels[k]);
-                int r = sd_shrink_try(S, &cand, move);
+                int r = sd_shrink_try(S, &cand, move, opts[k].strict != cur->a[i].strict);
                 if (r == 1) {
                     sd_shrink_take(cur, &cand);
                     any = again = 1;

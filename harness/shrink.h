@@ -18,9 +18,11 @@
 
 typedef struct {
     /* Run cand up to tries times. Returns 1 when a run showed the
-     * signature, 0 when none did, -1 to stop shrinking (interrupted, out
-     * of runs). *runs = how many runs were made. */
-    int (*attempt)(void *ctx, const sd_xsched_t *cand, int tries, int *runs);
+     * signature (with all: when every one of the tries did), 0 when not,
+     * -1 to stop shrinking (interrupted, out of runs). *runs = how many
+     * runs were made. all is set for the move that makes a fault strict:
+     * a fault that must land may not make the drill land less often. */
+    int (*attempt)(void *ctx, const sd_xsched_t *cand, int tries, int all, int *runs);
     /* Called once per candidate tried (may be NULL): the move ("remove
      * actions 3-4", "action 2: TERM instead of KILL"), kept or dropped,
      * how many runs it took. */

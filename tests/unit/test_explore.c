@@ -151,7 +151,7 @@ static int condition(const sd_xsched_t *s) {
     return 0;
 }
 
-static int fake_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs) {
+static int fake_attempt(void *ctx, const sd_xsched_t *cand, int tries, int all, int *runs) {
     fake_t *f = ctx;
     f->calls++;
     if (tries > f->max_tries_seen) f->max_tries_seen = tries;
@@ -160,9 +160,11 @@ static int fake_attempt(void *ctx, const sd_xsched_t *cand, int tries, int *runs
         (*runs)++;
         f->runs++;
         f->rng = sd_util_mix64(f->rng);
-        if (c && (f->flake <= 1 || f->rng % (uint64_t)f->flake == 0)) return 1;
+        int shown = c && (f->flake <= 1 || f->rng % (uint64_t)f->flake == 0);
+        if (shown && !all) return 1;
+        if (!shown && all) return 0;
     }
-    return 0;
+    return all;
 }
 
 static void fake_log(void *ctx, const sd_xsched_t *cand, const char *move, int kept, int runs) {
