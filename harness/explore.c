@@ -379,12 +379,24 @@ static void sd_x_say(const sd_xctx_t *X, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int sd_x_launch_run(sd_xctx_t *X, int run) {
+/* The drill of exploring run `run`: what --print shows and what the run
+ * writes, from one place so the two cannot differ. *faults = its fault
+ * actions. */
+static char *sd_x_run_text(const sd_xctx_t *X, int run, int *faults) {
     sd_xsched_t s;
     sd_xsched_generate(&X->caps, X->o->seed, run, &s);
-    char *comment = sd_util_fmt("explore: seed %llu, run %d (%d fault%s)", (unsigned long long)X->o->seed, run,
-                                sd_xsched_fault_count(&s), sd_xsched_fault_count(&s) == 1 ? "" : "s");
+    *faults = sd_xsched_fault_count(&s);
+    char *comment = sd_util_fmt("explore: seed %llu, run %d (%d fault%s)", (unsigned long long)X->o->seed, run, *faults,
+                                *faults == 1 ? "" : "s");
     char *text = sd_x_drill_text(X, &s, comment);
+    free(comment);
+    sd_xsched_free(&s);
+    return text;
+}
+
+static int sd_x_launch_run(sd_xctx_t *X, int run) {
+    int faults;
+    char *text = sd_x_run_text(X, run, &faults);
     char *dir = sd_util_fmt("%s/runs", X->x->dir);
     char *drill = sd_util_fmt("%s/run-%04d.drill", dir, run);
     int rc = sd_util_mkdirs(dir, X->err, sizeof(X->err)) ? -1 : sd_x_write_drill(X, drill, text);
@@ -395,14 +407,12 @@ static int sd_x_launch_run(sd_xctx_t *X, int run) {
         memset(r, 0, sizeof(*r));
         r->run = run;
         r->drill = drill;
-        r->faults = sd_xsched_fault_count(&s);
+        r->faults = faults;
         drill = NULL;
     }
     free(drill);
     free(dir);
     free(text);
-    free(comment);
-    sd_xsched_free(&s);
     return rc;
 }
 
@@ -732,15 +742,10 @@ static void sd_x_report_free(sd_xreport_t *x) {
 static int sd_x_print(sd_xctx_t *X) {
     int n = X->o->runs ? X->o->runs : 20;
     for (int run = 1; run <= n; run++) {
-        sd_xsched_t s;
-        sd_xsched_generate(&X->caps, X->o->seed, run, &s);
-        char *comment = sd_util_fmt("explore: seed %llu, run %d (%d fault%s)", (unsigned long long)X->o->seed, run,
-                                    sd_xsched_fault_count(&s), sd_xsched_fault_count(&s) == 1 ? "" : "s");
-        char *text = sd_x_drill_text(X, &s, comment);
+        int faults;
+        char *text = sd_x_run_text(X, run, &faults);
         printf("%s%s", run > 1 ? "\f\n" : "", text);
         free(text);
-        free(comment);
-        sd_xsched_free(&s);
     }
     return SD_EXIT_PASS;
 }
