@@ -699,26 +699,13 @@ static void sd_x_shrink_one(sd_xctx_t *X, sd_xfail_t *f, int index) {
  * explore.json names this folder), an empty folder is used, anything else
  * is refused and kept. */
 static int sd_x_prepare_dir(const char *dir, char *err, size_t errlen) {
-    if (sd_util_exists(dir)) {
-        if (!sd_util_is_dir(dir)) {
-            snprintf(err, errlen, "output %s exists and is not a folder", dir);
-            return -1;
-        }
-        char *marker = sd_util_fmt("%s/explore.json", dir);
-        json_t *root = json_load_file(marker, 0, NULL);
-        free(marker);
-        const char *was = root ? json_string_value(json_object_get(root, "dir")) : NULL;
-        int ours = was && !strcmp(was, dir);
-        json_decref(root);
-        if (ours) {
-            if (sd_util_rmtree(dir, err, errlen)) return -1;
-        } else if (rmdir(dir) == -1) {
-            snprintf(err, errlen, "output %s exists and is not a folder streamdrill explore wrote (no explore.json of this folder): "
-                                  "refusing to replace it", dir);
-            return -1;
-        }
-    }
-    return sd_util_mkdirs(dir, err, errlen) ? -1 : 0;
+    char *marker = sd_util_fmt("%s/explore.json", dir);
+    json_t *root = json_load_file(marker, 0, NULL);
+    free(marker);
+    const char *was = root ? json_string_value(json_object_get(root, "dir")) : NULL;
+    int ours = was && !strcmp(was, dir);
+    json_decref(root);
+    return sd_util_replace_dir(dir, ours, "streamdrill explore wrote (no explore.json of this folder)", err, errlen) ? -1 : 0;
 }
 
 static void sd_x_report_free(sd_xreport_t *x) {

@@ -212,19 +212,8 @@ static int sd_run_is_previous_run(const char *dir) {
 /* The run folder: a previous run of the same scenario is replaced; an empty
  * folder is used; anything else is refused, never deleted. */
 static sd_err_t sd_run_prepare_dir(const char *dir, char *err, size_t errlen) {
-    if (sd_util_exists(dir)) {
-        if (!sd_util_is_dir(dir)) return sd_err_set(err, errlen, SD_ERR_USAGE, "output %s exists and is not a folder", dir);
-        if (sd_run_is_previous_run(dir)) {
-            sd_err_t e = sd_util_rmtree(dir, err, errlen);
-            if (e) return e;
-        } else if (rmdir(dir) == -1) {
-            /* rmdir only removes an empty folder: anything else is kept */
-            return sd_err_set(err, errlen, SD_ERR_USAGE,
-                              "output %s exists and is not a folder a streamdrill run wrote (no run.db of a run in this folder): "
-                              "refusing to replace it", dir);
-        }
-    }
-    return sd_util_mkdirs(dir, err, errlen);
+    return sd_util_replace_dir(dir, sd_run_is_previous_run(dir), "a streamdrill run wrote (no run.db of a run in this folder)", err,
+                               errlen);
 }
 
 static void sd_run_close(sd_run_t *r) {

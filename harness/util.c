@@ -485,3 +485,17 @@ void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap) {
     }
     if (n > lim) sd_buf_printf(b, "...[+%zu bytes]", n - lim);
 }
+
+sd_err_t sd_util_replace_dir(const char *dir, int ours, const char *whose, char *err, size_t errlen) {
+    if (sd_util_exists(dir)) {
+        if (!sd_util_is_dir(dir)) return sd_err_set(err, errlen, SD_ERR_USAGE, "output %s exists and is not a folder", dir);
+        if (ours) {
+            sd_err_t e = sd_util_rmtree(dir, err, errlen);
+            if (e) return e;
+        } else if (rmdir(dir) == -1) {
+            /* rmdir only removes an empty folder: anything else is kept */
+            return sd_err_set(err, errlen, SD_ERR_USAGE, "output %s exists and is not a folder %s: refusing to replace it", dir, whose);
+        }
+    }
+    return sd_util_mkdirs(dir, err, errlen);
+}

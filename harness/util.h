@@ -81,6 +81,11 @@ char *sd_util_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 sd_err_t sd_util_mkdirs(const char *path, char *err, size_t errlen);
 /* rm -rf (does not follow symlinks). */
 sd_err_t sd_util_rmtree(const char *path, char *err, size_t errlen);
+/* An output folder a command is about to fill: when it exists, it is
+ * replaced if ours says the command wrote it, used if it is empty, and
+ * otherwise refused and left as it is (SD_ERR_USAGE: "output DIR exists
+ * and is not a folder <whose>: refusing to replace it"). Then created. */
+sd_err_t sd_util_replace_dir(const char *dir, int ours, const char *whose, char *err, size_t errlen);
 int sd_util_exists(const char *path);
 int sd_util_is_dir(const char *path);
 /* Read a whole file into *out (NUL-terminated, caller frees). */
