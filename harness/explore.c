@@ -175,7 +175,7 @@ static int sd_x_write_drill(sd_xctx_t *X, const char *path, const char *text) {
 static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int slot) {
     const sd_explore_opts_t *o = X->o;
     char **argv = sd_util_xcalloc((size_t)(8 + 2 * (o->xprops ? o->xprops->n : 0)), sizeof(char *));
-    int a = 0;
+    int a = 0, rc = -1;
     argv[a++] = (char *)o->exe;
     argv[a++] = "run";
     argv[a++] = (char *)drill;
@@ -210,18 +210,16 @@ static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int s
     }
     setpgid(pid, pid);
     j.pid = pid;
-    for (int i = 5; i < a; i++)
-        if (!strcmp(argv[i - 1], "-X")) free(argv[i]);
-    free(argv);
     X->jobs = sd_util_xrealloc(X->jobs, sizeof(*X->jobs) * (size_t)(X->njobs + 1));
     X->jobs[X->njobs++] = j;
-    return 0;
+    memset(&j, 0, sizeof(j)); /* the pool owns its strings now */
+    rc = 0;
 fail:
     for (int i = 5; i < a; i++)
         if (!strcmp(argv[i - 1], "-X")) free(argv[i]);
     free(argv);
     free(j.outdir); free(j.run_dir); free(j.log);
-    return -1;
+    return rc;
 }
 
 typedef struct {
