@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -50,6 +51,9 @@ struct sd_ledger_s {
     int64_t txn_started_ms;
     sqlite3_stmt *ins_side;          /* prepared on first use: run.db files of older versions lack the table */
     sqlite3_stmt *ins_send, *ins_send_n, *ins_ack, *ins_ack_n, *ins_sample, *ins_batch_begin, *upd_batch_commit;
+    sqlite3_stmt *ins_pack, *sel_pack, *del_pack;
+    sd_buf_t packbuf;               /* the writer's pack being built */
+    int64_t packs;                  /* packs not unpacked yet (atomic) */
     pthread_mutex_t mu;             /* the connection: held around every use of db */
 
     /* messages and delivery reports go to a writer thread in batches, so
@@ -60,6 +64,8 @@ struct sd_ledger_s {
     pthread_cond_t qcv, donecv;
     sd_lbatch_t *qhead, *qtail, *pool;
     int64_t submitted, done;        /* tickets */
+    int64_t last_submit_ms;         /* the newest hand-over: the writer unpacks only after SD_LEDGER_IDLE_MS */
+    sd_lbatch_t *scratch;           /* the writer's: a pack being unpacked */
     sd_err_t async_err;             /* the writer's first failure */
     char async_errstr[512];
     int stop, writer_started;
@@ -88,6 +94,11 @@ static const char sd_ledger_schema[] =
     " queued_ms INTEGER);\n"
     "CREATE VIEW side_ledger AS SELECT s.*, a.partition AS partition, a.offset AS offset, a.acked_ms AS acked_ms,"
     " a.error AS error FROM side s LEFT JOIN ack a ON a.n = s.n;\n"
+    /* the hot path's form of messages and delivery reports: one row per
+     * hand-over to the writer, every field of every message packed in data
+     * (see sd_ledger_pack); unpacked into sent, side and ack when nothing is
+     * being sent, and by every reader before it reads them */
+    "CREATE TABLE pack(id INTEGER PRIMARY KEY, sends INTEGER NOT NULL, acks INTEGER NOT NULL, data BLOB NOT NULL);\n"
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
@@ -173,8 +184,10 @@ static sd_err_t sd_ledger_write_side(sd_ledger_t *l, const sd_lbatch_t *b, const
     return rc == SQLITE_DONE ? SD_OK : sd_ledger_sqlerr(l, "record the second source's messages", err, errlen);
 }
 
-static sd_err_t sd_ledger_write_batch(sd_ledger_t *l, sd_lbatch_t *b, char *err, size_t errlen) {
-    sd_err_t e = sd_ledger_begin(l, err, errlen);
+/* Under mu, inside a transaction: one batch's messages, then its delivery
+ * reports, as rows of sent, side and ack. */
+static sd_err_t sd_ledger_write_rows(sd_ledger_t *l, const sd_lbatch_t *b, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
     for (int64_t i = 0; !e && i < b->nsends;) {
         if (b->sends[i].side) {
             e = sd_ledger_write_side(l, b, &b->sends[i], err, errlen);
@@ -224,7 +237,6 @@ static sd_err_t sd_ledger_write_batch(sd_ledger_t *l, sd_lbatch_t *b, char *err,
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record delivery reports", err, errlen);
     }
-    if (!e) e = sd_ledger_commit_locked(l, err, errlen);
     return e;
 }
 
@@ -235,6 +247,285 @@ static void sd_lbatch_free(sd_lbatch_t *b) {
     free(b);
 }
 
+static sd_err_t sd_ledger_sync(sd_ledger_t *l, char *err, size_t errlen);
+
+/* ---- the packed form ----
+ *
+ * The writer thread does not insert a row per message and per delivery
+ * report while messages are being sent: it packs a whole hand-over into one
+ * row of table pack, every field of every record kept (the numbers as
+ * varints of their difference to the previous record's, the strings as
+ * they are, a kind or a disposition only when it changes). One INSERT per
+ * hand-over is what the hot path pays; the rows of sent, side and ack are
+ * written from the packs when the writer has had nothing to write for
+ * SD_LEDGER_IDLE_MS, or before any reader reads them (sd_ledger_settle).
+ * Unpacking a pack and deleting it is one transaction: after a kill at any
+ * moment a message is in its pack or in its rows, never in neither. */
+
+#define SD_LEDGER_IDLE_MS 250
+
+enum { SD_PK_SIDE = 1, SD_PK_TIME = 2, SD_PK_DETAIL = 4, SD_PK_KEY = 8, SD_PK_KIND = 16, SD_PK_DISP = 32, SD_PK_STEP = 64 };
+
+static void sd_pk_u(sd_buf_t *o, uint64_t v) {
+    uint8_t t[10];
+    int k = 0;
+    while (v >= 0x80) {
+        t[k++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    t[k++] = (uint8_t)v;
+    sd_buf_append(o, t, (size_t)k);
+}
+
+static void sd_pk_z(sd_buf_t *o, int64_t v) { sd_pk_u(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+
+static void sd_pk_s(sd_buf_t *o, const char *s) {
+    size_t n = strlen(s);
+    sd_pk_u(o, n);
+    sd_buf_append(o, s, n);
+}
+
+/* A reader over a pack; any read past its end marks it damaged. */
+typedef struct {
+    const uint8_t *p, *end;
+    int bad;
+} sd_pkr_t;
+
+static uint64_t sd_pkr_u(sd_pkr_t *r) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) break;
+        uint8_t c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t sd_pkr_z(sd_pkr_t *r) {
+    uint64_t v = sd_pkr_u(r);
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A string into the batch's text (room reserved by the caller). */
+static size_t sd_pkr_s(sd_pkr_t *r, sd_buf_t *text) {
+    uint64_t n = sd_pkr_u(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        return (size_t)-1;
+    }
+    size_t off = text->len;
+    sd_buf_append(text, r->p, (size_t)n);
+    sd_buf_putc(text, 0);
+    r->p += n;
+    return off;
+}
+
+static const char *sd_lbatch_str(const sd_lbatch_t *b, size_t off) { return off == (size_t)-1 ? NULL : b->text.data + off; }
+
+/* One hand-over in its packed form, into o. */
+static void sd_ledger_pack(const sd_lbatch_t *b, sd_buf_t *o) {
+    sd_buf_reset(o);
+    sd_pk_u(o, (uint64_t)b->nsends);
+    sd_pk_u(o, (uint64_t)b->nacks);
+    int64_t n = 0, seq = 0, t = 0, q = 0;
+    int step = -1;
+    const char *kind = NULL, *disp = NULL;
+    for (int64_t i = 0; i < b->nsends; i++) {
+        const sd_lsend_t *m = &b->sends[i];
+        int f = (m->side ? SD_PK_SIDE : 0) | (m->event_time_ms != INT64_MIN ? SD_PK_TIME : 0) |
+                (m->detail_off != (size_t)-1 ? SD_PK_DETAIL : 0) | (m->key_off != (size_t)-1 ? SD_PK_KEY : 0) |
+                (!kind || (m->kind != kind && strcmp(m->kind, kind)) ? SD_PK_KIND : 0) |
+                (!disp || (m->disp != disp && strcmp(m->disp, disp)) ? SD_PK_DISP : 0) | (m->step != step ? SD_PK_STEP : 0);
+        sd_buf_putc(o, (char)f);
+        sd_pk_z(o, m->n - n);
+        sd_pk_z(o, m->seq - seq);
+        sd_pk_z(o, m->queued_ms - q);
+        n = m->n, seq = m->seq, q = m->queued_ms;
+        if (f & SD_PK_KIND) sd_pk_s(o, kind = m->kind);
+        if (f & SD_PK_DISP) sd_pk_s(o, disp = m->disp);
+        if (f & SD_PK_STEP) sd_pk_z(o, step = m->step);
+        if (f & SD_PK_TIME) {
+            sd_pk_z(o, m->event_time_ms - t);
+            t = m->event_time_ms;
+        }
+        if (f & SD_PK_DETAIL) sd_pk_s(o, sd_lbatch_str(b, m->detail_off));
+        if (f & SD_PK_KEY) sd_pk_s(o, sd_lbatch_str(b, m->key_off));
+    }
+    int64_t last_off[64] = {0}, a_n = 0, a_t = 0;
+    for (int64_t i = 0; i < b->nacks; i++) {
+        const sd_lack_t *a = &b->acks[i];
+        int failed = a->err_off != (size_t)-1;
+        sd_buf_putc(o, (char)failed);
+        sd_pk_z(o, a->n - a_n);
+        sd_pk_z(o, a->acked_ms - a_t);
+        a_n = a->n, a_t = a->acked_ms;
+        if (failed) {
+            sd_pk_s(o, sd_lbatch_str(b, a->err_off));
+            continue;
+        }
+        int64_t *prev = &last_off[(uint32_t)a->partition % 64];
+        sd_pk_z(o, a->partition);
+        sd_pk_z(o, a->offset - *prev);
+        *prev = a->offset;
+    }
+}
+
+static void sd_lbatch_grow(sd_lbatch_t *b, int64_t nsends, int64_t nacks) {
+    if (nsends > b->capsends) {
+        b->capsends = nsends;
+        b->sends = sd_util_xrealloc(b->sends, sizeof(*b->sends) * (size_t)nsends);
+    }
+    if (nacks > b->capacks) {
+        b->capacks = nacks;
+        b->acks = sd_util_xrealloc(b->acks, sizeof(*b->acks) * (size_t)nacks);
+    }
+}
+
+/* A pack back into records: 0, or -1 when it is damaged. */
+static int sd_ledger_unpack_into(const void *data, size_t len, sd_lbatch_t *b) {
+    sd_pkr_t r = {data, (const uint8_t *)data + len, 0};
+    int64_t nsends = (int64_t)sd_pkr_u(&r), nacks = (int64_t)sd_pkr_u(&r);
+    if (r.bad || nsends < 0 || nacks < 0 || (uint64_t)nsends + (uint64_t)nacks > len) return -1;
+    sd_lbatch_grow(b, nsends, nacks);
+    sd_buf_reset(&b->text);
+    sd_buf_reserve(&b->text, 2 * len + 1); /* every string fits: its pointers stay put */
+    int64_t n = 0, seq = 0, t = 0, q = 0;
+    int step = -1;
+    const char *kind = NULL, *disp = NULL;
+    for (int64_t i = 0; i < nsends && !r.bad; i++) {
+        sd_lsend_t *m = &b->sends[i];
+        if (r.p >= r.end) return -1;
+        int f = *r.p++;
+        m->n = n += sd_pkr_z(&r);
+        m->seq = seq += sd_pkr_z(&r);
+        m->queued_ms = q += sd_pkr_z(&r);
+        if (f & SD_PK_KIND) kind = sd_lbatch_str(b, sd_pkr_s(&r, &b->text));
+        if (f & SD_PK_DISP) disp = sd_lbatch_str(b, sd_pkr_s(&r, &b->text));
+        if (f & SD_PK_STEP) step = (int)sd_pkr_z(&r);
+        m->event_time_ms = (f & SD_PK_TIME) ? (t += sd_pkr_z(&r)) : INT64_MIN;
+        m->detail_off = (f & SD_PK_DETAIL) ? sd_pkr_s(&r, &b->text) : (size_t)-1;
+        m->key_off = (f & SD_PK_KEY) ? sd_pkr_s(&r, &b->text) : (size_t)-1;
+        m->side = (f & SD_PK_SIDE) != 0;
+        m->step = step;
+        m->kind = kind;
+        m->disp = disp;
+        if (!kind || !disp) r.bad = 1;
+    }
+    int64_t last_off[64] = {0}, a_n = 0, a_t = 0;
+    for (int64_t i = 0; i < nacks && !r.bad; i++) {
+        sd_lack_t *a = &b->acks[i];
+        if (r.p >= r.end) return -1;
+        int failed = *r.p++;
+        a->n = a_n += sd_pkr_z(&r);
+        a->acked_ms = a_t += sd_pkr_z(&r);
+        a->err_off = (size_t)-1;
+        a->partition = -1;
+        a->offset = -1;
+        if (failed) {
+            a->err_off = sd_pkr_s(&r, &b->text);
+            continue;
+        }
+        a->partition = (int32_t)sd_pkr_z(&r);
+        int64_t *prev = &last_off[(uint32_t)a->partition % 64];
+        a->offset = *prev += sd_pkr_z(&r);
+    }
+    if (r.bad || r.p != r.end) return -1;
+    b->nsends = nsends;
+    b->nacks = nacks;
+    return 0;
+}
+
+/* Under mu: a hand-over as one pack row, committed. */
+static sd_err_t sd_ledger_write_pack(sd_ledger_t *l, const sd_lbatch_t *b, char *err, size_t errlen) {
+    sd_err_t e = sd_ledger_begin(l, err, errlen);
+    if (e) return e;
+    if (!l->ins_pack) { /* a run.db of a version without packs: rows */
+        e = sd_ledger_write_rows(l, b, err, errlen);
+        return e ? e : sd_ledger_commit_locked(l, err, errlen);
+    }
+    sd_ledger_pack(b, &l->packbuf);
+    sqlite3_stmt *st = l->ins_pack;
+    sqlite3_bind_int64(st, 1, b->nsends);
+    sqlite3_bind_int64(st, 2, b->nacks);
+    sqlite3_bind_blob(st, 3, l->packbuf.data, (int)l->packbuf.len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return sd_ledger_sqlerr(l, "record sent messages", err, errlen);
+    __atomic_add_fetch(&l->packs, 1, __ATOMIC_RELAXED);
+    return sd_ledger_commit_locked(l, err, errlen);
+}
+
+/* Under mu: the oldest pack written out as rows and deleted, in one
+ * transaction. 1 when one was unpacked, 0 when none is left. */
+static int sd_ledger_unpack_one(sd_ledger_t *l, sd_lbatch_t *scratch, sd_err_t *e, char *err, size_t errlen) {
+    if (!l->sel_pack) return 0; /* a run.db of a version without packs */
+    sqlite3_stmt *st = l->sel_pack;
+    int rc = sqlite3_step(st), got = 0;
+    int64_t id = 0;
+    if (rc == SQLITE_ROW) {
+        got = 1;
+        id = sqlite3_column_int64(st, 0);
+        if (sd_ledger_unpack_into(sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), scratch))
+            *e = sd_err_set(err, errlen, SD_ERR_IO, "ledger: %s: pack %lld is damaged", l->path, (long long)id);
+    } else if (rc != SQLITE_DONE) {
+        *e = sd_ledger_sqlerr(l, "read packed messages", err, errlen);
+    }
+    sqlite3_reset(st);
+    if (!got || *e) {
+        __atomic_store_n(&l->packs, 0, __ATOMIC_RELAXED);
+        return 0;
+    }
+    if (!(*e = sd_ledger_begin(l, err, errlen)) && !(*e = sd_ledger_write_rows(l, scratch, err, errlen))) {
+        sqlite3_bind_int64(l->del_pack, 1, id);
+        rc = sqlite3_step(l->del_pack);
+        sqlite3_reset(l->del_pack);
+        if (rc != SQLITE_DONE) *e = sd_ledger_sqlerr(l, "unpack messages", err, errlen);
+    }
+    if (!*e) *e = sd_ledger_commit_locked(l, err, errlen);
+    if (__atomic_load_n(&l->packs, __ATOMIC_RELAXED) > 0) __atomic_sub_fetch(&l->packs, 1, __ATOMIC_RELAXED);
+    return !*e;
+}
+
+/* Every message and delivery report committed and in its rows: what each
+ * reader of sent, side, ack and the views calls first. */
+static sd_err_t sd_ledger_settle(sd_ledger_t *l, char *err, size_t errlen) {
+    sd_err_t e = sd_ledger_sync(l, err, errlen);
+    if (e) return e;
+    sd_lbatch_t *scratch = sd_util_xcalloc(1, sizeof(*scratch));
+    sd_buf_init(&scratch->text);
+    pthread_mutex_lock(&l->mu);
+    while (sd_ledger_unpack_one(l, scratch, &e, err, errlen)) {
+    }
+    pthread_mutex_unlock(&l->mu);
+    sd_lbatch_free(scratch);
+    return e;
+}
+
+sd_err_t sd_ledger_unpack_file(const char *path, char *err, size_t errlen) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int packed = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                 sqlite3_prepare_v2(db, "SELECT 1 FROM pack LIMIT 1", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (!packed) return SD_OK;
+    sd_ledger_t *l;
+    sd_err_t e = sd_ledger_open(path, 0, &l, err, errlen);
+    if (e) return e;
+    e = sd_ledger_settle(l, err, errlen);
+    sd_ledger_close(l);
+    return e;
+}
+
+/* A reader of messages or delivery reports: every one in its rows, then the
+ * connection's lock. */
+static void sd_ledger_lock_read(sd_ledger_t *l) {
+    sd_ledger_settle(l, NULL, 0);
+    pthread_mutex_lock(&l->mu);
+}
+
 /* Under qmu, or with no writer thread: the first failure is what every
  * later call reports. */
 static void sd_ledger_keep_err(sd_ledger_t *l, sd_err_t e, const char *err) {
@@ -243,12 +534,42 @@ static void sd_ledger_keep_err(sd_ledger_t *l, sd_err_t e, const char *err) {
     snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
 }
 
+/* Under qmu: wait on qcv at most ms (qcv runs on the monotonic clock). */
+static void sd_ledger_wait_ms(sd_ledger_t *l, int64_t ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&l->qcv, &l->qmu, &ts);
+}
+
 static void *sd_ledger_writer(void *arg) {
     sd_ledger_t *l = arg;
     pthread_setname_np(pthread_self(), "sd-ledger");
     pthread_mutex_lock(&l->qmu);
     for (;;) {
-        while (!l->qhead && !l->stop) pthread_cond_wait(&l->qcv, &l->qmu);
+        int unpack = 0;
+        while (!l->qhead && !l->stop && !unpack) {
+            int64_t idle = sd_util_mono_ms() - l->last_submit_ms;
+            if (!__atomic_load_n(&l->packs, __ATOMIC_RELAXED) || l->async_err) pthread_cond_wait(&l->qcv, &l->qmu);
+            else if (idle < SD_LEDGER_IDLE_MS) sd_ledger_wait_ms(l, SD_LEDGER_IDLE_MS - idle);
+            else unpack = 1;
+        }
+        if (!l->qhead && unpack) { /* idle: one pack into rows, then look at the queue again */
+            pthread_mutex_unlock(&l->qmu);
+            char err[512] = "";
+            sd_err_t e = SD_OK;
+            pthread_mutex_lock(&l->mu);
+            sd_ledger_unpack_one(l, l->scratch, &e, err, sizeof(err));
+            pthread_mutex_unlock(&l->mu);
+            pthread_mutex_lock(&l->qmu);
+            sd_ledger_keep_err(l, e, err);
+            continue;
+        }
         if (!l->qhead) break;
         sd_lbatch_t *b = l->qhead;
         l->qhead = b->next;
@@ -259,7 +580,7 @@ static void *sd_ledger_writer(void *arg) {
         sd_err_t e = SD_OK;
         if (!failed) {
             pthread_mutex_lock(&l->mu);
-            e = sd_ledger_write_batch(l, b, err, sizeof(err));
+            e = sd_ledger_write_pack(l, b, err, sizeof(err));
             pthread_mutex_unlock(&l->mu);
         }
         pthread_mutex_lock(&l->qmu);
@@ -296,7 +617,7 @@ int64_t sd_ledger_submit(sd_ledger_t *l) {
         sd_lbatch_t *b = l->open;
         char err[512] = "";
         pthread_mutex_lock(&l->mu);
-        sd_err_t e = sd_ledger_write_batch(l, b, err, sizeof(err));
+        sd_err_t e = sd_ledger_write_pack(l, b, err, sizeof(err));
         pthread_mutex_unlock(&l->mu);
         sd_ledger_keep_err(l, e, err);
         b->nsends = b->nacks = 0;
@@ -308,6 +629,7 @@ int64_t sd_ledger_submit(sd_ledger_t *l) {
     sd_lbatch_t *b = l->open;
     l->open = NULL;
     pthread_mutex_lock(&l->qmu);
+    l->last_submit_ms = sd_util_mono_ms();
     b->ticket = ++l->submitted;
     if (l->qtail) l->qtail->next = b;
     else l->qhead = b;
@@ -395,6 +717,11 @@ static sd_err_t sd_ledger_prepare(sd_ledger_t *l, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]) && !e; i++)
         if (sqlite3_prepare_v2(l->db, s[i].sql, -1, s[i].st, NULL) != SQLITE_OK) e = sd_ledger_sqlerr(l, "prepare", err, errlen);
+    /* a run.db of a version without packs has nothing to unpack */
+    if (!e && sqlite3_prepare_v2(l->db, "INSERT INTO pack(sends,acks,data) VALUES(?,?,?)", -1, &l->ins_pack, NULL) == SQLITE_OK) {
+        sqlite3_prepare_v2(l->db, "SELECT id, data FROM pack ORDER BY id LIMIT 1", -1, &l->sel_pack, NULL);
+        sqlite3_prepare_v2(l->db, "DELETE FROM pack WHERE id=?", -1, &l->del_pack, NULL);
+    }
     free(sends1);
     free(sendsn);
     free(acks1);
@@ -408,7 +735,14 @@ static sd_err_t sd_ledger_open_db(const char *path, int flags, sd_ledger_t **out
     l->next_n = 1;
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->qmu, NULL);
-    pthread_cond_init(&l->qcv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->qcv, &ca);
+    pthread_condattr_destroy(&ca);
+    sd_buf_init(&l->packbuf);
+    l->scratch = sd_util_xcalloc(1, sizeof(*l->scratch));
+    sd_buf_init(&l->scratch->text);
     pthread_cond_init(&l->donecv, NULL);
     if (sqlite3_open_v2(path, &l->db, flags, NULL) != SQLITE_OK) {
         sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "ledger: open %s: %s", path,
@@ -461,6 +795,7 @@ sd_err_t sd_ledger_open(const char *path, int readonly, sd_ledger_t **out, char 
 
 void sd_ledger_close(sd_ledger_t *l) {
     if (!l) return;
+    sd_ledger_settle(l, NULL, 0); /* a run.db closed in order holds rows, no packs */
     sd_ledger_commit(l, NULL, 0);
     if (l->writer_started) {
         pthread_mutex_lock(&l->qmu);
@@ -469,10 +804,13 @@ void sd_ledger_close(sd_ledger_t *l) {
         pthread_mutex_unlock(&l->qmu);
         pthread_join(l->writer, NULL);
     }
-    sqlite3_stmt *sts[] = {l->ins_side, l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin, l->upd_batch_commit};
+    sqlite3_stmt *sts[] = {l->ins_side, l->ins_send, l->ins_send_n, l->ins_ack, l->ins_ack_n, l->ins_sample, l->ins_batch_begin,
+                           l->upd_batch_commit, l->ins_pack, l->sel_pack, l->del_pack};
     for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) sqlite3_finalize(sts[i]);
     if (l->db) sqlite3_close(l->db);
     if (l->open) sd_lbatch_free(l->open);
+    sd_lbatch_free(l->scratch);
+    sd_buf_free(&l->packbuf);
     while (l->pool) {
         sd_lbatch_t *b = l->pool;
         l->pool = b->next;
@@ -489,7 +827,7 @@ void sd_ledger_close(sd_ledger_t *l) {
 sqlite3 *sd_ledger_db(sd_ledger_t *l) {
     /* whoever queries the connection directly sees every message so far,
      * and the writer is idle until the runner hands it more */
-    sd_ledger_sync(l, NULL, 0);
+    sd_ledger_settle(l, NULL, 0);
     return l->db;
 }
 const char *sd_ledger_path(sd_ledger_t *l) { return l->path; }
@@ -769,7 +1107,7 @@ void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max)
 void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi) {
     sqlite3_stmt *st;
     *lo = *hi = INT64_MIN;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, "SELECT min(event_time_ms), max(event_time_ms) FROM sent WHERE kind = 'valid'", -1, &st, NULL) ==
         SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
@@ -800,7 +1138,7 @@ int64_t sd_ledger_max_seq(sd_ledger_t *l) {
 static int64_t sd_ledger_scalar(sd_ledger_t *l, const char *sql) {
     sqlite3_stmt *st;
     int64_t v = 0;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
@@ -819,7 +1157,7 @@ int64_t sd_ledger_count_send_failed(sd_ledger_t *l) {
 
 void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque) {
     sqlite3_stmt *st;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     /* failed or never acknowledged originals: rare, found through the error column */
     if (sqlite3_prepare_v2(l->db, "SELECT seq FROM ledger WHERE kind<>'duplicate' AND (error IS NOT NULL OR acked_ms IS NULL)",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -832,7 +1170,7 @@ void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq)
 void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
                              void *opaque) {
     sqlite3_stmt *st;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, "SELECT seq, partition, offset FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
             cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2));
@@ -843,7 +1181,7 @@ void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t se
 
 void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque) {
     sqlite3_stmt *st;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
             cb(opaque, sqlite3_column_int64(st, 0),
@@ -855,7 +1193,7 @@ void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t 
 
 void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque) {
     sqlite3_stmt *st;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, "SELECT seq, msg_key FROM ledger WHERE kind = 'delete' AND offset IS NOT NULL ORDER BY n", -1, &st,
                            NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) cb(opaque, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
@@ -866,7 +1204,7 @@ void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq,
 
 void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque) {
     sqlite3_stmt *st;
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms, msg_key FROM side_ledger WHERE offset IS NOT NULL ORDER BY n", -1, &st,
                            NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
@@ -882,7 +1220,7 @@ int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l) {
     int64_t v = INT64_MIN;
     const char *sql = "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
                       " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)";
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
@@ -1096,7 +1434,7 @@ void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produc
     if (sd_ledger_scalar(l, "SELECT count(*) FROM progress") == 0) return;
     sd_buf_t out;   /* the summaries, NUL-separated, each after a 0/1 byte: said once the lock is released */
     sd_buf_init(&out);
-    pthread_mutex_lock(&l->mu);
+    sd_ledger_lock_read(l);
     /* partition and offset live in table ack (the view ledger cannot be indexed) */
     sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset);"
                         "CREATE TABLE IF NOT EXISTS account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"

@@ -14,7 +14,10 @@
  * reconciler maps an observed id back to seq by parsing it: no lookup.
  *
  * Messages (table sent) and their delivery reports (table ack, appended,
- * never updated in place) are read through the view `ledger`.
+ * never updated in place) are read through the view `ledger`. While a run
+ * sends, they are written in a packed form, one row per hand-over (table
+ * pack), and written out as rows when the writer is idle, before any read
+ * of them, at close, and by sd_ledger_unpack_file for a killed run.
  *
  * The API belongs to one thread (the runner's); the ledger's own writer
  * thread shares the connection under a mutex. */
@@ -44,6 +47,10 @@ typedef struct sd_send_s {
 sd_err_t sd_ledger_create(const char *path, sd_ledger_t **out, char *err, size_t errlen);
 /* Open an existing run.db (report rebuilding, tests). */
 sd_err_t sd_ledger_open(const char *path, int readonly, sd_ledger_t **out, char *err, size_t errlen);
+/* A run.db whose run was killed can hold messages still in their packed
+ * form (table pack, see ledger.c): written out as rows of sent, side and
+ * ack, so that every reader sees them. Does nothing when there are none. */
+sd_err_t sd_ledger_unpack_file(const char *path, char *err, size_t errlen);
 /* Commit what is pending and close. NULL is accepted. */
 void sd_ledger_close(sd_ledger_t *l);
 

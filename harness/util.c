@@ -194,7 +194,7 @@ void sd_buf_init(sd_buf_t *b) { memset(b, 0, sizeof(*b)); }
 void sd_buf_free(sd_buf_t *b) { free(b->data); memset(b, 0, sizeof(*b)); }
 void sd_buf_reset(sd_buf_t *b) { b->len = 0; if (b->data) b->data[0] = 0; }
 
-static void sd_buf_reserve(sd_buf_t *b, size_t extra) {
+void sd_buf_reserve(sd_buf_t *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1) cap *= 2;

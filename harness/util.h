@@ -57,6 +57,8 @@ typedef struct sd_buf_s {
 void sd_buf_init(sd_buf_t *b);
 void sd_buf_free(sd_buf_t *b);
 void sd_buf_reset(sd_buf_t *b);
+/* Room for extra more bytes (and the NUL) without moving the data. */
+void sd_buf_reserve(sd_buf_t *b, size_t extra);
 void sd_buf_append(sd_buf_t *b, const void *p, size_t n);
 void sd_buf_puts(sd_buf_t *b, const char *s);
 void sd_buf_putc(sd_buf_t *b, char c);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/ledger.h"
 #include "../harness/util.h"
 #include "report.h"
 
@@ -100,6 +101,13 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         return e;
     }
     sqlite3 *db = NULL;
+    /* a killed run's messages can still be packed: rows first, for every report */
+    char uerr[512];
+    if (sd_ledger_unpack_file(path, uerr, sizeof(uerr)) != SD_OK) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "report: %s", uerr);
+        free(path);
+        return e;
+    }
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "report: open %s: %s", path, db ? sqlite3_errmsg(db) : "?");
         sqlite3_close(db);
