@@ -33,6 +33,10 @@ extern volatile sig_atomic_t sd_run_stop_requested;
 /* Batches of up to 1,000 messages that may be in the ledger's writer at
  * once while the runner renders the next ones. */
 #define SD_RUN_INFLIGHT 4
+/* await quiescent, once the source is proven consumed to its end: how long
+ * a sample must show the sinks unchanged after the newest change or batch
+ * event (instead of the whole quiet window) */
+#define SD_RUN_SETTLE_MS 150
 
 typedef struct sd_run_opts_s {
     const char *brokers;          /* NULL: start the embedded cluster */
@@ -105,6 +109,8 @@ typedef struct sd_run_s {
     int64_t counts[SD_MAX_SINKS];
     int64_t last_change_mono;
     int64_t next_sample_mono;
+    int64_t last_sample_mono;       /* when the newest sample began */
+    int64_t idle_ms;                /* waited after the pipeline's last sign of work (await quiescent) */
     int64_t sample_cost_ms;
     int sampled;
 

@@ -150,6 +150,7 @@ sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {
         r->counts[i] = rows;
     }
     r->sampled = 1;
+    r->last_sample_mono = t0;
     int64_t cost = sd_util_mono_ms() - t0;
     r->sample_cost_ms = cost;
     int64_t interval = 200;
@@ -316,27 +317,36 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         int64_t since = r->last_change_mono;
         if (r->bs.last_event_mono > since) since = r->bs.last_event_mono;
         if (t0 > since) since = t0;
-        int quiet = now - since >= quiet_ms;
+        /* caught up (every partition committed to its end, proven by the
+         * source's offsets) needs no stillness window: only a short settle,
+         * for a sink written just after the commit that proved it */
+        int64_t still = now - since, settle = quiet_ms < SD_RUN_SETTLE_MS ? quiet_ms : SD_RUN_SETTLE_MS;
+        int quiet = still >= quiet_ms, settled = r->last_sample_mono - since >= settle;
         /* a batch that began and has not committed is work under way, however
          * still the sinks look (an aggregation writes nothing until a window
          * closes). Real-time intervals are always open, and a consumer
          * group's "batch" is rows past its commit, which the caught-up test
          * below already weighs with the committed offsets: neither counts */
-        int flying = quiet && st.running && !r->sc->spark_realtime && r->sc->progress != SD_PROGRESS_GROUP &&
+        int flying = settled && st.running && !r->sc->spark_realtime && r->sc->progress != SD_PROGRESS_GROUP &&
                      sd_progress_in_flight(r);
         if (flying) {
-            quiet = 0;
+            quiet = settled = 0;
             snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->bs.begun,
                      r->bs.incarnation, (double)(now - r->bs.begun_mono) / 1000.0);
         }
-        if (quiet && now >= next_cu) {
+        if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
-            next_cu = now + 250;
+            next_cu = now + 100;
         }
-        if (quiet && cu != 0) {
-            snprintf(detail, dlen, "quiescent after %.2fs: sinks unchanged for %.1fs%s", (double)(now - t0) / 1000.0,
-                     (double)quiet_ms / 1000.0, cu == 1 ? ", source fully consumed" : "");
+        if ((quiet && cu != 0) || (settled && cu == 1)) {
+            if (quiet)
+                snprintf(detail, dlen, "quiescent after %.2fs: sinks unchanged for %.1fs%s", (double)(now - t0) / 1000.0,
+                         (double)quiet_ms / 1000.0, cu == 1 ? ", source fully consumed" : "");
+            else
+                snprintf(detail, dlen, "quiescent after %.2fs: source fully consumed (every partition committed to its end), "
+                         "sinks unchanged for %.2fs", (double)(now - t0) / 1000.0, (double)still / 1000.0);
             r->last_quiescent_mono = sd_util_mono_ms();
+            r->idle_ms += r->last_quiescent_mono - since; /* waited after the pipeline's last sign of work */
             return SD_OK;
         }
         if (now > deadline) {
@@ -348,9 +358,11 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
             return sd_err_set(err, errlen, SD_ERR_QUIESCENCE, "%s", detail);
         }
         /* sample at least four times per quiet window */
-        int64_t step = quiet_ms / 4 < 100 ? quiet_ms / 4 : 100;
+        int64_t step = settle / 4 < 50 ? settle / 4 : 50;
         if (step < 10) step = 10;
         if (r->next_sample_mono > now + quiet_ms / 4) r->next_sample_mono = now + quiet_ms / 4;
+        /* and, while sampling is cheap, twice per settle window */
+        if (r->sample_cost_ms * 20 <= SD_RUN_SETTLE_MS && r->next_sample_mono > now + settle / 2) r->next_sample_mono = now + settle / 2;
         if ((e = sd_run_tick(r, step, err, errlen))) return e;
     }
 }

@@ -273,6 +273,7 @@ static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, co
             sd_ledger_meta_set_int(r->ledger, "harness_cpu_ms", cpu, NULL, 0);
             sd_ledger_meta_set_int(r->ledger, "harness_peak_rss_kb", ru.ru_maxrss, NULL, 0);
         }
+        sd_ledger_meta_set_int(r->ledger, "harness_idle_ms", r->idle_ms, NULL, 0);
         sd_ledger_meta_set(r->ledger, "status", "finished", NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
     }

@@ -72,6 +72,7 @@ typedef struct sd_report_model_s {
     char *reproduce;    /* the command that runs the drill again */
     int64_t started_ms, ended_ms;
     int64_t harness_cpu_ms, harness_peak_rss_kb, reconcile_ms; /* -1 unknown */
+    int64_t harness_idle_ms;  /* waited after the pipeline's last sign of work; -1 unknown */
     int complete;       /* the run reached its end */
     sd_rcount_t *counts; int ncounts;
     sd_rcheck_t *checks; int nchecks;

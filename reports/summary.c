@@ -90,6 +90,12 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_object_set_new(h, "cpu_ms", m->harness_cpu_ms >= 0 ? json_integer(m->harness_cpu_ms) : json_null());
     json_object_set_new(h, "peak_rss_kb", m->harness_peak_rss_kb >= 0 ? json_integer(m->harness_peak_rss_kb) : json_null());
     json_object_set_new(h, "reconcile_ms", m->reconcile_ms >= 0 ? json_integer(m->reconcile_ms) : json_null());
+    /* the time await quiescent waited after the pipeline's last sign of work
+     * (a change in a sink, a batch event): the harness's idle share */
+    json_object_set_new(h, "idle_ms", m->harness_idle_ms >= 0 ? json_integer(m->harness_idle_ms) : json_null());
+    json_object_set_new(h, "idle_share", m->harness_idle_ms >= 0 && m->ended_ms > m->started_ms
+                                             ? json_real((double)m->harness_idle_ms / (double)(m->ended_ms - m->started_ms))
+                                             : json_null());
     json_object_set_new(root, "harness", h);
     json_object_set_new(root, "complete", json_boolean(m->complete));
     if (json_object_size(more)) json_object_set_new(root, "other_sinks", more);

@@ -417,7 +417,9 @@ int main(int argc, char **argv) {
     struct { const char *k, *v; } props[] = {
         {"bootstrap.servers", o.brokers}, {"group.id", o.group}, {"enable.auto.commit", "false"},
         {"enable.auto.offset.store", "false"}, {"auto.offset.reset", "earliest"}, {"isolation.level", weak.read_uncommitted ? "read_uncommitted" : "read_committed"},
-        {"client.id", "refpipe"}, {"session.timeout.ms", sto}, {"heartbeat.interval.ms", "500"}};
+        {"client.id", "refpipe"}, {"session.timeout.ms", sto}, {"heartbeat.interval.ms", "500"},
+        /* a fetch returns within 100 ms when little is waiting (librdkafka's default waits 500) */
+        {"fetch.wait.max.ms", "100"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
     if (o.subscribe) rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
