@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonfast.h"
 #include "jsonscan.h"
 #include "util.h"
 
@@ -106,13 +107,17 @@ char *sd_sink_notes(sd_sink_t *s) {
     return s->ops->notes ? s->ops->notes(s->state) : NULL;
 }
 
+/* A plain row is read without a parser (jsonfast.c), any other by simdjson
+ * (jsonscan.cpp): the same answer on every row. */
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen) {
-    return sd_jsonscan_id_time(json, len, field, out, outlen, NULL, NULL, NULL);
+    int n = sd_jsonfast_id_time(json, len, field, out, outlen, NULL, NULL, NULL);
+    return n != SD_JSONFAST_UNSURE ? n : sd_jsonscan_id_time(json, len, field, out, outlen, NULL, NULL, NULL);
 }
 
 int sd_sink_json_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen,
                          const char *time_field, int64_t *t_ms) {
-    return sd_jsonscan_id_time(json, len, field, out, outlen, time_field, t_ms, sd_util_parse_iso8601);
+    int n = sd_jsonfast_id_time(json, len, field, out, outlen, time_field, t_ms, sd_util_parse_iso8601);
+    return n != SD_JSONFAST_UNSURE ? n : sd_jsonscan_id_time(json, len, field, out, outlen, time_field, t_ms, sd_util_parse_iso8601);
 }
 
 /* The value at a dotted path (window.start) of a JSON object, as text. */

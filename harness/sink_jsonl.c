@@ -8,11 +8,14 @@
  * line N), "FILE:N" otherwise. time=FIELD names a field holding the
  * row's write time (epoch ms or ISO-8601), for the latency figures. Counting is incremental: a file that
  * only grew is read from where the last count stopped. */
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sink.h"
 #include "util.h"
@@ -103,47 +106,137 @@ static sd_err_t sd_jsonl_count(void *state, int missing_ok, int64_t *rows, char 
     return SD_OK;
 }
 
+/* A line's handler: nonzero stops the reading. unterminated: the file's
+ * last line, without its newline (a writer may still be writing it). */
+typedef int (*sd_jsonl_line_fn)(void *ctx, char *line, size_t len, int64_t lineno, int unterminated);
+
+/* Every non-empty line of fd (a CR before its newline removed) through fn,
+ * numbered from 1 counting empty ones: read in large blocks, a line handed
+ * over where it lies (no copy, no stdio). 0 done, 1 stopped, -1 a read error. */
+static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, void *ctx) {
+    size_t cap = (size_t)1 << 20, have = 0;
+    char *buf = sd_util_xmalloc(cap);
+    int64_t lineno = 0;
+    int rc = 0;
+    for (;;) {
+        if (have == cap) { /* one line longer than the block */
+            cap *= 2;
+            buf = sd_util_xrealloc(buf, cap);
+        }
+        ssize_t got = read(fd, buf + have, cap - have);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        size_t end = have + (size_t)got, start = 0;
+        char *nl;
+        while (!rc && (nl = memchr(buf + start, '\n', end - start))) {
+            size_t len = (size_t)(nl - (buf + start));
+            lineno++;
+            if (len && buf[start + len - 1] == '\r') len--;
+            if (len && fn(ctx, buf + start, len, lineno, 0)) rc = 1;
+            start = (size_t)(nl - buf) + 1;
+        }
+        if (rc) break;
+        if (!got) {
+            size_t len = end - start;
+            if (len && buf[start + len - 1] == '\r') len--;
+            if (len && fn(ctx, buf + start, len, ++lineno, 1)) rc = 1;
+            break;
+        }
+        memmove(buf, buf + start, end - start);
+        have = end - start;
+    }
+    free(buf);
+    return rc;
+}
+
+typedef struct {
+    sd_jsonl_sink_t *s;
+    sd_sink_row_cb cb;
+    void *opaque;
+    const char *base;
+    size_t baselen;
+    char idbuf[512], label[512];
+} sd_jsonl_scan_t;
+
+/* "FILE line N" (one file) or "FILE:N", without printf: it is every row's. */
+static size_t sd_jsonl_label(sd_jsonl_scan_t *c, int64_t lineno) {
+    char digits[24];
+    int nd = 0;
+    for (uint64_t v = (uint64_t)lineno; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
+    const char *sep = c->s->one_file ? " line " : ":";
+    size_t sl = strlen(sep), bl = c->baselen;
+    if (bl + sl + (size_t)nd >= sizeof(c->label)) bl = sizeof(c->label) - sl - (size_t)nd - 1;
+    char *o = c->label;
+    memcpy(o, c->base, bl);
+    memcpy(o + bl, sep, sl);
+    o += bl + sl;
+    while (nd) *o++ = digits[--nd];
+    *o = 0;
+    return (size_t)(o - c->label);
+}
+
+static int sd_jsonl_scan_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+    sd_jsonl_scan_t *c = ctx;
+    int64_t t;
+    int idlen = sd_sink_json_id_time(line, len, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t);
+    /* the last line may lack its newline: it is a row when it holds a
+     * whole JSON object with an id (a writer still writing it would leave
+     * it cut short, and it is read again at the next scan) */
+    if (unterminated && idlen < 0) return 1;
+    size_t ll = sd_jsonl_label(c, lineno);
+    return c->cb(c->opaque, idlen >= 0 ? c->idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, c->label, ll, t);
+}
+
 static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
     sd_jsonl_sink_t *s = state;
     glob_t g = {0};
     sd_err_t e = sd_jsonl_glob(s, &g, 0, err, errlen);
     if (e) return e;
-    char idbuf[512];
-    char *line = NULL;
-    size_t cap = 0;
-    int stop = 0;
-    for (size_t i = 0; i < g.gl_pathc && !stop; i++) {
-        FILE *fp = fopen(g.gl_pathv[i], "rb");
-        if (!fp) {
+    sd_jsonl_scan_t *c = sd_util_xcalloc(1, sizeof(*c));
+    c->s = s, c->cb = cb, c->opaque = opaque;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
             e = sd_err_set(err, errlen, SD_ERR_SINK, "open %s: cannot read", g.gl_pathv[i]);
             break;
         }
         const char *base = strrchr(g.gl_pathv[i], '/');
-        base = base ? base + 1 : g.gl_pathv[i];
-        char label[512];
-        int64_t lineno = 0;
-        ssize_t n;
-        while (!stop && (n = getline(&line, &cap, fp)) > 0) {
-            lineno++;
-            /* the last line may lack its newline: it is a row when it holds a
-             * whole JSON object with an id (a writer still writing it would
-             * leave it cut short, and it is read again at the next scan) */
-            int unterminated = line[n - 1] != '\n';
-            size_t len = unterminated ? (size_t)n : (size_t)n - 1;
-            if (len && line[len - 1] == '\r') len--;
-            if (!len) continue;
-            int64_t t;
-            int idlen = sd_sink_json_id_time(line, len, s->id_field, idbuf, sizeof(idbuf), s->time_field, &t);
-            if (unterminated && idlen < 0) break;
-            int ll = snprintf(label, sizeof(label), s->one_file ? "%s line %lld" : "%s:%lld", base, (long long)lineno);
-            if (ll < 0 || ll >= (int)sizeof(label)) ll = (int)strlen(label);
-            if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, label, (size_t)ll, t)) stop = 1;
-        }
-        fclose(fp);
+        c->base = base ? base + 1 : g.gl_pathv[i];
+        c->baselen = strlen(c->base);
+        int rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, c);
+        close(fd);
+        if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
+        if (rc) break;
     }
-    free(line);
+    free(c);
     globfree(&g);
     return e;
+}
+
+typedef struct {
+    const char *const *names;
+    int n;
+    sd_sink_cols_cb cb;
+    void *opaque;
+    const char *path;
+    sd_err_t e;
+    char *err;
+    size_t errlen;
+} sd_jsonl_cols_t;
+
+static int sd_jsonl_cols_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+    sd_jsonl_cols_t *c = ctx;
+    int rc = sd_sink_json_cols(line, len, c->names, c->n, NULL, c->cb, c->opaque);
+    if (rc < 0 && unterminated) return 1; /* still being written */
+    if (rc < 0) {
+        c->e = sd_err_set(c->err, c->errlen, SD_ERR_SINK, "%s:%lld: expected a JSON object, found something else", c->path,
+                          (long long)lineno);
+        return 1;
+    }
+    return rc != 0;
 }
 
 static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
@@ -152,36 +245,20 @@ static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n,
     glob_t g = {0};
     sd_err_t e = sd_jsonl_glob(s, &g, 0, err, errlen);
     if (e) return e;
-    char *line = NULL;
-    size_t cap = 0;
-    int stop = 0;
-    for (size_t i = 0; i < g.gl_pathc && !stop; i++) {
-        FILE *fp = fopen(g.gl_pathv[i], "rb");
-        if (!fp) {
+    sd_jsonl_cols_t c = {names, n, cb, opaque, NULL, SD_OK, err, errlen};
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
             e = sd_err_set(err, errlen, SD_ERR_SINK, "open %s: cannot read", g.gl_pathv[i]);
             break;
         }
-        ssize_t got;
-        int64_t lineno = 0;
-        while (!stop && (got = getline(&line, &cap, fp)) > 0) {
-            lineno++;
-            int unterminated = line[got - 1] != '\n';
-            size_t len = unterminated ? (size_t)got : (size_t)got - 1;
-            if (len && line[len - 1] == '\r') len--;
-            if (!len) continue;
-            int rc = sd_sink_json_cols(line, len, names, n, NULL, cb, opaque);
-            if (rc < 0 && unterminated) break; /* still being written */
-            if (rc < 0) {
-                e = sd_err_set(err, errlen, SD_ERR_SINK, "%s:%lld: expected a JSON object, found something else", g.gl_pathv[i],
-                               (long long)lineno);
-                stop = 1;
-                break;
-            }
-            if (rc) stop = 1;
-        }
-        fclose(fp);
+        c.path = g.gl_pathv[i];
+        int rc = sd_jsonl_each_line(fd, sd_jsonl_cols_line, &c);
+        close(fd);
+        if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
+        if (c.e) e = c.e;
+        if (rc) break;
     }
-    free(line);
     globfree(&g);
     return e;
 }
