@@ -84,7 +84,7 @@ int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const ch
     o->rows++;
     int64_t seq;
     if (id && !sd_events_id_parse(tag, taglen, id, idlen, &seq) && seq < o->nseq) {
-        if (o->copies[seq] != UINT32_MAX) o->copies[seq]++;
+        sd_counts_inc(&o->copies, seq);
         return seq;
     }
     if (!id) sd_unexpected_add(o, "(null)", 6, writer, wlen);
@@ -103,25 +103,39 @@ static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char 
     sd_observe_t *o = c->o;
     int64_t seq = sd_observe_row(o, c->tag, c->taglen, id, idlen, w, wlen);
     if (t != INT64_MIN && seq >= 0) {
-        if (!o->first_t) {
-            o->first_t = sd_util_xmalloc(sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));
-            memset(o->first_t, 0xff, sizeof(uint32_t) * (size_t)(o->nseq ? o->nseq : 1));
+        o->timed_rows++;
+        if (!o->sent_rel || o->sent_rel[seq] == UINT32_MAX) return 0;
+        if (!o->lat) {
+            o->lat = sd_util_xmalloc(sizeof(uint16_t) * (size_t)(o->nseq ? o->nseq : 1));
+            memset(o->lat, 0xff, sizeof(uint16_t) * (size_t)(o->nseq ? o->nseq : 1));
         }
         int64_t rel = t - o->base_ms;
         if (rel < 0) rel = 0;
         if (rel > (int64_t)UINT32_MAX - 1) rel = (int64_t)UINT32_MAX - 1;
-        if ((uint32_t)rel < o->first_t[seq]) o->first_t[seq] = (uint32_t)rel;
-        o->timed_rows++;
+        int64_t lat = rel > o->sent_rel[seq] ? rel - o->sent_rel[seq] : 0, cur = sd_observe_latency(o, seq);
+        if (cur >= 0 && cur <= lat) return 0; /* the first write is the earliest */
+        if (lat < SD_LAT_BIG) {
+            o->lat[seq] = (uint16_t)lat;
+        } else {
+            o->lat[seq] = SD_LAT_BIG;
+            sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
+        }
     }
     return 0;
 }
 
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, sd_observe_t *out,
-                         char *err, size_t errlen) {
+int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq) {
+    if (!o->lat || o->lat[seq] == SD_LAT_NONE) return -1;
+    return o->lat[seq] == SD_LAT_BIG ? (int64_t)sd_i64map_get(&o->lat_big, seq) : o->lat[seq];
+}
+
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const uint32_t *sent_rel,
+                         sd_observe_t *out, char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
     out->nseq = nseq;
     out->base_ms = base_ms;
-    out->copies = sd_util_xcalloc((size_t)(nseq ? nseq : 1), sizeof(uint32_t));
+    out->sent_rel = sent_rel;
+    sd_counts_init(&out->copies, nseq);
     sd_scan_ctx_t c = {out, tag, strlen(tag)};
     sd_err_t e = sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);
     if (e) sd_observe_free(out);
@@ -129,8 +143,9 @@ sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t
 }
 
 void sd_observe_free(sd_observe_t *o) {
-    free(o->copies);
-    free(o->first_t);
+    sd_counts_free(&o->copies);
+    free(o->lat);
+    sd_i64map_free(&o->lat_big);
     for (int64_t i = 0; i < o->n_unexpected; i++) {
         free(o->unexpected[i].id);
         free(o->unexpected[i].raw);

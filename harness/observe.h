@@ -25,24 +25,36 @@ typedef struct sd_unexpected_s {
 
 typedef struct sd_observe_s {
     int64_t nseq;
-    uint32_t *copies;           /* per seq, saturating */
+    sd_counts_t copies;         /* per seq: one byte, exact beyond through a map */
     int64_t rows;
     int64_t unexpected_rows;
     sd_unexpected_t *unexpected; /* distinct unexpected ids (up to a cap) */
     int64_t n_unexpected;
     int64_t unexpected_unique;  /* distinct, including those past the cap */
     void *index;                /* private: hash of unexpected ids */
-    /* first write time per seq, in ms after base_ms (UINT32_MAX: none); only
-     * when the sink gives write times, NULL otherwise */
-    uint32_t *first_t;
+    /* end-to-end latency per seq, in ms: the first write time the sink
+     * gives (relative to base_ms, 0 before it) minus when the event was
+     * first handed to Kafka (sent_rel, relative to base_ms), 0 when it was
+     * written before; only when the sink gives write times and the caller
+     * gave sent_rel, NULL otherwise. Two bytes a seq: SD_LAT_BIG means the
+     * value is in lat_big, SD_LAT_NONE not seen with a write time. */
+    uint16_t *lat;
+    sd_i64map_t lat_big;
+    const uint32_t *sent_rel;
     int64_t base_ms;
     int64_t timed_rows;
 } sd_observe_t;
 
-/* Scan sink; ids of tag map to seq < nseq. Write times are kept relative
- * to base_ms (the run's start). */
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, sd_observe_t *out,
-                         char *err, size_t errlen);
+#define SD_LAT_BIG 0xfffe
+#define SD_LAT_NONE 0xffff
+/* The latency of seq (see lat), or -1 when it has none. */
+int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
+
+/* Scan sink; ids of tag map to seq < nseq. With sent_rel (per seq: when
+ * first handed to Kafka, ms after base_ms, UINT32_MAX not yet), the
+ * latencies of the rows that give write times. */
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const uint32_t *sent_rel,
+                         sd_observe_t *out, char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
 
 /* Classify one id into o (used by sd_observe_sink and by benchmarks): its

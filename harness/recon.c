@@ -56,14 +56,14 @@ static void sd_list_add(sd_recon_list_t *l, int64_t seq, uint32_t copies) {
     l->n++;
 }
 
-void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const uint32_t *quarantine,
+void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, const sd_counts_t *quarantine,
                        int64_t target_rows, int64_t unexpected_rows, int64_t unexpected_unique,
                        sd_recon_result_t *out) {
     sd_recon_counts_t *c = &out->counts;
     int64_t seen = 0;
     for (int64_t s = 0; s < l->nseq; s++) {
-        uint32_t t = target ? target[s] : 0;
-        uint32_t q = quarantine ? quarantine[s] : 0;
+        uint32_t t = target ? sd_counts_get(target, s) : 0;
+        uint32_t q = quarantine ? sd_counts_get(quarantine, s) : 0;
         uint8_t d = l->disp[s];
         uint8_t k = l->kind[s];
         if (t) seen++;

@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "scenario.h"
+#include "util.h"
 
 /* Per-seq expected disposition; SD_RECON_UNSENT for ids never acknowledged. */
 #define SD_RECON_UNSENT 255
@@ -88,7 +89,7 @@ typedef struct sd_recon_result_s {
  * unexpected_unique describe target rows whose id mapped to nothing.
  * Fills every count that the sinks decide; produced, late_sent, ... are the
  * caller's (ledger totals). */
-void sd_recon_classify(const sd_recon_ledger_t *l, const uint32_t *target, const uint32_t *quarantine,
+void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, const sd_counts_t *quarantine,
                        int64_t target_rows, int64_t unexpected_rows, int64_t unexpected_unique,
                        sd_recon_result_t *out);
 void sd_recon_result_free(sd_recon_result_t *r);

@@ -230,48 +230,57 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     return e;
 }
 
-/* End-to-end latency of the ids expected in the target: from the moment the
- * harness handed the message to Kafka to the first write time the sink
- * reports. Quantiles go into the counts; a strided sample of ids (at most
- * 20,000) into the table `latency` for the charts. The latencies are
- * computed in place in obs->first_t (its last use), so a ten-million-event
- * run needs no second array of them. */
+/* Latency quantiles of a sink over the target events it holds (exact:
+ * nearest rank, from a histogram of the two-byte latencies and the sorted
+ * large ones), and a sample of (seq, sent, seen) every nseq / 20,000 events
+ * into the table `latency` for the charts; seen is sent plus the latency
+ * (a write time before the send counts as the send). */
+static int sd_run_cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
     c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
     c->latency_samples = 0;
-    if (!obs->first_t) return;
-    uint32_t *ft = obs->first_t;
+    if (!obs->lat) return;
     {
         int64_t stride = r->nseq / 20000 + 1, k = 0, cap = r->nseq / stride + 1;
         int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
         for (int64_t s = 0; s < r->nseq && k < cap; s += stride) {
-            if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
+            int64_t lat = sd_observe_latency(obs, s);
+            if (r->disp[s] != SD_DISP_TARGET || lat < 0) continue;
             seq[k] = s;
             sent[k] = r->t0_wall + r->sent_rel[s];
-            seen[k++] = r->t0_wall + ft[s];
+            seen[k] = sent[k] + lat;
+            k++;
         }
         sd_ledger_latency(r->ledger, sink, seq, sent, seen, k, NULL, 0);
         free(seq);
     }
-    int64_t n = 0;
-    for (int64_t s = 0; s < r->nseq; s++) { /* n <= s: ft[s] is read before ft[n] is written */
-        if (r->disp[s] != SD_DISP_TARGET || ft[s] == UINT32_MAX || r->sent_rel[s] == UINT32_MAX) continue;
-        ft[n++] = ft[s] > r->sent_rel[s] ? ft[s] - r->sent_rel[s] : 0;
+    uint32_t *hist = sd_util_xcalloc(SD_LAT_BIG, sizeof(uint32_t));
+    uint32_t *big = NULL;
+    int64_t n = 0, nbig = 0;
+    for (int64_t s = 0; s < r->nseq; s++) {
+        if (r->disp[s] != SD_DISP_TARGET || obs->lat[s] == SD_LAT_NONE) continue;
+        n++;
+        if (obs->lat[s] != SD_LAT_BIG) {
+            hist[obs->lat[s]]++;
+            continue;
+        }
+        big = sd_util_xrealloc(big, sizeof(uint32_t) * (size_t)(nbig + 1));
+        big[nbig++] = sd_i64map_get(&obs->lat_big, s);
     }
     if (n) {
-        /* each quantile is selected among what lies above the previous one */
-        int64_t k50 = (n - 1) * 50 / 100, k95 = (n - 1) * 95 / 100, k99 = (n - 1) * 99 / 100;
-        c->latency_p50_ms = sd_util_select_u32(ft, n, k50);
-        c->latency_p95_ms = sd_util_select_u32(ft + k50, n - k50, k95 - k50);
-        c->latency_p99_ms = sd_util_select_u32(ft + k95, n - k95, k99 - k95);
-        uint32_t mx = ft[k99];
-        for (int64_t i = k99 + 1; i < n; i++)
-            if (ft[i] > mx) mx = ft[i];
-        c->latency_max_ms = mx;
+        qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32);
+        c->latency_p50_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 50 / 100);
+        c->latency_p95_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 95 / 100);
+        c->latency_p99_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 99 / 100);
+        c->latency_max_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, n - 1);
         c->latency_samples = n;
     }
-    free(obs->first_t);
-    obs->first_t = NULL;
+    free(hist);
+    free(big);
 }
 
 /* A summary of the pipeline's own account (ledger.c compares it). */
@@ -352,7 +361,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
     int have_q = 0;
     if (r->quarantine) {
         int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, r->t0_wall, &qobs, err, errlen))) goto out;
+        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, r->t0_wall, NULL, &qobs, err, errlen))) goto out;
         have_q = 1;
         sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
                    (double)(sd_util_mono_ms() - t0) / 1000.0);
@@ -378,7 +387,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_observe_t obs;
         memset(&obs, 0, sizeof(obs));
         int64_t t0 = sd_util_mono_ms();
-        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &obs, err, errlen))) {
+        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, r->sent_rel, &obs, err, errlen))) {
             free(expects);
             goto out;
         }
@@ -387,7 +396,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         memset(&res, 0, sizeof(res));
         sd_recon_ledger_t LS = L;
         LS.by_model = by_model;
-        sd_recon_classify(&LS, by_model ? NULL : obs.copies, have_q ? qobs.copies : NULL, obs.rows, obs.unexpected_rows,
+        sd_recon_classify(&LS, by_model ? NULL : &obs.copies, have_q ? &qobs.copies : NULL, obs.rows, obs.unexpected_rows,
                           obs.unexpected_unique, &res);
         char *gdetail[SD_G__COUNT] = {0};
         int by_fields = model && !model->groups;

@@ -418,30 +418,13 @@ void sd_buf_put_shell_word(sd_buf_t *b, const char *s) {
     sd_buf_putc(b, '\'');
 }
 
-/* The k-th smallest of a[0..n) (0-based), moving it to a[k] with nothing
- * larger before it and nothing smaller after it (quickselect, median of
- * three; O(n) expected, also on sorted input). */
-uint32_t sd_util_select_u32(uint32_t *a, int64_t n, int64_t k) {
-    int64_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        uint32_t x = a[lo], y = a[mid], z = a[hi];
-        uint32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        int64_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] < pivot) i++;
-            while (a[j] > pivot) j--;
-            if (i <= j) {
-                uint32_t t = a[i];
-                a[i++] = a[j];
-                a[j--] = t;
-            }
-        }
-        if (k <= j) hi = j;
-        else if (k >= i) lo = i;
-        else break; /* a[j+1..i-1] all equal the pivot */
+int64_t sd_util_hist_rank(const uint32_t *hist, int64_t nh, const uint32_t *big, int64_t nbig, int64_t k) {
+    int64_t below = 0;
+    for (int64_t v = 0; v < nh; v++) {
+        if (below + hist[v] > k) return v;
+        below += hist[v];
     }
-    return a[k];
+    return k - below < nbig ? (int64_t)big[k - below] : -1;
 }
 
 /* Length of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */
@@ -498,4 +481,71 @@ sd_err_t sd_util_replace_dir(const char *dir, int ours, const char *whose, char 
         }
     }
     return sd_util_mkdirs(dir, err, errlen);
+}
+
+/* ---- per-event numbers, compact ---- */
+
+static uint64_t sd_i64map_slot(int64_t key, int64_t cap) { return sd_util_mix64((uint64_t)key) & (uint64_t)(cap - 1); }
+
+void sd_i64map_put(sd_i64map_t *m, int64_t key, uint32_t val) {
+    if ((m->n + 1) * 2 > m->cap) {
+        int64_t ncap = m->cap ? m->cap * 2 : 64;
+        int64_t *nk = sd_util_xmalloc(sizeof(int64_t) * (size_t)ncap);
+        uint32_t *nv = sd_util_xmalloc(sizeof(uint32_t) * (size_t)ncap);
+        memset(nk, 0xff, sizeof(int64_t) * (size_t)ncap);
+        for (int64_t i = 0; i < m->cap; i++) {
+            if (m->keys[i] < 0) continue;
+            uint64_t j = sd_i64map_slot(m->keys[i], ncap);
+            while (nk[j] >= 0) j = (j + 1) & (uint64_t)(ncap - 1);
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk, m->vals = nv, m->cap = ncap;
+    }
+    uint64_t j = sd_i64map_slot(key, m->cap);
+    while (m->keys[j] >= 0 && m->keys[j] != key) j = (j + 1) & (uint64_t)(m->cap - 1);
+    if (m->keys[j] < 0) m->n++;
+    m->keys[j] = key;
+    m->vals[j] = val;
+}
+
+uint32_t sd_i64map_get(const sd_i64map_t *m, int64_t key) {
+    if (!m->cap) return 0;
+    uint64_t j = sd_i64map_slot(key, m->cap);
+    while (m->keys[j] >= 0) {
+        if (m->keys[j] == key) return m->vals[j];
+        j = (j + 1) & (uint64_t)(m->cap - 1);
+    }
+    return 0;
+}
+
+void sd_i64map_free(sd_i64map_t *m) {
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+void sd_counts_init(sd_counts_t *k, int64_t n) {
+    memset(k, 0, sizeof(*k));
+    k->n = n;
+    k->c = sd_util_xcalloc((size_t)(n ? n : 1), 1);
+}
+
+void sd_counts_inc(sd_counts_t *k, int64_t i) {
+    if (k->c[i] < 254) {
+        k->c[i]++;
+        return;
+    }
+    uint32_t v = k->c[i] == 254 ? 254 : sd_i64map_get(&k->big, i);
+    if (v == UINT32_MAX) return;
+    k->c[i] = 255;
+    sd_i64map_put(&k->big, i, v + 1);
+}
+
+void sd_counts_free(sd_counts_t *k) {
+    free(k->c);
+    sd_i64map_free(&k->big);
+    memset(k, 0, sizeof(*k));
 }

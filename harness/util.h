@@ -30,9 +30,11 @@ char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);
  * Returns 0 and sets *out on success, -1 if s is not such a timestamp. */
 int sd_util_parse_iso8601(const char *s, int64_t *out);
 
-/* The k-th smallest (0-based) of a[0..n), moved to a[k]: nothing larger
- * before it, nothing smaller after it. Expected O(n). */
-uint32_t sd_util_select_u32(uint32_t *a, int64_t n, int64_t k);
+/* The k-th smallest (0-based) of a multiset held as a histogram of the
+ * values below nh (hist[v]: how many are v) and the sorted values of nh and
+ * above (big); -1 past the end. Exact quantiles of ten million small
+ * numbers in a few hundred kilobytes. */
+int64_t sd_util_hist_rank(const uint32_t *hist, int64_t nh, const uint32_t *big, int64_t nbig, int64_t k);
 
 /* Parse a duration: 250ms, 3s, 1.5s, 10m, 2h, 1d; a bare number is seconds.
  * Returns 0 and sets *out_ms, -1 if malformed or negative. */
@@ -112,6 +114,36 @@ void sd_buf_put_shell_word(sd_buf_t *b, const char *s);
  * \xHH. Past `cap` input bytes the rest is left out and said:
  * "...[+N bytes]". */
 void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap);
+
+/* ---- per-event numbers, compact ----
+ *
+ * One small number per ledger event (a sink's copies of it, its latency)
+ * for runs of a hundred million events: a narrow cell each, the rare value
+ * too large for its cell kept exactly in a map beside it. */
+
+/* int64 -> uint32, open addressing (for the rare large values). */
+typedef struct sd_i64map_s {
+    int64_t *keys;      /* -1: empty */
+    uint32_t *vals;
+    int64_t n, cap;
+} sd_i64map_t;
+void sd_i64map_put(sd_i64map_t *m, int64_t key, uint32_t val);
+/* 0 when absent. */
+uint32_t sd_i64map_get(const sd_i64map_t *m, int64_t key);
+void sd_i64map_free(sd_i64map_t *m);
+
+/* n counters of one byte each, exact to UINT32_MAX (saturating there). */
+typedef struct sd_counts_s {
+    uint8_t *c;
+    int64_t n;
+    sd_i64map_t big;    /* the counts of 255 and more */
+} sd_counts_t;
+void sd_counts_init(sd_counts_t *k, int64_t n);
+void sd_counts_inc(sd_counts_t *k, int64_t i);
+static inline uint32_t sd_counts_get(const sd_counts_t *k, int64_t i) {
+    return k->c[i] < 255 ? k->c[i] : sd_i64map_get(&k->big, i);
+}
+void sd_counts_free(sd_counts_t *k);
 
 /* ---- PRNG ---- */
 

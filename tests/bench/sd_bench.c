@@ -197,7 +197,7 @@ static int cmd_reconcile(int argc, char **argv) {
     sd_observe_t o;
     memset(&o, 0, sizeof(o));
     o.nseq = n;
-    o.copies = sd_util_xcalloc((size_t)n, sizeof(uint32_t));
+    sd_counts_init(&o.copies, n);
     const char *p = map, *end = map + stt.st_size;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -208,7 +208,7 @@ static int cmd_reconcile(int argc, char **argv) {
     sd_recon_ledger_t l = {.nseq = n, .disp = disp, .kind = kind};
     sd_recon_result_t res;
     memset(&res, 0, sizeof(res));
-    sd_recon_classify(&l, o.copies, NULL, o.rows, o.unexpected_rows, o.unexpected_unique, &res);
+    sd_recon_classify(&l, &o.copies, NULL, o.rows, o.unexpected_rows, o.unexpected_unique, &res);
     char *dp = sd_util_fmt("%s/duplicated.txt", argv[3]), *lp = sd_util_fmt("%s/lost.txt", argv[3]);
     write_list(dp, tag, &res.lists[SD_B_DUPLICATED]);
     write_list(lp, tag, &res.lists[SD_B_LOST]);
@@ -220,8 +220,6 @@ static int cmd_reconcile(int argc, char **argv) {
     sd_recon_result_free(&res);
     if (stt.st_size) munmap((void *)map, (size_t)stt.st_size);
     close(fd);
-    free(o.copies);
-    o.copies = NULL;
     sd_observe_free(&o);
     free(disp);
     free(kind);
@@ -248,10 +246,10 @@ static int cmd_read(int argc, char **argv) {
     sd_sink_t *s;
     if (sd_sink_open(&decl, &vars, &ctx, &s, err, sizeof(err))) die("%s", err);
     sd_observe_t o;
-    if (sd_observe_sink(s, tag, n, 0, &o, err, sizeof(err))) die("%s", err);
+    if (sd_observe_sink(s, tag, n, 0, NULL, &o, err, sizeof(err))) die("%s", err);
     double secs = now_s() - t0;
     int64_t once = 0;
-    for (int64_t i = 0; i < n; i++) once += o.copies[i] == 1;
+    for (int64_t i = 0; i < n; i++) once += sd_counts_get(&o.copies, i) == 1;
     printf("seconds=%.4f rows=%" PRId64 " once=%" PRId64 " unexpected=%" PRId64 "\n", secs, o.rows, once, o.unexpected_rows);
     sd_observe_free(&o);
     sd_sink_close(s);

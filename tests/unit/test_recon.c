@@ -30,6 +30,19 @@ static void hist_init(hist_t *h, int n) {
     h->l.trimmed = h->trimmed;
 }
 
+/* The copy counts as the observation keeps them (one byte, exact beyond
+ * through a map): each test's array, counted up one copy at a time. */
+static sd_counts_t kt, kq;
+static const sd_counts_t *counts_of(sd_counts_t *k, const uint32_t *a) {
+    sd_counts_free(k);
+    sd_counts_init(k, N);
+    for (int i = 0; i < N; i++)
+        for (uint32_t c = 0; c < a[i]; c++) sd_counts_inc(k, i);
+    return k;
+}
+#define T(h) counts_of(&kt, (h)->t)
+#define Q(h) counts_of(&kq, (h)->q)
+
 static int64_t rows_of(const hist_t *h) {
     int64_t r = 0;
     for (int i = 0; i < N; i++) r += h->t[i];
@@ -57,7 +70,7 @@ Test(recon, clean_history_passes) {
     hist_init(&h, 5);
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.expected_in_target, 5, "expected 5 expected ids, got %lld", (long long)r.counts.expected_in_target);
     cr_assert_eq(r.counts.delivered_once, 5);
     cr_assert_eq(r.counts.lost, 0);
@@ -76,7 +89,7 @@ Test(recon, loss_is_caught_with_its_id) {
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     h.t[3] = 0;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 1);
     cr_assert_eq(r.lists[SD_B_LOST].n, 1);
     cr_assert_eq(r.lists[SD_B_LOST].seq[0], 3, "expected seq 3 lost, got %lld", (long long)r.lists[SD_B_LOST].seq[0]);
@@ -99,7 +112,7 @@ Test(recon, duplicate_is_caught_with_copies) {
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     h.t[2] = 3;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.duplicated, 1);
     cr_assert_eq(r.counts.duplicate_rows, 2);
     cr_assert_eq(r.lists[SD_B_DUPLICATED].copies[0], 3u);
@@ -121,7 +134,7 @@ Test(recon, unexpected_rows_fail) {
     hist_init(&h, 3);
     for (int i = 0; i < 3; i++) h.t[i] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h) + 2, 2, 1, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h) + 2, 2, 1, &r);
     cr_assert_eq(r.counts.unexpected, 2);
     cr_assert_eq(r.counts.observed_rows, 5);
     cr_assert_eq(r.counts.observed_unique, 4, "3 ledger ids + 1 distinct unexpected id, got %lld", (long long)r.counts.observed_unique);
@@ -140,7 +153,7 @@ Test(recon, late_leaked_and_dropped) {
     h.kind[2] = h.kind[3] = SD_KIND_LATE;
     h.t[3] = 1; /* leaked */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.late_leaked, 1);
     cr_assert_eq(r.counts.late_dropped, 1);
     cr_assert_eq(r.lists[SD_B_LATE_LEAKED].seq[0], 3);
@@ -161,7 +174,7 @@ Test(recon, malformed_quarantined_leaked_vanished) {
     h.t[3] = 1;  /* leaked into the target */
     /* 4: vanished */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, h.q, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), Q(&h), rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.quarantined, 1);
     cr_assert_eq(r.counts.malformed_leaked, 1);
     cr_assert_eq(r.counts.malformed_vanished, 1);
@@ -172,7 +185,7 @@ Test(recon, malformed_quarantined_leaked_vanished) {
     sd_checks_free(&c);
     /* without a quarantine sink, vanishing cannot be judged: no check, a note */
     sd_recon_result_t r2 = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r2);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r2);
     r2.counts.malformed_sent = 3;
     c = run_checks(&r2, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
     cr_assert_null(find_check(&c, "malformed_vanished"));
@@ -189,7 +202,7 @@ Test(recon, loss_and_duplicate_cancel_out_in_counts_but_fail) {
     h.t[4] = 0;  /* lost */
     h.t[1] = 2;  /* duplicated */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.observed_rows, r.counts.expected_in_target,
                  "the row count alone looks right: %lld rows for %lld expected", (long long)r.counts.observed_rows,
                  (long long)r.counts.expected_in_target);
@@ -207,7 +220,7 @@ Test(recon, trimmed_loss_is_unjudgeable_not_lost) {
     h.t[0] = h.t[1] = 1;
     h.trimmed[2] = 1;  /* missing, but the broker deleted it */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.unjudgeable, 1);
     cr_assert_eq(r.counts.lost, 1, "seq 3 is lost for real, got %lld", (long long)r.counts.lost);
     sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
@@ -221,7 +234,7 @@ Test(recon, explicit_expect_replaces_the_implicit_check) {
     hist_init(&h, 3);
     h.t[0] = 2; h.t[1] = 2; h.t[2] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     sd_expect_t x[2] = {{.count = "duplicated", .op = SD_OP_GT, .value = 0},
                         {.count = "observed_unique", .op = SD_OP_EQ, .value_count = "expected_in_target"}};
     sd_step_t st = {.kind = SD_STEP_EXPECT, .expects = x, .nexpects = 2};
@@ -243,7 +256,7 @@ Test(recon, unsent_ids_are_not_expected) {
     h.t[0] = h.t[1] = 1;
     h.disp[2] = SD_RECON_UNSENT;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 0);
     cr_assert_eq(r.counts.expected_in_target, 2);
     sd_recon_result_free(&r);
@@ -253,18 +266,16 @@ Test(recon, unsent_ids_are_not_expected) {
 Test(recon, observe_maps_ids_and_collects_unexpected) {
     sd_observe_t o = {0};
     o.nseq = 5;
-    uint32_t copies[5] = {0};
-    o.copies = copies;
+    sd_counts_init(&o.copies, 5);
     const char *rows[] = {"abc-0", "abc-1", "abc-1", "abc-4", "abc-01", "abc-5", "xyz-2", "abc-", "abc-2x", NULL};
     for (int i = 0; rows[i]; i++) sd_observe_row(&o, "abc", 3, rows[i], strlen(rows[i]), "w", 1);
     sd_observe_row(&o, "abc", 3, NULL, 0, NULL, 0);
-    cr_assert_eq(copies[0], 1u);
-    cr_assert_eq(copies[1], 2u);
-    cr_assert_eq(copies[4], 1u);
+    cr_assert_eq(sd_counts_get(&o.copies, 0), 1u);
+    cr_assert_eq(sd_counts_get(&o.copies, 1), 2u);
+    cr_assert_eq(sd_counts_get(&o.copies, 4), 1u);
     cr_assert_eq(o.rows, 10);
     cr_assert_eq(o.unexpected_rows, 6, "leading zero, out of range, other tag, empty, junk, null: got %lld", (long long)o.unexpected_rows);
     cr_assert_eq(o.unexpected_unique, 6);
-    o.copies = NULL;
     sd_observe_free(&o);
 }
 
@@ -279,7 +290,7 @@ Test(recon, keep_duplicates_expects_one_copy_per_send) {
     h.t[2] = 1; /* replayed once, one copy missing: fewer copies than sent */
     h.t[3] = 4; /* sent 3 times, 4 copies: one extra */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.delivered_once, 2);
     cr_assert_eq(r.counts.lost, 0, "an id that is there is not lost");
     cr_assert_eq(r.counts.missing_copies, 1);
@@ -314,7 +325,7 @@ Test(recon, missing_but_not_consumed_is_not_lost) {
     h.t[4] = 0;
     h.t[5] = 1; /* past them but already there: delivered */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 1);
     cr_assert_eq(r.lists[SD_B_LOST].seq[0], 1);
     cr_assert_eq(r.counts.not_yet_consumed, 2);
@@ -333,7 +344,7 @@ Test(recon, missing_but_not_consumed_is_not_lost) {
     /* without the pending mask the same ids are lost */
     h.l.pending = NULL;
     memset(&r, 0, sizeof(r));
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 3);
     cr_assert_eq(r.counts.not_yet_consumed, 0);
     sd_recon_result_free(&r);
@@ -349,7 +360,7 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     h.kind[4] = h.kind[5] = SD_KIND_ABORTED;
     h.disp[4] = h.disp[5] = SD_DISP_DROPPED;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.aborted_sent, 2);
     cr_assert_eq(r.counts.aborted_leaked, 0);
     cr_assert_eq(r.counts.lost, 0, "an aborted event absent is no loss");
@@ -359,7 +370,7 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     sd_checks_free(&c);
     sd_recon_result_free(&r);
     h.t[5] = 1; /* read_uncommitted: one of them written */
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.aborted_leaked, 1);
     cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].n, 1);
     cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].seq[0], 5);
@@ -371,9 +382,23 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     /* no transactions: no aborted_leaked check at all */
     hist_init(&h, 3);
     for (int i = 0; i < 3; i++) h.t[i] = 1;
-    sd_recon_classify(&h.l, h.t, NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
     c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
     cr_assert_null(find_check(&c, "aborted_leaked"));
     sd_checks_free(&c);
     sd_recon_result_free(&r);
+}
+
+/* one byte a counter, and still exact: past 254 the count lives in the map */
+Test(recon, counts_are_exact_beyond_a_byte) {
+    sd_counts_t k;
+    sd_counts_init(&k, 3);
+    for (int i = 0; i < 100000; i++) sd_counts_inc(&k, 1);
+    for (int i = 0; i < 254; i++) sd_counts_inc(&k, 2);
+    cr_assert_eq(sd_counts_get(&k, 0), 0u);
+    cr_assert_eq(sd_counts_get(&k, 1), 100000u);
+    cr_assert_eq(sd_counts_get(&k, 2), 254u);
+    sd_counts_inc(&k, 2);
+    cr_assert_eq(sd_counts_get(&k, 2), 255u);
+    sd_counts_free(&k);
 }

@@ -104,27 +104,33 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* quantile selection (latency percentiles) against a full sort, on random,
- * sorted, reversed, all-equal and few-valued arrays, selecting p50, then p95
- * and p99 in what lies above, as the runner does */
-Test(util, select_matches_sort) {
+/* quantiles from a histogram of the small values and the sorted large
+ * ones (latency percentiles) against a full sort, on random, sorted,
+ * reversed, all-equal and few-valued arrays; the large ones start at 1000
+ * here (65534 in a run) */
+Test(util, hist_rank_matches_sort) {
     srand(7);
     for (int shape = 0; shape < 5; shape++) {
         for (int64_t n = 1; n <= 3000; n = n * 3 + 1) {
-            uint32_t *a = malloc(sizeof(uint32_t) * (size_t)n), *sorted = malloc(sizeof(uint32_t) * (size_t)n);
-            for (int64_t i = 0; i < n; i++)
-                a[i] = shape == 0 ? (uint32_t)rand() : shape == 1 ? (uint32_t)i : shape == 2 ? (uint32_t)(n - i)
-                     : shape == 3 ? 42u : (uint32_t)(rand() % 3);
-            memcpy(sorted, a, sizeof(uint32_t) * (size_t)n);
+            uint32_t *sorted = malloc(sizeof(uint32_t) * (size_t)n), *big = malloc(sizeof(uint32_t) * (size_t)n);
+            uint32_t hist[1000] = {0};
+            int64_t nbig = 0;
+            for (int64_t i = 0; i < n; i++) {
+                uint32_t v = shape == 0 ? (uint32_t)(rand() % 5000) : shape == 1 ? (uint32_t)i : shape == 2 ? (uint32_t)(n - i)
+                           : shape == 3 ? 42u : (uint32_t)(rand() % 3);
+                sorted[i] = v;
+                if (v < 1000) hist[v]++;
+                else big[nbig++] = v;
+            }
             qsort(sorted, (size_t)n, sizeof(uint32_t), cmp_u32);
-            int64_t k50 = (n - 1) * 50 / 100, k95 = (n - 1) * 95 / 100, k99 = (n - 1) * 99 / 100;
-            cr_assert_eq(sd_util_select_u32(a, n, k50), sorted[k50], "p50, shape %d, n %lld", shape, (long long)n);
-            for (int64_t i = 0; i < k50; i++) cr_assert_leq(a[i], a[k50]);
-            for (int64_t i = k50 + 1; i < n; i++) cr_assert_geq(a[i], a[k50]);
-            cr_assert_eq(sd_util_select_u32(a + k50, n - k50, k95 - k50), sorted[k95], "p95, shape %d, n %lld", shape, (long long)n);
-            cr_assert_eq(sd_util_select_u32(a + k95, n - k95, k99 - k95), sorted[k99], "p99, shape %d, n %lld", shape, (long long)n);
-            free(a);
+            qsort(big, (size_t)nbig, sizeof(uint32_t), cmp_u32);
+            int64_t ks[] = {0, (n - 1) * 50 / 100, (n - 1) * 95 / 100, (n - 1) * 99 / 100, n - 1};
+            for (int q = 0; q < 5; q++)
+                cr_assert_eq(sd_util_hist_rank(hist, 1000, big, nbig, ks[q]), (int64_t)sorted[ks[q]], "rank %lld, shape %d, n %lld",
+                             (long long)ks[q], shape, (long long)n);
+            cr_assert_eq(sd_util_hist_rank(hist, 1000, big, nbig, n), -1);
             free(sorted);
+            free(big);
         }
     }
 }
