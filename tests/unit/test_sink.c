@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "../../harness/broker.h"
+#include "../../harness/jsonfast.h"
+#include "../../harness/jsonscan.h"
+#include "../../harness/observe.h"
 #include "../../harness/sink.h"
 #include "../../harness/util.h"
 
@@ -359,4 +362,110 @@ Test(sink, delta_log_replay) {
     cr_assert(strstr(err, "starts at version 11"), "got %s", err);
     sd_sink_close(s);
     free(table); free(log); free(log2); free(t2);
+}
+
+/* The fast path (jsonfast.c) against the full parser (jsonscan.cpp) on
+ * hostile rows: valid rows mutated at random (bytes replaced, inserted,
+ * removed; escapes, non-ASCII bytes, NULs, nesting, numbers at their
+ * edges), whole and cut short. Every row gives the same id, length and
+ * write time both ways; and the fast path must answer for a good share of
+ * them, or it proves nothing. */
+static const char *const templates[] = {
+    "{\"event_id\":\"ab12-7\",\"event_time\":\"2026-01-01T08:00:00.000Z\",\"location\":\"HUB-03\",\"sd_batch\":4}",
+    "{\"event_id\":42,\"event_time\":1767254400000,\"ok\":true,\"x\":null,\"y\":false,\"f\":-0.5}",
+    " { \"event_id\" : \"ab12-8\" , \"event_time\" : \"1767254400000\" } ",
+    "{\"a\":1,\"event_id\":\"first\",\"event_id\":\"last\",\"event_time\":12}",
+    "{\"event_id\":\"ab12-9\",\"n\":{\"event_id\":\"inner\"},\"l\":[1,2]}",
+    "{\"event_id\":\"caf\\u00e9\",\"event_time\":\"x\\\"y\"}",
+    "{\"event_id\":123456789012345678,\"event_time\":-5}",
+    "{\"event_id\":1234567890123456789012,\"event_time\":1e3}",
+    "{}",
+    "{\"event_id\":\"\",\"event_time\":\"\"}",
+    "{\"event_id\":\"\xc3\xa9t\xc3\xa9\",\"event_time\":0}",
+};
+static const char alphabet[] = "{}[]:,\"\\ \t\r\n0123456789-+.eEtrufalsn\x7f\x80\xc3\xa9\xff\x01";
+
+Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    int64_t fast = 0, ids = 0, total = 0;
+    char row[512];
+    for (int it = 0; it < 200000; it++) {
+        const char *t = templates[it % (sizeof(templates) / sizeof(templates[0]))];
+        size_t n = strlen(t);
+        memcpy(row, t, n);
+        int edits = it % 4; /* a quarter of the rows unmutated */
+        for (int k = 0; k < edits; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t pos = n ? (size_t)(x % n) : 0;
+            char c = alphabet[(x >> 20) % (sizeof(alphabet) - 1)];
+            int op = (int)((x >> 40) % 3);
+            if (op == 0 && n) row[pos] = c;
+            else if (op == 1 && n + 1 < sizeof(row)) {
+                memmove(row + pos + 1, row + pos, n - pos);
+                row[pos] = c;
+                n++;
+            } else if (n) {
+                memmove(row + pos, row + pos + 1, n - pos - 1);
+                n--;
+            }
+        }
+        for (int cut = 0; cut < 2; cut++) { /* the whole row, and the row cut short */
+            size_t len = cut ? n / 2 : n;
+            char a[64], b[64];
+            int64_t ta, tb;
+            memset(a, 0, sizeof(a));
+            memset(b, 0, sizeof(b));
+            int na = sd_sink_json_id_time(row, len, "event_id", a, sizeof(a), "event_time", &ta);
+            int nb = sd_jsonscan_id_time(row, len, "event_id", b, sizeof(b), "event_time", &tb, sd_util_parse_iso8601);
+            cr_assert_eq(na, nb, "row %d [%.*s]: %d against the full parser's %d", it, (int)len, row, na, nb);
+            cr_assert(na < 0 || !memcmp(a, b, (size_t)na + 1), "row %d [%.*s]: id %s against %s", it, (int)len, row, a, b);
+            cr_assert_eq(ta, tb, "row %d [%.*s]: time %lld against %lld", it, (int)len, row, (long long)ta, (long long)tb);
+            char c2[64];
+            int64_t tc;
+            if (sd_jsonfast_id_time(row, len, "event_id", c2, sizeof(c2), "event_time", &tc, sd_util_parse_iso8601) !=
+                SD_JSONFAST_UNSURE)
+                fast++;
+            ids += na >= 0;
+            total++;
+        }
+    }
+    /* it answers the valid plain rows (7 of the 11 templates, unmutated or
+     * mutated into another plain row); a broken row is the full parser's */
+    cr_assert_gt(fast, total / 10, "the fast path answered %lld of %lld rows", (long long)fast, (long long)total);
+    cr_assert_gt(ids, total / 10);
+    cr_log_info("fast path answered %lld of %lld rows (%lld with an id)", (long long)fast, (long long)total, (long long)ids);
+}
+
+/* Latencies as the observation keeps them (two bytes a seq, the large ones
+ * exactly in a map): the earliest copy's write time minus the send time, 0
+ * for a write before the send, none for an event never sent or a row
+ * without a time; past 65,533 ms exact through the map. */
+Test(sink, observed_latencies_are_exact_in_two_bytes) {
+    char *path = sd_util_fmt("%s/t.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"event_id\":\"abc-0\",\"t\":1500}\n"     /* sent at 1000 (base 0 + 1000): 500 */
+          "{\"event_id\":\"abc-0\",\"t\":1200}\n"     /* an earlier copy: 200 */
+          "{\"event_id\":\"abc-0\",\"t\":1900}\n"     /* a later one changes nothing */
+          "{\"event_id\":\"abc-1\",\"t\":90000}\n"    /* sent at 1000: 89000, past two bytes */
+          "{\"event_id\":\"abc-1\",\"t\":95000}\n"
+          "{\"event_id\":\"abc-2\",\"t\":10}\n"       /* written before it was sent: 0 */
+          "{\"event_id\":\"abc-3\",\"t\":5000}\n"     /* never sent */
+          "{\"event_id\":\"abc-4\"}\n",               /* no write time */
+          f);
+    fclose(f);
+    sd_sink_t *s = open_sink("jsonl", "path", path, "time", "t", NULL);
+    uint32_t sent_rel[5] = {1000, 1000, 1000, UINT32_MAX, 1000};
+    sd_observe_t o;
+    char err[512];
+    cr_assert_eq(sd_observe_sink(s, "abc", 5, 0, sent_rel, &o, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_observe_latency(&o, 0), 200);
+    cr_assert_eq(sd_observe_latency(&o, 1), 89000);
+    cr_assert_eq(sd_observe_latency(&o, 2), 0);
+    cr_assert_eq(sd_observe_latency(&o, 3), -1);
+    cr_assert_eq(sd_observe_latency(&o, 4), -1);
+    cr_assert_eq(sd_counts_get(&o.copies, 0), 3u);
+    cr_assert_eq(o.timed_rows, 7);
+    sd_observe_free(&o);
+    sd_sink_close(s);
+    free(path);
 }
