@@ -277,14 +277,6 @@ static void sd_pk_u(sd_buf_t *o, uint64_t v) {
     sd_buf_append(o, t, (size_t)k);
 }
 
-static void sd_pk_z(sd_buf_t *o, int64_t v) { sd_pk_u(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
-
-static void sd_pk_s(sd_buf_t *o, const char *s) {
-    size_t n = strlen(s);
-    sd_pk_u(o, n);
-    sd_buf_append(o, s, n);
-}
-
 /* A reader over a pack; any read past its end marks it damaged. */
 typedef struct {
     const uint8_t *p, *end;
@@ -324,7 +316,26 @@ static size_t sd_pkr_s(sd_pkr_t *r, sd_buf_t *text) {
 
 static const char *sd_lbatch_str(const sd_lbatch_t *b, size_t off) { return off == (size_t)-1 ? NULL : b->text.data + off; }
 
-/* One hand-over in its packed form, into o. */
+/* A varint at w; the byte after it. */
+static uint8_t *sd_pk_w(uint8_t *w, uint64_t v) {
+    while (v >= 0x80) {
+        *w++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *w++ = (uint8_t)v;
+    return w;
+}
+
+static uint8_t *sd_pk_wz(uint8_t *w, int64_t v) { return sd_pk_w(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+
+static uint8_t *sd_pk_ws(uint8_t *w, const char *s, size_t n) {
+    w = sd_pk_w(w, n);
+    memcpy(w, s, n);
+    return w + n;
+}
+
+/* One hand-over in its packed form, into o: written in place, room for a
+ * record reserved before it (this is the writer's hot path). */
 static void sd_ledger_pack(const sd_lbatch_t *b, sd_buf_t *o) {
     sd_buf_reset(o);
     sd_pk_u(o, (uint64_t)b->nsends);
@@ -338,38 +349,50 @@ static void sd_ledger_pack(const sd_lbatch_t *b, sd_buf_t *o) {
                 (m->detail_off != (size_t)-1 ? SD_PK_DETAIL : 0) | (m->key_off != (size_t)-1 ? SD_PK_KEY : 0) |
                 (!kind || (m->kind != kind && strcmp(m->kind, kind)) ? SD_PK_KIND : 0) |
                 (!disp || (m->disp != disp && strcmp(m->disp, disp)) ? SD_PK_DISP : 0) | (m->step != step ? SD_PK_STEP : 0);
-        sd_buf_putc(o, (char)f);
-        sd_pk_z(o, m->n - n);
-        sd_pk_z(o, m->seq - seq);
-        sd_pk_z(o, m->queued_ms - q);
+        const char *detail = sd_lbatch_str(b, m->detail_off), *key = sd_lbatch_str(b, m->key_off);
+        size_t kl = (f & SD_PK_KIND) ? strlen(m->kind) : 0, dl = (f & SD_PK_DISP) ? strlen(m->disp) : 0,
+               tl = detail ? strlen(detail) : 0, yl = key ? strlen(key) : 0;
+        sd_buf_reserve(o, 1 + 7 * 10 + 4 * 10 + kl + dl + tl + yl);
+        uint8_t *w = (uint8_t *)o->data + o->len;
+        *w++ = (uint8_t)f;
+        w = sd_pk_wz(w, m->n - n);
+        w = sd_pk_wz(w, m->seq - seq);
+        w = sd_pk_wz(w, m->queued_ms - q);
         n = m->n, seq = m->seq, q = m->queued_ms;
-        if (f & SD_PK_KIND) sd_pk_s(o, kind = m->kind);
-        if (f & SD_PK_DISP) sd_pk_s(o, disp = m->disp);
-        if (f & SD_PK_STEP) sd_pk_z(o, step = m->step);
+        if (f & SD_PK_KIND) w = sd_pk_ws(w, kind = m->kind, kl);
+        if (f & SD_PK_DISP) w = sd_pk_ws(w, disp = m->disp, dl);
+        if (f & SD_PK_STEP) w = sd_pk_wz(w, step = m->step);
         if (f & SD_PK_TIME) {
-            sd_pk_z(o, m->event_time_ms - t);
+            w = sd_pk_wz(w, m->event_time_ms - t);
             t = m->event_time_ms;
         }
-        if (f & SD_PK_DETAIL) sd_pk_s(o, sd_lbatch_str(b, m->detail_off));
-        if (f & SD_PK_KEY) sd_pk_s(o, sd_lbatch_str(b, m->key_off));
+        if (f & SD_PK_DETAIL) w = sd_pk_ws(w, detail, tl);
+        if (f & SD_PK_KEY) w = sd_pk_ws(w, key, yl);
+        o->len = (size_t)((char *)w - o->data);
     }
     int64_t last_off[64] = {0}, a_n = 0, a_t = 0;
     for (int64_t i = 0; i < b->nacks; i++) {
         const sd_lack_t *a = &b->acks[i];
         int failed = a->err_off != (size_t)-1;
-        sd_buf_putc(o, (char)failed);
-        sd_pk_z(o, a->n - a_n);
-        sd_pk_z(o, a->acked_ms - a_t);
+        const char *error = failed ? sd_lbatch_str(b, a->err_off) : NULL;
+        size_t el = error ? strlen(error) : 0;
+        sd_buf_reserve(o, 1 + 4 * 10 + el);
+        uint8_t *w = (uint8_t *)o->data + o->len;
+        *w++ = (uint8_t)failed;
+        w = sd_pk_wz(w, a->n - a_n);
+        w = sd_pk_wz(w, a->acked_ms - a_t);
         a_n = a->n, a_t = a->acked_ms;
         if (failed) {
-            sd_pk_s(o, sd_lbatch_str(b, a->err_off));
-            continue;
+            w = sd_pk_ws(w, error, el);
+        } else {
+            int64_t *prev = &last_off[(uint32_t)a->partition % 64];
+            w = sd_pk_wz(w, a->partition);
+            w = sd_pk_wz(w, a->offset - *prev);
+            *prev = a->offset;
         }
-        int64_t *prev = &last_off[(uint32_t)a->partition % 64];
-        sd_pk_z(o, a->partition);
-        sd_pk_z(o, a->offset - *prev);
-        *prev = a->offset;
+        o->len = (size_t)((char *)w - o->data);
     }
+    if (o->data) o->data[o->len] = 0; /* the buffer's own rule */
 }
 
 static void sd_lbatch_grow(sd_lbatch_t *b, int64_t nsends, int64_t nacks) {
@@ -681,9 +704,12 @@ sd_err_t sd_ledger_checkpoint(sd_ledger_t *l, char *err, size_t errlen) {
 
 int64_t sd_ledger_dirty_ms(sd_ledger_t *l) {
     int64_t now = sd_util_mono_ms(), d = 0;
-    pthread_mutex_lock(&l->mu);
-    if (l->in_txn) d = now - l->txn_started_ms;
-    pthread_mutex_unlock(&l->mu);
+    /* the runner asks this between batches of messages: it never waits for
+     * the writer (who holds the lock while it commits, and commits) */
+    if (pthread_mutex_trylock(&l->mu) == 0) {
+        if (l->in_txn) d = now - l->txn_started_ms;
+        pthread_mutex_unlock(&l->mu);
+    }
     if (l->open && (l->open->nsends || l->open->nacks) && now - l->open->first_ms > d) d = now - l->open->first_ms;
     return d;
 }
@@ -901,12 +927,17 @@ int64_t sd_ledger_meta_get_int(sd_ledger_t *l, const char *key, int64_t dflt) {
     return r;
 }
 
-static size_t sd_lbatch_text(sd_lbatch_t *b, const char *t) {
+/* n bytes of t (n == 0: up to its NUL) into the batch's text, NUL-ended. */
+static size_t sd_lbatch_textn(sd_lbatch_t *b, const char *t, size_t n) {
     if (!t) return (size_t)-1;
+    if (!n) n = strlen(t);
     size_t off = b->text.len;
-    sd_buf_append(&b->text, t, strlen(t) + 1);
+    sd_buf_append(&b->text, t, n);
+    sd_buf_putc(&b->text, 0);
     return off;
 }
+
+static size_t sd_lbatch_text(sd_lbatch_t *b, const char *t) { return sd_lbatch_textn(b, t, 0); }
 
 sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, int64_t *n_out, char *err,
                         size_t errlen) {
@@ -926,7 +957,7 @@ sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, i
     m->disp = s->disposition;
     m->side = s->side;
     m->detail_off = sd_lbatch_text(b, s->detail);
-    m->key_off = sd_lbatch_text(b, s->key);
+    m->key_off = sd_lbatch_textn(b, s->key, s->keylen);
     if (n_out) *n_out = m->n;
     return SD_OK;
 }

@@ -39,6 +39,7 @@ typedef struct sd_send_s {
     const char *detail;       /* malformed kind, replay origin, ... or NULL */
     int64_t event_time_ms;    /* or INT64_MIN when none */
     const char *key;          /* message key or NULL */
+    size_t keylen;            /* its length; 0: up to its NUL */
     int step;                 /* index of the step that sent it */
     int side;                 /* to the second source (`deliveries`): seq is its scan's */
 } sd_send_t;

@@ -19,7 +19,15 @@ struct sd_producer_s {
     char ledger_errstr[512];
     char last_error[512];
     int64_t ends[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: one past the newest offset acknowledged */
+    int64_t served_ms;                        /* when this poll served its first delivery report, 0 before */
 };
+
+/* Serve delivery reports: those one call serves arrived together and are
+ * recorded with one time (a clock read per call, not per message). */
+static void sd_producer_serve(sd_producer_t *p, int timeout_ms) {
+    p->served_ms = 0;
+    rd_kafka_poll(p->rk, timeout_ms);
+}
 
 static void sd_producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
     (void)rk;
@@ -37,7 +45,8 @@ static void sd_producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op
             p->ends[m->partition] = m->offset + 1;
     }
     if (!p->ledger_err) {
-        p->ledger_err = sd_ledger_ack(p->ledger, n, m->partition, m->offset, sd_util_wall_ms(), error,
+        if (!p->served_ms) p->served_ms = sd_util_wall_ms();
+        p->ledger_err = sd_ledger_ack(p->ledger, n, m->partition, m->offset, p->served_ms, error,
                                       p->ledger_errstr, sizeof(p->ledger_errstr));
     }
 }
@@ -87,8 +96,9 @@ sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvli
 
 void sd_producer_close(sd_producer_t *p) {
     if (!p) return;
+    p->served_ms = 0;
     rd_kafka_flush(p->rk, (int)sd_util_scaled_ms(5000));
-    rd_kafka_poll(p->rk, 0);
+    sd_producer_serve(p, 0);
     rd_kafka_topic_destroy(p->rkt);
     rd_kafka_destroy(p->rk);
     free(p->topic);
@@ -104,7 +114,7 @@ sd_err_t sd_producer_send(sd_producer_t *p, const void *key, size_t keylen, cons
             RD_KAFKA_V_HEADER("sd-id", sd_id, -1), RD_KAFKA_V_OPAQUE((void *)(intptr_t)n), RD_KAFKA_V_END);
         if (!rerr) break;
         if (rerr == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-            rd_kafka_poll(p->rk, 10);
+            sd_producer_serve(p, 10);
             continue;
         }
         return sd_err_set(err, errlen, SD_ERR_BROKER, "producer: send %s to %s: %s", sd_id, p->topic, rd_kafka_err2str(rerr));
@@ -116,7 +126,7 @@ sd_err_t sd_producer_send(sd_producer_t *p, const void *key, size_t keylen, cons
 }
 
 sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t errlen) {
-    rd_kafka_poll(p->rk, timeout_ms);
+    sd_producer_serve(p, timeout_ms);
     if (p->ledger_err) return sd_err_set(err, errlen, p->ledger_err, "%s", p->ledger_errstr);
     return SD_OK;
 }
@@ -160,6 +170,7 @@ sd_err_t sd_producer_txn_begin(sd_producer_t *p, char *err, size_t errlen) {
 }
 
 sd_err_t sd_producer_txn_end(sd_producer_t *p, int commit, int64_t timeout_ms, char *err, size_t errlen) {
+    p->served_ms = 0; /* committing serves delivery reports too */
     rd_kafka_error_t *e = commit ? rd_kafka_commit_transaction(p->rk, (int)timeout_ms) : rd_kafka_abort_transaction(p->rk, (int)timeout_ms);
     return sd_producer_txn_err(e, commit ? "commit_transaction" : "abort_transaction", err, errlen);
 }

@@ -109,11 +109,9 @@ sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
                 .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
                 .event_time_ms = m->event_time,
                 .key = NULL, .step = r->step, .side = m->side};
-            char keybuf[256];
-            if (m->keylen && m->keylen < sizeof(keybuf)) {
-                memcpy(keybuf, r->arena.data + m->key_off, m->keylen);
-                keybuf[m->keylen] = 0;
-                s.key = keybuf;
+            if (m->keylen) { /* recorded as text: cut at a NUL it may hold */
+                s.key = r->arena.data + m->key_off;
+                s.keylen = m->keylen;
             }
             e = sd_ledger_send(r->ledger, &s, now, &b->ns[i], err, errlen);
         }
