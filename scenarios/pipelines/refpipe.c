@@ -98,6 +98,10 @@
  *   SD-BATCH begin id=N rows=K
  *   SD-BATCH commit id=N rows=K offsets=P:O,... [state=S]
  *
+ * offsets= is what is durably committed (the table in exactly-once mode,
+ * the group's accepted commit otherwise): a commit the group refused leaves
+ * the previous offsets there.
+ *
  * With --bare-markers it prints neither SD-READY nor rows=, as many
  * pipelines do: the harness must find readiness and land mid-batch kills
  * without them (in exactly-once mode a batch's rows become visible only at
@@ -228,6 +232,10 @@ static void usage(void) {
 
 static int nparts;
 static int64_t *next;  /* next offset to read per partition after the last committed batch */
+/* what is durably committed per partition (the SQLite table in exactly-once
+ * mode, the group's accepted commits otherwise): what a commit marker's
+ * offsets= says, so a commit Kafka refused is never reported as done */
+static int64_t *durable;
 static rd_kafka_t *rk;
 static int assigned = 0;
 
@@ -258,7 +266,7 @@ static void start_offsets(rd_kafka_topic_partition_list_t *l) {
             rd_kafka_query_watermark_offsets(rk, o.topic, p, &lo, &hi, 10000);
             l->elems[i].offset = lo;
         }
-        if (p >= 0 && p < nparts) next[p] = l->elems[i].offset;
+        if (p >= 0 && p < nparts) next[p] = durable[p] = l->elems[i].offset;
     }
 }
 
@@ -276,7 +284,8 @@ static void rebalance_cb(rd_kafka_t *k, rd_kafka_resp_err_t err, rd_kafka_topic_
     }
 }
 
-static void commit_kafka(const int64_t *offs) {
+/* 0 when the group accepted the commit. */
+static int commit_kafka(const int64_t *offs) {
     rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
     for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
     rd_kafka_resp_err_t e = rd_kafka_commit(rk, cl, 0);
@@ -284,6 +293,8 @@ static void commit_kafka(const int64_t *offs) {
     /* at-least-once and at-most-once carry on when a commit fails, as most
      * consumers do; the rows already written stay written */
     if (e) fprintf(stderr, "refpipe: commit offsets failed: %s\n", rd_kafka_err2str(e));
+    else memcpy(durable, offs, sizeof(int64_t) * (size_t)nparts);
+    return e ? -1 : 0;
 }
 
 /* Replace bytes that are not UTF-8 (lenient-json). */
@@ -440,6 +451,7 @@ int main(int argc, char **argv) {
     if (!nparts) die("topic %s: no metadata from %s", o.topic, o.brokers);
 
     next = calloc((size_t)nparts, sizeof(int64_t));
+    durable = calloc((size_t)nparts, sizeof(int64_t));
     if (o.subscribe) {
         rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(sub, o.topic, RD_KAFKA_PARTITION_UA);
@@ -748,7 +760,10 @@ int main(int argc, char **argv) {
             sqlite3_bind_int64(setstate, 2, batch_max);
             step_done(setstate, "store the watermark");
         }
-        if (o.mode == MODE_EO) sql("COMMIT");
+        if (o.mode == MODE_EO) {
+            sql("COMMIT");
+            memcpy(durable, bnext, sizeof(int64_t) * (size_t)nparts);
+        }
         /* the time a checkpoint's write takes after the sink's commit (the
          * window of `kill after-sink-commit`) */
         if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);
@@ -760,7 +775,7 @@ int main(int argc, char **argv) {
         else printf("SD-BATCH commit id=%lld rows=%d", (long long)batch_id, n);
         if (!o.no_offsets) {
             printf(" offsets=");
-            for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)next[p]);
+            for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)durable[p]);
         }
         if (state_rows >= 0 && !o.bare_markers) printf(" state=%lld", (long long)state_rows);
         printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
@@ -781,6 +796,7 @@ int main(int argc, char **argv) {
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     free(next);
+    free(durable);
     free(b);
     return 0;
 }
