@@ -10,8 +10,8 @@
  *   clock reset         real time again (also what `heal` does)
  *
  * libfaketime re-reads the file at most once a second
- * (FAKETIME_CACHE_DURATION=1); the step waits that long so the next step
- * runs against the new time. Monotonic clocks are left alone
+ * (FAKETIME_CACHE_DURATION=1, in whole seconds); the step waits two so the
+ * next step runs against the new time. Monotonic clocks are left alone
  * (DONT_FAKE_MONOTONIC), or a JVM's timers would misbehave. */
 #include <stdio.h>
 #include <string.h>
@@ -43,8 +43,10 @@ static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, siz
     sd_sup_state_t s = {0};
     if (r->sup) sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "clock", det, s.incarnation, NULL, err, errlen))) return e;
-    /* libfaketime caches the file for up to a second */
-    int64_t until = sd_util_mono_ms() + 1100;
+    /* libfaketime caches the file for FAKETIME_CACHE_DURATION=1 second,
+     * counted in whole seconds of its own: a process can keep the old
+     * offset for up to two */
+    int64_t until = sd_util_mono_ms() + 2100;
     while (sd_util_mono_ms() < until)
         if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
     snprintf(detail, dlen, "%s", det);
