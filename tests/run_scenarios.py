@@ -35,6 +35,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -348,9 +349,6 @@ def test_harness_sigkill(binary):
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         if con.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             problems.append("run.db integrity check failed")
-        sent = con.execute("SELECT count(*) FROM ledger WHERE offset IS NOT NULL").fetchone()[0]
-        if sent < 1:
-            problems.append("run.db holds no acknowledged event")
         status = con.execute("SELECT value FROM meta WHERE key='status'").fetchone()[0]
         if status != "running":
             problems.append(f"meta status {status!r}, expected 'running' (the harness died)")
@@ -358,10 +356,18 @@ def test_harness_sigkill(binary):
     except sqlite3.Error as e:
         problems.append(f"run.db unreadable: {e}")
         sent = 0
+    # messages may still be packed (table pack) in a killed run's run.db:
+    # the report writes them out as rows first
     r = subprocess.run([binary, "report", run_dir], capture_output=True, text=True)
     if r.returncode != 0:
         problems.append(f"streamdrill report exit {r.returncode}: {r.stderr.strip()}")
     else:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        sent = con.execute("SELECT count(*) FROM ledger WHERE offset IS NOT NULL").fetchone()[0]
+        packs = con.execute("SELECT count(*) FROM pack").fetchone()[0]
+        con.close()
+        if sent < 1 or packs:
+            problems.append(f"after the report run.db holds {sent} acknowledged events and {packs} packs")
         s = json.load(open(os.path.join(run_dir, "summary.json")))
         if s["complete"] or s["verdict"] != "inconclusive" or not s["missing"]:
             problems.append(f"rebuilt summary should say incomplete/inconclusive: {s['verdict']} {s['missing']}")
@@ -369,6 +375,99 @@ def test_harness_sigkill(binary):
         print("FAIL harness-sigkill: " + "; ".join(problems))
         return False
     print(f"ok   harness-sigkill: pipeline {pipeline} gone after the harness was SIGKILLed; run.db readable ({sent} events acknowledged); report rebuilt")
+    return True
+
+
+def test_ledger_kill(binary, kills=3):
+    """SIGKILL the harness at random moments of a large produce step to the
+    real broker: after `streamdrill report`, every message the topic holds is
+    in run.db, and every delivery report run.db holds names the partition
+    and offset where the topic holds that very message."""
+    drill = os.path.join(ROOT, "tests", "ledger-kill.drill")
+    seed = int(os.environ.get("SD_LEDGER_KILL_SEED", str(int(time.time()))))
+    rnd = random.Random(seed)
+    problems, lines = [], []
+    for k in range(kills):
+        out = os.path.join(OUT, "ledger-kill", str(k))
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.Popen([binary, "run", drill, "--out", out, "--quiet", "--brokers", REAL["brokers"]],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_dir = os.path.join(out, "ledger-kill")
+        db = os.path.join(run_dir, "run.db")
+        # from the first message on, at a random moment of the step
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None:
+            try:
+                con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+                begun = con.execute("SELECT count(*) FROM step WHERE started_ms IS NOT NULL").fetchone()[0]
+                con.close()
+                if begun:
+                    break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.02)
+        delay = rnd.uniform(0.2, 3.0)
+        time.sleep(delay)
+        if p.poll() is not None:
+            problems.append(f"kill {k}: the run ended before the kill at {delay:.2f}s (exit {p.returncode})")
+            continue
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        packs = con.execute("SELECT count(*) FROM pack").fetchone()[0]
+        tag = con.execute("SELECT value FROM meta WHERE key='tag'").fetchone()[0]
+        topic = con.execute("SELECT value FROM meta WHERE key='topic'").fetchone()[0]
+        con.close()
+        r = subprocess.run([binary, "report", run_dir], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            problems.append(f"kill {k}: streamdrill report exit {r.returncode}: {r.stderr.strip()[-300:]}")
+            continue
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        if con.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            problems.append(f"kill {k}: run.db integrity check failed")
+        left = con.execute("SELECT count(*) FROM pack").fetchone()[0]
+        seqs = set(s for (s,) in con.execute("SELECT seq FROM sent"))
+        acks = con.execute("SELECT seq, partition, offset FROM ledger WHERE offset IS NOT NULL").fetchall()
+        con.close()
+        summary = json.load(open(os.path.join(run_dir, "summary.json")))
+        # the topic as the broker holds it: partition, offset, the event's id
+        kc = subprocess.run(["kcat", "-C", "-b", REAL["brokers"], "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%p %o %s\\n"],
+                            capture_output=True, text=True, timeout=600)
+        at, in_topic, foreign = {}, 0, 0
+        idre = re.compile(r'"event_id":"' + re.escape(tag) + r'-(\d+)"')
+        for line in kc.stdout.splitlines():
+            part, off, payload = line.split(" ", 2)
+            m = idre.search(payload)
+            in_topic += 1
+            if not m:
+                foreign += 1
+                continue
+            at[(int(part), int(off))] = int(m.group(1))
+        missing = [v for v in at.values() if v not in seqs]
+        wrong = [(s, pa, o) for s, pa, o in acks if at.get((pa, o)) != s]
+        unacked = in_topic - len(acks)
+        lines.append(f"kill {k} at {delay:.2f}s: {len(seqs)} in run.db ({packs} packs unpacked by report), {in_topic} in the topic, "
+                     f"{len(acks)} acknowledged, {unacked} delivered but their reports not yet written")
+        if kc.returncode != 0 or not in_topic:
+            problems.append(f"kill {k}: kcat read {in_topic} messages (exit {kc.returncode}): {kc.stderr.strip()[-200:]}")
+        if foreign:
+            problems.append(f"kill {k}: {foreign} messages in {topic} carry no id of this run")
+        if missing:
+            problems.append(f"kill {k}: {len(missing)} messages in the topic are not in run.db (first seq {missing[0]})")
+        if wrong:
+            problems.append(f"kill {k}: {len(wrong)} delivery reports name a partition and offset holding another message: {wrong[:3]}")
+        if unacked < 0:
+            problems.append(f"kill {k}: run.db acknowledges {len(acks)} messages, the topic holds {in_topic}")
+        if left:
+            problems.append(f"kill {k}: {left} packs left after the report")
+        if len(seqs) >= 2000000:
+            problems.append(f"kill {k}: the kill came after the produce step had sent everything")
+        if summary["counts"].get("produced") != len(acks) or summary["complete"]:
+            problems.append(f"kill {k}: summary says produced {summary['counts'].get('produced')}, complete {summary['complete']}")
+    if problems:
+        print(f"FAIL ledger-kill (seed {seed}): " + "; ".join(problems))
+        return False
+    print(f"ok   ledger-kill (seed {seed}): " + "; ".join(lines))
     return True
 
 
@@ -610,7 +709,8 @@ GOLDEN = os.path.join(ROOT, "tests", "golden", "parcel-restart")
 GOLDEN_FILES = ("summary.json", "junit.xml", "report.md")
 # summary.json keys whose values are figures of the moment
 MOMENT_KEYS = {"t_ms", "duration_ms", "started_at", "brokers", "pid", "stdout", "stderr", "cpu_ms", "peak_rss_kb",
-               "reconcile_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "rows_visible"}
+               "reconcile_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "rows_visible",
+               "idle_ms", "idle_share"}
 
 
 def normalize_golden(name, text, run_dir):
@@ -1128,7 +1228,8 @@ def main():
             continue
         cases.append(case)
     want_rt = not a.no_real and (not a.only or a.only in "realtime-compare")
-    real = [c for c in cases if c.needs] + ([True] if want_rt else [])
+    want_lk = not a.no_real and (not a.only or a.only in "ledger-kill")
+    real = [c for c in cases if c.needs] + ([True] if want_rt or want_lk else [])
     # single runs side by side (3 at a time; repeated cases parallelise themselves)
     singles = [c for c in cases if not c.needs and c.repeat == 1]
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as ex:
@@ -1158,6 +1259,8 @@ def main():
                 start_postgres()
             for case in [c for c in cases if c.needs]:
                 ok &= run_case(binary, case)
+            if not a.only or a.only in "ledger-kill":
+                ok &= test_ledger_kill(binary)
             if want_rt:
                 ok &= test_realtime_compare(binary)
         finally:

@@ -11,22 +11,26 @@ Figures (docs/testing.md, "Benchmarks", says what each one means):
               reports: the produce step of tests/bench/produce.drill) vs a bare
               librdkafka producer loop (tests/bench/bare_produce.c) with the same
               configuration and message sizes, to the embedded cluster and to a
-              real Apache Kafka broker                         target >= 0.8x
+              real Apache Kafka broker                         target >= 0.9x
   reconcile   10M observed ids (1% duplicated, 0.1% lost, shuffled) against a
               10M event ledger (sd_bench reconcile) vs `sort | uniq -d` and
               `sort -u | comm -23` (LC_ALL=C); the outputs are compared as sets
-                                                               target <= 0.5x time
+                                                               target <= 0.15x time
   sink read   10M rows through each sink reader and the observation vs the
-              plain tool on the same data: sqlite3 CLI, kcat, cat
-                                                               target >= 0.8x rate
+              plain tool on the same data: sqlite3 CLI, kcat (target >= 0.9x
+              rate), cat (target >= 0.25x rate)
   scale       tests/bench/scale-10m.drill: 10M events, three mid-batch kills,
               refpipe exactly-once on the real broker; must pass; the harness's
-              peak RSS                                          target <= 256 MB
+              peak RSS                                          target <= 128 MB
               and the time its charts take to draw              target < 10 s
-  overhead    the parcel drill with refpipe: wall time, and how it splits into
-              waiting for the pipeline and the harness's own work
-  growth      produce, read and reconcile at 1e5, 1e6, 1e7 events (table and
-              tests/out/bench/growth.svg)
+  overhead    the parcel drill with refpipe: wall time (target <= 2.5 s), how
+              it splits into waiting for the pipeline and the harness's own
+              work, and the harness's idle share (summary.json harness.idle_ms:
+              waiting after the pipeline's last sign of work)
+  growth      produce (to the real broker), read and reconcile at 1e5, 1e6,
+              1e7 and 1e8 events, the produce run's report and charts, and the
+              harness's peak RSS (table and tests/out/bench/growth.svg);
+              --no-100m stops at 1e7
 
 Every command runs without a shell. Output: the table on stdout and in
 tests/out/bench/bench.md, every sample in tests/out/bench/results.json.
@@ -159,17 +163,23 @@ def meta(con, key, default=None):
     return row[0] if row else default
 
 
-def produce_sd(n, brokers, i):
+def produce_run(n, brokers, i):
+    """The produce drill: its step's seconds, the run's folder, its summary."""
     out = os.path.join(OUT, "runs", f"produce-{i}")
     shutil.rmtree(out, ignore_errors=True)
     cmd = [BIN, "run", os.path.join(ROOT, "tests", "bench", "produce.drill"), "--set", f"n={n}", "--quiet", "--out", out]
     if brokers:
         cmd += ["--brokers", brokers]
     run(cmd, ok=(3,))  # no sink: nothing-judged
-    con = run_db(os.path.join(out, "produce"))
+    d = os.path.join(out, "produce")
+    con = run_db(d)
     started, ended = con.execute("SELECT started_ms, ended_ms FROM step WHERE text LIKE 'produce%'").fetchone()
     con.close()
-    return (ended - started) / 1000.0
+    return (ended - started) / 1000.0, d, json.load(open(os.path.join(d, "summary.json")))
+
+
+def produce_sd(n, brokers, i):
+    return produce_run(n, brokers, i)[0]
 
 
 def produce_bare(n, brokers, sizes, i):
@@ -186,7 +196,7 @@ def bench_produce(label, brokers, n, reps, sizes):
         ours.append(n / produce_sd(n, brokers, i))
     results["samples"][f"produce-{label}"] = {"bare_per_s": bare, "streamdrill_per_s": ours}
     figure(f"produce ({label})", "events/s", fmt_rate(med(ours)), f"bare librdkafka {fmt_rate(med(bare))}", "events/s",
-           med(ours) / med(bare), 0.8, ">=", f"{n:,} events, median of {reps}")
+           med(ours) / med(bare), 0.9, ">=", f"{n:,} events, median of {reps}")
     return med(ours)
 
 
@@ -282,7 +292,7 @@ def bench_scale(kafka_addr):
         f"(reconciliation {rec_ms / 1000:.1f} s), harness CPU {cpu_ms / 1000:.0f} s")
     if not passed:
         say(f"  SCALE DRILL DID NOT PASS: {s['reason']}: {s['message'][:600]}")
-    figure("peak RSS (10M run)", "MB", f"{rss_kb / 1024:.0f} MB", "budget 256 MB", "MB", rss_kb / 1024 / 256, 1.0, "<=",
+    figure("peak RSS (10M run)", "MB", f"{rss_kb / 1024:.0f} MB", "budget 128 MB", "MB", rss_kb / 1024 / 128, 1.0, "<=",
            "the harness process, all threads")
     figure("charts (10M run)", "s", f"{charts:.2f} s", "budget 10 s", "s", charts / 10, 1.0, "<=",
            f"all reports rebuilt in {report_s:.1f} s")
@@ -290,7 +300,7 @@ def bench_scale(kafka_addr):
 
 
 def bench_overhead(reps):
-    walls, waits, sends, procs, recs, cpus = [], [], [], [], [], []
+    walls, waits, sends, procs, recs, cpus, idles = [], [], [], [], [], [], []
     for i in range(reps):
         out = os.path.join(OUT, "runs", f"parcel-{i}")
         shutil.rmtree(out, ignore_errors=True)
@@ -311,18 +321,24 @@ def bench_overhead(reps):
         recs.append(int(meta(con, "reconcile_ms", "0")) / 1000)
         cpus.append(int(meta(con, "harness_cpu_ms", "0")) / 1000)
         con.close()
+        h = json.load(open(os.path.join(out, "parcel-restart", "summary.json")))["harness"]
+        idles.append(h["idle_ms"] / 1000)
         waits.append(wait)
         sends.append(send)
         procs.append(proc)
     w = med(walls)
     results["overhead"] = {"wall_s": w, "waiting_for_pipeline_s": med(waits), "sending_s": med(sends),
                            "process_control_s": med(procs), "reconcile_s": med(recs), "harness_cpu_s": med(cpus),
-                           "other_s": w - med(waits) - med(sends) - med(procs) - med(recs), "runs": reps}
+                           "other_s": w - med(waits) - med(sends) - med(procs) - med(recs), "runs": reps,
+                           "idle_s": med(idles), "idle_share": med(idles) / w, "walls_s": walls}
     o = results["overhead"]
     say(f"  parcel drill: {w:.2f} s wall (median of {reps}): waiting for the pipeline {o['waiting_for_pipeline_s']:.2f} s "
         f"(await, quiescence), sending {o['sending_s']:.2f} s, start/kill/restart {o['process_control_s']:.2f} s, "
         f"reconciliation {o['reconcile_s']:.2f} s, setup and reports {o['other_s']:.2f} s; "
-        f"the harness's own CPU {o['harness_cpu_s']:.2f} s ({100 * o['harness_cpu_s'] / w:.0f}% of the wall time)")
+        f"the harness's own CPU {o['harness_cpu_s']:.2f} s ({100 * o['harness_cpu_s'] / w:.0f}% of the wall time); "
+        f"idle after the pipeline's last sign of work {o['idle_s']:.2f} s ({100 * o['idle_share']:.0f}% of the wall time)")
+    figure("parcel-restart.drill wall time (embedded)", "s", f"{w:.2f} s", "budget 2.5 s", "s", w / 2.5, 1.0, "<=",
+           f"median of {reps}; harness idle {100 * o['idle_share']:.0f}%")
 
 
 def growth_chart():
@@ -342,7 +358,7 @@ set key top left
 set xlabel 'events'
 set ylabel 'seconds'
 set title 'streamdrill: cost against size (a slope of 1 is linear)'
-plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title 'produce (embedded cluster)', \\
+plot '{dat}' using 1:2 with linespoints lw 2 pt 7 title 'produce (real broker)', \\
      '' using 1:3 with linespoints lw 2 pt 5 title 'read a sqlite sink', \\
      '' using 1:4 with linespoints lw 2 pt 9 title 'reconcile', \\
      '' using 1:($1/1e6) with lines dt 2 lc rgb '#999999' title 'linear (1 us per event)'
@@ -374,12 +390,14 @@ def write_markdown():
                       f"{s['kills_mid_batch']} of {s['kills']} kills inside a batch, {s['wall_s']:.0f} s wall, reconciliation "
                       f"{s['reconcile_s']:.1f} s, peak RSS {s['peak_rss_mb']:.0f} MB, charts {s['charts_s']:.2f} s."]
     if results["growth"]:
-        lines += ["", "| events | produce (s) | read sqlite (s) | reconcile (s) | produce ns/event | read ns/event | reconcile ns/event |",
-                  "|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["", "| events | broker | produce (s) | read sqlite (s) | reconcile (s) | report (s) | charts (s) | produce ns/event | "
+                      "read ns/event | reconcile ns/event | produce run peak RSS (MB) |",
+                  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for g in results["growth"]:
             n = g["events"]
-            lines.append(f"| {n:,} | {g['produce_s']:.3f} | {g['read_sqlite_s']:.3f} | {g['reconcile_s']:.3f} | "
-                         f"{1e9 * g['produce_s'] / n:.0f} | {1e9 * g['read_sqlite_s'] / n:.0f} | {1e9 * g['reconcile_s'] / n:.0f} |")
+            lines.append(f"| {n:,} | {g['broker']} | {g['produce_s']:.3f} | {g['read_sqlite_s']:.3f} | {g['reconcile_s']:.3f} | "
+                         f"{g['report_s']:.1f} | {g['charts_s']:.1f} | {1e9 * g['produce_s'] / n:.0f} | {1e9 * g['read_sqlite_s'] / n:.0f} | "
+                         f"{1e9 * g['reconcile_s'] / n:.0f} | {g['produce_peak_rss_mb']:.0f} |")
     open(os.path.join(OUT, "bench.md"), "w").write("\n".join(lines) + "\n")
     say("\n" + "\n".join(lines))
 
@@ -390,6 +408,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition: a smoke run of the bench itself")
     ap.add_argument("--keep", action="store_true", help="keep the generated data in tests/out/bench/data")
+    ap.add_argument("--no-100m", action="store_true", help="growth stops at 10 million events (the 100 million point takes about 15 minutes and 40 GB of disk)")
     a = ap.parse_args()
     b = os.path.join(ROOT, a.build)
     BIN, SDB, BARE = os.path.join(b, "streamdrill"), os.path.join(b, "bench", "sd_bench"), os.path.join(b, "bench", "bare_produce")
@@ -409,14 +428,14 @@ def main():
             bench_produce("real Kafka broker", kafka.addr, pn, 1 if a.quick else 5, sizes)
         say("reconcile")
         ours, uniq, comm = bench_reconcile(big, reps)
-        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort|uniq -d {uniq:.2f} s", "s", ours / uniq, 0.5, "<=")
-        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort -u|comm {comm:.2f} s", "s", ours / comm, 0.5, "<=")
+        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort|uniq -d {uniq:.2f} s", "s", ours / uniq, 0.15, "<=")
+        figure(f"reconcile {big:,} ids", "s", f"{ours:.2f} s", f"sort -u|comm {comm:.2f} s", "s", ours / comm, 0.15, "<=")
         say("sink read")
         rd = bench_read(big, reps, kafka.addr)
         tools = {"sqlite": "sqlite3 CLI", "jsonl": "cat", "kafka": "kcat"}
         for kind, (ours_s, tool_s, tool2_s) in rd.items():
             figure(f"read {big:,} rows ({kind})", "rows/s", fmt_rate(big / ours_s), f"{tools[kind]} {fmt_rate(big / tool_s)}",
-                   "rows/s", tool_s / ours_s, 0.8, ">=")
+                   "rows/s", tool_s / ours_s, 0.25 if kind == "jsonl" else 0.9, ">=")
             if tool2_s:
                 figure(f"read {big:,} rows ({kind})", "rows/s", fmt_rate(big / ours_s), f"jq -r .event_id {fmt_rate(big / tool2_s)}",
                        "rows/s", tool2_s / ours_s, None, ">=")
@@ -426,16 +445,32 @@ def main():
         say("overhead")
         bench_overhead(1 if a.quick else 5)
         say("growth")
-        sizes_g = [10_000, 100_000] if a.quick else [100_000, 1_000_000, 10_000_000]
+        sizes_g = [10_000, 100_000] if a.quick else [100_000, 1_000_000, 10_000_000] + ([] if a.no_100m else [100_000_000])
         for n in sizes_g:
-            p = produce_sd(n, None, f"g{n}")
+            if n > 10_000_000 and not kafka.addr:
+                say(f"  {n:,} events: skipped (needs the real broker: the embedded cluster keeps every message in memory)")
+                continue
+            p, d, summ = produce_run(n, kafka.addr, f"g{n}")
+            t1 = time.perf_counter()
+            rep = run([BIN, "report", "--verbose", d])
+            report_s = time.perf_counter() - t1
+            charts = float(re.search(r"charts=([0-9.]+)s", rep.stdout).group(1))
+            rss = summ["harness"]["peak_rss_kb"] / 1024
+            shutil.rmtree(os.path.dirname(d), ignore_errors=True)
             if n == big:
                 rs, rc = rd["sqlite"][0], ours
             else:
                 rs = bench_read(n, 1, None, growth=True)["sqlite"][0]
                 rc = bench_reconcile(n, 1)[0]
-            results["growth"].append({"events": n, "produce_s": round(p, 4), "read_sqlite_s": round(rs, 4), "reconcile_s": round(rc, 4)})
-            say(f"  {n:>12,} events: produce {p:.3f} s, read {rs:.3f} s, reconcile {rc:.3f} s")
+                for f in os.listdir(DATA):  # the largest sizes fill the disk otherwise
+                    if str(n) in f:
+                        p2 = os.path.join(DATA, f)
+                        shutil.rmtree(p2) if os.path.isdir(p2) else os.unlink(p2)
+            results["growth"].append({"events": n, "produce_s": round(p, 4), "read_sqlite_s": round(rs, 4), "reconcile_s": round(rc, 4),
+                                      "report_s": round(report_s, 2), "charts_s": charts, "produce_peak_rss_mb": round(rss, 1),
+                                      "broker": "real" if kafka.addr else "embedded"})
+            say(f"  {n:>12,} events: produce {p:.3f} s, read {rs:.3f} s, reconcile {rc:.3f} s, report {report_s:.1f} s "
+                f"(charts {charts:.1f} s), produce run's peak RSS {rss:.0f} MB")
         growth_chart()
     write_markdown()
     json.dump(results, open(os.path.join(OUT, "results.json"), "w"), indent=2)
