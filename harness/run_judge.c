@@ -297,9 +297,14 @@ typedef struct {
     int64_t nseq;
 } sd_pending_ctx_t;
 
+/* The array is made at the first pending id: a pipeline that caught up
+ * costs no byte per event. */
 static void sd_run_mark_pending(void *opaque, int64_t s, int p, int64_t o) {
     sd_pending_ctx_t *c = opaque;
-    if (p >= 0 && p < c->partitions && s >= 0 && s < c->nseq && o >= (c->consumed[p] < 0 ? 0 : c->consumed[p])) c->pending[s] = 1;
+    if (p >= 0 && p < c->partitions && s >= 0 && s < c->nseq && o >= (c->consumed[p] < 0 ? 0 : c->consumed[p])) {
+        if (!c->pending) c->pending = sd_util_xcalloc((size_t)c->nseq, 1);
+        c->pending[s] = 1;
+    }
 }
 
 /* Ids the pipeline has not consumed yet, as far as the harness can see:
@@ -319,9 +324,9 @@ static uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
     sd_progress_poll(r, NULL, 0); /* the freshest committed offsets */
     uint8_t *pending = NULL;
     if (r->consumed && r->last_offsets_mono) {
-        pending = sd_util_xcalloc((size_t)(r->nseq ? r->nseq : 1), 1);
-        sd_pending_ctx_t c = {.consumed = r->consumed, .partitions = r->partitions, .pending = pending, .nseq = r->nseq};
+        sd_pending_ctx_t c = {.consumed = r->consumed, .partitions = r->partitions, .pending = NULL, .nseq = r->nseq};
         sd_ledger_each_position(r->ledger, sd_run_mark_pending, &c);
+        if (!(pending = c.pending)) return NULL;
         sd_buf_t b;
         sd_buf_init(&b);
         for (int p = 0; p < r->partitions; p++)
