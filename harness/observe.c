@@ -106,27 +106,27 @@ static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char 
         o->timed_rows++;
         if (!o->sent_rel || o->sent_rel[seq] == UINT32_MAX) return 0;
         if (!o->lat) {
-            o->lat = sd_util_xmalloc(sizeof(uint16_t) * (size_t)(o->nseq ? o->nseq : 1));
-            memset(o->lat, 0xff, sizeof(uint16_t) * (size_t)(o->nseq ? o->nseq : 1));
+            o->lat = sd_util_xmalloc(3 * (size_t)(o->nseq ? o->nseq : 1));
+            memset(o->lat, 0xff, 3 * (size_t)(o->nseq ? o->nseq : 1));
         }
         int64_t rel = t - o->base_ms;
         if (rel < 0) rel = 0;
         if (rel > (int64_t)UINT32_MAX - 1) rel = (int64_t)UINT32_MAX - 1;
         int64_t lat = rel > o->sent_rel[seq] ? rel - o->sent_rel[seq] : 0, cur = sd_observe_latency(o, seq);
         if (cur >= 0 && cur <= lat) return 0; /* the first write is the earliest */
-        if (lat < SD_LAT_BIG) {
-            o->lat[seq] = (uint16_t)lat;
-        } else {
-            o->lat[seq] = SD_LAT_BIG;
-            sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
-        }
+        uint32_t cell = lat < SD_LAT_BIG ? (uint32_t)lat : SD_LAT_BIG;
+        if (cell == SD_LAT_BIG) sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
+        uint8_t *p = o->lat + 3 * seq;
+        p[0] = (uint8_t)cell, p[1] = (uint8_t)(cell >> 8), p[2] = (uint8_t)(cell >> 16);
     }
     return 0;
 }
 
 int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq) {
-    if (!o->lat || o->lat[seq] == SD_LAT_NONE) return -1;
-    return o->lat[seq] == SD_LAT_BIG ? (int64_t)sd_i64map_get(&o->lat_big, seq) : o->lat[seq];
+    if (!o->lat) return -1;
+    uint32_t cell = sd_observe_lat_cell(o, seq);
+    if (cell == SD_LAT_NONE) return -1;
+    return cell == SD_LAT_BIG ? (int64_t)sd_i64map_get(&o->lat_big, seq) : cell;
 }
 
 sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const uint32_t *sent_rel,

@@ -36,17 +36,23 @@ typedef struct sd_observe_s {
      * gives (relative to base_ms, 0 before it) minus when the event was
      * first handed to Kafka (sent_rel, relative to base_ms), 0 when it was
      * written before; only when the sink gives write times and the caller
-     * gave sent_rel, NULL otherwise. Two bytes a seq: SD_LAT_BIG means the
-     * value is in lat_big, SD_LAT_NONE not seen with a write time. */
-    uint16_t *lat;
+     * gave sent_rel, NULL otherwise. Three bytes a seq (little-endian), exact
+     * to 4.6 hours: SD_LAT_BIG means the value is in lat_big, SD_LAT_NONE
+     * not seen with a write time. */
+    uint8_t *lat;
     sd_i64map_t lat_big;
     const uint32_t *sent_rel;
     int64_t base_ms;
     int64_t timed_rows;
 } sd_observe_t;
 
-#define SD_LAT_BIG 0xfffe
-#define SD_LAT_NONE 0xffff
+#define SD_LAT_BIG 0xfffffe
+#define SD_LAT_NONE 0xffffff
+/* A latency cell as stored (SD_LAT_NONE when none). */
+static inline uint32_t sd_observe_lat_cell(const sd_observe_t *o, int64_t seq) {
+    const uint8_t *p = o->lat + 3 * seq;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
 /* The latency of seq (see lat), or -1 when it has none. */
 int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 

@@ -231,13 +231,23 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
 }
 
 /* Latency quantiles of a sink over the target events it holds (exact:
- * nearest rank, from a histogram of the two-byte latencies and the sorted
- * large ones), and a sample of (seq, sent, seen) every nseq / 20,000 events
+ * nearest rank, sd_util_rank_u24 over the 3-byte cells), and a sample of (seq, sent, seen) every nseq / 20,000 events
  * into the table `latency` for the charts; seen is sent plus the latency
  * (a write time before the send counts as the send). */
 static int sd_run_cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    const sd_run_t *r;
+    const sd_observe_t *obs;
+} sd_lat_ctx_t;
+
+/* A target event's latency cell (SD_LAT_NONE for any other event). */
+static uint32_t sd_run_lat_cell(const void *opaque, int64_t s) {
+    const sd_lat_ctx_t *c = opaque;
+    return c->r->disp[s] == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
 }
 
 static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
@@ -258,28 +268,27 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
         sd_ledger_latency(r->ledger, sink, seq, sent, seen, k, NULL, 0);
         free(seq);
     }
-    uint32_t *hist = sd_util_xcalloc(SD_LAT_BIG, sizeof(uint32_t));
     uint32_t *big = NULL;
     int64_t n = 0, nbig = 0;
     for (int64_t s = 0; s < r->nseq; s++) {
-        if (r->disp[s] != SD_DISP_TARGET || obs->lat[s] == SD_LAT_NONE) continue;
+        if (r->disp[s] != SD_DISP_TARGET) continue;
+        uint32_t cell = sd_observe_lat_cell(obs, s);
+        if (cell == SD_LAT_NONE) continue;
         n++;
-        if (obs->lat[s] != SD_LAT_BIG) {
-            hist[obs->lat[s]]++;
-            continue;
+        if (cell == SD_LAT_BIG) {
+            big = sd_util_xrealloc(big, sizeof(uint32_t) * (size_t)(nbig + 1));
+            big[nbig++] = sd_i64map_get(&obs->lat_big, s);
         }
-        big = sd_util_xrealloc(big, sizeof(uint32_t) * (size_t)(nbig + 1));
-        big[nbig++] = sd_i64map_get(&obs->lat_big, s);
     }
     if (n) {
         qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32);
-        c->latency_p50_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 50 / 100);
-        c->latency_p95_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 95 / 100);
-        c->latency_p99_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, (n - 1) * 99 / 100);
-        c->latency_max_ms = sd_util_hist_rank(hist, SD_LAT_BIG, big, nbig, n - 1);
+        sd_lat_ctx_t lc = {r, obs};
+        c->latency_p50_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 50 / 100);
+        c->latency_p95_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 95 / 100);
+        c->latency_p99_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 99 / 100);
+        c->latency_max_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, n - 1);
         c->latency_samples = n;
     }
-    free(hist);
     free(big);
 }
 

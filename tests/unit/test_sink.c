@@ -436,18 +436,18 @@ Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
     cr_log_info("fast path answered %lld of %lld rows (%lld with an id)", (long long)fast, (long long)total, (long long)ids);
 }
 
-/* Latencies as the observation keeps them (two bytes a seq, the large ones
- * exactly in a map): the earliest copy's write time minus the send time, 0
- * for a write before the send, none for an event never sent or a row
- * without a time; past 65,533 ms exact through the map. */
-Test(sink, observed_latencies_are_exact_in_two_bytes) {
+/* Latencies as the observation keeps them (three bytes a seq, the large
+ * ones exactly in a map): the earliest copy's write time minus the send
+ * time, 0 for a write before the send, none for an event never sent or a
+ * row without a time; past 2^24 - 3 ms (4.6 hours) exact through the map. */
+Test(sink, observed_latencies_are_exact_in_three_bytes) {
     char *path = sd_util_fmt("%s/t.jsonl", dir);
     FILE *f = fopen(path, "w");
     fputs("{\"event_id\":\"abc-0\",\"t\":1500}\n"     /* sent at 1000 (base 0 + 1000): 500 */
           "{\"event_id\":\"abc-0\",\"t\":1200}\n"     /* an earlier copy: 200 */
           "{\"event_id\":\"abc-0\",\"t\":1900}\n"     /* a later one changes nothing */
-          "{\"event_id\":\"abc-1\",\"t\":90000}\n"    /* sent at 1000: 89000, past two bytes */
-          "{\"event_id\":\"abc-1\",\"t\":95000}\n"
+          "{\"event_id\":\"abc-1\",\"t\":20001000}\n" /* sent at 1000: 20,000,000 ms, past three bytes */
+          "{\"event_id\":\"abc-1\",\"t\":20005000}\n"
           "{\"event_id\":\"abc-2\",\"t\":10}\n"       /* written before it was sent: 0 */
           "{\"event_id\":\"abc-3\",\"t\":5000}\n"     /* never sent */
           "{\"event_id\":\"abc-4\"}\n",               /* no write time */
@@ -459,7 +459,7 @@ Test(sink, observed_latencies_are_exact_in_two_bytes) {
     char err[512];
     cr_assert_eq(sd_observe_sink(s, "abc", 5, 0, sent_rel, &o, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(sd_observe_latency(&o, 0), 200);
-    cr_assert_eq(sd_observe_latency(&o, 1), 89000);
+    cr_assert_eq(sd_observe_latency(&o, 1), 20000000);
     cr_assert_eq(sd_observe_latency(&o, 2), 0);
     cr_assert_eq(sd_observe_latency(&o, 3), -1);
     cr_assert_eq(sd_observe_latency(&o, 4), -1);

@@ -134,3 +134,43 @@ Test(util, hist_rank_matches_sort) {
         }
     }
 }
+
+static uint32_t cell_of(const void *ctx, int64_t i) { return ((const uint32_t *)ctx)[i]; }
+
+/* the latencies' quantiles: 24-bit values counted in two passes, the
+ * larger ones from a sorted list, "none" skipped, against a full sort */
+Test(util, rank_u24_matches_sort) {
+    srand(11);
+    const uint32_t none = (1u << 24) - 1, top = (1u << 24) - 2;
+    for (int shape = 0; shape < 4; shape++) {
+        int64_t n = 20000;
+        uint32_t *v = malloc(sizeof(uint32_t) * (size_t)n), *sorted = malloc(sizeof(uint32_t) * (size_t)n),
+                 *big = malloc(sizeof(uint32_t) * (size_t)n);
+        int64_t m = 0, nbig = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t x = shape == 0 ? (uint32_t)rand() % (1u << 24) : shape == 1 ? (uint32_t)(rand() % 70000)
+                       : shape == 2 ? 4096u * (uint32_t)(rand() % 3) + 7u : (uint32_t)rand();
+            if (i % 7 == 3) x = none;
+            if (x == none) {
+                v[i] = none;
+                continue;
+            }
+            sorted[m++] = x;
+            if (x >= top) {
+                big[nbig++] = x;
+                v[i] = top; /* as a cell: its value is in the list */
+            } else {
+                v[i] = x;
+            }
+        }
+        qsort(sorted, (size_t)m, sizeof(uint32_t), cmp_u32);
+        qsort(big, (size_t)nbig, sizeof(uint32_t), cmp_u32);
+        int64_t ks[] = {0, (m - 1) * 50 / 100, (m - 1) * 95 / 100, (m - 1) * 99 / 100, m - 1};
+        for (int q = 0; q < 5; q++)
+            cr_assert_eq(sd_util_rank_u24(cell_of, v, n, big, nbig, ks[q]), (int64_t)sorted[ks[q]], "shape %d rank %lld", shape,
+                         (long long)ks[q]);
+        free(v);
+        free(sorted);
+        free(big);
+    }
+}
