@@ -3,6 +3,7 @@
  * each copy, counts, checks and latency in run.db (through the ledger's
  * reads and writes: no SQL here), and set the pipeline's own account
  * beside the ledger. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
     *unconsumed = 0;
     sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
     if (e) return e;
+    /* what the producer's queues and the ledger's batches held while the
+     * run sent is free by now: give it back before the sinks' per-event
+     * arrays are made (the run's peak memory is here) */
+    malloc_trim(0);
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed);
     uint8_t *pending = sd_run_pending(r, why, wlen);
