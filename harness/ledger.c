@@ -266,17 +266,6 @@ static sd_err_t sd_ledger_sync(sd_ledger_t *l, char *err, size_t errlen);
 
 enum { SD_PK_SIDE = 1, SD_PK_TIME = 2, SD_PK_DETAIL = 4, SD_PK_KEY = 8, SD_PK_KIND = 16, SD_PK_DISP = 32, SD_PK_STEP = 64 };
 
-static void sd_pk_u(sd_buf_t *o, uint64_t v) {
-    uint8_t t[10];
-    int k = 0;
-    while (v >= 0x80) {
-        t[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[k++] = (uint8_t)v;
-    sd_buf_append(o, t, (size_t)k);
-}
-
 /* A reader over a pack; any read past its end marks it damaged. */
 typedef struct {
     const uint8_t *p, *end;
@@ -338,8 +327,8 @@ static uint8_t *sd_pk_ws(uint8_t *w, const char *s, size_t n) {
  * record reserved before it (this is the writer's hot path). */
 static void sd_ledger_pack(const sd_lbatch_t *b, sd_buf_t *o) {
     sd_buf_reset(o);
-    sd_pk_u(o, (uint64_t)b->nsends);
-    sd_pk_u(o, (uint64_t)b->nacks);
+    sd_buf_reserve(o, 2 * 10);
+    o->len = (size_t)((char *)sd_pk_w(sd_pk_w((uint8_t *)o->data, (uint64_t)b->nsends), (uint64_t)b->nacks) - o->data);
     int64_t n = 0, seq = 0, t = 0, q = 0;
     int step = -1;
     const char *kind = NULL, *disp = NULL;
