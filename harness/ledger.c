@@ -65,7 +65,7 @@ struct sd_ledger_s {
     sd_lbatch_t *qhead, *qtail, *pool;
     int64_t submitted, done;        /* tickets */
     int64_t last_submit_ms;         /* the newest hand-over: the writer unpacks only after SD_LEDGER_IDLE_MS */
-    sd_lbatch_t *scratch;           /* the writer's: a pack being unpacked */
+    sd_lbatch_t *scratch;           /* a pack being unpacked (under mu, by the writer or a reader) */
     sd_err_t async_err;             /* the writer's first failure */
     char async_errstr[512];
     int stop, writer_started;
@@ -505,13 +505,10 @@ static int sd_ledger_unpack_one(sd_ledger_t *l, sd_lbatch_t *scratch, sd_err_t *
 static sd_err_t sd_ledger_settle(sd_ledger_t *l, char *err, size_t errlen) {
     sd_err_t e = sd_ledger_sync(l, err, errlen);
     if (e) return e;
-    sd_lbatch_t *scratch = sd_util_xcalloc(1, sizeof(*scratch));
-    sd_buf_init(&scratch->text);
-    pthread_mutex_lock(&l->mu);
-    while (sd_ledger_unpack_one(l, scratch, &e, err, errlen)) {
+    pthread_mutex_lock(&l->mu); /* l->scratch is used under it only, by whichever thread unpacks */
+    while (sd_ledger_unpack_one(l, l->scratch, &e, err, errlen)) {
     }
     pthread_mutex_unlock(&l->mu);
-    sd_lbatch_free(scratch);
     return e;
 }
 
