@@ -231,10 +231,6 @@ static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_re
     return e;
 }
 
-/* Latency quantiles of a sink over the target events it holds (exact:
- * nearest rank, sd_util_rank_u24 over the 3-byte cells), and a sample of (seq, sent, seen) every nseq / 20,000 events
- * into the table `latency` for the charts; seen is sent plus the latency
- * (a write time before the send counts as the send). */
 static int sd_run_cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
@@ -251,6 +247,11 @@ static uint32_t sd_run_lat_cell(const void *opaque, int64_t s) {
     return c->r->disp[s] == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
 }
 
+/* Latency quantiles of a sink over the target events it holds (exact:
+ * nearest rank, sd_util_ranks_u24 over the 3-byte cells), and a sample of
+ * (seq, sent, seen) every nseq / 20,000 events into the table `latency`
+ * for the charts; seen is sent plus the latency (a write time before the
+ * send counts as the send). */
 static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
     c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
     c->latency_samples = 0;
@@ -284,10 +285,12 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
     if (n) {
         qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32);
         sd_lat_ctx_t lc = {r, obs};
-        c->latency_p50_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 50 / 100);
-        c->latency_p95_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 95 / 100);
-        c->latency_p99_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, (n - 1) * 99 / 100);
-        c->latency_max_ms = sd_util_rank_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, n - 1);
+        int64_t ks[4] = {(n - 1) * 50 / 100, (n - 1) * 95 / 100, (n - 1) * 99 / 100, n - 1}, q[4];
+        sd_util_ranks_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, ks, q, 4);
+        c->latency_p50_ms = q[0];
+        c->latency_p95_ms = q[1];
+        c->latency_p99_ms = q[2];
+        c->latency_max_ms = q[3];
         c->latency_samples = n;
     }
     free(big);

@@ -427,26 +427,30 @@ int64_t sd_util_hist_rank(const uint32_t *hist, int64_t nh, const uint32_t *big,
     return k - below < nbig ? (int64_t)big[k - below] : -1;
 }
 
-int64_t sd_util_rank_u24(uint32_t (*get)(const void *ctx, int64_t i), const void *ctx, int64_t n, const uint32_t *big, int64_t nbig,
-                         int64_t k) {
+void sd_util_ranks_u24(uint32_t (*get)(const void *ctx, int64_t i), const void *ctx, int64_t n, const uint32_t *big, int64_t nbig,
+                       const int64_t *ks, int64_t *out, int nk) {
     const uint32_t top = (1u << 24) - 2;
-    uint32_t h[4096];
+    uint32_t h[4096], low[4096];
     memset(h, 0, sizeof(h));
     for (int64_t i = 0; i < n; i++) {
         uint32_t v = get(ctx, i);
         if (v < top) h[v >> 12]++;
     }
-    int64_t below = 0;
-    int b = 0;
-    for (; b < 4096 && below + h[b] <= k; b++) below += h[b];
-    if (b == 4096) return sd_util_hist_rank(h, 0, big, nbig, k - below);
-    int64_t in_b = k - below;
-    memset(h, 0, sizeof(h));
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t v = get(ctx, i);
-        if (v < top && (int)(v >> 12) == b) h[v & 4095]++;
+    for (int q = 0; q < nk; q++) {
+        int64_t below = 0, k = ks[q];
+        int b = 0;
+        for (; b < 4096 && below + h[b] <= k; b++) below += h[b];
+        if (b == 4096) {
+            out[q] = sd_util_hist_rank(h, 0, big, nbig, k - below);
+            continue;
+        }
+        memset(low, 0, sizeof(low));
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t v = get(ctx, i);
+            if (v < top && (int)(v >> 12) == b) low[v & 4095]++;
+        }
+        out[q] = ((int64_t)b << 12) + sd_util_hist_rank(low, 4096, NULL, 0, k - below);
     }
-    return ((int64_t)b << 12) + sd_util_hist_rank(h, 4096, NULL, 0, in_b);
 }
 
 /* Length of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */

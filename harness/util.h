@@ -35,13 +35,13 @@ int sd_util_parse_iso8601(const char *s, int64_t *out);
  * above (big); -1 past the end. Exact quantiles of ten million small
  * numbers in a few hundred kilobytes. */
 int64_t sd_util_hist_rank(const uint32_t *hist, int64_t nh, const uint32_t *big, int64_t nbig, int64_t k);
-/* The k-th smallest (0-based) of the values get(ctx, i), i < n, that are
- * below 2^24 - 2 (larger ones, 2^24 - 1 meaning "none", are skipped), and
- * the sorted values of big (each 2^24 - 2 or more): two counting passes,
- * by the top twelve bits and then the low twelve of the bucket holding
- * rank k, in two 16 KB tables. -1 past the end. */
-int64_t sd_util_rank_u24(uint32_t (*get)(const void *ctx, int64_t i), const void *ctx, int64_t n, const uint32_t *big, int64_t nbig,
-                         int64_t k);
+/* The ks[q]-th smallest (0-based) of the values get(ctx, i), i < n, that
+ * are below 2^24 - 2 (larger ones, 2^24 - 1 meaning "none", are skipped),
+ * and the sorted values of big (each 2^24 - 2 or more), into out[q], -1
+ * past the end: one counting pass by the top twelve bits, then one per rank
+ * by the low twelve of the bucket that holds it, in two 16 KB tables. */
+void sd_util_ranks_u24(uint32_t (*get)(const void *ctx, int64_t i), const void *ctx, int64_t n, const uint32_t *big, int64_t nbig,
+                       const int64_t *ks, int64_t *out, int nk);
 
 /* Parse a duration: 250ms, 3s, 1.5s, 10m, 2h, 1d; a bare number is seconds.
  * Returns 0 and sets *out_ms, -1 if malformed or negative. */
