@@ -29,7 +29,7 @@ HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c har
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
               harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
               harness/run_bounds.c harness/result_join.c harness/run_join.c \
-              harness/xsched.c harness/shrink.c harness/explore.c
+              harness/xsched.c harness/shrink.c harness/explore.c harness/init.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c

@@ -17,6 +17,7 @@
 #include "broker.h"
 #include "err.h"
 #include "explore.h"
+#include "init.h"
 #include "lang.h"
 #include "run.h"
 #include "scenario.h"
@@ -41,11 +42,13 @@ static struct {
     /* explore */
     int runs, jobs, tries, confirm, shrink_runs, keep_steps, keep_going, print_only;
     int64_t budget_ms;
+    /* init */
+    const char *pipeline, *sink, *progress, *name;
 } sd_opt = {.out = "streamdrill-out", .nbrokers = 1, .jobs = 1, .tries = 3, .confirm = 10, .shrink_runs = 300};
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
-       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT };
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -67,6 +70,10 @@ static const struct option sd_long_opts[] = {
     {"keep-steps", no_argument, NULL, OPT_KEEP_STEPS},
     {"keep-going", no_argument, NULL, OPT_KEEP_GOING},
     {"print", no_argument, NULL, OPT_PRINT},
+    {"pipeline", required_argument, NULL, OPT_PIPELINE},
+    {"sink", required_argument, NULL, OPT_SINK},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"name", required_argument, NULL, OPT_NAME},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -74,6 +81,7 @@ static const struct option sd_long_opts[] = {
 static void sd_usage(FILE *f) {
     fputs("usage: streamdrill run FILE... [options]      run drills, write reports, exit with the verdict\n"
           "       streamdrill check FILE... [--set N=V]  parse and validate scenarios only\n"
+          "       streamdrill init FILE [options]        write a commented first drill (FILE - for stdout)\n"
           "       streamdrill explore FILE [options]     random fault schedules over FILE's header; each distinct\n"
           "                                              failure shrunk to a minimal drill (exit 1 when one is found)\n"
           "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
@@ -88,6 +96,12 @@ static void sd_usage(FILE *f) {
           "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
           "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
           "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "\n"
+          "Init options:\n"
+          "      --pipeline CMD     the pipeline's command line (default: the reference pipeline, refpipe)\n"
+          "      --sink KIND        sqlite (default), postgres, kafka, jsonl, spark-files, delta, command\n"
+          "      --progress SOURCE  markers (refpipe's default), group (default with --pipeline), spark, sink\n"
+          "      --name NAME        the scenario's name (default: FILE without .drill)\n"
           "\n"
           "Explore options:\n"
           "      --runs N           schedules to run (default 20 without --budget)\n"
@@ -162,6 +176,52 @@ static int sd_cmd_check(int nfiles, char **files) {
         sd_scenario_free(sc);
     }
     return bad ? SD_EXIT_USAGE : SD_EXIT_PASS;
+}
+
+/* `streamdrill init FILE`: the starter drill, proved by the parser before
+ * it is written; an existing FILE is never replaced. */
+static int sd_cmd_init(int nfiles, char **files) {
+    if (nfiles != 1) {
+        fprintf(stderr, "streamdrill init: expected one file to write (or - for stdout), found %d\n", nfiles);
+        return SD_EXIT_USAGE;
+    }
+    const char *file = files[0];
+    int to_stdout = !strcmp(file, "-");
+    char *stem = to_stdout ? sd_util_strdup("first-drill") : sd_util_stem(file);
+    sd_init_opts_t o = {.pipeline = sd_opt.pipeline, .sink = sd_opt.sink, .progress = sd_opt.progress,
+                        .name = sd_opt.name ? sd_opt.name : stem};
+    char err[2048];
+    sd_buf_t b;
+    sd_buf_init(&b);
+    int rc = SD_EXIT_PASS;
+    sd_scenario_t *sc = NULL;
+    if (sd_init_drill(&o, &b, err, sizeof(err))) {
+        fprintf(stderr, "streamdrill init: %s\n", err);
+        rc = SD_EXIT_USAGE;
+    } else if (sd_scenario_parse_text(to_stdout ? "<stdout>" : file, b.data, &sd_opt.sets, &sc, err, sizeof(err))) {
+        /* a pipeline line the language refuses (an unknown {placeholder}, a quote left open) */
+        fprintf(stderr, "streamdrill init: the drill it would write does not parse: %s\n", err);
+        rc = SD_EXIT_USAGE;
+    } else if (to_stdout) {
+        fwrite(b.data, 1, b.len, stdout);
+    } else if (sd_util_exists(file)) {
+        fprintf(stderr, "streamdrill init: %s exists: refusing to replace it\n", file);
+        rc = SD_EXIT_USAGE;
+    } else {
+        FILE *f = fopen(file, "wx");
+        if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f)) {
+            fprintf(stderr, "streamdrill init: write %s: %s\n", file, strerror(errno));
+            if (f) unlink(file);
+            rc = SD_EXIT_INTERNAL;
+        } else if (!sd_opt.quiet) {
+            printf("%s: written (%s, %d steps); check it with `streamdrill check %s`, run it with `streamdrill run %s`\n",
+                   file, sc->name, sc->nsteps, file, file);
+        }
+    }
+    if (sc) sd_scenario_free(sc);
+    sd_buf_free(&b);
+    free(stem);
+    return rc;
 }
 
 static int sd_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -569,8 +629,8 @@ int main(int argc, char **argv) {
         return SD_EXIT_PASS;
     }
     if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare") &&
-        strcmp(cmd, "explore")) {
-        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, explore, report, compare or broker (see --help)\n", cmd);
+        strcmp(cmd, "explore") && strcmp(cmd, "init")) {
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, init, explore, report, compare or broker (see --help)\n", cmd);
         return SD_EXIT_USAGE;
     }
     int c;
@@ -624,6 +684,10 @@ int main(int argc, char **argv) {
         case OPT_KEEP_STEPS: case OPT_KEEP_GOING: case OPT_PRINT:
             if (sd_parse_explore_opt(c, optarg)) return SD_EXIT_USAGE;
             break;
+        case OPT_PIPELINE: sd_opt.pipeline = optarg; break;
+        case OPT_SINK: sd_opt.sink = optarg; break;
+        case OPT_PROGRESS: sd_opt.progress = optarg; break;
+        case OPT_NAME: sd_opt.name = optarg; break;
         case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
         case OPT_VERSION: sd_version(); return SD_EXIT_PASS;
         default:
@@ -654,6 +718,11 @@ int main(int argc, char **argv) {
                 !strcmp(cmd, "report") || !strcmp(cmd, "compare") ? "run folder" : "scenario file");
         return SD_EXIT_USAGE;
     }
+    int is_init = !strcmp(cmd, "init");
+    if (!is_init && (sd_opt.pipeline || sd_opt.sink || sd_opt.progress || sd_opt.name)) {
+        fprintf(stderr, "streamdrill %s: --pipeline, --sink, --progress and --name apply to `streamdrill init` only\n", cmd);
+        return SD_EXIT_USAGE;
+    }
     int is_explore = !strcmp(cmd, "explore");
     if (!is_explore && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 10 ||
                         sd_opt.shrink_runs != 300 || sd_opt.keep_steps || sd_opt.keep_going || sd_opt.print_only)) {
@@ -663,6 +732,7 @@ int main(int argc, char **argv) {
     }
     int rc;
     if (is_explore) rc = sd_cmd_explore(nargs, args);
+    else if (is_init) rc = sd_cmd_init(nargs, args);
     else if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
     else if (!strcmp(cmd, "report")) rc = sd_cmd_report(nargs, args);
     else if (!strcmp(cmd, "compare")) rc = sd_cmd_compare(nargs, args);

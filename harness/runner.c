@@ -307,6 +307,9 @@ static void sd_run_identity(sd_run_t *r) {
     char *pipes = sd_util_fmt("%s/pipelines", sc->dir);
     sd_kvlist_add(&r->vars, "pipelines", pipes);
     free(pipes);
+    char *libexec = sd_util_libexec_dir();
+    sd_kvlist_add(&r->vars, "libexec", libexec);
+    free(libexec);
     char *chk = sd_util_fmt("%s/checkpoint", r->run_dir);
     sd_kvlist_add(&r->vars, "checkpoint", chk);
     free(chk);

@@ -19,7 +19,7 @@
 
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "proxy", "deliveries", NULL};
+    "group", "name", "proxy", "deliveries", "libexec", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys. */
 const char *const sd_scenario_count_names[] = {
@@ -290,7 +290,7 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
             } else {
                 sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
                                      "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE "
-                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name)",
+                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name, libexec)",
                                      name, name, name);
                 free(name);
                 sd_buf_free(&b);
@@ -489,7 +489,7 @@ static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *t
             if (!v[k + 1 + n] || !sd_is_runtime_var(v + k + 1, n))
                 return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO,
                                   "%s: variable %s=%s: {%.*s} is no run-time placeholder (run, brokers, proxy, topic, checkpoint, "
-                                  "pipelines, here, seed, tag, group, name; {{ for a literal brace)",
+                                  "pipelines, here, seed, tag, group, name, libexec; {{ for a literal brace)",
                                   c->path, sc->vars.v[i].key, v, (int)(n > 64 ? 64 : n), v + k + 1);
             k += n + 1;
         }

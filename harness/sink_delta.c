@@ -142,7 +142,7 @@ static sd_err_t sd_delta_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
         char *venv = sd_util_fmt("%s/../.cache/venv/bin/python", exe);
         d->python = sd_util_exists(venv) ? venv : (free(venv), sd_util_strdup("python3"));
     }
-    d->helper = (v = getenv("STREAMDRILL_PARQUET_HELPER")) ? sd_util_strdup(v) : sd_util_fmt("%s/../harness/parquet_rows.py", exe);
+    d->helper = (v = getenv("STREAMDRILL_PARQUET_HELPER")) ? sd_util_strdup(v) : sd_util_libexec_path("parquet_rows.py");
     free(exe);
     if (ctx->run_dir) d->stderr_path = sd_util_fmt("%s/sink-%s.stderr", ctx->run_dir, ctx->name ? ctx->name : "delta");
     *state = d;

@@ -387,6 +387,39 @@ char *sd_util_exe_dir(void) {
     return sd_util_dirname(buf);
 }
 
+char *sd_util_libexec_dir(void) {
+    const char *env = getenv("STREAMDRILL_LIBEXEC");
+    if (env && *env) return sd_util_strdup(env);
+    char *exe = sd_util_exe_dir();
+    char *dir = sd_util_fmt("%s/../libexec/streamdrill", exe);
+    if (!sd_util_is_dir(dir)) {
+        free(dir);
+        dir = sd_util_fmt("%s/../scenarios/pipelines", exe);
+    }
+    free(exe);
+    char *abs = sd_util_abspath(dir);
+    free(dir);
+    return abs;
+}
+
+char *sd_util_libexec_path(const char *name) {
+    char *dir = sd_util_libexec_dir();
+    char *p = sd_util_fmt("%s/%s", dir, name);
+    free(dir);
+    if (sd_util_exists(p)) return p;
+    char *exe = sd_util_exe_dir();
+    char *tree = sd_util_fmt("%s/../harness/%s", exe, name);
+    free(exe);
+    if (sd_util_exists(tree)) {
+        free(p);
+        char *abs = sd_util_abspath(tree);
+        free(tree);
+        return abs;
+    }
+    free(tree);
+    return p;
+}
+
 uint64_t sd_util_mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -111,6 +111,14 @@ char *sd_util_dirname(const char *path);
 char *sd_util_stem(const char *path);
 /* Folder that holds the running executable. Caller frees. */
 char *sd_util_exe_dir(void);
+/* The folder of streamdrill's own helper programs (refpipe, refjoin, the
+ * Parquet reader), the run-time placeholder {libexec}: $STREAMDRILL_LIBEXEC
+ * when set; installed, EXE/../libexec/streamdrill; in the build tree,
+ * EXE/../scenarios/pipelines. Caller frees. */
+char *sd_util_libexec_dir(void);
+/* The path of helper NAME: in sd_util_libexec_dir(), else (the build tree)
+ * in EXE/../harness/. Caller frees; the file need not exist. */
+char *sd_util_libexec_path(const char *name);
 
 /* Append s to b quoted for a POSIX shell when it needs it (for the
  * "reproduce" line people copy; streamdrill itself never uses a shell). */

@@ -1,0 +1,145 @@
+/* init.c - `streamdrill init`: a commented first drill for a pipeline
+ * command and a sink kind. The text is built from one template whose
+ * lines vary by sink kind and progress source; without --pipeline it
+ * drives the reference pipeline (refpipe, found through {libexec}) and
+ * runs green as it is, which tests/run_scenarios.py (init) holds. */
+#include "init.h"
+
+#include <string.h>
+
+#include "util.h"
+
+/* How a sink of each kind is declared, with what the line needs said. */
+static const struct {
+    const char *kind;
+    const char *line;  /* after "sink       " */
+    const char *note;  /* the comment above it */
+} sd_init_sinks[] = {
+    {"sqlite", "sqlite db={run}/target.db query=\"SELECT event_id FROM events\"",
+     "the SQLite file the pipeline writes and a query whose first column is the id\n"
+     "# (a second column may label the writer, a third the write time in epoch ms)"},
+    {"postgres", "postgres dsn={dsn} query=\"SELECT event_id FROM events\"",
+     "a PostgreSQL table through libpq: dsn= is any connection string (the\n"
+     "# `set dsn=` line above); the query's first column is the id"},
+    {"kafka", "kafka topic={topic}-out",
+     "the Kafka topic the pipeline writes, read from its beginning read_committed;\n"
+     "# the id is the payload's contract id field (id=FIELD or header=NAME to change it)"},
+    {"jsonl", "jsonl path={run}/out/*.jsonl",
+     "JSON-lines files (a glob); each line's contract id field is the id"},
+    {"spark-files", "spark-files path={run}/out",
+     "a Spark file sink (JSON), read through its _spark_metadata log"},
+    {"delta", "delta path={run}/delta",
+     "a Delta Lake table, read through its _delta_log (rows decoded with pyarrow)"},
+    {"command", "command timeout=30s {here}/read-sink.py {run}",
+     "any store, through a program that prints the rows as JSON lines with the\n"
+     "# id in field \"id\" (and optionally \"writer\" and \"time\"); no shell is used"},
+};
+
+static const char *const sd_init_progress[] = {"markers", "group", "spark", "sink", NULL};
+
+const char *sd_init_sink_kinds(void) { return "sqlite, postgres, kafka, jsonl, spark-files, delta, command"; }
+
+static const char *sd_init_progress_note(const char *p) {
+    if (!strcmp(p, "markers"))
+        return "# progress: the pipeline prints SD-READY and SD-BATCH begin/commit lines on\n"
+               "# stdout (docs/pipelines.md), so a kill lands inside a batch";
+    if (!strcmp(p, "group"))
+        return "# progress: the pipeline's Kafka consumer group ({group}, which its command\n"
+               "# should use): a commit when the group's offsets move, a batch in flight while\n"
+               "# the target holds rows past the newest commit; for any pipeline that commits\n"
+               "# to Kafka and prints nothing (Kafka Streams, Connect, a plain consumer)";
+    if (!strcmp(p, "spark"))
+        return "# progress: the Spark checkpoint ({checkpoint}, which the query must use as its\n"
+               "# checkpointLocation): batch N is in flight while offsets/N exists and commits/N\n"
+               "# does not";
+    return "# progress: the target's growth alone (a kill lands while rows are written;\n"
+           "# caught up is the sinks standing still)";
+}
+
+sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t errlen) {
+    int si = -1;
+    const char *kind = o->sink ? o->sink : "sqlite";
+    for (size_t i = 0; i < sizeof(sd_init_sinks) / sizeof(sd_init_sinks[0]); i++)
+        if (!strcmp(sd_init_sinks[i].kind, kind)) si = (int)i;
+    if (si < 0) return sd_err_set(err, errlen, SD_ERR_USAGE, "--sink %s: expected one of %s", kind, sd_init_sink_kinds());
+    int ref = !o->pipeline;
+    if (ref && strcmp(kind, "sqlite"))
+        return sd_err_set(err, errlen, SD_ERR_USAGE,
+                          "--sink %s needs --pipeline: the reference pipeline writes SQLite only", kind);
+    const char *progress = o->progress ? o->progress : ref ? "markers" : "group";
+    int pi = -1;
+    for (int i = 0; sd_init_progress[i]; i++)
+        if (!strcmp(sd_init_progress[i], progress)) pi = i;
+    if (pi < 0) return sd_err_set(err, errlen, SD_ERR_USAGE, "--progress %s: expected markers, group, spark or sink", progress);
+    if (o->pipeline && (!*o->pipeline || strpbrk(o->pipeline, "\n\r")))
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "--pipeline: expected one command line, found %s",
+                          *o->pipeline ? "a line break" : "nothing");
+    const char *name = o->name ? o->name : "first-drill";
+
+    sd_buf_printf(out,
+                  "# %s: a first drill, written by `streamdrill init`.\n"
+                  "# 100 events; a SIGKILL in the middle of a batch while 20 more are processed\n"
+                  "# and a restart on the same checkpoint; 10 events sent again byte for byte;\n"
+                  "# 3 malformed events and 2 late ones. An exactly-once pipeline ends with 120\n"
+                  "# unique ids in its sink: none lost, none twice, no malformed one among them.\n"
+                  "#\n"
+                  "# Check it:  streamdrill check %s.drill\n"
+                  "# Run it:    streamdrill run %s.drill     (exit 0 pass, 1 fail, 3 inconclusive)\n"
+                  "# Every line is explained by `streamdrill help NAME` and in streamdrill(1).\n",
+                  name, name, name);
+    sd_buf_puts(out, "\nname       ");
+    sd_buf_puts(out, name);
+    sd_buf_puts(out, "\n");
+    if (!strcmp(kind, "postgres")) sd_buf_puts(out, "set        dsn=postgresql://127.0.0.1:5432/postgres\n");
+    sd_buf_puts(out,
+                "\n# the topic the harness writes to (each run gets its own: NAME-<tag>, in {topic})\n"
+                "source     kafka topic=parcel-scans partitions=3\n"
+                "# seeded parcel scans: event_id, parcel_id, event_time (ISO-8601), location,\n"
+                "# scan, weight_g; or replay your own JSON lines with log=PATH id=FIELD\n"
+                "events     parcel-scans seed=42\n"
+                "# what the pipeline promises: its id and event-time fields, the watermark, what\n"
+                "# it does with late and malformed events, and the delivery guarantee\n");
+    sd_buf_printf(out, "contract   id=event_id time=event_time watermark=10m late=drop malformed=%s profile=exactly-once\n",
+                  ref ? "quarantine" : "drop");
+    if (ref) {
+        sd_buf_puts(out,
+                    "# refpipe writes table bronze; the second column names the writer of a row\n"
+                    "# (so a duplicate says which incarnation wrote each copy), the third its time\n"
+                    "sink       sqlite db={run}/target.db query=\"SELECT event_id, 'incarnation ' || sd_incarnation || "
+                    "' batch ' || sd_batch, sd_written_ms FROM bronze\"\n"
+                    "# where malformed events must go (contract malformed=quarantine)\n"
+                    "quarantine sqlite db={run}/target.db query=\"SELECT sd_id, reason FROM rejected\"\n"
+                    "# the reference pipeline, exec'd without a shell; replace it with your own\n"
+                    "# (it gets {brokers}, {topic}, {group}, {checkpoint} here and as STREAMDRILL_* variables)\n"
+                    "pipeline   {libexec}/refpipe --brokers {brokers} --topic {topic} --db {run}/target.db "
+                    "--mode exactly-once --group {group}\n");
+    } else {
+        sd_buf_printf(out, "# %s\nsink       %s\n", sd_init_sinks[si].note, sd_init_sinks[si].line);
+        sd_buf_puts(out,
+                    "# a pipeline with a dead-letter sink declares it, and the contract says\n"
+                    "# malformed=quarantine:\n"
+                    "# quarantine sqlite db={run}/target.db query=\"SELECT sd_id FROM rejected\"\n"
+                    "# the pipeline's command line, exec'd without a shell: {brokers}, {topic},\n"
+                    "# {group} and {checkpoint} are filled in here and set as STREAMDRILL_BROKERS,\n"
+                    "# STREAMDRILL_TOPIC, STREAMDRILL_GROUP and STREAMDRILL_CHECKPOINT\n");
+        sd_buf_printf(out, "pipeline   %s\n", o->pipeline);
+    }
+    sd_buf_printf(out, "%s\nprogress   %s\n", sd_init_progress_note(progress), progress);
+    const char *start_to = ref ? "30s" : "3m";
+    sd_buf_printf(out,
+                  "\n# the drill\n"
+                  "start      timeout=%s\n"
+                  "produce    100\n"
+                  "await      sink rows>=100 timeout=%s\n"
+                  "produce    20\n"
+                  "# a kill that finds no batch in flight makes the run inconclusive, never a pass\n"
+                  "kill       mid-batch signal=KILL\n"
+                  "restart    timeout=%s\n"
+                  "replay     10\n"
+                  "inject     malformed=3 late=2\n"
+                  "await      quiescent 3s timeout=%s\n"
+                  "expect     unique=120 lost=0 duplicated=0%s late_leaked=0\n",
+                  start_to, ref ? "30s" : "3m", ref ? "30s" : "3m", ref ? "60s" : "5m",
+                  ref ? " quarantined=3" : " malformed_leaked=0");
+    return SD_OK;
+}
