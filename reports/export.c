@@ -218,6 +218,7 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
     json_object_set_new(man, "seed", json_string(m->seed));
     json_object_set_new(man, "tag", json_string(m->tag));
     json_object_set_new(man, "harness_version", json_string(m->version));
+    json_object_set_new(man, "schema_version", json_integer(SD_MANIFEST_SCHEMA_VERSION));
     json_object_set_new(man, "started_at", json_string(m->started_at));
     json_object_set_new(man, "verdict", json_string(m->verdict));
     char iso[32];

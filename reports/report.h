@@ -14,6 +14,11 @@
 #include "../harness/util.h"
 
 #define SD_REPORT_SAMPLE_IDS 20
+/* The versions of reports/schemas/summary.schema.json and
+ * manifest.schema.json the writers follow: raised only when a key is
+ * removed, renamed or changes its type (an added key keeps the version). */
+#define SD_SUMMARY_SCHEMA_VERSION 1
+#define SD_MANIFEST_SCHEMA_VERSION 1
 
 typedef struct sd_rcount_s { char *name; int64_t value; } sd_rcount_t;
 typedef struct sd_rcheck_s { char *name; int pass; char *expected, *actual, *detail; } sd_rcheck_t;

@@ -85,6 +85,8 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_object_set_new(root, "started_at", json_string(m->started_at));
     json_object_set_new(root, "duration_ms", m->ended_ms >= 0 ? json_integer(m->ended_ms - m->started_ms) : json_null());
     json_object_set_new(root, "harness_version", json_string(m->version));
+    /* the version of reports/schemas/summary.schema.json this file follows */
+    json_object_set_new(root, "schema_version", json_integer(SD_SUMMARY_SCHEMA_VERSION));
     /* what the harness itself cost (null when the run did not finish) */
     json_t *h = json_object();
     json_object_set_new(h, "cpu_ms", m->harness_cpu_ms >= 0 ? json_integer(m->harness_cpu_ms) : json_null());

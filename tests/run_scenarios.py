@@ -1202,6 +1202,18 @@ def run_long(binary, only):
     return ok
 
 
+def test_schemas(only):
+    """Every summary.json and manifest.json this test run wrote (tests/out/) against reports/schemas/, validated by jsonschema."""
+    py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
+    if py.returncode:
+        print("FAIL schemas: tests/venv.sh: " + py.stderr[-400:])
+        return False
+    p = subprocess.run([py.stdout.strip(), os.path.join(ROOT, "tests", "check_schemas.py"), OUT, "--min", "1" if only else "50"],
+                       capture_output=True, text=True)
+    print((p.stdout + p.stderr).strip())
+    return p.returncode == 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
@@ -1283,6 +1295,8 @@ def main():
             stop_postgres()
             stop_real_kafka()
         print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")
+    if not a.only or a.only in "schemas":
+        ok &= test_schemas(a.only)
     print("scenario tests: " + ("all passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
