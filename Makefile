@@ -10,6 +10,11 @@
 #   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 30 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
 #                   embedded-broker scenario tests run with them
+#   make install    PREFIX=/usr/local DESTDIR=: the binary, the reference pipelines under
+#                   PREFIX/libexec/streamdrill, example drills, JSON Schemas, streamdrill(1),
+#                   bash completion (make uninstall removes exactly those files)
+#   make deb        build/streamdrill_VERSION_ARCH.deb (runtime dependencies from dpkg-shlibdeps),
+#                   checked with lintian
 #   make clean
 
 CC      ?= cc
@@ -44,7 +49,9 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TESTS    = $(TEST_NAMES:%=$(BUILD)/tests/%)
 
-all: $(BUILD)/streamdrill $(PIPELINES)
+VERSION := $(shell sed -n 's/^\#define SD_VERSION "\(.*\)"/\1/p' harness/main.c)
+
+all: $(BUILD)/streamdrill $(PIPELINES) $(BUILD)/streamdrill.1
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -81,8 +88,73 @@ $(BUILD)/bench/bare_produce: tests/bench/bare_produce.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lrdkafka
 
-deps:
-	@scripts/deps.sh
+# the man page: docs/streamdrill.1.in with the language's two tables
+# printed from lang.c's table at the @LANGUAGE@ line
+$(BUILD)/streamdrill.1: docs/streamdrill.1.in $(BUILD)/streamdrill
+	{ sed -n '1,/@LANGUAGE@/p' $<; $(BUILD)/streamdrill help --man; sed '1,/@LANGUAGE@/d' $<; } \
+	  | sed -e 's#@VERSION@#$(VERSION)#g' -e 's#@DATADIR@#$(DATADIR)#g' -e 's#@LIBEXECDIR@#$(LIBEXECDIR)#g' > $@.tmp
+	mv $@.tmp $@
+
+# ---- installing: the layout is documented in docs/install.md
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR      = $(PREFIX)/bin
+LIBEXECDIR  = $(PREFIX)/libexec/streamdrill
+DATADIR     = $(PREFIX)/share/streamdrill
+MANDIR      = $(PREFIX)/share/man/man1
+COMPDIR     = $(PREFIX)/share/bash-completion/completions
+DOCDIR      = $(PREFIX)/share/doc/streamdrill
+EXAMPLES    = $(wildcard scenarios/parcel-*.drill)
+# what install writes, one path a line, for uninstall (and nothing else)
+INSTALLED   = $(BINDIR)/streamdrill $(LIBEXECDIR)/refpipe $(LIBEXECDIR)/refjoin $(LIBEXECDIR)/parquet_rows.py \
+              $(EXAMPLES:scenarios/%=$(DATADIR)/scenarios/%) $(DATADIR)/scenarios/readers/sqlite_rows.py \
+              $(DATADIR)/schemas/summary.schema.json $(DATADIR)/schemas/manifest.schema.json \
+              $(MANDIR)/streamdrill.1 $(COMPDIR)/streamdrill $(DOCDIR)/README.md
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/scenarios/readers $(DESTDIR)$(DATADIR)/schemas \
+	  $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(BUILD)/streamdrill $(DESTDIR)$(BINDIR)/streamdrill
+	install -m 755 $(PIPELINES) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 644 harness/parquet_rows.py $(DESTDIR)$(LIBEXECDIR)/
+	install -m 644 $(EXAMPLES) $(DESTDIR)$(DATADIR)/scenarios/
+	install -m 755 scenarios/readers/sqlite_rows.py $(DESTDIR)$(DATADIR)/scenarios/readers/
+	install -m 644 reports/schemas/summary.schema.json reports/schemas/manifest.schema.json $(DESTDIR)$(DATADIR)/schemas/
+	install -m 644 $(BUILD)/streamdrill.1 $(DESTDIR)$(MANDIR)/streamdrill.1
+	install -m 644 dist/streamdrill.bash-completion $(DESTDIR)$(COMPDIR)/streamdrill
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+# removes the files install wrote and the folders of streamdrill's own
+# that are left empty; nothing else
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DATADIR)/scenarios/readers $(DESTDIR)$(DATADIR)/scenarios $(DESTDIR)$(DATADIR)/schemas \
+	  $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# a Debian package of `make install PREFIX=/usr`: Depends from
+# dpkg-shlibdeps over the binaries, then lintian (an error fails the target)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB       = $(BUILD)/streamdrill_$(VERSION)_$(DEB_ARCH).deb
+
+deb: $(DEB)
+
+$(DEB): all dist/debian/control.in dist/debian/copyright dist/debian/changelog
+	scripts/deps.sh dpkg-dev lintian fakeroot
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/root/DEBIAN $(BUILD)/deb/src/debian
+	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(CURDIR)/$(BUILD)/deb/root
+	cd $(BUILD)/deb/root && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
+	  usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin
+	gzip -9n $(BUILD)/deb/root/usr/share/man/man1/streamdrill.1
+	install -m 644 dist/debian/copyright $(BUILD)/deb/root/usr/share/doc/streamdrill/copyright
+	gzip -9nc dist/debian/changelog > $(BUILD)/deb/root/usr/share/doc/streamdrill/changelog.gz
+	chmod 644 $(BUILD)/deb/root/usr/share/doc/streamdrill/changelog.gz
+	printf 'Source: streamdrill\n\nPackage: streamdrill\nArchitecture: any\n' > $(BUILD)/deb/src/debian/control
+	cd $(BUILD)/deb/src && dpkg-shlibdeps -O -e../root/usr/bin/streamdrill -e../root/usr/libexec/streamdrill/refpipe \
+	  -e../root/usr/libexec/streamdrill/refjoin | sed -n 's/^shlibs:Depends=//p' > ../depends
+	sed -e 's#@VERSION@#$(VERSION)#' -e 's#@ARCH@#$(DEB_ARCH)#' -e "s#@DEPENDS@#$$(cat $(BUILD)/deb/depends)#" \
+	  -e "s#@SIZE@#$$(du -sk $(BUILD)/deb/root/usr | cut -f1)#" dist/debian/control.in > $(BUILD)/deb/root/DEBIAN/control
+	dpkg-deb --root-owner-group -Zxz --build $(BUILD)/deb/root $@
+	lintian --fail-on error $@
 
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t --jobs 2 --short-filename; done
@@ -162,7 +234,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

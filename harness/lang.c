@@ -1521,6 +1521,54 @@ void sd_lang_markdown(FILE *f) {
     }
 }
 
+/* Text for roff: markdown links become their text, backticks and emphasis
+ * stars go, a backslash is \e, and a line never starts with a control
+ * character ('.' or '\''). */
+static void sd_man_text(FILE *f, const char *s) {
+    int bol = 1, code = 0;
+    const char *start = s;
+    for (; *s; s++) {
+        if (*s == '`') { code = !code; continue; }
+        /* *emphasis* outside code: a star with a word on one side only */
+        if (*s == '*' && !code && (s == start || !isalnum((unsigned char)s[-1])) != !isalnum((unsigned char)s[1])) continue;
+        if (*s == '[') {
+            const char *close = strchr(s, ']');
+            if (close && close[1] == '(' && strchr(close, ')')) {
+                for (const char *t = s + 1; t < close; t++) {
+                    if (*t == '\\') fputs("\\e", f);
+                    else if (*t != '`') fputc(*t, f);
+                }
+                s = strchr(close, ')');
+                bol = 0;
+                continue;
+            }
+        }
+        if (bol && (*s == '.' || *s == '\'')) fputs("\\&", f);
+        if (*s == '\\') fputs("\\e", f);
+        else if (*s == '-') fputs("\\-", f);
+        else fputc(*s, f);
+        bol = *s == '\n';
+    }
+}
+
+void sd_lang_man(FILE *f) {
+    for (int role = SD_LANG_HEADER; role <= SD_LANG_STEP; role++) {
+        fputs(role == SD_LANG_HEADER ? ".SS Header directives\n" : ".SS Steps\n", f);
+        for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
+            if ((int)e->role != role) continue;
+            sd_buf_t u;
+            sd_buf_init(&u);
+            sd_lang_usage(e, &u);
+            fputs(".TP\n.B ", f);
+            sd_man_text(f, u.data);
+            fputc('\n', f);
+            sd_man_text(f, e->meaning);
+            fputc('\n', f);
+            sd_buf_free(&u);
+        }
+    }
+}
+
 int sd_lang_help(FILE *f, const char *name) {
     if (!name) {
         fputs("The .drill language (streamdrill help NAME for one directive or step):\n\nheader directives:\n", f);

@@ -161,5 +161,7 @@ void sd_lang_usage(const sd_lang_entry_t *e, sd_buf_t *out);
 int sd_lang_help(FILE *f, const char *name);
 /* The reference tables of docs/language.md (header, steps) in Markdown. */
 void sd_lang_markdown(FILE *f);
+/* The same two tables as roff (.SS and .TP), for the man page streamdrill(1). */
+void sd_lang_man(FILE *f);
 
 #endif

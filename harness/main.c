@@ -613,6 +613,10 @@ int main(int argc, char **argv) {
             sd_lang_markdown(stdout);
             return SD_EXIT_PASS;
         }
+        if (argc > 2 && !strcmp(argv[2], "--man")) {
+            sd_lang_man(stdout);
+            return SD_EXIT_PASS;
+        }
         if (argc > 2 && sd_lang_help(stdout, argv[2])) {
             fprintf(stderr, "streamdrill help: \"%s\" is no directive or step (streamdrill help lists them)\n", argv[2]);
             return SD_EXIT_USAGE;
