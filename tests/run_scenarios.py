@@ -1202,6 +1202,166 @@ def run_long(binary, only):
     return ok
 
 
+# ---- adoption: init, install, the Debian package, the pytest plugin
+
+INIT_KINDS = ("sqlite", "postgres", "kafka", "jsonl", "spark-files", "delta", "command")
+
+
+def test_init(binary):
+    """streamdrill init: the refpipe drill checks and runs green as written; every sink kind with a pipeline checks;
+    an existing file is never replaced; a bad --sink or pipeline line is exit 2 with the reason."""
+    base = os.path.join(OUT, "init")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    problems = []
+    first = os.path.join(base, "first.drill")
+    p = subprocess.run([binary, "init", first], capture_output=True, text=True)
+    if p.returncode or not os.path.exists(first):
+        problems.append(f"init first.drill: exit {p.returncode}: {p.stderr.strip()}")
+    else:
+        text = open(first).read()
+        if not text.startswith("# first: a first drill") or "{libexec}/refpipe" not in text:
+            problems.append("first.drill: not the commented refpipe drill")
+        p = subprocess.run([binary, "run", first, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+        summ = os.path.join(base, "out", "first", "summary.json")
+        verdict = json.load(open(summ))["verdict"] if os.path.exists(summ) else None
+        if p.returncode != 0 or verdict != "pass":
+            problems.append(f"run first.drill: exit {p.returncode}, verdict {verdict}: {p.stderr[-300:]}")
+        before = open(first).read()
+        p = subprocess.run([binary, "init", first], capture_output=True, text=True)
+        if p.returncode != 2 or "refusing to replace it" not in p.stderr or open(first).read() != before:
+            problems.append(f"init over an existing file: exit {p.returncode}, {p.stderr.strip()}")
+    for kind in INIT_KINDS:
+        path = os.path.join(base, kind + ".drill")
+        p = subprocess.run([binary, "init", path, "--sink", kind, "--pipeline", "python3 job.py --brokers {brokers} --topic {topic}"],
+                           capture_output=True, text=True)
+        c = subprocess.run([binary, "check", path], capture_output=True, text=True)
+        if p.returncode or c.returncode:
+            problems.append(f"init --sink {kind}: exit {p.returncode}/check {c.returncode}: {p.stderr.strip()} {c.stderr.strip()}")
+        elif f"\nsink       {kind} " not in open(path).read():
+            problems.append(f"init --sink {kind}: no `sink {kind}` line")
+    for args, want in [(["--sink", "parquet"], "--sink parquet: expected one of"),
+                       (["--sink", "kafka"], "needs --pipeline"),
+                       (["--pipeline", "job --x {nope}"], "undefined variable {nope}"),
+                       (["--progress", "psychic"], "--progress psychic")]:
+        path = os.path.join(base, "bad.drill")
+        p = subprocess.run([binary, "init", path] + args, capture_output=True, text=True)
+        if p.returncode != 2 or want not in p.stderr or os.path.exists(path):
+            problems.append(f"init {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()!r} (wanted exit 2 with {want!r}, no file)")
+    if problems:
+        print("FAIL init: " + "\n  ".join(problems))
+        return False
+    print(f"ok   init: the refpipe drill passes as written; {len(INIT_KINDS)} sink kinds check; existing files kept; bad options exit 2")
+    return True
+
+
+# every file `make install` writes under PREFIX, as docs/install.md lists them
+INSTALL_LAYOUT = ["bin/streamdrill", "libexec/streamdrill/refpipe", "libexec/streamdrill/refjoin",
+                  "libexec/streamdrill/parquet_rows.py", "share/streamdrill/scenarios/readers/sqlite_rows.py",
+                  "share/streamdrill/schemas/summary.schema.json", "share/streamdrill/schemas/manifest.schema.json",
+                  "share/man/man1/streamdrill.1", "share/bash-completion/completions/streamdrill",
+                  "share/doc/streamdrill/README.md"] + \
+                 ["share/streamdrill/scenarios/" + os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "scenarios", "parcel-*.drill"))]
+
+
+def test_install(binary):
+    """make install DESTDIR=... PREFIX=/opt/sd lays out exactly the documented files; the installed binary finds its
+    refpipe and runs an installed drill; the man page renders without a warning and covers every command and step;
+    bash completion completes; make uninstall removes every file it wrote and nothing else."""
+    dest = os.path.join(OUT, "install")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(os.path.join(dest, "opt", "sd", "bin"))
+    keep = os.path.join(dest, "opt", "sd", "bin", "not-ours")
+    open(keep, "w").write("a file streamdrill did not write\n")
+    prefix = os.path.join(dest, "opt", "sd")
+    problems = []
+    p = subprocess.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=/opt/sd"], capture_output=True, text=True, cwd=ROOT)
+    if p.returncode:
+        print("FAIL install: make install: " + p.stderr[-600:])
+        return False
+    got = sorted(os.path.relpath(os.path.join(d, f), prefix) for d, _, fs in os.walk(prefix) for f in fs)
+    want = sorted(INSTALL_LAYOUT + ["bin/not-ours"])
+    if got != want:
+        problems.append(f"installed files differ from the layout: extra {sorted(set(got) - set(want))}, "
+                        f"missing {sorted(set(want) - set(got))}")
+    sd = os.path.join(prefix, "bin", "streamdrill")
+    env = dict(os.environ)
+    env.pop("STREAMDRILL_LIBEXEC", None)
+    run = subprocess.run([sd, "run", os.path.join(prefix, "share/streamdrill/scenarios/parcel-restart.drill"), "--out",
+                          os.path.join(dest, "out"), "--quiet"], capture_output=True, text=True, env=env)
+    if run.returncode:
+        problems.append(f"the installed parcel drill: exit {run.returncode}: {run.stderr[-300:]}")
+    man = subprocess.run(["man", "--warnings", "-l", os.path.join(prefix, "share/man/man1/streamdrill.1")], capture_output=True,
+                         text=True, env=dict(env, MANWIDTH="100", MAN_KEEP_FORMATTING="0"))
+    page = re.sub(r".\x08", "", man.stdout)
+    if man.returncode or man.stderr.strip():
+        problems.append(f"man -l streamdrill.1: exit {man.returncode}: {man.stderr.strip()[:300]}")
+    names = [l.split()[0] for l in subprocess.run([binary, "help"], capture_output=True, text=True).stdout.splitlines()
+             if l.startswith("  ") and l[2:3].isalpha()]
+    for word in ["run", "check", "init", "explore", "report", "compare", "broker", "EXIT STATUS", "--pipeline", "--brokers"] + names:
+        if not re.search(r"(?m)^\s+" + re.escape(word) + r"\b", page) and word not in page:
+            problems.append(f"the man page does not mention {word}")
+    comp = subprocess.run(["bash", "-c", "source " + prefix + "/share/bash-completion/completions/streamdrill; "
+                           "COMP_WORDS=(streamdrill init --s); COMP_CWORD=2; _streamdrill; echo ${COMPREPLY[@]}; "
+                           "COMP_WORDS=(streamdrill in); COMP_CWORD=1; _streamdrill; echo ${COMPREPLY[@]}; "
+                           "COMP_WORDS=(streamdrill init --sink de); COMP_CWORD=3; _streamdrill; echo ${COMPREPLY[@]}"],
+                          capture_output=True, text=True)
+    if comp.stdout.split("\n")[:3] != ["--sink", "init", "delta"]:
+        problems.append(f"bash completion: {comp.stdout!r} {comp.stderr[-200:]!r}")
+    p = subprocess.run(["make", "-s", "uninstall", "DESTDIR=" + dest, "PREFIX=/opt/sd"], capture_output=True, text=True, cwd=ROOT)
+    left = sorted(os.path.relpath(os.path.join(d, f), prefix) for d, _, fs in os.walk(prefix) for f in fs)
+    if p.returncode or left != ["bin/not-ours"]:
+        problems.append(f"make uninstall: exit {p.returncode}, left {left}")
+    for d in ["libexec/streamdrill", "share/streamdrill", "share/doc/streamdrill"]:
+        if os.path.exists(os.path.join(prefix, d)):
+            problems.append(f"make uninstall left the folder {d}")
+    if problems:
+        print("FAIL install: " + "\n  ".join(problems))
+        return False
+    print(f"ok   install: {len(INSTALL_LAYOUT)} files as documented, the installed drill passes, streamdrill(1) renders "
+          f"({len(names)} directives and steps in it), completion works, uninstall removes exactly them")
+    return True
+
+
+def test_deb(binary):
+    """make deb (lintian clean), then the package on a bare Debian 12 root with its Depends only (tests/deb/test_deb.sh)."""
+    t0 = time.time()
+    p = subprocess.run(["make", "-s", "deb"], capture_output=True, text=True, cwd=ROOT)
+    if p.returncode:
+        print("FAIL deb: make deb: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    debs = glob.glob(os.path.join(os.path.dirname(binary), "streamdrill_*.deb"))
+    if len(debs) != 1:
+        print(f"FAIL deb: expected one .deb beside {binary}, found {debs}")
+        return False
+    p = subprocess.run([os.path.join(ROOT, "tests", "deb", "test_deb.sh"), debs[0], os.path.join(OUT, "deb")],
+                       capture_output=True, text=True, timeout=1200)
+    if p.returncode:
+        print("FAIL deb: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    print(f"ok   deb: {os.path.basename(debs[0])} lintian clean; " + p.stdout.strip().splitlines()[-1].replace("test_deb: ", "")
+          + f" ({time.time() - t0:.0f}s)")
+    return True
+
+
+def test_pytest_plugin(binary):
+    """pytest, with the plugin `pip install ./python` put in the test virtualenv, over the repository's drills and drills
+    made to fail, to be inconclusive and broken (tests/test_pytest_plugin.py)."""
+    py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
+    if py.returncode:
+        print("FAIL pytest-plugin: tests/venv.sh: " + py.stderr[-400:])
+        return False
+    p = subprocess.run([py.stdout.strip(), "-m", "pytest", os.path.join(ROOT, "tests", "test_pytest_plugin.py"), "-q",
+                        "-p", "no:cacheprovider"], capture_output=True, text=True, cwd=os.path.join(OUT),
+                       env=dict(os.environ, STREAMDRILL_BIN=binary))
+    last = (p.stdout.strip().splitlines() or [""])[-1]
+    if p.returncode:
+        print("FAIL pytest-plugin: " + p.stdout[-2500:] + p.stderr[-500:])
+        return False
+    print(f"ok   pytest-plugin: {last}")
+    return True
+
+
 def test_schemas(only):
     """Every summary.json and manifest.json this test run wrote (tests/out/) against reports/schemas/, validated by jsonschema."""
     py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
@@ -1276,6 +1436,14 @@ def main():
         ok &= test_external_broker(binary)
     if not a.only or a.only in "explore":
         ok &= test_explore(binary)
+    if not a.only or a.only in "init":
+        ok &= test_init(binary)
+    if not a.only or a.only in "install":
+        ok &= test_install(binary)
+    if not a.only or a.only in "pytest-plugin":
+        ok &= test_pytest_plugin(binary)
+    if not a.no_real and (not a.only or a.only in "deb"):
+        ok &= test_deb(binary)
     if real:
         t0 = time.time()
         setup_spark()

@@ -1,15 +1,19 @@
 #!/bin/sh
-# The report tests' virtualenv (.cache/testvenv) with tests/requirements.txt.
-# Idempotent: reinstalled only when requirements.txt changes. Prints the
+# The tests' virtualenv (.cache/testvenv): tests/requirements.txt and the
+# pytest plugin of python/ (`pip install ./python`, as a user installs it).
+# Idempotent: reinstalled only when either changes. Prints the
 # virtualenv's python.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.cache/testvenv"
 req="$root/tests/requirements.txt"
-stamp="$venv/.requirements-$(cksum < "$req" | cut -d' ' -f1)"
+sum=$(cat "$req" "$root/python/pyproject.toml" "$root"/python/pytest_streamdrill/*.py | cksum | cut -d' ' -f1)
+stamp="$venv/.requirements-$sum"
 if [ ! -f "$stamp" ]; then
     python3 -m venv "$venv" >&2
     "$venv/bin/pip" install -q -r "$req" >&2
+    "$venv/bin/pip" install -q --no-deps --force-reinstall "$root/python" >&2
+    rm -rf "$root/python/build" "$root"/python/*.egg-info
     rm -f "$venv"/.requirements-*
     touch "$stamp"
 fi

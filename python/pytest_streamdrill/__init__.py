@@ -1,0 +1,1 @@
+"""pytest-streamdrill: streamdrill drills as pytest test items."""
