@@ -88,6 +88,13 @@ $(BUILD)/bench/bare_produce: tests/bench/bare_produce.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< -lrdkafka
 
+# the Debian packages: everything (the tests' too) / what building needs
+deps:
+	@scripts/deps.sh
+
+deps-build:
+	@scripts/deps.sh build
+
 # the man page: docs/streamdrill.1.in with the language's two tables
 # printed from lang.c's table at the @LANGUAGE@ line
 $(BUILD)/streamdrill.1: docs/streamdrill.1.in $(BUILD)/streamdrill
@@ -138,8 +145,10 @@ DEB       = $(BUILD)/streamdrill_$(VERSION)_$(DEB_ARCH).deb
 
 deb: $(DEB)
 
-$(DEB): all dist/debian/control.in dist/debian/copyright dist/debian/changelog
-	scripts/deps.sh dpkg-dev lintian fakeroot
+# the build tools first (a fresh machine has no compiler), then the build
+# itself: a recursive make, so that `make -j deb` cannot start compiling early
+$(DEB): deps-build dist/debian/control.in dist/debian/copyright dist/debian/changelog
+	$(MAKE) --no-print-directory all
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/root/DEBIAN $(BUILD)/deb/src/debian
 	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(CURDIR)/$(BUILD)/deb/root
 	cd $(BUILD)/deb/root && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
@@ -161,20 +170,24 @@ unit: $(TESTS)
 	@python3 scripts/sizes.py --top 0 --max-lines 150 >/dev/null && echo "== sizes: no function over 150 lines without a reason above it"
 
 scenario-tests: all
-	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill
+	@python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill
 
 # everything but the real Kafka broker and Spark (a quick loop while developing)
 test-fast: deps
-	$(MAKE) all unit
+	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
+	  $(MAKE) --no-print-directory all $(TESTS)
+	@$(MAKE) --no-print-directory unit
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --no-real
 
 # the unit tests, the scenario tests on the embedded cluster, then the same
 # drills and the Spark drills on a real Apache Kafka broker (KRaft) and
 # PySpark, both installed and started by the project's own scripts
 test: deps
-	$(MAKE) all unit
-	$(MAKE) fuzz FUZZ_SECONDS=30
-	$(MAKE) scenario-tests
+	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
+	  $(MAKE) --no-print-directory all $(TESTS)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+	@$(MAKE) --no-print-directory scenario-tests
 
 # the longer real-stack matrix (tests/long/: repeated Kafka Connect drills
 # on the real broker); not part of `make test`
@@ -183,10 +196,9 @@ test-real-long: deps
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
 
 demo: deps
-	$(MAKE) all
-	@echo
-	$(BUILD)/streamdrill run scenarios/parcel-restart.drill --out streamdrill-out; rc=$$?; \
-	echo; echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc
+	@scripts/phase.sh "building streamdrill and the reference pipelines" $(BUILD)/logs/build.log $(MAKE) --no-print-directory all
+	@$(BUILD)/streamdrill run scenarios/parcel-restart.drill --out streamdrill-out; rc=$$?; \
+	echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc
 
 # speed and memory against baselines measured in the same run (not part of
 # `make test`): see tests/bench/bench.py and docs/testing.md, "Benchmarks"
@@ -217,7 +229,8 @@ fuzz-build:
 	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
 	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
 
-fuzz: deps fuzz-build
+fuzz: deps
+	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus-$${t#fuzz_}; echo "== $$t for $(FUZZ_SECONDS)s"; \
 	  ASAN_OPTIONS=detect_leaks=1 build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 	    -print_final_stats=1 -artifact_prefix=build-fuzz/$$t- build-fuzz/corpus-$${t#fuzz_} build-fuzz/seed-$${t#fuzz_} 2>build-fuzz/$$t.log \
@@ -234,7 +247,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb deps-build all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

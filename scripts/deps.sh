@@ -1,34 +1,55 @@
 #!/bin/sh
 # Install the Debian packages streamdrill needs, if any is missing.
+#
+#   scripts/deps.sh [build] [PACKAGE...]
+#
+# With `build`: only what building and running streamdrill needs (make,
+# make install, make deb); without: also everything the tests use. Extra
+# PACKAGEs are added (make bench-profile: linux-perf).
+#
 # Idempotent: installed packages are detected with dpkg-query and skipped.
+# Quiet: one line says what is installed and how long it took; apt's own
+# output goes to .cache/logs/deps.log, whose last lines are shown on failure.
 set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=all
+if [ "${1:-}" = build ]; then mode=build; shift; fi
 
-# the harness and its unit tests
-PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev sqlite3 libjansson-dev libsimdjson-dev libcriterion-dev gnuplot-nox fonts-dejavu-core libfaketime kcat jq"
-# the PostgreSQL reader (libpq) and the throwaway server of its tests
-# (scenarios/env/postgres/postgres.sh: initdb and pg_ctl)
-PKGS="$PKGS libpq-dev postgresql"
-# the fuzz targets (make fuzz, and 60 s each in make test): clang and its libFuzzer runtime
-PKGS="$PKGS clang libclang-rt-dev"
-# the report tests render report.html in headless Chromium
-PKGS="$PKGS chromium"
-# the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
-# jars come from Maven Central), PySpark a Python with venv
-command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
-command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
-# extra packages a target asks for (make bench-profile: linux-perf)
+# building and running the harness: compilers, the libraries it links,
+# gnuplot for the charts, Python for the sink helpers
+PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev libjansson-dev libsimdjson-dev libpq-dev gnuplot-nox fonts-dejavu-core libfaketime"
+# make deb: dpkg-shlibdeps, lintian
+PKGS="$PKGS dpkg-dev lintian fakeroot"
+if [ "$mode" = all ]; then
+    # the unit tests (Criterion), the tools the scenario tests read topics
+    # and JSON with, the manual page check
+    PKGS="$PKGS libcriterion-dev sqlite3 kcat jq man-db groff-base"
+    # the PostgreSQL reader's throwaway server (scenarios/env/postgres/postgres.sh: initdb and pg_ctl)
+    PKGS="$PKGS postgresql"
+    # the fuzz targets (make fuzz, and 30 s each in make test): clang and its libFuzzer runtime
+    PKGS="$PKGS clang libclang-rt-dev"
+    # the report tests render report.html in headless Chromium
+    PKGS="$PKGS chromium"
+    # the .deb test installs the package on a bare Debian root made with mmdebstrap
+    PKGS="$PKGS mmdebstrap"
+    # the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
+    # jars come from Maven Central), PySpark a Python with venv
+    command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
+    command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
+    python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
+fi
 PKGS="$PKGS $*"
 
 missing=""
+n=0
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         missing="$missing $p"
+        n=$((n + 1))
     fi
 done
 [ -z "$missing" ] && exit 0
 
-echo "streamdrill: installing$missing"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
@@ -36,6 +57,16 @@ if [ "$(id -u)" != 0 ]; then
         exit 1
     fi
 fi
+log="$root/.cache/logs/deps.log"
+mkdir -p "$(dirname "$log")"
+start=$(date +%s)
+printf 'streamdrill: installing %d Debian package%s (%s) ... ' "$n" "$([ "$n" = 1 ] || echo s)" "$(echo $missing | tr ' ' ',' | sed 's/,/, /g')"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+if { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; } >"$log" 2>&1; then
+    echo "done in $(($(date +%s) - start))s"
+else
+    rc=$?
+    echo "FAILED (exit $rc); apt-get's output is in $log:"
+    tail -n 20 "$log" | sed 's/^/  | /'
+    exit "$rc"
+fi

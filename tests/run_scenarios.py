@@ -656,18 +656,26 @@ def stop_postgres():
         print("--   PostgreSQL stopped")
 
 
-def setup_connect():
-    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"], capture_output=True, text=True,
-                       timeout=1800)
+def install_phase(what, name, cmd, timeout=1800):
+    """One line for an install step (pip, Maven): its output in .cache/logs/NAME.log, shown only when it fails."""
+    log = os.path.join(ROOT, ".cache", "logs", name + ".log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    t0 = time.time()
+    with open(log, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, timeout=timeout)
     if r.returncode != 0:
-        raise SystemExit("cannot fetch Kafka Connect: " + r.stderr[-2000:])
+        tail = "".join(open(log).readlines()[-25:])
+        raise SystemExit(f"cannot set up {what} (exit {r.returncode}); the whole output is in {log}:\n{tail}")
+    print(f"--   {what}: ready in {time.time() - t0:.0f}s (log: {os.path.relpath(log, ROOT)})")
+
+
+def setup_connect():
+    install_phase("Kafka Connect's jars (Maven)", "connect-fetch", [os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"])
 
 
 def setup_spark():
-    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"], capture_output=True, text=True,
-                       timeout=1800)
-    if r.returncode != 0:
-        raise SystemExit("cannot set up PySpark: " + r.stderr[-2000:])
+    install_phase("PySpark, delta-spark, pyarrow (pip) and the Kafka connector's jars (Maven)", "spark-setup",
+                  [os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"])
 
 
 def test_realtime_compare(binary):
@@ -1344,6 +1352,48 @@ def test_deb(binary):
     return True
 
 
+def test_quiet_phases(binary):
+    """make demo prints at most 30 lines (one per install or build phase, the drill, the report's path); a phase that fails
+    prints FAILED, its log's path and the log's last lines; deps.sh's apt output stays in its log."""
+    problems = []
+    p = subprocess.run(["make", "--no-print-directory", "demo"], capture_output=True, text=True, cwd=ROOT)
+    lines = (p.stdout + p.stderr).splitlines()
+    if p.returncode or len(lines) > 30 or not any(l.startswith("streamdrill: building") for l in lines) or \
+            not any("parcel-restart: PASS" in l for l in lines):
+        problems.append(f"make demo: exit {p.returncode}, {len(lines)} lines: {lines[:3]} ... {lines[-3:]}")
+    broken = os.path.join(ROOT, "build-quiet-test")
+    shutil.rmtree(broken, ignore_errors=True)
+    p = subprocess.run(["make", "--no-print-directory", "demo", "BUILD=build-quiet-test", "CC=false"], capture_output=True, text=True,
+                       cwd=ROOT)
+    out = p.stdout + p.stderr
+    if p.returncode == 0 or "FAILED (exit" not in out or "build-quiet-test/logs/build.log" not in out or len(out.splitlines()) > 40:
+        problems.append(f"make demo with a compiler that fails: exit {p.returncode}: {out[-600:]}")
+    shutil.rmtree(broken, ignore_errors=True)
+    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh"), "build", "streamdrill-no-such-package"], capture_output=True,
+                       text=True, cwd=ROOT)
+    out = p.stdout + p.stderr
+    if p.returncode == 0 or "FAILED" not in out or ".cache/logs/deps.log" not in out or "Unable to locate package" not in out \
+            or len(out.splitlines()) > 25:
+        problems.append(f"deps.sh with a package apt does not know: exit {p.returncode}: {out[-600:]}")
+    if problems:
+        print("FAIL quiet-phases: " + "\n  ".join(problems))
+        return False
+    print(f"ok   quiet-phases: make demo in {len(lines)} lines; a failing build and a failing apt-get each named their log")
+    return True
+
+
+def test_ci_recipes(binary):
+    """docs/ci.md's GitHub Actions workflow and GitLab job, run as written in bare Debian 12 roots (tests/ci_recipes.py)."""
+    py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
+    if py.returncode:
+        print("FAIL ci-recipes: tests/venv.sh: " + py.stderr[-400:])
+        return False
+    p = subprocess.run([py.stdout.strip(), os.path.join(ROOT, "tests", "ci_recipes.py"), binary, os.path.join(OUT, "ci-recipes")],
+                       capture_output=True, text=True, timeout=2400)
+    print((p.stdout + p.stderr).strip()[-3000:])
+    return p.returncode == 0
+
+
 def test_pytest_plugin(binary):
     """pytest, with the plugin `pip install ./python` put in the test virtualenv, over the repository's drills and drills
     made to fail, to be inconclusive and broken (tests/test_pytest_plugin.py)."""
@@ -1374,7 +1424,28 @@ def test_schemas(only):
     return p.returncode == 0
 
 
+class CountingOut:
+    """stdout that counts the result lines ("ok   ..." and "FAIL ...") for the closing line."""
+
+    def __init__(self, out):
+        self.out, self.passed, self.failed, self.bol = out, 0, 0, True
+
+    def write(self, text):
+        for i, line in enumerate(text.split("\n")):
+            if self.bol or i:
+                if line.startswith("ok   "):
+                    self.passed += 1
+                elif line.startswith("FAIL"):
+                    self.failed += 1
+        self.bol = text.endswith("\n")
+        return self.out.write(text)
+
+    def flush(self):
+        self.out.flush()
+
+
 def main():
+    sys.stdout = CountingOut(sys.stdout)
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
@@ -1442,8 +1513,12 @@ def main():
         ok &= test_install(binary)
     if not a.only or a.only in "pytest-plugin":
         ok &= test_pytest_plugin(binary)
+    if not a.no_real and (not a.only or a.only in "quiet-phases"):
+        ok &= test_quiet_phases(binary)
     if not a.no_real and (not a.only or a.only in "deb"):
         ok &= test_deb(binary)
+    if not a.no_real and (not a.only or a.only in "ci-recipes"):
+        ok &= test_ci_recipes(binary)
     if real:
         t0 = time.time()
         setup_spark()
@@ -1466,6 +1541,7 @@ def main():
     if not a.only or a.only in "schemas":
         ok &= test_schemas(a.only)
     print("scenario tests: " + ("all passed" if ok else "FAILED"))
+    print(f"scenarios: {sys.stdout.passed} passed, {sys.stdout.failed} failed")
     sys.exit(0 if ok else 1)
 
 

@@ -9,33 +9,16 @@
 #
 #   tests/deb/test_deb.sh build/streamdrill_0.1.0_amd64.deb OUTDIR
 #
-# The bare root is kept as a tarball in .cache/ (made again when missing);
-# OUTDIR receives the runs' folders for the schema check.
+# The bare root comes from tests/deb/bare-root.sh; OUTDIR receives the runs' folders for the schema check.
 set -eu
 deb=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 out=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache="$root/.cache/deb-test"
-tarball="$cache/bookworm-apt.tar"
-[ "$(id -u)" = 0 ] || { echo "test_deb: needs root (chroot and mount)" >&2; exit 1; }
 mkdir -p "$cache"
-if [ ! -s "$tarball" ]; then
-    mmdebstrap --quiet --variant=apt --include=ca-certificates bookworm "$cache/bookworm-apt.tmp.tar" \
-        "deb http://deb.debian.org/debian bookworm main" >"$cache/mmdebstrap.log" 2>&1 \
-        || { tail -20 "$cache/mmdebstrap.log" >&2; exit 1; }
-    mv "$cache/bookworm-apt.tmp.tar" "$tarball"
-fi
-chr=$(mktemp -d /tmp/streamdrill-deb-XXXXXX)
-cleanup() {
-    umount "$chr/proc" 2>/dev/null || true
-    umount "$chr/dev" 2>/dev/null || true
-    rm -rf "$chr"
-}
-trap cleanup EXIT INT TERM
-tar -xf "$tarball" -C "$chr"
-mount -t proc proc "$chr/proc"
-mount --bind /dev "$chr/dev"
-cp /etc/resolv.conf "$chr/etc/resolv.conf" 2>/dev/null || true
+chr=$(mktemp -u /tmp/streamdrill-deb-XXXXXX)
+trap '"$root/tests/deb/bare-root.sh" destroy "$chr" 2>/dev/null || true' EXIT INT TERM
+"$root/tests/deb/bare-root.sh" create "$chr"
 cp "$deb" "$chr/tmp/streamdrill.deb"
 inside() { chroot "$chr" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 
