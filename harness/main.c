@@ -589,54 +589,9 @@ static int sd_cmd_explore(int nfiles, char **files) {
     return sd_explore(&o);
 }
 
-int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = sd_on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-
-    if (argc < 2) {
-        sd_usage(stderr);
-        return SD_EXIT_USAGE;
-    }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        sd_usage(stdout);
-        return SD_EXIT_PASS;
-    }
-    if (!strcmp(cmd, "help")) {
-        /* the scenario language's reference, printed from its table (lang.c) */
-        if (argc > 2 && !strcmp(argv[2], "--markdown")) {
-            sd_lang_markdown(stdout);
-            return SD_EXIT_PASS;
-        }
-        if (argc > 2 && !strcmp(argv[2], "--man")) {
-            sd_lang_man(stdout);
-            return SD_EXIT_PASS;
-        }
-        if (argc > 2 && sd_lang_help(stdout, argv[2])) {
-            fprintf(stderr, "streamdrill help: \"%s\" is no directive or step (streamdrill help lists them)\n", argv[2]);
-            return SD_EXIT_USAGE;
-        }
-        if (argc <= 2) {
-            sd_usage(stdout);
-            fputc('\n', stdout);
-            sd_lang_help(stdout, NULL);
-        }
-        return SD_EXIT_PASS;
-    }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        sd_version();
-        return SD_EXIT_PASS;
-    }
-    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare") &&
-        strcmp(cmd, "explore") && strcmp(cmd, "init")) {
-        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, init, explore, report, compare or broker (see --help)\n", cmd);
-        return SD_EXIT_USAGE;
-    }
+/* The options after the command (argv[2] on): filled into sd_opt. -1 to go
+ * on, else the exit code (bad usage, or --help / --version done). */
+static int sd_parse_options(int argc, char **argv) {
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "o:b:X:qvh", sd_long_opts, NULL)) != -1) {
@@ -699,6 +654,59 @@ int main(int argc, char **argv) {
             return SD_EXIT_USAGE;
         }
     }
+    return -1;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = sd_on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    if (argc < 2) {
+        sd_usage(stderr);
+        return SD_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        sd_usage(stdout);
+        return SD_EXIT_PASS;
+    }
+    if (!strcmp(cmd, "help")) {
+        /* the scenario language's reference, printed from its table (lang.c) */
+        if (argc > 2 && !strcmp(argv[2], "--markdown")) {
+            sd_lang_markdown(stdout);
+            return SD_EXIT_PASS;
+        }
+        if (argc > 2 && !strcmp(argv[2], "--man")) {
+            sd_lang_man(stdout);
+            return SD_EXIT_PASS;
+        }
+        if (argc > 2 && sd_lang_help(stdout, argv[2])) {
+            fprintf(stderr, "streamdrill help: \"%s\" is no directive or step (streamdrill help lists them)\n", argv[2]);
+            return SD_EXIT_USAGE;
+        }
+        if (argc <= 2) {
+            sd_usage(stdout);
+            fputc('\n', stdout);
+            sd_lang_help(stdout, NULL);
+        }
+        return SD_EXIT_PASS;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        sd_version();
+        return SD_EXIT_PASS;
+    }
+    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare") &&
+        strcmp(cmd, "explore") && strcmp(cmd, "init")) {
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, init, explore, report, compare or broker (see --help)\n", cmd);
+        return SD_EXIT_USAGE;
+    }
+    int prc = sd_parse_options(argc, argv);
+    if (prc >= 0) return prc;
     int nargs = argc - optind;
     char **args = argv + optind;
     /* conflicting options, checked after parsing */
