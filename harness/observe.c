@@ -104,7 +104,8 @@ static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char 
     int64_t seq = sd_observe_row(o, c->tag, c->taglen, id, idlen, w, wlen);
     if (t != INT64_MIN && seq >= 0) {
         o->timed_rows++;
-        if (!o->sent_rel || o->sent_rel[seq] == UINT32_MAX) return 0;
+        uint32_t sent = o->sent ? sd_stamps_get(o->sent, seq) : UINT32_MAX;
+        if (sent == UINT32_MAX) return 0;
         if (!o->lat) {
             o->lat = sd_util_xmalloc(3 * (size_t)(o->nseq ? o->nseq : 1));
             memset(o->lat, 0xff, 3 * (size_t)(o->nseq ? o->nseq : 1));
@@ -112,7 +113,7 @@ static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char 
         int64_t rel = t - o->base_ms;
         if (rel < 0) rel = 0;
         if (rel > (int64_t)UINT32_MAX - 1) rel = (int64_t)UINT32_MAX - 1;
-        int64_t lat = rel > o->sent_rel[seq] ? rel - o->sent_rel[seq] : 0, cur = sd_observe_latency(o, seq);
+        int64_t lat = rel > sent ? rel - sent : 0, cur = sd_observe_latency(o, seq);
         if (cur >= 0 && cur <= lat) return 0; /* the first write is the earliest */
         uint32_t cell = lat < SD_LAT_BIG ? (uint32_t)lat : SD_LAT_BIG;
         if (cell == SD_LAT_BIG) sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
@@ -129,12 +130,12 @@ int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq) {
     return cell == SD_LAT_BIG ? (int64_t)sd_i64map_get(&o->lat_big, seq) : cell;
 }
 
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const uint32_t *sent_rel,
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const sd_stamps_t *sent,
                          sd_observe_t *out, char *err, size_t errlen) {
     memset(out, 0, sizeof(*out));
     out->nseq = nseq;
     out->base_ms = base_ms;
-    out->sent_rel = sent_rel;
+    out->sent = sent;
     sd_counts_init(&out->copies, nseq);
     sd_scan_ctx_t c = {out, tag, strlen(tag)};
     sd_err_t e = sd_sink_scan(sink, sd_observe_cb, &c, err, errlen);

@@ -34,14 +34,14 @@ typedef struct sd_observe_s {
     void *index;                /* private: hash of unexpected ids */
     /* end-to-end latency per seq, in ms: the first write time the sink
      * gives (relative to base_ms, 0 before it) minus when the event was
-     * first handed to Kafka (sent_rel, relative to base_ms), 0 when it was
+     * first handed to Kafka (sent, relative to base_ms), 0 when it was
      * written before; only when the sink gives write times and the caller
-     * gave sent_rel, NULL otherwise. Three bytes a seq (little-endian), exact
+     * gave sent, NULL otherwise. Three bytes a seq (little-endian), exact
      * to 4.6 hours: SD_LAT_BIG means the value is in lat_big, SD_LAT_NONE
      * not seen with a write time. */
     uint8_t *lat;
     sd_i64map_t lat_big;
-    const uint32_t *sent_rel;
+    const sd_stamps_t *sent;
     int64_t base_ms;
     int64_t timed_rows;
 } sd_observe_t;
@@ -56,10 +56,10 @@ static inline uint32_t sd_observe_lat_cell(const sd_observe_t *o, int64_t seq) {
 /* The latency of seq (see lat), or -1 when it has none. */
 int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 
-/* Scan sink; ids of tag map to seq < nseq. With sent_rel (per seq: when
+/* Scan sink; ids of tag map to seq < nseq. With sent (per seq: when
  * first handed to Kafka, ms after base_ms, UINT32_MAX not yet), the
  * latencies of the rows that give write times. */
-sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const uint32_t *sent_rel,
+sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const sd_stamps_t *sent,
                          sd_observe_t *out, char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
 

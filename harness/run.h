@@ -135,7 +135,7 @@ typedef struct sd_run_s {
     int64_t inc_events0;          /* batch events seen before it started */
     int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
     uint8_t *sends;               /* per seq: messages sent with this id (saturating) */
-    uint32_t *sent_rel;           /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
+    sd_stamps_t sent;             /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
 
     /* messages staged for sending (ledger first, then Kafka) */
     struct sd_run_staged_s *stage;

@@ -263,7 +263,7 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
             int64_t lat = sd_observe_latency(obs, s);
             if (r->disp[s] != SD_DISP_TARGET || lat < 0) continue;
             seq[k] = s;
-            sent[k] = r->t0_wall + r->sent_rel[s];
+            sent[k] = r->t0_wall + sd_stamps_get(&r->sent, s);
             seen[k] = sent[k] + lat;
             k++;
         }
@@ -409,7 +409,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
         sd_observe_t obs;
         memset(&obs, 0, sizeof(obs));
         int64_t t0 = sd_util_mono_ms();
-        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, r->sent_rel, &obs, err, errlen))) {
+        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &r->sent, &obs, err, errlen))) {
             free(expects);
             goto out;
         }

@@ -26,9 +26,8 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
         r->disp = sd_util_xrealloc(r->disp, (size_t)r->capseq);
         r->kind = sd_util_xrealloc(r->kind, (size_t)r->capseq);
         r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
-        r->sent_rel = sd_util_xrealloc(r->sent_rel, sizeof(uint32_t) * (size_t)r->capseq);
+        sd_stamps_reserve(&r->sent, r->capseq);
     }
-    r->sent_rel[r->nseq] = UINT32_MAX;
     r->disp[r->nseq] = (uint8_t)disp;
     r->kind[r->nseq] = (uint8_t)kind;
     r->sends[r->nseq] = 0;
@@ -78,9 +77,9 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
         e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
                              m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
         r->messages++;
-        if (m->seq >= 0 && m->seq < r->nseq && r->sent_rel[m->seq] == UINT32_MAX) {
+        if (m->seq >= 0 && m->seq < r->nseq) {
             int64_t rel = now - r->t0_wall;
-            r->sent_rel[m->seq] = rel < 0 ? 0 : (uint32_t)rel;
+            sd_stamps_set_once(&r->sent, m->seq, rel < 0 ? 0 : rel >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)rel);
         }
     }
     b->n = 0;

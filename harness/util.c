@@ -603,6 +603,38 @@ void sd_counts_inc(sd_counts_t *k, int64_t i) {
     sd_i64map_put(&k->big, i, v + 1);
 }
 
+void sd_stamps_reserve(sd_stamps_t *s, int64_t n) {
+    if (n <= s->cap) return;
+    int64_t cap = s->cap ? s->cap : 4096;
+    while (cap < n) cap *= 2;
+    int64_t ob = (s->cap + SD_STAMPS_BLOCK - 1) / SD_STAMPS_BLOCK, nb = (cap + SD_STAMPS_BLOCK - 1) / SD_STAMPS_BLOCK;
+    s->off = sd_util_xrealloc(s->off, sizeof(uint16_t) * (size_t)cap);
+    memset(s->off + s->cap, 0xff, sizeof(uint16_t) * (size_t)(cap - s->cap));
+    s->base = sd_util_xrealloc(s->base, sizeof(uint32_t) * (size_t)nb);
+    memset(s->base + ob, 0xff, sizeof(uint32_t) * (size_t)(nb - ob));
+    s->cap = cap;
+}
+
+int sd_stamps_set_once(sd_stamps_t *s, int64_t seq, uint32_t v) {
+    if (s->off[seq] != 0xFFFF) return 0;
+    uint32_t *base = &s->base[seq / SD_STAMPS_BLOCK];
+    if (*base == UINT32_MAX) *base = v;
+    if (v >= *base && v - *base < 0xFFFE) {
+        s->off[seq] = (uint16_t)(v - *base);
+    } else {
+        s->off[seq] = 0xFFFE;
+        sd_i64map_put(&s->big, seq, v);
+    }
+    return 1;
+}
+
+void sd_stamps_free(sd_stamps_t *s) {
+    free(s->off);
+    free(s->base);
+    sd_i64map_free(&s->big);
+    memset(s, 0, sizeof(*s));
+}
+
 void sd_counts_free(sd_counts_t *k) {
     free(k->c);
     sd_i64map_free(&k->big);

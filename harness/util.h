@@ -160,6 +160,29 @@ static inline uint32_t sd_counts_get(const sd_counts_t *k, int64_t i) {
 }
 void sd_counts_free(sd_counts_t *k);
 
+/* A time in ms per seq, set once (when a seq's first message was handed to
+ * Kafka): two bytes a seq, the offset from the first time set in its block
+ * of 256 seqs (seqs are made in the order they are sent, so a block's times
+ * lie close together); the rare time that does not fit (before the block's
+ * first, or 65,534 ms or more after it) exact in a map. UINT32_MAX: unset. */
+#define SD_STAMPS_BLOCK 256
+typedef struct sd_stamps_s {
+    uint16_t *off;      /* 0xFFFF unset, 0xFFFE in big */
+    uint32_t *base;     /* per block: its first time set (UINT32_MAX: none yet) */
+    int64_t cap;        /* seqs room is made for */
+    sd_i64map_t big;
+} sd_stamps_t;
+/* Room for seqs below n (new ones unset). */
+void sd_stamps_reserve(sd_stamps_t *s, int64_t n);
+/* Set seq's time v (< UINT32_MAX) unless it is set; 1 when it was set now. */
+int sd_stamps_set_once(sd_stamps_t *s, int64_t seq, uint32_t v);
+static inline uint32_t sd_stamps_get(const sd_stamps_t *s, int64_t seq) {
+    uint16_t o = s->off[seq];
+    if (o == 0xFFFF) return UINT32_MAX;
+    return o == 0xFFFE ? sd_i64map_get(&s->big, seq) : s->base[seq / SD_STAMPS_BLOCK] + o;
+}
+void sd_stamps_free(sd_stamps_t *s);
+
 /* ---- PRNG ---- */
 
 /* splitmix64: a counter-based generator, so event n of seed s is computed

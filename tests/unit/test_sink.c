@@ -454,10 +454,13 @@ Test(sink, observed_latencies_are_exact_in_three_bytes) {
           f);
     fclose(f);
     sd_sink_t *s = open_sink("jsonl", "path", path, "time", "t", NULL);
-    uint32_t sent_rel[5] = {1000, 1000, 1000, UINT32_MAX, 1000};
+    sd_stamps_t sent = {0};
+    sd_stamps_reserve(&sent, 5);
+    for (int i = 0; i < 5; i++)
+        if (i != 3) sd_stamps_set_once(&sent, i, 1000);
     sd_observe_t o;
     char err[512];
-    cr_assert_eq(sd_observe_sink(s, "abc", 5, 0, sent_rel, &o, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_observe_sink(s, "abc", 5, 0, &sent, &o, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(sd_observe_latency(&o, 0), 200);
     cr_assert_eq(sd_observe_latency(&o, 1), 20000000);
     cr_assert_eq(sd_observe_latency(&o, 2), 0);
@@ -466,6 +469,7 @@ Test(sink, observed_latencies_are_exact_in_three_bytes) {
     cr_assert_eq(sd_counts_get(&o.copies, 0), 3u);
     cr_assert_eq(o.timed_rows, 7);
     sd_observe_free(&o);
+    sd_stamps_free(&sent);
     sd_sink_close(s);
     free(path);
 }

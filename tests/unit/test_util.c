@@ -175,3 +175,38 @@ Test(util, ranks_u24_match_sort) {
         free(big);
     }
 }
+
+/* The send stamps against a plain array over 300,000 seqs set in the ways a
+ * run sets them: in order, out of order within a block, some never, some
+ * before their block's first time (a clock stepped back), some long after
+ * it, every seq set twice (the second is ignored), grown while in use. */
+Test(util, stamps_exact) {
+    const int64_t n = 300000;
+    uint32_t *want = malloc(sizeof(uint32_t) * n);
+    sd_stamps_t s = {0};
+    uint64_t x = 7;
+    uint32_t now = 1000;
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 50000 == 0) sd_stamps_reserve(&s, i + 50000);
+        x = sd_util_mix64(x);
+        now += (uint32_t)(x % 3);
+        uint32_t v = now;
+        switch (x >> 61) {
+        case 0: v = UINT32_MAX; break;                       /* never sent */
+        case 1: v = now > 5000 ? now - 5000 : 0; break;      /* before the block's first time */
+        case 2: v = now + 70000 + (uint32_t)(x % 9); break;  /* past two bytes */
+        case 3: v = UINT32_MAX - 1; break;                   /* the largest time */
+        default: break;
+        }
+        want[i] = v;
+        if (v != UINT32_MAX) {
+            cr_assert_eq(sd_stamps_set_once(&s, i, v), 1, "seq %lld: the first set must take", (long long)i);
+            cr_assert_eq(sd_stamps_set_once(&s, i, v + 1), 0, "seq %lld: a second set must not", (long long)i);
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(sd_stamps_get(&s, i), want[i], "seq %lld: expected %u, got %u", (long long)i, want[i], sd_stamps_get(&s, i));
+    cr_assert_lt(s.big.n, n / 2, "the map holds only what does not fit (%lld of %lld)", (long long)s.big.n, (long long)n);
+    sd_stamps_free(&s);
+    free(want);
+}
