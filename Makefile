@@ -1,7 +1,7 @@
 # streamdrill - a plain Makefile (explicit source lists, -MMD dependencies).
 #
 #   make            build build/streamdrill and the reference pipeline
-#   make demo       install what is missing, build, run the parcel drill on the embedded broker
+#   make demo       install the build packages that are missing, build, run the parcel drill on the embedded broker
 #   make test       install what is missing, build, run unit tests and scenario tests
 #                   (embedded cluster, then a real Kafka broker and Spark)
 #   make test-fast  the same without the real broker and Spark
@@ -195,7 +195,7 @@ test-real-long: deps
 	$(MAKE) all
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
 
-demo: deps
+demo: deps-build
 	@scripts/phase.sh "building streamdrill and the reference pipelines" $(BUILD)/logs/build.log $(MAKE) --no-print-directory all
 	@$(BUILD)/streamdrill run scenarios/parcel-restart.drill --out streamdrill-out; rc=$$?; \
 	echo "report: streamdrill-out/parcel-restart/report.html (report.md, summary.json, junit.xml, charts/, export/ beside it)"; exit $$rc

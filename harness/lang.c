@@ -1501,26 +1501,6 @@ static void sd_md_cell(FILE *f, const char *s) {
     }
 }
 
-void sd_lang_markdown(FILE *f) {
-    for (int role = SD_LANG_HEADER; role <= SD_LANG_STEP; role++) {
-        fprintf(f, "%s| %s | meaning |\n|---|---|\n", role == SD_LANG_HEADER ? "### Header\n\n" : "### Steps\n\n",
-                role == SD_LANG_HEADER ? "directive" : "step");
-        for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
-            if ((int)e->role != role) continue;
-            sd_buf_t u;
-            sd_buf_init(&u);
-            sd_lang_usage(e, &u);
-            fputs("| `", f);
-            sd_md_cell(f, u.data);
-            fputs("` | ", f);
-            sd_md_cell(f, e->meaning);
-            fputs(" |\n", f);
-            sd_buf_free(&u);
-        }
-        if (role == SD_LANG_HEADER) fputc('\n', f);
-    }
-}
-
 /* Text for roff: markdown links become their text, backticks and emphasis
  * stars go, a backslash is \e, and a line never starts with a control
  * character ('.' or '\''). */
@@ -1551,23 +1531,32 @@ static void sd_man_text(FILE *f, const char *s) {
     }
 }
 
-void sd_lang_man(FILE *f) {
+/* The header and step tables, as Markdown (docs/language.md) or roff
+ * (streamdrill(1)): one walk over the table for both. */
+static void sd_lang_tables(FILE *f, int man) {
     for (int role = SD_LANG_HEADER; role <= SD_LANG_STEP; role++) {
-        fputs(role == SD_LANG_HEADER ? ".SS Header directives\n" : ".SS Steps\n", f);
+        if (man) fputs(role == SD_LANG_HEADER ? ".SS Header directives\n" : ".SS Steps\n", f);
+        else fprintf(f, "%s| %s | meaning |\n|---|---|\n", role == SD_LANG_HEADER ? "### Header\n\n" : "### Steps\n\n",
+                     role == SD_LANG_HEADER ? "directive" : "step");
         for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++) {
             if ((int)e->role != role) continue;
             sd_buf_t u;
             sd_buf_init(&u);
             sd_lang_usage(e, &u);
-            fputs(".TP\n.B ", f);
-            sd_man_text(f, u.data);
-            fputc('\n', f);
-            sd_man_text(f, e->meaning);
-            fputc('\n', f);
+            fputs(man ? ".TP\n.B " : "| `", f);
+            (man ? sd_man_text : sd_md_cell)(f, u.data);
+            fputs(man ? "\n" : "` | ", f);
+            (man ? sd_man_text : sd_md_cell)(f, e->meaning);
+            fputs(man ? "\n" : " |\n", f);
             sd_buf_free(&u);
         }
+        if (!man && role == SD_LANG_HEADER) fputc('\n', f);
     }
 }
+
+void sd_lang_markdown(FILE *f) { sd_lang_tables(f, 0); }
+
+void sd_lang_man(FILE *f) { sd_lang_tables(f, 1); }
 
 int sd_lang_help(FILE *f, const char *name) {
     if (!name) {

@@ -1382,13 +1382,21 @@ def test_quiet_phases(binary):
     return True
 
 
-def test_ci_recipes(binary):
-    """docs/ci.md's GitHub Actions workflow and GitLab job, run as written in bare Debian 12 roots (tests/ci_recipes.py)."""
+def venv_python(what):
+    """The test virtualenv's python (tests/venv.sh), or None after a FAIL line for WHAT."""
     py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
     if py.returncode:
-        print("FAIL ci-recipes: tests/venv.sh: " + py.stderr[-400:])
+        print(f"FAIL {what}: tests/venv.sh: " + py.stderr[-400:])
+        return None
+    return py.stdout.strip()
+
+
+def test_ci_recipes(binary):
+    """docs/ci.md's GitHub Actions workflow and GitLab job, run as written in bare Debian 12 roots (tests/ci_recipes.py)."""
+    py = venv_python("ci-recipes")
+    if not py:
         return False
-    p = subprocess.run([py.stdout.strip(), os.path.join(ROOT, "tests", "ci_recipes.py"), binary, os.path.join(OUT, "ci-recipes")],
+    p = subprocess.run([py, os.path.join(ROOT, "tests", "ci_recipes.py"), binary, os.path.join(OUT, "ci-recipes")],
                        capture_output=True, text=True, timeout=2400)
     print((p.stdout + p.stderr).strip()[-3000:])
     return p.returncode == 0
@@ -1397,11 +1405,10 @@ def test_ci_recipes(binary):
 def test_pytest_plugin(binary):
     """pytest, with the plugin `pip install ./python` put in the test virtualenv, over the repository's drills and drills
     made to fail, to be inconclusive and broken (tests/test_pytest_plugin.py)."""
-    py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
-    if py.returncode:
-        print("FAIL pytest-plugin: tests/venv.sh: " + py.stderr[-400:])
+    py = venv_python("pytest-plugin")
+    if not py:
         return False
-    p = subprocess.run([py.stdout.strip(), "-m", "pytest", os.path.join(ROOT, "tests", "test_pytest_plugin.py"), "-q",
+    p = subprocess.run([py, "-m", "pytest", os.path.join(ROOT, "tests", "test_pytest_plugin.py"), "-q",
                         "-p", "no:cacheprovider"], capture_output=True, text=True, cwd=os.path.join(OUT),
                        env=dict(os.environ, STREAMDRILL_BIN=binary))
     last = (p.stdout.strip().splitlines() or [""])[-1]
@@ -1414,11 +1421,10 @@ def test_pytest_plugin(binary):
 
 def test_schemas(only):
     """Every summary.json and manifest.json this test run wrote (tests/out/) against reports/schemas/, validated by jsonschema."""
-    py = subprocess.run(["sh", os.path.join(ROOT, "tests", "venv.sh")], capture_output=True, text=True)
-    if py.returncode:
-        print("FAIL schemas: tests/venv.sh: " + py.stderr[-400:])
+    py = venv_python("schemas")
+    if not py:
         return False
-    p = subprocess.run([py.stdout.strip(), os.path.join(ROOT, "tests", "check_schemas.py"), OUT, "--min", "1" if only else "50"],
+    p = subprocess.run([py, os.path.join(ROOT, "tests", "check_schemas.py"), OUT, "--min", "1" if only else "50"],
                        capture_output=True, text=True)
     print((p.stdout + p.stderr).strip())
     return p.returncode == 0
