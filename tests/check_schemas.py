@@ -31,9 +31,11 @@ def find(dirs):
     summaries, manifests = [], []
     for d in dirs:
         for here, _, files in os.walk(d):
-            if "summary.json" in files:
+            # a run folder is one with run.db (a clone's tests/golden/ copy is not)
+            if "summary.json" in files and "run.db" in files:
                 summaries.append(os.path.join(here, "summary.json"))
-            if "manifest.json" in files and os.path.basename(here) == "export":
+            if "manifest.json" in files and os.path.basename(here) == "export" and \
+                    os.path.exists(os.path.join(os.path.dirname(here), "run.db")):
                 manifests.append(os.path.join(here, "manifest.json"))
     return sorted(summaries), sorted(manifests)
 
