@@ -28,6 +28,7 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
         r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
         sd_stamps_reserve(&r->sent, r->capseq);
     }
+    sd_stamps_add(&r->sent, r->nseq);
     r->disp[r->nseq] = (uint8_t)disp;
     r->kind[r->nseq] = (uint8_t)kind;
     r->sends[r->nseq] = 0;

@@ -607,11 +607,8 @@ void sd_stamps_reserve(sd_stamps_t *s, int64_t n) {
     if (n <= s->cap) return;
     int64_t cap = s->cap ? s->cap : 4096;
     while (cap < n) cap *= 2;
-    int64_t ob = (s->cap + SD_STAMPS_BLOCK - 1) / SD_STAMPS_BLOCK, nb = (cap + SD_STAMPS_BLOCK - 1) / SD_STAMPS_BLOCK;
     s->off = sd_util_xrealloc(s->off, sizeof(uint16_t) * (size_t)cap);
-    memset(s->off + s->cap, 0xff, sizeof(uint16_t) * (size_t)(cap - s->cap));
-    s->base = sd_util_xrealloc(s->base, sizeof(uint32_t) * (size_t)nb);
-    memset(s->base + ob, 0xff, sizeof(uint32_t) * (size_t)(nb - ob));
+    s->base = sd_util_xrealloc(s->base, sizeof(uint32_t) * (size_t)((cap + SD_STAMPS_BLOCK - 1) / SD_STAMPS_BLOCK));
     s->cap = cap;
 }
 

@@ -172,8 +172,15 @@ typedef struct sd_stamps_s {
     int64_t cap;        /* seqs room is made for */
     sd_i64map_t big;
 } sd_stamps_t;
-/* Room for seqs below n (new ones unset). */
+/* Room for seqs below n; nothing is written (memory a run never reaches
+ * is never touched). */
 void sd_stamps_reserve(sd_stamps_t *s, int64_t n);
+/* Seq is new and unset (seqs are added in order from 0, within the room
+ * reserved). */
+static inline void sd_stamps_add(sd_stamps_t *s, int64_t seq) {
+    s->off[seq] = 0xFFFF;
+    if (seq % SD_STAMPS_BLOCK == 0) s->base[seq / SD_STAMPS_BLOCK] = UINT32_MAX;
+}
 /* Set seq's time v (< UINT32_MAX) unless it is set; 1 when it was set now. */
 int sd_stamps_set_once(sd_stamps_t *s, int64_t seq, uint32_t v);
 static inline uint32_t sd_stamps_get(const sd_stamps_t *s, int64_t seq) {

@@ -456,8 +456,10 @@ Test(sink, observed_latencies_are_exact_in_three_bytes) {
     sd_sink_t *s = open_sink("jsonl", "path", path, "time", "t", NULL);
     sd_stamps_t sent = {0};
     sd_stamps_reserve(&sent, 5);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
+        sd_stamps_add(&sent, i);
         if (i != 3) sd_stamps_set_once(&sent, i, 1000);
+    }
     sd_observe_t o;
     char err[512];
     cr_assert_eq(sd_observe_sink(s, "abc", 5, 0, &sent, &o, err, sizeof(err)), SD_OK, "%s", err);

@@ -188,6 +188,7 @@ Test(util, stamps_exact) {
     uint32_t now = 1000;
     for (int64_t i = 0; i < n; i++) {
         if (i % 50000 == 0) sd_stamps_reserve(&s, i + 50000);
+        sd_stamps_add(&s, i);
         x = sd_util_mix64(x);
         now += (uint32_t)(x % 3);
         uint32_t v = now;
