@@ -16,6 +16,7 @@ hands over (streamdrill's or pytest's) holds one passing test per drill.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,9 +44,37 @@ def inside(chroot, cwd, script, env, log):
     with open(log, "a") as f:
         f.write(f"\n$ (in {cwd}) {script}\n")
         f.flush()
-        return subprocess.run(["chroot", chroot, "/usr/bin/env", "-i"] + [f"{k}={v}" for k, v in full.items()]
-                              + ["/bin/bash", "-eo", "pipefail", "-c", f"cd {cwd}\n{script}"],
-                              stdout=f, stderr=subprocess.STDOUT, timeout=1800).returncode
+        # its own process group, so that a timeout or our own end stops the whole job
+        p = subprocess.Popen(["chroot", chroot, "/usr/bin/env", "-i"] + [f"{k}={v}" for k, v in full.items()]
+                             + ["/bin/bash", "-eo", "pipefail", "-c", f"cd {cwd}\n{script}"],
+                             stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        JOBS.append(p)
+        try:
+            return p.wait(timeout=1800)
+        except subprocess.TimeoutExpired:
+            f.write("\n(timed out after 1800 s)\n")
+            return 124
+        finally:
+            stop_job(p)
+
+
+JOBS = []
+
+
+def stop_job(p):
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def on_signal(sig, frame):
+    """SIGTERM or SIGINT: stop the job, then unwind (the finally blocks unmount and remove the roots)."""
+    for p in JOBS:
+        stop_job(p)
+    sys.exit(128 + sig)
 
 
 def container(work, name, src, user, repo):
@@ -75,6 +104,8 @@ def junit_tests(path, per="case"):
 
 
 def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     binary, work = sys.argv[1], os.path.abspath(sys.argv[2])
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

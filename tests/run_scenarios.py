@@ -1396,9 +1396,17 @@ def test_ci_recipes(binary):
     py = venv_python("ci-recipes")
     if not py:
         return False
-    p = subprocess.run([py, os.path.join(ROOT, "tests", "ci_recipes.py"), binary, os.path.join(OUT, "ci-recipes")],
-                       capture_output=True, text=True, timeout=2400)
-    print((p.stdout + p.stderr).strip()[-3000:])
+    p = subprocess.Popen([py, os.path.join(ROOT, "tests", "ci_recipes.py"), binary, os.path.join(OUT, "ci-recipes")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = p.communicate(timeout=2400)
+    except subprocess.TimeoutExpired:
+        # SIGTERM first: ci_recipes.py stops its job and unmounts its roots
+        p.terminate()
+        out, _ = p.communicate(timeout=120)
+        print("FAIL ci-recipes: still running after 2400 s: " + out[-2000:])
+        return False
+    print(out.strip()[-3000:])
     return p.returncode == 0
 
 
