@@ -51,7 +51,7 @@ TESTS    = $(TEST_NAMES:%=$(BUILD)/tests/%)
 
 VERSION := $(shell sed -n 's/^\#define SD_VERSION "\(.*\)"/\1/p' harness/main.c)
 
-all: $(BUILD)/streamdrill $(PIPELINES) $(BUILD)/streamdrill.1
+all: $(BUILD)/streamdrill $(PIPELINES) $(BUILD)/streamdrill.1.tmpl $(BUILD)/streamdrill.1
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -96,11 +96,17 @@ deps-build:
 	@scripts/deps.sh build
 
 # the man page: docs/streamdrill.1.in with the language's two tables
-# printed from lang.c's table at the @LANGUAGE@ line
-$(BUILD)/streamdrill.1: docs/streamdrill.1.in $(BUILD)/streamdrill
-	{ sed -n '1,/@LANGUAGE@/p' $<; $(BUILD)/streamdrill help --man; sed '1,/@LANGUAGE@/d' $<; } \
-	  | sed -e 's#@VERSION@#$(VERSION)#g' -e 's#@DATADIR@#$(DATADIR)#g' -e 's#@LIBEXECDIR@#$(LIBEXECDIR)#g' > $@.tmp
+# printed from lang.c's table at the @LANGUAGE@ line (build/streamdrill.1.tmpl,
+# paths still @DATADIR@ and @LIBEXECDIR@); build/streamdrill.1 has the
+# paths of the default PREFIX, install writes those of its own PREFIX
+MAN_PATHS = sed -e 's\#@VERSION@\#$(VERSION)\#g' -e 's\#@DATADIR@\#$(DATADIR)\#g' -e 's\#@LIBEXECDIR@\#$(LIBEXECDIR)\#g'
+
+$(BUILD)/streamdrill.1.tmpl: docs/streamdrill.1.in $(BUILD)/streamdrill
+	{ sed -n '1,/@LANGUAGE@/p' $<; $(BUILD)/streamdrill help --man; sed '1,/@LANGUAGE@/d' $<; } > $@.tmp
 	mv $@.tmp $@
+
+$(BUILD)/streamdrill.1: $(BUILD)/streamdrill.1.tmpl
+	$(MAN_PATHS) $< > $@
 
 # ---- installing: the layout is documented in docs/install.md
 PREFIX     ?= /usr/local
@@ -127,7 +133,8 @@ install: all
 	install -m 644 $(EXAMPLES) $(DESTDIR)$(DATADIR)/scenarios/
 	install -m 755 scenarios/readers/sqlite_rows.py $(DESTDIR)$(DATADIR)/scenarios/readers/
 	install -m 644 reports/schemas/summary.schema.json reports/schemas/manifest.schema.json $(DESTDIR)$(DATADIR)/schemas/
-	install -m 644 $(BUILD)/streamdrill.1 $(DESTDIR)$(MANDIR)/streamdrill.1
+	$(MAN_PATHS) $(BUILD)/streamdrill.1.tmpl > $(DESTDIR)$(MANDIR)/streamdrill.1
+	chmod 644 $(DESTDIR)$(MANDIR)/streamdrill.1
 	install -m 644 dist/streamdrill.bash-completion $(DESTDIR)$(COMPDIR)/streamdrill
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
 

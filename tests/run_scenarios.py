@@ -1306,6 +1306,9 @@ def test_install(binary):
         problems.append(f"man -l streamdrill.1: exit {man.returncode}: {man.stderr.strip()[:300]}")
     names = [l.split()[0] for l in subprocess.run([binary, "help"], capture_output=True, text=True).stdout.splitlines()
              if l.startswith("  ") and l[2:3].isalpha()]
+    if "/opt/sd/share/streamdrill/schemas/summary.schema.json" not in page or "/opt/sd/libexec/streamdrill" not in page:
+        problems.append("the installed man page does not name the paths of its own PREFIX (/opt/sd/share/streamdrill/schemas, "
+                        "/opt/sd/libexec/streamdrill)")
     for word in ["run", "check", "init", "explore", "report", "compare", "broker", "EXIT STATUS", "--pipeline", "--brokers"] + names:
         if not re.search(r"(?m)^\s+" + re.escape(word) + r"\b", page) and word not in page:
             problems.append(f"the man page does not mention {word}")
