@@ -283,7 +283,7 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
         }
     }
     if (n) {
-        qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32);
+        if (nbig) qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32); /* qsort takes no NULL, even for 0 */
         sd_lat_ctx_t lc = {r, obs};
         int64_t ks[4] = {(n - 1) * 50 / 100, (n - 1) * 95 / 100, (n - 1) * 99 / 100, n - 1}, q[4];
         sd_util_ranks_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, ks, q, 4);
