@@ -1398,7 +1398,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "consumed offsets, it has consumed every source partition to its end. When those offsets prove it "
                 "caught up, D is not waited for: the sinks need only stay still for 150 ms after the commit that "
                 "proved it (D stays the rule for pipelines that report no offsets, and for a Spark checkpoint when "
-                "another sink, another query's, is judged too). A batch that began and has not "
+                "another sink, another query's, is judged too, for a Spark query whose progress names state operators, since a "
+                "batch without new data may still emit what its watermark evicts, and until a pipeline that gives its own "
+                "account, Spark's progress, has given it for the newest committed batch). A batch that began and has not "
                 "committed is not still, however still the sinks look (an aggregation writes nothing until a window "
                 "closes). If that never happens the run is inconclusive (exit 3)."},
     {.name = "await batches", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_BATCHES, .keys = sd_keys_await_batches, .timeout_ms = 60000,

@@ -130,6 +130,8 @@ typedef struct sd_run_s {
     sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
     struct sd_group_s *group;     /* progress group: the consumer group being watched */
     int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
+    int64_t account_next;         /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
+    int account_stateful;         /* that account named state operators (a watermark may still evict and emit) */
     int spark_inc;
     int64_t inc_started_wall;     /* when the newest incarnation was started */
     int64_t inc_events0;          /* batch events seen before it started */

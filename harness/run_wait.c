@@ -48,6 +48,8 @@ static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *
     size_t i;
     json_t *op;
     json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
+    if (batch >= 0 && batch + 1 > r->account_next) r->account_next = batch + 1;
+    if (json_array_size(ops)) r->account_stateful = 1;
     sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
     json_array_foreach(ops, i, op) {
         if (e) break;
@@ -341,6 +343,27 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
             next_cu = now + 100;
+            /* a pipeline that gives its own account (Spark's progress, read
+             * into pipeline_account) gives it after the commit: the proof
+             * waits for the account of the newest committed batch, and
+             * without it only the stillness window judges. A Spark query is
+             * taken to give one (a query that never does loses only the
+             * shortcut): until its first account, what it is (stateful,
+             * below) is not known */
+            if (cu == 1 && (r->account_next || r->sc->progress == SD_PROGRESS_SPARK) && r->bs.committed >= r->account_next) {
+                snprintf(why, sizeof(why), "the pipeline's own account has reported batch %lld, batch %lld is committed",
+                         (long long)r->account_next - 1, (long long)r->bs.committed);
+                cu = -1;
+            }
+            /* nor does consuming every offset prove a stateful query done:
+             * Spark runs a batch without new data when the watermark moves,
+             * and that batch emits what it evicts (a left join's null rows,
+             * closed windows, expired duplicates) */
+            if (cu == 1 && r->account_stateful) {
+                snprintf(why, sizeof(why), "the query keeps state (its progress names state operators): a batch without new "
+                         "data may still emit what the watermark evicts");
+                cu = -1;
+            }
         }
         if ((quiet && cu != 0) || (settled && cu == 1 && proof_covers_sinks)) {
             if (quiet)
