@@ -1210,6 +1210,15 @@ def run_long(binary, only):
     return ok
 
 
+def result(name, problems, ok_text):
+    """The closing line of a coded test: FAIL with every problem, else ok with what was shown."""
+    if problems:
+        print(f"FAIL {name}: " + "\n  ".join(problems))
+        return False
+    print(f"ok   {name}: {ok_text}")
+    return True
+
+
 # ---- adoption: init, install, the Debian package, the pytest plugin
 
 INIT_KINDS = ("sqlite", "postgres", "kafka", "jsonl", "spark-files", "delta", "command")
@@ -1256,11 +1265,8 @@ def test_init(binary):
         p = subprocess.run([binary, "init", path] + args, capture_output=True, text=True)
         if p.returncode != 2 or want not in p.stderr or os.path.exists(path):
             problems.append(f"init {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()!r} (wanted exit 2 with {want!r}, no file)")
-    if problems:
-        print("FAIL init: " + "\n  ".join(problems))
-        return False
-    print(f"ok   init: the refpipe drill passes as written; {len(INIT_KINDS)} sink kinds check; existing files kept; bad options exit 2")
-    return True
+    return result("init", problems, f"the refpipe drill passes as written; {len(INIT_KINDS)} sink kinds check; existing files kept; "
+                  "bad options exit 2")
 
 
 # every file `make install` writes under PREFIX, as docs/install.md lists them
@@ -1326,12 +1332,8 @@ def test_install(binary):
     for d in ["libexec/streamdrill", "share/streamdrill", "share/doc/streamdrill"]:
         if os.path.exists(os.path.join(prefix, d)):
             problems.append(f"make uninstall left the folder {d}")
-    if problems:
-        print("FAIL install: " + "\n  ".join(problems))
-        return False
-    print(f"ok   install: {len(INSTALL_LAYOUT)} files as documented, the installed drill passes, streamdrill(1) renders "
-          f"({len(names)} directives and steps in it), completion works, uninstall removes exactly them")
-    return True
+    return result("install", problems, f"{len(INSTALL_LAYOUT)} files as documented, the installed drill passes, streamdrill(1) "
+                  f"renders ({len(names)} directives and steps in it), completion works, uninstall removes exactly them")
 
 
 def test_deb(binary):
@@ -1378,11 +1380,8 @@ def test_quiet_phases(binary):
     if p.returncode == 0 or "FAILED" not in out or ".cache/logs/deps.log" not in out or "Unable to locate package" not in out \
             or len(out.splitlines()) > 25:
         problems.append(f"deps.sh with a package apt does not know: exit {p.returncode}: {out[-600:]}")
-    if problems:
-        print("FAIL quiet-phases: " + "\n  ".join(problems))
-        return False
-    print(f"ok   quiet-phases: make demo in {len(lines)} lines; a failing build and a failing apt-get each named their log")
-    return True
+    return result("quiet-phases", problems, f"make demo in {len(lines)} lines; a failing build and a failing apt-get each named "
+                  "their log")
 
 
 def venv_python(what):
