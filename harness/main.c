@@ -208,8 +208,14 @@ static int sd_cmd_init(int nfiles, char **files) {
         fprintf(stderr, "streamdrill init: %s exists: refusing to replace it\n", file);
         rc = SD_EXIT_USAGE;
     } else {
+        /* "x": created here or not at all (sd_util_write_file would replace a file made meanwhile) */
         FILE *f = fopen(file, "wx");
-        if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f)) {
+        int bad = !f;
+        if (f) {
+            bad = fwrite(b.data, 1, b.len, f) != b.len;
+            bad |= fclose(f) != 0;
+        }
+        if (bad) {
             fprintf(stderr, "streamdrill init: write %s: %s\n", file, strerror(errno));
             if (f) unlink(file);
             rc = SD_EXIT_INTERNAL;
