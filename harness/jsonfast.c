@@ -15,11 +15,13 @@
  * outside ASCII (UTF-8 is the full parser's to check), a tab or any other
  * control byte (even between tokens), a nested object or
  * array, a control byte, a number in the id or time field that is not a
- * plain run of at most 18 digits - is SD_JSONFAST_UNSURE, and the caller
- * asks the full parser. Duplicate keys: the last one wins, as there. */
+ * plain run of at most 18 digits, a row over 1024 bytes - is
+ * SD_JSONFAST_UNSURE, and the caller asks the full parser. Duplicate keys:
+ * the last one wins, as there. */
 #include "jsonfast.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -38,102 +40,55 @@ static const unsigned char sd_jf_plain[256] = {
 #undef R16
 };
 
-/* The quotes of a row up to this many bytes are found through a bitmap
- * made in the same pass that checks the row; longer rows use memchr. */
-#define SD_JF_MAP 1024
+/* Rows up to this many bytes take the fast path; a longer one is the full
+ * parser's (it is as fast there). */
+#define SD_JF_MAX 1024
 
-typedef struct {
-    const char *start, *p, *end;
-    int mapped;                          /* quotes[] holds the row's quotes */
-    uint64_t quotes[SD_JF_MAP / 64];
-} sd_jf_t;
-
-/* Whitespace of a clean row: spaces. */
-static void sd_jf_ws(sd_jf_t *c) {
-    while (c->p < c->end && *c->p == ' ') c->p++;
+#ifdef __SSE2__
+/* 64 bytes: *quotes gets a bit for each quote; nonzero when one of them is
+ * not plain ('\\', and anything below 0x20 as a signed byte: control
+ * bytes and 0x80 up). */
+static inline __attribute__((always_inline)) uint64_t sd_jf_chunk(const char *p, uint64_t *quotes) {
+    const __m128i bs = _mm_set1_epi8('\\'), lo = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"');
+    uint64_t bad = 0, q = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        bad |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmplt_epi8(v, lo))) << (16 * k);
+        q |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << (16 * k);
+    }
+    *quotes = q;
+    return bad;
 }
+#endif
 
 /* A row whose every byte is plain (a string may hold it as is), a quote or
  * a space: no escape, no control byte (so no tab or newline between tokens
- * either), nothing outside ASCII. Checked sixteen bytes at a time, marking
- * the quotes in c->quotes on the way. */
-static int sd_jf_clean(sd_jf_t *c, const char *p, size_t len) {
+ * either), nothing outside ASCII; its quotes as a bitmap, bit i of
+ * quotes[i / 64] for byte i. Checked 64 bytes at a time, the last chunk
+ * being the row's last 64 bytes shifted past the ones already seen (a row
+ * under 64 bytes byte by byte). */
+static int sd_jf_clean(const char *p, size_t len, uint64_t *quotes) {
     size_t i = 0;
-    int map = len <= SD_JF_MAP;
-    c->mapped = map;
-    if (map) memset(c->quotes, 0, sizeof(uint64_t) * ((len + 63) / 64));
 #ifdef __SSE2__
-    /* '\\', and anything below 0x20 as a signed byte: controls and 0x80 up */
-    const __m128i bs = _mm_set1_epi8('\\'), lo = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"');
-    for (; i + 16 <= len; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmplt_epi8(v, lo)))) return 0;
-        if (map) c->quotes[i / 64] |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << (i % 64);
+    if (len >= 64) {
+        size_t w = 0;
+        for (; i + 64 <= len; i += 64, w++)
+            if (sd_jf_chunk(p + i, &quotes[w])) return 0;
+        if (i < len) {
+            uint64_t q;
+            unsigned shift = (unsigned)(64 - (len - i));
+            if (sd_jf_chunk(p + len - 64, &q) >> shift) return 0;
+            quotes[w] = q >> shift;
+        }
+        return 1;
     }
 #endif
+    memset(quotes, 0, sizeof(uint64_t) * ((len + 63) / 64));
     for (; i < len; i++) {
-        if (p[i] == '"') {
-            if (map) c->quotes[i / 64] |= (uint64_t)1 << (i % 64);
-        } else if (!sd_jf_plain[(unsigned char)p[i]]) {
-            return 0;
-        }
+        if (p[i] == '"') quotes[i / 64] |= (uint64_t)1 << (i % 64);
+        else if (!sd_jf_plain[(unsigned char)p[i]]) return 0;
     }
     return 1;
-}
-
-/* A string of a clean row: its bytes in [*s, *s + *n); 0, or -1 when
- * there is none. */
-static int sd_jf_string(sd_jf_t *c, const char **s, size_t *n) {
-    if (c->p >= c->end || *c->p != '"') return -1;
-    const char *q = NULL;
-    size_t from = (size_t)(c->p + 1 - c->start), len = (size_t)(c->end - c->start);
-    if (c->mapped) {
-        for (size_t w = from / 64; w * 64 < len; w++) {
-            uint64_t bits = c->quotes[w] & (w == from / 64 ? ~(uint64_t)0 << (from % 64) : ~(uint64_t)0);
-            if (bits) {
-                q = c->start + w * 64 + (size_t)__builtin_ctzll(bits);
-                break;
-            }
-        }
-    } else {
-        q = memchr(c->p + 1, '"', (size_t)(c->end - c->p - 1));
-    }
-    if (!q) return -1;
-    *s = c->p + 1;
-    *n = (size_t)(q - *s);
-    c->p = q + 1;
-    return 0;
-}
-
-/* A JSON number; *digits_only set when it is a plain run of digits. */
-static int sd_jf_number(sd_jf_t *c, const char **s, size_t *n, int *digits_only) {
-    const char *q = c->p, *e = c->end;
-    *digits_only = 1;
-    if (q < e && *q == '-') q++, *digits_only = 0;
-    if (q >= e) return -1;
-    if (*q == '0') q++;
-    else if (*q >= '1' && *q <= '9')
-        while (q < e && *q >= '0' && *q <= '9') q++;
-    else return -1;
-    if (q < e && *q == '.') {
-        *digits_only = 0;
-        const char *f = ++q;
-        while (q < e && *q >= '0' && *q <= '9') q++;
-        if (q == f) return -1;
-    }
-    /* an exponent, or a long number, may be out of the full parser's
-     * range (it refuses the whole row then): not plain */
-    if ((q < e && (*q == 'e' || *q == 'E')) || q - c->p > 20) return -1;
-    *s = c->p;
-    *n = (size_t)(q - c->p);
-    c->p = q;
-    return 0;
-}
-
-static int sd_jf_word(sd_jf_t *c, const char *w, size_t n) {
-    if ((size_t)(c->end - c->p) < n || memcmp(c->p, w, n)) return -1;
-    c->p += n;
-    return 0;
 }
 
 enum { SD_JF_STR, SD_JF_NUM, SD_JF_OTHER };
@@ -154,63 +109,132 @@ static int64_t sd_jf_time(int type, const char *v, size_t n, int (*parse_time)(c
     return INT64_MIN;
 }
 
+/* A key of kn bytes at k is the field f of fn bytes (f8: its first 8). */
+static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t kn, const char *f, size_t fn, uint64_t f8) {
+    if (kn != fn) return 0;
+    if (fn < 8) return !memcmp(k, f, fn);
+    uint64_t k8;
+    memcpy(&k8, k, 8);
+    return k8 == f8 && !memcmp(k + 8, f + 8, fn - 8);
+}
+
+/* The walk below keeps its cursor in locals: p the next byte, and the
+ * quotes not read yet as the word qw of quotes[] with the bits qb left. */
+/* The walk reads bytes up to the row's last one but spaces, which must be
+ * its closing '}': so every byte it looks at before that one is there to
+ * read without a bound check, as long as it stops at a '}'. */
+#define SD_JF_WS() while (*p == ' ') p++
+/* q = the next quote not read yet, or the row is not plain */
+#define SD_JF_NEXTQ(q)                                                        \
+    do {                                                                      \
+        while (!qb) {                                                         \
+            if (++qw >= nwords) return SD_JSONFAST_UNSURE;                    \
+            qb = quotes[qw];                                                  \
+        }                                                                     \
+        (q) = json + qw * 64 + (size_t)__builtin_ctzll(qb);                   \
+        qb &= qb - 1;                                                         \
+    } while (0)
+/* a string at p (its opening quote is the next one not read: strings are
+ * read in order and nothing else holds a quote): its bytes [s, s + n) */
+#define SD_JF_STRING(s, n)                                                    \
+    do {                                                                      \
+        const char *q_;                                                       \
+        if (*p != '"') return SD_JSONFAST_UNSURE;                             \
+        SD_JF_NEXTQ(q_);                                                      \
+        if (q_ != p) return SD_JSONFAST_UNSURE;                               \
+        SD_JF_NEXTQ(q_);                                                      \
+        (s) = p + 1;                                                          \
+        (n) = (size_t)(q_ - (s));                                             \
+        p = q_ + 1;                                                           \
+    } while (0)
+
 int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen, const char *time_field,
                         int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
     if (t_ms) *t_ms = INT64_MIN;
     if (!json || !len || !outlen) return -1; /* as the full parser */
+    if (len > SD_JF_MAX) return SD_JSONFAST_UNSURE;
+    uint64_t quotes[SD_JF_MAX / 64];
+    if (!sd_jf_clean(json, len, quotes)) return SD_JSONFAST_UNSURE;
     size_t flen = strlen(field), tlen = time_field ? strlen(time_field) : 0;
-    sd_jf_t c;
-    c.start = c.p = json;
-    c.end = json + len;
-    if (!sd_jf_clean(&c, json, len)) return SD_JSONFAST_UNSURE;
+    uint64_t f8 = 0, t8 = 0;
+    if (flen >= 8) memcpy(&f8, field, 8);
+    if (tlen >= 8) memcpy(&t8, time_field, 8);
+    const char *p = json, *end = json + len, *last = end;
+    while (last > json && last[-1] == ' ') last--;
+    if (last == json || last[-1] != '}') return SD_JSONFAST_UNSURE;
+    size_t nwords = (len + 63) / 64, qw = 0;
+    uint64_t qb = quotes[0];
     const char *id = NULL, *tv = NULL;
     size_t idn = 0, tn = 0;
     int idtype = SD_JF_OTHER, ttype = SD_JF_OTHER, have_id = 0, have_t = 0;
-    sd_jf_ws(&c);
-    if (c.p >= c.end || *c.p++ != '{') return SD_JSONFAST_UNSURE;
-    sd_jf_ws(&c);
-    if (c.p < c.end && *c.p == '}') {
-        c.p++;
+    SD_JF_WS();
+    if (*p++ != '{') return SD_JSONFAST_UNSURE;
+    SD_JF_WS();
+    if (*p == '}') {
+        p++;
     } else {
         for (;;) {
-            const char *k, *v = NULL;
+            const char *k, *v;
             size_t kn, vn = 0;
-            int type = SD_JF_OTHER, digits = 0;
-            if (sd_jf_string(&c, &k, &kn)) return SD_JSONFAST_UNSURE;
-            sd_jf_ws(&c);
-            if (c.p >= c.end || *c.p++ != ':') return SD_JSONFAST_UNSURE;
-            sd_jf_ws(&c);
-            if (c.p >= c.end) return SD_JSONFAST_UNSURE;
-            char ch = *c.p;
+            int type;
+            SD_JF_STRING(k, kn);
+            SD_JF_WS();
+            if (*p++ != ':') return SD_JSONFAST_UNSURE;
+            SD_JF_WS();
+            char ch = *p;
+            int digits = 0;
             if (ch == '"') {
-                if (sd_jf_string(&c, &v, &vn)) return SD_JSONFAST_UNSURE;
+                SD_JF_STRING(v, vn);
                 type = SD_JF_STR;
             } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-                if (sd_jf_number(&c, &v, &vn, &digits)) return SD_JSONFAST_UNSURE;
+                /* JSON's number; digits when it is a plain run of digits */
+                const char *q = v = p;
+                digits = 1;
+                if (*q == '-') q++, digits = 0;
+                if (*q == '0') q++;
+                else if (*q >= '1' && *q <= '9')
+                    while (*q >= '0' && *q <= '9') q++;
+                else return SD_JSONFAST_UNSURE;
+                if (*q == '.') {
+                    digits = 0;
+                    const char *f = ++q;
+                    while (*q >= '0' && *q <= '9') q++;
+                    if (q == f) return SD_JSONFAST_UNSURE;
+                }
+                /* an exponent, or a long number, may be out of the full
+                 * parser's range (it refuses the whole row then): not plain */
+                if (*q == 'e' || *q == 'E' || q - p > 20) return SD_JSONFAST_UNSURE;
+                vn = (size_t)(q - p);
+                p = q;
                 type = SD_JF_NUM;
-            } else if (sd_jf_word(&c, "true", 4) && sd_jf_word(&c, "false", 5) && sd_jf_word(&c, "null", 4)) {
-                return SD_JSONFAST_UNSURE; /* an object, an array, or not JSON */
+            } else {
+                const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
+                size_t wn = ch == 'f' ? 5 : 4;
+                if ((size_t)(end - p) < wn || memcmp(p, w, wn)) return SD_JSONFAST_UNSURE; /* an object, an array, or not JSON */
+                v = p;
+                p += wn;
+                type = SD_JF_OTHER;
             }
-            int is_id = kn == flen && !memcmp(k, field, kn), is_t = time_field && kn == tlen && !memcmp(k, time_field, kn);
+            int is_id = sd_jf_is(k, kn, field, flen, f8), is_t = time_field && sd_jf_is(k, kn, time_field, tlen, t8);
             /* a number the full parser might not read as a plain int64 */
             if ((is_id || is_t) && type == SD_JF_NUM && (!digits || vn > 18)) return SD_JSONFAST_UNSURE;
             if (is_id) id = v, idn = vn, idtype = type, have_id = 1;
             if (is_t) tv = v, tn = vn, ttype = type, have_t = 1;
-            sd_jf_ws(&c);
-            if (c.p < c.end && *c.p == ',') {
-                c.p++;
-                sd_jf_ws(&c);
+            SD_JF_WS();
+            if (*p == ',') {
+                p++;
+                SD_JF_WS();
                 continue;
             }
-            if (c.p < c.end && *c.p == '}') {
-                c.p++;
+            if (*p == '}') {
+                p++;
                 break;
             }
             return SD_JSONFAST_UNSURE;
         }
     }
-    sd_jf_ws(&c);
-    if (c.p != c.end) return SD_JSONFAST_UNSURE;
+    while (p < end && *p == ' ') p++;
+    if (p != end) return SD_JSONFAST_UNSURE;
     int n = -1;
     if (have_id && idtype != SD_JF_OTHER) {
         size_t k = idn < outlen - 1 ? idn : outlen - 1;

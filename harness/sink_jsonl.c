@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,11 +159,25 @@ typedef struct {
     void *opaque;
     const char *base;
     size_t baselen;
+    int64_t label_line;  /* the line label[] names; 0: none yet */
+    size_t label_len, digits_at;
     char idbuf[512], label[512];
 } sd_jsonl_scan_t;
 
-/* "FILE line N" (one file) or "FILE:N", without printf: it is every row's. */
+/* "FILE line N" (one file) or "FILE:N", without printf: it is every row's.
+ * The next line's label is the last one's with its number counted up in
+ * place. */
 static size_t sd_jsonl_label(sd_jsonl_scan_t *c, int64_t lineno) {
+    if (c->label_line && lineno == c->label_line + 1) {
+        char *d = c->label + c->label_len;
+        while (d > c->label + c->digits_at && d[-1] == '9') *--d = '0';
+        if (d > c->label + c->digits_at) {
+            d[-1]++;
+            c->label_line = lineno;
+            return c->label_len;
+        }
+        /* 9...9 + 1: one digit more, written in full below */
+    }
     char digits[24];
     int nd = 0;
     for (uint64_t v = (uint64_t)lineno; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
@@ -173,21 +188,219 @@ static size_t sd_jsonl_label(sd_jsonl_scan_t *c, int64_t lineno) {
     memcpy(o, c->base, bl);
     memcpy(o + bl, sep, sl);
     o += bl + sl;
+    c->digits_at = (size_t)(o - c->label);
     while (nd) *o++ = digits[--nd];
     *o = 0;
-    return (size_t)(o - c->label);
+    c->label_line = lineno;
+    c->label_len = (size_t)(o - c->label);
+    return c->label_len;
+}
+
+/* A row to the callback: its id (NULL when it has none), line and time. */
+static int sd_jsonl_emit(sd_jsonl_scan_t *c, const char *id, int idlen, int64_t lineno, int unterminated, int64_t t) {
+    /* the last line may lack its newline: it is a row when it holds a
+     * whole JSON object with an id (a writer still writing it would leave
+     * it cut short, and it is read again at the next scan) */
+    if (unterminated && idlen < 0) return 1;
+    size_t ll = sd_jsonl_label(c, lineno);
+    return c->cb(c->opaque, idlen >= 0 ? id : NULL, idlen >= 0 ? (size_t)idlen : 0, c->label, ll, t);
 }
 
 static int sd_jsonl_scan_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
     sd_jsonl_scan_t *c = ctx;
     int64_t t;
     int idlen = sd_sink_json_id_time(line, len, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t);
-    /* the last line may lack its newline: it is a row when it holds a
-     * whole JSON object with an id (a writer still writing it would leave
-     * it cut short, and it is read again at the next scan) */
-    if (unterminated && idlen < 0) return 1;
-    size_t ll = sd_jsonl_label(c, lineno);
-    return c->cb(c->opaque, idlen >= 0 ? c->idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, c->label, ll, t);
+    return sd_jsonl_emit(c, c->idbuf, idlen, lineno, unterminated, t);
+}
+
+/* A large file is read by two threads parsing blocks of whole lines (the
+ * rows' ids and times) while this one reads the next blocks and hands the
+ * parsed rows to the callback, in the file's order. */
+#define SD_JSONL_BLOCK ((size_t)1 << 20)
+#define SD_JSONL_JOBS 4
+#define SD_JSONL_WORKERS 2
+#define SD_JSONL_ID_MAX 512 /* bytes of an id kept, its NUL included (as idbuf) */
+
+typedef struct {
+    int64_t line;        /* from 1 at the block's first line */
+    int64_t t;
+    uint32_t idoff;
+    int32_t idlen;       /* -1: no id */
+} sd_jsonl_row_t;
+
+typedef struct {
+    char *buf;           /* whole lines; with eof, the file's last may lack its newline */
+    size_t len, cap;
+    int eof;
+    enum { SD_JOB_FREE, SD_JOB_QUEUED, SD_JOB_BUSY, SD_JOB_PARSED } state;
+    sd_jsonl_row_t *rows;
+    size_t nrows, rcap;
+    char *ids;
+    size_t idlen, idcap;
+    int64_t lines;       /* lines in the block, empty ones included */
+    int last_unterminated;
+} sd_jsonl_job_t;
+
+typedef struct {
+    sd_jsonl_sink_t *s;
+    pthread_mutex_t lock;
+    pthread_cond_t queued, parsed;
+    sd_jsonl_job_t jobs[SD_JSONL_JOBS];
+    int quit;
+} sd_jsonl_pool_t;
+
+static void sd_jsonl_parse_block(sd_jsonl_sink_t *s, sd_jsonl_job_t *j) {
+    j->nrows = j->idlen = 0;
+    j->lines = 0;
+    j->last_unterminated = 0;
+    size_t start = 0;
+    while (start < j->len) {
+        char *nl = memchr(j->buf + start, '\n', j->len - start);
+        size_t len = nl ? (size_t)(nl - (j->buf + start)) : j->len - start;
+        j->lines++;
+        int unterminated = !nl;
+        if (len && j->buf[start + len - 1] == '\r') len--;
+        if (len) {
+            if (j->nrows == j->rcap) {
+                j->rcap = j->rcap ? j->rcap * 2 : 8192;
+                j->rows = sd_util_xrealloc(j->rows, sizeof(*j->rows) * j->rcap);
+            }
+            if (j->idcap - j->idlen < SD_JSONL_ID_MAX) /* the id is parsed into its place */
+                j->ids = sd_util_xrealloc(j->ids, j->idcap = j->idcap ? j->idcap * 2 : 262144);
+            int64_t t;
+            int n = sd_sink_json_id_time(j->buf + start, len, s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, s->time_field, &t);
+            sd_jsonl_row_t *r = &j->rows[j->nrows++];
+            r->line = j->lines, r->t = t, r->idoff = (uint32_t)j->idlen, r->idlen = n;
+            if (n > 0) j->idlen += (size_t)n;
+            j->last_unterminated = unterminated;
+        }
+        if (!nl) break;
+        start = (size_t)(nl - j->buf) + 1;
+    }
+}
+
+static void *sd_jsonl_worker(void *arg) {
+    sd_jsonl_pool_t *pool = arg;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        sd_jsonl_job_t *j = NULL;
+        for (int i = 0; i < SD_JSONL_JOBS && !j; i++)
+            if (pool->jobs[i].state == SD_JOB_QUEUED) j = &pool->jobs[i];
+        if (!j) {
+            if (pool->quit) break;
+            pthread_cond_wait(&pool->queued, &pool->lock);
+            continue;
+        }
+        j->state = SD_JOB_BUSY;
+        pthread_mutex_unlock(&pool->lock);
+        sd_jsonl_parse_block(pool->s, j);
+        pthread_mutex_lock(&pool->lock);
+        j->state = SD_JOB_PARSED;
+        pthread_cond_broadcast(&pool->parsed);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+/* Fill j with the carried partial line and then whole lines read from fd
+ * (at least a block, unless the file ends); what follows the last newline
+ * is carried to the next block. 0, 1 at the end of the file (j may hold a
+ * last line), -1 a read error. */
+static int sd_jsonl_fill(int fd, sd_jsonl_job_t *j, char **carry, size_t *carrylen, size_t *carrycap) {
+    if (j->cap < SD_JSONL_BLOCK + *carrylen) { /* made once, and again only for a line over a block */
+        j->cap = 2 * (SD_JSONL_BLOCK + *carrylen);
+        j->buf = sd_util_xrealloc(j->buf, j->cap);
+    }
+    memcpy(j->buf, *carry, *carrylen);
+    j->len = *carrylen;
+    *carrylen = 0;
+    j->eof = 0;
+    for (size_t want = SD_JSONL_BLOCK;; want = j->len + SD_JSONL_BLOCK) {
+        while (j->len < want) {
+            if (j->cap < want) j->buf = sd_util_xrealloc(j->buf, j->cap = 2 * want); /* a line longer than a block */
+            ssize_t got = read(fd, j->buf + j->len, want - j->len);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) return -1;
+            if (!got) {
+                j->eof = 1;
+                return 1;
+            }
+            j->len += (size_t)got;
+        }
+        char *nl = memrchr(j->buf, '\n', j->len);
+        if (!nl) continue; /* no newline yet: read on (the buffer grows) */
+        size_t keep = (size_t)(nl - j->buf) + 1, rest = j->len - keep;
+        if (rest > *carrycap) *carry = sd_util_xrealloc(*carry, *carrycap = rest);
+        memcpy(*carry, j->buf + keep, rest);
+        *carrylen = rest;
+        j->len = keep;
+        return 0;
+    }
+}
+
+/* The file read by the pool: as sd_jsonl_each_line with the scan's rows. */
+static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
+    sd_jsonl_pool_t *pool = sd_util_xcalloc(1, sizeof(*pool));
+    pool->s = c->s;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->queued, NULL);
+    pthread_cond_init(&pool->parsed, NULL);
+    pthread_t th[SD_JSONL_WORKERS];
+    int nth = 0;
+    for (; nth < SD_JSONL_WORKERS; nth++)
+        if (pthread_create(&th[nth], NULL, sd_jsonl_worker, pool)) break;
+    char *carry = NULL;
+    size_t carrylen = 0, carrycap = 0;
+    int64_t next_fill = 0, next_take = 0, base = 0;
+    int rc = 0, ended = 0;
+    while (nth && !rc && (!ended || next_take < next_fill)) {
+        while (!ended && next_fill - next_take < SD_JSONL_JOBS) {
+            sd_jsonl_job_t *j = &pool->jobs[next_fill % SD_JSONL_JOBS];
+            int f = sd_jsonl_fill(fd, j, &carry, &carrylen, &carrycap);
+            if (f < 0) {
+                rc = -1;
+                break;
+            }
+            ended = f;
+            pthread_mutex_lock(&pool->lock);
+            j->state = SD_JOB_QUEUED;
+            pthread_cond_signal(&pool->queued);
+            pthread_mutex_unlock(&pool->lock);
+            next_fill++;
+        }
+        if (rc || next_take == next_fill) break;
+        sd_jsonl_job_t *j = &pool->jobs[next_take % SD_JSONL_JOBS];
+        pthread_mutex_lock(&pool->lock);
+        while (j->state != SD_JOB_PARSED) pthread_cond_wait(&pool->parsed, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+        for (size_t i = 0; i < j->nrows && !rc; i++) {
+            sd_jsonl_row_t *r = &j->rows[i];
+            int unterminated = j->eof && i + 1 == j->nrows && j->last_unterminated;
+            if (sd_jsonl_emit(c, r->idlen > 0 ? j->ids + r->idoff : "", r->idlen, base + r->line, unterminated, r->t)) rc = 1;
+        }
+        base += j->lines;
+        pthread_mutex_lock(&pool->lock);
+        j->state = SD_JOB_FREE;
+        pthread_mutex_unlock(&pool->lock);
+        next_take++;
+    }
+    pthread_mutex_lock(&pool->lock);
+    pool->quit = 1;
+    pthread_cond_broadcast(&pool->queued);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    if (!nth) rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, c); /* no thread could start: read it here */
+    for (int i = 0; i < SD_JSONL_JOBS; i++) {
+        free(pool->jobs[i].buf);
+        free(pool->jobs[i].rows);
+        free(pool->jobs[i].ids);
+    }
+    pthread_cond_destroy(&pool->queued);
+    pthread_cond_destroy(&pool->parsed);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+    free(carry);
+    return rc;
 }
 
 static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
@@ -206,7 +419,10 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
         const char *base = strrchr(g.gl_pathv[i], '/');
         c->base = base ? base + 1 : g.gl_pathv[i];
         c->baselen = strlen(c->base);
-        int rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, c);
+        c->label_line = 0;
+        struct stat st;
+        int big = !fstat(fd, &st) && st.st_size >= (off_t)(4 * SD_JSONL_BLOCK);
+        int rc = big ? sd_jsonl_scan_parallel(fd, c) : sd_jsonl_each_line(fd, sd_jsonl_scan_line, c);
         close(fd);
         if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
         if (rc) break;

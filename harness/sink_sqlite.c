@@ -39,7 +39,7 @@ static sd_err_t sd_sqlite_connect(sd_sqlite_sink_t *s, int *missing, char *err, 
         *missing = 1;
         return sd_err_set(err, errlen, SD_ERR_SINK, "database %s does not exist", s->path);
     }
-    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sd_err_t e = sd_err_set(err, errlen, SD_ERR_SINK, "open %s: %s", s->path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sqlite3_close(s->db);
         s->db = NULL;

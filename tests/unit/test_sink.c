@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../harness/broker.h"
 #include "../../harness/jsonfast.h"
@@ -370,6 +371,8 @@ Test(sink, delta_log_replay) {
  * edges), whole and cut short. Every row gives the same id, length and
  * write time both ways; and the fast path must answer for a good share of
  * them, or it proves nothing. */
+#define S10 "0123456789"
+#define S100 S10 S10 S10 S10 S10 S10 S10 S10 S10 S10
 static const char *const templates[] = {
     "{\"event_id\":\"ab12-7\",\"event_time\":\"2026-01-01T08:00:00.000Z\",\"location\":\"HUB-03\",\"sd_batch\":4}",
     "{\"event_id\":42,\"event_time\":1767254400000,\"ok\":true,\"x\":null,\"y\":false,\"f\":-0.5}",
@@ -382,13 +385,18 @@ static const char *const templates[] = {
     "{}",
     "{\"event_id\":\"\",\"event_time\":\"\"}",
     "{\"event_id\":\"\xc3\xa9t\xc3\xa9\",\"event_time\":0}",
+    /* strings across the bitmap's 64-byte words, and a row over the fast
+     * path's 1,024 bytes */
+    "{\"event_id\":\"ab12-10\",\"event_time\":\"2026-01-01T08:00:00.000Z\",\"parcel_id\":\"P00000001\",\"location\":\"HUB-01\","
+    "\"status\":\"scanned\",\"note\":\"a plain string long enough to cross the second word\",\"sd_batch\":0}",
+    "{\"note\":\"" S100 S100 S100 S100 S100 S100 S100 S100 S100 S100 "\",\"event_id\":\"ab12-11\",\"event_time\":7}",
 };
 static const char alphabet[] = "{}[]:,\"\\ \t\r\n0123456789-+.eEtrufalsn\x7f\x80\xc3\xa9\xff\x01";
 
 Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
     uint64_t x = 0x9e3779b97f4a7c15ULL;
     int64_t fast = 0, ids = 0, total = 0;
-    char row[512];
+    char row[1536];
     for (int it = 0; it < 200000; it++) {
         const char *t = templates[it % (sizeof(templates) / sizeof(templates[0]))];
         size_t n = strlen(t);
@@ -473,5 +481,99 @@ Test(sink, observed_latencies_are_exact_in_three_bytes) {
     sd_observe_free(&o);
     sd_stamps_free(&sent);
     sd_sink_close(s);
+    free(path);
+}
+
+/* A JSON-lines file of more than four blocks is parsed by threads, block
+ * by block, and its rows reach the callback in the file's order with the
+ * serial reader's ids, labels and times: empty lines and CRLF counted as
+ * lines, rows without an id, a line longer than a block, a last line
+ * without its newline (a row when whole, none when cut short), and a
+ * callback that stops the scan. */
+typedef struct {
+    int64_t *line;  /* expected line of each row */
+    int64_t *num;   /* its id's number, -1 for no id */
+    int64_t n, got, stop_after;
+    char bad[256];
+} big_rows_t;
+
+static int big_collect(void *o, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    big_rows_t *r = o;
+    int64_t k = r->got++;
+    if (r->bad[0]) return 1;
+    char want[96];
+    if (k >= r->n) {
+        snprintf(r->bad, sizeof(r->bad), "row %lld past the %lld written", (long long)k, (long long)r->n);
+        return 1;
+    }
+    snprintf(want, sizeof(want), "big.jsonl line %lld", (long long)r->line[k]);
+    if (wlen != strlen(want) || memcmp(w, want, wlen)) {
+        snprintf(r->bad, sizeof(r->bad), "row %lld: writer %.*s, expected %s", (long long)k, (int)wlen, w, want);
+        return 1;
+    }
+    if (r->num[k] < 0) {
+        if (id || t != INT64_MIN) snprintf(r->bad, sizeof(r->bad), "row %lld: an id or time where there is none", (long long)k);
+    } else {
+        snprintf(want, sizeof(want), "p-%lld", (long long)r->num[k]);
+        if (!id || idlen != strlen(want) || memcmp(id, want, idlen) || t != r->num[k])
+            snprintf(r->bad, sizeof(r->bad), "row %lld: id %.*s time %lld, expected %s", (long long)k, id ? (int)idlen : 6,
+                     id ? id : "(null)", (long long)t, want);
+    }
+    return r->stop_after && r->got == r->stop_after;
+}
+
+Test(sink, jsonl_large_file_is_read_in_parallel_in_order, .timeout = 60) {
+    char *path = sd_util_fmt("%s/big.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    big_rows_t r = {0};
+    int64_t cap = 200000;
+    r.line = malloc(sizeof(int64_t) * (size_t)cap);
+    r.num = malloc(sizeof(int64_t) * (size_t)cap);
+    int64_t line = 0;
+    for (int64_t i = 0; i < 150000; i++) {
+        line++;
+        if (i % 1000 == 999) { fputs("\n", f); continue; }   /* an empty line: no row */
+        if (i == 70000) {                                   /* longer than a block */
+            fputs("{\"note\":\"", f);
+            for (int k = 0; k < 1500000; k++) fputc('a' + k % 26, f);
+            fprintf(f, "\",\"event_id\":\"p-%lld\",\"event_time\":%lld}\n", (long long)i, (long long)i);
+        } else if (i % 5000 == 17) {
+            fputs("not json at all\n", f);
+            r.line[r.n] = line, r.num[r.n++] = -1;
+            continue;
+        } else {
+            fprintf(f, "{\"event_id\":\"p-%lld\",\"event_time\":%lld,\"pad\":\"%0*d\"}%s\n", (long long)i, (long long)i,
+                    (int)(i % 40), 0, i % 777 == 5 ? "\r" : "");
+        }
+        r.line[r.n] = line, r.num[r.n++] = i;
+    }
+    fputs("{\"event_id\":\"p-150000\",\"event_time\":150000}", f); /* whole, without its newline */
+    r.line[r.n] = ++line, r.num[r.n++] = 150000;
+    fclose(f);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_gt(st.st_size, 6 << 20, "the file must be over four blocks: %lld bytes", (long long)st.st_size);
+    sd_sink_t *s = open_sink("jsonl", "path", path, "time", "event_time", NULL);
+    char err[512];
+    cr_assert_eq(sd_sink_scan(s, big_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_str_empty(r.bad, "%s", r.bad);
+    cr_assert_eq(r.got, r.n, "%lld rows, %lld written", (long long)r.got, (long long)r.n);
+    /* a callback that stops: no row after it */
+    r.got = 0, r.stop_after = 100000;
+    cr_assert_eq(sd_sink_scan(s, big_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_str_empty(r.bad, "%s", r.bad);
+    cr_assert_eq(r.got, 100000);
+    /* the last line cut short (a writer still writing it) is not a row */
+    f = fopen(path, "a");
+    fputs("\n{\"event_id\":\"p-1500", f);
+    fclose(f);
+    r.got = 0, r.stop_after = 0;
+    cr_assert_eq(sd_sink_scan(s, big_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_str_empty(r.bad, "%s", r.bad);
+    cr_assert_eq(r.got, r.n, "%lld rows, %lld whole ones written", (long long)r.got, (long long)r.n);
+    sd_sink_close(s);
+    free(r.line);
+    free(r.num);
     free(path);
 }
