@@ -44,7 +44,12 @@ typedef struct sd_observe_s {
     const sd_stamps_t *sent;
     int64_t base_ms;
     int64_t timed_rows;
+    /* private: seqs of the last rows, counted in copies once
+     * SD_OBSERVE_PENDING more have come (sd_observe_flush counts them) */
+    int64_t pending[16];
+    unsigned npending;
 } sd_observe_t;
+#define SD_OBSERVE_PENDING 16
 
 #define SD_LAT_BIG 0xfffffe
 #define SD_LAT_NONE 0xffffff
@@ -62,9 +67,13 @@ int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const sd_stamps_t *sent,
                          sd_observe_t *out, char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
+/* Count the rows sd_observe_row has not counted in copies yet. */
+void sd_observe_flush(sd_observe_t *o);
 
 /* Classify one id into o (used by sd_observe_sink and by benchmarks): its
- * ledger sequence number, or -1 when it is not one of this run's ids. */
+ * ledger sequence number, or -1 when it is not one of this run's ids. Its
+ * count reaches o->copies after sd_observe_flush (sd_observe_sink flushes
+ * before it returns). */
 int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const char *id, size_t idlen,
                        const char *writer, size_t wlen);
 

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,8 +348,12 @@ static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
     pthread_cond_init(&pool->parsed, NULL);
     pthread_t th[SD_JSONL_WORKERS];
     int nth = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the workers take no signal: SIGINT and SIGTERM stay this thread's */
     for (; nth < SD_JSONL_WORKERS; nth++)
         if (pthread_create(&th[nth], NULL, sd_jsonl_worker, pool)) break;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     char *carry = NULL;
     size_t carrylen = 0, carrycap = 0;
     int64_t next_fill = 0, next_take = 0, base = 0;

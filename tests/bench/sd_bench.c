@@ -205,6 +205,7 @@ static int cmd_reconcile(int argc, char **argv) {
         sd_observe_row(&o, tag, taglen, p, (size_t)(nl - p), NULL, 0);
         p = nl + 1;
     }
+    sd_observe_flush(&o);
     sd_recon_ledger_t l = {.nseq = n, .disp = disp, .kind = kind};
     sd_recon_result_t res;
     memset(&res, 0, sizeof(res));

@@ -262,6 +262,27 @@ Test(recon, unsent_ids_are_not_expected) {
     sd_recon_result_free(&r);
 }
 
+/* observe: a row's count is made a few rows later (its counter fetched
+ * meanwhile); every one is counted once flushed, past 254 copies too */
+Test(recon, observe_counts_every_row_once_flushed) {
+    sd_observe_t o = {0};
+    o.nseq = 100;
+    sd_counts_init(&o.copies, 100);
+    char id[32];
+    for (int i = 0; i < 30000; i++) {
+        int seq = i < 1000 ? i % 100 : 7; /* 10 copies each, and 29,000 more of seq 7 */
+        int n = snprintf(id, sizeof(id), "abc-%d", seq);
+        cr_assert_eq(sd_observe_row(&o, "abc", 3, id, (size_t)n, "w", 1), seq);
+    }
+    int64_t before = 0;
+    for (int s = 0; s < 100; s++) before += sd_counts_get(&o.copies, s);
+    cr_assert_eq(before, 30000 - SD_OBSERVE_PENDING, "counted before the flush: %lld", (long long)before);
+    sd_observe_flush(&o);
+    sd_observe_flush(&o); /* a second flush counts nothing again */
+    for (int s = 0; s < 100; s++) cr_assert_eq(sd_counts_get(&o.copies, s), s == 7 ? 29010u : 10u, "seq %d", s);
+    sd_observe_free(&o);
+}
+
 /* observe: ids parse to seq without a lookup; anything else is unexpected */
 Test(recon, observe_maps_ids_and_collects_unexpected) {
     sd_observe_t o = {0};
@@ -270,6 +291,7 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
     const char *rows[] = {"abc-0", "abc-1", "abc-1", "abc-4", "abc-01", "abc-5", "xyz-2", "abc-", "abc-2x", NULL};
     for (int i = 0; rows[i]; i++) sd_observe_row(&o, "abc", 3, rows[i], strlen(rows[i]), "w", 1);
     sd_observe_row(&o, "abc", 3, NULL, 0, NULL, 0);
+    sd_observe_flush(&o);
     cr_assert_eq(sd_counts_get(&o.copies, 0), 1u);
     cr_assert_eq(sd_counts_get(&o.copies, 1), 2u);
     cr_assert_eq(sd_counts_get(&o.copies, 4), 1u);
