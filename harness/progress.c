@@ -176,7 +176,7 @@ void sd_progress_new_incarnation(sd_run_t *r, int inc) {
     if (r->target && sd_sink_count(r->target, 1, &r->inc_rows0, NULL, 0) != SD_OK) r->inc_rows0 = -1;
     /* a sample at every start, even unchanged: the rows after it were
      * written by this incarnation (writers by growth, run_judge.c) */
-    if (r->inc_rows0 >= 0) sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->target->name, r->inc_rows0, NULL, 0);
+    if (r->inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->inc_started_wall, r->target->name, r->inc_rows0, NULL, 0);
     r->bs.incarnation = inc;
     r->bs.begun = r->bs.committed = -1;
     r->bs.begun_rows = -1;

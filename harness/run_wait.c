@@ -227,7 +227,9 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     char *cmd = sd_buf_steal(&b);
-    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, sd_util_wall_ms(), NULL, 0);
+    /* started when its first sample was taken (sd_progress_new_incarnation):
+     * the rows after that sample are this incarnation's, to the ms */
+    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->inc_started_wall, NULL, 0);
     free(cmd);
     free(lo);
     free(le);

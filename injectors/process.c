@@ -212,7 +212,12 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             const sd_run_batches_t *b = &r->bs;
             if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
-                int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows : sd_target_rows(r);
+                /* a sink that takes long to count (a command, a table read
+                 * by Spark) is not counted here unless visible= needs it:
+                 * the count would outlast the moment the kill aims at */
+                int64_t rows0 = b->begun_sink_rows >= 0                        ? b->begun_sink_rows
+                                : st->visible > 0 || r->sample_cost_ms <= 20 ? sd_target_rows(r)
+                                                                              : -1;
                 int64_t began = b->begun_mono;
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
@@ -295,8 +300,11 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         int inside = !committed || graceful;
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %lld rows reached the target between its start and the fault%s%s",
-                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, (long long)visible,
+        char seen[96];
+        if (visible >= 0) snprintf(seen, sizeof(seen), "%lld rows reached the target between its start and the fault", (long long)visible);
+        else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sample_cost_ms);
+        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %s%s%s",
+                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, seen,
                  graceful ? "; the pipeline finished and committed the batch before it exited" : "",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
