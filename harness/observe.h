@@ -23,6 +23,8 @@ typedef struct sd_unexpected_s {
     char *writers;   /* first few writer labels, separated by "; " */
 } sd_unexpected_t;
 
+#define SD_OBSERVE_PENDING 16
+
 typedef struct sd_observe_s {
     int64_t nseq;
     sd_counts_t copies;         /* per seq: one byte, exact beyond through a map */
@@ -46,10 +48,9 @@ typedef struct sd_observe_s {
     int64_t timed_rows;
     /* private: seqs of the last rows, counted in copies once
      * SD_OBSERVE_PENDING more have come (sd_observe_flush counts them) */
-    int64_t pending[16];
+    int64_t pending[SD_OBSERVE_PENDING];
     unsigned npending;
 } sd_observe_t;
-#define SD_OBSERVE_PENDING 16
 
 #define SD_LAT_BIG 0xfffffe
 #define SD_LAT_NONE 0xffffff

@@ -112,9 +112,35 @@ static sd_err_t sd_jsonl_count(void *state, int missing_ok, int64_t *rows, char 
  * last line, without its newline (a writer may still be writing it). */
 typedef int (*sd_jsonl_line_fn)(void *ctx, char *line, size_t len, int64_t lineno, int unterminated);
 
-/* Every non-empty line of fd (a CR before its newline removed) through fn,
- * numbered from 1 counting empty ones: read in large blocks, a line handed
- * over where it lies (no copy, no stdio). 0 done, 1 stopped, -1 a read error. */
+/* The non-empty lines of buf[0, len) (a CR before a newline removed)
+ * through fn, numbered on from *lineno counting empty ones; with final, the
+ * bytes after the last newline too, as an unterminated line. Returns how
+ * many bytes it walked through (the rest begin a line not ended yet); *rc
+ * 1 when fn stopped it, else 0. */
+static size_t sd_jsonl_lines(char *buf, size_t len, int final, int64_t *lineno, sd_jsonl_line_fn fn, void *ctx, int *rc) {
+    size_t start = 0;
+    char *nl;
+    *rc = 0;
+    while (!*rc && (nl = memchr(buf + start, '\n', len - start))) {
+        size_t n = (size_t)(nl - (buf + start));
+        ++*lineno;
+        if (n && buf[start + n - 1] == '\r') n--;
+        if (n && fn(ctx, buf + start, n, *lineno, 0)) *rc = 1;
+        start = (size_t)(nl - buf) + 1;
+    }
+    if (!*rc && final && start < len) {
+        size_t n = len - start;
+        ++*lineno;
+        if (buf[start + n - 1] == '\r') n--;
+        if (n && fn(ctx, buf + start, n, *lineno, 1)) *rc = 1;
+        start = len;
+    }
+    return start;
+}
+
+/* Every non-empty line of fd through fn (sd_jsonl_lines), numbered from 1:
+ * read in large blocks, a line handed over where it lies (no copy, no
+ * stdio). 0 done, 1 stopped, -1 a read error. */
 static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, void *ctx) {
     size_t cap = (size_t)1 << 20, have = 0;
     char *buf = sd_util_xmalloc(cap);
@@ -131,22 +157,8 @@ static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, void *ctx) {
             rc = -1;
             break;
         }
-        size_t end = have + (size_t)got, start = 0;
-        char *nl;
-        while (!rc && (nl = memchr(buf + start, '\n', end - start))) {
-            size_t len = (size_t)(nl - (buf + start));
-            lineno++;
-            if (len && buf[start + len - 1] == '\r') len--;
-            if (len && fn(ctx, buf + start, len, lineno, 0)) rc = 1;
-            start = (size_t)(nl - buf) + 1;
-        }
-        if (rc) break;
-        if (!got) {
-            size_t len = end - start;
-            if (len && buf[start + len - 1] == '\r') len--;
-            if (len && fn(ctx, buf + start, len, ++lineno, 1)) rc = 1;
-            break;
-        }
+        size_t end = have + (size_t)got, start = sd_jsonl_lines(buf, end, !got, &lineno, fn, ctx, &rc);
+        if (rc || !got) break;
         memmove(buf, buf + start, end - start);
         have = end - start;
     }
@@ -230,6 +242,7 @@ typedef struct {
 } sd_jsonl_row_t;
 
 typedef struct {
+    const sd_jsonl_sink_t *s;
     char *buf;           /* whole lines; with eof, the file's last may lack its newline */
     size_t len, cap;
     int eof;
@@ -243,41 +256,35 @@ typedef struct {
 } sd_jsonl_job_t;
 
 typedef struct {
-    sd_jsonl_sink_t *s;
     pthread_mutex_t lock;
     pthread_cond_t queued, parsed;
     sd_jsonl_job_t jobs[SD_JSONL_JOBS];
     int quit;
 } sd_jsonl_pool_t;
 
-static void sd_jsonl_parse_block(sd_jsonl_sink_t *s, sd_jsonl_job_t *j) {
+/* A line of a block: its row (id parsed into its place in ids). */
+static int sd_jsonl_block_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+    sd_jsonl_job_t *j = ctx;
+    if (j->nrows == j->rcap) {
+        j->rcap = j->rcap ? j->rcap * 2 : 8192;
+        j->rows = sd_util_xrealloc(j->rows, sizeof(*j->rows) * j->rcap);
+    }
+    if (j->idcap - j->idlen < SD_JSONL_ID_MAX) j->ids = sd_util_xrealloc(j->ids, j->idcap = j->idcap ? j->idcap * 2 : 262144);
+    int64_t t;
+    int n = sd_sink_json_id_time(line, len, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t);
+    sd_jsonl_row_t *r = &j->rows[j->nrows++];
+    r->line = lineno, r->t = t, r->idoff = (uint32_t)j->idlen, r->idlen = n;
+    if (n > 0) j->idlen += (size_t)n;
+    j->last_unterminated = unterminated;
+    return 0;
+}
+
+static void sd_jsonl_parse_block(sd_jsonl_job_t *j) {
+    int stopped;
     j->nrows = j->idlen = 0;
     j->lines = 0;
     j->last_unterminated = 0;
-    size_t start = 0;
-    while (start < j->len) {
-        char *nl = memchr(j->buf + start, '\n', j->len - start);
-        size_t len = nl ? (size_t)(nl - (j->buf + start)) : j->len - start;
-        j->lines++;
-        int unterminated = !nl;
-        if (len && j->buf[start + len - 1] == '\r') len--;
-        if (len) {
-            if (j->nrows == j->rcap) {
-                j->rcap = j->rcap ? j->rcap * 2 : 8192;
-                j->rows = sd_util_xrealloc(j->rows, sizeof(*j->rows) * j->rcap);
-            }
-            if (j->idcap - j->idlen < SD_JSONL_ID_MAX) /* the id is parsed into its place */
-                j->ids = sd_util_xrealloc(j->ids, j->idcap = j->idcap ? j->idcap * 2 : 262144);
-            int64_t t;
-            int n = sd_sink_json_id_time(j->buf + start, len, s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, s->time_field, &t);
-            sd_jsonl_row_t *r = &j->rows[j->nrows++];
-            r->line = j->lines, r->t = t, r->idoff = (uint32_t)j->idlen, r->idlen = n;
-            if (n > 0) j->idlen += (size_t)n;
-            j->last_unterminated = unterminated;
-        }
-        if (!nl) break;
-        start = (size_t)(nl - j->buf) + 1;
-    }
+    sd_jsonl_lines(j->buf, j->len, j->eof, &j->lines, sd_jsonl_block_line, j, &stopped);
 }
 
 static void *sd_jsonl_worker(void *arg) {
@@ -294,7 +301,7 @@ static void *sd_jsonl_worker(void *arg) {
         }
         j->state = SD_JOB_BUSY;
         pthread_mutex_unlock(&pool->lock);
-        sd_jsonl_parse_block(pool->s, j);
+        sd_jsonl_parse_block(j);
         pthread_mutex_lock(&pool->lock);
         j->state = SD_JOB_PARSED;
         pthread_cond_broadcast(&pool->parsed);
@@ -342,7 +349,7 @@ static int sd_jsonl_fill(int fd, sd_jsonl_job_t *j, char **carry, size_t *carryl
 /* The file read by the pool: as sd_jsonl_each_line with the scan's rows. */
 static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
     sd_jsonl_pool_t *pool = sd_util_xcalloc(1, sizeof(*pool));
-    pool->s = c->s;
+    for (int i = 0; i < SD_JSONL_JOBS; i++) pool->jobs[i].s = c->s;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->queued, NULL);
     pthread_cond_init(&pool->parsed, NULL);
@@ -390,6 +397,8 @@ static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
         next_take++;
     }
     pthread_mutex_lock(&pool->lock);
+    for (int i = 0; i < SD_JSONL_JOBS; i++) /* stopped early: blocks not begun are not parsed */
+        if (pool->jobs[i].state == SD_JOB_QUEUED) pool->jobs[i].state = SD_JOB_FREE;
     pool->quit = 1;
     pthread_cond_broadcast(&pool->queued);
     pthread_mutex_unlock(&pool->lock);

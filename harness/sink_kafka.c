@@ -194,14 +194,6 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
         idle_deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
         for (ssize_t k = 0; k < got; k++) {
             rd_kafka_message_t *m = ms[k];
-            /* the payloads were written by librdkafka's broker thread and
-             * are not in this core's cache: ask for the next ones early */
-            if (k + 4 < got) __builtin_prefetch(ms[k + 4]);
-            if (k + 2 < got && ms[k + 2]->payload) {
-                const char *pl = ms[k + 2]->payload;
-                size_t pn = ms[k + 2]->len;
-                for (size_t off = 0; off < pn && off < 256; off += 64) __builtin_prefetch(pl + off);
-            }
             int p = m->partition;
             if (stop || e) {
                 rd_kafka_message_destroy(m);

@@ -215,9 +215,9 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 /* a sink that takes long to count (a command, a table read
                  * by Spark) is not counted here unless visible= needs it:
                  * the count would outlast the moment the kill aims at */
-                int64_t rows0 = b->begun_sink_rows >= 0                        ? b->begun_sink_rows
-                                : st->visible > 0 || r->sample_cost_ms <= 20 ? sd_target_rows(r)
-                                                                              : -1;
+                int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows
+                                : st->visible > 0        ? sd_target_rows(r)
+                                                         : sd_progress_target_rows(r);
                 int64_t began = b->begun_mono;
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
