@@ -1,8 +1,12 @@
 /* jsonfast.c - the id of a sink row without a parser, for the rows that are
  * plain (see jsonfast.h).
  *
- * One pass over the row, validating as it goes, accepting only a grammar
- * on which its answer and the full parser's (jsonscan.cpp) cannot differ:
+ * Two passes over the row: its bytes 64 at a time (SSE2, or AVX2 where the
+ * CPU has it), each a quote, a space or a byte a plain string may hold, and
+ * a bitmap of its quotes (for a line of a block, this pass also finds the
+ * newline that ends it); then a walk over its tokens that takes where each
+ * string ends from that bitmap, accepting only a grammar on which its
+ * answer and the full parser's (jsonscan.cpp) cannot differ:
  *
  *   row    = ws "{" ws [ member *( ws "," ws member ) ] ws "}" ws
  *   member = string ws ":" ws value
@@ -11,13 +15,13 @@
  *   ws     = *space
  *
  * and numbers by JSON's own grammar, without an exponent and at most 20
- * characters long (always in the full parser's range). Anything else - an escape, a byte
- * outside ASCII (UTF-8 is the full parser's to check), a tab or any other
- * control byte (even between tokens), a nested object or
- * array, a control byte, a number in the id or time field that is not a
- * plain run of at most 18 digits, a row over 1024 bytes - is
- * SD_JSONFAST_UNSURE, and the caller asks the full parser. Duplicate keys:
- * the last one wins, as there. */
+ * characters long (always in the full parser's range). Anything else - an
+ * escape, a byte outside ASCII (UTF-8 is the full parser's to check), a tab
+ * or any other control byte (even between tokens), a nested object or
+ * array, a number in the id or time field that is not a plain run of at
+ * most 18 digits, a row over 1024 bytes - is SD_JSONFAST_UNSURE, and the
+ * caller asks the full parser. Duplicate keys: the last one wins, as
+ * there. */
 #include "jsonfast.h"
 
 #include <limits.h>
@@ -61,6 +65,51 @@ static inline __attribute__((always_inline)) uint64_t sd_jf_chunk(const char *p,
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SD_JF_AVX2 1
+/* The same chunk in two 32-byte loads, where the CPU has them (asked once,
+ * as the program loads). */
+static int sd_jf_has_avx2;
+__attribute__((constructor)) static void sd_jf_init(void) {
+    __builtin_cpu_init();
+    sd_jf_has_avx2 = __builtin_cpu_supports("avx2");
+}
+
+__attribute__((target("avx2"))) static inline uint64_t sd_jf_chunk_avx2(const char *p, uint64_t *quotes) {
+    const __m256i bs = _mm256_set1_epi8('\\'), lo = _mm256_set1_epi8(0x20), quote = _mm256_set1_epi8('"');
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    uint64_t bad_a = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(a, bs), _mm256_cmpgt_epi8(lo, a)));
+    uint64_t bad_b = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(b, bs), _mm256_cmpgt_epi8(lo, b)));
+    *quotes = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, quote)) |
+              (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, quote)) << 32;
+    return bad_a | bad_b << 32;
+}
+#endif
+
+/* sd_jf_clean's loop over whole chunks and the overlapping last one, for
+ * each chunk function. */
+#define SD_JF_CLEAN_CHUNKS(chunk)                                             \
+    do {                                                                      \
+        size_t i = 0, w = 0;                                                  \
+        for (; i + 64 <= len; i += 64, w++)                                   \
+            if (chunk(p + i, &quotes[w])) return 0;                           \
+        if (i < len) {                                                        \
+            uint64_t q;                                                       \
+            unsigned shift = (unsigned)(64 - (len - i));                      \
+            if (chunk(p + len - 64, &q) >> shift) return 0;                   \
+            quotes[w] = q >> shift;                                           \
+        }                                                                     \
+        return 1;                                                             \
+    } while (0)
+
+#ifdef SD_JF_AVX2
+__attribute__((target("avx2"))) static int sd_jf_clean_avx2(const char *p, size_t len, uint64_t *quotes) {
+    SD_JF_CLEAN_CHUNKS(sd_jf_chunk_avx2);
+}
+#endif
+
 /* A row whose every byte is plain (a string may hold it as is), a quote or
  * a space: no escape, no control byte (so no tab or newline between tokens
  * either), nothing outside ASCII; its quotes as a bitmap, bit i of
@@ -68,28 +117,63 @@ static inline __attribute__((always_inline)) uint64_t sd_jf_chunk(const char *p,
  * being the row's last 64 bytes shifted past the ones already seen (a row
  * under 64 bytes byte by byte). */
 static int sd_jf_clean(const char *p, size_t len, uint64_t *quotes) {
-    size_t i = 0;
+#ifdef SD_JF_AVX2
+    if (len >= 64 && sd_jf_has_avx2) return sd_jf_clean_avx2(p, len, quotes);
+#endif
 #ifdef __SSE2__
-    if (len >= 64) {
-        size_t w = 0;
-        for (; i + 64 <= len; i += 64, w++)
-            if (sd_jf_chunk(p + i, &quotes[w])) return 0;
-        if (i < len) {
-            uint64_t q;
-            unsigned shift = (unsigned)(64 - (len - i));
-            if (sd_jf_chunk(p + len - 64, &q) >> shift) return 0;
-            quotes[w] = q >> shift;
-        }
-        return 1;
-    }
+    if (len >= 64) SD_JF_CLEAN_CHUNKS(sd_jf_chunk);
 #endif
     memset(quotes, 0, sizeof(uint64_t) * ((len + 63) / 64));
-    for (; i < len; i++) {
+    for (size_t i = 0; i < len; i++) {
         if (p[i] == '"') quotes[i / 64] |= (uint64_t)1 << (i % 64);
         else if (!sd_jf_plain[(unsigned char)p[i]]) return 0;
     }
     return 1;
 }
+
+#ifdef __SSE2__
+/* As sd_jf_clean for the line at p, whose end is not known yet: the bytes
+ * up to the first newline in [p, p + avail), read 64 at a time and never
+ * past avail. 1 when a newline comes within SD_JF_MAX bytes and every byte
+ * before it is plain, with *len the row's bytes (a CR before the newline
+ * not counted) and *used the line's, its newline included; else 0. */
+#define SD_JF_CLEAN_LINE(chunk)                                               \
+    do {                                                                      \
+        for (size_t i = 0, w = 0; w < SD_JF_MAX / 64 && i + 64 <= avail; i += 64, w++) { \
+            uint64_t q, bad = chunk(p + i, &q);                               \
+            if (!bad) {                                                       \
+                quotes[w] = q;                                                \
+                continue;                                                     \
+            }                                                                 \
+            unsigned b = (unsigned)__builtin_ctzll(bad);                      \
+            size_t at = i + b;                                                \
+            if (p[at] == '\n') *used = at + 1;                                \
+            else if (p[at] == '\r' && at + 1 < avail && p[at + 1] == '\n') *used = at + 2; \
+            else return 0;                                                    \
+            quotes[w] = b ? q & (~(uint64_t)0 >> (64 - b)) : 0;               \
+            *len = at;                                                        \
+            return 1;                                                         \
+        }                                                                     \
+        return 0;                                                             \
+    } while (0)
+
+static int sd_jf_clean_line_sse2(const char *p, size_t avail, uint64_t *quotes, size_t *len, size_t *used) {
+    SD_JF_CLEAN_LINE(sd_jf_chunk);
+}
+#ifdef SD_JF_AVX2
+__attribute__((target("avx2"))) static int sd_jf_clean_line_avx2(const char *p, size_t avail, uint64_t *quotes, size_t *len,
+                                                                  size_t *used) {
+    SD_JF_CLEAN_LINE(sd_jf_chunk_avx2);
+}
+#endif
+
+static int sd_jf_clean_line(const char *p, size_t avail, uint64_t *quotes, size_t *len, size_t *used) {
+#ifdef SD_JF_AVX2
+    if (sd_jf_has_avx2) return sd_jf_clean_line_avx2(p, avail, quotes, len, used);
+#endif
+    return sd_jf_clean_line_sse2(p, avail, quotes, len, used);
+}
+#endif
 
 enum { SD_JF_STR, SD_JF_NUM, SD_JF_OTHER };
 
@@ -109,61 +193,73 @@ static int64_t sd_jf_time(int type, const char *v, size_t n, int (*parse_time)(c
     return INT64_MIN;
 }
 
-/* A key of kn bytes at k is the field f of fn bytes (f8: its first 8). */
-static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t kn, const char *f, size_t fn, uint64_t f8) {
-    if (kn != fn) return 0;
-    if (fn < 8) return !memcmp(k, f, fn);
-    uint64_t k8;
-    memcpy(&k8, k, 8);
-    return k8 == f8 && !memcmp(k + 8, f + 8, fn - 8);
+/* A field's name, as the walk compares keys with it. */
+typedef struct {
+    const char *name;
+    size_t n;
+    uint64_t head, tail; /* for 8 to 16 bytes: its first 8 and its last 8 */
+} sd_jf_key_t;
+
+static inline __attribute__((always_inline)) void sd_jf_key(sd_jf_key_t *f, const char *name) {
+    f->name = name;
+    f->n = name ? strlen(name) : SIZE_MAX;
+    f->head = f->tail = 0;
+    if (name && f->n >= 8 && f->n <= 16) {
+        memcpy(&f->head, name, 8);
+        memcpy(&f->tail, name + f->n - 8, 8);
+    }
 }
 
-/* The walk below keeps its cursor in locals: p the next byte, and the
- * quotes not read yet as the word qw of quotes[] with the bits qb left. */
-/* The walk reads bytes up to the row's last one but spaces, which must be
- * its closing '}': so every byte it looks at before that one is there to
- * read without a bound check, as long as it stops at a '}'. */
+/* A key of kn bytes at k is the field f. */
+static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t kn, const sd_jf_key_t *f) {
+    if (kn != f->n) return 0;
+    if (kn < 8 || kn > 16) return !memcmp(k, f->name, kn);
+    uint64_t h, t;
+    memcpy(&h, k, 8);
+    memcpy(&t, k + kn - 8, 8);
+    return h == f->head && t == f->tail;
+}
+
+/* The walk below keeps its cursor p in a local, and finds where strings
+ * end in pos[], the row's closing quotes in order (a quote with an odd
+ * number of quotes before it; a plain row has no escape). Nothing it steps
+ * over (a space, ':', ',', a number, true, false, null) holds a quote, so
+ * a quote at p opens the next string not read, and the next closing quote
+ * ends it. It reads bytes up to the row's last one but spaces, which must
+ * be its closing '}': so every byte it looks at before that one is there
+ * to read without a bound check, as long as it stops at a '}'. */
 #define SD_JF_WS() while (*p == ' ') p++
-/* q = the next quote not read yet, or the row is not plain */
-#define SD_JF_NEXTQ(q)                                                        \
-    do {                                                                      \
-        while (!qb) {                                                         \
-            if (++qw >= nwords) return SD_JSONFAST_UNSURE;                    \
-            qb = quotes[qw];                                                  \
-        }                                                                     \
-        (q) = json + qw * 64 + (size_t)__builtin_ctzll(qb);                   \
-        qb &= qb - 1;                                                         \
-    } while (0)
-/* a string at p (its opening quote is the next one not read: strings are
- * read in order and nothing else holds a quote): its bytes [s, s + n) */
+/* the string at p: its bytes [s, s + n) */
 #define SD_JF_STRING(s, n)                                                    \
     do {                                                                      \
-        const char *q_;                                                       \
-        if (*p != '"') return SD_JSONFAST_UNSURE;                             \
-        SD_JF_NEXTQ(q_);                                                      \
-        if (q_ != p) return SD_JSONFAST_UNSURE;                               \
-        SD_JF_NEXTQ(q_);                                                      \
+        if (*p != '"' || q == qend) return SD_JSONFAST_UNSURE;                \
         (s) = p + 1;                                                          \
-        (n) = (size_t)(q_ - (s));                                             \
-        p = q_ + 1;                                                           \
+        p = json + *q++;                                                      \
+        (n) = (size_t)(p - (s));                                              \
+        p++;                                                                  \
     } while (0)
 
-int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen, const char *time_field,
-                        int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
-    if (t_ms) *t_ms = INT64_MIN;
-    if (!json || !len || !outlen) return -1; /* as the full parser */
-    if (len > SD_JF_MAX) return SD_JSONFAST_UNSURE;
-    uint64_t quotes[SD_JF_MAX / 64];
-    if (!sd_jf_clean(json, len, quotes)) return SD_JSONFAST_UNSURE;
-    size_t flen = strlen(field), tlen = time_field ? strlen(time_field) : 0;
-    uint64_t f8 = 0, t8 = 0;
-    if (flen >= 8) memcpy(&f8, field, 8);
-    if (tlen >= 8) memcpy(&t8, time_field, 8);
+/* The walk over a plain row (sd_jf_clean's answer, its quotes). */
+static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, const char *field, char *out, size_t outlen,
+                      const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
     const char *p = json, *end = json + len, *last = end;
     while (last > json && last[-1] == ' ') last--;
     if (last == json || last[-1] != '}') return SD_JSONFAST_UNSURE;
-    size_t nwords = (len + 63) / 64, qw = 0;
-    uint64_t qb = quotes[0];
+    uint32_t pos[SD_JF_MAX / 2];
+    size_t nq = 0;
+    uint64_t inside = 0;
+    for (size_t w = 0, nwords = (len + 63) / 64; w < nwords; w++) {
+        uint64_t x = quotes[w]; /* bit i: an odd number of quotes up to byte i */
+        x ^= x << 1, x ^= x << 2, x ^= x << 4, x ^= x << 8, x ^= x << 16, x ^= x << 32;
+        x ^= inside;
+        inside = (uint64_t)((int64_t)x >> 63);
+        for (uint64_t b = quotes[w] & ~x; b; b &= b - 1) pos[nq++] = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(b);
+    }
+    if (inside) return SD_JSONFAST_UNSURE; /* a string not closed */
+    const uint32_t *q = pos, *qend = pos + nq;
+    sd_jf_key_t fk, tk;
+    sd_jf_key(&fk, field);
+    sd_jf_key(&tk, time_field);
     const char *id = NULL, *tv = NULL;
     size_t idn = 0, tn = 0;
     int idtype = SD_JF_OTHER, ttype = SD_JF_OTHER, have_id = 0, have_t = 0;
@@ -176,36 +272,41 @@ int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *o
         for (;;) {
             const char *k, *v;
             size_t kn, vn = 0;
-            int type;
+            int type, digits = 0;
             SD_JF_STRING(k, kn);
+            if (p[0] == ':' && p[1] == '"') { /* "key":"value", the common case */
+                p++;
+                SD_JF_STRING(v, vn);
+                type = SD_JF_STR;
+                goto member;
+            }
             SD_JF_WS();
             if (*p++ != ':') return SD_JSONFAST_UNSURE;
             SD_JF_WS();
             char ch = *p;
-            int digits = 0;
             if (ch == '"') {
                 SD_JF_STRING(v, vn);
                 type = SD_JF_STR;
             } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
                 /* JSON's number; digits when it is a plain run of digits */
-                const char *q = v = p;
+                const char *d = v = p;
                 digits = 1;
-                if (*q == '-') q++, digits = 0;
-                if (*q == '0') q++;
-                else if (*q >= '1' && *q <= '9')
-                    while (*q >= '0' && *q <= '9') q++;
+                if (*d == '-') d++, digits = 0;
+                if (*d == '0') d++;
+                else if (*d >= '1' && *d <= '9')
+                    while (*d >= '0' && *d <= '9') d++;
                 else return SD_JSONFAST_UNSURE;
-                if (*q == '.') {
+                if (*d == '.') {
                     digits = 0;
-                    const char *f = ++q;
-                    while (*q >= '0' && *q <= '9') q++;
-                    if (q == f) return SD_JSONFAST_UNSURE;
+                    const char *f = ++d;
+                    while (*d >= '0' && *d <= '9') d++;
+                    if (d == f) return SD_JSONFAST_UNSURE;
                 }
                 /* an exponent, or a long number, may be out of the full
                  * parser's range (it refuses the whole row then): not plain */
-                if (*q == 'e' || *q == 'E' || q - p > 20) return SD_JSONFAST_UNSURE;
-                vn = (size_t)(q - p);
-                p = q;
+                if (*d == 'e' || *d == 'E' || d - p > 20) return SD_JSONFAST_UNSURE;
+                vn = (size_t)(d - p);
+                p = d;
                 type = SD_JF_NUM;
             } else {
                 const char *w = ch == 't' ? "true" : ch == 'f' ? "false" : "null";
@@ -215,11 +316,18 @@ int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *o
                 p += wn;
                 type = SD_JF_OTHER;
             }
-            int is_id = sd_jf_is(k, kn, field, flen, f8), is_t = time_field && sd_jf_is(k, kn, time_field, tlen, t8);
-            /* a number the full parser might not read as a plain int64 */
-            if ((is_id || is_t) && type == SD_JF_NUM && (!digits || vn > 18)) return SD_JSONFAST_UNSURE;
-            if (is_id) id = v, idn = vn, idtype = type, have_id = 1;
-            if (is_t) tv = v, tn = vn, ttype = type, have_t = 1;
+        member:;
+            int is_id = sd_jf_is(k, kn, &fk), is_t = sd_jf_is(k, kn, &tk);
+            if (is_id | is_t) {
+                /* a number the full parser might not read as a plain int64 */
+                if (type == SD_JF_NUM && (!digits || vn > 18)) return SD_JSONFAST_UNSURE;
+                if (is_id) id = v, idn = vn, idtype = type, have_id = 1;
+                if (is_t) tv = v, tn = vn, ttype = type, have_t = 1;
+            }
+            if (p[0] == ',' && p[1] == '"') { /* the next key, at once */
+                p++;
+                continue;
+            }
             SD_JF_WS();
             if (*p == ',') {
                 p++;
@@ -244,4 +352,28 @@ int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *o
     }
     if (have_t && t_ms) *t_ms = sd_jf_time(ttype, tv, tn, parse_time);
     return n;
+}
+
+int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen, const char *time_field,
+                        int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
+    if (t_ms) *t_ms = INT64_MIN;
+    if (!json || !len || !outlen) return -1; /* as the full parser */
+    if (len > SD_JF_MAX) return SD_JSONFAST_UNSURE;
+    uint64_t quotes[SD_JF_MAX / 64];
+    if (!sd_jf_clean(json, len, quotes)) return SD_JSONFAST_UNSURE;
+    return sd_jf_walk(json, len, quotes, field, out, outlen, time_field, t_ms, parse_time);
+}
+
+int sd_jsonfast_line(const char *p, size_t avail, size_t *len, size_t *used, const char *field, char *out, size_t outlen,
+                     const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
+#ifdef __SSE2__
+    uint64_t quotes[SD_JF_MAX / 64];
+    if (!outlen || !sd_jf_clean_line(p, avail, quotes, len, used)) return SD_JSONFAST_UNSURE;
+    if (t_ms) *t_ms = INT64_MIN;
+    if (!*len) return -1; /* an empty line: no row (the caller's to skip) */
+    return sd_jf_walk(p, *len, quotes, field, out, outlen, time_field, t_ms, parse_time);
+#else
+    (void)p, (void)avail, (void)len, (void)used, (void)field, (void)out, (void)outlen, (void)time_field, (void)t_ms, (void)parse_time;
+    return SD_JSONFAST_UNSURE;
+#endif
 }

@@ -395,7 +395,7 @@ static const char alphabet[] = "{}[]:,\"\\ \t\r\n0123456789-+.eEtrufalsn\x7f\x80
 
 Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
     uint64_t x = 0x9e3779b97f4a7c15ULL;
-    int64_t fast = 0, ids = 0, total = 0;
+    int64_t fast = 0, ids = 0, total = 0, lines_fast = 0;
     char row[1536];
     for (int it = 0; it < 200000; it++) {
         const char *t = templates[it % (sizeof(templates) / sizeof(templates[0]))];
@@ -435,13 +435,55 @@ Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
                 fast++;
             ids += na >= 0;
             total++;
+            /* the same row as a line of a block, its end found on the way:
+             * ended by a newline, a CR and a newline, or nothing (the
+             * buffer exactly as long as the bytes, so ASan sees a read past
+             * them), with the next line's bytes after it or not. It reads
+             * 64 bytes at a time and never past the buffer, so a plain row
+             * must be answered when a whole 64 follow it (the last). */
+            static const char *const ends[] = {"\n", "\r\n", "\n{\"event_id\":\"next\"}\n", "",
+                                               "\r\n{\"event_id\":\"next\",\"event_time\":\"2026-01-01T08:00:00.000Z\",\"n\":12345}\n"};
+            for (size_t e = 0; e < sizeof(ends) / sizeof(ends[0]); e++) {
+                size_t el = strlen(ends[e]), avail = len + el;
+                char *lb = malloc(avail ? avail : 1);
+                memcpy(lb, row, len);
+                memcpy(lb + len, ends[e], el);
+                size_t rl, used;
+                int64_t tl;
+                int nl_ = sd_jsonfast_line(lb, avail, &rl, &used, "event_id", c2, sizeof(c2), "event_time", &tl,
+                                           sd_util_parse_iso8601);
+                if (nl_ != SD_JSONFAST_UNSURE) {
+                    /* the line the plain walk would see: up to the first
+                     * newline, a CR before it removed */
+                    const char *nl = memchr(lb, '\n', avail);
+                    cr_assert_not_null(nl, "row %d [%.*s]: a line without a newline answered", it, (int)len, row);
+                    size_t want = (size_t)(nl - lb);
+                    cr_assert_eq(used, want + 1, "row %d: used %zu, the newline at %zu", it, used, want);
+                    if (want && lb[want - 1] == '\r') want--;
+                    cr_assert_eq(rl, want, "row %d: length %zu against %zu", it, rl, want);
+                    int nr = -1;
+                    int64_t tr = INT64_MIN;
+                    if (want) nr = sd_jsonscan_id_time(lb, want, "event_id", b, sizeof(b), "event_time", &tr, sd_util_parse_iso8601);
+                    cr_assert_eq(nl_, nr, "row %d [%.*s] end %zu: %d against the full parser's %d", it, (int)len, row, e, nl_, nr);
+                    cr_assert(nl_ < 0 || !memcmp(c2, b, (size_t)nl_ + 1), "row %d: id %s against %s", it, c2, b);
+                    if (want) cr_assert_eq(tl, tr, "row %d: time %lld against %lld", it, (long long)tl, (long long)tr);
+                    lines_fast++;
+                } else if (e == 4 && !cut && !memchr(row, '\n', len) && !memchr(row, '\r', len) && len < 1000 &&
+                           sd_jsonfast_id_time(row, len, "event_id", c2, sizeof(c2), "event_time", &tc, sd_util_parse_iso8601) !=
+                               SD_JSONFAST_UNSURE) {
+                    cr_assert(0, "row %d [%.*s] end %zu: plain, answered whole, but not as a line", it, (int)len, row, e);
+                }
+                free(lb);
+            }
         }
     }
+    cr_assert_gt(lines_fast, total / 10, "the line fast path answered %lld lines", (long long)lines_fast);
     /* it answers the valid plain rows (7 of the 11 templates, unmutated or
      * mutated into another plain row); a broken row is the full parser's */
     cr_assert_gt(fast, total / 10, "the fast path answered %lld of %lld rows", (long long)fast, (long long)total);
     cr_assert_gt(ids, total / 10);
-    cr_log_info("fast path answered %lld of %lld rows (%lld with an id)", (long long)fast, (long long)total, (long long)ids);
+    cr_log_info("fast path answered %lld of %lld rows (%lld with an id), %lld lines", (long long)fast, (long long)total, (long long)ids,
+                (long long)lines_fast);
 }
 
 /* Latencies as the observation keeps them (three bytes a seq, the large
