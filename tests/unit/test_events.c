@@ -40,6 +40,53 @@ Test(events, id_parse_rejects_foreign_ids) {
     }
 }
 
+/* The id parser reads digits eight at a time: against a plain reading of
+ * the same bytes, on ids of every length up to past the limit, for tags
+ * long and short, with each byte in turn replaced by a non-digit next to
+ * the digits ('/', ':', bytes whose low nibble is a digit's). */
+static int plain_seq(const char *tag, const char *s, size_t len, int64_t *seq) {
+    size_t tl = strlen(tag);
+    if (len < tl + 2 || len > tl + 20 || memcmp(s, tag, tl) || s[tl] != '-') return -1;
+    const char *p = s + tl + 1;
+    size_t n = len - tl - 1;
+    if (p[0] == '0' && n != 1) return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v > (uint64_t)INT64_MAX / 2) return -1;
+    *seq = (int64_t)v;
+    return 0;
+}
+
+Test(events, id_parse_agrees_with_a_plain_reading) {
+    const char *tags[] = {"a1b2c3d4", "t1", "abcdef"};
+    const char swaps[] = {'/', ':', 'a', ' ', '\x30' + 0x40, '\xb5', '\0', '-'};
+    int64_t checked = 0;
+    for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++) {
+        for (int digits = 1; digits <= 21; digits++) {
+            for (int variant = 0; variant < 40; variant++) {
+                char id[64];
+                size_t tl = strlen(tags[t]);
+                memcpy(id, tags[t], tl);
+                id[tl] = '-';
+                for (int i = 0; i < digits; i++) id[tl + 1 + i] = (char)('0' + (variant * 7 + i * 3 + digits) % 10);
+                if (variant % 5 == 0) id[tl + 1] = '0';                   /* a leading zero */
+                if (variant % 7 == 1) memset(id + tl + 1, '9', (size_t)digits); /* the largest of its length */
+                if (variant >= 20) id[tl + 1 + (variant % digits)] = swaps[variant % sizeof(swaps)];
+                size_t len = tl + 1 + (size_t)digits;
+                int64_t a = -7, b = -7;
+                int ra = sd_events_id_parse(tags[t], tl, id, len, &a), rb = plain_seq(tags[t], id, len, &b);
+                cr_assert_eq(ra, rb, "%.*s: %d against %d", (int)len, id, ra, rb);
+                if (!ra) cr_assert_eq(a, b, "%.*s: %lld against %lld", (int)len, id, (long long)a, (long long)b);
+                checked++;
+            }
+        }
+    }
+    cr_assert_eq(checked, 3 * 21 * 40);
+}
+
 Test(events, same_seed_same_bytes) {
     sd_events_t *a = gen(42, "t1"), *b = gen(42, "t1"), *c = gen(43, "t1");
     sd_buf_t pa, pb, pc, ka, kb, kc;
