@@ -156,10 +156,11 @@ static size_t sd_jsonl_lines(char *buf, size_t len, int final, int64_t *lineno, 
     return start;
 }
 
-/* Every non-empty line of fd through fn (sd_jsonl_lines), numbered from 1:
+/* Every non-empty line of fd through fn (sd_jsonl_lines, offered to fast
+ * first when there is one), numbered from 1:
  * read in large blocks, a line handed over where it lies (no copy, no
  * stdio). 0 done, 1 stopped, -1 a read error. */
-static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, void *ctx) {
+static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, sd_jsonl_fast_fn fast, void *ctx) {
     size_t cap = (size_t)1 << 20, have = 0;
     char *buf = sd_util_xmalloc(cap);
     int64_t lineno = 0;
@@ -175,7 +176,7 @@ static int sd_jsonl_each_line(int fd, sd_jsonl_line_fn fn, void *ctx) {
             rc = -1;
             break;
         }
-        size_t end = have + (size_t)got, start = sd_jsonl_lines(buf, end, !got, &lineno, fn, NULL, ctx, &rc);
+        size_t end = have + (size_t)got, start = sd_jsonl_lines(buf, end, !got, &lineno, fn, fast, ctx, &rc);
         if (rc || !got) break;
         memmove(buf, buf + start, end - start);
         have = end - start;
@@ -242,6 +243,19 @@ static int sd_jsonl_scan_line(void *ctx, char *line, size_t len, int64_t lineno,
     int64_t t;
     int idlen = sd_sink_json_id_time(line, len, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t);
     return sd_jsonl_emit(c, c->idbuf, idlen, lineno, unterminated, t);
+}
+
+/* The same for a plain row, its end found as it is read (sd_jsonfast_line). */
+static size_t sd_jsonl_scan_fast(void *ctx, const char *p, size_t avail, int64_t lineno, int *stop) {
+    sd_jsonl_scan_t *c = ctx;
+    size_t len, used;
+    int64_t t;
+    *stop = 0;
+    int idlen = sd_jsonfast_line(p, avail, &len, &used, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t,
+                                 sd_util_parse_iso8601);
+    if (idlen == SD_JSONFAST_UNSURE) return 0;
+    if (len && sd_jsonl_emit(c, c->idbuf, idlen, lineno, 0, t)) *stop = 1;
+    return used;
 }
 
 /* A large file is read by two threads parsing blocks of whole lines (the
@@ -446,7 +460,7 @@ static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
     pthread_cond_broadcast(&pool->queued);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
-    if (!nth) rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, c); /* no thread could start: read it here */
+    if (!nth) rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c); /* no thread could start: read it here */
     for (int i = 0; i < SD_JSONL_JOBS; i++) {
         free(pool->jobs[i].buf);
         free(pool->jobs[i].rows);
@@ -479,7 +493,7 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
         c->label_line = 0;
         struct stat st;
         int big = !fstat(fd, &st) && st.st_size >= (off_t)(4 * SD_JSONL_BLOCK);
-        int rc = big ? sd_jsonl_scan_parallel(fd, c) : sd_jsonl_each_line(fd, sd_jsonl_scan_line, c);
+        int rc = big ? sd_jsonl_scan_parallel(fd, c) : sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c);
         close(fd);
         if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
         if (rc) break;
@@ -526,7 +540,7 @@ static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n,
             break;
         }
         c.path = g.gl_pathv[i];
-        int rc = sd_jsonl_each_line(fd, sd_jsonl_cols_line, &c);
+        int rc = sd_jsonl_each_line(fd, sd_jsonl_cols_line, NULL, &c);
         close(fd);
         if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
         if (c.e) e = c.e;
