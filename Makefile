@@ -7,7 +7,7 @@
 #   make test-fast  the same without the real broker and Spark
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 30 in make test)
+#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 15 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
 #                   embedded-broker scenario tests run with them
 #   make install    PREFIX=/usr/local DESTDIR=: the binary, the reference pipelines under
@@ -193,7 +193,7 @@ test: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
 	  $(MAKE) --no-print-directory all $(TESTS)
 	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
 	@$(MAKE) --no-print-directory scenario-tests
 
 # the longer real-stack matrix (tests/long/: repeated Kafka Connect drills
@@ -220,7 +220,7 @@ bench-profile: deps
 	python3 tests/bench/profile.py --build $(BUILD)
 
 # libFuzzer targets (clang) for the scenario parser and a sink row's id
-# parsing, each run FUZZ_SECONDS (make test: 30) from a seed corpus of the
+# parsing, each run FUZZ_SECONDS (make test: 15) from a seed corpus of the
 # repository's drills and event lines; any crash, sanitizer report, leak or
 # hang fails the target (its input is left in build-fuzz/)
 FUZZ_SECONDS ?= 60
