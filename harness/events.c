@@ -136,8 +136,6 @@ size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out) {
     return n;
 }
 
-/* The decimal seq [p, end) of an id: no sign, no leading zeros (one
- * spelling per id), at most INT64_MAX / 2. 0 and *seq, or -1. */
 /* Eight ASCII bytes (the first in the lowest byte) as a number, when each
  * is a digit: each byte's high nibble must be 3 and its low one at most 9
  * (adding 6 must not carry into the high nibble). */
@@ -151,10 +149,11 @@ static inline int sd_events_digits8(uint64_t x, uint64_t *v) {
     return 0;
 }
 
-/* The sequence number in [p, end): digits only, no leading zero, at most
- * 19 of them (below 2^63 / 2). p - 8 .. p is readable when head8 (the
- * id's tag is there), so a run under 8 digits is read as the 8 bytes
- * ending at end, the ones before it taken as leading zeros. */
+/* The decimal seq [p, end) of an id: no sign, no leading zeros (one
+ * spelling per id), at most INT64_MAX / 2. 0 and *seq, or -1. With head8,
+ * the 8 bytes before end are readable (the id's tag is there), so a run
+ * under 8 digits is read as those 8 bytes, the ones before p taken as
+ * leading zeros. */
 static int sd_events_seq_digits(const char *p, const char *end, int head8, int64_t *seq) {
     size_t n = (size_t)(end - p);
     if (!n || (*p == '0' && n != 1)) return -1;

@@ -294,26 +294,31 @@ typedef struct {
     int quit;
 } sd_jsonl_pool_t;
 
-/* Room in j for one more row and its id. */
-static inline __attribute__((always_inline)) sd_jsonl_row_t *sd_jsonl_block_room(sd_jsonl_job_t *j) {
+/* Room in j for one more row and its id (parsed into j->ids + j->idlen). */
+static inline __attribute__((always_inline)) void sd_jsonl_block_room(sd_jsonl_job_t *j) {
     if (j->nrows == j->rcap) {
         j->rcap = j->rcap ? j->rcap * 2 : 8192;
         j->rows = sd_util_xrealloc(j->rows, sizeof(*j->rows) * j->rcap);
     }
     if (j->idcap - j->idlen < SD_JSONL_ID_MAX) j->ids = sd_util_xrealloc(j->ids, j->idcap = j->idcap ? j->idcap * 2 : 262144);
-    return &j->rows[j->nrows];
 }
 
-/* A line of a block: its row (id parsed into its place in ids). */
-static int sd_jsonl_block_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
-    sd_jsonl_job_t *j = ctx;
-    sd_jsonl_row_t *r = sd_jsonl_block_room(j);
-    int64_t t;
-    int n = sd_sink_json_id_time(line, len, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t);
+/* That row kept: its line, time and id (n bytes, -1 none). */
+static inline __attribute__((always_inline)) void sd_jsonl_block_keep(sd_jsonl_job_t *j, int64_t lineno, int64_t t, int n,
+                                                                      int unterminated) {
+    sd_jsonl_row_t *r = &j->rows[j->nrows++];
     r->line = lineno, r->t = t, r->idoff = (uint32_t)j->idlen, r->idlen = n;
-    j->nrows++;
     if (n > 0) j->idlen += (size_t)n;
     j->last_unterminated = unterminated;
+}
+
+/* A line of a block: its row. */
+static int sd_jsonl_block_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+    sd_jsonl_job_t *j = ctx;
+    sd_jsonl_block_room(j);
+    int64_t t;
+    int n = sd_sink_json_id_time(line, len, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t);
+    sd_jsonl_block_keep(j, lineno, t, n, unterminated);
     return 0;
 }
 
@@ -321,18 +326,14 @@ static int sd_jsonl_block_line(void *ctx, char *line, size_t len, int64_t lineno
  * most rows, one pass over their bytes instead of two. */
 static size_t sd_jsonl_block_fast(void *ctx, const char *p, size_t avail, int64_t lineno, int *stop) {
     sd_jsonl_job_t *j = ctx;
-    sd_jsonl_row_t *r = sd_jsonl_block_room(j);
+    sd_jsonl_block_room(j);
     size_t len, used;
     int64_t t;
     *stop = 0;
     int n = sd_jsonfast_line(p, avail, &len, &used, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t,
                              sd_util_parse_iso8601);
     if (n == SD_JSONFAST_UNSURE) return 0;
-    if (!len) return used; /* an empty line, counted */
-    r->line = lineno, r->t = t, r->idoff = (uint32_t)j->idlen, r->idlen = n;
-    j->nrows++;
-    if (n > 0) j->idlen += (size_t)n;
-    j->last_unterminated = 0;
+    if (len) sd_jsonl_block_keep(j, lineno, t, n, 0); /* an empty line is only counted */
     return used;
 }
 
