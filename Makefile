@@ -235,6 +235,7 @@ fuzz-build:
 	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row; mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row
 	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
 	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
+	@split -l 3 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/lines3-
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build

@@ -21,7 +21,13 @@
  * array, a number in the id or time field that is not a plain run of at
  * most 18 digits, a row over 1024 bytes - is SD_JSONFAST_UNSURE, and the
  * caller asks the full parser. Duplicate keys: the last one wins, as
- * there. */
+ * there.
+ *
+ * A reader that keeps a shape (sd_jsonfast_line) skips the walk for a row
+ * whose bytes around its values are the last walked row's: the same keys,
+ * literals and spacing, each string value running to its closing quote and
+ * each number by the grammar above. The walk would see the same tokens in
+ * such a row, so the answer is the one it would give. */
 #include "jsonfast.h"
 
 #include <limits.h>
@@ -220,6 +226,28 @@ static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t 
     return h == f->head && t == f->tail;
 }
 
+/* JSON's number at p, which stops at a byte that cannot go on with it:
+ * its end, *digits 1 when it is a plain run of digits; NULL when it is not
+ * a number, or not plain (an exponent, or over 20 characters, may be out of
+ * the full parser's range, and it refuses the whole row then). */
+static inline __attribute__((always_inline)) const char *sd_jf_number(const char *p, int *digits) {
+    const char *d = p;
+    *digits = 1;
+    if (*d == '-') d++, *digits = 0;
+    if (*d == '0') d++;
+    else if (*d >= '1' && *d <= '9')
+        while (*d >= '0' && *d <= '9') d++;
+    else return NULL;
+    if (*d == '.') {
+        *digits = 0;
+        const char *f = ++d;
+        while (*d >= '0' && *d <= '9') d++;
+        if (d == f) return NULL;
+    }
+    if (*d == 'e' || *d == 'E' || d - p > 20) return NULL;
+    return d;
+}
+
 /* The walk below keeps its cursor p in a local, and finds where strings
  * end in pos[], the row's closing quotes in order (a quote with an odd
  * number of quotes before it; a plain row has no escape). Nothing it steps
@@ -239,9 +267,19 @@ static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t 
         p++;                                                                  \
     } while (0)
 
-/* The walk over a plain row (sd_jf_clean's answer, its quotes). */
+/* What a walk saw of its row, for its shape: where each string or number
+ * value lies, and which ones the answer came from. */
+typedef struct {
+    int n;               /* values; -1: too many to keep */
+    int id_slot, t_slot;
+    uint16_t at[SD_JSONFAST_SLOTS], end[SD_JSONFAST_SLOTS];
+    uint8_t number[SD_JSONFAST_SLOTS];
+} sd_jf_seen_t;
+
+/* The walk over a plain row (sd_jf_clean's answer, its quotes); with
+ * seen, what it saw. */
 static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, const char *field, char *out, size_t outlen,
-                      const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
+                      const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *), sd_jf_seen_t *seen) {
     const char *p = json, *end = json + len, *last = end;
     while (last > json && last[-1] == ' ') last--;
     if (last == json || last[-1] != '}') return SD_JSONFAST_UNSURE;
@@ -288,23 +326,8 @@ static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, cons
                 SD_JF_STRING(v, vn);
                 type = SD_JF_STR;
             } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-                /* JSON's number; digits when it is a plain run of digits */
-                const char *d = v = p;
-                digits = 1;
-                if (*d == '-') d++, digits = 0;
-                if (*d == '0') d++;
-                else if (*d >= '1' && *d <= '9')
-                    while (*d >= '0' && *d <= '9') d++;
-                else return SD_JSONFAST_UNSURE;
-                if (*d == '.') {
-                    digits = 0;
-                    const char *f = ++d;
-                    while (*d >= '0' && *d <= '9') d++;
-                    if (d == f) return SD_JSONFAST_UNSURE;
-                }
-                /* an exponent, or a long number, may be out of the full
-                 * parser's range (it refuses the whole row then): not plain */
-                if (*d == 'e' || *d == 'E' || d - p > 20) return SD_JSONFAST_UNSURE;
+                const char *d = sd_jf_number(v = p, &digits);
+                if (!d) return SD_JSONFAST_UNSURE;
                 vn = (size_t)(d - p);
                 p = d;
                 type = SD_JF_NUM;
@@ -317,12 +340,22 @@ static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, cons
                 type = SD_JF_OTHER;
             }
         member:;
-            int is_id = sd_jf_is(k, kn, &fk), is_t = sd_jf_is(k, kn, &tk);
+            int is_id = sd_jf_is(k, kn, &fk), is_t = sd_jf_is(k, kn, &tk), slot = -1;
+            if (seen && type != SD_JF_OTHER && seen->n >= 0) {
+                if (seen->n == SD_JSONFAST_SLOTS) seen->n = -1;
+                else {
+                    slot = seen->n++;
+                    seen->at[slot] = (uint16_t)(v - json), seen->end[slot] = (uint16_t)(v - json + (ptrdiff_t)vn);
+                    seen->number[slot] = type == SD_JF_NUM;
+                }
+            }
             if (is_id | is_t) {
                 /* a number the full parser might not read as a plain int64 */
                 if (type == SD_JF_NUM && (!digits || vn > 18)) return SD_JSONFAST_UNSURE;
                 if (is_id) id = v, idn = vn, idtype = type, have_id = 1;
                 if (is_t) tv = v, tn = vn, ttype = type, have_t = 1;
+                if (seen && is_id) seen->id_slot = slot;
+                if (seen && is_t) seen->t_slot = slot;
             }
             if (p[0] == ',' && p[1] == '"') { /* the next key, at once */
                 p++;
@@ -354,6 +387,109 @@ static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, cons
     return n;
 }
 
+/* The shape: the bytes before each value and after the last, compared by
+ * their first and last 8 (4 under 8 bytes, one by one under 4; over 16,
+ * memcmp). */
+static void sd_jf_shape_learn(sd_jsonfast_shape_t *sh, const char *json, size_t len, const sd_jf_seen_t *seen,
+                              const char *field, const char *time_field) {
+    sh->nslots = -1;
+    if (seen->n < 0 || len > sizeof(sh->text)) return;
+    size_t from = 0;
+    for (int i = 0; i <= seen->n; i++) {
+        size_t to = i < seen->n ? seen->at[i] : len, n = to - from;
+        memcpy(sh->text + from, json + from, n);
+        sh->at[i] = (uint16_t)from, sh->n[i] = (uint16_t)n;
+        sh->head[i] = sh->tail[i] = 0;
+        if (n >= 8) {
+            memcpy(&sh->head[i], json + from, 8);
+            memcpy(&sh->tail[i], json + to - 8, 8);
+        } else if (n >= 4) {
+            uint32_t h, t;
+            memcpy(&h, json + from, 4);
+            memcpy(&t, json + to - 4, 4);
+            sh->head[i] = h, sh->tail[i] = t;
+        }
+        if (i < seen->n) {
+            sh->number[i] = seen->number[i];
+            from = seen->end[i];
+        }
+    }
+    sh->id_slot = seen->id_slot, sh->t_slot = seen->t_slot;
+    sh->field = field, sh->time_field = time_field;
+    sh->nslots = seen->n;
+}
+
+/* The shape's bytes number i at p. */
+static inline __attribute__((always_inline)) int sd_jf_shape_is(const sd_jsonfast_shape_t *sh, int i, const char *p) {
+    size_t n = sh->n[i];
+    if (n >= 8) {
+        if (n > 16) return !memcmp(p, sh->text + sh->at[i], n);
+        uint64_t h, t;
+        memcpy(&h, p, 8);
+        memcpy(&t, p + n - 8, 8);
+        return h == sh->head[i] && t == sh->tail[i];
+    }
+    if (n >= 4) {
+        uint32_t h, t;
+        memcpy(&h, p, 4);
+        memcpy(&t, p + n - 4, 4);
+        return h == sh->head[i] && t == sh->tail[i];
+    }
+    for (size_t k = 0; k < n; k++)
+        if (p[k] != sh->text[sh->at[i] + k]) return 0;
+    return 1;
+}
+
+/* A plain row (its quotes) read by the shape: the walk's answer when the
+ * row has the shape's bytes around its values, each string value running
+ * to the next quote and each number one by JSON's grammar (the id's and
+ * the time's a plain run of at most 18 digits, as the walk asks). The walk
+ * then sees the same tokens with the same keys, so it would answer the
+ * same. SD_JSONFAST_UNSURE when the row has another shape. */
+static int sd_jf_shape_read(const sd_jsonfast_shape_t *sh, const char *json, size_t len, const uint64_t *quotes, char *out,
+                            size_t outlen, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
+    int ns = sh->nslots;
+    size_t tailn = sh->n[ns];
+    /* the bytes after the last value first: they hold the row's '}', where
+     * a number's digits stop at the latest */
+    if (tailn > len || !sd_jf_shape_is(sh, ns, json + len - tailn)) return SD_JSONFAST_UNSURE;
+    size_t limit = len - tailn, pos = 0, nwords = (len + 63) / 64;
+    const char *id = NULL, *tv = NULL;
+    size_t idn = 0, tn = 0;
+    for (int i = 0; i < ns; i++) {
+        size_t n = sh->n[i];
+        if (n > limit - pos || !sd_jf_shape_is(sh, i, json + pos)) return SD_JSONFAST_UNSURE;
+        size_t at = pos += n, end;
+        if (!sh->number[i]) { /* the next quote ends it */
+            size_t w = at >> 6;
+            uint64_t m = quotes[w] >> (at & 63);
+            while (!m && ++w < nwords) m = quotes[w], at = w * 64;
+            if (!m) return SD_JSONFAST_UNSURE;
+            end = at + (size_t)__builtin_ctzll(m);
+        } else {
+            int digits;
+            const char *d = sd_jf_number(json + at, &digits);
+            if (!d) return SD_JSONFAST_UNSURE;
+            end = (size_t)(d - json);
+            if ((i == sh->id_slot || i == sh->t_slot) && (!digits || end - pos > 18)) return SD_JSONFAST_UNSURE;
+        }
+        if (end > limit) return SD_JSONFAST_UNSURE;
+        if (i == sh->id_slot) id = json + pos, idn = end - pos;
+        if (i == sh->t_slot) tv = json + pos, tn = end - pos;
+        pos = end;
+    }
+    if (pos != limit) return SD_JSONFAST_UNSURE;
+    int n = -1;
+    if (id) {
+        size_t k = idn < outlen - 1 ? idn : outlen - 1;
+        memcpy(out, id, k);
+        out[k] = 0;
+        n = (int)k;
+    }
+    if (tv && t_ms) *t_ms = sd_jf_time(sh->number[sh->t_slot] ? SD_JF_NUM : SD_JF_STR, tv, tn, parse_time);
+    return n;
+}
+
 int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen, const char *time_field,
                         int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
     if (t_ms) *t_ms = INT64_MIN;
@@ -361,19 +497,31 @@ int sd_jsonfast_id_time(const char *json, size_t len, const char *field, char *o
     if (len > SD_JF_MAX) return SD_JSONFAST_UNSURE;
     uint64_t quotes[SD_JF_MAX / 64];
     if (!sd_jf_clean(json, len, quotes)) return SD_JSONFAST_UNSURE;
-    return sd_jf_walk(json, len, quotes, field, out, outlen, time_field, t_ms, parse_time);
+    return sd_jf_walk(json, len, quotes, field, out, outlen, time_field, t_ms, parse_time, NULL);
 }
 
-int sd_jsonfast_line(const char *p, size_t avail, size_t *len, size_t *used, const char *field, char *out, size_t outlen,
-                     const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
+int sd_jsonfast_line(sd_jsonfast_shape_t *shape, const char *p, size_t avail, size_t *len, size_t *used, const char *field,
+                     char *out, size_t outlen, const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {
 #ifdef __SSE2__
     uint64_t quotes[SD_JF_MAX / 64];
     if (!outlen || !sd_jf_clean_line(p, avail, quotes, len, used)) return SD_JSONFAST_UNSURE;
     if (t_ms) *t_ms = INT64_MIN;
     if (!*len) return -1; /* an empty line: no row (the caller's to skip) */
-    return sd_jf_walk(p, *len, quotes, field, out, outlen, time_field, t_ms, parse_time);
+    if (!shape) return sd_jf_walk(p, *len, quotes, field, out, outlen, time_field, t_ms, parse_time, NULL);
+    if (shape->nslots >= 0 && shape->field && shape->field == field && shape->time_field == time_field) {
+        int n = sd_jf_shape_read(shape, p, *len, quotes, out, outlen, t_ms, parse_time);
+        if (n != SD_JSONFAST_UNSURE) {
+            shape->hits++;
+            return n;
+        }
+    }
+    sd_jf_seen_t seen = {.n = 0, .id_slot = -1, .t_slot = -1};
+    int n = sd_jf_walk(p, *len, quotes, field, out, outlen, time_field, t_ms, parse_time, &seen);
+    if (n != SD_JSONFAST_UNSURE) sd_jf_shape_learn(shape, p, *len, &seen, field, time_field);
+    return n;
 #else
-    (void)p, (void)avail, (void)len, (void)used, (void)field, (void)out, (void)outlen, (void)time_field, (void)t_ms, (void)parse_time;
+    (void)shape, (void)p, (void)avail, (void)len, (void)used, (void)field, (void)out, (void)outlen, (void)time_field, (void)t_ms,
+        (void)parse_time;
     return SD_JSONFAST_UNSURE;
 #endif
 }

@@ -194,6 +194,7 @@ typedef struct {
     int64_t label_line;  /* the line label[] names; 0: none yet */
     size_t label_len, digits_at;
     char idbuf[512], label[512];
+    sd_jsonfast_shape_t shape; /* the rows' shape, for sd_jsonfast_line */
 } sd_jsonl_scan_t;
 
 /* "FILE line N" (one file) or "FILE:N", without printf: it is every row's.
@@ -251,8 +252,8 @@ static size_t sd_jsonl_scan_fast(void *ctx, const char *p, size_t avail, int64_t
     size_t len, used;
     int64_t t;
     *stop = 0;
-    int idlen = sd_jsonfast_line(p, avail, &len, &used, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t,
-                                 sd_util_parse_iso8601);
+    int idlen = sd_jsonfast_line(&c->shape, p, avail, &len, &used, c->s->id_field, c->idbuf, sizeof(c->idbuf),
+                                 c->s->time_field, &t, sd_util_parse_iso8601);
     if (idlen == SD_JSONFAST_UNSURE) return 0;
     if (len && sd_jsonl_emit(c, c->idbuf, idlen, lineno, 0, t)) *stop = 1;
     return used;
@@ -285,6 +286,7 @@ typedef struct {
     size_t idlen, idcap;
     int64_t lines;       /* lines in the block, empty ones included */
     int last_unterminated;
+    sd_jsonfast_shape_t shape; /* the rows' shape, for sd_jsonfast_line (one thread at a time parses a job) */
 } sd_jsonl_job_t;
 
 typedef struct {
@@ -330,7 +332,7 @@ static size_t sd_jsonl_block_fast(void *ctx, const char *p, size_t avail, int64_
     size_t len, used;
     int64_t t;
     *stop = 0;
-    int n = sd_jsonfast_line(p, avail, &len, &used, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t,
+    int n = sd_jsonfast_line(&j->shape, p, avail, &len, &used, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t,
                              sd_util_parse_iso8601);
     if (n == SD_JSONFAST_UNSURE) return 0;
     if (len) sd_jsonl_block_keep(j, lineno, t, n, 0); /* an empty line is only counted */
@@ -377,7 +379,7 @@ static int sd_jsonl_fill(int fd, sd_jsonl_job_t *j, char **carry, size_t *carryl
         j->cap = 2 * (SD_JSONL_BLOCK + *carrylen);
         j->buf = sd_util_xrealloc(j->buf, j->cap);
     }
-    memcpy(j->buf, *carry, *carrylen);
+    if (*carrylen) memcpy(j->buf, *carry, *carrylen); /* (no carry yet: NULL) */
     j->len = *carrylen;
     *carrylen = 0;
     j->eof = 0;

@@ -395,7 +395,8 @@ static const char alphabet[] = "{}[]:,\"\\ \t\r\n0123456789-+.eEtrufalsn\x7f\x80
 
 Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
     uint64_t x = 0x9e3779b97f4a7c15ULL;
-    int64_t fast = 0, ids = 0, total = 0, lines_fast = 0;
+    int64_t fast = 0, ids = 0, total = 0, lines_fast = 0, shape_hits = 0;
+    static sd_jsonfast_shape_t shape;
     char row[1536];
     for (int it = 0; it < 200000; it++) {
         const char *t = templates[it % (sizeof(templates) / sizeof(templates[0]))];
@@ -450,7 +451,7 @@ Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
                 memcpy(lb + len, ends[e], el);
                 size_t rl, used;
                 int64_t tl;
-                int nl_ = sd_jsonfast_line(lb, avail, &rl, &used, "event_id", c2, sizeof(c2), "event_time", &tl,
+                int nl_ = sd_jsonfast_line(NULL, lb, avail, &rl, &used, "event_id", c2, sizeof(c2), "event_time", &tl,
                                            sd_util_parse_iso8601);
                 if (nl_ != SD_JSONFAST_UNSURE) {
                     /* the line the plain walk would see: up to the first
@@ -475,15 +476,123 @@ Test(sink, json_fast_path_agrees_with_the_full_parser_on_hostile_rows) {
                 }
                 free(lb);
             }
+            /* and read by the shape its template's row left (a row of that
+             * shape is read by comparing bytes, any other one walked) */
+            size_t tn = strlen(t), rl, used;
+            int64_t tl;
+            char *teach = malloc(tn + 65), *lb = malloc(len + 65); /* and the next line's 64 bytes */
+            memcpy(teach, t, tn);
+            memset(teach + tn, ' ', 65);
+            teach[tn] = '\n';
+            memcpy(lb, row, len);
+            memset(lb + len, ' ', 65);
+            lb[len] = '\n';
+            memset(&shape, 0, sizeof(shape));
+            sd_jsonfast_line(&shape, teach, tn + 65, &rl, &used, "event_id", c2, sizeof(c2), "event_time", &tl, sd_util_parse_iso8601);
+            int ns = sd_jsonfast_line(&shape, lb, len + 65, &rl, &used, "event_id", c2, sizeof(c2), "event_time", &tl,
+                                      sd_util_parse_iso8601);
+            if (ns != SD_JSONFAST_UNSURE) {
+                size_t want = (size_t)((char *)memchr(lb, '\n', len + 1) - lb);
+                if (want && lb[want - 1] == '\r') want--;
+                cr_assert_eq(rl, want, "row %d: length %zu against %zu", it, rl, want);
+                int nr = -1;
+                int64_t tr = INT64_MIN;
+                if (want) nr = sd_jsonscan_id_time(lb, want, "event_id", b, sizeof(b), "event_time", &tr, sd_util_parse_iso8601);
+                cr_assert_eq(ns, nr, "row %d [%.*s] by the shape of [%s]: %d against the full parser's %d", it, (int)len, row, t, ns,
+                             nr);
+                cr_assert(ns < 0 || !memcmp(c2, b, (size_t)ns + 1), "row %d [%.*s] by its shape: id %s against %s", it, (int)len,
+                          row, c2, b);
+                if (want) cr_assert_eq(tl, tr, "row %d [%.*s] by its shape: time %lld against %lld", it, (int)len, row, (long long)tl,
+                                       (long long)tr);
+            }
+            shape_hits += shape.hits;
+            free(teach);
+            free(lb);
         }
     }
     cr_assert_gt(lines_fast, total / 10, "the line fast path answered %lld lines", (long long)lines_fast);
+    /* the plain templates' rows unmutated, or mutated only inside a value
+     * (a cut row is never of its template's shape) */
+    cr_assert_gt(shape_hits, total / 20, "the shape read %lld rows", (long long)shape_hits);
     /* it answers the valid plain rows (7 of the 11 templates, unmutated or
      * mutated into another plain row); a broken row is the full parser's */
     cr_assert_gt(fast, total / 10, "the fast path answered %lld of %lld rows", (long long)fast, (long long)total);
     cr_assert_gt(ids, total / 10);
-    cr_log_info("fast path answered %lld of %lld rows (%lld with an id), %lld lines", (long long)fast, (long long)total, (long long)ids,
-                (long long)lines_fast);
+    cr_log_info("fast path answered %lld of %lld rows (%lld with an id), %lld lines, %lld by a shape", (long long)fast, (long long)total,
+                (long long)ids, (long long)lines_fast, (long long)shape_hits);
+}
+
+/* A shape read (jsonfast.c): rows whose bytes around the values are the
+ * last plain row's are read by comparing those bytes; each case says
+ * whether the shape must read it, and every answer must be the full
+ * parser's, as for the rows no shape reads. */
+Test(sink, json_shape_reads_rows_of_its_shape_and_no_other) {
+    static const struct {
+        const char *teacher, *row;
+        int by_shape;
+    } cases[] = {
+        {"{\"event_id\":\"ab12-7\",\"event_time\":\"2026-01-01T08:00:00.000Z\",\"n\":12,\"ok\":true,\"f\":-0.5}",
+         "{\"event_id\":\"zz-99999\",\"event_time\":\"2026-01-02T00:00:00.000Z\",\"n\":0,\"ok\":true,\"f\":3.25}", 1},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"\",\"n\":9}", 1},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"a\"b\",\"n\":12}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":012}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":\"12\"}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":1e2}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":-}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_iD\":\"ab\",\"n\":12}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\", \"n\":12}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":12} ", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":12", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab12-7\",\"n\":12}}", 0},
+        {"{\"event_id\":\"ab12-7\",\"n\":12}", "{\"event_id\":\"ab\",\"n\":12,\"m\":1}", 0},
+        {"{\"event_id\":\"ab12-7\",\"ok\":true}", "{\"event_id\":\"ab\",\"ok\":false}", 0},
+        {"{\"event_id\":\"ab12-7\",\"ok\":true}", "{\"event_id\":\"ab\",\"ok\":true}", 1},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":7,\"event_time\":0}", 1},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":123456789012345678,\"event_time\":5}", 1},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":1234567890123456789,\"event_time\":5}", 0},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":-4,\"event_time\":5}", 0},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":4.5,\"event_time\":5}", 0},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":00,\"event_time\":5}", 0},
+        {"{\"event_id\":42,\"event_time\":1767254400000}", "{\"event_id\":\"42\",\"event_time\":5}", 0},
+        {"{\"event_id\":\"first\",\"event_id\":\"last\"}", "{\"event_id\":\"x\",\"event_id\":\"y\"}", 1},
+        {"{\"event_id\":\"first\",\"event_id\":null}", "{\"event_id\":\"x\",\"event_id\":null}", 1},
+        {"{\"event_time\":\"x\",\"a\":\"b\"}", "{\"event_time\":\"2026-01-01T08:00:00.000Z\",\"a\":\"\"}", 1},
+        {" { \"event_id\" : \"a\" } ", " { \"event_id\" : \"bcd\" } ", 1},
+        {"{}", "{}", 1},
+        {"{\"event_id\":\"ab12-7\"}", "{\"event_id\":\"ab\\u0041\"}", 0},
+    };
+    int hits = 0, want_hits = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sd_jsonfast_shape_t shape;
+        memset(&shape, 0, sizeof(shape));
+        char line[256], id[64], full[64];
+        size_t len, used;
+        int64_t t, ft;
+        /* a line is read 64 bytes at a time, never past the buffer: a whole
+         * 64 follow each (the next line's) */
+        snprintf(line, sizeof(line), "%s\n%64s", cases[i].teacher, "{}");
+        int nt = sd_jsonfast_line(&shape, line, strlen(line), &len, &used, "event_id", id, sizeof(id), "event_time", &t,
+                                  sd_util_parse_iso8601);
+        cr_assert_neq(nt, SD_JSONFAST_UNSURE, "case %zu: the teacher [%s] is plain", i, cases[i].teacher);
+        cr_assert_eq(shape.hits, 0);
+        size_t rn = strlen(cases[i].row);
+        char *lb = malloc(rn + 65); /* as long as the line and the next: ASan sees a read past them */
+        memcpy(lb, cases[i].row, rn);
+        memset(lb + rn, ' ', 65);
+        lb[rn] = '\n';
+        int n = sd_jsonfast_line(&shape, lb, rn + 65, &len, &used, "event_id", id, sizeof(id), "event_time", &t, sd_util_parse_iso8601);
+        int nf = sd_jsonscan_id_time(lb, rn, "event_id", full, sizeof(full), "event_time", &ft, sd_util_parse_iso8601);
+        if (n != SD_JSONFAST_UNSURE) {
+            cr_assert_eq(n, nf, "case %zu [%s]: %d against the full parser's %d", i, cases[i].row, n, nf);
+            cr_assert(n < 0 || !strcmp(id, full), "case %zu [%s]: id %s against %s", i, cases[i].row, id, full);
+            cr_assert_eq(t, ft, "case %zu [%s]: time %lld against %lld", i, cases[i].row, (long long)t, (long long)ft);
+        }
+        cr_assert_eq(shape.hits, cases[i].by_shape, "case %zu [%s]: read by the shape %lld times, want %d", i, cases[i].row,
+                     (long long)shape.hits, cases[i].by_shape);
+        hits += (int)shape.hits, want_hits += cases[i].by_shape;
+        free(lb);
+    }
+    cr_assert_eq(hits, want_hits);
 }
 
 /* Latencies as the observation keeps them (three bytes a seq, the large
