@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,7 +113,7 @@ static sd_err_t sd_jsonl_count(void *state, int missing_ok, int64_t *rows, char 
 
 /* A line's handler: nonzero stops the reading. unterminated: the file's
  * last line, without its newline (a writer may still be writing it). */
-typedef int (*sd_jsonl_line_fn)(void *ctx, char *line, size_t len, int64_t lineno, int unterminated);
+typedef int (*sd_jsonl_line_fn)(void *ctx, const char *line, size_t len, int64_t lineno, int unterminated);
 
 /* A handler that takes the line at p and finds its end itself, within
  * [p, p + avail): the bytes it took, the newline included, counting the
@@ -125,10 +127,10 @@ typedef size_t (*sd_jsonl_fast_fn)(void *ctx, const char *p, size_t avail, int64
  * each line is offered to it first. Returns how many bytes it walked
  * through (the rest begin a line not ended yet); *rc 1 when fn stopped it,
  * else 0. */
-static size_t sd_jsonl_lines(char *buf, size_t len, int final, int64_t *lineno, sd_jsonl_line_fn fn, sd_jsonl_fast_fn fast,
+static size_t sd_jsonl_lines(const char *buf, size_t len, int final, int64_t *lineno, sd_jsonl_line_fn fn, sd_jsonl_fast_fn fast,
                              void *ctx, int *rc) {
     size_t start = 0;
-    char *nl;
+    const char *nl;
     *rc = 0;
     for (;;) {
         size_t took;
@@ -239,7 +241,7 @@ static int sd_jsonl_emit(sd_jsonl_scan_t *c, const char *id, int idlen, int64_t 
     return c->cb(c->opaque, idlen >= 0 ? id : NULL, idlen >= 0 ? (size_t)idlen : 0, c->label, ll, t);
 }
 
-static int sd_jsonl_scan_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+static int sd_jsonl_scan_line(void *ctx, const char *line, size_t len, int64_t lineno, int unterminated) {
     sd_jsonl_scan_t *c = ctx;
     int64_t t;
     int idlen = sd_sink_json_id_time(line, len, c->s->id_field, c->idbuf, sizeof(c->idbuf), c->s->time_field, &t);
@@ -259,10 +261,21 @@ static size_t sd_jsonl_scan_fast(void *ctx, const char *p, size_t avail, int64_t
     return used;
 }
 
-/* A large file is read by two threads parsing blocks of whole lines (the
- * rows' ids and times) while this one reads the next blocks and hands the
- * parsed rows to the callback, in the file's order. */
+/* A large file is read by two threads, each parsing blocks of it (the
+ * rows' ids and times) where the file is mapped, while this one hands the
+ * parsed rows to the callback, in the file's order. Block i holds the lines
+ * that begin in bytes [i B, (i + 1) B) of the file, the last one read on to
+ * its end: so a block is found without knowing where the last one ended,
+ * and no byte is copied (a copy costs as much as the parse on two threads
+ * that share a core).
+ *
+ * The file is read as it was when the scan began (bytes appended later
+ * are the next scan's). A writer that cuts it short meanwhile makes the
+ * pages past its new end fault (SIGBUS): the worker reading one goes back
+ * to its block, and the scan fails with the file named, instead of the
+ * harness dying. */
 #define SD_JSONL_BLOCK ((size_t)1 << 20)
+#define SD_JSONL_PARALLEL_MIN ((size_t)4 << 20) /* a file this large is read by the pool */
 #define SD_JSONL_JOBS 4
 #define SD_JSONL_WORKERS 2
 #define SD_JSONL_ID_MAX 512 /* bytes of an id kept, its NUL included (as idbuf) */
@@ -276,14 +289,19 @@ typedef struct {
 
 typedef struct {
     const sd_jsonl_sink_t *s;
-    char *buf;           /* whole lines; with eof, the file's last may lack its newline */
-    size_t len, cap;
-    int eof;
+    const char *map;     /* the file, size bytes */
+    size_t size;
+    int64_t index;       /* the block */
+    size_t start, end;   /* its lines: map[start, end) */
+    int eof;             /* its last line ends the file (it may lack its newline) */
+    int cut;             /* the file was cut short while the block was read */
     enum { SD_JOB_FREE, SD_JOB_QUEUED, SD_JOB_BUSY, SD_JOB_PARSED } state;
     sd_jsonl_row_t *rows;
     size_t nrows, rcap;
     char *ids;
     size_t idlen, idcap;
+    char *copy;          /* a line for the full parser, copied out of the map */
+    size_t copycap;
     int64_t lines;       /* lines in the block, empty ones included */
     int last_unterminated;
     sd_jsonfast_shape_t shape; /* the rows' shape, for sd_jsonfast_line (one thread at a time parses a job) */
@@ -314,12 +332,15 @@ static inline __attribute__((always_inline)) void sd_jsonl_block_keep(sd_jsonl_j
     j->last_unterminated = unterminated;
 }
 
-/* A line of a block: its row. */
-static int sd_jsonl_block_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+/* A line of a block: its row. The full parser reads a copy, so the map is
+ * only read here, in C, where a fault can be taken back (see above). */
+static int sd_jsonl_block_line(void *ctx, const char *line, size_t len, int64_t lineno, int unterminated) {
     sd_jsonl_job_t *j = ctx;
     sd_jsonl_block_room(j);
+    if (j->copycap < len) j->copy = sd_util_xrealloc(j->copy, j->copycap = 2 * len);
+    memcpy(j->copy, line, len);
     int64_t t;
-    int n = sd_sink_json_id_time(line, len, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t);
+    int n = sd_sink_json_id_time(j->copy, len, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t);
     sd_jsonl_block_keep(j, lineno, t, n, unterminated);
     return 0;
 }
@@ -332,28 +353,88 @@ static size_t sd_jsonl_block_fast(void *ctx, const char *p, size_t avail, int64_
     size_t len, used;
     int64_t t;
     *stop = 0;
-    int n = sd_jsonfast_line(&j->shape, p, avail, &len, &used, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX, j->s->time_field, &t,
-                             sd_util_parse_iso8601);
+    int n = sd_jsonfast_line(&j->shape, p, avail, &len, &used, j->s->id_field, j->ids + j->idlen, SD_JSONL_ID_MAX,
+                             j->s->time_field, &t, sd_util_parse_iso8601);
     if (n == SD_JSONFAST_UNSURE) return 0;
     if (len) sd_jsonl_block_keep(j, lineno, t, n, 0); /* an empty line is only counted */
     return used;
 }
 
+/* Where block j->index's lines lie: from the first newline at or after
+ * the byte before it, to the first newline at or after its last byte (or
+ * the file's end: j->eof). */
+static void sd_jsonl_find(sd_jsonl_job_t *j) {
+    size_t begin = (size_t)j->index * SD_JSONL_BLOCK, stop = begin + SD_JSONL_BLOCK < j->size ? begin + SD_JSONL_BLOCK : j->size;
+    j->start = j->end = begin;
+    j->eof = 0;
+    if (begin) {
+        const char *nl = memchr(j->map + begin - 1, '\n', stop - (begin - 1));
+        if (!nl) return; /* inside a line that began in a block before */
+        j->start = (size_t)(nl - j->map) + 1;
+    }
+    const char *nl = memchr(j->map + stop - 1, '\n', j->size - (stop - 1));
+    if (nl) j->end = (size_t)(nl - j->map) + 1;
+    else j->end = j->size, j->eof = 1;
+}
+
+/* The block's worker, while it reads the map: where a fault goes back to. */
+static __thread sigjmp_buf *sd_jsonl_guard;
+static pthread_mutex_t sd_jsonl_bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sd_jsonl_bus_scans;
+static struct sigaction sd_jsonl_bus_before;
+
+static void sd_jsonl_on_bus(int sig, siginfo_t *si, void *uc) {
+    (void)si, (void)uc;
+    if (sd_jsonl_guard) siglongjmp(*sd_jsonl_guard, 1);
+    sigaction(sig, &sd_jsonl_bus_before, NULL); /* not a map's read: as before (the access faults again) */
+}
+
+/* The SIGBUS handler, set while any scan reads a map (on = 0 when one ends). */
+static void sd_jsonl_bus(int on) {
+    pthread_mutex_lock(&sd_jsonl_bus_lock);
+    if (on && !sd_jsonl_bus_scans++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = sd_jsonl_on_bus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, &sd_jsonl_bus_before);
+    } else if (!on && !--sd_jsonl_bus_scans) {
+        sigaction(SIGBUS, &sd_jsonl_bus_before, NULL);
+    }
+    pthread_mutex_unlock(&sd_jsonl_bus_lock);
+}
+
 static void sd_jsonl_parse_block(sd_jsonl_job_t *j) {
+    sigjmp_buf back;
     int stopped;
     j->nrows = j->idlen = 0;
     j->lines = 0;
     j->last_unterminated = 0;
-    sd_jsonl_lines(j->buf, j->len, j->eof, &j->lines, sd_jsonl_block_line, sd_jsonl_block_fast, j, &stopped);
+    j->cut = 0;
+    if (sigsetjmp(back, 1)) { /* a page past the file's end now */
+        sd_jsonl_guard = NULL;
+        j->cut = 1;
+        return;
+    }
+    sd_jsonl_guard = &back;
+    sd_jsonl_find(j);
+    sd_jsonl_lines(j->map + j->start, j->end - j->start, j->eof, &j->lines, sd_jsonl_block_line, sd_jsonl_block_fast, j, &stopped);
+    sd_jsonl_guard = NULL;
+    /* its pages let go now (a worker reading across the block's edge takes
+     * them again from the page cache): the harness's memory stays a few
+     * blocks, and the unmapping is spread over the workers */
+    size_t begin = (size_t)j->index * SD_JSONL_BLOCK, n = j->size - begin < SD_JSONL_BLOCK ? j->size - begin : SD_JSONL_BLOCK;
+    madvise((void *)(j->map + begin), n & ~(size_t)4095, MADV_DONTNEED);
 }
 
 static void *sd_jsonl_worker(void *arg) {
     sd_jsonl_pool_t *pool = arg;
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        sd_jsonl_job_t *j = NULL;
-        for (int i = 0; i < SD_JSONL_JOBS && !j; i++)
-            if (pool->jobs[i].state == SD_JOB_QUEUED) j = &pool->jobs[i];
+        sd_jsonl_job_t *j = NULL; /* the first block queued */
+        for (int i = 0; i < SD_JSONL_JOBS; i++)
+            if (pool->jobs[i].state == SD_JOB_QUEUED && (!j || pool->jobs[i].index < j->index)) j = &pool->jobs[i];
         if (!j) {
             if (pool->quit) break;
             pthread_cond_wait(&pool->queued, &pool->lock);
@@ -370,81 +451,23 @@ static void *sd_jsonl_worker(void *arg) {
     return NULL;
 }
 
-/* Fill j with the carried partial line and then whole lines read from fd
- * (at least a block, unless the file ends); what follows the last newline
- * is carried to the next block. 0, 1 at the end of the file (j may hold a
- * last line), -1 a read error. */
-static int sd_jsonl_fill(int fd, sd_jsonl_job_t *j, char **carry, size_t *carrylen, size_t *carrycap) {
-    if (j->cap < SD_JSONL_BLOCK + *carrylen) { /* made once, and again only for a line over a block */
-        j->cap = 2 * (SD_JSONL_BLOCK + *carrylen);
-        j->buf = sd_util_xrealloc(j->buf, j->cap);
-    }
-    if (*carrylen) memcpy(j->buf, *carry, *carrylen); /* (no carry yet: NULL) */
-    j->len = *carrylen;
-    *carrylen = 0;
-    j->eof = 0;
-    for (size_t want = SD_JSONL_BLOCK;; want = j->len + SD_JSONL_BLOCK) {
-        while (j->len < want) {
-            if (j->cap < want) j->buf = sd_util_xrealloc(j->buf, j->cap = 2 * want); /* a line longer than a block */
-            ssize_t got = read(fd, j->buf + j->len, want - j->len);
-            if (got < 0 && errno == EINTR) continue;
-            if (got < 0) return -1;
-            if (!got) {
-                j->eof = 1;
-                return 1;
-            }
-            j->len += (size_t)got;
-        }
-        char *nl = memrchr(j->buf, '\n', j->len);
-        if (!nl) continue; /* no newline yet: read on (the buffer grows) */
-        size_t keep = (size_t)(nl - j->buf) + 1, rest = j->len - keep;
-        if (rest > *carrycap) *carry = sd_util_xrealloc(*carry, *carrycap = rest);
-        memcpy(*carry, j->buf + keep, rest);
-        *carrylen = rest;
-        j->len = keep;
-        return 0;
-    }
-}
-
-/* The file read by the pool: as sd_jsonl_each_line with the scan's rows. */
-static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
-    sd_jsonl_pool_t *pool = sd_util_xcalloc(1, sizeof(*pool));
-    for (int i = 0; i < SD_JSONL_JOBS; i++) pool->jobs[i].s = c->s;
-    pthread_mutex_init(&pool->lock, NULL);
-    pthread_cond_init(&pool->queued, NULL);
-    pthread_cond_init(&pool->parsed, NULL);
-    pthread_t th[SD_JSONL_WORKERS];
-    int nth = 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old); /* the workers take no signal: SIGINT and SIGTERM stay this thread's */
-    for (; nth < SD_JSONL_WORKERS; nth++)
-        if (pthread_create(&th[nth], NULL, sd_jsonl_worker, pool)) break;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    char *carry = NULL;
-    size_t carrylen = 0, carrycap = 0;
+/* The parsed blocks' rows to the callback, in order. 0 done, 1 stopped,
+ * -2 the file was cut short while read. */
+static int sd_jsonl_take(sd_jsonl_pool_t *pool, int64_t blocks, sd_jsonl_scan_t *c) {
     int64_t next_fill = 0, next_take = 0, base = 0;
-    int rc = 0, ended = 0;
-    while (nth && !rc && (!ended || next_take < next_fill)) {
-        while (!ended && next_fill - next_take < SD_JSONL_JOBS) {
+    int rc = 0;
+    while (!rc && next_take < blocks) {
+        pthread_mutex_lock(&pool->lock);
+        for (; next_fill < blocks && next_fill - next_take < SD_JSONL_JOBS; next_fill++) {
             sd_jsonl_job_t *j = &pool->jobs[next_fill % SD_JSONL_JOBS];
-            int f = sd_jsonl_fill(fd, j, &carry, &carrylen, &carrycap);
-            if (f < 0) {
-                rc = -1;
-                break;
-            }
-            ended = f;
-            pthread_mutex_lock(&pool->lock);
+            j->index = next_fill;
             j->state = SD_JOB_QUEUED;
             pthread_cond_signal(&pool->queued);
-            pthread_mutex_unlock(&pool->lock);
-            next_fill++;
         }
-        if (rc || next_take == next_fill) break;
         sd_jsonl_job_t *j = &pool->jobs[next_take % SD_JSONL_JOBS];
-        pthread_mutex_lock(&pool->lock);
         while (j->state != SD_JOB_PARSED) pthread_cond_wait(&pool->parsed, &pool->lock);
         pthread_mutex_unlock(&pool->lock);
+        if (j->cut) return -2;
         for (size_t i = 0; i < j->nrows && !rc; i++) {
             sd_jsonl_row_t *r = &j->rows[i];
             int unterminated = j->eof && i + 1 == j->nrows && j->last_unterminated;
@@ -455,7 +478,33 @@ static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
         j->state = SD_JOB_FREE;
         pthread_mutex_unlock(&pool->lock);
         next_take++;
+        if (j->eof) break; /* no block after it holds a line */
     }
+    return rc;
+}
+
+/* The file (size bytes when the scan began) read by the pool: as
+ * sd_jsonl_each_line with the scan's rows, or -2 (see sd_jsonl_take). */
+static int sd_jsonl_scan_parallel(int fd, off_t size, sd_jsonl_scan_t *c) {
+    const char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) return sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c); /* read it here */
+    madvise((void *)map, (size_t)size, MADV_SEQUENTIAL);
+    sd_jsonl_pool_t *pool = sd_util_xcalloc(1, sizeof(*pool));
+    for (int i = 0; i < SD_JSONL_JOBS; i++) pool->jobs[i].s = c->s, pool->jobs[i].map = map, pool->jobs[i].size = (size_t)size;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->queued, NULL);
+    pthread_cond_init(&pool->parsed, NULL);
+    sd_jsonl_bus(1);
+    pthread_t th[SD_JSONL_WORKERS];
+    int nth = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGBUS); /* the workers take no signal but their own faults: SIGINT and SIGTERM stay this thread's */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (; nth < SD_JSONL_WORKERS; nth++)
+        if (pthread_create(&th[nth], NULL, sd_jsonl_worker, pool)) break;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = nth ? sd_jsonl_take(pool, (int64_t)(((size_t)size + SD_JSONL_BLOCK - 1) / SD_JSONL_BLOCK), c) : 0;
     pthread_mutex_lock(&pool->lock);
     for (int i = 0; i < SD_JSONL_JOBS; i++) /* stopped early: blocks not begun are not parsed */
         if (pool->jobs[i].state == SD_JOB_QUEUED) pool->jobs[i].state = SD_JOB_FREE;
@@ -463,17 +512,18 @@ static int sd_jsonl_scan_parallel(int fd, sd_jsonl_scan_t *c) {
     pthread_cond_broadcast(&pool->queued);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    sd_jsonl_bus(0);
+    munmap((void *)map, (size_t)size);
     if (!nth) rc = sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c); /* no thread could start: read it here */
     for (int i = 0; i < SD_JSONL_JOBS; i++) {
-        free(pool->jobs[i].buf);
         free(pool->jobs[i].rows);
         free(pool->jobs[i].ids);
+        free(pool->jobs[i].copy);
     }
     pthread_cond_destroy(&pool->queued);
     pthread_cond_destroy(&pool->parsed);
     pthread_mutex_destroy(&pool->lock);
     free(pool);
-    free(carry);
     return rc;
 }
 
@@ -495,10 +545,13 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
         c->baselen = strlen(c->base);
         c->label_line = 0;
         struct stat st;
-        int big = !fstat(fd, &st) && st.st_size >= (off_t)(4 * SD_JSONL_BLOCK);
-        int rc = big ? sd_jsonl_scan_parallel(fd, c) : sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c);
+        int big = !fstat(fd, &st) && st.st_size >= (off_t)SD_JSONL_PARALLEL_MIN;
+        int rc = big ? sd_jsonl_scan_parallel(fd, st.st_size, c) : sd_jsonl_each_line(fd, sd_jsonl_scan_line, sd_jsonl_scan_fast, c);
         close(fd);
-        if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
+        if (rc == -2)
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: the file was cut short while it was read (a writer truncated it)",
+                           g.gl_pathv[i]);
+        else if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
         if (rc) break;
     }
     free(c);
@@ -517,7 +570,7 @@ typedef struct {
     size_t errlen;
 } sd_jsonl_cols_t;
 
-static int sd_jsonl_cols_line(void *ctx, char *line, size_t len, int64_t lineno, int unterminated) {
+static int sd_jsonl_cols_line(void *ctx, const char *line, size_t len, int64_t lineno, int unterminated) {
     sd_jsonl_cols_t *c = ctx;
     int rc = sd_sink_json_cols(line, len, c->names, c->n, NULL, c->cb, c->opaque);
     if (rc < 0 && unterminated) return 1; /* still being written */
@@ -545,7 +598,10 @@ static sd_err_t sd_jsonl_scan_cols(void *state, const char *const *names, int n,
         c.path = g.gl_pathv[i];
         int rc = sd_jsonl_each_line(fd, sd_jsonl_cols_line, NULL, &c);
         close(fd);
-        if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
+        if (rc == -2)
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: the file was cut short while it was read (a writer truncated it)",
+                           g.gl_pathv[i]);
+        else if (rc < 0) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s: %s", g.gl_pathv[i], strerror(errno));
         if (c.e) e = c.e;
         if (rc) break;
     }
