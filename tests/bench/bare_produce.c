@@ -127,7 +127,6 @@ int main(int argc, char **argv) {
             rd_kafka_poll(rk, 10);
         }
         if ((n & 1023) == 0) rd_kafka_poll(rk, 0);
-        if (getenv("XBURST") && (n % 1000) == 999) rd_kafka_poll(rk, 0);
     }
     while (acked + failed < count) rd_kafka_poll(rk, 50);
     double secs = now_s() - t0;

@@ -238,6 +238,7 @@ def bench_read(n, reps, kafka_addr, growth=False):
         run([SDB, "gen-sqlite", str(n), TAG, db])
     if not os.path.exists(jl) and not growth:
         run([SDB, "gen-jsonl", str(n), TAG, jl])
+    os.sync()  # the files just written reach the disk before the timed reads, not during them
     q = "SELECT event_id FROM bronze"
     kinds = [("sqlite", ["db=" + db, "query=" + q], ["sqlite3", db, q], None)]
     if not growth:
