@@ -199,31 +199,69 @@ static int64_t sd_jf_time(int type, const char *v, size_t n, int (*parse_time)(c
     return INT64_MIN;
 }
 
+/* The first and last 8 of n bytes at p (4 and 4 for 4 to 7 bytes; none
+ * under 4 or over 16): how a key, or a piece of a shape, is compared. */
+static inline __attribute__((always_inline)) void sd_jf_words(const char *p, size_t n, uint64_t *head, uint64_t *tail) {
+    *head = *tail = 0;
+    if (n >= 8 && n <= 16) {
+        memcpy(head, p, 8);
+        memcpy(tail, p + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t h, t;
+        memcpy(&h, p, 4);
+        memcpy(&t, p + n - 4, 4);
+        *head = h, *tail = t;
+    }
+}
+
+/* The n bytes at p are the n at text, whose words (sd_jf_words) are head
+ * and tail. */
+static inline __attribute__((always_inline)) int sd_jf_same(const char *p, size_t n, const char *text, uint64_t head,
+                                                            uint64_t tail) {
+    if (n >= 8) {
+        if (n > 16) return !memcmp(p, text, n);
+        uint64_t h, t;
+        memcpy(&h, p, 8);
+        memcpy(&t, p + n - 8, 8);
+        return h == head && t == tail;
+    }
+    if (n >= 4) {
+        uint32_t h, t;
+        memcpy(&h, p, 4);
+        memcpy(&t, p + n - 4, 4);
+        return h == head && t == tail;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (p[k] != text[k]) return 0;
+    return 1;
+}
+
 /* A field's name, as the walk compares keys with it. */
 typedef struct {
     const char *name;
     size_t n;
-    uint64_t head, tail; /* for 8 to 16 bytes: its first 8 and its last 8 */
+    uint64_t head, tail; /* its words (sd_jf_words) */
 } sd_jf_key_t;
 
 static inline __attribute__((always_inline)) void sd_jf_key(sd_jf_key_t *f, const char *name) {
     f->name = name;
     f->n = name ? strlen(name) : SIZE_MAX;
     f->head = f->tail = 0;
-    if (name && f->n >= 8 && f->n <= 16) {
-        memcpy(&f->head, name, 8);
-        memcpy(&f->tail, name + f->n - 8, 8);
-    }
+    if (name) sd_jf_words(name, f->n, &f->head, &f->tail);
 }
 
 /* A key of kn bytes at k is the field f. */
 static inline __attribute__((always_inline)) int sd_jf_is(const char *k, size_t kn, const sd_jf_key_t *f) {
-    if (kn != f->n) return 0;
-    if (kn < 8 || kn > 16) return !memcmp(k, f->name, kn);
-    uint64_t h, t;
-    memcpy(&h, k, 8);
-    memcpy(&t, k + kn - 8, 8);
-    return h == f->head && t == f->tail;
+    return kn == f->n && sd_jf_same(k, kn, f->name, f->head, f->tail);
+}
+
+/* An id of n bytes at id into out, cut to what outlen holds and ended:
+ * its length, as the full parser gives it. */
+static inline __attribute__((always_inline)) int sd_jf_put_id(char *out, size_t outlen, const char *id, size_t n) {
+    size_t k = n < outlen - 1 ? n : outlen - 1;
+    memcpy(out, id, k);
+    out[k] = 0;
+    return (int)k;
 }
 
 /* JSON's number at p, which stops at a byte that cannot go on with it:
@@ -376,20 +414,13 @@ static int sd_jf_walk(const char *json, size_t len, const uint64_t *quotes, cons
     }
     while (p < end && *p == ' ') p++;
     if (p != end) return SD_JSONFAST_UNSURE;
-    int n = -1;
-    if (have_id && idtype != SD_JF_OTHER) {
-        size_t k = idn < outlen - 1 ? idn : outlen - 1;
-        memcpy(out, id, k);
-        out[k] = 0;
-        n = (int)k;
-    }
+    int n = have_id && idtype != SD_JF_OTHER ? sd_jf_put_id(out, outlen, id, idn) : -1;
     if (have_t && t_ms) *t_ms = sd_jf_time(ttype, tv, tn, parse_time);
     return n;
 }
 
-/* The shape: the bytes before each value and after the last, compared by
- * their first and last 8 (4 under 8 bytes, one by one under 4; over 16,
- * memcmp). */
+/* The shape: the bytes before each value and after the last, each
+ * compared as a key is (sd_jf_same). */
 static void sd_jf_shape_learn(sd_jsonfast_shape_t *sh, const char *json, size_t len, const sd_jf_seen_t *seen,
                               const char *field, const char *time_field) {
     sh->nslots = -1;
@@ -399,16 +430,7 @@ static void sd_jf_shape_learn(sd_jsonfast_shape_t *sh, const char *json, size_t 
         size_t to = i < seen->n ? seen->at[i] : len, n = to - from;
         memcpy(sh->text + from, json + from, n);
         sh->at[i] = (uint16_t)from, sh->n[i] = (uint16_t)n;
-        sh->head[i] = sh->tail[i] = 0;
-        if (n >= 8) {
-            memcpy(&sh->head[i], json + from, 8);
-            memcpy(&sh->tail[i], json + to - 8, 8);
-        } else if (n >= 4) {
-            uint32_t h, t;
-            memcpy(&h, json + from, 4);
-            memcpy(&t, json + to - 4, 4);
-            sh->head[i] = h, sh->tail[i] = t;
-        }
+        sd_jf_words(json + from, n, &sh->head[i], &sh->tail[i]);
         if (i < seen->n) {
             sh->number[i] = seen->number[i];
             from = seen->end[i];
@@ -421,23 +443,7 @@ static void sd_jf_shape_learn(sd_jsonfast_shape_t *sh, const char *json, size_t 
 
 /* The shape's bytes number i at p. */
 static inline __attribute__((always_inline)) int sd_jf_shape_is(const sd_jsonfast_shape_t *sh, int i, const char *p) {
-    size_t n = sh->n[i];
-    if (n >= 8) {
-        if (n > 16) return !memcmp(p, sh->text + sh->at[i], n);
-        uint64_t h, t;
-        memcpy(&h, p, 8);
-        memcpy(&t, p + n - 8, 8);
-        return h == sh->head[i] && t == sh->tail[i];
-    }
-    if (n >= 4) {
-        uint32_t h, t;
-        memcpy(&h, p, 4);
-        memcpy(&t, p + n - 4, 4);
-        return h == sh->head[i] && t == sh->tail[i];
-    }
-    for (size_t k = 0; k < n; k++)
-        if (p[k] != sh->text[sh->at[i] + k]) return 0;
-    return 1;
+    return sd_jf_same(p, sh->n[i], sh->text + sh->at[i], sh->head[i], sh->tail[i]);
 }
 
 /* A plain row (its quotes) read by the shape: the walk's answer when the
@@ -479,13 +485,7 @@ static int sd_jf_shape_read(const sd_jsonfast_shape_t *sh, const char *json, siz
         pos = end;
     }
     if (pos != limit) return SD_JSONFAST_UNSURE;
-    int n = -1;
-    if (id) {
-        size_t k = idn < outlen - 1 ? idn : outlen - 1;
-        memcpy(out, id, k);
-        out[k] = 0;
-        n = (int)k;
-    }
+    int n = id ? sd_jf_put_id(out, outlen, id, idn) : -1;
     if (tv && t_ms) *t_ms = sd_jf_time(sh->number[sh->t_slot] ? SD_JF_NUM : SD_JF_STR, tv, tn, parse_time);
     return n;
 }

@@ -25,7 +25,7 @@ typedef struct {
     int id_slot, t_slot;             /* the value holding the id, the time; -1 none (or true, false, null) */
     uint8_t number[SD_JSONFAST_SLOTS];  /* a value is a number (else a string) */
     uint16_t at[SD_JSONFAST_SLOTS + 1], n[SD_JSONFAST_SLOTS + 1]; /* the bytes before each value, and after the last, in text */
-    uint64_t head[SD_JSONFAST_SLOTS + 1], tail[SD_JSONFAST_SLOTS + 1]; /* the first and last 8 of each (fewer: zero-padded) */
+    uint64_t head[SD_JSONFAST_SLOTS + 1], tail[SD_JSONFAST_SLOTS + 1]; /* the first and last 8 of each (4 and 4 under 8 bytes) */
     int64_t hits;                    /* rows read by it (for the tests) */
     char text[1024];
 } sd_jsonfast_shape_t;

@@ -360,11 +360,10 @@ static size_t sd_jsonl_block_fast(void *ctx, const char *p, size_t avail, int64_
     return used;
 }
 
-/* Where block j->index's lines lie: from the first newline at or after
- * the byte before it, to the first newline at or after its last byte (or
- * the file's end: j->eof). */
-static void sd_jsonl_find(sd_jsonl_job_t *j) {
-    size_t begin = (size_t)j->index * SD_JSONL_BLOCK, stop = begin + SD_JSONL_BLOCK < j->size ? begin + SD_JSONL_BLOCK : j->size;
+/* Where the lines of block j->index, bytes [begin, stop) of the file, lie:
+ * from the first newline at or after the byte before it, to the first
+ * newline at or after its last byte (or the file's end: j->eof). */
+static void sd_jsonl_find(sd_jsonl_job_t *j, size_t begin, size_t stop) {
     j->start = j->end = begin;
     j->eof = 0;
     if (begin) {
@@ -408,6 +407,7 @@ static void sd_jsonl_bus(int on) {
 static void sd_jsonl_parse_block(sd_jsonl_job_t *j) {
     sigjmp_buf back;
     int stopped;
+    size_t begin = (size_t)j->index * SD_JSONL_BLOCK, stop = begin + SD_JSONL_BLOCK < j->size ? begin + SD_JSONL_BLOCK : j->size;
     j->nrows = j->idlen = 0;
     j->lines = 0;
     j->last_unterminated = 0;
@@ -418,14 +418,13 @@ static void sd_jsonl_parse_block(sd_jsonl_job_t *j) {
         return;
     }
     sd_jsonl_guard = &back;
-    sd_jsonl_find(j);
+    sd_jsonl_find(j, begin, stop);
     sd_jsonl_lines(j->map + j->start, j->end - j->start, j->eof, &j->lines, sd_jsonl_block_line, sd_jsonl_block_fast, j, &stopped);
     sd_jsonl_guard = NULL;
     /* its pages let go now (a worker reading across the block's edge takes
      * them again from the page cache): the harness's memory stays a few
      * blocks, and the unmapping is spread over the workers */
-    size_t begin = (size_t)j->index * SD_JSONL_BLOCK, n = j->size - begin < SD_JSONL_BLOCK ? j->size - begin : SD_JSONL_BLOCK;
-    madvise((void *)(j->map + begin), n & ~(size_t)4095, MADV_DONTNEED);
+    madvise((void *)(j->map + begin), (stop - begin) & ~(size_t)4095, MADV_DONTNEED);
 }
 
 static void *sd_jsonl_worker(void *arg) {
