@@ -45,6 +45,32 @@ int64_t sd_recon_count_get(const sd_recon_counts_t *c, const char *name, int *fo
     return -1;
 }
 
+_Static_assert(SD_DISP__COUNT <= 3 && SD_KIND__COUNT <= 8, "a seq's disposition and kind fit bits 0-4 of its byte");
+
+void sd_seqs_reserve(sd_seqs_t *s, int64_t n) {
+    if (n <= s->cap) return;
+    int64_t cap = s->cap ? s->cap : 4096;
+    while (cap < n) cap *= 2;
+    s->b = sd_util_xrealloc(s->b, (size_t)cap);
+    s->cap = cap;
+}
+
+void sd_seqs_unsend(sd_seqs_t *s, int64_t seq) { s->b[seq] |= 3; }
+
+void sd_seqs_add_send(sd_seqs_t *s, int64_t seq, int delta) {
+    uint32_t c = sd_seqs_sends(s, seq);
+    if (delta < 0 ? c == 0 : c == UINT32_MAX) return;
+    c = delta < 0 ? c - 1 : c + 1;
+    if (c >= SD_SEQS_MANY) sd_i64map_put(&s->many, seq, c);
+    s->b[seq] = (uint8_t)((s->b[seq] & 31) | (c < SD_SEQS_MANY ? c : SD_SEQS_MANY) << 5);
+}
+
+void sd_seqs_free(sd_seqs_t *s) {
+    free(s->b);
+    sd_i64map_free(&s->many);
+    memset(s, 0, sizeof(*s));
+}
+
 static void sd_list_add(sd_recon_list_t *l, int64_t seq, uint32_t copies) {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
@@ -64,14 +90,15 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, co
     for (int64_t s = 0; s < l->nseq; s++) {
         uint32_t t = target ? sd_counts_get(target, s) : 0;
         uint32_t q = quarantine ? sd_counts_get(quarantine, s) : 0;
-        uint8_t d = l->disp[s];
-        uint8_t k = l->kind[s];
+        int d = sd_seqs_disp(l->seqs, s);
+        int k = sd_seqs_kind(l->seqs, s);
         if (t) seen++;
         if (d == SD_RECON_UNSENT) continue;
         switch (d) {
         case SD_DISP_TARGET:
         {
-            uint32_t e = l->expected && l->expected[s] > 1 ? l->expected[s] : 1;
+            uint32_t e = l->expect_sends ? sd_seqs_sends(l->seqs, s) : 1;
+            if (e < 1) e = 1;
             c->expected_in_target++;
             if (l->by_model) {
                 /* the result model judges what became of it */

@@ -31,16 +31,44 @@
 typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND_DELETE, SD_KIND_ABORTED, SD_KIND__COUNT } sd_kind_t;
 const char *sd_kind_name(sd_kind_t k);
 
+/* What the harness knows of each seq, in one byte: its expected
+ * disposition (bits 0-1, 3 for SD_RECON_UNSENT), its kind (bits 2-4) and
+ * how many messages were sent with its id (bits 5-7, saturating at 7: from
+ * there the exact number is kept in a map beside it). Ten million events
+ * cost 10 MB, held for the whole run. Room for seqs is made with
+ * sd_seqs_reserve; seqs are added in order from 0. */
+#define SD_SEQS_MANY 7
+typedef struct sd_seqs_s {
+    uint8_t *b;
+    int64_t cap;
+    sd_i64map_t many;        /* the sends of seqs sent SD_SEQS_MANY times or more */
+} sd_seqs_t;
+void sd_seqs_reserve(sd_seqs_t *s, int64_t n);
+static inline void sd_seqs_set(sd_seqs_t *s, int64_t seq, int kind, int disp) {
+    s->b[seq] = (uint8_t)((disp == SD_RECON_UNSENT ? 3 : disp) | kind << 2);
+}
+static inline int sd_seqs_disp(const sd_seqs_t *s, int64_t seq) {
+    int d = s->b[seq] & 3;
+    return d == 3 ? SD_RECON_UNSENT : d;
+}
+static inline int sd_seqs_kind(const sd_seqs_t *s, int64_t seq) { return s->b[seq] >> 2 & 7; }
+static inline uint32_t sd_seqs_sends(const sd_seqs_t *s, int64_t seq) {
+    unsigned c = s->b[seq] >> 5;
+    return c < SD_SEQS_MANY ? c : sd_i64map_get(&s->many, seq);
+}
+void sd_seqs_unsend(sd_seqs_t *s, int64_t seq);  /* the seq's disposition becomes SD_RECON_UNSENT */
+void sd_seqs_add_send(sd_seqs_t *s, int64_t seq, int delta); /* delta +1 or -1; the count stays >= 0 */
+void sd_seqs_free(sd_seqs_t *s);
+
 typedef struct sd_recon_ledger_s {
     int64_t nseq;
-    const uint8_t *disp;     /* sd_disp_t or SD_RECON_UNSENT, per seq */
-    const uint8_t *kind;     /* sd_kind_t per seq */
+    const sd_seqs_t *seqs;   /* disposition, kind and sends per seq */
     const uint8_t *trimmed;  /* per seq: cannot be re-read from the broker (may be NULL) */
     const uint8_t *pending;  /* per seq: a message of it lies past what the pipeline says it
                               * has consumed (may be NULL): a missing id is not_yet_consumed */
-    const uint8_t *expected; /* per seq: copies the target must hold (NULL: one each). With
-                              * `contract duplicates=keep` it is the number of times the
-                              * harness sent the id: the pipeline must pass input duplicates on */
+    int expect_sends;        /* the target must hold as many copies of an id as the harness sent
+                              * messages with it (`contract duplicates=keep`: the pipeline must
+                              * pass input duplicates on); 0: one each */
     int by_model;            /* the target holds derived rows judged by a result model
                               * (result.h): its ids are not judged, target may be NULL */
 } sd_recon_ledger_t;

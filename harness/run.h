@@ -20,6 +20,7 @@
 #include "producer.h"
 #include "progress.h"
 #include "proxy.h"
+#include "recon.h"
 #include "scenario.h"
 #include "sink.h"
 #include "spark.h"
@@ -92,9 +93,9 @@ typedef struct sd_run_s {
     sd_sink_t *target, *quarantine;
     int partitions;
 
-    /* per distinct event (seq): expected disposition and kind */
+    /* per distinct event (seq): expected disposition, kind and sends */
     int64_t nseq, capseq;
-    uint8_t *disp, *kind;
+    sd_seqs_t seqs;
     int64_t max_event_time;       /* newest event time sent among valid events */
     int64_t valid_sent;
     int64_t late_sent, malformed_sent, replayed, messages;
@@ -136,7 +137,6 @@ typedef struct sd_run_s {
     int64_t inc_started_wall;     /* when the newest incarnation was started */
     int64_t inc_events0;          /* batch events seen before it started */
     int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
-    uint8_t *sends;               /* per seq: messages sent with this id (saturating) */
     sd_stamps_t sent;             /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
 
     /* messages staged for sending (ledger first, then Kafka) */

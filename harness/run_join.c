@@ -86,7 +86,7 @@ static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t
     sd_err_t e = SD_OK;
     char kv[256];
     for (int64_t s = 0; s < n && !e; s++) {
-        if (r->disp[s] != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
+        if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
         int64_t natural = sd_events_time(r->events, s), et;
         if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));

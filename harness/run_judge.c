@@ -35,7 +35,7 @@ typedef struct {
 
 static void sd_run_mark_unsent(void *opaque, int64_t s) {
     sd_run_t *r = opaque;
-    if (s >= 0 && s < r->nseq) r->disp[s] = SD_RECON_UNSENT;
+    if (s >= 0 && s < r->nseq) sd_seqs_unsend(&r->seqs, s);
 }
 
 static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
@@ -244,7 +244,7 @@ typedef struct {
 /* A target event's latency cell (SD_LAT_NONE for any other event). */
 static uint32_t sd_run_lat_cell(const void *opaque, int64_t s) {
     const sd_lat_ctx_t *c = opaque;
-    return c->r->disp[s] == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
+    return sd_seqs_disp(&c->r->seqs, s) == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
 }
 
 /* Latency quantiles of a sink over the target events it holds (exact:
@@ -261,7 +261,7 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
         int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
         for (int64_t s = 0; s < r->nseq && k < cap; s += stride) {
             int64_t lat = sd_observe_latency(obs, s);
-            if (r->disp[s] != SD_DISP_TARGET || lat < 0) continue;
+            if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || lat < 0) continue;
             seq[k] = s;
             sent[k] = r->t0_wall + sd_stamps_get(&r->sent, s);
             seen[k] = sent[k] + lat;
@@ -273,7 +273,7 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
     uint32_t *big = NULL;
     int64_t n = 0, nbig = 0;
     for (int64_t s = 0; s < r->nseq; s++) {
-        if (r->disp[s] != SD_DISP_TARGET) continue;
+        if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET) continue;
         uint32_t cell = sd_observe_lat_cell(obs, s);
         if (cell == SD_LAT_NONE) continue;
         n++;
@@ -376,8 +376,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *uncon
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed);
     uint8_t *pending = sd_run_pending(r, why, wlen);
-    sd_recon_ledger_t L = {.nseq = r->nseq, .disp = r->disp, .kind = r->kind, .trimmed = trimmed, .pending = pending,
-                           .expected = r->sc->keep_duplicates ? r->sends : NULL};
+    sd_recon_ledger_t L = {.nseq = r->nseq, .seqs = &r->seqs, .trimmed = trimmed, .pending = pending,
+                           .expect_sends = r->sc->keep_duplicates};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
     int have_q = 0;

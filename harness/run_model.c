@@ -236,9 +236,11 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     int64_t newest = INT64_MIN;
     sd_err_t e = SD_OK;
     for (int64_t s = 0; s < n && !e; s++) {
-        if (r->disp[s] == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
-        uint32_t copies = r->disp[s] == SD_DISP_TARGET ? (r->sc->keep_duplicates && r->sends[s] > 1 ? r->sends[s] : 1) : 0;
-        int late = r->kind[s] == SD_KIND_LATE && r->disp[s] != SD_DISP_TARGET;
+        int disp = sd_seqs_disp(&r->seqs, s);
+        uint32_t sends = sd_seqs_sends(&r->seqs, s);
+        if (disp == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
+        uint32_t copies = disp == SD_DISP_TARGET ? (r->sc->keep_duplicates && sends > 1 ? sends : 1) : 0;
+        int late = sd_seqs_kind(&r->seqs, s) == SD_KIND_LATE && disp != SD_DISP_TARGET;
         /* complete mode keeps every window's state: a late event counts */
         if (late && md->output == SD_OUT_COMPLETE && !latest) copies = 1, late = 0;
         if (!copies && !late) continue;
@@ -259,7 +261,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         x->seq = s;
         x->t_ms = t[s];
         x->copies = copies;
-        x->sent = r->sends[s];
+        x->sent = sends;
         x->late = (uint8_t)late;
         if (copies && t[s] > newest) newest = t[s];
         nev++;
@@ -371,7 +373,7 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
     f->rows++;
     /* rows whose id maps to nothing are the id reconciliation's (unexpected) */
     if (!vals[0] || sd_events_id_parse(r->tag, strlen(r->tag), vals[0], lens[0], &seq) || seq >= r->nseq ||
-        r->disp[seq] == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
+        sd_seqs_disp(&r->seqs, seq) == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
         return 0;
     int64_t natural = sd_events_time(r->events, seq), et;
     char err[256];

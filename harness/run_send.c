@@ -23,15 +23,11 @@ typedef struct sd_run_staged_s {
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
     if (r->nseq == r->capseq) {
         r->capseq = r->capseq ? r->capseq * 2 : 4096;
-        r->disp = sd_util_xrealloc(r->disp, (size_t)r->capseq);
-        r->kind = sd_util_xrealloc(r->kind, (size_t)r->capseq);
-        r->sends = sd_util_xrealloc(r->sends, (size_t)r->capseq);
+        sd_seqs_reserve(&r->seqs, r->capseq);
         sd_stamps_reserve(&r->sent, r->capseq);
     }
     sd_stamps_add(&r->sent, r->nseq);
-    r->disp[r->nseq] = (uint8_t)disp;
-    r->kind[r->nseq] = (uint8_t)kind;
-    r->sends[r->nseq] = 0;
+    sd_seqs_set(&r->seqs, r->nseq, kind, disp);
     return r->nseq++;
 }
 
@@ -42,7 +38,7 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
         r->stage = sd_util_xrealloc(r->stage, sizeof(*r->stage) * (size_t)r->capstage);
     }
     sd_run_staged_t *m = &r->stage[r->nstage++];
-    if (seq >= 0 && seq < r->nseq && r->sends[seq] < 255) r->sends[seq]++;
+    if (seq >= 0 && seq < r->nseq) sd_seqs_add_send(&r->seqs, seq, 1);
     m->side = 0;
     m->seq = seq;
     m->kind = kind;
@@ -227,7 +223,7 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
     if (have) {
         sd_run_stage(r, dseq, "delivery", "target", NULL, dt, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
         r->stage[r->nstage - 1].side = 1;
-        if (dseq < r->nseq && r->sends[dseq]) r->sends[dseq]--; /* a delivery is no copy of a scan */
+        if (dseq < r->nseq) sd_seqs_add_send(&r->seqs, dseq, -1); /* a delivery is no copy of a scan */
     }
     return SD_OK;
 }

@@ -243,7 +243,7 @@ static void sd_run_close(sd_run_t *r) {
     r->events = NULL;
     sd_events_close(r->side_events);
     r->side_events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); free(r->disp); free(r->kind); free(r->sends); sd_stamps_free(&r->sent); sd_progress_close(r); free(r->consumed); free(r->side_topic); free(r->side_consumed); free(r->stage); free(r->trim_warned);
+    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->seqs); sd_stamps_free(&r->sent); sd_progress_close(r); free(r->consumed); free(r->side_topic); free(r->side_consumed); free(r->stage); free(r->trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->sub[i].stage); free(r->sub[i].ns); sd_buf_free(&r->sub[i].arena); }
     sd_buf_free(&r->arena);
     sd_buf_free(&r->payload);

@@ -63,12 +63,13 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
             size_t vl = 0;
             int64_t seq;
             if (!rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v &&
-                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq && r->kind[seq] != SD_KIND_ABORTED) {
+                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq && sd_seqs_kind(&r->seqs, seq) != SD_KIND_ABORTED) {
                 /* (a record of an aborted transaction is never replayed: sent
                  * again outside it, it would have to arrive) */
                 char det[96];
                 snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
-                sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(r->disp[seq] == SD_RECON_UNSENT ? SD_DISP_TARGET : r->disp[seq])),
+                int disp = sd_seqs_disp(&r->seqs, seq);
+                sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
                              det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
                 r->replayed++;
                 n++;
@@ -95,7 +96,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (st->range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->nseq; s++)
-        if (r->kind[s] == SD_KIND_VALID && r->disp[s] == SD_DISP_TARGET) have++;
+        if (sd_seqs_kind(&r->seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->seqs, s) == SD_DISP_TARGET) have++;
     if (have < st->count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld: only %lld valid events were sent before it",
                           r->sc->path, st->line, (long long)st->count, (long long)have);
@@ -106,7 +107,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     int64_t dir = st->replay_from_last ? -1 : 1;
     char id[64], det[96];
     for (; n < st->count && s >= 0 && s < r->nseq; s += dir) {
-        if (r->kind[s] != SD_KIND_VALID || r->disp[s] != SD_DISP_TARGET) continue;
+        if (sd_seqs_kind(&r->seqs, s) != SD_KIND_VALID || sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET) continue;
         if ((e = sd_run_pace(r, t0, n, st->rate, err, errlen))) return e;
         int64_t t;
         if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
@@ -313,7 +314,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 /* the key of the i-th newest valid event whose key this step has not deleted yet */
                 char key[128] = "";
                 for (int64_t s = r->nseq - 1; s >= 0 && !key[0] && !e; s--) {
-                    if (r->kind[s] != SD_KIND_VALID || r->disp[s] != SD_DISP_TARGET || !r->sends[s]) continue;
+                    if (sd_seqs_kind(&r->seqs, s) != SD_KIND_VALID || sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || !sd_seqs_sends(&r->seqs, s)) continue;
                     int64_t et;
                     if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &et, err, errlen))) break;
                     if (!r->key.len || r->key.len >= sizeof(key)) continue;

@@ -184,8 +184,9 @@ static int cmd_reconcile(int argc, char **argv) {
     size_t taglen = strlen(tag);
     double t0 = now_s();
     /* the ledger side: every event expected once in the target */
-    uint8_t *disp = sd_util_xmalloc((size_t)n), *kind = sd_util_xcalloc((size_t)n, 1);
-    memset(disp, SD_DISP_TARGET, (size_t)n);
+    sd_seqs_t seqs = {0};
+    sd_seqs_reserve(&seqs, n);
+    for (int64_t s = 0; s < n; s++) sd_seqs_set(&seqs, s, SD_KIND_VALID, SD_DISP_TARGET);
     /* the sink side: the ids file, line by line, through the observation */
     int fd = open(argv[2], O_RDONLY);
     if (fd < 0) die("cannot read %s", argv[2]);
@@ -206,7 +207,7 @@ static int cmd_reconcile(int argc, char **argv) {
         p = nl + 1;
     }
     sd_observe_flush(&o);
-    sd_recon_ledger_t l = {.nseq = n, .disp = disp, .kind = kind};
+    sd_recon_ledger_t l = {.nseq = n, .seqs = &seqs};
     sd_recon_result_t res;
     memset(&res, 0, sizeof(res));
     sd_recon_classify(&l, &o.copies, NULL, o.rows, o.unexpected_rows, o.unexpected_unique, &res);
@@ -222,8 +223,7 @@ static int cmd_reconcile(int argc, char **argv) {
     if (stt.st_size) munmap((void *)map, (size_t)stt.st_size);
     close(fd);
     sd_observe_free(&o);
-    free(disp);
-    free(kind);
+    sd_seqs_free(&seqs);
     return 0;
 }
 

@@ -12,7 +12,7 @@
 #define N 8
 
 typedef struct {
-    uint8_t disp[N], kind[N], trimmed[N];
+    uint8_t disp[N], kind[N], sends[N], trimmed[N];
     uint32_t t[N], q[N];
     sd_recon_ledger_t l;
 } hist_t;
@@ -25,9 +25,21 @@ static void hist_init(hist_t *h, int n) {
         h->kind[i] = SD_KIND_VALID;
     }
     h->l.nseq = N;
-    h->l.disp = h->disp;
-    h->l.kind = h->kind;
     h->l.trimmed = h->trimmed;
+}
+
+/* The ledger as the runner keeps it: the test's arrays packed a byte a
+ * seq, each send counted one at a time (kept until the next test's). */
+static sd_seqs_t ks;
+static const sd_recon_ledger_t *L(hist_t *h) {
+    sd_seqs_free(&ks);
+    sd_seqs_reserve(&ks, N);
+    for (int i = 0; i < N; i++) {
+        sd_seqs_set(&ks, i, h->kind[i], h->disp[i]);
+        for (int c = 0; c < h->sends[i]; c++) sd_seqs_add_send(&ks, i, 1);
+    }
+    h->l.seqs = &ks;
+    return &h->l;
 }
 
 /* The copy counts as the observation keeps them (one byte, exact beyond
@@ -70,7 +82,7 @@ Test(recon, clean_history_passes) {
     hist_init(&h, 5);
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.expected_in_target, 5, "expected 5 expected ids, got %lld", (long long)r.counts.expected_in_target);
     cr_assert_eq(r.counts.delivered_once, 5);
     cr_assert_eq(r.counts.lost, 0);
@@ -89,7 +101,7 @@ Test(recon, loss_is_caught_with_its_id) {
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     h.t[3] = 0;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 1);
     cr_assert_eq(r.lists[SD_B_LOST].n, 1);
     cr_assert_eq(r.lists[SD_B_LOST].seq[0], 3, "expected seq 3 lost, got %lld", (long long)r.lists[SD_B_LOST].seq[0]);
@@ -112,7 +124,7 @@ Test(recon, duplicate_is_caught_with_copies) {
     for (int i = 0; i < 5; i++) h.t[i] = 1;
     h.t[2] = 3;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.duplicated, 1);
     cr_assert_eq(r.counts.duplicate_rows, 2);
     cr_assert_eq(r.lists[SD_B_DUPLICATED].copies[0], 3u);
@@ -134,7 +146,7 @@ Test(recon, unexpected_rows_fail) {
     hist_init(&h, 3);
     for (int i = 0; i < 3; i++) h.t[i] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h) + 2, 2, 1, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h) + 2, 2, 1, &r);
     cr_assert_eq(r.counts.unexpected, 2);
     cr_assert_eq(r.counts.observed_rows, 5);
     cr_assert_eq(r.counts.observed_unique, 4, "3 ledger ids + 1 distinct unexpected id, got %lld", (long long)r.counts.observed_unique);
@@ -153,7 +165,7 @@ Test(recon, late_leaked_and_dropped) {
     h.kind[2] = h.kind[3] = SD_KIND_LATE;
     h.t[3] = 1; /* leaked */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.late_leaked, 1);
     cr_assert_eq(r.counts.late_dropped, 1);
     cr_assert_eq(r.lists[SD_B_LATE_LEAKED].seq[0], 3);
@@ -174,7 +186,7 @@ Test(recon, malformed_quarantined_leaked_vanished) {
     h.t[3] = 1;  /* leaked into the target */
     /* 4: vanished */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), Q(&h), rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), Q(&h), rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.quarantined, 1);
     cr_assert_eq(r.counts.malformed_leaked, 1);
     cr_assert_eq(r.counts.malformed_vanished, 1);
@@ -185,7 +197,7 @@ Test(recon, malformed_quarantined_leaked_vanished) {
     sd_checks_free(&c);
     /* without a quarantine sink, vanishing cannot be judged: no check, a note */
     sd_recon_result_t r2 = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r2);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r2);
     r2.counts.malformed_sent = 3;
     c = run_checks(&r2, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
     cr_assert_null(find_check(&c, "malformed_vanished"));
@@ -202,7 +214,7 @@ Test(recon, loss_and_duplicate_cancel_out_in_counts_but_fail) {
     h.t[4] = 0;  /* lost */
     h.t[1] = 2;  /* duplicated */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.observed_rows, r.counts.expected_in_target,
                  "the row count alone looks right: %lld rows for %lld expected", (long long)r.counts.observed_rows,
                  (long long)r.counts.expected_in_target);
@@ -220,7 +232,7 @@ Test(recon, trimmed_loss_is_unjudgeable_not_lost) {
     h.t[0] = h.t[1] = 1;
     h.trimmed[2] = 1;  /* missing, but the broker deleted it */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.unjudgeable, 1);
     cr_assert_eq(r.counts.lost, 1, "seq 3 is lost for real, got %lld", (long long)r.counts.lost);
     sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
@@ -234,7 +246,7 @@ Test(recon, explicit_expect_replaces_the_implicit_check) {
     hist_init(&h, 3);
     h.t[0] = 2; h.t[1] = 2; h.t[2] = 1;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     sd_expect_t x[2] = {{.count = "duplicated", .op = SD_OP_GT, .value = 0},
                         {.count = "observed_unique", .op = SD_OP_EQ, .value_count = "expected_in_target"}};
     sd_step_t st = {.kind = SD_STEP_EXPECT, .expects = x, .nexpects = 2};
@@ -256,7 +268,7 @@ Test(recon, unsent_ids_are_not_expected) {
     h.t[0] = h.t[1] = 1;
     h.disp[2] = SD_RECON_UNSENT;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 0);
     cr_assert_eq(r.counts.expected_in_target, 2);
     sd_recon_result_free(&r);
@@ -305,14 +317,15 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
 Test(recon, keep_duplicates_expects_one_copy_per_send) {
     hist_t h;
     hist_init(&h, 4);
-    uint8_t expected[N] = {1, 2, 2, 3, 0, 0, 0, 0};
-    h.l.expected = expected;
+    uint8_t sends[N] = {1, 2, 2, 3, 0, 0, 0, 0};
+    memcpy(h.sends, sends, sizeof(sends));
+    h.l.expect_sends = 1;
     h.t[0] = 1; /* as sent */
     h.t[1] = 2; /* replayed once, both copies there */
     h.t[2] = 1; /* replayed once, one copy missing: fewer copies than sent */
     h.t[3] = 4; /* sent 3 times, 4 copies: one extra */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.delivered_once, 2);
     cr_assert_eq(r.counts.lost, 0, "an id that is there is not lost");
     cr_assert_eq(r.counts.missing_copies, 1);
@@ -347,7 +360,7 @@ Test(recon, missing_but_not_consumed_is_not_lost) {
     h.t[4] = 0;
     h.t[5] = 1; /* past them but already there: delivered */
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 1);
     cr_assert_eq(r.lists[SD_B_LOST].seq[0], 1);
     cr_assert_eq(r.counts.not_yet_consumed, 2);
@@ -366,7 +379,7 @@ Test(recon, missing_but_not_consumed_is_not_lost) {
     /* without the pending mask the same ids are lost */
     h.l.pending = NULL;
     memset(&r, 0, sizeof(r));
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.lost, 3);
     cr_assert_eq(r.counts.not_yet_consumed, 0);
     sd_recon_result_free(&r);
@@ -382,7 +395,7 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     h.kind[4] = h.kind[5] = SD_KIND_ABORTED;
     h.disp[4] = h.disp[5] = SD_DISP_DROPPED;
     sd_recon_result_t r = {0};
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.aborted_sent, 2);
     cr_assert_eq(r.counts.aborted_leaked, 0);
     cr_assert_eq(r.counts.lost, 0, "an aborted event absent is no loss");
@@ -392,7 +405,7 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     sd_checks_free(&c);
     sd_recon_result_free(&r);
     h.t[5] = 1; /* read_uncommitted: one of them written */
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     cr_assert_eq(r.counts.aborted_leaked, 1);
     cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].n, 1);
     cr_assert_eq(r.lists[SD_B_ABORTED_LEAKED].seq[0], 5);
@@ -404,7 +417,7 @@ Test(recon, aborted_transaction_events_must_not_reach_the_target) {
     /* no transactions: no aborted_leaked check at all */
     hist_init(&h, 3);
     for (int i = 0; i < 3; i++) h.t[i] = 1;
-    sd_recon_classify(&h.l, T(&h), NULL, rows_of(&h), 0, 0, &r);
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
     cr_assert_null(find_check(&c, "aborted_leaked"));
     sd_checks_free(&c);
@@ -423,4 +436,41 @@ Test(recon, counts_are_exact_beyond_a_byte) {
     sd_counts_inc(&k, 2);
     cr_assert_eq(sd_counts_get(&k, 2), 255u);
     sd_counts_free(&k);
+}
+
+/* One byte a seq: the disposition, the kind and the sends are each read
+ * back as set, past seven sends (the map) and past 255 (where the old
+ * per-seq byte saturated), down again, and when a seq becomes unsent. */
+Test(recon, seqs_keep_disposition_kind_and_exact_sends) {
+    sd_seqs_t s = {0};
+    sd_seqs_reserve(&s, 5000);
+    cr_assert_geq(s.cap, 5000);
+    for (int i = 0; i < 5000; i++) sd_seqs_set(&s, i, i % SD_KIND__COUNT, i % SD_DISP__COUNT);
+    for (int i = 0; i < 5000; i++) {
+        cr_assert_eq(sd_seqs_disp(&s, i), i % SD_DISP__COUNT, "seq %d", i);
+        cr_assert_eq(sd_seqs_kind(&s, i), i % SD_KIND__COUNT, "seq %d", i);
+        cr_assert_eq(sd_seqs_sends(&s, i), 0u);
+    }
+    for (int c = 0; c < 300; c++) sd_seqs_add_send(&s, 42, 1);
+    for (int c = 0; c < 7; c++) sd_seqs_add_send(&s, 43, 1);
+    sd_seqs_add_send(&s, 44, 1);
+    cr_assert_eq(sd_seqs_sends(&s, 42), 300u, "exact past 255: %u", sd_seqs_sends(&s, 42));
+    cr_assert_eq(sd_seqs_sends(&s, 43), 7u);
+    cr_assert_eq(sd_seqs_sends(&s, 44), 1u);
+    cr_assert_eq(sd_seqs_sends(&s, 45), 0u);
+    for (int c = 0; c < 295; c++) sd_seqs_add_send(&s, 42, -1);
+    cr_assert_eq(sd_seqs_sends(&s, 42), 5u, "back under the map: %u", sd_seqs_sends(&s, 42));
+    sd_seqs_add_send(&s, 42, 1), sd_seqs_add_send(&s, 42, 1);
+    cr_assert_eq(sd_seqs_sends(&s, 42), 7u, "into the map again, from the byte's count");
+    sd_seqs_add_send(&s, 45, -1);
+    cr_assert_eq(sd_seqs_sends(&s, 45), 0u, "no count below zero");
+    cr_assert_eq(sd_seqs_kind(&s, 42), 42 % SD_KIND__COUNT, "the sends leave the kind alone");
+    cr_assert_eq(sd_seqs_disp(&s, 42), 42 % SD_DISP__COUNT, "and the disposition");
+    sd_seqs_unsend(&s, 42);
+    cr_assert_eq(sd_seqs_disp(&s, 42), SD_RECON_UNSENT);
+    cr_assert_eq(sd_seqs_kind(&s, 42), 42 % SD_KIND__COUNT, "unsent keeps the kind");
+    cr_assert_eq(sd_seqs_sends(&s, 42), 7u, "and the sends");
+    sd_seqs_set(&s, 46, SD_KIND_LATE, SD_RECON_UNSENT);
+    cr_assert_eq(sd_seqs_disp(&s, 46), SD_RECON_UNSENT);
+    sd_seqs_free(&s);
 }
