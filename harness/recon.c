@@ -97,8 +97,7 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, co
         switch (d) {
         case SD_DISP_TARGET:
         {
-            uint32_t e = l->expect_sends ? sd_seqs_sends(l->seqs, s) : 1;
-            if (e < 1) e = 1;
+            uint32_t e = sd_seqs_copies(l->seqs, s, l->expect_sends);
             c->expected_in_target++;
             if (l->by_model) {
                 /* the result model judges what became of it */

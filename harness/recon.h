@@ -56,6 +56,13 @@ static inline uint32_t sd_seqs_sends(const sd_seqs_t *s, int64_t seq) {
     unsigned c = s->b[seq] >> 5;
     return c < SD_SEQS_MANY ? c : sd_i64map_get(&s->many, seq);
 }
+/* The copies of seq the target must hold: one, or with `contract
+ * duplicates=keep` (keep) one for each message sent with its id, at least
+ * one. */
+static inline uint32_t sd_seqs_copies(const sd_seqs_t *s, int64_t seq, int keep) {
+    uint32_t n = keep ? sd_seqs_sends(s, seq) : 1;
+    return n ? n : 1;
+}
 void sd_seqs_unsend(sd_seqs_t *s, int64_t seq);  /* the seq's disposition becomes SD_RECON_UNSENT */
 void sd_seqs_add_send(sd_seqs_t *s, int64_t seq, int delta); /* delta +1 or -1; the count stays >= 0 */
 void sd_seqs_free(sd_seqs_t *s);

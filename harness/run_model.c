@@ -237,9 +237,8 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     sd_err_t e = SD_OK;
     for (int64_t s = 0; s < n && !e; s++) {
         int disp = sd_seqs_disp(&r->seqs, s);
-        uint32_t sends = sd_seqs_sends(&r->seqs, s);
         if (disp == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
-        uint32_t copies = disp == SD_DISP_TARGET ? (r->sc->keep_duplicates && sends > 1 ? sends : 1) : 0;
+        uint32_t copies = disp == SD_DISP_TARGET ? sd_seqs_copies(&r->seqs, s, r->sc->keep_duplicates) : 0;
         int late = sd_seqs_kind(&r->seqs, s) == SD_KIND_LATE && disp != SD_DISP_TARGET;
         /* complete mode keeps every window's state: a late event counts */
         if (late && md->output == SD_OUT_COMPLETE && !latest) copies = 1, late = 0;
@@ -261,7 +260,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         x->seq = s;
         x->t_ms = t[s];
         x->copies = copies;
-        x->sent = sends;
+        x->sent = sd_seqs_sends(&r->seqs, s);
         x->late = (uint8_t)late;
         if (copies && t[s] > newest) newest = t[s];
         nev++;
