@@ -19,6 +19,12 @@
 
 static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k == SD_STEP_INJECT; }
 
+/* Seq s is a valid event bound for the target: what a replay copies and
+ * a tombstone deletes. */
+static int sd_data_valid_target(const sd_run_t *r, int64_t s) {
+    return sd_seqs_kind(&r->seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->seqs, s) == SD_DISP_TARGET;
+}
+
 /* replay range=P:A-B: read the records at those offsets back from Kafka
  * and send them again as they are (key, value, sd-id), the way an upstream
  * replay of an offset range would. */
@@ -96,7 +102,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (st->range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->nseq; s++)
-        if (sd_seqs_kind(&r->seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->seqs, s) == SD_DISP_TARGET) have++;
+        if (sd_data_valid_target(r, s)) have++;
     if (have < st->count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld: only %lld valid events were sent before it",
                           r->sc->path, st->line, (long long)st->count, (long long)have);
@@ -107,7 +113,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     int64_t dir = st->replay_from_last ? -1 : 1;
     char id[64], det[96];
     for (; n < st->count && s >= 0 && s < r->nseq; s += dir) {
-        if (sd_seqs_kind(&r->seqs, s) != SD_KIND_VALID || sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET) continue;
+        if (!sd_data_valid_target(r, s)) continue;
         if ((e = sd_run_pace(r, t0, n, st->rate, err, errlen))) return e;
         int64_t t;
         if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
@@ -314,7 +320,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 /* the key of the i-th newest valid event whose key this step has not deleted yet */
                 char key[128] = "";
                 for (int64_t s = r->nseq - 1; s >= 0 && !key[0] && !e; s--) {
-                    if (sd_seqs_kind(&r->seqs, s) != SD_KIND_VALID || sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || !sd_seqs_sends(&r->seqs, s)) continue;
+                    if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->seqs, s)) continue;
                     int64_t et;
                     if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &et, err, errlen))) break;
                     if (!r->key.len || r->key.len >= sizeof(key)) continue;
