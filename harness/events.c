@@ -1,10 +1,11 @@
 /* events.c - parcel-scan generator, JSONL log replay, ledger ids.
  *
- * The generator writes its fixed template with snprintf: every field is
- * ASCII the generator itself chose (hex tag, digits, ISO time, names from a
- * fixed list), so no escaping can be needed; tests/unit/test_events.c
- * parses generated events with jansson to prove they are valid JSON. User
- * logs are read and rewritten with jansson. */
+ * The generator writes its fixed template in place: every field is ASCII
+ * the generator itself chose (hex tag, digits, ISO time, names from a fixed
+ * list), so no escaping can be needed; tests/unit/test_events.c parses
+ * generated events with jansson to prove they are valid JSON, and holds
+ * them byte for byte to the template written with snprintf. User logs are
+ * read and rewritten with jansson. */
 #include "events.h"
 
 #include <errno.h>
@@ -23,6 +24,12 @@ struct sd_events_s {
     char infix[8];        /* between "<tag>-" and the seq ("d" for deliveries) */
     size_t infixlen;
     char *id_field, *time_field;
+    /* the generator's template: the constant bytes before the seq, and
+     * between the parcel id and the event time, measured once */
+    char *head;           /* {"<id_field>":"<tag>-<infix> */
+    size_t headlen;
+    char *timekey;        /* ","<time_field>":" */
+    size_t timekeylen;
     /* log mode */
     char *log;            /* whole file */
     size_t *line_off;     /* start of each event line */
@@ -32,6 +39,7 @@ struct sd_events_s {
 };
 
 static const char *const sd_scan_types[] = {"received", "sorted", "loaded", "in-transit", "out-for-delivery", "delivered"};
+static const unsigned char sd_scan_lens[] = {8, 6, 6, 10, 16, 9};
 static const char *const sd_hubs[] = {"AMS", "BER", "CDG", "DUB", "FRA", "HAM", "LHR", "LYS", "MAD", "MIL", "MUC", "OSL",
                                        "PRG", "RIX", "ROM", "STO", "TLL", "VIE", "WAW", "ZRH", "BCN", "BRU", "CPH", "HEL"};
 
@@ -100,6 +108,10 @@ sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *e
     ev->conf.tag = ev->tag;
     ev->conf.id_field = ev->id_field;
     ev->conf.time_field = ev->time_field;
+    ev->head = sd_util_fmt("{\"%s\":\"%s-%s", ev->id_field, ev->tag, ev->infix);
+    ev->headlen = strlen(ev->head);
+    ev->timekey = sd_util_fmt("\",\"%s\":\"", ev->time_field);
+    ev->timekeylen = strlen(ev->timekey);
     if (ev->conf.parcels < 1) ev->conf.parcels = 5000;
     if (ev->conf.locations < 1) ev->conf.locations = 24;
     if (conf->kind == SD_EVENTS_LOG) {
@@ -112,7 +124,7 @@ sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *e
 
 void sd_events_close(sd_events_t *ev) {
     if (!ev) return;
-    free(ev->tag); free(ev->id_field); free(ev->time_field);
+    free(ev->tag); free(ev->id_field); free(ev->time_field); free(ev->head); free(ev->timekey);
     free(ev->log); free(ev->line_off); free(ev->line_len); free(ev->times);
     free(ev);
 }
@@ -127,13 +139,9 @@ size_t sd_events_id(const sd_events_t *ev, int64_t seq, char *out) {
     size_t n = ev->taglen;
     out[n++] = '-';
     if (ev->infixlen) memcpy(out + n, ev->infix, ev->infixlen), n += ev->infixlen;
-    char digits[24];
-    int nd = 0;
-    uint64_t v = (uint64_t)seq;
-    do { digits[nd++] = (char)('0' + v % 10); v /= 10; } while (v);
-    while (nd) out[n++] = digits[--nd];
-    out[n] = 0;
-    return n;
+    char *end = sd_util_put_u64(out + n, (uint64_t)seq);
+    *end = 0;
+    return (size_t)(end - out);
 }
 
 /* Eight ASCII bytes (the first in the lowest byte) as a number, when each
@@ -262,9 +270,9 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
                           int64_t *event_time_ms, char *err, size_t errlen) {
     sd_buf_reset(payload);
     sd_buf_reset(key);
-    char id[48];
-    sd_events_id(ev, seq, id);
     if (ev->conf.kind == SD_EVENTS_LOG) {
+        char id[48];
+        sd_events_id(ev, seq, id);
         if (seq < 0 || seq >= ev->nlines)
             return sd_err_set(err, errlen, SD_ERR_SCENARIO, "events log %s: has %lld events, the drill needs event %lld",
                               ev->conf.log_path, (long long)ev->nlines, (long long)seq + 1);
@@ -290,28 +298,37 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
     uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
     uint64_t h2 = sd_util_mix64(h);
     int64_t t = time_ms != INT64_MIN ? time_ms : ev->conf.start_ms + seq * ev->conf.step_ms;
-    char iso[32];
-    sd_util_iso8601(t, iso, sizeof(iso));
     unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
-    const char *hub = sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))];
-    const char *scan = sd_scan_types[h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0]))];
+    unsigned scan = (unsigned)(h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0])));
     /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>","weight_g":N},
-     * assembled by hand: this runs once per event sent */
-    char pid[16], loc2[16];
+     * written in place into room made once, every piece's length known
+     * (this runs once per event sent) */
+    char pid[16];
     sd_events_parcel(ev, h, pid);
-    sd_buf_puts(key, pid);
-    if (loc < 100) loc2[0] = (char)('0' + loc / 10), loc2[1] = (char)('0' + loc % 10), loc2[2] = 0;
-    else snprintf(loc2, sizeof(loc2), "%02u", loc);
+    size_t pidlen = strlen(pid);
+    sd_buf_append(key, pid, pidlen);
+    sd_buf_reserve(payload, ev->headlen + ev->timekeylen + 200); /* the rest: at most 170 bytes */
+    char *o = payload->data;
+    memcpy(o, ev->head, ev->headlen), o += ev->headlen;
+    o = sd_util_put_u64(o, (uint64_t)seq);
+    memcpy(o, "\",\"parcel_id\":\"", 15), o += 15;
+    memcpy(o, pid, pidlen), o += pidlen;
+    memcpy(o, ev->timekey, ev->timekeylen), o += ev->timekeylen;
+    sd_util_iso8601(t, o, 40);
+    o += strlen(o);
+    memcpy(o, "\",\"location\":\"", 14), o += 14;
+    memcpy(o, sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))], 3), o += 3;
+    *o++ = '-';
+    if (loc < 10) *o++ = '0';
+    o = sd_util_put_u64(o, loc);
+    memcpy(o, "\",\"scan\":\"", 10), o += 10;
+    memcpy(o, sd_scan_types[scan], sd_scan_lens[scan]), o += sd_scan_lens[scan];
+    memcpy(o, "\",\"weight_g\":", 13), o += 13;
     /* weight_g: 50 to 30,000 grams, from bits the other fields do not use */
-    char wt[8];
-    unsigned w = 50u + (unsigned)((h2 >> 24) % 29951u), nw = 0;
-    char wd[8];
-    do { wd[nw++] = (char)('0' + w % 10); w /= 10; } while (w);
-    for (unsigned i = 0; i < nw; i++) wt[i] = wd[nw - 1 - i];
-    wt[nw] = 0;
-    const char *parts[] = {"{\"", ev->id_field, "\":\"", id, "\",\"parcel_id\":\"", pid, "\",\"", ev->time_field, "\":\"", iso,
-                           "\",\"location\":\"", hub, "-", loc2, "\",\"scan\":\"", scan, "\",\"weight_g\":", wt, "}"};
-    sd_events_cat(payload, parts, sizeof(parts) / sizeof(parts[0]));
+    o = sd_util_put_u64(o, 50u + (unsigned)((h2 >> 24) % 29951u));
+    *o++ = '}';
+    *o = 0;
+    payload->len = (size_t)(o - payload->data);
     if (event_time_ms) *event_time_ms = t;
     return SD_OK;
 }

@@ -55,10 +55,32 @@ static void sd_util_civil(int64_t days, int64_t *y, unsigned *m, unsigned *d) {
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
+/* "00" to "99": two digits a lookup (the writers below run per event) */
+static const char sd_util_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960"
+    "616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 static char *sd_util_put2(char *p, unsigned v) {
-    p[0] = (char)('0' + v / 10 % 10);
-    p[1] = (char)('0' + v % 10);
+    memcpy(p, sd_util_pairs + 2 * (v % 100), 2);
     return p + 2;
+}
+
+char *sd_util_put_u64(char *p, uint64_t v) {
+    char d[20];
+    int n = 20;
+    while (v >= 100) {
+        n -= 2;
+        memcpy(d + n, sd_util_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        n -= 2;
+        memcpy(d + n, sd_util_pairs + 2 * v, 2);
+    } else {
+        d[--n] = (char)('0' + v);
+    }
+    memcpy(p, d + n, (size_t)(20 - n));
+    return p + (20 - n);
 }
 
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {

@@ -23,6 +23,9 @@ int64_t sd_util_mono_us(void);
 /* Sleep for ms milliseconds, restarting after signals. */
 void sd_util_sleep_ms(int64_t ms);
 
+/* v in decimal at p (no NUL); the byte after it. */
+char *sd_util_put_u64(char *p, uint64_t v);
+
 /* Format epoch ms as ISO-8601 UTC with milliseconds: 2026-01-01T08:00:00.000Z.
  * out must hold at least 25 bytes. Returns out. */
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);

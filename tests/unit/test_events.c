@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../harness/events.h"
@@ -139,6 +140,70 @@ Test(events, generated_events_are_valid_json) {
     sd_buf_free(&p);
     sd_buf_free(&k);
     sd_events_close(ev);
+}
+
+/* The generator's template, written the plain way (snprintf, gmtime_r):
+ * the bytes the generator writes in place must be these, for every
+ * configuration a drill can give it (field names, tag lengths, an infix,
+ * parcel and location counts past the padded widths) and for times the
+ * generator chose or a late event overrides. The tables are the
+ * generator's own: changing one changes every drill's events. */
+static const char *const ref_scans[] = {"received", "sorted", "loaded", "in-transit", "out-for-delivery", "delivered"};
+static const char *const ref_hubs[] = {"AMS", "BER", "CDG", "DUB", "FRA", "HAM", "LHR", "LYS", "MAD", "MIL", "MUC", "OSL",
+                                       "PRG", "RIX", "ROM", "STO", "TLL", "VIE", "WAW", "ZRH", "BCN", "BRU", "CPH", "HEL"};
+
+static void ref_render(const sd_events_conf_t *c, int64_t seq, int64_t time_ms, char *out, size_t outlen, char *key) {
+    uint64_t h = sd_util_mix64(c->seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq), h2 = sd_util_mix64(h);
+    int64_t t = time_ms != INT64_MIN ? time_ms : c->start_ms + seq * c->step_ms;
+    time_t secs = (time_t)(t >= 0 ? t / 1000 : (t - 999) / 1000);
+    struct tm tm;
+    cr_assert_not_null(gmtime_r(&secs, &tm));
+    char iso[64];
+    snprintf(iso, sizeof(iso), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, (int)(t - (int64_t)secs * 1000));
+    unsigned loc = (unsigned)((h >> 32) % (uint64_t)c->locations);
+    snprintf(key, 32, "P%08u", (unsigned)(h % (uint64_t)c->parcels));
+    snprintf(out, outlen, "{\"%s\":\"%s-%s%llu\",\"parcel_id\":\"%s\",\"%s\":\"%s\",\"location\":\"%s-%02u\",\"scan\":\"%s\",\"weight_g\":%u}",
+             c->id_field, c->tag, c->id_infix ? c->id_infix : "", (unsigned long long)seq, key, c->time_field, iso, ref_hubs[loc % 24], loc,
+             ref_scans[h2 % 6], 50u + (unsigned)((h2 >> 24) % 29951u));
+}
+
+Test(events, generated_bytes_are_the_template_written_plainly) {
+    const char *tags[] = {"ab12cd34", "f", "0123456789abcdef0123"};
+    const char *fields[][2] = {{"event_id", "event_time"}, {"id", "ts"}, {"scan_event_identifier", "observed_at_utc"}};
+    int counts[][2] = {{5000, 24}, {1, 1}, {2000000000, 1000}};
+    int64_t overrides[] = {INT64_MIN, 0, -1, -86400001LL, 951782400000LL /* 2000-02-29 */, 253402300799999LL /* 9999-12-31 */,
+                           -62135596800000LL /* 0001-01-01 */, 1767254400000LL};
+    sd_buf_t p, k;
+    sd_buf_init(&p);
+    sd_buf_init(&k);
+    long checked = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int x = 0; x < 2; x++) {
+                sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 11u * (unsigned)a + (unsigned)b, .tag = tags[a],
+                                      .start_ms = a == 2 ? -86400000LL * 400 : 1767254400000LL, .step_ms = b ? 997 : 1000,
+                                      .parcels = counts[b][0], .locations = counts[b][1], .id_field = fields[b][0],
+                                      .id_infix = x ? "d" : NULL, .time_field = fields[b][1]};
+                sd_events_t *ev;
+                char err[256];
+                cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+                for (int64_t i = 0; i < 4000; i++) {
+                    int64_t seq = i < 3900 ? i : (int64_t)1 << (i - 3900) % 40; /* and seqs of up to 13 digits */
+                    int64_t tm = overrides[i % 8], t;
+                    char want[512], wkey[32];
+                    ref_render(&c, seq, tm, want, sizeof(want), wkey);
+                    cr_assert_eq(sd_events_render(ev, seq, tm, &p, &k, &t, err, sizeof(err)), SD_OK, "%s", err);
+                    cr_assert_str_eq(p.data, want, "seq %lld of configuration %d/%d/%d", (long long)seq, a, b, x);
+                    cr_assert_eq(p.len, strlen(want));
+                    cr_assert_str_eq(k.data, wkey);
+                    checked++;
+                }
+                sd_events_close(ev);
+            }
+    cr_assert_eq(checked, 18 * 4000);
+    sd_buf_free(&p);
+    sd_buf_free(&k);
 }
 
 Test(events, log_replay_rewrites_ids) {

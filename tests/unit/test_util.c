@@ -108,6 +108,35 @@ static int cmp_u32(const void *a, const void *b) {
  * ones (latency percentiles) against a full sort, on random, sorted,
  * reversed, all-equal and few-valued arrays; the large ones start at 1000
  * here (65534 in a run) */
+/* Decimal by digit pairs: every length from 1 to 20 digits, each edge of
+ * a length (10^k - 1, 10^k), and runs of numbers as printf writes them. */
+Test(util, put_u64_matches_printf) {
+    uint64_t probes[64];
+    int n = 0;
+    probes[n++] = 0;
+    probes[n++] = UINT64_MAX;
+    for (uint64_t p = 1; n < 60; p *= 10) {
+        probes[n++] = p;
+        probes[n++] = p - 1 ? p - 1 : 1;
+        probes[n++] = p + 1;
+        if (p > UINT64_MAX / 10) break;
+    }
+    for (uint64_t v = 0; v < 200000; v = v < 1000 ? v + 1 : v * 3 + 7) {
+        char want[32], got[32];
+        snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+        *sd_util_put_u64(got, v) = 0;
+        cr_assert_str_eq(got, want);
+    }
+    for (int i = 0; i < n; i++) {
+        char want[32], got[32];
+        snprintf(want, sizeof(want), "%llu", (unsigned long long)probes[i]);
+        char *end = sd_util_put_u64(got, probes[i]);
+        *end = 0;
+        cr_assert_str_eq(got, want);
+        cr_assert_eq((size_t)(end - got), strlen(want));
+    }
+}
+
 Test(util, hist_rank_matches_sort) {
     srand(7);
     for (int shape = 0; shape < 5; shape++) {
