@@ -219,16 +219,16 @@ static void sd_events_cat(sd_buf_t *b, const char *const *parts, size_t n) {
     b->data[b->len] = 0;
 }
 
-/* The parcel id of the event whose first hash is h: "P%08u". */
-static void sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) {
+/* The parcel id of the event whose first hash is h: "P%08u"; its length. */
+static size_t sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) {
     unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
     if (parcel < 100000000u) {
         pid[0] = 'P';
         for (unsigned i = 8, v = parcel; i >= 1; i--, v /= 10) pid[i] = (char)('0' + v % 10);
         pid[9] = 0;
-    } else {
-        snprintf(pid, 16, "P%08u", parcel);
+        return 9;
     }
+    return (size_t)snprintf(pid, 16, "P%08u", parcel);
 }
 
 size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out) {
@@ -270,6 +270,11 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
                           int64_t *event_time_ms, char *err, size_t errlen) {
     sd_buf_reset(payload);
     sd_buf_reset(key);
+    return sd_events_render_append(ev, seq, time_ms, payload, key, event_time_ms, err, errlen);
+}
+
+sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
+                                 int64_t *event_time_ms, char *err, size_t errlen) {
     if (ev->conf.kind == SD_EVENTS_LOG) {
         char id[48];
         sd_events_id(ev, seq, id);
@@ -304,18 +309,16 @@ sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, s
      * written in place into room made once, every piece's length known
      * (this runs once per event sent) */
     char pid[16];
-    sd_events_parcel(ev, h, pid);
-    size_t pidlen = strlen(pid);
+    size_t pidlen = sd_events_parcel(ev, h, pid);
     sd_buf_append(key, pid, pidlen);
     sd_buf_reserve(payload, ev->headlen + ev->timekeylen + 200); /* the rest: at most 170 bytes */
-    char *o = payload->data;
+    char *o = payload->data + payload->len;
     memcpy(o, ev->head, ev->headlen), o += ev->headlen;
     o = sd_util_put_u64(o, (uint64_t)seq);
     memcpy(o, "\",\"parcel_id\":\"", 15), o += 15;
     memcpy(o, pid, pidlen), o += pidlen;
     memcpy(o, ev->timekey, ev->timekeylen), o += ev->timekeylen;
-    sd_util_iso8601(t, o, 40);
-    o += strlen(o);
+    o += sd_util_iso8601_n(t, o, 40);
     memcpy(o, "\",\"location\":\"", 14), o += 14;
     memcpy(o, sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))], 3), o += 3;
     *o++ = '-';

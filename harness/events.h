@@ -53,6 +53,10 @@ int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len
  * is left empty when the event has none. *event_time_ms gets the event time. */
 sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
                           int64_t *event_time_ms, char *err, size_t errlen);
+/* The same, appended to payload and key (two buffers): what the sending
+ * loop uses to write an event where it is staged, with no copy. */
+sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
+                                 int64_t *event_time_ms, char *err, size_t errlen);
 
 /* The second, correlated generator (`deliveries`): scan seq of the
  * parcel-scan generator has a delivery when a hash of (seed, seq) falls in

@@ -9,6 +9,8 @@
 #include "broker.h"
 #include "util.h"
 
+#define SD_PRODUCER_SERVE_EVERY 128
+
 struct sd_producer_s {
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;
@@ -121,6 +123,9 @@ sd_err_t sd_producer_send(sd_producer_t *p, const void *key, size_t keylen, cons
     }
     p->st.sent++;
     p->st.inflight++;
+    /* delivery reports served every SD_PRODUCER_SERVE_EVERY sends: freed in
+     * small runs, their memory is what the next sends are given */
+    if (p->st.sent % SD_PRODUCER_SERVE_EVERY == 0) sd_producer_serve(p, 0);
     if (p->ledger_err) return sd_err_set(err, errlen, p->ledger_err, "%s", p->ledger_errstr);
     return SD_OK;
 }

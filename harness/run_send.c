@@ -20,19 +20,24 @@ typedef struct sd_run_staged_s {
     int side;                                /* a delivery, for the second source */
 } sd_run_staged_t;
 
+/* Room for the per-seq facts of n seqs in all. */
+static void sd_run_reserve_seqs(sd_run_t *r, int64_t n) {
+    if (n <= r->capseq) return;
+    r->capseq = n;
+    sd_seqs_reserve(&r->seqs, r->capseq);
+    sd_stamps_reserve(&r->sent, r->capseq);
+}
+
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
-    if (r->nseq == r->capseq) {
-        r->capseq = r->capseq ? r->capseq * 2 : 4096;
-        sd_seqs_reserve(&r->seqs, r->capseq);
-        sd_stamps_reserve(&r->sent, r->capseq);
-    }
+    if (r->nseq == r->capseq) sd_run_reserve_seqs(r, r->capseq ? r->capseq * 2 : 4096);
     sd_stamps_add(&r->sent, r->nseq);
     sd_seqs_set(&r->seqs, r->nseq, kind, disp);
     return r->nseq++;
 }
 
-void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
-                  const void *key, size_t keylen, const void *value, size_t vlen, int null_value) {
+/* A staged message whose value is in the arena already, at value_off. */
+static void sd_run_stage_at(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
+                            const void *key, size_t keylen, size_t value_off, size_t vlen, int null_value) {
     if (r->nstage == r->capstage) {
         r->capstage = r->capstage ? r->capstage * 2 : 1024;
         r->stage = sd_util_xrealloc(r->stage, sizeof(*r->stage) * (size_t)r->capstage);
@@ -50,9 +55,15 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     m->key_off = keylen ? r->arena.len : (size_t)-1;
     m->keylen = keylen;
     if (keylen) sd_buf_append(&r->arena, key, keylen);
-    m->value_off = r->arena.len;
+    m->value_off = value_off;
     m->vlen = vlen;
+}
+
+void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
+                  const void *key, size_t keylen, const void *value, size_t vlen, int null_value) {
+    size_t off = r->arena.len;
     if (vlen) sd_buf_append(&r->arena, value, vlen);
+    sd_run_stage_at(r, seq, kind, disp, detail, event_time, key, keylen, off, vlen, null_value);
 }
 
 /* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
@@ -195,10 +206,13 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
 static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t errlen) {
     int64_t seq = sd_run_new_seq(r, aborted ? SD_KIND_ABORTED : SD_KIND_VALID, aborted ? SD_DISP_DROPPED : SD_DISP_TARGET);
     int64_t t;
-    sd_err_t e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen);
+    /* rendered where it is staged: no copy */
+    size_t off = r->arena.len;
+    sd_buf_reset(&r->key);
+    sd_err_t e = sd_events_render_append(r->events, seq, INT64_MIN, &r->arena, &r->key, &t, err, errlen);
     if (e) return e;
-    sd_run_stage(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->key.data, r->key.len,
-                 r->payload.data, r->payload.len, 0);
+    sd_run_stage_at(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->key.data, r->key.len, off,
+                    r->arena.len - off, 0);
     if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
     r->valid_sent++;
     /* its delivery, if it has one, right behind it on the second source:
@@ -388,6 +402,9 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
                           r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->nseq);
     if (st->transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
+    /* room made once, not doubled on the way (up to 2^26 events ahead: more
+     * is made as they come, as it always was) */
+    sd_run_reserve_seqs(r, r->nseq + (st->count < ((int64_t)1 << 26) ? st->count : ((int64_t)1 << 26)));
     int64_t t0 = sd_util_mono_ms();
     int64_t first = r->nseq;
     char a[64], b[64];

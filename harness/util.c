@@ -84,6 +84,11 @@ char *sd_util_put_u64(char *p, uint64_t v) {
 }
 
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {
+    sd_util_iso8601_n(epoch_ms, out, outlen);
+    return out;
+}
+
+size_t sd_util_iso8601_n(int64_t epoch_ms, char *out, size_t outlen) {
     int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
     unsigned ms = (unsigned)(epoch_ms - secs * 1000);
     int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
@@ -92,8 +97,9 @@ char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {
     unsigned mo, d;
     sd_util_civil(days, &y, &mo, &d);
     if (y < 0 || y > 9999 || outlen < 25) { /* outside what four digits hold: the slow, general path */
-        snprintf(out, outlen, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, mo, d, sod / 3600, sod / 60 % 60, sod % 60, ms);
-        return out;
+        int n = snprintf(out, outlen, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, mo, d, sod / 3600, sod / 60 % 60,
+                         sod % 60, ms);
+        return n < 0 ? 0 : (size_t)n < outlen ? (size_t)n : outlen ? outlen - 1 : 0;
     }
     char *p = out;
     p = sd_util_put2(p, (unsigned)(y / 100));
@@ -113,7 +119,7 @@ char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {
     p = sd_util_put2(p, ms % 100);
     *p++ = 'Z';
     *p = 0;
-    return out;
+    return (size_t)(p - out);
 }
 
 static int sd_util_digits(const char **p, int n, int *out) {

@@ -29,6 +29,8 @@ char *sd_util_put_u64(char *p, uint64_t v);
 /* Format epoch ms as ISO-8601 UTC with milliseconds: 2026-01-01T08:00:00.000Z.
  * out must hold at least 25 bytes. Returns out. */
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);
+/* The same; the length written (without the NUL). */
+size_t sd_util_iso8601_n(int64_t epoch_ms, char *out, size_t outlen);
 /* Parse an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff][Z]).
  * Returns 0 and sets *out on success, -1 if s is not such a timestamp. */
 int sd_util_parse_iso8601(const char *s, int64_t *out);

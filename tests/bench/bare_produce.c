@@ -48,10 +48,11 @@ int main(int argc, char **argv) {
     const char *brokers = NULL, *topic = "bench", *json_tag = NULL;
     int embedded = 0, partitions = 3;
     long long count = 100000;
-    int keylen = 9, vlen = 200, idlen = 14;
+    int keylen = 9, vlen = 200, idlen = 14, poll_every = 1024;
     static struct option opts[] = {{"brokers", 1, 0, 'b'}, {"embedded", 0, 0, 'E'}, {"topic", 1, 0, 't'},
                                    {"partitions", 1, 0, 'p'}, {"count", 1, 0, 'n'}, {"key", 1, 0, 'k'},
-                                   {"value", 1, 0, 'v'}, {"id", 1, 0, 'i'}, {"json", 1, 0, 'j'}, {0, 0, 0, 0}};
+                                   {"value", 1, 0, 'v'}, {"id", 1, 0, 'i'}, {"json", 1, 0, 'j'},
+                                   {"poll-every", 1, 0, 'P'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -64,6 +65,7 @@ int main(int argc, char **argv) {
         case 'v': vlen = atoi(optarg); break;
         case 'i': idlen = atoi(optarg); break;
         case 'j': json_tag = optarg; break;
+        case 'P': poll_every = atoi(optarg) > 0 ? atoi(optarg) : 1024; break;
         default: return 2;
         }
     }
@@ -126,7 +128,7 @@ int main(int argc, char **argv) {
             if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
             rd_kafka_poll(rk, 10);
         }
-        if ((n & 1023) == 0) rd_kafka_poll(rk, 0);
+        if (n % poll_every == 0) rd_kafka_poll(rk, 0);
     }
     while (acked + failed < count) rd_kafka_poll(rk, 50);
     double secs = now_s() - t0;

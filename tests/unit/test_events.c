@@ -197,6 +197,19 @@ Test(events, generated_bytes_are_the_template_written_plainly) {
                     cr_assert_str_eq(p.data, want, "seq %lld of configuration %d/%d/%d", (long long)seq, a, b, x);
                     cr_assert_eq(p.len, strlen(want));
                     cr_assert_str_eq(k.data, wkey);
+                    if (i % 97 == 0) { /* appended after what a buffer holds: the same bytes after it */
+                        sd_buf_t ap, ak;
+                        sd_buf_init(&ap);
+                        sd_buf_init(&ak);
+                        sd_buf_puts(&ap, "held:");
+                        sd_buf_puts(&ak, "k:");
+                        cr_assert_eq(sd_events_render_append(ev, seq, tm, &ap, &ak, &t, err, sizeof(err)), SD_OK, "%s", err);
+                        cr_assert(!strncmp(ap.data, "held:", 5) && !strcmp(ap.data + 5, want), "got %s", ap.data);
+                        cr_assert_eq(ap.len, 5 + strlen(want));
+                        cr_assert(!strncmp(ak.data, "k:", 2) && !strcmp(ak.data + 2, wkey), "got %s", ak.data);
+                        sd_buf_free(&ap);
+                        sd_buf_free(&ak);
+                    }
                     checked++;
                 }
                 sd_events_close(ev);
