@@ -224,8 +224,7 @@ static size_t sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) 
     unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
     if (parcel < 100000000u) {
         pid[0] = 'P';
-        for (unsigned i = 8, v = parcel; i >= 1; i--, v /= 10) pid[i] = (char)('0' + v % 10);
-        pid[9] = 0;
+        *sd_util_put_digits(pid + 1, parcel, 8) = 0;
         return 9;
     }
     return (size_t)snprintf(pid, 16, "P%08u", parcel);
@@ -322,8 +321,7 @@ sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t tim
     memcpy(o, "\",\"location\":\"", 14), o += 14;
     memcpy(o, sd_hubs[loc % (sizeof(sd_hubs) / sizeof(sd_hubs[0]))], 3), o += 3;
     *o++ = '-';
-    if (loc < 10) *o++ = '0';
-    o = sd_util_put_u64(o, loc);
+    o = loc < 100 ? sd_util_put_digits(o, loc, 2) : sd_util_put_u64(o, loc);
     memcpy(o, "\",\"scan\":\"", 10), o += 10;
     memcpy(o, sd_scan_types[scan], sd_scan_lens[scan]), o += sd_scan_lens[scan];
     memcpy(o, "\",\"weight_g\":", 13), o += 13;

@@ -66,21 +66,31 @@ static char *sd_util_put2(char *p, unsigned v) {
 }
 
 char *sd_util_put_u64(char *p, uint64_t v) {
-    char d[20];
-    int n = 20;
+    static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+                                       1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                       100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+                                       1000000000000000000ULL, 10000000000000000000ULL};
+    int n = 1;
+    while (n < 20 && v >= pow10[n]) n++;
+    char *end = p + n, *o = end; /* written from its last digit back, two at a time */
     while (v >= 100) {
-        n -= 2;
-        memcpy(d + n, sd_util_pairs + 2 * (v % 100), 2);
+        o -= 2;
+        memcpy(o, sd_util_pairs + 2 * (v % 100), 2);
         v /= 100;
     }
-    if (v >= 10) {
-        n -= 2;
-        memcpy(d + n, sd_util_pairs + 2 * v, 2);
-    } else {
-        d[--n] = (char)('0' + v);
+    if (v >= 10) memcpy(o - 2, sd_util_pairs + 2 * v, 2);
+    else o[-1] = (char)('0' + v);
+    return end;
+}
+
+char *sd_util_put_digits(char *p, uint64_t v, int n) {
+    char *o = p + n;
+    for (; o - p >= 2; v /= 100) {
+        o -= 2;
+        memcpy(o, sd_util_pairs + 2 * (v % 100), 2);
     }
-    memcpy(p, d + n, (size_t)(20 - n));
-    return p + (20 - n);
+    if (o > p) *p = (char)('0' + v % 10);
+    return p + n;
 }
 
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen) {

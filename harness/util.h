@@ -25,6 +25,8 @@ void sd_util_sleep_ms(int64_t ms);
 
 /* v in decimal at p (no NUL); the byte after it. */
 char *sd_util_put_u64(char *p, uint64_t v);
+/* The last n digits of v at p, zero-padded (no NUL); p + n. */
+char *sd_util_put_digits(char *p, uint64_t v, int n);
 
 /* Format epoch ms as ISO-8601 UTC with milliseconds: 2026-01-01T08:00:00.000Z.
  * out must hold at least 25 bytes. Returns out. */

@@ -135,6 +135,18 @@ Test(util, put_u64_matches_printf) {
         cr_assert_str_eq(got, want);
         cr_assert_eq((size_t)(end - got), strlen(want));
     }
+    /* a fixed number of digits, zero-padded: each width from 1 to 19 */
+    for (int w = 1; w < 20; w++)
+        for (uint64_t v = 0; v < 100000; v = v * 7 + 3) {
+            char want[32], got[32];
+            uint64_t cut = 1;
+            for (int k = 0; k < w; k++) cut *= 10;
+            snprintf(want, sizeof(want), "%0*llu", w, (unsigned long long)(v % cut));
+            char *end = sd_util_put_digits(got, v, w);
+            *end = 0;
+            cr_assert_eq(end - got, w);
+            cr_assert_str_eq(got, want, "v %llu in %d digits", (unsigned long long)v, w);
+        }
 }
 
 Test(util, hist_rank_matches_sort) {
