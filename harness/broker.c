@@ -129,13 +129,16 @@ sd_err_t sd_broker_external(const char *bootstrap, const sd_kvlist_t *props, int
  * when its reports are written, and a run after it in the same process
  * starts while the last one's cluster goes; at exit, what is left of it
  * goes with the process. */
-static void *sd_broker_reap(void *arg) {
-    sd_broker_t *b = arg;
-    rd_kafka_mock_cluster_destroy(b->mock);
-    rd_kafka_destroy(b->host);
+static void sd_broker_free(sd_broker_t *b) {
+    if (b->mock) rd_kafka_mock_cluster_destroy(b->mock);
+    if (b->host) rd_kafka_destroy(b->host);
     free(b->bootstrap);
     pthread_mutex_destroy(&b->lock);
     free(b);
+}
+
+static void *sd_broker_reap(void *arg) {
+    sd_broker_free(arg);
     return NULL;
 }
 
@@ -156,11 +159,7 @@ void sd_broker_close(sd_broker_t *b) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (started) return;
     }
-    if (b->mock) rd_kafka_mock_cluster_destroy(b->mock);
-    if (b->host) rd_kafka_destroy(b->host);
-    free(b->bootstrap);
-    pthread_mutex_destroy(&b->lock);
-    free(b);
+    sd_broker_free(b);
 }
 
 const char *sd_broker_bootstrap(const sd_broker_t *b) { return b->bootstrap; }
