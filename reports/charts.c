@@ -54,8 +54,10 @@ static int64_t sd_q1(sqlite3 *db, const char *sql) {
     return v;
 }
 
-/* Run gnuplot on script, its messages into charts/gnuplot.log; 0 on success. */
-static int sd_gnuplot(const char *script, const char *log, char *err, size_t errlen) {
+/* Run gnuplot on script (a name inside dir), in dir, its messages into
+ * gnuplot.log there; 0 on success. The scripts name their files relative to
+ * dir, so no path of the run folder is ever gnuplot code, whatever it holds. */
+static int sd_gnuplot(const char *dir, const char *script, const char *log, char *err, size_t errlen) {
     pid_t pid = fork();
     if (pid < 0) {
         sd_err_set(err, errlen, SD_ERR_IO, "charts: fork: %s", strerror(errno));
@@ -66,12 +68,17 @@ static int sd_gnuplot(const char *script, const char *log, char *err, size_t err
         if (devnull >= 0) dup2(devnull, 1);
         int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (lf >= 0) dup2(lf, 2);
+        if (chdir(dir) != 0) _exit(126);
         execlp("gnuplot", "gnuplot", script, (char *)NULL);
         _exit(127);
     }
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 126) {
+        sd_err_set(err, errlen, SD_ERR_IO, "charts: cannot enter %s", dir);
+        return -1;
+    }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
         sd_err_set(err, errlen, SD_ERR_IO, "charts: gnuplot is not installed (Debian: apt-get install gnuplot-nox)");
         return -1;
@@ -129,11 +136,11 @@ static void sd_charts_faults(sd_charts_t *c) {
 
 static const char *sd_chart_head =
     "set terminal svg size 920,420 dynamic enhanced font 'DejaVu Sans,11' background '#ffffff'\n"
-    "set output '%s/%s.svg'\n"
+    "set output '%s.svg'\n"
     "set border lc rgb '#555555'\nset grid lc rgb '#e5e5e5'\nset key outside below horizontal font ',9' maxrows 2\n"
     "set xlabel 'seconds since the run started'\nset title '%s' font ',12'\n";
 
-static const char *sd_chart_png = "set terminal pngcairo size 920,420 enhanced font 'DejaVu Sans,10' background '#ffffff'\nset output '%s/%s.png'\nreplot\n";
+static const char *sd_chart_png = "set terminal pngcairo size 920,420 enhanced font 'DejaVu Sans,10' background '#ffffff'\nset output '%s.png'\nreplot\n";
 
 static int sd_chart_write(sd_charts_t *c, const char *name, const char *body, char *err, size_t errlen) {
     char *script = sd_util_fmt("%s/%s.gp", c->dir, name);
@@ -146,21 +153,23 @@ static int sd_chart_write(sd_charts_t *c, const char *name, const char *body, ch
     fputs(body, f);
     fclose(f);
     char *log = sd_util_fmt("%s/gnuplot.log", c->dir);
-    int rc = sd_gnuplot(script, log, err, errlen);
+    char *name_gp = sd_util_fmt("%s.gp", name);
+    int rc = sd_gnuplot(c->dir, name_gp, log, err, errlen);
+    free(name_gp);
     free(log);
     free(script);
     return rc;
 }
 
 /* A chart's script: the terminal, its output file and its title first... */
-static void sd_chart_begin(sd_charts_t *c, sd_buf_t *g, const char *name, const char *title) {
+static void sd_chart_begin(sd_buf_t *g, const char *name, const char *title) {
     sd_buf_init(g);
-    sd_buf_printf(g, sd_chart_head, c->dir, name, title);
+    sd_buf_printf(g, sd_chart_head, name, title);
 }
 
 /* ...and last the PNG beside the SVG; gnuplot draws both. Frees g. */
 static int sd_chart_done(sd_charts_t *c, sd_buf_t *g, const char *name, char *err, size_t errlen) {
-    sd_buf_printf(g, sd_chart_png, c->dir, name);
+    sd_buf_printf(g, sd_chart_png, name);
     int rc = sd_chart_write(c, name, g->data, err, errlen);
     sd_buf_free(g);
     return rc;
@@ -275,18 +284,18 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
     }
     free(sdat);
     sd_buf_t g;
-    sd_chart_begin(c, &g, "timeline", "events sent and seen in the target");
+    sd_chart_begin(&g, "timeline", "events sent and seen in the target");
     sd_buf_puts(&g, "set ylabel 'events'\nset yrange [0:*]\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
     int64_t dup = sd_report_count(c->m, "duplicate_rows");
     if (dup > 0) sd_buf_printf(&g, "set label 'duplicates: %lld extra rows in the target' at graph 0.55, graph 0.08 font ',9' tc rgb '#c0392b'\n", (long long)dup);
-    sd_buf_printf(&g, "plot '%s/timeline.dat' using 1:2 with steps lw 2 lc rgb '#2980b9' title 'sent', \\\n"
-                      "     '' using 1:3 with steps lw 2 lc rgb '#8e44ad' title 'acknowledged'", c->dir);
-    if (have_rows) sd_buf_printf(&g, ", \\\n     '%s/target-rows.dat' using 1:2 with steps lw 2 lc rgb '#e67e22' title 'rows in the target'", c->dir);
+    sd_buf_printf(&g, "plot 'timeline.dat' using 1:2 with steps lw 2 lc rgb '#2980b9' title 'sent', \\\n"
+                      "     '' using 1:3 with steps lw 2 lc rgb '#8e44ad' title 'acknowledged'");
+    if (have_rows) sd_buf_printf(&g, ", \\\n     'target-rows.dat' using 1:2 with steps lw 2 lc rgb '#e67e22' title 'rows in the target'");
     if (have_unique)
-        sd_buf_printf(&g, ", \\\n     '%s/timeline.dat' using 1:4 with steps lw 2 lc rgb '#27ae60' title 'unique ids in the target%s', \\\n"
+        sd_buf_printf(&g, ", \\\n     'timeline.dat' using 1:4 with steps lw 2 lc rgb '#27ae60' title 'unique ids in the target%s', \\\n"
                           "     '' using 1:($5-$4 > 0 ? $5-$4 : 0) with steps lw 1 dt 2 lc rgb '#7f8c8d' title 'unseen (expected ids sent, not yet in the target)'",
-                      c->dir, from_rows ? " (at most: from the sampled rows)" : "");
+                      from_rows ? " (at most: from the sampled rows)" : "");
     sd_buf_puts(&g, "\n");
     int rc = sd_chart_done(c, &g, "timeline", err, errlen);
     free(sent);
@@ -339,14 +348,13 @@ static int sd_chart_latency(sd_charts_t *c, char *err, size_t errlen) {
     free(sent);
     free(lat);
     sd_buf_t g;
-    sd_chart_begin(c, &g, "latency", "end-to-end latency: sent to first written in the target");
+    sd_chart_begin(&g, "latency", "end-to-end latency: sent to first written in the target");
     sd_buf_puts(&g, "set ylabel 'milliseconds'\nset logscale y\nset xlabel 'seconds since the run started (when the events were sent)'\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
-    sd_buf_printf(&g, "plot '%s/latency.dat' using 1:($2+1) with linespoints pt 7 ps 0.4 lw 2 lc rgb '#27ae60' title 'p50', \\\n"
+    sd_buf_printf(&g, "plot 'latency.dat' using 1:($2+1) with linespoints pt 7 ps 0.4 lw 2 lc rgb '#27ae60' title 'p50', \\\n"
                       "     '' using 1:($3+1) with lines lw 2 lc rgb '#f39c12' title 'p95', \\\n"
                       "     '' using 1:($4+1) with lines lw 2 lc rgb '#d35400' title 'p99', \\\n"
-                      "     '' using 1:($5+1) with lines lw 1 dt 2 lc rgb '#c0392b' title 'max'\n",
-                  c->dir);
+                      "     '' using 1:($5+1) with lines lw 1 dt 2 lc rgb '#c0392b' title 'max'\n");
     int rc = sd_chart_done(c, &g, "latency", err, errlen);
     return rc;
 }
@@ -376,11 +384,11 @@ static int sd_chart_batches(sd_charts_t *c, char *err, size_t errlen) {
     }
     fclose(f);
     sd_buf_t g;
-    sd_chart_begin(c, &g, "batches", "rows per batch, in order (a re-run is a batch a later incarnation ran again)");
+    sd_chart_begin(&g, "batches", "rows per batch, in order (a re-run is a batch a later incarnation ran again)");
     sd_buf_puts(&g, "set xlabel 'batches, in the order they began'\nset ylabel 'rows'\nset yrange [0:*]\nset style fill solid 0.8 noborder\nset boxwidth 0.8\n");
     sd_buf_puts(&g, shown <= 30 ? "set xtics 1\n" : "set format x '%.0f'\n");
-    sd_buf_printf(&g, "plot '%s/batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
-                      "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n", c->dir);
+    sd_buf_printf(&g, "plot 'batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
+                      "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
     int rc = sd_chart_done(c, &g, "batches", err, errlen);
     return rc;
 }
@@ -421,19 +429,19 @@ static int sd_chart_state(sd_charts_t *c, char *err, size_t errlen) {
     }
     fclose(f);
     sd_buf_t g;
-    sd_chart_begin(c, &g, "state", "state rows kept after each batch, and the watermark");
+    sd_chart_begin(&g, "state", "state rows kept after each batch, and the watermark");
     sd_buf_puts(&g, "set ylabel 'state rows'\nset yrange [0:*]\n");
     if (has_wm) sd_buf_puts(&g, "set y2label 'watermark (event-time minutes after the first event)'\nset y2tics\nset ytics nomirror\n");
     sd_buf_puts(&g, c->faults.data ? c->faults.data : "");
     static const char *const colors[] = {"#8e44ad", "#2980b9", "#16a085", "#d35400", "#2c3e50", "#c0392b", "#7f8c8d", "#27ae60"};
     sd_buf_puts(&g, "plot ");
     for (int i = 0; i < nq; i++) {
-        sd_buf_printf(&g, "%s'%s/state.dat' index %d using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb '%s' title 'state rows%s", i ? ", \\\n     " : "",
-                      c->dir, i, colors[i], queries[i][0] ? " of " : "");
+        sd_buf_printf(&g, "%s'state.dat' index %d using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb '%s' title 'state rows%s", i ? ", \\\n     " : "",
+                      i, colors[i], queries[i][0] ? " of " : "");
         sd_label(&g, queries[i]);
         sd_buf_puts(&g, "'");
         if (has_wm)
-            sd_buf_printf(&g, ", \\\n     '%s/state.dat' index %d using 1:3 axes x1y2 with steps lw 1 dt 2 lc rgb '%s' title 'watermark%s", c->dir, i,
+            sd_buf_printf(&g, ", \\\n     'state.dat' index %d using 1:3 axes x1y2 with steps lw 1 dt 2 lc rgb '%s' title 'watermark%s", i,
                           colors[i], queries[i][0] ? " of " : ""), sd_label(&g, queries[i]), sd_buf_puts(&g, "'");
     }
     sd_buf_puts(&g, "\n");

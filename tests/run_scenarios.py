@@ -906,6 +906,38 @@ def test_run_folder_safety(binary):
     return True
 
 
+def test_hostile_paths(binary):
+    """Run folders and working folders whose paths hold quotes, ;, $(), backticks, newlines and non-UTF-8 bytes:
+    the charts are drawn and nothing in a path is ever run (gnuplot, or any program the harness starts)."""
+    base = os.path.join(OUT, "hostile-paths")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(ROOT, "scenarios", "parcel-restart.drill")
+    names = [b"q';system('touch PWNED1');'", b'd";system("touch PWNED2");"', b"s;touch PWNED3;", b"c$(touch PWNED4)",
+             b"b`touch PWNED5`", b"n\nsystem('touch PWNED6')\n", b"o'brien \xff\xfe"]
+    problems = []
+    for name in names:
+        for where in ("out", "cwd"):
+            top = os.path.join(os.fsencode(base), where.encode() + b"-" + name)
+            os.makedirs(top)
+            out = os.path.join(top, b"out") if where == "out" else b"out"
+            p = subprocess.run([os.fsencode(binary), b"run", os.fsencode(drill), b"--out", out, b"--quiet"], capture_output=True,
+                               cwd=top if where == "cwd" else os.fsencode(base))
+            charts = os.path.join(top, b"out", b"parcel-restart", b"charts")
+            made = [c for c in (b"timeline.svg", b"timeline.png", b"latency.svg") if os.path.exists(os.path.join(charts, c))]
+            if p.returncode != 0 or b"timeline.svg" not in made:
+                problems.append(f"{where} {name!r}: exit {p.returncode}, charts {made}, {p.stderr.decode(errors='replace').strip()[-200:]!r}")
+    pwned = [os.path.join(d, f) for d, _, fs in os.walk(os.fsencode(base)) for f in fs if f.startswith(b"PWNED")]
+    pwned += [f for f in glob.glob("PWNED*") + glob.glob(os.path.join(ROOT, "PWNED*"))]
+    if pwned:
+        problems.append(f"a path ran a command: {pwned}")
+    if problems:
+        print("FAIL hostile-paths: " + "; ".join(problems))
+        return False
+    print(f"ok   hostile-paths: {len(names)} hostile names as run folder and as working folder: charts drawn, nothing run")
+    return True
+
+
 def test_disk_full(binary):
     """A run whose folder fills up ends with a clear error naming the cause, never "(null)"."""
     mnt = os.path.join(OUT, "disk-full")
@@ -1497,6 +1529,8 @@ def main():
         ok &= test_run_folder_safety(binary)
     if not a.only or a.only in "edges":
         ok &= test_edges(binary)
+    if not a.only or a.only in "hostile-paths":
+        ok &= test_hostile_paths(binary)
     if not a.only or a.only in "disk-full":
         ok &= test_disk_full(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
