@@ -308,8 +308,13 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_
 struct sd_result_s;
 sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_list, int latest, const struct sd_result_s *res,
                                char **detail, char *err, size_t errlen);
-sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
-                          char *err, size_t errlen);
+/* The expected ids the pipeline had not consumed yet, as a byte per seq
+ * (NULL: none, or no way to tell), why saying from what; asked while the
+ * pipeline still runs, before it is stopped for the final read. */
+uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen);
+/* Reconcile every sink (read after the pipeline stopped); pending is
+ * sd_run_pending's answer, taken over. */
+sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *unjudgeable, int *unconsumed, char *err, size_t errlen);
 
 /* run_bounds.c: the batches' sizes and the state the pipeline kept, from
  * its own account (the rule is in run_bounds.c and docs/oracle.md). */

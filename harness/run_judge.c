@@ -327,7 +327,7 @@ static void sd_run_mark_pending(void *opaque, int64_t s, int p, int64_t o) {
  * restart that has neither reported a batch nor grown the target since it
  * started. Only while the pipeline runs or was stopped by a step. NULL
  * when nothing is pending. */
-static uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
+uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
     if (!r->sup) return NULL;
     /* a pipeline that ended by itself while the drill wanted it running
      * will not catch up: what it left is lost */
@@ -362,20 +362,18 @@ static uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
 }
 
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
-sd_err_t sd_run_reconcile(sd_run_t *r, int *failed, int *unjudgeable, int *unconsumed, char *why, size_t wlen,
-                          char *err, size_t errlen) {
+sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *unjudgeable, int *unconsumed, char *err, size_t errlen) {
     *failed = 0;
     *unjudgeable = 0;
     *unconsumed = 0;
     sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
-    if (e) return e;
+    if (e) { free(pending); return e; }
     /* what the producer's queues and the ledger's batches held while the
      * run sent is free by now: give it back before the sinks' per-event
      * arrays are made (the run's peak memory is here) */
     malloc_trim(0);
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed);
-    uint8_t *pending = sd_run_pending(r, why, wlen);
     sd_recon_ledger_t L = {.nseq = r->nseq, .seqs = &r->seqs, .trimmed = trimmed, .pending = pending,
                            .expect_sends = r->sc->keep_duplicates};
     sd_observe_t qobs;

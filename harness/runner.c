@@ -668,21 +668,19 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     sd_err_t status = r->fatal ? r->fatal : e;
     char msg[4096];
     snprintf(msg, sizeof(msg), "%s", r->fatal ? r->fatal_msg : err);
-    if (r->target && r->ledger && status != SD_ERR_SINK && status != SD_ERR_INTERRUPTED && status != SD_ERR_IO &&
-        status != SD_ERR_BROKER && status != SD_ERR_SCENARIO && status != SD_ERR_USAGE) {
-        char rerr[2048];
-        sd_err_t re = SD_OK;
+    int judge = r->target && r->ledger && status != SD_ERR_SINK && status != SD_ERR_INTERRUPTED && status != SD_ERR_IO &&
+                status != SD_ERR_BROKER && status != SD_ERR_SCENARIO && status != SD_ERR_USAGE;
+    char rerr[2048] = "";
+    sd_err_t re = SD_OK;
+    uint8_t *pending = NULL;
+    if (judge) {
         if (r->producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
         if (r->producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
-        int64_t rt0 = sd_util_mono_ms();
-        if (!re) re = sd_run_reconcile(r, &failed, &unjudgeable, &unconsumed, unconsumed_why, sizeof(unconsumed_why), rerr, sizeof(rerr));
-        sd_ledger_meta_set_int(r->ledger, "reconcile_ms", sd_util_mono_ms() - rt0, NULL, 0);
-        if (re && !status) {
-            status = re;
-            snprintf(msg, sizeof(msg), "%s", rerr);
-        }
+        /* what the pipeline has not consumed yet is asked while it runs */
+        if (!re) pending = sd_run_pending(r, unconsumed_why, sizeof(unconsumed_why));
     }
-    /* 8. stop the pipeline */
+    /* 8. stop the pipeline, before the final read: whatever it writes on
+     * its way out (a shutdown hook, a last flush) is in the sinks read */
     if (r->sup) {
         sd_sup_state_t st;
         sd_sup_state(r->sup, &st);
@@ -692,6 +690,16 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         }
         sd_sup_kill_all(r->sup);
         sd_run_sup_events(r, NULL, 0);
+    }
+    if (judge) {
+        int64_t rt0 = sd_util_mono_ms();
+        if (!re) re = sd_run_reconcile(r, pending, &failed, &unjudgeable, &unconsumed, rerr, sizeof(rerr));
+        else free(pending);
+        sd_ledger_meta_set_int(r->ledger, "reconcile_ms", sd_util_mono_ms() - rt0, NULL, 0);
+        if (re && !status) {
+            status = re;
+            snprintf(msg, sizeof(msg), "%s", rerr);
+        }
     }
     const char *verdict;
     if (status == SD_OK && !r->target) {

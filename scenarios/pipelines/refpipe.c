@@ -57,6 +57,10 @@
  *                       so a replayed record counts again in its window
  *   read-uncommitted    read with isolation.level=read_uncommitted: records of
  *                       aborted (and still open) transactions are processed
+ *   rewrite-on-term     on SIGTERM, after its last batch, write every row of
+ *                       the table once more into TABLE_again (a job whose
+ *                       shutdown hook re-runs its output; a drill reads
+ *                       both tables with UNION ALL)
  *   flush-on-term       --window: on SIGTERM, write every open window with
  *                       what it holds so far before exiting (partial values,
  *                       written again when they close after the restart)
@@ -157,7 +161,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted;
+        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -179,7 +183,7 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term},
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
@@ -380,6 +384,12 @@ int main(int argc, char **argv) {
              " sd_batch INTEGER, sd_written_ms INTEGER, sd_event_ms INTEGER)",
              o.table, o.mode == MODE_EO && !weak.no_dedup ? " PRIMARY KEY" : "");
     sql(q);
+    if (weak.rewrite_on_term) {
+        snprintf(q, sizeof(q),
+                 "CREATE TABLE IF NOT EXISTS %s_again(event_id TEXT, event_time TEXT, payload TEXT, sd_incarnation INTEGER,"
+                 " sd_batch INTEGER, sd_written_ms INTEGER, sd_event_ms INTEGER)", o.table);
+        sql(q);
+    }
     snprintf(q, sizeof(q),
              "CREATE TABLE IF NOT EXISTS %s(sd_id TEXT, reason TEXT, raw BLOB, partition INTEGER, offset INTEGER,"
              " sd_incarnation INTEGER, sd_written_ms INTEGER)", o.qtable);
@@ -785,6 +795,12 @@ int main(int argc, char **argv) {
         /* the bug: the open windows go out as they are, on the way out */
         emit_windows(emitted_upto, INT64_MAX, batch_id);
         fprintf(stderr, "refpipe: flushed the open windows on SIGTERM\n");
+    }
+    if (weak.rewrite_on_term && stop_flag) {
+        /* the bug: every row goes out again as the job stops */
+        snprintf(q, sizeof(q), "INSERT INTO %s_again SELECT * FROM %s", o.table, o.table);
+        sql(q);
+        fprintf(stderr, "refpipe: wrote every row again on SIGTERM\n");
     }
     fprintf(stderr, "refpipe: stopping after batch %lld\n", (long long)batch_id);
     sqlite3_finalize(ins);
