@@ -77,6 +77,9 @@ int sd_progress_connected_ready(struct sd_run_s *r, const sd_sup_state_t *st, in
 int64_t sd_progress_target_rows(struct sd_run_s *r);
 /* progress group: the group watched (NULL for the other sources). */
 const char *sd_progress_group_name(const struct sd_run_s *r);
+/* progress group on a broker that describes groups: 1 when the group had
+ * neither a member nor a commit in the whole run (it never saw the pipeline). */
+int sd_progress_group_unseen(const struct sd_run_s *r);
 
 /* The source a scenario names. */
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);

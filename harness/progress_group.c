@@ -59,6 +59,9 @@ struct sd_group_s {
     char *seen[SD_GROUP_MAX_MEMBERS]; /* member ids seen during this incarnation */
     int nseen;
     int ready;                   /* a new member holds an assignment */
+    int evidence;                /* the group had a member or a commit during the run: until then, nothing it shows
+                                  * (rows past a commit, the connection rule's readiness) is a sign of the pipeline */
+    int warned_ready;            /* the incarnation whose readiness was taken without evidence was said */
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -135,6 +138,7 @@ static void sd_group_describe(sd_group_t *g) {
         const char *id = rd_kafka_MemberDescription_consumer_id(md);
         if (!id || sd_group_known(g->old, g->nold, id)) continue;
         if (!sd_group_known(g->seen, g->nseen, id) && g->nseen < SD_GROUP_MAX_MEMBERS) g->seen[g->nseen++] = sd_util_strdup(id);
+        g->evidence = 1;
         const rd_kafka_MemberAssignment_t *a = rd_kafka_MemberDescription_assignment(md);
         const rd_kafka_topic_partition_list_t *tp = a ? rd_kafka_MemberAssignment_partitions(a) : NULL;
         if (tp && tp->cnt > 0 && rd_kafka_ConsumerGroupDescription_state(gd[0]) == RD_KAFKA_CONSUMER_GROUP_STATE_STABLE)
@@ -190,6 +194,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             moved = 0;
         }
         if (moved) {
+            g->evidence = 1;
             if (!g->open) g->batch++; /* committed without the sink showing it first */
             g->open = 0;
             /* the offsets as a commit marker's offsets= says them */
@@ -201,7 +206,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                                         sd_util_wall_ms(), err, errlen);
             sd_buf_free(&off);
             g->rows_at_commit = sd_progress_target_rows(r);
-        } else if (!g->open && st.running) {
+        } else if (!g->open && st.running && (g->evidence || g->describe < 0)) {
             int64_t rows = sd_progress_target_rows(r);
             if (rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) {
                 g->open = 1;
@@ -228,8 +233,19 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     /* a broker that cannot describe groups, or a group without members (a
      * pipeline that assigns its partitions itself) after 5 s up: the
      * connection to the broker */
-    if (g->describe < 0 || (g->describe > 0 && g->members_now == 0 && up_ms >= sd_util_scaled_ms(5000)))
-        return sd_progress_connected_ready(r, st, up_ms);
+    if (g->describe < 0 || (g->describe > 0 && g->members_now == 0 && up_ms >= sd_util_scaled_ms(5000))) {
+        int ok = sd_progress_connected_ready(r, st, up_ms);
+        if (ok && !g->evidence && g->describe > 0 && g->warned_ready != r->bs.incarnation) {
+            g->warned_ready = r->bs.incarnation;
+            char w[512];
+            snprintf(w, sizeof(w), "incarnation %d taken as ready by its connection to the broker: consumer group %s has had "
+                     "neither a member nor a commit (does the pipeline use that group? `progress group group=NAME`)",
+                     r->bs.incarnation, g->name);
+            sd_ledger_warning(r->ledger, "group-unseen", w, NULL, 0);
+            sd_run_say(r, "  %s", w);
+        }
+        return ok;
+    }
     return 0;
 }
 
@@ -268,6 +284,7 @@ static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
     /* the embedded cluster has no DescribeGroups */
     if (sd_broker_is_embedded(r->broker)) g->describe = -1;
     r->group = g;
+    sd_run_say(r, "progress group: following consumer group %s (its commits and members)", name);
     return sd_ledger_meta_set(r->ledger, "progress_group", name, err, errlen);
 }
 
@@ -286,6 +303,10 @@ static void sd_group_close(sd_run_t *r) {
 
 const char *sd_progress_group_name(const sd_run_t *r) {
     return r->group ? r->group->name : NULL;
+}
+
+int sd_progress_group_unseen(const sd_run_t *r) {
+    return r->group && !r->group->evidence && r->group->describe > 0;
 }
 
 const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,

@@ -135,6 +135,9 @@ typedef struct sd_check_s {
     char *expected;
     char *actual;
     char *detail;
+    int settled;    /* failed on what no further writing can undo: a count that only grows (copies, leaks, unexpected
+                     * rows, crashes) already past its bound; such a check fails the run even when the run also ended
+                     * inconclusive (a pipeline that had not caught up may still write what is missing, never unwrite) */
 } sd_check_t;
 
 typedef struct sd_checks_s {
@@ -172,5 +175,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
 void sd_checks_free(sd_checks_t *c);
 /* Number of failed checks. */
 int sd_checks_failed(const sd_checks_t *c);
+/* The failed checks that are settled (see sd_check_t). */
+int sd_checks_settled(const sd_checks_t *c);
 
 #endif

@@ -313,8 +313,10 @@ sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_l
  * pipeline still runs, before it is stopped for the final read. */
 uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen);
 /* Reconcile every sink (read after the pipeline stopped); pending is
- * sd_run_pending's answer, taken over. */
-sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *unjudgeable, int *unconsumed, char *err, size_t errlen);
+ * sd_run_pending's answer, taken over. *failed counts the failed checks,
+ * *settled those of them no further writing could undo (sd_check_t). */
+sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
+                          size_t errlen);
 
 /* run_bounds.c: the batches' sizes and the state the pipeline kept, from
  * its own account (the rule is in run_bounds.c and docs/oracle.md). */

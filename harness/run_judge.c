@@ -362,8 +362,10 @@ uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
 }
 
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
-sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *unjudgeable, int *unconsumed, char *err, size_t errlen) {
+sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
+                          size_t errlen) {
     *failed = 0;
+    *settled = 0;
     *unjudgeable = 0;
     *unconsumed = 0;
     sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
@@ -464,6 +466,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *unjud
         sd_recon_checks(&ctx, &res, &checks);
         for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);
         *failed += sd_checks_failed(&checks);
+        *settled += sd_checks_settled(&checks);
         if (checks.unmeasured && !r->unmeasured++) snprintf(r->unmeasured_why, sizeof(r->unmeasured_why), "%s", checks.unmeasured_why);
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s%s", primary ? "" : sink->name, primary ? "" : ".");

@@ -663,7 +663,7 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
  * seen), stop the pipeline, decide the verdict, write the reports. e and
  * err are how the run ended before the judgement. */
 static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const char *err) {
-    int failed = 0, unjudgeable = 0, unconsumed = 0;
+    int failed = 0, settled = 0, unjudgeable = 0, unconsumed = 0;
     char unconsumed_why[1024] = "";
     sd_err_t status = r->fatal ? r->fatal : e;
     char msg[4096];
@@ -693,12 +693,24 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     }
     if (judge) {
         int64_t rt0 = sd_util_mono_ms();
-        if (!re) re = sd_run_reconcile(r, pending, &failed, &unjudgeable, &unconsumed, rerr, sizeof(rerr));
+        if (!re) re = sd_run_reconcile(r, pending, &failed, &settled, &unjudgeable, &unconsumed, rerr, sizeof(rerr));
         else free(pending);
         sd_ledger_meta_set_int(r->ledger, "reconcile_ms", sd_util_mono_ms() - rt0, NULL, 0);
         if (re && !status) {
             status = re;
             snprintf(msg, sizeof(msg), "%s", rerr);
+        }
+    }
+    /* a progress source that never saw its group saw nothing of the
+     * pipeline: no fault it timed landed where the drill said */
+    if (sd_progress_group_unseen(r)) {
+        for (int i = 0; i < r->sc->nsteps; i++) {
+            const sd_step_t *st = &r->sc->steps[i];
+            if (!sd_lang_step_entry(st->kind)->fault || !st->mid_batch) continue;
+            char why[512];
+            snprintf(why, sizeof(why), "consumer group %s, which `progress group` follows, had neither a member nor a commit in the "
+                     "whole run, so no batch it showed was the pipeline's", sd_progress_group_name(r));
+            sd_run_fault_missed(r, st, why);
         }
     }
     const char *verdict;
@@ -740,6 +752,14 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
             verdict = "pass";
             msg[0] = 0;
         }
+    } else if (settled && sd_err_is_inconclusive(status)) {
+        /* a check failed on what no catching up can undo (copies, leaks,
+         * unexpected rows): the run fails, whatever else went wrong too */
+        char also[2048];
+        snprintf(also, sizeof(also), "%s", msg);
+        status = SD_ERR_CHECK_FAILED;
+        snprintf(msg, sizeof(msg), "%d check%s failed (also: %s)", failed, failed == 1 ? "" : "s", also);
+        verdict = "fail";
     } else if (sd_err_is_inconclusive(status) || status == SD_ERR_INTERRUPTED) {
         verdict = "inconclusive";
     } else {
