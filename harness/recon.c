@@ -336,6 +336,24 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
             const sd_expect_t *x = &ctx->expects[s]->expects[k];
             sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
         }
+    /* a result model that judged no group judged nothing: no pass */
+    if (ctx->model && ctx->model != 4) {
+        const sd_recon_counts_t *k = &r->counts;
+        int64_t judged = k->groups_correct + k->wrong_value + k->missing_group + k->unexpected_group + k->emitted_twice +
+                         k->emitted_early + k->null_for_matched;
+        char why[400] = "";
+        if (!judged && k->groups_expected > 0)
+            snprintf(why, sizeof(why), "result model: it judged none of the %lld groups it expected (%lld pending: the final "
+                     "watermark closed none of them); a drill must send events past the windows it judges",
+                     (long long)k->groups_expected, (long long)k->groups_pending);
+        else if (!judged && k->produced > 0)
+            snprintf(why, sizeof(why), "result model: no counted event belongs to any group and the sink holds none (are the "
+                     "events' times and the model's fields readable?)");
+        if (why[0]) {
+            sd_checks_not_judged(out, why);
+            if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
+        }
+    }
     if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
         sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
                                   "quarantine (or vanished) was not checked; leaks into the target were");

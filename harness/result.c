@@ -6,6 +6,7 @@
  * rows and its flags. O((events x windows per event + rows) log) time. */
 #include "result.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,10 +80,119 @@ static int64_t sd_floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-static int sd_value_eq(double expected, double actual, int exact) {
-    if (exact) return llround(expected) == llround(actual) && fabs(actual - (double)llround(actual)) < 1e-6;
+/* The length of the JSON number at the start of s[0..len) (0: none), and
+ * whether it is an integer (no fraction, no exponent). */
+static size_t sd_num_span(const char *s, size_t len, int *integer) {
+    size_t i = 0;
+    *integer = 1;
+    if (i < len && s[i] == '-') i++;
+    size_t d0 = i;
+    while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == d0) return 0;
+    if (i < len && s[i] == '.') {
+        size_t f0 = ++i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == f0) return 0;
+        *integer = 0;
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        size_t e0 = i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == e0) return 0;
+        *integer = 0;
+    }
+    return i;
+}
+
+int sd_result_num(const char *s, size_t len, double *d, int64_t *iv, uint8_t *is_int) {
+    int integer;
+    *is_int = 0;
+    *iv = 0;
+    *d = 0;
+    /* a value surrounded by spaces (a fixed-width column) is still the number */
+    while (len && (*s == ' ' || *s == '\t')) s++, len--;
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r')) len--;
+    if (!len || len > 400 || sd_num_span(s, len, &integer) != len) return 0;
+    char buf[408];
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    if (integer) {
+        errno = 0;
+        long long v = strtoll(buf, NULL, 10);
+        if (errno != ERANGE) {
+            *iv = v;
+            *is_int = 1;
+            *d = (double)v;
+            return 1;
+        }
+    }
+    *d = strtod(buf, NULL);
+    return isfinite(*d);
+}
+
+/* Two integers written in decimal, of any size, equal? */
+static int sd_int_text_eq(const char *a, size_t al, const char *b, size_t bl) {
+    int na = al && *a == '-', nb = bl && *b == '-';
+    a += na, al -= (size_t)na, b += nb, bl -= (size_t)nb;
+    while (al > 1 && *a == '0') a++, al--;
+    while (bl > 1 && *b == '0') b++, bl--;
+    int za = al == 1 && *a == '0', zb = bl == 1 && *b == '0';
+    if (za || zb) return za && zb;
+    return na == nb && al == bl && !memcmp(a, b, al);
+}
+
+int sd_result_same_value(const char *a, size_t al, const char *b, size_t bl) {
+    if (al == bl && !memcmp(a, b, al)) return 1;
+    int ia, ib;
+    if (!al || !bl || sd_num_span(a, al, &ia) != al || sd_num_span(b, bl, &ib) != bl) return 0;
+    if (ia && ib) return sd_int_text_eq(a, al, b, bl);
+    if (al > 400 || bl > 400) return 0;
+    char x[408], y[408];
+    memcpy(x, a, al), x[al] = 0;
+    memcpy(y, b, bl), y[bl] = 0;
+    /* long double holds every 64-bit integer: a float equals an integer
+     * only when it is exactly that integer */
+    return strtold(x, NULL) == strtold(y, NULL);
+}
+
+/* Floating-point values agree within a relative 1e-9 (at least 1e-6). */
+static int sd_float_eq(double expected, double actual) {
     double tol = 1e-9 * (fabs(expected) > 1 ? fabs(expected) : 1);
     return fabs(expected - actual) <= (tol > 1e-6 ? tol : 1e-6);
+}
+
+/* An aggregate the model expects: none (no numeric value: SQL's NULL), an
+ * exact integer, or a floating-point value. */
+typedef struct {
+    int null, is_int;
+    int64_t i;
+    double d;
+} sd_want_t;
+
+/* Does a row's value a agree with w? Integers exactly; a float written for
+ * an integer only when it is exactly that integer. */
+static int sd_agg_ok(const sd_want_t *w, const sd_result_row_t *row, int a) {
+    if (w->null) return !row->has[a];
+    if (!row->has[a]) return 0;
+    if (w->is_int) {
+        if (row->is_int[a]) return row->iv[a] == w->i;
+        return (long double)row->v[a] == (long double)w->i;
+    }
+    return sd_float_eq(w->d, row->v[a]);
+}
+
+static void sd_want_text(const sd_want_t *w, sd_buf_t *b) {
+    if (w->null) sd_buf_puts(b, "null (no numeric value among its events)");
+    else if (w->is_int) sd_buf_printf(b, "%lld", (long long)w->i);
+    else sd_buf_printf(b, "%.17g", w->d);
+}
+
+static void sd_row_text(const sd_result_row_t *row, int a, sd_buf_t *b) {
+    if (!row->has[a]) sd_buf_puts(b, "missing");
+    else if (row->is_int[a]) sd_buf_printf(b, "%lld", (long long)row->iv[a]);
+    else sd_buf_printf(b, "%.17g", row->v[a]);
 }
 
 /* An event's id as the run names it, or #seq without a formatter. */
@@ -136,17 +246,27 @@ static void sd_add_anomaly(sd_result_t *out, int64_t start, const char *keys, un
 static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc,
                            const sd_result_row_t *rows, const int64_t *idx, int64_t nr, int64_t start, const char *keys,
                            sd_result_t *out) {
-    double cnt = 0, sum = 0, mn = 0, mx = 0;
-    int any = 0, has_value = 1;
+    double cnt = 0, sum = 0, mn = 0, mx = 0, nvals = 0;
+    __int128 isum = 0;
+    int64_t imn = 0, imx = 0;
+    int any = 0, anyv = 0, all_int = 1, nonnum = 0;
     for (int64_t i = 0; i < nc; i++) {
         const sd_result_event_t *e = &ev[c[i].ev];
         if (!e->copies) continue;
-        if (!e->has_value) has_value = 0;
         cnt += e->copies;
-        sum += e->value * e->copies;
-        if (!any || e->value < mn) mn = e->value;
-        if (!any || e->value > mx) mx = e->value;
         any = 1;
+        /* sum, min, max and avg are over the numeric values, as SQL and
+         * Spark aggregate: a null (or text) value is left out */
+        if (!e->has_value) { nonnum++; continue; }
+        if (!e->is_int) all_int = 0;
+        nvals += e->copies;
+        sum += e->value * e->copies;
+        isum += (__int128)e->ivalue * e->copies;
+        if (!anyv || e->value < mn) mn = e->value;
+        if (!anyv || e->value > mx) mx = e->value;
+        if (!anyv || e->ivalue < imn) imn = e->ivalue;
+        if (!anyv || e->ivalue > imx) imx = e->ivalue;
+        anyv = 1;
     }
     int expected = any;
     if (!expected && !nr) return; /* only events that must not count, and no row: nothing to judge */
@@ -185,21 +305,29 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
     } else {
         const sd_result_row_t *last = &rows[idx[nr - 1]];
         static const char *const an[] = {"count", "sum", "min", "max", "avg"};
-        double want[5] = {cnt, sum, mn, mx, cnt ? sum / cnt : 0};
+        int sum_int = all_int && isum >= INT64_MIN && isum <= INT64_MAX;
+        sd_want_t want[5] = {
+            {.is_int = 1, .i = (int64_t)cnt, .d = cnt},
+            {.null = !anyv, .is_int = sum_int, .i = sum_int ? (int64_t)isum : 0, .d = sum},
+            {.null = !anyv, .is_int = all_int, .i = imn, .d = mn},
+            {.null = !anyv, .is_int = all_int, .i = imx, .d = mx},
+            {.null = !anyv, .d = nvals ? sum / nvals : 0}};
         int wrong = 0, over = 0;
         sd_buf_t v;
         sd_buf_init(&v);
         for (int a = 0; a < 5; a++) {
             if (!(conf->aggs & (1 << a))) continue;
-            if (a && !has_value) continue;
-            int ok = last->has[a] && sd_value_eq(want[a], last->v[a], a == 0);
-            if (!ok) {
+            if (!sd_agg_ok(&want[a], last, a)) {
                 wrong = 1;
-                if (a == 0 && last->has[a] && last->v[a] > want[a]) over = 1;
-                if (last->has[a]) sd_buf_printf(&v, "%s%s %.10g, expected %.10g", v.len ? "; " : "", an[a], last->v[a], want[a]);
-                else sd_buf_printf(&v, "%s%s missing, expected %.10g", v.len ? "; " : "", an[a], want[a]);
+                if (a == 0 && last->has[a] && last->v[a] > cnt) over = 1;
+                sd_buf_printf(&v, "%s%s ", v.len ? "; " : "", an[a]);
+                sd_row_text(last, a, &v);
+                sd_buf_puts(&v, ", expected ");
+                sd_want_text(&want[a], &v);
             }
         }
+        if (wrong && nonnum && (conf->aggs & ~SD_AGG_COUNT))
+            sd_buf_printf(&v, " (%d of its events hold no numeric value, left out of sum, min, max and avg)", nonnum);
         if (wrong) {
             flags |= 1u << SD_G_WRONG_VALUE;
             sd_buf_printf(&d, "%s", v.data);
@@ -305,16 +433,8 @@ static int sd_cmp_ev_key(const void *a, const void *b) {
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* equal as text, or as numbers when both are numbers (12345 and 12345.0) */
-static int sd_field_eq(const char *a, size_t al, const char *b, size_t bl) {
-    if (al == bl && !memcmp(a, b, al)) return 1;
-    char x[64], y[64], *ex, *ey;
-    if (al >= sizeof(x) || bl >= sizeof(y) || !al || !bl) return 0;
-    memcpy(x, a, al), x[al] = 0;
-    memcpy(y, b, bl), y[bl] = 0;
-    double dx = strtod(x, &ex), dy = strtod(y, &ey);
-    return !*ex && !*ey && dx == dy;
-}
+/* equal as text, or as the same number (12345 and 12345.0; integers exactly) */
+static int sd_field_eq(const char *a, size_t al, const char *b, size_t bl) { return sd_result_same_value(a, al, b, bl); }
 
 static int sd_fields_eq(const char *a, const char *b) {
     for (;;) {

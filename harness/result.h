@@ -51,7 +51,10 @@ typedef struct sd_result_event_s {
     int64_t t_ms;        /* event time as sent */
     const char *keys;    /* key values joined by '\x1f' ("" without key fields) */
     double value;        /* value= field (0 when absent) */
-    int has_value;
+    int has_value;       /* 0: the field is absent, null or not a number: left out of sum, min, max and avg (as SQL and
+                          * Spark aggregate), still counted by count */
+    int64_t ivalue;      /* the value, exactly, when it is written as an integer (is_int) */
+    uint8_t is_int;
     uint32_t copies;     /* how many times it must count (0: dropped or quarantined) */
     uint32_t sent;       /* how many times the harness sent it */
     uint8_t late;        /* dropped by the contract as late */
@@ -65,7 +68,9 @@ typedef struct sd_result_row_s {
     int64_t start_ms;
     const char *keys;    /* as in sd_result_event_t */
     double v[5];         /* count, sum, min, max, avg (the ones in aggs) */
-    uint8_t has[5];
+    uint8_t has[5];      /* 0: the column is null, absent or not a number */
+    int64_t iv[5];       /* the value, exactly, where is_int[a] */
+    uint8_t is_int[5];
     const char *writer;  /* a label for the row (may be NULL) */
     const char *fields;  /* latest: the compared columns joined by '\x1f' */
 } sd_result_row_t;
@@ -95,6 +100,16 @@ typedef struct sd_result_s {
     sd_result_group_t *anomalies;  /* every group with a flag other than correct */
     int64_t nanomalies;
 } sd_result_t;
+
+/* A value as a sink or an event writes it: 1 and *d for a JSON number
+ * (*i and *is_int too when it is an integer that fits 64 bits), 0 for
+ * anything else (null, text, nan). Integers are compared exactly; only
+ * values written with a fraction or an exponent are floating point. */
+int sd_result_num(const char *s, size_t len, double *d, int64_t *i, uint8_t *is_int);
+/* Two written values the same? The same bytes, or the same number: two
+ * integers exactly (of any size), an integer and a float only when the
+ * float is exactly that integer, two floats when they are equal. */
+int sd_result_same_value(const char *a, size_t al, const char *b, size_t bl);
 
 /* Parse "count,sum" into SD_AGG_* bits; -1 on an unknown word. */
 int sd_result_aggs(const char *list);

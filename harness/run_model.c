@@ -69,17 +69,17 @@ static void sd_model_join(const char *payload, size_t len, const char *list, sd_
 }
 
 /* The key fields (comma list) of a payload joined by '\x1f', and the value. */
-static void sd_model_fields(const char *payload, size_t len, const char *keys, const char *value, sd_buf_t *out, double *v,
-                            int *has_v) {
+static void sd_model_fields(const char *payload, size_t len, const char *keys, const char *value, sd_buf_t *out,
+                            sd_result_event_t *x) {
     char buf[256];
     sd_model_join(payload, len, keys, out);
-    *has_v = 0;
-    *v = 0;
-    if (value && sd_sink_json_field(payload, len, value, buf, sizeof(buf)) >= 0) {
-        char *end;
-        *v = strtod(buf, &end);
-        *has_v = end != buf && !*end;
-    }
+    x->has_value = 0;
+    x->value = 0;
+    x->ivalue = 0;
+    x->is_int = 0;
+    int got;
+    if (value && (got = sd_sink_json_field(payload, len, value, buf, sizeof(buf))) >= 0)
+        x->has_value = sd_result_num(buf, (size_t)got, &x->value, &x->ivalue, &x->is_int);
 }
 
 typedef struct {
@@ -140,12 +140,8 @@ static int sd_model_row(void *opaque, const char *const *vals, const size_t *len
     sd_model_join_vals(&m->keys, vals + 1, lens + 1, m->nkeys);
     for (int a = 0; a < 5; a++) {
         const char *v = vals[1 + m->nkeys + a];
-        if (!v || !lens[1 + m->nkeys + a] || lens[1 + m->nkeys + a] > 60) continue;
-        char buf[64], *end;
-        memcpy(buf, v, lens[1 + m->nkeys + a]);
-        buf[lens[1 + m->nkeys + a]] = 0;
-        row->v[a] = strtod(buf, &end);
-        row->has[a] = end != buf && !*end;
+        if (!v) continue;
+        row->has[a] = (uint8_t)sd_result_num(v, strnlen(v, lens[1 + m->nkeys + a]), &row->v[a], &row->iv[a], &row->is_int[a]);
     }
     sd_model_writer(m, row, vals[1 + m->nkeys + 5], lens[1 + m->nkeys + 5]);
     return 0;
@@ -248,7 +244,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         sd_buf_reset(&one);
         sd_result_event_t *x = &ev[nev];
-        sd_model_fields(payload.data ? payload.data : "", payload.len, md->keys, md->value, &one, &x->value, &x->has_value);
+        sd_model_fields(payload.data ? payload.data : "", payload.len, md->keys, md->value, &one, x);
         keyoff[nev] = (int64_t)keys.len;
         if (one.len) sd_buf_append(&keys, one.data, one.len);
         sd_buf_putc(&keys, 0);
@@ -390,14 +386,7 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
         size_t wl = strcspn(w, "\x1f"), nl = strcspn(n, ",");
         const char *got = vals[1 + k];
         size_t gl = got ? strnlen(got, lens[1 + k]) : 0;
-        int same = got && gl == wl && !memcmp(got, w, wl);
-        if (!same && got && gl < 60 && wl < 60 && gl && wl) {
-            char a[64], b[64], *ea, *eb;
-            memcpy(a, got, gl), a[gl] = 0;
-            memcpy(b, w, wl), b[wl] = 0;
-            double x = strtod(a, &ea), y = strtod(b, &eb);
-            same = !*ea && !*eb && x == y;
-        }
+        int same = got && sd_result_same_value(got, gl, w, wl);
         if (!same) {
             sd_buf_printf(&d, "%s%.*s=", d.len ? "; " : "", (int)nl, n);
             if (got) sd_buf_printf(&d, "\"%.*s\"", (int)(gl < 80 ? gl : 80), got);

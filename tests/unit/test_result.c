@@ -442,3 +442,86 @@ Test(result, latest_a_tombstone_removes_the_key_until_a_later_event) {
     cr_expect_eq(r.n[SD_G_MISSING], 1);
     sd_result_free(&r);
 }
+
+/* ---- values as written: nulls, text, integers past 2^53 ---- */
+
+static sd_result_event_t iev(int64_t seq, int64_t t, const char *key, const char *text) {
+    sd_result_event_t e = {.seq = seq, .t_ms = t, .keys = key, .copies = 1, .sent = 1};
+    e.has_value = sd_result_num(text, strlen(text), &e.value, &e.ivalue, &e.is_int);
+    return e;
+}
+
+static sd_result_row_t irow(int64_t start, const char *key, const char *count, const char *sum) {
+    sd_result_row_t r = {.start_ms = start, .keys = key};
+    r.has[0] = (uint8_t)sd_result_num(count, strlen(count), &r.v[0], &r.iv[0], &r.is_int[0]);
+    r.has[1] = (uint8_t)sd_result_num(sum, strlen(sum), &r.v[1], &r.iv[1], &r.is_int[1]);
+    return r;
+}
+
+static int64_t judge_one(const sd_result_event_t *e, int n, sd_result_row_t rw, int bucket) {
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_UPDATE, 5 * MIN);
+    sd_result_windows(&c, e, n, &rw, 1, &r);
+    int64_t v = r.n[bucket];
+    sd_result_free(&r);
+    return v;
+}
+
+Test(result, a_null_or_text_value_is_left_out_of_the_sum_and_never_switches_the_check_off) {
+    sd_result_event_t e[3] = {iev(0, 1000, "A", "5"), iev(1, 2000, "A", "null"), iev(2, 3000, "A", "7")};
+    cr_expect_eq(judge_one(e, 3, irow(0, "A", "3", "12"), SD_G_CORRECT), 1, "sum over the numeric values, count over all");
+    cr_expect_eq(judge_one(e, 3, irow(0, "A", "3", "100012"), SD_G_WRONG_VALUE), 1, "a null must not hide a wrong sum");
+    e[1] = iev(1, 2000, "A", "heavy");
+    cr_expect_eq(judge_one(e, 3, irow(0, "A", "3", "100012"), SD_G_WRONG_VALUE), 1, "nor must a text value");
+    cr_expect_eq(judge_one(e, 3, irow(0, "A", "3", "12"), SD_G_CORRECT), 1);
+    /* no numeric value at all: the sum is SQL's NULL */
+    sd_result_event_t n2[2] = {iev(0, 1000, "A", "null"), iev(1, 2000, "A", "\"x\"")};
+    cr_expect_eq(judge_one(n2, 2, irow(0, "A", "2", "null"), SD_G_CORRECT), 1);
+    cr_expect_eq(judge_one(n2, 2, irow(0, "A", "2", "0"), SD_G_WRONG_VALUE), 1, "0 is not NULL");
+}
+
+Test(result, integer_sums_and_counts_are_compared_exactly) {
+    sd_result_event_t e[2] = {iev(0, 1000, "A", "30000000000000"), iev(1, 2000, "A", "435")};
+    cr_expect_eq(judge_one(e, 2, irow(0, "A", "2", "30000000000435"), SD_G_CORRECT), 1);
+    cr_expect_eq(judge_one(e, 2, irow(0, "A", "2", "30000000020435"), SD_G_WRONG_VALUE), 1, "off by 20,000 of 3e13");
+    cr_expect_eq(judge_one(e, 2, irow(0, "A", "2", "30000000000436"), SD_G_WRONG_VALUE), 1, "off by 1");
+    cr_expect_eq(judge_one(e, 2, irow(0, "A", "2", "30000000000435.0"), SD_G_CORRECT), 1, "a float that is exactly the sum");
+    sd_result_event_t big[2] = {iev(0, 1000, "A", "4611686018427387904"), iev(1, 2000, "A", "1")};
+    cr_expect_eq(judge_one(big, 2, irow(0, "A", "2", "4611686018427387905"), SD_G_CORRECT), 1);
+    cr_expect_eq(judge_one(big, 2, irow(0, "A", "2", "4611686018427387904"), SD_G_WRONG_VALUE), 1, "off by 1 past 2^53");
+    cr_expect_eq(judge_one(big, 2, irow(0, "A", "2", "4.611686018427387905e18"), SD_G_WRONG_VALUE), 1,
+                 "a double cannot hold that sum: not the same value");
+    /* floats keep their tolerance */
+    sd_result_event_t f[2] = {iev(0, 1000, "A", "0.1"), iev(1, 2000, "A", "0.2")};
+    cr_expect_eq(judge_one(f, 2, irow(0, "A", "2", "0.30000000000000004"), SD_G_CORRECT), 1);
+    cr_expect_eq(judge_one(f, 2, irow(0, "A", "2", "0.3"), SD_G_CORRECT), 1);
+    cr_expect_eq(judge_one(f, 2, irow(0, "A", "2", "0.31"), SD_G_WRONG_VALUE), 1);
+}
+
+Test(result, same_value_compares_integers_exactly_at_any_size) {
+#define SAME(a, b) sd_result_same_value(a, strlen(a), b, strlen(b))
+    cr_expect(!SAME("1200000000000000001", "1200000000000000000"), "1.2e18 off by 1");
+    cr_expect(!SAME("1200000000000000100", "1200000000000000000"));
+    cr_expect(!SAME("1200000000000000001", "1.2e18"), "a float is the integer only when exactly it");
+    cr_expect(SAME("1200000000000000000", "1.2e18"));
+    cr_expect(SAME("12345", "12345.0"));
+    cr_expect(SAME("31111111111111111111", "31111111111111111111"));
+    cr_expect(!SAME("31111111111111111111", "31111111111111111112"), "past 2^64, still exact");
+    cr_expect(SAME("007", "7"));
+    cr_expect(SAME("-0", "0"));
+    cr_expect(!SAME("-5", "5"));
+    cr_expect(SAME("nan", "nan"), "the same bytes are the same value");
+    cr_expect(!SAME("heavy", "0"));
+    cr_expect(SAME("0.1", "1e-1"));
+#undef SAME
+    double d;
+    int64_t i;
+    uint8_t is_int;
+    cr_expect_eq(sd_result_num("null", 4, &d, &i, &is_int), 0);
+    cr_expect_eq(sd_result_num("inf", 3, &d, &i, &is_int), 0);
+    cr_expect_eq(sd_result_num("0x10", 4, &d, &i, &is_int), 0);
+    cr_expect_eq(sd_result_num(" 42 ", 4, &d, &i, &is_int), 1);
+    cr_expect(is_int && i == 42);
+    cr_expect_eq(sd_result_num("9223372036854775808", 19, &d, &i, &is_int), 1);
+    cr_expect(!is_int, "past int64: a float");
+}
