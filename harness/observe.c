@@ -12,12 +12,56 @@
 typedef struct {
     int64_t *slots;  /* index+1 into o->unexpected, 0 = empty */
     int64_t cap;
+    /* the unexpected ids past the cap on kept ones, as two 64-bit hashes
+     * each (pairs, {0, 0} empty): counted exactly (up to a collision of
+     * both, about 2^-128 a pair), not kept for the reports */
+    uint64_t *over;
+    int64_t over_cap, over_n;
 } sd_uindex_t;
 
 static uint64_t sd_hash(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
     return h;
+}
+
+/* A second hash, independent of the first (another seed, another mix). */
+static uint64_t sd_hash2(const char *s, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
+/* Is this id past the cap new? Adds it. */
+static int sd_over_add(sd_uindex_t *ix, uint64_t a, uint64_t b) {
+    if (!a && !b) a = 1;
+    if (ix->over_n * 2 >= ix->over_cap) {
+        int64_t ncap = ix->over_cap ? ix->over_cap * 2 : 4096;
+        uint64_t *ns = sd_util_xcalloc((size_t)ncap * 2, sizeof(uint64_t));
+        for (int64_t k = 0; k < ix->over_cap; k++) {
+            uint64_t x = ix->over[2 * k], y = ix->over[2 * k + 1];
+            if (!x && !y) continue;
+            int64_t j = (int64_t)(x & (uint64_t)(ncap - 1));
+            while (ns[2 * j] || ns[2 * j + 1]) j = (j + 1) & (ncap - 1);
+            ns[2 * j] = x, ns[2 * j + 1] = y;
+        }
+        free(ix->over);
+        ix->over = ns;
+        ix->over_cap = ncap;
+    }
+    int64_t j = (int64_t)(a & (uint64_t)(ix->over_cap - 1));
+    while (ix->over[2 * j] || ix->over[2 * j + 1]) {
+        if (ix->over[2 * j] == a && ix->over[2 * j + 1] == b) return 0;
+        j = (j + 1) & (ix->over_cap - 1);
+    }
+    ix->over[2 * j] = a, ix->over[2 * j + 1] = b;
+    ix->over_n++;
+    return 1;
 }
 
 /* ids and writer labels from a sink are shown up to this many bytes */
@@ -47,8 +91,11 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
         }
         i = (i + 1) & (ix->cap - 1);
     }
+    if (o->n_unexpected >= SD_UNEXPECTED_CAP) {
+        o->unexpected_unique += sd_over_add(ix, h, sd_hash2(id, idlen));
+        return;
+    }
     o->unexpected_unique++;
-    if (o->n_unexpected >= SD_UNEXPECTED_CAP) return;
     o->unexpected = sd_util_xrealloc(o->unexpected, sizeof(*o->unexpected) * (size_t)(o->n_unexpected + 1));
     sd_unexpected_t *u = &o->unexpected[o->n_unexpected++];
     /* what reports show: printable, bounded (the raw bytes stay the key) */
@@ -166,7 +213,7 @@ void sd_observe_free(sd_observe_t *o) {
     }
     free(o->unexpected);
     sd_uindex_t *ix = o->index;
-    if (ix) { free(ix->slots); free(ix); }
+    if (ix) { free(ix->slots); free(ix->over); free(ix); }
     memset(o, 0, sizeof(*o));
 }
 

@@ -313,6 +313,27 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
     sd_observe_free(&o);
 }
 
+/* past the cap on kept unexpected ids, distinct ones are still counted
+ * exactly: 200,000 distinct unexpected ids, each in 3 rows (R-04: they
+ * were 5,100,000 "unique" in a 10-million-row sink) */
+Test(recon, unexpected_ids_past_the_cap_are_counted_exactly) {
+    sd_observe_t o = {0};
+    o.nseq = 5;
+    sd_counts_init(&o.copies, 5);
+    char id[32];
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 200000; i++) {
+            int n = snprintf(id, sizeof(id), "other-%d", i);
+            sd_observe_row(&o, "abc", 3, id, (size_t)n, "w", 1);
+        }
+    sd_observe_flush(&o);
+    cr_assert_eq(o.rows, 600000);
+    cr_assert_eq(o.unexpected_rows, 600000);
+    cr_assert_eq(o.unexpected_unique, 200000, "got %lld", (long long)o.unexpected_unique);
+    cr_assert_leq(o.n_unexpected, 100000, "only the first ones are kept for the reports");
+    sd_observe_free(&o);
+}
+
 /* contract duplicates=keep: an id sent n times must be there n times */
 Test(recon, keep_duplicates_expects_one_copy_per_send) {
     hist_t h;
