@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonscan.h"
 #include "scenario.h"
 
 struct sd_events_s {
@@ -61,8 +62,9 @@ static sd_err_t sd_events_load_log(sd_events_t *ev, char *err, size_t errlen) {
         while (m && (ev->log[s + m - 1] == '\r' || ev->log[s + m - 1] == ' ')) m--;
         while (m && ev->log[s] == ' ') { s++; m--; }
         if (m) {
-            json_error_t je;
-            json_t *o = json_loadb(ev->log + s, m, 0, &je);
+            json_error_t je = {0};
+            json_t *o = sd_json_loadb(ev->log + s, m, 0);
+            if (!o) json_decref(json_loadb(ev->log + s, m, 0, &je)); /* the cause, for the message */
             if (!o || !json_is_object(o)) {
                 sd_err_t e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d:%d: expected a JSON object per line, found %s",
                                         ev->conf.log_path, lineno, o ? 1 : je.column, o ? "another JSON value" : je.text);
@@ -280,7 +282,7 @@ sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t tim
         if (seq < 0 || seq >= ev->nlines)
             return sd_err_set(err, errlen, SD_ERR_SCENARIO, "events log %s: has %lld events, the drill needs event %lld",
                               ev->conf.log_path, (long long)ev->nlines, (long long)seq + 1);
-        json_t *o = json_loadb(ev->log + ev->line_off[seq], ev->line_len[seq], 0, NULL);
+        json_t *o = sd_json_loadb(ev->log + ev->line_off[seq], ev->line_len[seq], 0);
         if (!o) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "events log: line of event %lld no longer parses", (long long)seq);
         json_object_set_new(o, ev->id_field, json_string(id));
         int64_t t = ev->times[seq];

@@ -107,6 +107,18 @@ char *sd_sink_notes(sd_sink_t *s) {
     return s->ops->notes ? s->ops->notes(s->state) : NULL;
 }
 
+struct json_t *sd_json_loadb(const char *text, size_t len, size_t flags) {
+    json_error_t je;
+    json_t *o = json_loadb(text, len, flags, &je);
+    if (o || (!strstr(je.text, "too big") && !strstr(je.text, "overflow"))) return o;
+    char *wide;
+    size_t wlen;
+    if (!sd_json_quote_wide_numbers(text, len, &wide, &wlen)) return NULL;
+    o = json_loadb(wide, wlen, flags, NULL);
+    free(wide);
+    return o;
+}
+
 /* A plain row is read without a parser (jsonfast.c), any other by simdjson
  * (jsonscan.cpp): the same answer on every row. */
 int sd_sink_json_field(const char *json, size_t len, const char *field, char *out, size_t outlen) {
@@ -149,7 +161,7 @@ static const char *sd_sink_path_text(json_t *o, const char *path, char *buf, siz
 
 int sd_sink_json_cols(const char *line, size_t len, const char *const *names, int n, const char *writer, sd_sink_cols_cb cb,
                       void *opaque) {
-    json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *o = sd_json_loadb(line, len, JSON_REJECT_DUPLICATES);
     if (!o || !json_is_object(o)) {
         json_decref(o);
         return -1;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "jsonscan.h"
 #include "sink.h"
 #include "util.h"
 
@@ -96,7 +97,7 @@ static sd_err_t sd_not_object(const char *what, int64_t lineno, const char *line
 }
 
 static int sd_is_object(const char *line, size_t ll) {
-    json_t *o = json_loadb(line, ll, 0, NULL);
+    json_t *o = sd_json_loadb(line, ll, JSON_ALLOW_NUL);
     int ok = o && json_is_object(o);
     json_decref(o);
     return ok;

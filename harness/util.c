@@ -147,7 +147,7 @@ int sd_util_parse_iso8601(const char *s, int64_t *out) {
     int Y, M, D, h, m, sec, ms = 0;
     const char *p = s;
     if (sd_util_digits(&p, 4, &Y) || *p++ != '-' || sd_util_digits(&p, 2, &M) || *p++ != '-' ||
-        sd_util_digits(&p, 2, &D) || (*p != 'T' && *p != ' '))
+        sd_util_digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
         return -1;
     p++;
     if (sd_util_digits(&p, 2, &h) || *p++ != ':' || sd_util_digits(&p, 2, &m) || *p++ != ':' ||
@@ -165,8 +165,17 @@ int sd_util_parse_iso8601(const char *s, int64_t *out) {
         for (; n < 3; n++) frac *= 10;
         ms = frac;
     }
-    if (*p == 'Z') p++;
-    else if (*p == '+' && !strcmp(p, "+00:00")) p += 6;
+    /* RFC 3339: Z, or an offset from UTC (+01:00; +0100 also taken) */
+    int off_min = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om;
+        if (sd_util_digits(&p, 2, &oh)) return -1;
+        if (*p == ':') p++;
+        if (sd_util_digits(&p, 2, &om) || oh > 23 || om > 59) return -1;
+        off_min = sign * (oh * 60 + om);
+    }
     if (*p) return -1;
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return -1;
     struct tm tm = {0};
@@ -177,7 +186,7 @@ int sd_util_parse_iso8601(const char *s, int64_t *out) {
     tm.tm_min = m;
     tm.tm_sec = sec;
     time_t t = timegm(&tm);
-    *out = (int64_t)t * 1000 + ms;
+    *out = ((int64_t)t - (int64_t)off_min * 60) * 1000 + ms;
     return 0;
 }
 

@@ -771,3 +771,44 @@ Test(sink, jsonl_file_cut_short_while_read_fails_the_scan, .timeout = 60) {
     sd_sink_close(s);
     free(path);
 }
+
+/* W-05: valid JSON with a number too wide for simdjson and jansson (past
+ * 2^64, or past a double) has one answer whichever path reads the row: a
+ * short ASCII row (the fast path), a long one or one with non-ASCII text
+ * (simdjson), and a command sink's line (jansson tells an object) */
+Test(sink, numbers_too_wide_for_the_parsers_read_the_same_on_every_path) {
+    char pad[1500];
+    memset(pad, 'p', sizeof(pad) - 1);
+    pad[sizeof(pad) - 1] = 0;
+    char *rows[4];
+    rows[0] = sd_util_fmt("{\"event_id\":\"w-1\",\"n\":31111111111111111111}");
+    rows[1] = sd_util_fmt("{\"event_id\":\"w-2\",\"n\":31111111111111111111,\"pad\":\"%s\"}", pad);
+    rows[2] = sd_util_fmt("{\"event_id\":\"w-3\",\"n\":-31111111111111111111,\"s\":\"h\xc3\xa9llo\",\"f\":1e400}");
+    rows[3] = sd_util_fmt("{\"event_id\":31111111111111111111}");
+    const char *want[4] = {"w-1", "w-2", "w-3", "31111111111111111111"};
+    char out[64];
+    sd_buf_t text;
+    sd_buf_init(&text);
+    for (int i = 0; i < 4; i++) {
+        int64_t t;
+        int n = sd_sink_json_id_time(rows[i], strlen(rows[i]), "event_id", out, sizeof(out), NULL, &t);
+        cr_expect_eq(n, (int)strlen(want[i]), "row %d: %d", i, n);
+        if (n >= 0) cr_expect_str_eq(out, want[i]);
+        sd_buf_printf(&text, "%s\n", rows[i]);
+    }
+    rows_t r = {0};
+    char err[512];
+    cr_expect_eq(sd_sink_lines_scan(text.data, text.len, "command", "event_id", NULL, NULL, collect, &r, err, sizeof(err)), SD_OK,
+                 "%s", err);
+    cr_expect_eq(r.n, 4);
+    for (int i = 0; i < r.n; i++) cr_expect_str_eq(r.ids[i], want[i]);
+    /* a string holding U+0000 is no id, but the row is still an object */
+    const char *nul = "{\"event_id\":\"a\\u0000b\"}\n";
+    memset(&r, 0, sizeof(r));
+    cr_expect_eq(sd_sink_lines_scan(nul, strlen(nul), "command", "event_id", NULL, NULL, collect, &r, err, sizeof(err)), SD_OK,
+                 "%s", err);
+    cr_expect_eq(r.n, 1);
+    cr_expect_str_eq(r.ids[0], "(null)");
+    sd_buf_free(&text);
+    for (int i = 0; i < 4; i++) free(rows[i]);
+}

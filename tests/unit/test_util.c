@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../harness/result.h"
 #include "../../harness/util.h"
 
 Test(util, durations) {
@@ -251,4 +252,26 @@ Test(util, stamps_exact) {
     cr_assert_lt(s.big.n, n / 2, "the map holds only what does not fit (%lld of %lld)", (long long)s.big.n, (long long)n);
     sd_stamps_free(&s);
     free(want);
+}
+
+/* W-06: RFC 3339 offsets name the same instant as its UTC form */
+Test(util, iso8601_offsets_are_the_same_instant) {
+    int64_t z, t;
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01T10:00:00.000Z", &z), 0);
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01T11:00:00.000+01:00", &t), 0);
+    cr_expect_eq(t, z);
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01T05:30:00-04:30", &t), 0);
+    cr_expect_eq(t, z);
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01T10:00:00+0000", &t), 0);
+    cr_expect_eq(t, z);
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01t10:00:00z", &t), 0);
+    cr_expect_eq(t, z);
+    cr_assert_eq(sd_util_parse_iso8601("2026-02-01T00:30:00+14:00", &t), 0, "a date line away");
+    cr_expect_eq(t, z - 23 * 3600000LL - 30 * 60000LL);
+    cr_expect_eq(sd_util_parse_iso8601("2026-02-01T10:00:00+1:00", &t), -1);
+    cr_expect_eq(sd_util_parse_iso8601("2026-02-01T10:00:00+01:60", &t), -1);
+    cr_expect_eq(sd_util_parse_iso8601("2026-02-01T10:00:00+01:00x", &t), -1);
+    int64_t s;
+    cr_assert_eq(sd_result_parse_start("2026-02-01T11:00:00.000+01:00", 29, &s), 0, "a window start with an offset");
+    cr_expect_eq(s, z);
 }
