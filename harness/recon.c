@@ -265,6 +265,13 @@ static void sd_add_count_check(sd_checks_t *out, const sd_recon_ctx_t *ctx, cons
                                const char *count, sd_op_t op, int64_t value, const char *value_count) {
     int found = 0;
     int64_t actual = sd_recon_count_get(&r->counts, count, &found);
+    if (found && actual < 0 && !strncmp(count, "latency_", 8) && strcmp(count, "latency_samples")) {
+        char why[480];
+        snprintf(why, sizeof(why), "%s: not measured: %s", count, ctx->latency_why ? ctx->latency_why : "no write time was read");
+        sd_checks_not_judged(out, why);
+        if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
+        return;
+    }
     if (found && actual < 0 && sd_scenario_is_state_count(count)) {
         char why[400];
         snprintf(why, sizeof(why), "%s: not measured: %s", count, ctx->bounds_why ? ctx->bounds_why : "no state figures");

@@ -167,6 +167,7 @@ typedef struct sd_run_s {
     char *proxy_listen;
     char *faketime_file;          /* the file libfaketime reads ({run}/faketime.rc) */
     int64_t clock_offset_ms;
+    int clock_moved_line;         /* the first clock step that moved the pipeline's clock off real time (0: never) */
     double clock_rate;
     int net_latency, net_down, net_bandwidth, net_errors;
     struct sd_run_undo_s {

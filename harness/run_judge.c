@@ -256,6 +256,9 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
     c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
     c->latency_samples = 0;
     if (!obs->lat) return;
+    /* write times from a pipeline whose clock the drill moved are on its
+     * clock, not the harness's: no latency */
+    if (r->clock_moved_line) return;
     {
         int64_t stride = r->nseq / 20000 + 1, k = 0, cap = r->nseq / stride + 1;
         int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
@@ -443,6 +446,12 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.state_growth = bounds.state_growth;
         res.counts.state_unbounded = bounds.state_unbounded;
         sd_run_latency(r, &obs, sink->name, &res.counts);
+        char latency_why[300] = "";
+        if (r->clock_moved_line)
+            snprintf(latency_why, sizeof(latency_why), "the drill moved the pipeline's clock (the clock step at line %d), so the "
+                     "write times it gave are not on the harness's clock", r->clock_moved_line);
+        else if (!res.counts.latency_samples)
+            snprintf(latency_why, sizeof(latency_why), "sink %s gave no write time for any expected id (a time= column)", sink->name);
         *unjudgeable += (int)res.counts.unjudgeable;
         if (primary) *unconsumed += (int)res.counts.not_yet_consumed;
         if (!by_model)
@@ -459,6 +468,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .nexpects = primary ? nexp : 0,
             .bounds_why = bounds.why[0] ? bounds.why : NULL,
             .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
+            .latency_why = latency_why[0] ? latency_why : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
         for (int b = 0; b < SD_G__COUNT && b < 9; b++) ctx.group_detail[b] = gdetail[b];

@@ -38,6 +38,7 @@ static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, siz
     }
     sd_err_t e = sd_clock_write(r, err, errlen);
     if (e) return e;
+    if (!r->clock_moved_line && (r->clock_offset_ms != 0 || r->clock_rate != 1.0)) r->clock_moved_line = st->line;
     char det[160];
     snprintf(det, sizeof(det), "pipeline clock: %+.0fs from real time, rate %gx", (double)r->clock_offset_ms / 1000.0, r->clock_rate);
     sd_sup_state_t s = {0};
