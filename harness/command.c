@@ -12,9 +12,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
+
+static char *sd_cmd_token;
+static volatile sig_atomic_t *sd_cmd_stop;
+
+void sd_cmd_set_run(const char *token, volatile sig_atomic_t *stop) {
+    free(sd_cmd_token);
+    sd_cmd_token = token ? sd_util_fmt("STREAMDRILL_RUN_TOKEN=%s", token) : NULL;
+    sd_cmd_stop = stop;
+}
+
+/* The environment a command gets: ours, with the run's token. */
+static char **sd_cmd_env(void) {
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = sd_util_xcalloc(n + 2, sizeof(char *));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!sd_cmd_token || strncmp(environ[i], "STREAMDRILL_RUN_TOKEN=", 22)) env[k++] = environ[i];
+    if (sd_cmd_token) env[k++] = sd_cmd_token;
+    env[k] = NULL;
+    return env;
+}
+
 /* The child: its own group, dies with the harness, stdin/stdout on the
  * pipes, stderr to the file, then exec (the errno back on execp). */
-static void sd_cmd_child(char *const *argv, int in_fd, int out_fd, const char *stderr_path, int exec_fd) {
+static void sd_cmd_child(char *const *argv, char **envp, int in_fd, int out_fd, const char *stderr_path, int exec_fd) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_DFL);
@@ -22,14 +46,37 @@ static void sd_cmd_child(char *const *argv, int in_fd, int out_fd, const char *s
     dup2(out_fd, 1);
     int ef = stderr_path ? open(stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
     if (ef >= 0) dup2(ef, 2);
-    execvp(argv[0], argv);
+    execvpe(argv[0], argv, envp);
     int e = errno;
     ssize_t w = write(exec_fd, &e, sizeof(e));
     (void)w;
     _exit(127);
 }
 
-sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
+/* Wait for pid until the deadline (then, or on a stop request, its group
+ * is killed first); its wait status. */
+static int sd_cmd_reap(pid_t pid, int64_t deadline, sd_cmd_status_t *st) {
+    int ws = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &ws, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) return ws;
+        if (sd_cmd_stop && *sd_cmd_stop) {
+            st->interrupted = 1;
+            break;
+        }
+        if (sd_util_mono_ms() >= deadline) {
+            st->timed_out = 1;
+            break;
+        }
+        usleep(5000);
+    }
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    return ws;
+}
+
+sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out, const char *stderr_path,
                     sd_buf_t *out, sd_cmd_status_t *st, char *err, size_t errlen) {
     memset(st, 0, sizeof(*st));
     int inp[2], outp[2], execp[2];
@@ -42,9 +89,11 @@ sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t tim
         close(inp[0]); close(inp[1]); close(outp[0]); close(outp[1]);
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipe: %s", strerror(errno));
     }
+    char **envp = sd_cmd_env();
     pid_t pid = fork();
-    if (pid == 0) sd_cmd_child(argv, inp[0], outp[1], stderr_path, execp[1]);
+    if (pid == 0) sd_cmd_child(argv, envp, inp[0], outp[1], stderr_path, execp[1]);
     int fork_errno = errno;
+    free(envp);
     close(inp[0]); close(outp[1]); close(execp[1]);
     if (pid < 0) {
         close(inp[1]); close(outp[0]); close(execp[0]);
@@ -69,12 +118,13 @@ sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t tim
         p[np++] = (struct pollfd){.fd = rfd, .events = POLLIN};
         if (wfd >= 0) p[np++] = (struct pollfd){.fd = wfd, .events = POLLOUT};
         int64_t left = deadline - sd_util_mono_ms();
-        if (left <= 0) {
-            st->timed_out = 1;
+        if (left <= 0 || (sd_cmd_stop && *sd_cmd_stop)) {
+            if (left <= 0) st->timed_out = 1;
+            else st->interrupted = 1;
             kill(-pid, SIGKILL);
             break;
         }
-        int n = poll(p, (nfds_t)np, left > 1000 ? 1000 : (int)left);
+        int n = poll(p, (nfds_t)np, left > 100 ? 100 : (int)left);
         if (n < 0 && errno != EINTR) break;
         if (n <= 0) continue;
         if (np > 1 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
@@ -89,13 +139,16 @@ sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t tim
             ssize_t got = read(rfd, chunk, sizeof(chunk));
             if (got > 0) sd_buf_append(out, chunk, (size_t)got);
             else if (got == 0 || (errno != EINTR && errno != EAGAIN)) rfd = -1;
+            if (max_out && out->len > max_out) {
+                st->too_much = 1;
+                kill(-pid, SIGKILL);
+                break;
+            }
         }
     }
     if (wfd >= 0) close(wfd);
     close(outp[0]);
-    int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
+    int ws = sd_cmd_reap(pid, deadline, st);
     kill(-pid, SIGKILL); /* anything it left behind in its group */
     if (r == sizeof(exec_errno))
         return sd_err_set(err, errlen, SD_ERR_SINK, "cannot run %s: %s", argv[0], strerror(exec_errno));
@@ -104,8 +157,10 @@ sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t tim
     return SD_OK;
 }
 
-void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, char *out, size_t olen) {
-    if (st->timed_out) snprintf(out, olen, "timed out after %.0fs (killed)", (double)timeout_ms / 1000.0);
+void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, size_t max_out, char *out, size_t olen) {
+    if (st->interrupted) snprintf(out, olen, "stopped: the harness was interrupted (killed)");
+    else if (st->too_much) snprintf(out, olen, "printed more than %zu bytes, max-output= (killed)", max_out);
+    else if (st->timed_out) snprintf(out, olen, "timed out after %.0fs (killed)", (double)timeout_ms / 1000.0);
     else if (st->signal) snprintf(out, olen, "killed by signal %d", st->signal);
     else snprintf(out, olen, "exit %d", st->code);
 }

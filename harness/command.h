@@ -8,6 +8,7 @@
 #ifndef SD_COMMAND_H
 #define SD_COMMAND_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,18 +19,30 @@ typedef struct {
     int code;        /* exit code, -1 when killed by a signal */
     int signal;      /* the signal that ended it, 0 if none */
     int timed_out;   /* the harness killed it at the timeout */
+    int interrupted; /* the harness was asked to stop (SIGINT, SIGTERM) and killed it */
+    int too_much;    /* it printed more than max_out bytes and was killed */
 } sd_cmd_status_t;
 
+/* What every command of this process gets: the run's token in its
+ * environment (STREAMDRILL_RUN_TOKEN: the watchdog and the end-of-run sweep
+ * find whatever it leaves behind, even outside its process group), and the
+ * flag that asks the harness to stop (a command is killed within 100 ms of
+ * it). Either may be NULL. */
+void sd_cmd_set_run(const char *token, volatile sig_atomic_t *stop);
+
 /* Run argv (argv[0] looked up in PATH) with in (inlen bytes, may be NULL)
- * on its stdin; its stdout appended to out, its stderr to stderr_path
- * (NULL: discarded). Returns an error only when the command could not be
- * run at all (exec failed: SD_ERR_SINK naming argv[0] and the cause);
- * how it ended is in *st. */
-sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
+ * on its stdin; its stdout appended to out (at most max_out bytes, 0: no
+ * bound), its stderr to stderr_path (NULL: discarded). The timeout bounds
+ * the whole run, the wait for its exit after it closed its stdout
+ * included. Returns an error only when the command could not be run at
+ * all (exec failed: SD_ERR_SINK naming argv[0] and the cause); how it
+ * ended is in *st. */
+sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out, const char *stderr_path,
                     sd_buf_t *out, sd_cmd_status_t *st, char *err, size_t errlen);
 
-/* "exit 3", "killed by signal 9", "timed out after 60s" */
-void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, char *out, size_t olen);
+/* "exit 3", "killed by signal 9", "timed out after 60s", "printed more
+ * than N bytes (killed)" */
+void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, size_t max_out, char *out, size_t olen);
 
 /* The last non-empty line of a file (a command's stderr), printable, at
  * most cap bytes; "" when there is none. */

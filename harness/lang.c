@@ -662,7 +662,7 @@ static const struct {
     {"delta", {"path", "id", "time", "python", NULL}, {"path", NULL}},
     {"postgres", {"dsn", "query", NULL}, {"dsn", "query", NULL}},
     /* its options, then PROGRAM ARG... (stored as arg= in order) */
-    {"command", {"id", "writer", "time", "timeout", NULL}, {NULL}},
+    {"command", {"id", "writer", "time", "timeout", "max-output", NULL}, {NULL}},
     {NULL, {NULL}, {NULL}}};
 
 static int sd_sink_kind(const char *s) {
@@ -1303,7 +1303,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
      .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
               "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | "
-              "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] PROGRAM ARG...",
+              "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] [max-output=N] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
                 "contract is about (named `target` unless named); further sinks are reconciled too, their checks prefixed with "
                 "their name."},

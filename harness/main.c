@@ -15,6 +15,7 @@
 
 #include "../reports/report.h"
 #include "broker.h"
+#include "command.h"
 #include "err.h"
 #include "explore.h"
 #include "init.h"
@@ -162,7 +163,7 @@ static int sd_parse_kv(const char *arg, sd_kvlist_t *into, const char *what) {
     return 0;
 }
 
-static int sd_cmd_check(int nfiles, char **files) {
+static int sd_verb_check(int nfiles, char **files) {
     int bad = 0;
     for (int i = 0; i < nfiles; i++) {
         sd_scenario_t *sc;
@@ -180,7 +181,7 @@ static int sd_cmd_check(int nfiles, char **files) {
 
 /* `streamdrill init FILE`: the starter drill, proved by the parser before
  * it is written; an existing FILE is never replaced. */
-static int sd_cmd_init(int nfiles, char **files) {
+static int sd_verb_init(int nfiles, char **files) {
     if (nfiles != 1) {
         fprintf(stderr, "streamdrill init: expected one file to write (or - for stdout), found %d\n", nfiles);
         return SD_EXIT_USAGE;
@@ -262,7 +263,7 @@ static int sd_report_one(const char *dir) {
 
 /* `report DIR...`: each DIR a run folder, or an output folder whose
  * sub-folders are run folders (its index is rebuilt too). */
-static int sd_cmd_report(int ndirs, char **dirs) {
+static int sd_verb_report(int ndirs, char **dirs) {
     int rc = SD_EXIT_PASS;
     for (int i = 0; i < ndirs; i++) {
         char *db = sd_util_fmt("%s/run.db", dirs[i]);
@@ -313,7 +314,7 @@ static int sd_cmd_report(int ndirs, char **dirs) {
 
 /* Side by side: the same counts of several run folders (a matrix of one
  * drill, for instance real-time mode intervals against micro-batches). */
-static int sd_cmd_compare(int ndirs, char **dirs) {
+static int sd_verb_compare(int ndirs, char **dirs) {
     static const char *const cols[] = {"produced", "observed_rows", "observed_unique", "duplicated", "duplicate_rows",
                                        "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", NULL};
     printf("| run | variables | verdict |");
@@ -345,7 +346,7 @@ static int sd_cmd_compare(int ndirs, char **dirs) {
     return rc;
 }
 
-static int sd_cmd_broker(void) {
+static int sd_verb_broker(void) {
     sd_broker_t *b;
     char err[1024];
     if (sd_broker_embedded(sd_opt.nbrokers, &b, err, sizeof(err))) {
@@ -413,7 +414,7 @@ static int sd_check_resources(void) {
     return 0;
 }
 
-static int sd_cmd_run(int nfiles, char **files) {
+static int sd_verb_run(int nfiles, char **files) {
     /* parse everything first: a bad scenario starts nothing */
     sd_scenario_t **scs = sd_util_xcalloc((size_t)nfiles, sizeof(*scs));
     int bad = 0;
@@ -478,6 +479,8 @@ static int sd_cmd_run(int nfiles, char **files) {
         free(scs);
         return SD_EXIT_INTERNAL;
     }
+    /* sink commands carry the run's token too, and stop with the run */
+    sd_cmd_set_run(token, &sd_run_stop_requested);
     const char *brokers = sd_opt.brokers;
     if (!brokers) {
         const char *env = getenv("KAFKA_BOOTSTRAP_SERVERS");
@@ -558,7 +561,7 @@ static int sd_parse_explore_opt(int c, const char *arg) {
     }
 }
 
-static int sd_cmd_explore(int nfiles, char **files) {
+static int sd_verb_explore(int nfiles, char **files) {
     if (nfiles != 1) {
         fprintf(stderr, "streamdrill explore: expected one scenario file, found %d\n", nfiles);
         return SD_EXIT_USAGE;
@@ -725,7 +728,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "streamdrill broker: expected no arguments, found \"%s\"\n", args[0]);
             return SD_EXIT_USAGE;
         }
-        return sd_cmd_broker();
+        return sd_verb_broker();
     }
     if (strcmp(cmd, "broker") && sd_opt.nbrokers != 1) {
         fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` only\n", cmd);
@@ -749,12 +752,12 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     int rc;
-    if (is_explore) rc = sd_cmd_explore(nargs, args);
-    else if (is_init) rc = sd_cmd_init(nargs, args);
-    else if (!strcmp(cmd, "check")) rc = sd_cmd_check(nargs, args);
-    else if (!strcmp(cmd, "report")) rc = sd_cmd_report(nargs, args);
-    else if (!strcmp(cmd, "compare")) rc = sd_cmd_compare(nargs, args);
-    else rc = sd_cmd_run(nargs, args);
+    if (is_explore) rc = sd_verb_explore(nargs, args);
+    else if (is_init) rc = sd_verb_init(nargs, args);
+    else if (!strcmp(cmd, "check")) rc = sd_verb_check(nargs, args);
+    else if (!strcmp(cmd, "report")) rc = sd_verb_report(nargs, args);
+    else if (!strcmp(cmd, "compare")) rc = sd_verb_compare(nargs, args);
+    else rc = sd_verb_run(nargs, args);
     sd_kvlist_free(&sd_opt.sets);
     sd_kvlist_free(&sd_opt.xprops);
     return rc;

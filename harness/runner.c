@@ -226,6 +226,8 @@ static void sd_run_close(sd_run_t *r) {
     }
     for (int i = 0; i < r->nsinks; i++) sd_sink_close(r->sinks[i]);
     r->nsinks = 0;
+    /* whatever a sink command left behind, even outside its group */
+    if (r->opts->token) sd_watchdog_sweep(r->opts->token);
     if (r->producer) sd_producer_close(r->producer);
     r->producer = NULL;
     if (r->side_producer) sd_producer_close(r->side_producer);

@@ -108,8 +108,8 @@ sd_err_t sd_sink_lines_count(const char *text, size_t len, const char *what, int
 /* Run a reader's command (command.h); its stdout in out. A non-zero exit,
  * a signal or the timeout is SD_ERR_SINK naming argv[0], how it ended and
  * its last stderr line. */
-sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
-                                sd_buf_t *out, char *err, size_t errlen);
+sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out,
+                                const char *stderr_path, sd_buf_t *out, char *err, size_t errlen);
 
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);

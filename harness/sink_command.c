@@ -1,5 +1,5 @@
 /* sink_command.c - reads any store through a user's command:
- * `sink command [id=F] [writer=F] [time=F] [timeout=D] PROGRAM ARG...`.
+ * `sink command [id=F] [writer=F] [time=F] [timeout=D] [max-output=N] PROGRAM ARG...`.
  *
  * The command is run (no shell, its own process group, a timeout) each
  * time the harness reads the sink, and prints the sink's rows as JSON
@@ -27,8 +27,13 @@ typedef struct {
     int argc;
     char *id_field, *writer_field, *time_field;
     int64_t timeout_ms;
+    size_t max_out;
     char *stderr_path;
 } sd_cmd_sink_t;
+
+/* A command's output is held in memory to be read: at most this much
+ * unless max-output= says otherwise */
+#define SD_CMDSINK_MAX_OUTPUT ((size_t)2 << 30)
 
 static void sd_cmdsink_close(void *state);
 
@@ -46,6 +51,15 @@ static sd_err_t sd_cmdsink_open(const sd_kvlist_t *params, const sd_sink_ctx_t *
         sd_cmdsink_close(s);
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "timeout=%s: expected a duration (30s, 2m)", v);
     }
+    s->max_out = SD_CMDSINK_MAX_OUTPUT;
+    int64_t mo;
+    if ((v = sd_kvlist_get(params, "max-output"))) {
+        if (sd_util_parse_count(v, &mo) || mo < 1) {
+            sd_cmdsink_close(s);
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "max-output=%s: expected a number of bytes (64M, 2G)", v);
+        }
+        s->max_out = (size_t)mo;
+    }
     if (!s->argc) {
         sd_cmdsink_close(s);
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "expected the command's program after the options");
@@ -57,16 +71,16 @@ static sd_err_t sd_cmdsink_open(const sd_kvlist_t *params, const sd_sink_ctx_t *
 
 /* Run the command; its stdout in out. An error names the command, how it
  * ended and its last stderr line. */
-sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, const char *stderr_path,
-                                sd_buf_t *out, char *err, size_t errlen) {
+sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out,
+                                const char *stderr_path, sd_buf_t *out, char *err, size_t errlen) {
     sd_cmd_status_t st;
-    sd_err_t e = sd_cmd_run(argv, in, inlen, timeout_ms, stderr_path, out, &st, err, errlen);
+    sd_err_t e = sd_cmd_run(argv, in, inlen, timeout_ms, max_out, stderr_path, out, &st, err, errlen);
     if (e) return e;
-    if (st.code == 0 && !st.signal && !st.timed_out) return SD_OK;
-    char how[64], last[300];
-    sd_cmd_status_text(&st, timeout_ms, how, sizeof(how));
+    if (st.code == 0 && !st.signal && !st.timed_out && !st.too_much && !st.interrupted) return SD_OK;
+    char how[96], last[300];
+    sd_cmd_status_text(&st, timeout_ms, max_out, how, sizeof(how));
     sd_cmd_last_line(stderr_path, last, sizeof(last));
-    return sd_err_set(err, errlen, SD_ERR_SINK, "%s: %s%s%s%s%s", argv[0], how, last[0] ? ": " : "", last,
+    return sd_err_set(err, errlen, st.interrupted ? SD_ERR_INTERRUPTED : SD_ERR_SINK, "%s: %s%s%s%s%s", argv[0], how, last[0] ? ": " : "", last,
                       stderr_path ? " (stderr in " : "", stderr_path ? stderr_path : "");
 }
 
@@ -151,7 +165,7 @@ sd_err_t sd_sink_lines_count(const char *text, size_t len, const char *what, int
 }
 
 static sd_err_t sd_cmdsink_run(sd_cmd_sink_t *s, sd_buf_t *out, char *err, size_t errlen) {
-    return sd_sink_command_output(s->argv, NULL, 0, s->timeout_ms, s->stderr_path, out, err, errlen);
+    return sd_sink_command_output(s->argv, NULL, 0, s->timeout_ms, s->max_out, s->stderr_path, out, err, errlen);
 }
 
 static sd_err_t sd_cmdsink_count(void *state, int missing_ok, int64_t *rows, char *err, size_t errlen) {

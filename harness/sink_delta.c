@@ -330,7 +330,7 @@ static sd_err_t sd_delta_rows(sd_delta_t *d, sd_buf_t *out, char *err, size_t er
     sd_buf_init(&in);
     if (!(e = sd_delta_files_json(d, &in, err, errlen)) && in.len) {
         char *argv[] = {d->python, d->helper, NULL};
-        e = sd_sink_command_output(argv, in.data, in.len, sd_util_scaled_ms(300000), d->stderr_path, out, err, errlen);
+        e = sd_sink_command_output(argv, in.data, in.len, sd_util_scaled_ms(300000), 0, d->stderr_path, out, err, errlen);
     }
     sd_buf_free(&in);
     return e;

@@ -938,6 +938,66 @@ def test_hostile_paths(binary):
     return True
 
 
+def test_command_bounds(binary):
+    """A sink command is bounded like the pipeline: its timeout covers a command that closed its output and lingers,
+    SIGINT stops a run whatever it reads, its output has a cap, and nothing it started outlives the run."""
+    base = os.path.join(OUT, "command-bounds")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    problems = []
+
+    def drill(name, sink):
+        path = os.path.join(base, name + ".drill")
+        open(path, "w").write(f"source kafka topic=t partitions=1\nsink command {sink}\nproduce 5\nawait quiescent 1s timeout=5s\n")
+        return path
+
+    def run(path, **kw):
+        t0 = time.time()
+        p = subprocess.run([binary, "run", path, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True, **kw)
+        return p, time.time() - t0
+
+    # 1. closes its stdout, then lingers 30 s: each read ends at its 2 s timeout
+    p, took = run(drill("linger", 'timeout=2s sh -c "exec >&-; sleep 30"'))
+    if p.returncode != 3 or took > 15 or "timed out after 2s" not in p.stderr:
+        problems.append(f"a command that closed its output and lingers: exit {p.returncode} in {took:.1f}s, {p.stderr.strip()[-200:]!r}")
+    # 2. a command that never ends, a 10-minute timeout: SIGINT stops the run within 3 s
+    path = drill("forever", "timeout=10m sleep 600")
+    proc = subprocess.Popen([binary, "run", path, "--out", os.path.join(base, "out"), "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+        took = time.time() - t0
+        if proc.returncode != 130 or took > 3:
+            problems.append(f"SIGINT while a sink command runs: exit {proc.returncode} after {took:.1f}s")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        problems.append("SIGINT while a sink command runs: still running 10 s later")
+    # 3. output without end is capped: the sink is unreadable with the cause, no abort
+    p, took = run(drill("flood", "max-output=10M yes row"))
+    if p.returncode != 3 or "printed more than 10000000 bytes" not in p.stderr:
+        problems.append(f"endless output: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    # 4. a child that left the command's process group (setsid) does not outlive the run
+    p, took = run(drill("orphan", 'timeout=5s sh -c "setsid sleep 317 </dev/null >/dev/null 2>&1 &"'))
+    time.sleep(0.5)
+    left = pids_with("sleep 317")
+    if left:
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        problems.append(f"a sink command's setsid child outlived the run: {left}")
+    if problems:
+        print("FAIL command-bounds: " + "; ".join(problems))
+        return False
+    print("ok   command-bounds: a lingering command ends at its timeout, SIGINT stops a read at once, output capped, no orphan left")
+    return True
+
+
 def test_disk_full(binary):
     """A run whose folder fills up ends with a clear error naming the cause, never "(null)"."""
     mnt = os.path.join(OUT, "disk-full")
@@ -1531,6 +1591,8 @@ def main():
         ok &= test_edges(binary)
     if not a.only or a.only in "hostile-paths":
         ok &= test_hostile_paths(binary)
+    if not a.only or a.only in "command-bounds":
+        ok &= test_command_bounds(binary)
     if not a.only or a.only in "disk-full":
         ok &= test_disk_full(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
