@@ -42,7 +42,12 @@ typedef struct {
     const sd_kvlist_t *vars;   /* user variables after overrides */
     int in_steps;              /* a step was seen: header directives are refused */
     int seen[64];              /* per table entry: line of its first use (entries that may appear once) */
+    size_t expanded;           /* bytes the drill's {variables} have expanded to so far (bounded: SD_EXPAND_MAX) */
 } sd_pctx_t;
+
+/* What a drill's {variables} may expand to, in all: a drill is a page of
+ * text, and a variable used 20,000 times must not make it a gigabyte. */
+#define SD_EXPAND_MAX ((size_t)16 << 20)
 
 sd_err_t sd_perr(sd_pctx_t *c, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

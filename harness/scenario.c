@@ -283,6 +283,14 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
             }
             char *name = sd_util_strndup(s + i + 1, n);
             const char *v = sd_kvlist_get(c->vars, name);
+            if (v && (c->expanded += strlen(v)) > SD_EXPAND_MAX) {
+                sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
+                                     "{%s}: the drill's variables expand to more than %zu MB in all here; expected a drill of "
+                                     "ordinary size (is a large variable used many times?)", name, SD_EXPAND_MAX >> 20);
+                free(name);
+                sd_buf_free(&b);
+                return e;
+            }
             if (v) {
                 sd_buf_puts(&b, v);
             } else if (sd_is_runtime_var(name, n)) {

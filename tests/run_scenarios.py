@@ -1053,6 +1053,20 @@ def test_edges(binary):
                                                  capture_output=True, text=True), 4, "address-space limit")
     if os.path.exists(out):
         problems.append(f"{out} was written by a run that was refused")
+    # a 64 KiB variable used 20,000 times is refused at its line, in bounded memory
+    big = os.path.join(base, "expand.drill")
+    with open(big, "w") as f:
+        f.write("set v=" + "x" * 65536 + "\nsource kafka topic=t\n")
+        for i in range(20000):
+            f.write(f"env E{i}={{v}}\n")
+    rss0 = __import__("resource").getrusage(__import__("resource").RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run([binary, "check", big], capture_output=True, text=True)
+    rss = __import__("resource").getrusage(__import__("resource").RUSAGE_CHILDREN).ru_maxrss
+    expect("a drill expanding to gigabytes", p, 2, "expand to more than 16 MB")
+    if not re.search(r"expand\.drill:\d+:\d+:", p.stderr):
+        problems.append(f"the expansion error names no file:line: {p.stderr.strip()[-160:]!r}")
+    if rss > 400000 and rss > rss0:
+        problems.append(f"check used {rss // 1024} MB on the expanding drill")
     notrun = os.path.join(base, "notrun")
     os.makedirs(notrun)
     open(os.path.join(notrun, "run.db"), "w").write("not a database")
@@ -1064,7 +1078,7 @@ def test_edges(binary):
         print("FAIL edges: " + "; ".join(problems))
         return False
     v = "" if "ASAN_OPTIONS" in os.environ else " ulimit -v 50000,"
-    print(f"ok   edges: seed overflow, unwritable --summary, ulimit -n 14,{v} and a fake run.db each refused with the cause")
+    print(f"ok   edges: seed overflow, unwritable --summary, ulimit -n 14,{v} a drill expanding to gigabytes and a fake run.db each refused with the cause")
     return True
 
 
