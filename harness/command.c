@@ -46,6 +46,7 @@ static void sd_cmd_child(char *const *argv, char **envp, int in_fd, int out_fd, 
     dup2(out_fd, 1);
     int ef = stderr_path ? open(stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
     if (ef >= 0) dup2(ef, 2);
+    sd_util_child_cloexec(3);
     execvpe(argv[0], argv, envp);
     int e = errno;
     ssize_t w = write(exec_fd, &e, sizeof(e));

@@ -200,6 +200,7 @@ static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int s
         int fd = open(j.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), nul = open("/dev/null", O_RDONLY);
         if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); }
         if (nul >= 0) dup2(nul, 0);
+        sd_util_child_cloexec(3);
         execv(o->exe, argv);
         fprintf(stderr, "streamdrill explore: cannot run %s: %s\n", o->exe, strerror(errno));
         _exit(127);

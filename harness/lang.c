@@ -1129,6 +1129,11 @@ static const sd_lang_key_t sd_keys_faketime[] = {
      .help = "children: the pipeline preloads it into what it starts"},
     END};
 
+static const sd_lang_key_t sd_keys_logs[] = {
+    {.name = "max", .form = SD_K_KEY, .type = SD_V_COUNT, .off = H(log_max), .min = 4096, .def = SD_LOG_MAX_DEFAULT, .has_def = 1,
+     .meta = "BYTES", .help = "bytes kept of each of the pipeline's logs (default 64M)"},
+    END};
+
 static const sd_lang_key_t sd_keys_start[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
     TIMEOUT, END};
@@ -1316,6 +1321,10 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
     {.name = "env", .role = SD_LANG_HEADER, .parse = sd_hook_env, .usage = "env NAME=VALUE ...",
      .meaning = "extra environment for the pipeline"},
+    {.name = "logs", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_logs,
+     .meaning = "how much of the pipeline's output the run folder keeps: each log (`logs/pipeline-N.stdout.log`, "
+                "`.stderr.log`) keeps its first and its last `max/2` bytes, and a line between them says how many bytes were cut "
+                "(a pipeline that prints a gigabyte makes no gigabyte run folder); markers are read from every line all the same"},
     {.name = "clock faketime", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_faketime, .finish = sd_fin_faketime,
      .meaning = "run the pipeline under libfaketime so `clock` steps move its clock; `preload=children` leaves the pipeline itself "
                 "on real time and lets it preload the library into what it starts (a PySpark driver does this for its JVM, since "

@@ -568,7 +568,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     }
     if (!e) {
         sd_sup_conf_t conf = {.argv = argv, .env = &env, .run_dir = r->run_dir, .token = opts->token,
-                              .watchdog = opts->watchdog};
+                              .watchdog = opts->watchdog, .log_max = sc->log_max};
         e = sd_sup_new(&conf, &r->sup, err, errlen);
     }
     for (int i = 0; i < sc->argc; i++) free(argv[i]);

@@ -15,6 +15,9 @@
 #ifndef SD_SCENARIO_H
 #define SD_SCENARIO_H
 
+/* Bytes kept of each pipeline log unless `logs max=` says otherwise. */
+#define SD_LOG_MAX_DEFAULT 64000000
+
 #include <stdint.h>
 
 #include "err.h"
@@ -251,6 +254,7 @@ typedef struct sd_scenario_s {
     int spark_realtime;    /* progress spark batches=real-time: a batch runs from the previous commit */
     sd_kvlist_t producer_props;
     int faketime;          /* `clock faketime`: run the pipeline under libfaketime */
+    int64_t log_max;       /* logs max=: bytes kept of each pipeline log (0: SD_LOG_MAX_DEFAULT) */
     char *faketime_lib;
     int faketime_children; /* preload=children: the pipeline preloads it into what it starts */
 

@@ -21,6 +21,7 @@ extern char **environ;
 
 #define SD_SUP_MAX_STREAMS 64
 #define SD_SUP_TAIL 4096
+#define SD_SUP_LINE_MAX (1u << 20)
 
 typedef struct {
     int fd;
@@ -28,7 +29,15 @@ typedef struct {
     int is_err;
     FILE *log;
     sd_buf_t partial;
+    /* the log keeps its first max/2 bytes, then a line saying how much was
+     * cut (written at head_end, rewritten at the close), then the tail: when
+     * the part after the line passes max, its last max/2 bytes (from a line's
+     * start) are moved up and the rest dropped */
+    int64_t logged, head_end, cut;
+    int cutting;
 } sd_stream_t;
+
+#define SD_SUP_CUT_LINE "streamdrill: %20lld bytes of this log were cut here (logs max=%lld keeps its first and last half)\n"
 
 typedef struct sd_sup_evnode_s {
     sd_sup_event_t ev;
@@ -53,6 +62,7 @@ struct sd_sup_s {
     char *logdir;
     char *token;
     sd_watchdog_t *wd;
+    int64_t log_max;
 
     pthread_t thread;
     int thread_running;
@@ -100,14 +110,57 @@ static int sd_sup_field(const char *line, const char *key, int64_t *out) {
     return -1;
 }
 
+/* The tail grew past the cap: keep its last half, from a line's start. */
+static void sd_sup_log_trim(sd_sup_t *s, sd_stream_t *str) {
+    int fd = fileno(str->log);
+    int64_t tail_start = str->head_end + (int64_t)snprintf(NULL, 0, SD_SUP_CUT_LINE, 0LL, (long long)s->log_max);
+    int64_t keep = s->log_max / 2, from = str->logged - keep;
+    char *buf = malloc((size_t)keep);
+    if (!buf) return;
+    ssize_t got = pread(fd, buf, (size_t)keep, from);
+    if (got <= 0) { free(buf); return; }
+    char *nl = memchr(buf, '\n', (size_t)got);
+    size_t skip = nl ? (size_t)(nl - buf) + 1 : 0;
+    ssize_t w = pwrite(fd, buf + skip, (size_t)got - skip, tail_start);
+    free(buf);
+    if (w < 0) return;
+    str->cut += from + (int64_t)skip - tail_start;
+    str->logged = tail_start + w;
+    if (ftruncate(fd, str->logged) == 0) fseek(str->log, 0, SEEK_END);
+}
+
+/* A line into the stream's log, within the cap. */
+static void sd_sup_log_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len, int64_t now) {
+    char iso[32];
+    int64_t n = (int64_t)strlen(sd_util_iso8601(now, iso, sizeof(iso))) + 2 + (int64_t)len;
+    if (!str->cutting && str->logged + n > s->log_max / 2) {
+        str->cutting = 1;
+        str->head_end = str->logged;
+        str->logged += fprintf(str->log, SD_SUP_CUT_LINE, 0LL, (long long)s->log_max);
+    }
+    if (fprintf(str->log, "%s %.*s\n", iso, (int)len, line) > 0) str->logged += n;
+    fflush(str->log);
+    if (str->cutting && str->logged - str->head_end > s->log_max) sd_sup_log_trim(s, str);
+}
+
+/* At the close: the cut line says how much was cut. */
+static void sd_sup_log_close(sd_sup_t *s, sd_stream_t *str) {
+    fflush(str->log);
+    if (str->cutting && str->logged - str->head_end > s->log_max / 2 + 200) sd_sup_log_trim(s, str);
+    if (str->cutting && str->cut) {
+        char line[256];
+        int n = snprintf(line, sizeof(line), SD_SUP_CUT_LINE, (long long)str->cut, (long long)s->log_max);
+        fflush(str->log);
+        ssize_t w = pwrite(fileno(str->log), line, (size_t)n, str->head_end);
+        (void)w;
+    }
+    fclose(str->log);
+}
+
 /* Called with the lock held. */
 static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len) {
     int64_t now = sd_util_wall_ms();
-    char iso[32];
-    if (str->log) {
-        fprintf(str->log, "%s %.*s\n", sd_util_iso8601(now, iso, sizeof(iso)), (int)len, line);
-        fflush(str->log);
-    }
+    if (str->log) sd_sup_log_line(s, str, line, len, now);
     if (str->is_err && str->inc == s->st.incarnation) {
         /* keep the last few KB of stderr for messages */
         if (len + 1 > SD_SUP_TAIL) { line += len - (SD_SUP_TAIL - 1); len = SD_SUP_TAIL - 1; }
@@ -182,7 +235,7 @@ static void sd_sup_close_stream(sd_sup_t *s, int i) {
     sd_stream_t *str = &s->streams[i];
     if (str->partial.len) sd_sup_line(s, str, str->partial.data, str->partial.len);
     sd_buf_free(&str->partial);
-    if (str->log) fclose(str->log);
+    if (str->log) sd_sup_log_close(s, str);
     close(str->fd);
     sd_inc_t *inc = sd_sup_inc(s, str->inc);
     if (inc) inc->open_streams--;
@@ -272,6 +325,11 @@ static void *sd_sup_thread(void *arg) {
                         start = i + 1;
                     }
                     if (start < (size_t)got) sd_buf_append(&str->partial, buf + start, (size_t)got - start);
+                    /* a line without end is taken a megabyte at a time */
+                    if (str->partial.len > SD_SUP_LINE_MAX) {
+                        sd_sup_line(s, str, str->partial.data, str->partial.len);
+                        sd_buf_reset(&str->partial);
+                    }
                 } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
                     sd_sup_close_stream(s, si);
                 }
@@ -306,6 +364,7 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     s->logdir = sd_util_fmt("%s/logs", conf->run_dir);
     s->token = sd_util_strdup(conf->token);
     s->wd = conf->watchdog;
+    s->log_max = conf->log_max > 0 ? conf->log_max : SD_LOG_MAX_DEFAULT;
     /* environment: ours, then the scenario's, then STREAMDRILL_RUN_TOKEN */
     int ne = 0;
     while (environ[ne]) ne++;
@@ -371,7 +430,7 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, 
     s->envp[ei] = sd_util_fmt("STREAMDRILL_INCARNATION=%d", n);
 
     char *outlog = sd_sup_log_path(s, n, 0), *errlog = sd_sup_log_path(s, n, 1);
-    FILE *lo = fopen(outlog, "w"), *le = fopen(errlog, "w");
+    FILE *lo = fopen(outlog, "w+e"), *le = fopen(errlog, "w+e");
     if (!lo || !le) {
         sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "supervisor: create %s: %s", !lo ? outlog : errlog, strerror(errno));
         if (lo) fclose(lo);
@@ -400,6 +459,7 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, 
         if (devnull >= 0) dup2(devnull, 0);
         dup2(outp[1], 1);
         dup2(errp[1], 2);
+        sd_util_child_cloexec(3);
         execvpe(argv[0], argv, s->envp);
         int e = errno;
         ssize_t w = write(execp[1], &e, sizeof(e));

@@ -38,6 +38,7 @@ typedef struct sd_sup_conf_s {
     const char *run_dir;         /* logs go to run_dir/logs */
     const char *token;           /* STREAMDRILL_RUN_TOKEN */
     sd_watchdog_t *watchdog;
+    int64_t log_max;             /* bytes kept of each log: the first half and the last (0: SD_LOG_MAX_DEFAULT) */
 } sd_sup_conf_t;
 
 typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS } sd_sup_ev_type_t;

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
@@ -683,4 +684,14 @@ void sd_counts_free(sd_counts_t *k) {
     free(k->c);
     sd_i64map_free(&k->big);
     memset(k, 0, sizeof(*k));
+}
+
+void sd_util_child_cloexec(int fd) {
+#ifdef CLOSE_RANGE_CLOEXEC
+    if (close_range((unsigned)fd, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+    for (int i = fd; i < 65536; i++) {
+        int fl = fcntl(i, F_GETFD);
+        if (fl >= 0 && !(fl & FD_CLOEXEC)) fcntl(i, F_SETFD, fl | FD_CLOEXEC);
+    }
 }

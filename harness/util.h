@@ -56,6 +56,12 @@ int sd_util_parse_duration(const char *s, int64_t *out_ms);
 /* Parse a non-negative integer with an optional k/M suffix (1000, 10k, 2M). */
 int sd_util_parse_count(const char *s, int64_t *out);
 
+/* In a child between fork and exec: every descriptor from fd up is made
+ * close-on-exec, so a program the harness starts (the pipeline, a sink
+ * command, gnuplot) holds none of the harness's own (broker sockets, the
+ * ledger, other incarnations' logs). Async-signal-safe. */
+void sd_util_child_cloexec(int fd);
+
 /* The timeout multiplier (STREAMDRILL_TIMEOUT_MULTIPLIER, default 1), the
  * way librdkafka's tests scale timeouts on slow machines. */
 double sd_util_timeout_multiplier(void);

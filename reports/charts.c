@@ -69,6 +69,7 @@ static int sd_gnuplot(const char *dir, const char *script, const char *log, char
         int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (lf >= 0) dup2(lf, 2);
         if (chdir(dir) != 0) _exit(126);
+        sd_util_child_cloexec(3);
         execlp("gnuplot", "gnuplot", script, (char *)NULL);
         _exit(127);
     }

@@ -998,6 +998,72 @@ def test_command_bounds(binary):
     return True
 
 
+def test_descriptors(binary):
+    """A program the harness starts holds none of the harness's descriptors (broker sockets, the ledger, logs):
+    the pipeline of the second incarnation and a sink command each list their open descriptors."""
+    base = os.path.join(OUT, "descriptors")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(base, "fds.drill")
+    open(drill, "w").write(
+        "source kafka topic=t partitions=1\n"
+        "sink command sh -c \"ls /proc/self/fd > $0.sink\" {run}/fds\n"
+        "pipeline sh -c \"ls /proc/self/fd > $0.$STREAMDRILL_INCARNATION; exec sleep 30\" {run}/fds\n"
+        "start timeout=2s\nproduce 5\nrestart timeout=2s optional\nawait quiescent 500ms timeout=3s\n")
+    subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+    problems = []
+    for name in ("fds.2", "fds.sink"):
+        path = os.path.join(base, "out", "fds", name)
+        if not os.path.exists(path):
+            problems.append(f"{name} was not written")
+            continue
+        fds = sorted(int(x) for x in open(path).read().split())
+        # 0, 1, 2 and the one ls opened to list them
+        if len(fds) > 4:
+            problems.append(f"{name}: descriptors {fds}")
+    if problems:
+        print("FAIL descriptors: " + "; ".join(problems))
+        return False
+    print("ok   descriptors: the second incarnation and a sink command hold only stdin, stdout, stderr")
+    return True
+
+
+def test_log_cap(binary):
+    """A pipeline that prints without end makes no unbounded run folder: each log keeps its head and tail under
+    `logs max=`, says how much was cut, and the markers in the cut part still count."""
+    base = os.path.join(OUT, "log-cap")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(base, "loud.drill")
+    open(drill, "w").write(
+        "source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nlogs max=1M\n"
+        "pipeline sh -c \"yes 'a line of the pipeline' | head -c 40000000; echo SD-READY; echo last-line; "
+        "yes 'an error' | head -c 30000000 >&2; exec sleep 30\"\n"
+        "start timeout=60s\nawait quiescent 500ms timeout=3s\n")
+    p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+    logs = os.path.join(base, "out", "loud", "logs")
+    problems = []
+    if "SD-READY" in p.stderr or not os.path.isdir(logs):
+        problems.append(f"no run: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    else:
+        for name in ("pipeline-1.stdout.log", "pipeline-1.stderr.log"):
+            path = os.path.join(logs, name)
+            size = os.path.getsize(path)
+            text = open(path, errors="replace").read()
+            m = re.search(r"streamdrill: +(\d+) bytes of this log were cut here", text)
+            if size > 1100000 or not m or int(m.group(1)) < 20000000:
+                problems.append(f"{name}: {size} bytes, cut line {m.group(0) if m else None!r}")
+            if name.endswith("stdout.log") and "last-line" not in text[-4096:]:
+                problems.append(f"{name}: the last line was not kept")
+        if "did not become ready" in p.stderr or "not ready" in p.stderr:
+            problems.append("the SD-READY marker after 40 MB of output was not seen")
+    if problems:
+        print("FAIL log-cap: " + "; ".join(problems))
+        return False
+    print("ok   log-cap: 40 MB of stdout and 30 MB of stderr kept as 1 MB each, the cut counted, the marker past it seen")
+    return True
+
+
 def test_disk_full(binary):
     """A run whose folder fills up ends with a clear error naming the cause, never "(null)"."""
     mnt = os.path.join(OUT, "disk-full")
@@ -1607,6 +1673,10 @@ def main():
         ok &= test_hostile_paths(binary)
     if not a.only or a.only in "command-bounds":
         ok &= test_command_bounds(binary)
+    if not a.only or a.only in "descriptors":
+        ok &= test_descriptors(binary)
+    if not a.only or a.only in "log-cap":
+        ok &= test_log_cap(binary)
     if not a.only or a.only in "disk-full":
         ok &= test_disk_full(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
