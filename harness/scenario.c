@@ -226,6 +226,9 @@ static sd_err_t sd_tokenize(sd_pctx_t *c, const char *text, size_t *pos, int *li
                     i += 2;
                     continue;
                 }
+                /* single quotes are literal, braces too: doubled, they come
+                 * out of the substitutions as themselves */
+                if (q == '\'' && (d == '{' || d == '}')) sd_buf_putc(&w, d);
                 sd_buf_putc(&w, d);
                 i++;
             }
@@ -256,6 +259,37 @@ static int sd_is_runtime_var(const char *name, size_t n) {
         if (strlen(sd_scenario_runtime_vars[i]) == n && !strncmp(sd_scenario_runtime_vars[i], name, n))
             return 1;
     return 0;
+}
+
+/* The line as the run shows it (a step's text): user variables filled in
+ * (outside single quotes), everything else as written. */
+static void sd_subst_raw(sd_pctx_t *c, sd_toks_t *ts) {
+    const char *s = ts->raw;
+    if (!s || !strchr(s, '{')) return;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    int single = 0;
+    for (size_t i = 0; s[i];) {
+        if (s[i] == '\'') single = !single;
+        if (!single && s[i] == '{' && s[i + 1] == '{') { sd_buf_puts(&b, "{{"); i += 2; continue; }
+        if (!single && s[i] == '{') {
+            size_t n = strcspn(s + i + 1, "{} ");
+            if (s[i + 1 + n] == '}') {
+                char *name = sd_util_strndup(s + i + 1, n);
+                const char *v = sd_kvlist_get(c->vars, name);
+                free(name);
+                if (v) {
+                    sd_buf_puts(&b, v);
+                    i += n + 2;
+                    continue;
+                }
+            }
+        }
+        sd_buf_putc(&b, s[i]);
+        i++;
+    }
+    free(ts->raw);
+    ts->raw = sd_buf_steal(&b);
 }
 
 /* Substitute user variables in a token; keep run-time ones. */
@@ -532,6 +566,7 @@ sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvl
         sd_toks_t ts;
         if ((rc = sd_tokenize(&c, text, &pos, &lineno, &ts))) goto fail;
         for (int i = 0; !rc && i < ts.n; i++) rc = sd_subst_user(&c, &ts.t[i]);
+        if (!rc) sd_subst_raw(&c, &ts);
         if (!rc && ts.n) rc = sd_lang_parse_line(&c, sc, &ts);
         sd_toks_free(&ts);
         if (rc) goto fail;
@@ -553,10 +588,20 @@ sd_err_t sd_scenario_parse(const char *path, const sd_kvlist_t *overrides, sd_sc
     if (sd_util_read_file(path, &text, &len, ioerr, sizeof(ioerr)))
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s: cannot read the scenario: %s", path, ioerr);
     if (strlen(text) != len) {
+        /* where the NUL is, as line:column */
+        size_t at = strlen(text);
+        int line = 1, col = 1;
+        for (size_t i = 0; i < at; i++) {
+            if (text[i] == '\n') line++, col = 1;
+            else col++;
+        }
         free(text);
-        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:1:1: expected a text file, found a NUL byte", path);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d:%d: expected a text file, found a NUL byte", path, line, col);
     }
-    sd_err_t rc = sd_scenario_parse_text(path, text, overrides, out, err, errlen);
+    /* a byte-order mark (some editors write one) is not part of the text */
+    const char *body = text;
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) body += 3;
+    sd_err_t rc = sd_scenario_parse_text(path, body, overrides, out, err, errlen);
     free(text);
     return rc;
 }

@@ -3,6 +3,8 @@
  * broken files under tests/broken/ are checked end to end by
  * tests/run_scenarios.py.) */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,4 +219,53 @@ Test(scenario, a_16_megabyte_line_is_an_error_not_a_crash) {
     cr_assert_eq(sd_scenario_parse_text("t.drill", text, NULL, &sc, err, sizeof(err)), SD_ERR_SCENARIO);
     cr_assert(strstr(err, "t.drill:2:14: stop timeout: expected a duration above zero"), "got: %.200s", err);
     free(text);
+}
+
+/* single quotes are literal, braces included; double quotes substitute */
+Test(scenario, single_quotes_keep_braces_literal) {
+    sd_scenario_t *sc = parse_ok("set v=1\nsource kafka topic=t\npipeline prog '{v}' \"{v}\" '{{x}}'\nproduce 1\n", NULL);
+    cr_assert_eq(sc->argc, 4);
+    char err[256];
+    sd_kvlist_t vars = {0};
+    char *a = sd_scenario_expand(sc->argv[1], &vars, err, sizeof(err));
+    char *b = sd_scenario_expand(sc->argv[2], &vars, err, sizeof(err));
+    char *c = sd_scenario_expand(sc->argv[3], &vars, err, sizeof(err));
+    cr_expect_str_eq(a, "{v}");
+    cr_expect_str_eq(b, "1");
+    cr_expect_str_eq(c, "{{x}}");
+    free(a); free(b); free(c);
+    sd_scenario_free(sc);
+}
+
+/* a byte-order mark before the first line is no character of the drill;
+ * a NUL byte is reported where it is */
+Test(scenario, byte_order_mark_skipped_and_nul_located) {
+    char path[] = "/tmp/sd_bom_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char bom[] = "\xef\xbb\xbfsource kafka topic=t\nproduce 1\n";
+    cr_assert_eq(write(fd, bom, sizeof(bom) - 1), (ssize_t)sizeof(bom) - 1);
+    close(fd);
+    sd_scenario_t *sc = NULL;
+    char err[512] = "";
+    cr_expect_eq(sd_scenario_parse(path, NULL, &sc, err, sizeof(err)), SD_OK, "%s", err);
+    sd_scenario_free(sc);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    const char nul[] = "source kafka topic=t\nproduce 1\n# a\0b\n";
+    cr_assert_eq(write(fd, nul, sizeof(nul) - 1), (ssize_t)sizeof(nul) - 1);
+    close(fd);
+    sc = NULL;
+    cr_expect_eq(sd_scenario_parse(path, NULL, &sc, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_expect(strstr(err, ":3:4: expected a text file, found a NUL byte") != NULL, "%s", err);
+    unlink(path);
+}
+
+/* a step's text, as the console and the reports show it, has its user
+ * variables filled in (run-time placeholders and single quotes kept) */
+Test(scenario, step_text_shows_user_variables_filled_in) {
+    sd_scenario_t *sc = parse_ok("set off=+1h n=5 d=2s\nclock faketime\nsource kafka topic=t\nproduce {n}\nclock offset={off}\n"
+                                 "await sink rows>='{n}' timeout={d}\n", NULL);
+    cr_expect_str_eq(sc->steps[0].text, "produce 5");
+    cr_expect_str_eq(sc->steps[1].text, "clock offset=+1h");
+    sd_scenario_free(sc);
 }
