@@ -91,7 +91,10 @@ static int sd_next_line(const char *text, size_t len, size_t *at, const char **l
         const char *nl = memchr(p, '\n', len - *at);
         size_t n = nl ? (size_t)(nl - p) : len - *at;
         *at += n + (nl ? 1 : 0);
-        if (n && p[n - 1] == '\r') n--;
+        /* JSON's blanks around a row are no part of it: a row is counted
+         * while it runs as it is read at the end, and a blank line is none */
+        while (n && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+        while (n && (*p == ' ' || *p == '\t' || *p == '\r')) p++, n--;
         if (!n) continue;
         *line = p;
         *ll = n;

@@ -40,6 +40,10 @@ typedef struct {
     int one_file;      /* path= is a file name, not a glob */
     sd_jsonl_file_t *files;
     int nfiles;
+    /* the last scan's files that end in a line cut short (no newline, not
+     * a whole object): not rows, and said so in the notes */
+    int64_t cut_lines;
+    char *cut_first;
 } sd_jsonl_sink_t;
 
 static sd_err_t sd_jsonl_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ctx, void **state, char *err, size_t errlen) {
@@ -236,7 +240,10 @@ static int sd_jsonl_emit(sd_jsonl_scan_t *c, const char *id, int idlen, int64_t 
     /* the last line may lack its newline: it is a row when it holds a
      * whole JSON object with an id (a writer still writing it would leave
      * it cut short, and it is read again at the next scan) */
-    if (unterminated && idlen < 0) return 1;
+    if (unterminated && idlen < 0) {
+        if (!c->s->cut_lines++) c->s->cut_first = sd_util_fmt("%.*s line %lld", (int)c->baselen, c->base, (long long)lineno);
+        return 1;
+    }
     size_t ll = sd_jsonl_label(c, lineno);
     return c->cb(c->opaque, idlen >= 0 ? id : NULL, idlen >= 0 ? (size_t)idlen : 0, c->label, ll, t);
 }
@@ -533,6 +540,9 @@ static sd_err_t sd_jsonl_scan(void *state, sd_sink_row_cb cb, void *opaque, char
     if (e) return e;
     sd_jsonl_scan_t *c = sd_util_xcalloc(1, sizeof(*c));
     c->s = s, c->cb = cb, c->opaque = opaque;
+    s->cut_lines = 0;
+    free(s->cut_first);
+    s->cut_first = NULL;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -615,8 +625,17 @@ static void sd_jsonl_close(void *state) {
     free(s->pattern);
     free(s->id_field);
     free(s->time_field);
+    free(s->cut_first);
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, NULL,
+static char *sd_jsonl_notes(void *state) {
+    sd_jsonl_sink_t *s = state;
+    if (!s->cut_lines) return NULL;
+    return sd_util_fmt("%lld file%s end%s in a line cut short (no newline and not a whole JSON object), not read as a row%s: "
+                       "%s%s", (long long)s->cut_lines, s->cut_lines == 1 ? "" : "s", s->cut_lines == 1 ? "s" : "",
+                       s->cut_lines == 1 ? "" : "s", s->cut_first ? s->cut_first : "", s->cut_lines > 1 ? ", ..." : "");
+}
+
+const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, sd_jsonl_notes,
                                      sd_jsonl_scan_cols, NULL};

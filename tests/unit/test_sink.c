@@ -139,6 +139,10 @@ Test(sink, jsonl_last_line_without_a_newline_is_a_row_when_whole) {
     memset(&r, 0, sizeof(r));
     cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(r.n, 1, "a last line cut short is not a row yet, got %d rows", r.n);
+    char *note = sd_sink_notes(s);
+    cr_assert_not_null(note, "a last line cut short is said");
+    cr_expect(strstr(note, "end.json line 2") && strstr(note, "cut short"), "%s", note);
+    free(note);
     sd_sink_close(s);
     free(a);
 }
@@ -811,4 +815,18 @@ Test(sink, numbers_too_wide_for_the_parsers_read_the_same_on_every_path) {
     cr_expect_str_eq(r.ids[0], "(null)");
     sd_buf_free(&text);
     for (int i = 0; i < 4; i++) free(rows[i]);
+}
+
+/* a command's rows counted while the run goes (await sink) and read at the
+ * end agree, whatever blanks surround them */
+Test(sink, command_rows_with_blanks_count_as_they_scan) {
+    const char *text = "  {\"id\":\"a-1\"}\n\t{\"id\":\"a-2\"}  \r\n   \n{\"id\":\"a-3\"}\n";
+    int64_t rows = -1;
+    char err[512];
+    cr_assert_eq(sd_sink_lines_count(text, strlen(text), "command", &rows, err, sizeof(err)), SD_OK, "%s", err);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_lines_scan(text, strlen(text), "command", "id", NULL, NULL, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(rows, 3);
+    cr_expect_eq(r.n, 3);
+    cr_expect_str_eq(r.ids[1], "a-2");
 }
