@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -236,6 +238,18 @@ static int sd_cmp_str(const void *a, const void *b) { return strcmp(*(char *cons
 /* Rebuild the reports of one run folder. */
 static int sd_report_one(const char *dir) {
     char err[1024];
+    /* a run still going holds its run.db locked: its reports are its own */
+    char *db = sd_util_fmt("%s/run.db", dir);
+    int fd = open(db, O_RDONLY | O_CLOEXEC);
+    free(db);
+    if (fd >= 0) {
+        int busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        close(fd);
+        if (busy) {
+            fprintf(stderr, "streamdrill: %s: the run is still in progress (its harness holds run.db); nothing written\n", dir);
+            return SD_EXIT_USAGE;
+        }
+    }
     sd_buf_t written, missing, timings;
     sd_buf_init(&written);
     sd_buf_init(&missing);

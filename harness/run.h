@@ -167,7 +167,8 @@ typedef struct sd_run_s {
     char *proxy_listen;
     char *faketime_file;          /* the file libfaketime reads ({run}/faketime.rc) */
     int64_t clock_offset_ms;
-    int clock_moved_line;         /* the first clock step that moved the pipeline's clock off real time (0: never) */
+    int clock_moved_line;
+    int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */         /* the first clock step that moved the pipeline's clock off real time (0: never) */
     double clock_rate;
     int net_latency, net_down, net_bandwidth, net_errors;
     struct sd_run_undo_s {

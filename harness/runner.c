@@ -17,6 +17,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -251,6 +253,8 @@ static void sd_run_close(sd_run_t *r) {
     sd_buf_free(&r->payload);
     sd_buf_free(&r->key);
     sd_kvlist_free(&r->vars);
+    if (r->lock_fd >= 0) close(r->lock_fd);
+    r->lock_fd = -1;
 }
 
 static char *sd_run_expand(sd_run_t *r, const char *text, char *err, size_t errlen) {
@@ -384,6 +388,10 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
         free(dbpath);
         return e;
     }
+    /* the run holds run.db locked (flock: SQLite's own locks are fcntl's)
+     * until it ends, so `report` can tell a running run from a dead one */
+    r->lock_fd = open(dbpath, O_RDONLY | O_CLOEXEC);
+    if (r->lock_fd >= 0) flock(r->lock_fd, LOCK_EX | LOCK_NB);
     free(dbpath);
     {
         char iso[32];
@@ -407,6 +415,16 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
         sd_buf_put_shell_word(&vb, sc->path);
         sd_buf_printf(&vb, " --seed %s --tag ", seedbuf);
         sd_buf_put_shell_word(&vb, r->tag);
+        if (opts->brokers) {
+            sd_buf_puts(&vb, " --brokers ");
+            sd_buf_put_shell_word(&vb, opts->brokers);
+        }
+        for (int i = 0; opts->xprops && i < opts->xprops->n; i++) {
+            char *kv = sd_util_fmt("%s=%s", opts->xprops->v[i].key, opts->xprops->v[i].value);
+            sd_buf_puts(&vb, " -X ");
+            sd_buf_put_shell_word(&vb, kv);
+            free(kv);
+        }
         for (int i = 0; i < sc->vars.n; i++) {
             char *kv = sd_util_fmt("%s=%s", sc->vars.v[i].key, sc->vars.v[i].value);
             sd_buf_puts(&vb, " --set ");
@@ -798,6 +816,7 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     r->t0_mono = sd_util_mono_ms();
     r->t0_wall = sd_util_wall_ms();
     r->max_event_time = INT64_MIN;
+    r->lock_fd = -1;
     char err[2048] = "";
     char detail[2048];
     sd_err_t e;

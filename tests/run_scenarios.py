@@ -592,6 +592,8 @@ def test_external_broker(binary):
             s = json.load(open(os.path.join(out, "parcel-restart", "summary.json")))
             if s["broker_kind"] != "external" or s["brokers"] != addr:
                 problems.append(f"summary says {s['broker_kind']} {s['brokers']}, expected external {addr}")
+            if f"--brokers {addr}" not in s.get("reproduce", ""):
+                problems.append(f"the reproduce line does not name the broker: {s.get('reproduce')!r}")
     b.send_signal(signal.SIGTERM)
     try:
         rc = b.wait(timeout=10)
@@ -1061,6 +1063,38 @@ def test_log_cap(binary):
         print("FAIL log-cap: " + "; ".join(problems))
         return False
     print("ok   log-cap: 40 MB of stdout and 30 MB of stderr kept as 1 MB each, the cut counted, the marker past it seen")
+    return True
+
+
+def test_report_running(binary):
+    """`report` on a run still in progress says so and writes nothing; the reproduce line names the broker it ran on."""
+    base = os.path.join(OUT, "report-running")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    drill = os.path.join(base, "slow.drill")
+    open(drill, "w").write("source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nproduce 5\nsleep 6s\n")
+    out = os.path.join(base, "out")
+    proc = subprocess.Popen([binary, "run", drill, "--out", out, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = os.path.join(out, "slow")
+    problems = []
+    for _ in range(100):
+        if os.path.exists(os.path.join(run_dir, "run.db")):
+            break
+        time.sleep(0.05)
+    time.sleep(1)
+    before = sorted(os.listdir(run_dir))
+    p = subprocess.run([binary, "report", run_dir], capture_output=True, text=True)
+    after = sorted(os.listdir(run_dir))
+    if p.returncode != 2 or "still in progress" not in p.stderr or before != after:
+        problems.append(f"report on a running run: exit {p.returncode}, {p.stderr.strip()[-160:]!r}, files {before} -> {after}")
+    proc.communicate(timeout=60)
+    p = subprocess.run([binary, "report", run_dir], capture_output=True, text=True)
+    if p.returncode != 0 or "rebuilt" not in p.stdout:
+        problems.append(f"report after the run ended: exit {p.returncode}, {p.stderr.strip()[-160:]!r}")
+    if problems:
+        print("FAIL report-running: " + "; ".join(problems))
+        return False
+    print("ok   report-running: a running run's reports left alone (exit 2, said why), rebuilt once it ended")
     return True
 
 
@@ -1677,6 +1711,8 @@ def main():
         ok &= test_descriptors(binary)
     if not a.only or a.only in "log-cap":
         ok &= test_log_cap(binary)
+    if not a.only or a.only in "report-running":
+        ok &= test_report_running(binary)
     if not a.only or a.only in "disk-full":
         ok &= test_disk_full(binary)
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
