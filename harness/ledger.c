@@ -985,6 +985,21 @@ sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char 
     return e;
 }
 
+static int64_t sd_ledger_scalar(sd_ledger_t *l, const char *sql);
+
+sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int incarnation, const char *why, char *err,
+                                size_t errlen) {
+    char sql[96];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM fault WHERE step=%d", step);
+    sd_err_t e = SD_OK;
+    if (!sd_ledger_scalar(l, sql))
+        e = sd_ledger_fault(l, step, kind, "did not land", incarnation, NULL, err, errlen);
+    if (!e)
+        e = sd_ledger_run(l, "UPDATE fault SET landed=0, landing=CASE WHEN landing IS NULL OR landing='' THEN ? ELSE landing || '; ' || ? END"
+                             " WHERE step=?", "record a fault that did not land", err, errlen, NULL, "ssi", why, why, (int64_t)step);
+    return e;
+}
+
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE fault SET batch=?, landed=?, rows_visible=?, batch_rows=?, landing=? WHERE id=?",

@@ -98,6 +98,10 @@ sd_err_t sd_ledger_step_end(sd_ledger_t *l, int idx, const char *status, const c
 sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char *detail, int incarnation,
                          int64_t *id_out, char *err, size_t errlen);
 /* Where a kill landed. */
+/* A fault step that did not do what it says: its fault row (made when it
+ * has none) marked not landed, why appended to its landing. */
+sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int incarnation, const char *why, char *err,
+                                size_t errlen);
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen);
 

@@ -367,7 +367,7 @@ sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
         r->last_data_step_mono = sd_util_mono_ms();
         char w[160];
         snprintf(w, sizeof(w), "background production of %lld events finished", (long long)r->bg_total);
-        sd_ledger_warning(r->ledger, "background", w, NULL, 0);
+        sd_run_say(r, "  %s", w);
     }
     r->bg_busy = 0;
     if (e) sd_run_set_fatal(r, e, err);

@@ -100,6 +100,12 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
     snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
     sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
     sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
+    /* in the faults too, not only the warnings */
+    char kind[32];
+    snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(st->text, " "), st->text);
+    sd_sup_state_t s = {0};
+    if (r->sup) sd_sup_state(r->sup, &s);
+    sd_ledger_fault_missed(r->ledger, (int)(st - r->sc->steps), kind, s.incarnation, why, NULL, 0);
     if (st->optional) return;
     if (!r->missed++) snprintf(r->missed_msg, sizeof(r->missed_msg), "%s", w);
 }
