@@ -239,7 +239,7 @@ sd_err_t sd_proxy_start(const char *laddr, const char *upstream, sd_proxy_t **ou
         int one = 1;
         setsockopt(px->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (px->lfd < 0 || bind(px->lfd, res->ai_addr, res->ai_addrlen) || listen(px->lfd, 64))
-            e = sd_err_set(err, errlen, SD_ERR_BROKER, "proxy: listen on %s: %s", laddr, strerror(errno));
+            e = sd_err_set(err, errlen, SD_ERR_USAGE, "--proxy: listen on %s: %s", laddr, strerror(errno));
         freeaddrinfo(res);
     }
     free(lhost);

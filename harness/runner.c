@@ -271,7 +271,8 @@ static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, co
     res->status = status;
     snprintf(res->verdict, sizeof(res->verdict), "%s", verdict);
     snprintf(res->message, sizeof(res->message), "%s", message ? message : "");
-    if (r->run_dir) snprintf(res->run_dir, sizeof(res->run_dir), "%s", r->run_dir);
+    /* a folder this run did not write (one it refused to replace) is no report of its */
+    if (r->run_dir && r->ledger) snprintf(res->run_dir, sizeof(res->run_dir), "%s", r->run_dir);
     if (r->ledger) {
         sd_ledger_meta_set(r->ledger, "verdict", verdict, NULL, 0);
         sd_ledger_meta_set(r->ledger, "reason", status == SD_OK ? "" : sd_strerror(status), NULL, 0);

@@ -901,6 +901,15 @@ def test_run_folder_safety(binary):
     p = run(dots)
     if p.returncode != 2 or "names its run folder" not in p.stderr or not os.path.exists(drill):
         problems.append(f"...drill: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    # 5. a run folder that is a symlink to another run's: refused, and no report path of the other run printed
+    other = os.path.join(base, "other")
+    subprocess.run([binary, "run", drill, "--out", other, "--quiet"], capture_output=True, text=True, cwd=base)
+    shutil.rmtree(mine, ignore_errors=True)
+    os.symlink(os.path.join(other, "tiny"), mine)
+    p = run(drill)
+    if p.returncode != 2 or "report:" in p.stderr:
+        problems.append(f"a symlinked run folder: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+    os.unlink(mine)
     if problems:
         print("FAIL folder-safety: " + "; ".join(problems))
         return False
@@ -1153,6 +1162,16 @@ def test_edges(binary):
                                                  capture_output=True, text=True), 4, "address-space limit")
     if os.path.exists(out):
         problems.append(f"{out} was written by a run that was refused")
+    # --proxy on a port in use: a usage error naming the port, not an inconclusive run
+    import socket
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    expect("--proxy on a port in use", subprocess.run([binary, "run", drill, "--out", os.path.join(base, "proxy-out"), "--proxy",
+                                                       f"127.0.0.1:{port}=127.0.0.1:9"], capture_output=True, text=True),
+           2, f"listen on 127.0.0.1:{port}")
+    busy.close()
     # a 64 KiB variable used 20,000 times is refused at its line, in bounded memory
     big = os.path.join(base, "expand.drill")
     with open(big, "w") as f:
