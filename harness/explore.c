@@ -679,8 +679,12 @@ static void sd_x_shrink_one(sd_xctx_t *X, sd_xfail_t *f, int index) {
     }
     free(path);
     if (!f->report) f->report = sd_util_strdup("");
-    sd_x_say(X, "minimal drill of [%s]: %d actions, %d fault%s (from %d, %d), fails %d of %d runs: %s", f->signature, f->actions,
-             f->faults, f->faults == 1 ? "" : "s", f->actions0, f->faults0, f->confirm_failed, f->confirm_runs, f->minimal);
+    if (!f->confirm_runs && sd_run_stop_requested)
+        sd_x_say(X, "shrinking [%s] interrupted at %d actions, %d fault%s (from %d, %d), not confirmed: %s", f->signature, f->actions,
+                 f->faults, f->faults == 1 ? "" : "s", f->actions0, f->faults0, f->minimal ? f->minimal : "(none)");
+    else
+        sd_x_say(X, "minimal drill of [%s]: %d actions, %d fault%s (from %d, %d), fails %d of %d runs: %s", f->signature, f->actions,
+                 f->faults, f->faults == 1 ? "" : "s", f->actions0, f->faults0, f->confirm_failed, f->confirm_runs, f->minimal);
     f->secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
     for (int i = 0; i < X->nchain; i++) sd_xsched_free(&X->chain[i]);
     free(X->chain);
@@ -803,6 +807,7 @@ int sd_explore(const sd_explore_opts_t *o) {
     for (int i = 0; i < x.nfails && !sd_run_stop_requested && !X.failed_hard; i++) sd_x_shrink_one(&X, &x.fails[i], i);
     x.shrink_secs = (double)(sd_util_mono_ms() - ts) / 1000.0;
     x.total_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
+    if (sd_run_stop_requested) x.ended = "interrupted"; /* while shrinking, too */
     if (sd_run_stop_requested) rc = SD_EXIT_INTERRUPTED;
     else if (X.failed_hard) rc = SD_EXIT_INTERNAL;
     else if (x.nfails) rc = SD_EXIT_FAIL;
@@ -816,10 +821,16 @@ int sd_explore(const sd_explore_opts_t *o) {
     }
     fprintf(stderr, "%s: %d runs (%d passed, %d failed, %d inconclusive), %d distinct failure%s; %.0fs\n  report: %s/explore.md\n",
             x.name, x.nruns, x.passed, x.failed, x.inconclusive, x.nfails, x.nfails == 1 ? "" : "s", x.total_secs, x.dir);
-    for (int i = 0; i < x.nfails; i++)
+    for (int i = 0; i < x.nfails; i++) {
+        if (!x.fails[i].confirm_runs) {
+            fprintf(stderr, "  [%s]: %s (%s)\n", x.fails[i].signature, x.fails[i].minimal ? x.fails[i].minimal : "(not shrunk)",
+                    sd_run_stop_requested ? "shrinking interrupted: not confirmed" : "not confirmed");
+            continue;
+        }
         fprintf(stderr, "  [%s]: %s (%d fault step%s, fails %d of %d reruns)\n", x.fails[i].signature,
                 x.fails[i].minimal ? x.fails[i].minimal : "(not shrunk)", x.fails[i].faults, x.fails[i].faults == 1 ? "" : "s",
                 x.fails[i].confirm_failed, x.fails[i].confirm_runs);
+    }
 done:
     while (X.njobs) {
         for (int i = 0; i < X.njobs; i++) kill(-X.jobs[i].pid, SIGTERM);

@@ -84,10 +84,14 @@ static void sd_xr_md(const sd_xreport_t *x, sd_buf_t *b) {
         sd_buf_printf(b, "## Failure %d: ", i + 1);
         sd_report_md_code(b, f->signature);
         sd_buf_printf(b, "\n\nFirst seen in run %d, shown by %d run%s. Shrunk from %d actions (%d fault%s) to %d (%d fault%s) in %d "
-                         "candidates and %d runs (%.0f s)%s. The minimal drill failed %d of %d reruns with this signature.\n\n",
+                         "candidates and %d runs (%.0f s)%s. ",
                       f->first_run, f->seen, f->seen == 1 ? "" : "s", f->actions0, f->faults0, f->faults0 == 1 ? "" : "s",
                       f->actions, f->faults, f->faults == 1 ? "" : "s", f->candidates, f->runs, f->secs,
-                      f->stopped ? ", stopped before the end (out of runs, or interrupted)" : "", f->confirm_failed, f->confirm_runs);
+                      f->stopped ? ", stopped before the end (out of runs, or interrupted)" : "");
+        if (f->confirm_runs)
+            sd_buf_printf(b, "The minimal drill failed %d of %d reruns with this signature.\n\n", f->confirm_failed, f->confirm_runs);
+        else
+            sd_buf_puts(b, "The minimal drill was not rerun to confirm it (exploring was interrupted, or confirmation is off).\n\n");
         sd_buf_printf(b, "- minimal drill: `%s` (rerun: `streamdrill run %s`)\n- shrink log: `%s`\n", sd_xr_rel(x, f->minimal),
                       sd_xr_rel(x, f->minimal), sd_xr_rel(x, f->log));
         if (f->report && *f->report) sd_buf_printf(b, "- report of a failing rerun: `%s`\n", sd_xr_rel(x, f->report));
@@ -137,9 +141,14 @@ static void sd_xr_html(const sd_xreport_t *x, sd_buf_t *b) {
         sd_buf_printf(b, "<h2 id=\"failure-%d\">Failure %d: <code>", i + 1, i + 1);
         sd_h(b, f->signature);
         sd_buf_printf(b, "</code></h2>\n<p>First seen in run %d, shown by %d run%s. Shrunk from %d actions (%d faults) to %d (%d faults) "
-                         "in %d candidates and %d runs. The minimal drill failed <b>%d of %d</b> reruns with this signature.</p>\n",
+                         "in %d candidates and %d runs. ",
                       f->first_run, f->seen, f->seen == 1 ? "" : "s", f->actions0, f->faults0, f->actions, f->faults, f->candidates,
-                      f->runs, f->confirm_failed, f->confirm_runs);
+                      f->runs);
+        if (f->confirm_runs)
+            sd_buf_printf(b, "The minimal drill failed <b>%d of %d</b> reruns with this signature.</p>\n", f->confirm_failed,
+                          f->confirm_runs);
+        else
+            sd_buf_puts(b, "The minimal drill was not rerun to confirm it (exploring was interrupted, or confirmation is off).</p>\n");
         sd_buf_puts(b, "<p><a href=\"");
         sd_h(b, sd_xr_rel(x, f->minimal));
         sd_buf_puts(b, "\">minimal.drill</a> · <a href=\"");

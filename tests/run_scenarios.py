@@ -1347,6 +1347,37 @@ EXPLORE_WEAK = [("at-least-once", ["--set", "mode=at-least-once"]), ("at-most-on
                                           "need-key", "commit-on-term", "late-inclusive", "fatal-errors", "hostile-ids")]
 
 
+def test_explore_interrupted(binary):
+    """explore interrupted while it shrinks says so (ended: interrupted), and claims no confirmation it did not run."""
+    out = os.path.join(OUT, "explore-interrupted")
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.Popen([binary, "explore", EXPLORE_HEADER, "--out", out, "--seed", "1", "--runs", "10", "--jobs", "2", "--set",
+                             "mode=at-least-once"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="backslashreplace")
+    problems = []
+    deadline = time.time() + 240
+    while time.time() < deadline and not glob.glob(os.path.join(out, "refpipe-explore", "shrink-1", "*")):
+        time.sleep(0.2)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        problems.append("explore still running 60 s after SIGINT")
+    path = os.path.join(out, "refpipe-explore", "explore.json")
+    doc = json.load(open(path)) if os.path.exists(path) else {}
+    if proc.returncode != 130 or doc.get("ended") != "interrupted":
+        problems.append(f"exit {proc.returncode}, ended {doc.get('ended')!r}")
+    if "fails 0 of 0" in err:
+        problems.append("it claims a confirmation of 0 of 0 reruns")
+    if problems:
+        print("FAIL explore-interrupted: " + "; ".join(problems) + f"; stderr {err.strip()[-300:]!r}")
+        return False
+    print("ok   explore-interrupted: SIGINT while shrinking ends with 130, explore.json says interrupted, no unconfirmed claim")
+    return True
+
+
 def test_explore_long(binary, only):
     """Each weak mode found within a 10-minute budget and shrunk to at most 3
     fault steps that fail 5 of 5 reruns; the correct refpipe 50 runs clean."""
@@ -1767,6 +1798,8 @@ def main():
         ok &= test_external_broker(binary)
     if not a.only or a.only in "explore":
         ok &= test_explore(binary)
+    if not a.only or a.only in "explore-interrupted":
+        ok &= test_explore_interrupted(binary)
     if not a.only or a.only in "init":
         ok &= test_init(binary)
     if not a.only or a.only in "install":
