@@ -165,7 +165,6 @@ void sd_broker_close(sd_broker_t *b) {
 const char *sd_broker_bootstrap(const sd_broker_t *b) { return b->bootstrap; }
 int sd_broker_is_embedded(const sd_broker_t *b) { return b->mock != NULL; }
 rd_kafka_mock_cluster_t *sd_broker_mock(sd_broker_t *b) { return b->mock; }
-rd_kafka_t *sd_broker_admin(sd_broker_t *b) { return b->admin; }
 
 sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char *err, size_t errlen) {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);

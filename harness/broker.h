@@ -25,8 +25,6 @@ const char *sd_broker_bootstrap(const sd_broker_t *b);
 int sd_broker_is_embedded(const sd_broker_t *b);
 /* The mock cluster (fault injection), NULL for external brokers. */
 rd_kafka_mock_cluster_t *sd_broker_mock(sd_broker_t *b);
-/* The admin handle (metadata, watermarks); owned by b. */
-rd_kafka_t *sd_broker_admin(sd_broker_t *b);
 
 /* Create topic (an existing one with the same partition count is fine).
  * When the broker refuses the admin API but creates topics on first use

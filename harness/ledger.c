@@ -842,7 +842,6 @@ sqlite3 *sd_ledger_db(sd_ledger_t *l) {
     sd_ledger_settle(l, NULL, 0);
     return l->db;
 }
-const char *sd_ledger_path(sd_ledger_t *l) { return l->path; }
 
 /* Run a one-off statement with text/int parameters described by fmt
  * ('s' text or NULL, 'i' int64, 'n' int64 or NULL when < 0 ... see below). */
@@ -903,14 +902,6 @@ char *sd_ledger_meta_get(sd_ledger_t *l, const char *key) {
     }
     pthread_mutex_unlock(&l->mu);
     return v;
-}
-
-int64_t sd_ledger_meta_get_int(sd_ledger_t *l, const char *key, int64_t dflt) {
-    char *v = sd_ledger_meta_get(l, key);
-    if (!v) return dflt;
-    int64_t r = strtoll(v, NULL, 10);
-    free(v);
-    return r;
 }
 
 /* n bytes of t (n == 0: up to its NUL) into the batch's text, NUL-ended. */

@@ -56,7 +56,6 @@ sd_err_t sd_ledger_unpack_file(const char *path, char *err, size_t errlen);
 void sd_ledger_close(sd_ledger_t *l);
 
 sqlite3 *sd_ledger_db(sd_ledger_t *l);
-const char *sd_ledger_path(sd_ledger_t *l);
 
 /* Commit the open transaction (if any) and start a new one lazily. */
 sd_err_t sd_ledger_commit(sd_ledger_t *l, char *err, size_t errlen);
@@ -70,7 +69,6 @@ sd_err_t sd_ledger_meta_set(sd_ledger_t *l, const char *key, const char *value, 
 sd_err_t sd_ledger_meta_set_int(sd_ledger_t *l, const char *key, int64_t value, char *err, size_t errlen);
 /* Caller frees; NULL when absent. */
 char *sd_ledger_meta_get(sd_ledger_t *l, const char *key);
-int64_t sd_ledger_meta_get_int(sd_ledger_t *l, const char *key, int64_t dflt);
 
 /* Record a message before it is sent. *n_out is its message number. */
 sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, int64_t *n_out,

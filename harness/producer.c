@@ -136,20 +136,6 @@ sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t er
     return SD_OK;
 }
 
-sd_err_t sd_producer_flush(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen) {
-    int64_t deadline = sd_util_mono_ms() + timeout_ms;
-    while (p->st.inflight > 0) {
-        int64_t left = deadline - sd_util_mono_ms();
-        if (left <= 0)
-            return sd_err_set(err, errlen, SD_ERR_BROKER, "producer: %lld messages to %s not acknowledged after %.1fs%s%s",
-                              (long long)p->st.inflight, p->topic, (double)timeout_ms / 1000.0,
-                              p->last_error[0] ? ": " : "", p->last_error);
-        sd_err_t e = sd_producer_poll(p, (int)(left < 100 ? left : 100), err, errlen);
-        if (e) return e;
-    }
-    return SD_OK;
-}
-
 void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out) { *out = p->st; }
 const char *sd_producer_last_error(const sd_producer_t *p) { return p->last_error; }
 

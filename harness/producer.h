@@ -40,8 +40,6 @@ sd_err_t sd_producer_send(sd_producer_t *p, const void *key, size_t keylen, cons
 /* Serve delivery reports for up to timeout_ms. Returns a ledger error if
  * recording one failed. */
 sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t errlen);
-/* Wait until nothing is in flight or timeout_ms passes. */
-sd_err_t sd_producer_flush(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen);
 void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out);
 /* Transactions, for a producer made with transactional.id among its
  * props: init once, then begin, send, end (commit 1 or abort 0). Errors

@@ -284,10 +284,3 @@ void sd_proxy_latency(sd_proxy_t *px, int64_t ms) { SD_PROXY_SET(latency_ms, ms)
 void sd_proxy_reset(sd_proxy_t *px) { SD_PROXY_SET(reset, 1); }
 void sd_proxy_blackhole(sd_proxy_t *px, int on) { SD_PROXY_SET(blackhole, on); }
 void sd_proxy_bandwidth(sd_proxy_t *px, int64_t bps) { SD_PROXY_SET(bandwidth, bps); }
-
-void sd_proxy_stats(sd_proxy_t *px, int64_t *conns, int64_t *bytes) {
-    pthread_mutex_lock(&px->lock);
-    *conns = px->conns;
-    *bytes = px->bytes;
-    pthread_mutex_unlock(&px->lock);
-}

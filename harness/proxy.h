@@ -26,7 +26,5 @@ void sd_proxy_reset(sd_proxy_t *p);
 void sd_proxy_blackhole(sd_proxy_t *p, int on);
 /* Limit each direction of each connection to bytes_per_s (0: none). */
 void sd_proxy_bandwidth(sd_proxy_t *p, int64_t bytes_per_s);
-/* Connections accepted so far, bytes forwarded. */
-void sd_proxy_stats(sd_proxy_t *p, int64_t *conns, int64_t *bytes);
 
 #endif

@@ -8,11 +8,6 @@
 
 #include "util.h"
 
-const char *sd_kind_name(sd_kind_t k) {
-    static const char *const n[SD_KIND__COUNT] = {"valid", "late", "malformed", "out-of-order", "delete", "aborted"};
-    return (int)k >= 0 && k < SD_KIND__COUNT ? n[k] : "?";
-}
-
 const char *sd_bucket_name(sd_bucket_t b) {
     static const char *const n[SD_B__COUNT] = {
         "delivered", "duplicated", "lost", "unjudgeable", "late_dropped", "late_leaked", "malformed_leaked",

@@ -29,7 +29,6 @@
 #define SD_RECON_UNSENT 255
 
 typedef enum { SD_KIND_VALID = 0, SD_KIND_LATE, SD_KIND_MALFORMED, SD_KIND_OUT_OF_ORDER, SD_KIND_DELETE, SD_KIND_ABORTED, SD_KIND__COUNT } sd_kind_t;
-const char *sd_kind_name(sd_kind_t k);
 
 /* What the harness knows of each seq, in one byte: its expected
  * disposition (bits 0-1, 3 for SD_RECON_UNSENT), its kind (bits 2-4) and

@@ -214,8 +214,6 @@ sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen);
 sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err, size_t errlen);
 /* Wait for every message in flight to be acknowledged. */
 sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen);
-/* Current row count of a sink (missing sinks count 0). */
-sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, size_t errlen);
 /* Milliseconds since the run started. */
 int64_t sd_run_elapsed_ms(const sd_run_t *r);
 /* Print a progress line (not with --quiet). */

@@ -12,11 +12,6 @@
 #include "progress.h"
 #include "run.h"
 
-sd_err_t sd_run_sink_rows(sd_run_t *r, sd_sink_t *s, int64_t *rows, char *err, size_t errlen) {
-    (void)r;
-    return sd_sink_count(s, 1, rows, err, errlen);
-}
-
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
     char local[1024] = "";
     if (!err) {

@@ -44,8 +44,6 @@ void sd_spark_close(sd_spark_t *s) {
     free(s);
 }
 
-const char *sd_spark_checkpoint(const sd_spark_t *s) { return s->dir; }
-
 /* Highest numeric file name in dir/sub, -1 if none; its mtime in *mtime. */
 static int64_t sd_spark_max(const sd_spark_t *s, const char *sub, int64_t *mtime) {
     char path[4096];

@@ -30,7 +30,6 @@ void sd_spark_close(sd_spark_t *s);
 /* A second topic the query reads (`deliveries`): its offsets join the
  * commit's as TOPIC:P:O. */
 void sd_spark_set_side(sd_spark_t *s, const char *topic, int partitions);
-const char *sd_spark_checkpoint(const sd_spark_t *s);
 
 /* Look at the checkpoint now. */
 void sd_spark_poll(sd_spark_t *s, sd_spark_state_t *out);

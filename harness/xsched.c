@@ -273,8 +273,6 @@ void sd_xsched_render(const sd_xsched_t *s, sd_buf_t *b) {
     sd_buf_puts(b, "await quiescent 2s timeout=90s\n");
 }
 
-void sd_xsched_describe(const sd_xa_t *a, sd_buf_t *b) { sd_xsched_steps(a, b, "; "); }
-
 int sd_xsched_is_fault(const sd_xa_t *a) {
     return a->kind >= SD_XA_KILL && a->kind < SD_XA__COUNT;
 }

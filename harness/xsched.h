@@ -76,8 +76,6 @@ void sd_xsched_copy(sd_xsched_t *dst, const sd_xsched_t *src);
 
 /* Append the steps of s (start, the actions, the final await) to b. */
 void sd_xsched_render(const sd_xsched_t *s, sd_buf_t *b);
-/* One action's steps, `; `-separated, on one line (for logs). */
-void sd_xsched_describe(const sd_xa_t *a, sd_buf_t *b);
 
 /* A fault action (not data, not a settle). */
 int sd_xsched_is_fault(const sd_xa_t *a);

@@ -917,12 +917,18 @@ def test_run_folder_safety(binary):
     return True
 
 
+def fresh(name):
+    """An empty folder for a coded test's files, under tests/out."""
+    base = os.path.join(OUT, name)
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    return base
+
+
 def test_hostile_paths(binary):
     """Run folders and working folders whose paths hold quotes, ;, $(), backticks, newlines and non-UTF-8 bytes:
     the charts are drawn and nothing in a path is ever run (gnuplot, or any program the harness starts)."""
-    base = os.path.join(OUT, "hostile-paths")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
+    base = fresh("hostile-paths")
     drill = os.path.join(ROOT, "scenarios", "parcel-restart.drill")
     names = [b"q';system('touch PWNED1');'", b'd";system("touch PWNED2");"', b"s;touch PWNED3;", b"c$(touch PWNED4)",
              b"b`touch PWNED5`", b"n\nsystem('touch PWNED6')\n", b"o'brien \xff\xfe"]
@@ -942,19 +948,13 @@ def test_hostile_paths(binary):
     pwned += [f for f in glob.glob("PWNED*") + glob.glob(os.path.join(ROOT, "PWNED*"))]
     if pwned:
         problems.append(f"a path ran a command: {pwned}")
-    if problems:
-        print("FAIL hostile-paths: " + "; ".join(problems))
-        return False
-    print(f"ok   hostile-paths: {len(names)} hostile names as run folder and as working folder: charts drawn, nothing run")
-    return True
+    return result("hostile-paths", problems, f"{len(names)} hostile names as run folder and as working folder: charts drawn, nothing run")
 
 
 def test_command_bounds(binary):
     """A sink command is bounded like the pipeline: its timeout covers a command that closed its output and lingers,
     SIGINT stops a run whatever it reads, its output has a cap, and nothing it started outlives the run."""
-    base = os.path.join(OUT, "command-bounds")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
+    base = fresh("command-bounds")
     problems = []
 
     def drill(name, sink):
@@ -1002,19 +1002,13 @@ def test_command_bounds(binary):
             except OSError:
                 pass
         problems.append(f"a sink command's setsid child outlived the run: {left}")
-    if problems:
-        print("FAIL command-bounds: " + "; ".join(problems))
-        return False
-    print("ok   command-bounds: a lingering command ends at its timeout, SIGINT stops a read at once, output capped, no orphan left")
-    return True
+    return result("command-bounds", problems, "a lingering command ends at its timeout, SIGINT stops a read at once, output capped, no orphan left")
 
 
 def test_descriptors(binary):
     """A program the harness starts holds none of the harness's descriptors (broker sockets, the ledger, logs):
     the pipeline of the second incarnation and a sink command each list their open descriptors."""
-    base = os.path.join(OUT, "descriptors")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
+    base = fresh("descriptors")
     drill = os.path.join(base, "fds.drill")
     open(drill, "w").write(
         "source kafka topic=t partitions=1\n"
@@ -1032,19 +1026,13 @@ def test_descriptors(binary):
         # 0, 1, 2 and the one ls opened to list them
         if len(fds) > 4:
             problems.append(f"{name}: descriptors {fds}")
-    if problems:
-        print("FAIL descriptors: " + "; ".join(problems))
-        return False
-    print("ok   descriptors: the second incarnation and a sink command hold only stdin, stdout, stderr")
-    return True
+    return result("descriptors", problems, "the second incarnation and a sink command hold only stdin, stdout, stderr")
 
 
 def test_log_cap(binary):
     """A pipeline that prints without end makes no unbounded run folder: each log keeps its head and tail under
     `logs max=`, says how much was cut, and the markers in the cut part still count."""
-    base = os.path.join(OUT, "log-cap")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
+    base = fresh("log-cap")
     drill = os.path.join(base, "loud.drill")
     open(drill, "w").write(
         "source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nlogs max=1M\n"
@@ -1068,18 +1056,12 @@ def test_log_cap(binary):
                 problems.append(f"{name}: the last line was not kept")
         if "did not become ready" in p.stderr or "not ready" in p.stderr:
             problems.append("the SD-READY marker after 40 MB of output was not seen")
-    if problems:
-        print("FAIL log-cap: " + "; ".join(problems))
-        return False
-    print("ok   log-cap: 40 MB of stdout and 30 MB of stderr kept as 1 MB each, the cut counted, the marker past it seen")
-    return True
+    return result("log-cap", problems, "40 MB of stdout and 30 MB of stderr kept as 1 MB each, the cut counted, the marker past it seen")
 
 
 def test_report_running(binary):
     """`report` on a run still in progress says so and writes nothing; the reproduce line names the broker it ran on."""
-    base = os.path.join(OUT, "report-running")
-    shutil.rmtree(base, ignore_errors=True)
-    os.makedirs(base)
+    base = fresh("report-running")
     drill = os.path.join(base, "slow.drill")
     open(drill, "w").write("source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nproduce 5\nsleep 6s\n")
     out = os.path.join(base, "out")
@@ -1100,11 +1082,7 @@ def test_report_running(binary):
     p = subprocess.run([binary, "report", run_dir], capture_output=True, text=True)
     if p.returncode != 0 or "rebuilt" not in p.stdout:
         problems.append(f"report after the run ended: exit {p.returncode}, {p.stderr.strip()[-160:]!r}")
-    if problems:
-        print("FAIL report-running: " + "; ".join(problems))
-        return False
-    print("ok   report-running: a running run's reports left alone (exit 2, said why), rebuilt once it ended")
-    return True
+    return result("report-running", problems, "a running run's reports left alone (exit 2, said why), rebuilt once it ended")
 
 
 def test_disk_full(binary):
@@ -1372,10 +1350,8 @@ def test_explore_interrupted(binary):
     if "fails 0 of 0" in err:
         problems.append("it claims a confirmation of 0 of 0 reruns")
     if problems:
-        print("FAIL explore-interrupted: " + "; ".join(problems) + f"; stderr {err.strip()[-300:]!r}")
-        return False
-    print("ok   explore-interrupted: SIGINT while shrinking ends with 130, explore.json says interrupted, no unconfirmed claim")
-    return True
+        problems.append(f"stderr {err.strip()[-300:]!r}")
+    return result("explore-interrupted", problems, "SIGINT while shrinking ends with 130, explore.json says interrupted, no unconfirmed claim")
 
 
 def test_explore_long(binary, only):
