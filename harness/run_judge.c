@@ -251,14 +251,17 @@ static uint32_t sd_run_lat_cell(const void *opaque, int64_t s) {
  * nearest rank, sd_util_ranks_u24 over the 3-byte cells), and a sample of
  * (seq, sent, seen) every nseq / 20,000 events into the table `latency`
  * for the charts; seen is sent plus the latency (a write time before the
- * send counts as the send). */
-static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c) {
+ * send counts as the send). why says why there are none. */
+static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_recon_counts_t *c, char *why, size_t wlen) {
     c->latency_p50_ms = c->latency_p95_ms = c->latency_p99_ms = c->latency_max_ms = -1;
     c->latency_samples = 0;
-    if (!obs->lat) return;
+    snprintf(why, wlen, "sink %s gave no write time for any expected id (a time= column)", sink);
     /* write times from a pipeline whose clock the drill moved are on its
      * clock, not the harness's: no latency */
-    if (r->clock_moved_line) return;
+    if (r->clock_moved_line)
+        snprintf(why, wlen, "the drill moved the pipeline's clock (the clock step at line %d), so the write times it gave are not on "
+                 "the harness's clock", r->clock_moved_line);
+    if (!obs->lat || r->clock_moved_line) return;
     {
         int64_t stride = r->nseq / 20000 + 1, k = 0, cap = r->nseq / stride + 1;
         int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
@@ -445,13 +448,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.state_rows_half = bounds.state_rows_half;
         res.counts.state_growth = bounds.state_growth;
         res.counts.state_unbounded = bounds.state_unbounded;
-        sd_run_latency(r, &obs, sink->name, &res.counts);
-        char latency_why[300] = "";
-        if (r->clock_moved_line)
-            snprintf(latency_why, sizeof(latency_why), "the drill moved the pipeline's clock (the clock step at line %d), so the "
-                     "write times it gave are not on the harness's clock", r->clock_moved_line);
-        else if (!res.counts.latency_samples)
-            snprintf(latency_why, sizeof(latency_why), "sink %s gave no write time for any expected id (a time= column)", sink->name);
+        char latency_why[300];
+        sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;
         if (primary) *unconsumed += (int)res.counts.not_yet_consumed;
         if (!by_model)
