@@ -28,7 +28,7 @@ LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
-HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/lang.c harness/ledger.c harness/events.c \
+HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/parse.c harness/lang.c harness/ledger.c harness/events.c \
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
               harness/sink.c harness/jsonfast.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/sink_command.c harness/sink_delta.c harness/sink_postgres.c harness/command.c harness/spark.c harness/proxy.c \
               harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \

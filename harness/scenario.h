@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "util.h"
 
 #define SD_MAX_SINKS 8
 
@@ -32,21 +33,6 @@ typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_
 const char *sd_disp_name(sd_disp_t d);
 const char *sd_profile_name(sd_profile_t p);
 
-/* A key=value pair (also used for --set and -X lists). */
-typedef struct sd_kv_s {
-    char *key;
-    char *value;
-} sd_kv_t;
-
-typedef struct sd_kvlist_s {
-    sd_kv_t *v;
-    int n;
-} sd_kvlist_t;
-
-void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value);
-/* Last value for key, or NULL. */
-const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key);
-void sd_kvlist_free(sd_kvlist_t *l);
 
 /* A declared sink: where the pipeline's output is read from. */
 typedef struct sd_sink_decl_s {

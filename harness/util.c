@@ -695,3 +695,26 @@ void sd_util_child_cloexec(int fd) {
         if (fl >= 0 && !(fl & FD_CLOEXEC)) fcntl(i, F_SETFD, fl | FD_CLOEXEC);
     }
 }
+
+/* ---- key-value lists ---- */
+
+void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value) {
+    l->v = sd_util_xrealloc(l->v, sizeof(*l->v) * (size_t)(l->n + 1));
+    l->v[l->n].key = sd_util_strdup(key);
+    l->v[l->n].value = sd_util_strdup(value);
+    l->n++;
+}
+
+const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key) {
+    if (!l) return NULL;
+    for (int i = l->n - 1; i >= 0; i--)
+        if (!strcmp(l->v[i].key, key)) return l->v[i].value;
+    return NULL;
+}
+
+void sd_kvlist_free(sd_kvlist_t *l) {
+    for (int i = 0; i < l->n; i++) { free(l->v[i].key); free(l->v[i].value); }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}

@@ -212,4 +212,20 @@ uint64_t sd_util_mix64(uint64_t x);
 /* Random bytes from the kernel, as lowercase hex (2*n chars + NUL). */
 void sd_util_random_hex(char *out, size_t nbytes);
 
+/* A key=value pair: a drill's variables and reader parameters, --set and -X lists. */
+typedef struct sd_kv_s {
+    char *key;
+    char *value;
+} sd_kv_t;
+
+typedef struct sd_kvlist_s {
+    sd_kv_t *v;
+    int n;
+} sd_kvlist_t;
+
+void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value);
+/* Last value for key, or NULL. */
+const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key);
+void sd_kvlist_free(sd_kvlist_t *l);
+
 #endif

@@ -1,0 +1,420 @@
+/* parse.c - tokenizer, parser and validator of .drill files.
+ *
+ * Lines are split into words the way a careful shell would, but nothing is
+ * ever run through a shell: double quotes group (with \" and \\ escapes),
+ * single quotes group literally, # begins a comment at the start of a word,
+ * a trailing backslash continues the line. Each word keeps its line and
+ * column so every error can point at it. Each line is then read by the
+ * language's table (lang.c) into the plan (scenario.h). */
+#include <ctype.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang.h"
+#include "scenario.h"
+#include "util.h"
+
+/* ---- tokens ---- */
+
+static void sd_toks_free(sd_toks_t *ts) {
+    for (int i = 0; i < ts->n; i++) free(ts->t[i].text);
+    free(ts->t);
+    free(ts->raw);
+    memset(ts, 0, sizeof(*ts));
+}
+
+static void sd_toks_push(sd_toks_t *ts, sd_buf_t *w, int line, int col, int quoted) {
+    ts->t = sd_util_xrealloc(ts->t, sizeof(*ts->t) * (size_t)(ts->n + 1));
+    ts->t[ts->n].text = sd_util_strdup(w->data ? w->data : "");
+    ts->t[ts->n].line = line;
+    ts->t[ts->n].col = col;
+    ts->t[ts->n].quoted = quoted;
+    ts->n++;
+    sd_buf_reset(w);
+}
+
+/* Tokenize the logical line that starts at *pos (physical line *lineno).
+ * Advances *pos and *lineno past it. Returns SD_OK with ts->n == 0 for a
+ * blank or comment line. */
+static sd_err_t sd_tokenize(sd_pctx_t *c, const char *text, size_t *pos, int *lineno, sd_toks_t *ts) {
+    memset(ts, 0, sizeof(*ts));
+    ts->line = *lineno;
+    sd_buf_t w, raw;
+    sd_buf_init(&w);
+    sd_buf_init(&raw);
+    size_t i = *pos;
+    size_t line_start = i;
+    int in_word = 0, quoted = 0, wline = 0, wcol = 0;
+    sd_err_t rc = SD_OK;
+    for (;;) {
+        char ch = text[i];
+        int col = (int)(i - line_start) + 1;
+        if (ch == 0 || ch == '\n') {
+            if (in_word) sd_toks_push(ts, &w, wline, wcol, quoted);
+            if (ch == '\n') i++;
+            (*lineno)++;
+            break;
+        }
+        if (ch == '\r' && (text[i + 1] == '\n' || text[i + 1] == 0)) { i++; continue; }
+        if (ch == '\\' && (text[i + 1] == '\n' || (text[i + 1] == '\r' && text[i + 2] == '\n'))) {
+            /* continuation: the word (if any) ends here, the line goes on */
+            if (in_word) { sd_toks_push(ts, &w, wline, wcol, quoted); in_word = 0; quoted = 0; }
+            i += text[i + 1] == '\n' ? 2 : 3;
+            (*lineno)++;
+            line_start = i;
+            if (raw.len && raw.data[raw.len - 1] != ' ') sd_buf_putc(&raw, ' ');
+            continue;
+        }
+        if (isspace((unsigned char)ch)) {
+            if (in_word) { sd_toks_push(ts, &w, wline, wcol, quoted); in_word = 0; quoted = 0; }
+            /* the step as recorded: single spaces between words */
+            if (raw.len && raw.data[raw.len - 1] != ' ') sd_buf_putc(&raw, ' ');
+            i++;
+            continue;
+        }
+        if (ch == '\\' && text[i + 1] && text[i + 1] != '\n' && text[i + 1] != '\r') {
+            /* outside quotes a backslash takes the next character literally */
+            if (!in_word) { in_word = 1; wline = *lineno; wcol = col; }
+            sd_buf_putc(&w, text[i + 1]);
+            sd_buf_putc(&raw, ch);
+            sd_buf_putc(&raw, text[i + 1]);
+            i += 2;
+            continue;
+        }
+        if (ch == '#' && !in_word) {
+            while (text[i] && text[i] != '\n') i++;
+            continue;
+        }
+        if (!in_word) { in_word = 1; wline = *lineno; wcol = col; }
+        if (ch == '"' || ch == '\'') {
+            char q = ch;
+            int qline = *lineno, qcol = col;
+            quoted = 1;
+            sd_buf_putc(&raw, ch);
+            i++;
+            for (;;) {
+                char d = text[i];
+                if (d == 0 || d == '\n') {
+                    rc = sd_perr(c, qline, qcol, "unterminated %s quote: expected a closing %c before the end of the line",
+                                 q == '"' ? "double" : "single", q);
+                    goto out;
+                }
+                sd_buf_putc(&raw, d);
+                if (d == q) { i++; break; }
+                if (q == '"' && d == '\\' && (text[i + 1] == '"' || text[i + 1] == '\\')) {
+                    sd_buf_putc(&w, text[i + 1]);
+                    sd_buf_putc(&raw, text[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                /* single quotes are literal, braces too: doubled, they come
+                 * out of the substitutions as themselves */
+                if (q == '\'' && (d == '{' || d == '}')) sd_buf_putc(&w, d);
+                sd_buf_putc(&w, d);
+                i++;
+            }
+            continue;
+        }
+        sd_buf_putc(&w, ch);
+        sd_buf_putc(&raw, ch);
+        i++;
+    }
+out:
+    *pos = i;
+    /* trim the raw text */
+    {
+        char *r = raw.data ? raw.data : "";
+        while (*r == ' ') r++;
+        size_t n = strlen(r);
+        while (n && r[n - 1] == ' ') n--;
+        ts->raw = sd_util_strndup(r, n);
+    }
+    sd_buf_free(&w);
+    sd_buf_free(&raw);
+    if (rc != SD_OK) sd_toks_free(ts);
+    return rc;
+}
+
+static int sd_is_runtime_var(const char *name, size_t n) {
+    for (int i = 0; sd_scenario_runtime_vars[i]; i++)
+        if (strlen(sd_scenario_runtime_vars[i]) == n && !strncmp(sd_scenario_runtime_vars[i], name, n))
+            return 1;
+    return 0;
+}
+
+/* The line as the run shows it (a step's text): user variables filled in
+ * (outside single quotes), everything else as written. */
+static void sd_subst_raw(sd_pctx_t *c, sd_toks_t *ts) {
+    const char *s = ts->raw;
+    if (!s || !strchr(s, '{')) return;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    int single = 0;
+    for (size_t i = 0; s[i];) {
+        if (s[i] == '\'') single = !single;
+        if (!single && s[i] == '{' && s[i + 1] == '{') { sd_buf_puts(&b, "{{"); i += 2; continue; }
+        if (!single && s[i] == '{') {
+            size_t n = strcspn(s + i + 1, "{} ");
+            if (s[i + 1 + n] == '}') {
+                char *name = sd_util_strndup(s + i + 1, n);
+                const char *v = sd_kvlist_get(c->vars, name);
+                free(name);
+                if (v) {
+                    sd_buf_puts(&b, v);
+                    i += n + 2;
+                    continue;
+                }
+            }
+        }
+        sd_buf_putc(&b, s[i]);
+        i++;
+    }
+    free(ts->raw);
+    ts->raw = sd_buf_steal(&b);
+}
+
+/* Substitute user variables in a token; keep run-time ones. */
+static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
+    const char *s = t->text;
+    if (!strchr(s, '{') && !strchr(s, '}')) return SD_OK;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    for (size_t i = 0; s[i];) {
+        if (s[i] == '{' && s[i + 1] == '{') { sd_buf_puts(&b, "{{"); i += 2; continue; }
+        if (s[i] == '}' && s[i + 1] == '}') { sd_buf_puts(&b, "}}"); i += 2; continue; }
+        if (s[i] == '{') {
+            const char *end = strchr(s + i, '}');
+            size_t n = end ? (size_t)(end - (s + i + 1)) : 0;
+            int ok = end && n > 0;
+            for (size_t k = 0; ok && k < n; k++) {
+                char ch = s[i + 1 + k];
+                if (!(isalnum((unsigned char)ch) || ch == '_' || ch == '-')) ok = 0;
+            }
+            if (!ok) {
+                sd_buf_free(&b);
+                return sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
+                               "expected a {variable} name of letters, digits, _ or -, found \"%s\" (write {{ for a literal brace)",
+                               s + i);
+            }
+            char *name = sd_util_strndup(s + i + 1, n);
+            const char *v = sd_kvlist_get(c->vars, name);
+            if (v && (c->expanded += strlen(v)) > SD_EXPAND_MAX) {
+                sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
+                                     "{%s}: the drill's variables expand to more than %zu MB in all here; expected a drill of "
+                                     "ordinary size (is a large variable used many times?)", name, SD_EXPAND_MAX >> 20);
+                free(name);
+                sd_buf_free(&b);
+                return e;
+            }
+            if (v) {
+                sd_buf_puts(&b, v);
+            } else if (sd_is_runtime_var(name, n)) {
+                sd_buf_append(&b, s + i, n + 2);
+            } else {
+                sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
+                                     "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE "
+                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name, libexec)",
+                                     name, name, name);
+                free(name);
+                sd_buf_free(&b);
+                return e;
+            }
+            free(name);
+            i += n + 2;
+            continue;
+        }
+        if (s[i] == '}') {
+            sd_buf_free(&b);
+            return sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
+                           "expected a matching { before }, found a lone } (write }} for a literal brace)");
+        }
+        sd_buf_putc(&b, s[i]);
+        i++;
+    }
+    free(t->text);
+    t->text = sd_buf_steal(&b);
+    return SD_OK;
+}
+
+/* Checks that need the whole file: what each step needs declared or done
+ * before it (the table's `needs`), and the order of start and restart. */
+static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
+    int started = 0, target = 0;
+    for (int k = 0; k < sc->nsinks; k++)
+        if (!sc->sinks[k].is_quarantine) target = 1;
+    for (int i = 0; i < sc->nsteps; i++) {
+        sd_step_t *st = &sc->steps[i];
+        const sd_lang_entry_t *e = sd_lang_step_entry(st->kind);
+        const char *name = st->kind == SD_STEP_DAMAGE ? "damage" : e->name;
+        int needs = e->needs;
+        if ((needs & SD_NEEDS_PIPELINE) && !sc->argv)
+            return sd_perr(c, st->line, 1, "%s: expected a `pipeline` line in the header to start, found none", name);
+        if ((needs & SD_NEEDS_STARTED) && !started)
+            return sd_perr(c, st->line, 1, "%s: expected a `start` step before it, found none", name);
+        if ((needs & SD_NEEDS_SOURCE) && !sc->has_source)
+            return sd_perr(c, st->line, 1, "%s: expected a `source kafka topic=...` line in the header, found none", name);
+        if ((needs & SD_NEEDS_FAKETIME) && !sc->faketime)
+            return sd_perr(c, st->line, 1, "%s: expected a `clock faketime` line in the header (the pipeline must run under libfaketime), found none", name);
+        if ((needs & SD_NEEDS_BATCHES) && sc->progress != SD_PROGRESS_MARKERS && sc->progress != SD_PROGRESS_SPARK)
+            return sd_perr(c, st->line, 1, "%s: expected `progress markers` or `progress spark` (batches must be visible), found none", name);
+        if (st->kind == SD_STEP_AWAIT_SINK) {
+            int found = 0;
+            for (int k = 0; k < sc->nsinks; k++)
+                if (!strcmp(sc->sinks[k].name, st->sink)) found = 1;
+            if (!found)
+                return sd_perr(c, st->line, 1, "await sink: expected a declared sink named \"%s\", found %s", st->sink,
+                               sc->nsinks ? "only other names" : "no `sink` line");
+        } else if ((needs & SD_NEEDS_SINK) && !sc->nsinks) {
+            return sd_perr(c, st->line, 1, "%s: expected a `sink` line in the header, found none", name);
+        }
+        if (st->kind == SD_STEP_EXPECT && !target)
+            return sd_perr(c, st->line, 1, "expect: expected a target `sink` line (not only `quarantine`), found none");
+        if (st->kind == SD_STEP_START && started)
+            return sd_perr(c, st->line, 1, "start: expected the pipeline to be stopped, found it started already (use `restart`)");
+        if (st->kind == SD_STEP_START || st->kind == SD_STEP_RESTART) started = 1;
+    }
+    if (sc->model.kind) {
+        const char *want = sc->model.sink ? sc->model.sink : "target";
+        int found = 0;
+        for (int k = 0; k < sc->nsinks; k++)
+            if (!sc->sinks[k].is_quarantine && !strcmp(sc->sinks[k].name, want)) found = 1;
+        if (!found)
+            return sd_perr(c, sc->model.line, 1, "model: expected a declared sink named \"%s\" (not a quarantine) to judge, found %s", want,
+                           sc->nsinks ? "only other names" : "no `sink` line");
+    }
+    if (sc->nsteps == 0)
+        return sd_perr(c, 1, 1, "expected at least one step (start, produce, ..., expect), found none");
+    /* the name is the run folder's: never a path, never . or .. */
+    size_t nl = strlen(sc->name);
+    if (!nl || nl > 128 || sc->name[0] == '.' || strspn(sc->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != nl)
+        return sd_perr(c, 1, 1, "the scenario's name comes from its file name and names its run folder: expected letters, digits, "
+                       "'.', '_' or '-' (not first a '.', up to 128), found \"%.140s\" (add a `name NAME` line)", sc->name);
+    return SD_OK;
+}
+
+/* The leading comment block: the scenario's description. */
+static char *sd_description(const char *text) {
+    sd_buf_t d;
+    sd_buf_init(&d);
+    const char *p = text;
+    while (*p == '#') {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *s = p + 1;
+        size_t m = n - 1;
+        if (m && *s == ' ') { s++; m--; }
+        if (d.len) sd_buf_putc(&d, '\n');
+        sd_buf_append(&d, s, m);
+        p = nl ? nl + 1 : p + n;
+    }
+    return sd_buf_steal(&d);
+}
+
+/* Pass 1: `set` lines define defaults; overrides win. They are read first
+ * so a variable may be used above its `set` line. */
+static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *text, const sd_kvlist_t *overrides) {
+    size_t pos = 0;
+    int lineno = 1;
+    sd_err_t rc = SD_OK;
+    while (text[pos] && !rc) {
+        sd_toks_t ts;
+        if ((rc = sd_tokenize(c, text, &pos, &lineno, &ts))) return rc;
+        if (ts.n && !strcmp(ts.t[0].text, "set")) {
+            sd_kvlist_t tmp = {0};
+            rc = sd_lang_parse_kvs(c, &ts, "set", &tmp, 0);
+            for (int i = 0; !rc && i < tmp.n; i++)
+                if (!sd_kvlist_get(overrides, tmp.v[i].key)) sd_kvlist_add(&sc->vars, tmp.v[i].key, tmp.v[i].value);
+            sd_kvlist_free(&tmp);
+        }
+        sd_toks_free(&ts);
+    }
+    if (rc) return rc;
+    for (int i = 0; overrides && i < overrides->n; i++) sd_kvlist_add(&sc->vars, overrides->v[i].key, overrides->v[i].value);
+    /* a value may hold run-time placeholders ({run}, ...), nothing else:
+     * what `check` accepts, `run` can expand */
+    for (int i = 0; i < sc->vars.n; i++) {
+        const char *v = sc->vars.v[i].value;
+        for (size_t k = 0; v[k]; k++) {
+            if ((v[k] == '{' && v[k + 1] == '{') || (v[k] == '}' && v[k + 1] == '}')) { k++; continue; }
+            if (v[k] != '{') continue;
+            size_t n = strcspn(v + k + 1, "}");
+            if (!v[k + 1 + n] || !sd_is_runtime_var(v + k + 1, n))
+                return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO,
+                                  "%s: variable %s=%s: {%.*s} is no run-time placeholder (run, brokers, proxy, topic, checkpoint, "
+                                  "pipelines, here, seed, tag, group, name, libexec; {{ for a literal brace)",
+                                  c->path, sc->vars.v[i].key, v, (int)(n > 64 ? 64 : n), v + k + 1);
+            k += n + 1;
+        }
+    }
+    for (int i = 0; i < sc->vars.n; i++)
+        if (sd_is_runtime_var(sc->vars.v[i].key, strlen(sc->vars.v[i].key)))
+            return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s: variable {%s} is provided by the run and cannot be set", c->path,
+                              sc->vars.v[i].key);
+    return SD_OK;
+}
+
+sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvlist_t *overrides,
+                                sd_scenario_t **out, char *err, size_t errlen) {
+    sd_scenario_t *sc = sd_util_xcalloc(1, sizeof(*sc));
+    sd_pctx_t c = {.path = path, .err = err, .errlen = errlen, .vars = &sc->vars};
+    sd_err_t rc = SD_OK;
+    sc->path = sd_util_strdup(path);
+    char *abs = sd_util_abspath(path);
+    sc->dir = sd_util_dirname(abs);
+    free(abs);
+    sc->name = sd_util_stem(path);
+    sd_lang_header_defaults(sc);
+    sc->start_ms = 1767254400000LL; /* 2026-01-01T08:00:00Z */
+    sc->id_field = sd_util_strdup("event_id");
+    sc->time_field = sd_util_strdup("event_time");
+    sc->description = sd_description(text);
+
+    if ((rc = sd_read_variables(&c, sc, text, overrides))) goto fail;
+    size_t pos = 0;
+    int lineno = 1;
+    while (text[pos]) {
+        sd_toks_t ts;
+        if ((rc = sd_tokenize(&c, text, &pos, &lineno, &ts))) goto fail;
+        for (int i = 0; !rc && i < ts.n; i++) rc = sd_subst_user(&c, &ts.t[i]);
+        if (!rc) sd_subst_raw(&c, &ts);
+        if (!rc && ts.n) rc = sd_lang_parse_line(&c, sc, &ts);
+        sd_toks_free(&ts);
+        if (rc) goto fail;
+    }
+    if ((rc = sd_validate(&c, sc))) goto fail;
+    *out = sc;
+    return SD_OK;
+fail:
+    sd_scenario_free(sc);
+    *out = NULL;
+    return rc;
+}
+
+sd_err_t sd_scenario_parse(const char *path, const sd_kvlist_t *overrides, sd_scenario_t **out, char *err,
+                           size_t errlen) {
+    char *text = NULL;
+    char ioerr[512];
+    size_t len = 0;
+    if (sd_util_read_file(path, &text, &len, ioerr, sizeof(ioerr)))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s: cannot read the scenario: %s", path, ioerr);
+    if (strlen(text) != len) {
+        /* where the NUL is, as line:column */
+        size_t at = strlen(text);
+        int line = 1, col = 1;
+        for (size_t i = 0; i < at; i++) {
+            if (text[i] == '\n') line++, col = 1;
+            else col++;
+        }
+        free(text);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d:%d: expected a text file, found a NUL byte", path, line, col);
+    }
+    /* a byte-order mark (some editors write one) is not part of the text */
+    const char *body = text;
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) body += 3;
+    sd_err_t rc = sd_scenario_parse_text(path, body, overrides, out, err, errlen);
+    free(text);
+    return rc;
+}
