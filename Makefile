@@ -28,11 +28,11 @@ LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
-HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/parse.c harness/lang.c harness/ledger.c harness/events.c \
+HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/parse.c harness/lang.c harness/run_base.c harness/ledger.c harness/events.c \
               harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
               harness/sink.c harness/jsonfast.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/sink_command.c harness/sink_delta.c harness/sink_postgres.c harness/command.c harness/spark.c harness/proxy.c \
-              harness/observe.c harness/recon.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
-              harness/runner.c harness/run_send.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
+              harness/observe.c harness/recon.c harness/progress_batch.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
+              harness/runner.c harness/run_send.c harness/run_loop.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
               harness/run_bounds.c harness/result_join.c harness/run_join.c \
               harness/xsched.c harness/shrink.c harness/explore.c harness/init.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c

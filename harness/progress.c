@@ -1,6 +1,7 @@
-/* progress.c - the progress interface (see progress.h): the batch state
- * every source feeds, the questions the runner and the injectors ask, and
- * the sources that need no file of their own (markers, sink, none). */
+/* progress.c - the progress interface (see progress.h): which source a
+ * drill names, and the questions the runner and the injectors ask of it
+ * (in flight, caught up, how long a batch takes). The batch state every
+ * source feeds is progress_batch.c's. */
 #include "progress.h"
 
 #include <stdio.h>
@@ -8,71 +9,6 @@
 #include <string.h>
 
 #include "run.h"
-
-/* A batch began or committed in incarnation inc: record it, and keep the
- * newest incarnation's batch state. The one path for markers and Spark. */
-sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
-                                 const char *offsets, int64_t t_ms, char *err, size_t errlen) {
-    int64_t now = sd_util_mono_ms();
-    sd_run_batches_t *b = &r->bs;
-    /* a commit's offsets say how far the pipeline has read: the rows of a
-     * batch that did not say its size are how far the offsets moved */
-    int64_t moved = -1;
-    if (type == SD_SUP_EV_COMMIT && offsets && r->consumed) {
-        char *save = NULL, *list = sd_util_strdup(offsets);
-        moved = 0;
-        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            /* P:O for the source topic, TOPIC:P:O for another one (the deliveries) */
-            char *c1 = strchr(tok, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            int p;
-            long long o;
-            if (c2) {
-                *c1 = 0;
-                if (r->side_topic && !strcmp(tok, r->side_topic) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 &&
-                    p < r->side_partitions)
-                    r->side_consumed[p] = o;
-                continue;
-            }
-            if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) {
-                int64_t before = r->consumed[p] < 0 ? 0 : r->consumed[p];
-                if (o > before) moved += o - before;
-                r->consumed[p] = o;
-            }
-        }
-        free(list);
-        r->last_offsets_mono = now;
-    }
-    b->last_event_mono = now;
-    b->events++;
-    if (inc == b->incarnation) {
-        if (type == SD_SUP_EV_BEGIN) {
-            b->begun = id;
-            b->begun_rows = rows;
-            b->begun_mono = now;
-            b->begun_with_incarnation = 0;
-            /* what the target held when the batch began: a kill reports how
-             * many of the batch's rows were visible when it landed */
-            b->begun_sink_rows = sd_progress_target_rows(r);
-        } else {
-            if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
-                int k = b->nhist < 32 ? b->nhist++ : (int)(b->events % 32);
-                b->hist_rows[k] = b->begun_rows > 0 ? b->begun_rows : moved > 0 ? moved : -1;
-                b->hist_ms[k] = now - b->begun_mono;
-            }
-            b->committed = id;
-            b->committed_mono = now;
-            b->commits++;
-        }
-    }
-    return sd_ledger_batch(r->ledger, inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
-                           type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
-}
-
-int64_t sd_progress_target_rows(sd_run_t *r) {
-    int64_t rows = -1;
-    if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
-    return rows;
-}
 
 int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
     const sd_run_batches_t *b = &r->bs;
@@ -182,37 +118,6 @@ void sd_progress_new_incarnation(sd_run_t *r, int inc) {
     r->bs.begun_rows = -1;
     r->bs.commits = 0;
 }
-
-/* ---- the sources without a file of their own ---- */
-
-/* markers: SD-READY, or the first batch marker, or a connection to the
- * broker. A pipeline that prints markers but no SD-READY prints nothing
- * before data flows: it is ready once its process group holds a TCP
- * connection to the broker (or the proxy) and has been up for a second
- * (time to subscribe or assign). Once a pipeline was found ready that way,
- * the harness stops waiting for an SD-READY it does not print: later
- * incarnations are ready as soon as they connect. */
-int sd_progress_connected_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    if (st->ready || r->bs.begun >= 0 || r->bs.committed >= 0) return 1;
-    if (!r->nbroker_ports || up_ms < (r->no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
-    int64_t now = sd_util_mono_ms();
-    if (now < r->next_connect_check_mono) return 0;
-    r->next_connect_check_mono = now + 100;
-    if (sd_sup_connected(r->sup, r->broker_ports, r->nbroker_ports) != 1) return 0;
-    r->no_ready_marker = 1;
-    return 1;
-}
-
-/* sink, none: nothing reports readiness; still up after 2 s is ready */
-static int sd_grace_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    (void)r; (void)st;
-    return up_ms >= sd_util_scaled_ms(2000);
-}
-
-const sd_progress_ops_t sd_progress_markers = {.name = "markers", .batches = 1, .ready = sd_progress_connected_ready,
-                                               .not_ready = "printed no SD-READY"};
-const sd_progress_ops_t sd_progress_sink = {.name = "sink", .batches = 0, .ready = sd_grace_ready};
-const sd_progress_ops_t sd_progress_none = {.name = "none", .batches = 0, .ready = sd_grace_ready};
 
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
     switch (kind) {

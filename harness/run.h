@@ -156,6 +156,9 @@ typedef struct sd_run_s {
 
     /* background production (produce ... background) */
     int bg_active, bg_busy;
+    /* production the event loop serves while the run waits (run_send.c
+     * registers it with a background `produce`); NULL: none */
+    sd_err_t (*background)(struct sd_run_s *r, char *err, size_t errlen);
     int64_t bg_total, bg_done, bg_t0;
     double bg_rate;
 

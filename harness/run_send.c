@@ -414,6 +414,7 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
         r->bg_done = 0;
         r->bg_rate = st->rate;
         r->bg_t0 = t0;
+        r->background = sd_run_background; /* served by the event loop from now on */
         sd_events_id(r->events, first, a);
         sd_events_id(r->events, first + st->count - 1, b);
         snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->count, a, b,

@@ -1,0 +1,111 @@
+/* run_base.c - the services every file of the run calls, below all of
+ * them: the console (a line, the live status line), the run's fatal error,
+ * a fault step that did not land, faults to undo when they are due, and
+ * the stop request SIGINT and SIGTERM set. It calls nothing of the run's
+ * other files. */
+#include "run.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+volatile sig_atomic_t sd_run_stop_requested = 0;
+
+int64_t sd_run_elapsed_ms(const sd_run_t *r) { return sd_util_mono_ms() - r->t0_mono; }
+
+/* Take the live progress line off the screen, so a message prints clean. */
+void sd_run_live_clear(sd_run_t *r) {
+    if (!r->live_shown) return;
+    fputs("\r\033[K", stderr);
+    r->live_shown = 0;
+}
+
+/* The live progress line: step, events sent and acknowledged, rows in the
+ * target, elapsed time; redrawn at most five times a second. */
+void sd_run_live(sd_run_t *r) {
+    int64_t now = sd_util_mono_ms();
+    if (!r->live || now < r->live_next_mono) return;
+    r->live_next_mono = now + 200;
+    sd_producer_stats_t st = {0};
+    if (r->producer) sd_producer_stats(r->producer, &st);
+    int64_t rows = -1;
+    for (int i = 0; i < r->nsinks; i++)
+        if (r->sinks[i] == r->target && r->sampled) rows = r->counts[i];
+    char line[256];
+    int n = snprintf(line, sizeof(line), "[%s %.1fs] step %d/%d: %s | sent %lld, acked %lld | target ", r->sc->name,
+                     (double)sd_run_elapsed_ms(r) / 1000.0, r->step + 1, r->sc->nsteps, r->sc->steps[r->step].text,
+                     (long long)st.sent, (long long)st.acked);
+    if (n > 0 && (size_t)n < sizeof(line)) {
+        if (rows >= 0) snprintf(line + n, sizeof(line) - (size_t)n, "%lld rows", (long long)rows);
+        else snprintf(line + n, sizeof(line) - (size_t)n, "?");
+    }
+    /* one screen line: cut at the terminal's width */
+    struct winsize ws;
+    size_t width = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 ? ws.ws_col - 1 : 100;
+    if (strlen(line) > width) line[width] = 0;
+    fprintf(stderr, "\r\033[K%s", line);
+    fflush(stderr);
+    r->live_shown = 1;
+}
+
+void sd_run_say(sd_run_t *r, const char *fmt, ...) {
+    if (r->opts->quiet) return;
+    sd_run_live_clear(r);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[%s %7.2fs] ", r->sc->name, (double)sd_run_elapsed_ms(r) / 1000.0);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
+    if (!r->fatal) {
+        r->fatal = e;
+        snprintf(r->fatal_msg, sizeof(r->fatal_msg), "%s", msg && *msg ? msg : sd_strerror(e));
+    }
+    return e;
+}
+
+void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
+    char w[1536];
+    snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
+    sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
+    sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
+    /* in the faults too, not only the warnings */
+    char kind[32];
+    snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(st->text, " "), st->text);
+    sd_sup_state_t s = {0};
+    if (r->sup) sd_sup_state(r->sup, &s);
+    sd_ledger_fault_missed(r->ledger, (int)(st - r->sc->steps), kind, s.incarnation, why, NULL, 0);
+    if (st->optional) return;
+    if (!r->missed++) snprintf(r->missed_msg, sizeof(r->missed_msg), "%s", w);
+}
+
+void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {
+    if (r->nundo >= (int)(sizeof(r->undo) / sizeof(r->undo[0]))) {
+        fn(r, arg); /* no room: undo now rather than never */
+        return;
+    }
+    r->undo[r->nundo].due_mono = due_mono;
+    r->undo[r->nundo].fn = fn;
+    r->undo[r->nundo].arg = arg;
+    r->nundo++;
+}
+
+/* Undo the faults whose time is up (for=). */
+void sd_run_undo_due(sd_run_t *r, int all) {
+    int64_t now = sd_util_mono_ms();
+    for (int i = 0; i < r->nundo;) {
+        if (all || r->undo[i].due_mono <= now) {
+            struct sd_run_undo_s u = r->undo[i];
+            r->undo[i] = r->undo[--r->nundo];
+            u.fn(r, u.arg);
+        } else {
+            i++;
+        }
+    }
+}

@@ -1,0 +1,184 @@
+/* run_loop.c - the event loop every wait of a run serves (sd_run_tick):
+ * the producer's delivery reports, production registered to go on in the
+ * background (r->background), the pipeline's events (markers, exits, Spark's
+ * account), sink samples, faults to undo, periodic commits of run.db. It
+ * calls no file of the run above it: what it serves is registered with it
+ * or lies below (run_base.c, progress, the supervisor). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress.h"
+#include "run.h"
+
+sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
+    char local[1024] = "";
+    if (!err) {
+        err = local;
+        errlen = sizeof(local);
+    }
+    sd_err_t e = r->background ? r->background(r, err, errlen) : SD_OK;
+    if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+    if (!e && r->side_producer) e = sd_producer_poll(r->side_producer, 0, err, errlen);
+    if (!e) e = sd_run_sup_events(r, err, errlen);
+    if (e) sd_run_set_fatal(r, e, err);
+    return e;
+}
+
+/* Spark's own account of a batch (StreamingQueryProgress JSON), and the
+ * state each stateful operator kept after it. */
+static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen) {
+    json_t *o = json_loads(text, 0, NULL);
+    if (!o) return SD_OK;
+    int64_t batch = json_integer_value(json_object_get(o, "batchId"));
+    int64_t rows = json_integer_value(json_object_get(o, "numInputRows"));
+    const char *name = json_string_value(json_object_get(o, "name"));
+    int64_t dur = json_integer_value(json_object_get(json_object_get(o, "durationMs"), "triggerExecution"));
+    int64_t dropped = 0, wm = INT64_MIN;
+    const char *wms = json_string_value(json_object_get(json_object_get(o, "eventTime"), "watermark"));
+    /* before any event Spark reports the epoch: no watermark yet */
+    if (wms && (sd_util_parse_iso8601(wms, &wm) || wm <= 0)) wm = INT64_MIN;
+    json_t *ops = json_object_get(o, "stateOperators");
+    size_t i;
+    json_t *op;
+    json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
+    if (batch >= 0 && batch + 1 > r->account_next) r->account_next = batch + 1;
+    if (json_array_size(ops)) r->account_stateful = 1;
+    sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
+    json_array_foreach(ops, i, op) {
+        if (e) break;
+        char opname[96];
+        const char *on = json_string_value(json_object_get(op, "operatorName"));
+        snprintf(opname, sizeof(opname), "%s#%zu", on ? on : "operator", i);
+        json_t *cm = json_object_get(op, "customMetrics");
+        char *custom = json_object_size(cm) ? json_dumps(cm, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+#define SD_FIG(k) (json_is_integer(json_object_get(op, k)) ? json_integer_value(json_object_get(op, k)) : INT64_MIN)
+        sd_state_row_t s = {.incarnation = inc, .t_ms = t_ms, .query = name, .batch = batch, .op = opname,
+                            .rows_total = SD_FIG("numRowsTotal"), .rows_updated = SD_FIG("numRowsUpdated"),
+                            .rows_removed = SD_FIG("numRowsRemoved"), .memory_bytes = SD_FIG("memoryUsedBytes"),
+                            .watermark_ms = wm, .input_rows = rows, .custom = custom};
+#undef SD_FIG
+        e = sd_ledger_state(r->ledger, &s, err, errlen);
+        free(custom);
+    }
+    json_decref(o);
+    return e;
+}
+
+/* Record what the supervisor saw. */
+sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
+    if (!r->sup) return SD_OK;
+    sd_sup_event_t ev;
+    sd_err_t e = sd_progress_poll(r, err, errlen);
+    while (!e && sd_sup_next_event(r->sup, &ev) == 0) {
+        switch (ev.type) {
+        case SD_SUP_EV_BEGIN:
+        case SD_SUP_EV_COMMIT:
+            e = sd_progress_batch_event(r, ev.type, ev.incarnation, ev.batch, ev.rows, ev.text, ev.t_ms, err, errlen);
+            if (!e && ev.type == SD_SUP_EV_COMMIT && ev.state >= 0) {
+                sd_state_row_t s = {.incarnation = ev.incarnation, .t_ms = ev.t_ms, .query = "", .batch = ev.batch, .op = "markers",
+                                    .rows_total = ev.state, .rows_updated = INT64_MIN, .rows_removed = INT64_MIN,
+                                    .memory_bytes = INT64_MIN, .watermark_ms = INT64_MIN, .input_rows = ev.rows < 0 ? INT64_MIN : ev.rows};
+                e = sd_ledger_state(r->ledger, &s, err, errlen);
+            }
+            break;
+        case SD_SUP_EV_PROGRESS:
+            e = sd_run_progress(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
+            break;
+        case SD_SUP_EV_EXIT: {
+            e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);
+            if (!e && !strcmp(ev.ended_by, "crash")) {
+                r->crashes++;
+                char *tail = sd_sup_tail(r->sup);
+                char detail[1536];
+                /* the most telling line: the last one naming an exception or
+                 * an error, else the end of stderr */
+                const char *t = NULL, *last = "";
+                for (char *line = tail; line && *line;) {
+                    char *nl = strchr(line, '\n');
+                    if (nl) *nl = 0;
+                    if (*line) last = line;
+                    if (strstr(line, "Exception") || strstr(line, "Error:") || strstr(line, "error:") || strstr(line, "refpipe:"))
+                        t = line;
+                    line = nl ? nl + 1 : NULL;
+                }
+                if (!t) t = last;
+                if (strlen(t) > 600) t += strlen(t) - 600;
+                if (ev.exit_signal)
+                    snprintf(detail, sizeof(detail), "incarnation %d died of signal %d; last stderr: %s", ev.incarnation, ev.exit_signal, t);
+                else
+                    snprintf(detail, sizeof(detail), "incarnation %d exited with code %d; last stderr: %s", ev.incarnation, ev.exit_code, t);
+                free(tail);
+                e = sd_ledger_fault(r->ledger, r->step, "crash", detail, ev.incarnation, NULL, err, errlen);
+                sd_run_say(r, "pipeline crashed: %.300s", detail);
+            } else if (!e && !strcmp(ev.ended_by, "exit") && r->pipeline_wanted) {
+                char detail[128];
+                snprintf(detail, sizeof(detail), "incarnation %d exited on its own with code 0", ev.incarnation);
+                e = sd_ledger_warning(r->ledger, "pipeline-exit", detail, err, errlen);
+            }
+            break;
+        }
+        case SD_SUP_EV_READY:
+            break;
+        }
+        free(ev.text);
+    }
+    return e;
+}
+
+sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {
+    int64_t now = sd_util_mono_ms();
+    if (!force && now < r->next_sample_mono) return SD_OK;
+    int64_t t0 = now;
+    for (int i = 0; i < r->nsinks; i++) {
+        int64_t rows = 0;
+        char serr[1024];
+        if (sd_sink_count(r->sinks[i], 1, &rows, serr, sizeof(serr))) {
+            /* a sink may be briefly unreadable while it is being created; the
+             * final read decides whether it can be read at all */
+            continue;
+        }
+        if (!r->sampled || rows != r->counts[i]) {
+            r->last_change_mono = sd_util_mono_ms();
+            sd_err_t e = sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->sinks[i]->name, rows, err, errlen);
+            if (e) return e;
+        }
+        r->counts[i] = rows;
+    }
+    r->sampled = 1;
+    r->last_sample_mono = t0;
+    int64_t cost = sd_util_mono_ms() - t0;
+    r->sample_cost_ms = cost;
+    int64_t interval = 200;
+    if (cost * 10 > interval) interval = cost * 10;
+    r->next_sample_mono = sd_util_mono_ms() + interval;
+    return SD_OK;
+}
+
+sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
+    char local[1024] = "";
+    if (!err) { /* callers that only wait still get the cause kept with the fatal error */
+        err = local;
+        errlen = sizeof(local);
+    }
+    int64_t deadline = sd_util_mono_ms() + wait_ms;
+    for (;;) {
+        if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");
+        sd_err_t e = SD_OK;
+        if (r->nundo) sd_run_undo_due(r, 0);
+        if (r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+        if (!e && r->background) e = r->background(r, err, errlen);
+        if (!e) e = sd_run_sup_events(r, err, errlen);
+        if (!e) e = sd_run_sample(r, 0, err, errlen);
+        if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_checkpoint(r->ledger, err, errlen);
+        if (e) return sd_run_set_fatal(r, e, err);
+        sd_run_live(r);
+        int64_t left = deadline - sd_util_mono_ms();
+        if (left <= 0) return SD_OK;
+        int64_t w = left < 20 ? left : 20;
+        if (r->sup) sd_sup_wait_change(r->sup, w);
+        else if (r->producer) sd_producer_poll(r->producer, (int)w, NULL, 0);
+        else sd_util_sleep_ms(w);
+    }
+}
