@@ -17,17 +17,9 @@ const char *sd_bucket_name(sd_bucket_t b) {
 }
 
 static const struct { const char *name; size_t off; } sd_count_fields[] = {
-#define F(x) {#x, offsetof(sd_recon_counts_t, x)}
-    F(produced), F(expected_in_target), F(observed_rows), F(observed_unique), F(duplicated), F(lost),
-    F(unexpected), F(late_leaked), F(malformed_leaked), F(quarantined), F(delivered_once), F(duplicate_rows),
-    F(late_sent), F(late_dropped), F(malformed_sent), F(malformed_vanished), F(replayed), F(unjudgeable),
-    F(quarantine_unexpected), F(send_failed), F(valid_quarantined), F(late_vanished), F(crashes),
-    F(missing_copies), F(not_yet_consumed), F(aborted_sent), F(aborted_leaked), F(groups_expected), F(groups_observed), F(groups_correct), F(wrong_value),
-    F(missing_group), F(unexpected_group), F(emitted_twice), F(emitted_early), F(groups_pending), F(changed), F(null_for_matched),
-    F(batches), F(batch_rows_max), F(state_rows_peak), F(state_rows_final), F(state_rows_half), F(state_growth),
-    F(state_unbounded),
-    F(latency_p50_ms), F(latency_p95_ms), F(latency_p99_ms), F(latency_max_ms), F(latency_samples),
-#undef F
+#define SD_COUNT_OFF(x, kind) {#x, offsetof(sd_recon_counts_t, x)},
+    SD_COUNTS(SD_COUNT_OFF)
+#undef SD_COUNT_OFF
     {NULL, 0}};
 
 int64_t sd_recon_count_get(const sd_recon_counts_t *c, const char *name, int *found) {

@@ -87,20 +87,11 @@ typedef enum {
 } sd_bucket_t;
 const char *sd_bucket_name(sd_bucket_t b);
 
+/* Every count of counts.h, a field each. */
 typedef struct sd_recon_counts_s {
-    int64_t produced, expected_in_target, observed_rows, observed_unique, duplicated, lost, unexpected,
-        late_leaked, malformed_leaked, quarantined, delivered_once, duplicate_rows, late_sent, late_dropped,
-        malformed_sent, malformed_vanished, replayed, unjudgeable, quarantine_unexpected, send_failed,
-        valid_quarantined, late_vanished, crashes, missing_copies, not_yet_consumed,
-        aborted_sent, aborted_leaked;   /* events of aborted transactions: sent, and seen in the target */
-    /* a result model's groups (result.h); zero without a model */
-    int64_t groups_expected, groups_observed, groups_correct, wrong_value, missing_group, unexpected_group, emitted_twice,
-        emitted_early, groups_pending, changed, null_for_matched;
-    /* the pipeline's bounds (run_bounds.c): -1 when it did not report them */
-    int64_t batches, batch_rows_max, state_rows_peak, state_rows_final, state_rows_half, state_growth, state_unbounded;
-    /* end-to-end latency (send to first appearance in the sink), when the
-     * sink gives write times; -1 otherwise */
-    int64_t latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_max_ms, latency_samples;
+#define SD_COUNT_FIELD(name, kind) int64_t name;
+    SD_COUNTS(SD_COUNT_FIELD)
+#undef SD_COUNT_FIELD
 } sd_recon_counts_t;
 
 /* Count by canonical name (see sd_scenario_count_names), -1 if unknown. */

@@ -16,30 +16,17 @@ const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
     "group", "name", "proxy", "deliveries", "libexec", NULL};
 
-/* Canonical names first; summary.json "counts" uses these keys. */
-const char *const sd_scenario_count_names[] = {
-    "produced", "expected_in_target", "observed_rows", "observed_unique", "duplicated", "lost",
-    "unexpected", "late_leaked", "malformed_leaked", "quarantined",
-    /* further counts, also in summary.json */
-    "delivered_once", "duplicate_rows", "late_sent", "late_dropped", "malformed_sent",
-    "malformed_vanished", "replayed", "unjudgeable", "quarantine_unexpected", "send_failed",
-    "valid_quarantined", "late_vanished", "crashes", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-    "latency_max_ms", "latency_samples", "missing_copies", "not_yet_consumed", "aborted_sent", "aborted_leaked",
-    /* a result model's groups (stored only when the scenario has a `model`) */
-    "groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group", "unexpected_group",
-    "emitted_twice", "emitted_early", "groups_pending", "changed", "null_for_matched",
-    /* the pipeline's bounds, from its own account (stored when it reported them) */
-    "batches", "batch_rows_max", "state_rows_peak", "state_rows_final", "state_rows_half", "state_growth",
-    "state_unbounded", NULL};
+/* Canonical names first; summary.json "counts" uses these keys (counts.h). */
+#define SD_COUNT_NAME(name, kind) #name,
+const char *const sd_scenario_count_names[] = {SD_COUNTS(SD_COUNT_NAME) NULL};
+#undef SD_COUNT_NAME
 
 int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_", 6); }
 
 int sd_scenario_is_group_count(const char *name) {
-    static const char *const g[] = {"groups_expected", "groups_observed", "groups_correct", "wrong_value", "missing_group",
-                                    "unexpected_group", "emitted_twice", "emitted_early", "groups_pending", "changed",
-                                    "null_for_matched", NULL};
-    for (int i = 0; g[i]; i++)
-        if (!strcmp(g[i], name)) return 1;
+#define SD_COUNT_MODEL(n, kind) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
+    SD_COUNTS(SD_COUNT_MODEL)
+#undef SD_COUNT_MODEL
     return 0;
 }
 

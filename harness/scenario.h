@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "counts.h"
 #include "err.h"
 #include "util.h"
 
