@@ -360,7 +360,8 @@ static int sd_verb_compare(int ndirs, char **dirs) {
     return rc;
 }
 
-static int sd_verb_broker(void) {
+static int sd_verb_broker(int nargs, char **args) {
+    (void)nargs; (void)args;
     sd_broker_t *b;
     char err[1024];
     if (sd_broker_embedded(sd_opt.nbrokers, &b, err, sizeof(err))) {
@@ -680,6 +681,22 @@ static int sd_parse_options(int argc, char **argv) {
     return -1;
 }
 
+/* The commands that take options, as Redis keeps its command table: a
+ * name, what its arguments are, its handler (help and --version are read
+ * before options are). */
+typedef enum { SD_VERB_NONE, SD_VERB_SCENARIOS, SD_VERB_RUN_FOLDERS } sd_verb_args_t;
+typedef struct {
+    const char *name;
+    sd_verb_args_t args;
+    int (*run)(int nargs, char **args);
+} sd_verb_t;
+
+static const sd_verb_t sd_verbs[] = {
+    {"run", SD_VERB_SCENARIOS, sd_verb_run},          {"check", SD_VERB_SCENARIOS, sd_verb_check},
+    {"init", SD_VERB_SCENARIOS, sd_verb_init},        {"explore", SD_VERB_SCENARIOS, sd_verb_explore},
+    {"report", SD_VERB_RUN_FOLDERS, sd_verb_report},  {"compare", SD_VERB_RUN_FOLDERS, sd_verb_compare},
+    {"broker", SD_VERB_NONE, sd_verb_broker},         {NULL, 0, NULL}};
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
@@ -723,8 +740,10 @@ int main(int argc, char **argv) {
         sd_version();
         return SD_EXIT_PASS;
     }
-    if (strcmp(cmd, "run") && strcmp(cmd, "check") && strcmp(cmd, "report") && strcmp(cmd, "broker") && strcmp(cmd, "compare") &&
-        strcmp(cmd, "explore") && strcmp(cmd, "init")) {
+    const sd_verb_t *verb = NULL;
+    for (int i = 0; sd_verbs[i].name; i++)
+        if (!strcmp(cmd, sd_verbs[i].name)) verb = &sd_verbs[i];
+    if (!verb) {
         fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, init, explore, report, compare or broker (see --help)\n", cmd);
         return SD_EXIT_USAGE;
     }
@@ -737,20 +756,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "streamdrill: --quiet and --verbose exclude each other\n");
         return SD_EXIT_USAGE;
     }
-    if (!strcmp(cmd, "broker")) {
-        if (nargs) {
-            fprintf(stderr, "streamdrill broker: expected no arguments, found \"%s\"\n", args[0]);
-            return SD_EXIT_USAGE;
-        }
-        return sd_verb_broker();
+    if (verb->args == SD_VERB_NONE && nargs) {
+        fprintf(stderr, "streamdrill %s: expected no arguments, found \"%s\"\n", cmd, args[0]);
+        return SD_EXIT_USAGE;
     }
+    if (verb->args == SD_VERB_NONE) return verb->run(nargs, args);
     if (strcmp(cmd, "broker") && sd_opt.nbrokers != 1) {
         fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` only\n", cmd);
         return SD_EXIT_USAGE;
     }
     if (!nargs) {
-        fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd,
-                !strcmp(cmd, "report") || !strcmp(cmd, "compare") ? "run folder" : "scenario file");
+        fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd, verb->args == SD_VERB_RUN_FOLDERS ? "run folder" : "scenario file");
         return SD_EXIT_USAGE;
     }
     int is_init = !strcmp(cmd, "init");
@@ -765,13 +781,7 @@ int main(int argc, char **argv) {
                         "and --print apply to `streamdrill explore` only\n", cmd);
         return SD_EXIT_USAGE;
     }
-    int rc;
-    if (is_explore) rc = sd_verb_explore(nargs, args);
-    else if (is_init) rc = sd_verb_init(nargs, args);
-    else if (!strcmp(cmd, "check")) rc = sd_verb_check(nargs, args);
-    else if (!strcmp(cmd, "report")) rc = sd_verb_report(nargs, args);
-    else if (!strcmp(cmd, "compare")) rc = sd_verb_compare(nargs, args);
-    else rc = sd_verb_run(nargs, args);
+    int rc = verb->run(nargs, args);
     sd_kvlist_free(&sd_opt.sets);
     sd_kvlist_free(&sd_opt.xprops);
     return rc;
