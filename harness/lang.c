@@ -537,11 +537,11 @@ sd_err_t sd_lang_parse_line(sd_pctx_t *c, sd_scenario_t *sc, const sd_toks_t *ts
 #define OPTIONAL {.name = "optional", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(optional), .set = 1, \
                   .help = "the fault may be skipped: if it does not land, a warning instead of an inconclusive run"}
 #define LANDING(fld)                                                                                                     \
-    {.name = "mid-batch", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 1, .group = 2,                  \
+    {.name = "mid-batch", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = SD_LAND_MID_BATCH, .group = 2,  \
      .help = "inside a batch: after its begin, before its commit"},                                                   \
-    {.name = "at-boundary", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 2, .group = 2,                \
+    {.name = "at-boundary", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = SD_LAND_AT_BOUNDARY, .group = 2, \
      .help = "right after a batch's commit, before the next batch begins"},                                           \
-    {.name = "now", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = 0, .group = 2, .help = "at once (the default)"}
+    {.name = "now", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(fld), .set = SD_LAND_NOW, .group = 2, .help = "at once (the default)"}
 #define END {.name = NULL}
 
 static const char *const sd_yes_no[] = {"no", "yes", NULL};
@@ -565,7 +565,7 @@ static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
 static const char *const sd_spark_what[] = {"commit-marker", "offsets", "state", NULL};
 static const char *const sd_model_words[] = {"windows", "latest", "rows", "join", NULL};
-static const int sd_model_values[] = {1, 2, 3, 4};
+static const int sd_model_values[] = {SD_MODEL_WINDOWS, SD_MODEL_LATEST, SD_MODEL_ROWS, SD_MODEL_JOIN};
 static const char *const sd_join_words[] = {"inner", "left", "full", NULL};
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
@@ -915,12 +915,12 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     const char *verb = st->kind == SD_STEP_PAUSE ? "pause" : "kill";
     if (st->after_ms >= 0 && st->visible > 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected after= or visible=, found both (each says where in the batch to land)", verb);
-    if ((st->after_ms >= 0 || st->visible > 0) && st->mid_batch != 1)
+    if ((st->after_ms >= 0 || st->visible > 0) && st->mid_batch != SD_LAND_MID_BATCH)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected mid-batch with %s (it says where inside a batch to land), found %s", verb,
-                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == 2 ? "at-boundary" : st->mid_batch == 3 ? "after-sink-commit" : "no mid-batch");
+                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == SD_LAND_AT_BOUNDARY ? "at-boundary" : st->mid_batch == SD_LAND_AFTER_SINK_COMMIT ? "after-sink-commit" : "no mid-batch");
     /* the pipeline is frozen at that point: only SIGKILL keeps it from
      * finishing the checkpoint's commit */
-    if (st->mid_batch == 3 && st->signal != SIGKILL)
+    if (st->mid_batch == SD_LAND_AFTER_SINK_COMMIT && st->signal != SIGKILL)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "kill after-sink-commit: expected signal=KILL (any other signal lets the pipeline "
                        "record the batch in its checkpoint), found signal=%s", st->signal == SIGTERM ? "TERM" : "another");
     return SD_OK;
@@ -1148,7 +1148,7 @@ static const sd_lang_key_t sd_keys_restart[] = {
 
 static const sd_lang_key_t sd_keys_kill[] = {
     LANDING(mid_batch),
-    {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(mid_batch), .set = 3, .group = 2,
+    {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(mid_batch), .set = SD_LAND_AFTER_SINK_COMMIT, .group = 2,
      .help = "after the target sink committed a batch (a new Delta version, its rows visible), before the checkpoint recorded it"},
     {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
      .help = "KILL, TERM, INT, QUIT or HUP"},

@@ -289,16 +289,17 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     /* implicit checks from the profile, unless an expect line names the count */
     const char *implicit[16];
     int ni = 0;
-    if (ctx->model && ctx->model != 4) {
+    if (SD_JUDGE_BY_GROUPS(ctx->model)) {
         /* a result model: groups instead of ids. A value off by a lost,
          * late or doubled event is wrong under every profile; a window
          * written again is what at-least-once allows in append mode */
         implicit[ni++] = "wrong_value";
         implicit[ni++] = "missing_group";
         implicit[ni++] = "unexpected_group";
-        if (ctx->model == 1 || ctx->model == 5) implicit[ni++] = "emitted_early";
-        if (ctx->model == 5) implicit[ni++] = "null_for_matched";
-        if ((ctx->model == 1 || ctx->model == 3 || ctx->model == 5) && ctx->profile != SD_PROFILE_AT_LEAST_ONCE)
+        int written_once = ctx->model == SD_JUDGE_WINDOWS_APPEND || ctx->model == SD_JUDGE_JOIN;
+        if (written_once) implicit[ni++] = "emitted_early";
+        if (ctx->model == SD_JUDGE_JOIN) implicit[ni++] = "null_for_matched";
+        if ((written_once || ctx->model == SD_JUDGE_LATEST) && ctx->profile != SD_PROFILE_AT_LEAST_ONCE)
             implicit[ni++] = "emitted_twice";
     } else {
         implicit[ni++] = "unexpected";
@@ -310,7 +311,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         implicit[ni++] = "late_leaked";
         implicit[ni++] = "malformed_leaked";
         if (r->counts.aborted_sent) implicit[ni++] = "aborted_leaked";
-        if (ctx->model == 4) implicit[ni++] = "changed";
+        if (ctx->model == SD_JUDGE_ROWS) implicit[ni++] = "changed";
     }
     implicit[ni++] = "valid_quarantined";
     implicit[ni++] = "crashes";
@@ -331,7 +332,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
             sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
         }
     /* a result model that judged no group judged nothing: no pass */
-    if (ctx->model && ctx->model != 4) {
+    if (SD_JUDGE_BY_GROUPS(ctx->model)) {
         const sd_recon_counts_t *k = &r->counts;
         int64_t judged = k->groups_correct + k->wrong_value + k->missing_group + k->unexpected_group + k->emitted_twice +
                          k->emitted_early + k->null_for_matched;
@@ -351,10 +352,10 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
         sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
                                   "quarantine (or vanished) was not checked; leaks into the target were");
-    if (ctx->model && ctx->model != 4)
+    if (SD_JUDGE_BY_GROUPS(ctx->model))
         sd_checks_not_judged(out, "ids in the target: it holds derived rows, judged by the result model group by group "
                                   "instead");
-    if (r->counts.groups_pending && ctx->model == 5)
+    if (r->counts.groups_pending && ctx->model == SD_JUDGE_JOIN)
         sd_checks_not_judged(out, "pending null rows: the final watermark has not passed (or is exactly at) the time after which "
                                   "no event could match them, so whether the join owes a null row is not known yet; see the "
                                   "groups_pending count");

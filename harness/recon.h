@@ -143,14 +143,25 @@ typedef struct sd_checks_s {
     char unmeasured_why[512];
 } sd_checks_t;
 
+/* What a sink is judged by: its ids, or a result model's groups. */
+typedef enum {
+    SD_JUDGE_IDS = 0,            /* the ids the ledger sent */
+    SD_JUDGE_WINDOWS_APPEND,     /* windows written once, when final */
+    SD_JUDGE_WINDOWS_UPDATE,     /* windows rewritten (update or complete output): the last row counts */
+    SD_JUDGE_LATEST,             /* one row per key, its newest event's */
+    SD_JUDGE_ROWS,               /* the ids, and each row's fields (model rows fields=) */
+    SD_JUDGE_JOIN                /* a join's rows */
+} sd_judged_t;
+/* Judged by groups (a result model other than rows), not by ids. */
+#define SD_JUDGE_BY_GROUPS(m) ((m) != SD_JUDGE_IDS && (m) != SD_JUDGE_ROWS)
+
 /* Context the checks need beyond the counts. */
 typedef struct sd_recon_ctx_s {
     sd_profile_t profile;
     int has_quarantine_sink;
     int malformed_to_quarantine;  /* contract malformed=quarantine */
     int keep_duplicates;          /* contract duplicates=keep: copies are counted (missing_copies) */
-    int model;                    /* 0: the target's ids are judged; a result model: windows 1 append, 2 update; 3 latest;
-                                   * 4: ids judged, and their rows' fields (model rows fields=); 5 join */
+    sd_judged_t model;            /* what the sink is judged by */
     const char *group_detail[9];  /* per sd_gbucket_t: the first groups of that bucket, for details */
     const char *bounds_why;       /* why the state counts are -1 (run_bounds.c), or NULL */
     const char *bounds_detail;

@@ -83,7 +83,7 @@ static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_re
     for (int i = 0; sd_scenario_count_names[i] && n < 64; i++) {
         const char *name = sd_scenario_count_names[i];
         /* a result model's counts only where one judged the sink */
-        if (!r->sc->model.kind && sd_scenario_is_group_count(name)) continue;
+        if (r->sc->model.kind == SD_MODEL_NONE && sd_scenario_is_group_count(name)) continue;
         /* the bounds only where the pipeline reported them */
         if (!has_state && sd_scenario_is_state_count(name)) continue;
         if ((!strcmp(name, "batches") || !strcmp(name, "batch_rows_max")) && c->batches < 0) continue;
@@ -367,6 +367,17 @@ uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
     return pending;
 }
 
+/* What the checks judge a sink by. */
+static sd_judged_t sd_run_judged_by(const sd_run_t *r, int by_model, int by_fields) {
+    if (by_fields) return SD_JUDGE_ROWS;
+    if (!by_model) return SD_JUDGE_IDS;
+    switch ((sd_model_kind_t)r->sc->model.kind) {
+    case SD_MODEL_JOIN: return SD_JUDGE_JOIN;
+    case SD_MODEL_LATEST: return SD_JUDGE_LATEST;
+    default: return r->sc->model.output ? SD_JUDGE_WINDOWS_UPDATE : SD_JUDGE_WINDOWS_APPEND;
+    }
+}
+
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen) {
@@ -461,7 +472,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .has_quarantine_sink = have_q,
             .malformed_to_quarantine = r->sc->malformed_disp == SD_DISP_QUARANTINE,
             .keep_duplicates = r->sc->keep_duplicates,
-            .model = by_fields ? 4 : !by_model ? 0 : r->sc->model.kind == 4 ? 5 : r->sc->model.kind == 2 ? 3 : r->sc->model.output ? 2 : 1,
+            .model = sd_run_judged_by(r, by_model, by_fields),
             .expects = primary ? expects : NULL,
             .nexpects = primary ? nexp : 0,
             .bounds_why = bounds.why[0] ? bounds.why : NULL,

@@ -16,7 +16,7 @@
 static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);
 static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);
 
-/* By the value of model.kind (scenario.h): windows 1, latest 2, rows 3, join 4. */
+/* By model.kind (sd_model_kind_t): SD_MODEL_WINDOWS first. */
 static const sd_model_ops_t sd_models[] = {
     {"windows", 1, sd_run_judge_table},
     {"latest", 1, sd_run_judge_table},
@@ -26,8 +26,8 @@ static const sd_model_ops_t sd_models[] = {
 
 const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink) {
     int k = r->sc->model.kind;
-    if (k < 1 || k > (int)(sizeof(sd_models) / sizeof(sd_models[0]))) return NULL;
-    return strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target") ? NULL : &sd_models[k - 1];
+    if (k < SD_MODEL_WINDOWS || k > SD_MODEL_JOIN) return NULL;
+    return strcmp(sink->name, r->sc->model.sink ? r->sc->model.sink : "target") ? NULL : &sd_models[k - SD_MODEL_WINDOWS];
 }
 
 

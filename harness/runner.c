@@ -636,7 +636,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     if (sd_progress_group_unseen(r)) {
         for (int i = 0; i < r->sc->nsteps; i++) {
             const sd_step_t *st = &r->sc->steps[i];
-            if (!sd_lang_step_entry(st->kind)->fault || !st->mid_batch) continue;
+            if (!sd_lang_step_entry(st->kind)->fault || st->mid_batch == SD_LAND_NOW) continue;
             char why[512];
             snprintf(why, sizeof(why), "consumer group %s, which `progress group` follows, had neither a member nor a commit in the "
                      "whole run, so no batch it showed was the pipeline's", sd_progress_group_name(r));

@@ -51,6 +51,23 @@ typedef enum {
     SD_STEP__COUNT
 } sd_step_kind_t;
 
+/* A `model` line's kind. */
+typedef enum {
+    SD_MODEL_NONE = 0,
+    SD_MODEL_WINDOWS = 1,
+    SD_MODEL_LATEST = 2,
+    SD_MODEL_ROWS = 3,   /* the ids, and the fields= of each row */
+    SD_MODEL_JOIN = 4
+} sd_model_kind_t;
+
+/* Where a kill, stop or pause step lands (the step's `mid_batch`). */
+typedef enum {
+    SD_LAND_NOW = 0,           /* at once (the default) */
+    SD_LAND_MID_BATCH = 1,     /* inside a batch: after its begin, before its commit */
+    SD_LAND_AT_BOUNDARY = 2,   /* right after a batch's commit, before the next begins */
+    SD_LAND_AFTER_SINK_COMMIT = 3 /* after the sink's commit of a batch, before the checkpoint's */
+} sd_landing_point_t;
+
 typedef enum { SD_OP_EQ, SD_OP_NE, SD_OP_GE, SD_OP_LE, SD_OP_GT, SD_OP_LT } sd_op_t;
 
 const char *sd_op_text(sd_op_t op);
@@ -120,7 +137,7 @@ typedef struct sd_step_s {
     int64_t range_from, range_to;
     /* kill / stop */
     int signal;
-    int mid_batch;
+    int mid_batch;         /* where a kill, stop or pause lands: sd_landing_point_t */
     int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
     int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
     int64_t delay_ms;      /* restart delay */
@@ -205,7 +222,7 @@ typedef struct sd_scenario_s {
     /* `model windows ...`: a sink judged by the result it must hold (see
      * model.h), not by the ids in it */
     struct sd_model_decl_s {
-        int kind;            /* 0 none, 1 windows, 2 latest, 3 rows (ids, and fields= of each row), 4 join */
+        int kind;            /* sd_model_kind_t */
         char *sink;          /* the sink it judges (NULL: target) */
         int64_t size_ms, slide_ms;
         char *keys;          /* key fields, comma-separated (may be NULL: one group per window) */

@@ -164,21 +164,21 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
     }
 }
 
-/* Wait for the moment the step asks for: st->mid_batch 1 = inside a batch
- * (see the top of this file), 2 = right after a batch's commit, before the
- * next one begins; 0 = now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
+/* Wait for the moment the step asks for (st->mid_batch): inside a batch
+ * (see the top of this file), right after a batch's commit before the next
+ * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
  * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     L->how = "now";
     L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = -1;
     *gone = 0;
-    if (st->mid_batch == 3) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
+    if (st->mid_batch == SD_LAND_AFTER_SINK_COMMIT) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
     sd_sup_state_t s;
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
     sd_err_t e;
     int tracked = r->progress->batches;
-    if (st->mid_batch == 2 && tracked) {
+    if (st->mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
         /* at a boundary: the moment a commit is seen */
         L->how = "at a batch boundary";
         if ((e = sd_run_pump(r, err, errlen))) return e;
@@ -198,7 +198,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             sd_util_sleep_ms(1);
         }
     }
-    if (st->mid_batch == 1 && tracked) {
+    if (st->mid_batch == SD_LAND_MID_BATCH && tracked) {
         L->how = "mid-batch";
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
@@ -259,7 +259,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
-    if (st->mid_batch && r->target) {
+    if (st->mid_batch != SD_LAND_NOW && r->target) {
         L->how = "when the sink grew";
         L->rows0 = sd_target_rows(r);
         int64_t grow = st->visible > 0 ? st->visible : 1;
