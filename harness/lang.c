@@ -444,6 +444,15 @@ const sd_lang_entry_t *sd_lang_find(const sd_toks_t *ts) {
     return NULL;
 }
 
+/* In a finish hook: was the key named `key` on the line ts? (present:
+ * the hook's bit set, bit i for keys[i] of the line's entry) */
+static int sd_has_key(const sd_toks_t *ts, uint64_t present, const char *key) {
+    const sd_lang_entry_t *e = sd_lang_find(ts);
+    for (int k = 0; e && e->keys && e->keys[k].name && k < 64; k++)
+        if (!strcmp(e->keys[k].name, key)) return (present >> k) & 1;
+    return 0;
+}
+
 const sd_lang_entry_t *sd_lang_step_entry(sd_step_kind_t kind) {
     for (const sd_lang_entry_t *e = sd_lang_entries; e->name; e++)
         if (e->role == SD_LANG_STEP && e->kind == kind) return e;
@@ -808,8 +817,9 @@ static sd_err_t sd_fin_deliveries(sd_pctx_t *c, sd_scenario_t *sc, void *obj, co
 
 static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj;
-    /* keys 1 and 2 (checkpoint=, batches=) belong to progress spark, key 3 (group=) to progress group */
-    if ((sc->progress != SD_PROGRESS_SPARK && (present & 6)) || (sc->progress != SD_PROGRESS_GROUP && (present & 8)))
+    /* checkpoint= and batches= belong to progress spark, group= to progress group */
+    int spark_keys = sd_has_key(ts, present, "checkpoint") || sd_has_key(ts, present, "batches");
+    if ((sc->progress != SD_PROGRESS_SPARK && spark_keys) || (sc->progress != SD_PROGRESS_GROUP && sd_has_key(ts, present, "group")))
         return sd_perr(c, ts->t[2].line, ts->t[2].col, "progress %s: expected nothing more (checkpoint= and batches= are for "
                        "progress spark, group= for progress group), found \"%s\"", ts->t[1].text, ts->t[2].text);
     if (sc->progress == SD_PROGRESS_SPARK && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
@@ -892,7 +902,7 @@ static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     sd_step_t *st = obj;
     if (st->background && st->rate <= 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected rate=R/s with background (a background send needs a pace), found none");
-    if (!st->transactional && (st->txn_abort || st->txn_open || (present & (1ull << 4))))
+    if (!st->transactional && (st->txn_abort || st->txn_open || sd_has_key(ts, present, "size")))
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected `transactional` with size=, abort= or open=, found none");
     if (st->transactional && st->background)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected transactional or background, found both");
@@ -928,10 +938,10 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
 
 static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
-    /* keys 0 (N) and 1 (range=) */
-    if ((present & 3) == 3)
+    int count = sd_has_key(ts, present, "N"), range = sd_has_key(ts, present, "range");
+    if (count && range)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "replay: expected a count or range=P:FROM-TO, found both");
-    if (!(present & 3))
+    if (!count && !range)
         return sd_perr(c, ts->t[0].line, sd_end_col(ts), "replay: expected a count (e.g. replay 100) or range=P:FROM-TO, found %s",
                        ts->n > 1 ? "neither" : "the end of the line");
     (void)obj;
@@ -967,7 +977,7 @@ static sd_err_t sd_fin_await_batches(sd_pctx_t *c, sd_scenario_t *sc, void *obj,
 static sd_err_t sd_fin_damage_spark(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     sd_step_t *st = obj;
-    if ((present & 2) && st->damage_what != 1)
+    if (sd_has_key(ts, present, "truncate") && st->damage_what != 1)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "damage spark: expected truncate only with offsets, found it with %s",
                        sd_spark_what[st->damage_what]);
     return SD_OK;
@@ -976,10 +986,11 @@ static sd_err_t sd_fin_damage_spark(sd_pctx_t *c, sd_scenario_t *sc, void *obj, 
 static sd_err_t sd_fin_network(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     sd_step_t *st = obj;
-    /* key 5 is count=, which only errors= takes */
-    if ((present & (1u << 5)) && st->net_op != 4)
+    /* count= is errors='s alone */
+    int count = sd_has_key(ts, present, "count");
+    if (count && st->net_op != 4)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "network: expected count= only with errors=, found it without");
-    if (st->net_op == 4 && !(present & (1u << 5))) st->net_value = 1;
+    if (st->net_op == 4 && !count) st->net_value = 1;
     return SD_OK;
 }
 
