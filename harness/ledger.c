@@ -124,7 +124,14 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE unexpected(sink TEXT, raw_id TEXT, copies INTEGER, writers TEXT);\n"
     "CREATE TABLE count(name TEXT PRIMARY KEY, value INTEGER);\n"
     "CREATE TABLE \"check\"(idx INTEGER PRIMARY KEY, name TEXT, pass INTEGER, expected TEXT,"
-    " actual TEXT, detail TEXT);\n";
+    " actual TEXT, detail TEXT);\n"
+    /* a result model's groups that are not correct */
+    "CREATE TABLE group_anomaly(sink TEXT, window_start_ms INTEGER, keys TEXT, buckets TEXT, detail TEXT);\n"
+    /* end-to-end latency of a sample of ids, for the charts */
+    "CREATE TABLE latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER);\n"
+    /* the pipeline's own account of each batch beside the ledger's */
+    "CREATE TABLE account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
+    " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER);\n";
 
 static sd_err_t sd_ledger_sqlerr(sd_ledger_t *l, const char *op, char *err, size_t errlen) {
     return sd_err_set(err, errlen, SD_ERR_IO, "ledger: %s in %s: %s", op, l->path, sqlite3_errmsg(l->db));
@@ -1351,10 +1358,6 @@ sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const sd_ledger_
 }
 
 sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_group_t *v, int64_t n, char *err, size_t errlen) {
-    pthread_mutex_lock(&l->mu);
-    sqlite3_exec(l->db, "CREATE TABLE IF NOT EXISTS group_anomaly(sink TEXT, window_start_ms INTEGER, keys TEXT, buckets TEXT,"
-                        " detail TEXT)", NULL, NULL, NULL);
-    pthread_mutex_unlock(&l->mu);
     sqlite3_stmt *st = NULL;
     sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO group_anomaly VALUES(?,?,?,?,?)", "store result groups", &st, err, errlen);
     for (int64_t i = 0; !e && i < n; i++) {
@@ -1378,9 +1381,6 @@ sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, co
 
 sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq, const int64_t *sent_ms,
                            const int64_t *seen_ms, int64_t n, char *err, size_t errlen) {
-    pthread_mutex_lock(&l->mu);
-    sqlite3_exec(l->db, "CREATE TABLE IF NOT EXISTS latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER)", NULL, NULL, NULL);
-    pthread_mutex_unlock(&l->mu);
     sqlite3_stmt *st = NULL;
     sd_err_t e = sd_ledger_bulk_begin(l, "INSERT INTO latency VALUES(?,?,?,?)", "store latency samples", &st, err, errlen);
     for (int64_t i = 0; !e && i < n; i++) {
@@ -1459,9 +1459,7 @@ void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produc
     sd_buf_init(&out);
     sd_ledger_lock_read(l);
     /* partition and offset live in table ack (the view ledger cannot be indexed) */
-    sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset);"
-                        "CREATE TABLE IF NOT EXISTS account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
-                        " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER)", NULL, NULL, NULL);
+    sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset)", NULL, NULL, NULL);
     sqlite3_stmt *st, *cnt = NULL, *ins = NULL;
     const char *sql = "SELECT query, batch, incarnation, input_rows, dropped_by_watermark, json FROM ("
                       " SELECT *, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k FROM progress WHERE batch >= 0)"

@@ -830,6 +830,26 @@ def test_readme_reference(binary):
     return True
 
 
+def test_run_db_tables():
+    """Every table and view of run.db's one schema is named in docs/outputs.md, and nothing creates a table elsewhere."""
+    src = open(os.path.join(ROOT, "harness", "ledger.c")).read()
+    schema = src[src.index("sd_ledger_schema[] ="):]
+    schema = schema[:schema.index(";\n\n")]
+    names = re.findall(r'CREATE (?:TABLE|VIEW) \\?"?(\w+)', schema)
+    doc = open(os.path.join(ROOT, "docs", "outputs.md")).read()
+    row = next((l for l in doc.splitlines() if l.startswith("| `run.db` |")), "")
+    problems = [f"`{n}` is not named in docs/outputs.md's run.db row" for n in names if f"`{n}`" not in row]
+    others = [p for p in glob.glob(os.path.join(ROOT, "*", "*.c")) + glob.glob(os.path.join(ROOT, "harness", "*", "*.c"))
+              if "CREATE TABLE" in open(p).read() and not p.endswith(os.path.join("harness", "ledger.c"))
+              and "pipelines" not in p]
+    problems += [f"{os.path.relpath(p, ROOT)} creates a table outside the schema" for p in others]
+    if "CREATE TABLE IF NOT EXISTS" in src:
+        problems.append("ledger.c creates a table on first use, outside its schema")
+    if len(names) < 20:
+        problems.append(f"only {len(names)} tables found in the schema: {names}")
+    return result("run-db-tables", problems, f"{len(names)} tables and views in one schema, each in docs/outputs.md")
+
+
 def test_doc_links():
     """Every relative link of README.md and docs/*.md names a file that exists and, with #anchor, a heading in it."""
     def anchor(h):
@@ -1725,6 +1745,7 @@ def main():
     if not a.only or a.only in "readme-reference":
         ok &= test_readme_reference(binary)
         ok &= test_doc_links()
+        ok &= test_run_db_tables()
     if not a.only or a.only in "folder-safety":
         ok &= test_run_folder_safety(binary)
     if not a.only or a.only in "edges":
