@@ -3,7 +3,7 @@
  * markers' readiness rule), and the sources that need no file of their own
  * (markers, sink, none). Below the sources and the interface: it calls
  * neither. */
-#include "progress.h"
+#include "progress_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "producer.h"
-#include "progress.h"
+#include "progress_batch.h"
 #include "run.h"
 
 #define SD_GROUP_POLL_MS 100

@@ -9,7 +9,7 @@
  * batches of earlier incarnations too. */
 #include <stdlib.h>
 
-#include "progress.h"
+#include "progress_batch.h"
 #include "run.h"
 
 /* Spark: a commit event for each batch committed since the last poll. */

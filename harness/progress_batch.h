@@ -1,0 +1,63 @@
+/* progress_batch.h - what a progress source is (its ops) and what every
+ * source may call (progress_batch.c): the batch state they feed, the
+ * markers' readiness rule, the target's row count. Below the sources; the
+ * interface the runner asks through is progress.h. */
+#ifndef SD_PROGRESS_BATCH_H
+#define SD_PROGRESS_BATCH_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "supervisor.h"
+
+struct sd_run_s;
+
+/* Where the newest incarnation's batches are, whatever reports them. */
+typedef struct sd_run_batches_s {
+    int incarnation;
+    int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
+    int64_t begun_sink_rows;                /* target rows when it began, -1 unknown */
+    int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
+    int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
+    int64_t commits;                        /* commits seen in this incarnation */
+    int64_t last_event_mono;                /* any batch event, any incarnation */
+    int64_t events;
+    int64_t hist_rows[32], hist_ms[32];     /* the last completed batches: rows, duration */
+    int nhist;
+} sd_run_batches_t;
+
+typedef struct sd_progress_ops_s {
+    const char *name;
+    /* it sees batches begin and commit: kills and pauses land on them, and
+     * `await batches` counts them */
+    int batches;
+    /* per-run state (may be NULL) */
+    sd_err_t (*open)(struct sd_run_s *r, char *err, size_t errlen);
+    void (*close)(struct sd_run_s *r);
+    /* turn what changed since the last call into batch events (NULL: the
+     * events are pushed by the supervisor) */
+    sd_err_t (*poll)(struct sd_run_s *r, char *err, size_t errlen);
+    /* is the newest incarnation ready? st: its process; up_ms: since it started */
+    int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+    /* what a readiness wait that timed out did not see (the warning's words) */
+    const char *not_ready;
+} sd_progress_ops_t;
+
+extern const sd_progress_ops_t sd_progress_markers;
+extern const sd_progress_ops_t sd_progress_sink;
+extern const sd_progress_ops_t sd_progress_none;
+
+/* The markers' readiness rule, for sources that fall back on it:
+ * SD-READY, a batch seen, or a TCP connection to the broker after 1 s. */
+int sd_progress_connected_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+/* The target's row count when counting it is cheap (a sample took 20 ms
+ * or less), else -1: what a batch's begin records. */
+int64_t sd_progress_target_rows(struct sd_run_s *r);
+
+/* A batch began or committed in incarnation inc: record it in run.db and
+ * keep the newest incarnation's batch state. offsets: "P:O,P:O" consumed
+ * up to, on a commit (may be NULL). */
+sd_err_t sd_progress_batch_event(struct sd_run_s *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
+                                 const char *offsets, int64_t t_ms, char *err, size_t errlen);
+
+#endif
