@@ -201,6 +201,8 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
 /* Serve the loop for up to wait_ms (0: once, without blocking). Returns
  * SD_ERR_INTERRUPTED when a stop was requested, or a fatal error. */
 sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen);
+/* Serve the event loop until the monotonic time `until` (ms). */
+sd_err_t sd_run_tick_until(sd_run_t *r, int64_t until, char *err, size_t errlen);
 /* Allocate the next seq with its kind and disposition. */
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp);
 /* Stage one message (value NULL: null value); flushed by sd_run_flush(). */

@@ -182,3 +182,9 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
         else sd_util_sleep_ms(w);
     }
 }
+
+sd_err_t sd_run_tick_until(sd_run_t *r, int64_t until, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    while (!e && sd_util_mono_ms() < until) e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen);
+    return e;
+}

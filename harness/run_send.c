@@ -390,7 +390,7 @@ sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err,
     int64_t due = t0 + (int64_t)((double)i * 1000.0 / rate);
     if (sd_util_mono_ms() >= due) return SD_OK;
     sd_err_t e = sd_run_flush(r, err, errlen);
-    while (!e && sd_util_mono_ms() < due) e = sd_run_tick(r, due - sd_util_mono_ms(), err, errlen);
+    if (!e) e = sd_run_tick_until(r, due, err, errlen);
     return e;
 }
 

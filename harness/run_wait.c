@@ -237,10 +237,8 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
 }
 
 sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    int64_t until = sd_util_mono_ms() + st->timeout_ms;
-    sd_err_t e;
-    while (sd_util_mono_ms() < until)
-        if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+    sd_err_t e = sd_run_tick_until(r, sd_util_mono_ms() + st->timeout_ms, err, errlen);
+    if (e) return e;
     snprintf(detail, dlen, "slept %.2fs", (double)st->timeout_ms / 1000.0);
     return SD_OK;
 }

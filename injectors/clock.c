@@ -47,9 +47,7 @@ static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, siz
     /* libfaketime caches the file for FAKETIME_CACHE_DURATION=1 second,
      * counted in whole seconds of its own: a process can keep the old
      * offset for up to two */
-    int64_t until = sd_util_mono_ms() + 2100;
-    while (sd_util_mono_ms() < until)
-        if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+    if ((e = sd_run_tick_until(r, sd_util_mono_ms() + 2100, err, errlen))) return e;
     snprintf(detail, dlen, "%s", det);
     return SD_OK;
 }

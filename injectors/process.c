@@ -397,9 +397,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
         sd_process_landing(r, fid, &L, s.incarnation, 0, SIGSTOP, 0, land, sizeof(land));
     }
     if (st->delay_ms > 0) {
-        int64_t until = sd_util_mono_ms() + st->delay_ms;
-        while (sd_util_mono_ms() < until)
-            if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+        if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
         if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
         sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
         r->last_data_step_mono = sd_util_mono_ms();
@@ -441,9 +439,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
             snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
         }
         if (st->delay_ms > 0) {
-            int64_t until = sd_util_mono_ms() + st->delay_ms;
-            while (sd_util_mono_ms() < until)
-                if ((e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen))) return e;
+            if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
         }
         char fdet[128];
         if (st->variant) snprintf(fdet, sizeof(fdet), "variant %s on the same checkpoint%s", st->variant, st->delay_ms > 0 ? ", after a delay" : "");
