@@ -117,17 +117,10 @@ static void sd_xr_md(const sd_xreport_t *x, sd_buf_t *b) {
     }
 }
 
-static void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
 
 static void sd_xr_html(const sd_xreport_t *x, sd_buf_t *b) {
     const char *cls = x->nfails ? "fail" : x->exit_code ? "inconclusive" : "pass";
-    sd_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>streamdrill explore: ");
-    sd_h(b, x->name);
-    sd_buf_puts(b, "</title><style>body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
-                   "h1{font-size:22px;margin:0}table{border-collapse:collapse;margin:12px 0;font-size:13px}"
-                   "th,td{border:1px solid #ddd;padding:4px 8px;text-align:left}th{background:#f4f4f4}td.n{text-align:right}"
-                   ".verdict{padding:14px 18px;border-radius:6px;color:#fff}.pass{background:#1e8449}.fail{background:#b03a2e}"
-                   ".inconclusive{background:#b9770e}pre{background:#f7f7f7;padding:8px;border:1px solid #ddd}</style></head><body>\n");
+    sd_report_html_head(b, "streamdrill explore: ", x->name, NULL);
     sd_buf_printf(b, "<div class=\"verdict %s\" id=\"verdict\"><h1>", cls);
     sd_h(b, x->name);
     sd_buf_printf(b, ": %d runs, %d passed, %d failed, %d inconclusive; %d distinct failure%s</h1></div>\n", x->nruns, x->passed,

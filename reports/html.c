@@ -19,7 +19,6 @@
 
 #define SD_HTML_IDS 50
 
-static void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
 
 static void sd_html_svg(sd_buf_t *b, const char *run_dir, const char *name, const char *alt) {
     char *path = sd_util_fmt("%s/charts/%s.svg", run_dir, name);
@@ -86,18 +85,6 @@ static void sd_html_ids(sd_buf_t *b, const sd_rbucket_t *bk, int raw) {
     sd_buf_puts(b, "</table>\n");
 }
 
-static const char *sd_html_css =
-    "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.45}"
-    "h1{font-size:22px;margin:0}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
-    "h3{font-size:15px;margin:18px 0 4px}table{border-collapse:collapse;margin:8px 0;font-size:13px}"
-    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:12px}"
-    ".verdict{padding:14px 18px;border-radius:6px;color:#fff;margin-bottom:14px}"
-    ".pass{background:#1e8449}.fail{background:#b03a2e}.inconclusive{background:#b9770e}.error{background:#566573}"
-    ".ok{color:#1e8449;font-weight:bold}.bad{color:#b03a2e;font-weight:bold}.note{color:#666;font-size:13px}"
-    "figure.chart{margin:10px 0}figure.chart svg{max-width:100%;height:auto}"
-    ".counts td:first-child{font-family:monospace}";
-
 /* Long because it writes the page top to bottom, one section after
  * another, the way report.md is written in markdown.c. */
 static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
@@ -105,9 +92,9 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
     sd_buf_init(&b);
     const char *cls = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
     const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : !strcmp(m->verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
-    sd_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>streamdrill: ");
-    sd_h(&b, m->scenario);
-    sd_buf_printf(&b, ": %s</title><style>%s</style></head><body>\n", V, sd_html_css);
+    char vt[32];
+    snprintf(vt, sizeof(vt), ": %s", V);
+    sd_report_html_head(&b, "streamdrill: ", m->scenario, vt);
     sd_buf_printf(&b, "<div class=\"verdict %s\" id=\"verdict\"><h1>", cls);
     sd_h(&b, m->scenario);
     sd_buf_printf(&b, ": %s</h1>", V);

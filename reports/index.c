@@ -10,7 +10,6 @@
 #include "../harness/util.h"
 #include "report.h"
 
-static void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
 
 static void sd_index_count(sd_buf_t *b, const sd_report_model_t *m, const char *name, int bad_if_positive) {
     int64_t v = sd_report_count(m, name);
@@ -28,15 +27,10 @@ static sd_err_t sd_index_html(const sd_report_model_t *const *ms, int n, const c
     const char *cls = fail ? "fail" : other ? "inconclusive" : "pass";
     sd_buf_t b;
     sd_buf_init(&b);
-    sd_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>streamdrill: ");
-    sd_buf_printf(&b, "%d scenarios</title><style>", n);
-    sd_buf_puts(&b, "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222}"
-                    "h1{font-size:22px;margin:0}table{border-collapse:collapse;margin:12px 0;font-size:13px}"
-                    "th,td{border:1px solid #ddd;padding:4px 8px;text-align:left}th{background:#f4f4f4}"
-                    "td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#b03a2e;font-weight:bold}"
-                    ".verdict{padding:14px 18px;border-radius:6px;color:#fff}.pass{background:#1e8449}.fail{background:#b03a2e}"
-                    ".inconclusive{background:#b9770e}.error{background:#566573}td.v{color:#fff;font-weight:bold}");
-    sd_buf_printf(&b, "</style></head><body>\n<div class=\"verdict %s\" id=\"verdict\"><h1>%d scenarios: %d passed, %d failed, %d inconclusive or in error</h1></div>\n",
+    char title[64];
+    snprintf(title, sizeof(title), "streamdrill: %d scenarios", n);
+    sd_report_html_head(&b, title, NULL, NULL);
+    sd_buf_printf(&b, "<div class=\"verdict %s\" id=\"verdict\"><h1>%d scenarios: %d passed, %d failed, %d inconclusive or in error</h1></div>\n",
                   cls, n, pass, fail, other);
     sd_buf_puts(&b, "<table id=\"runs\"><tr><th>scenario</th><th>verdict</th><th>reason</th><th>expected</th><th>unique in target</th>"
                     "<th>duplicated</th><th>lost</th><th>unexpected</th><th>seconds</th><th>report</th></tr>\n");

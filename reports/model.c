@@ -406,6 +406,27 @@ int64_t sd_report_count(const sd_report_model_t *m, const char *name) {
     return -1;
 }
 
+static const char *sd_report_css =
+    "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222;line-height:1.45}"
+    "h1{font-size:22px;margin:0}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h3{font-size:15px;margin:18px 0 4px}table{border-collapse:collapse;margin:8px 0;font-size:13px}"
+    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:12px}"
+    ".verdict{padding:14px 18px;border-radius:6px;color:#fff;margin-bottom:14px}"
+    ".pass{background:#1e8449}.fail{background:#b03a2e}.inconclusive{background:#b9770e}.error{background:#566573}"
+    "td.v{color:#fff;font-weight:bold}"
+    ".ok{color:#1e8449;font-weight:bold}.bad{color:#b03a2e;font-weight:bold}.note{color:#666;font-size:13px}"
+    "figure.chart{margin:10px 0}figure.chart svg{max-width:100%;height:auto}"
+    ".counts td:first-child{font-family:monospace}pre{background:#f7f7f7;padding:8px;border:1px solid #ddd}";
+
+void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, const char *title3) {
+    sd_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+    sd_report_xml_escape(b, title ? title : "");
+    sd_report_xml_escape(b, title2 ? title2 : "");
+    sd_report_xml_escape(b, title3 ? title3 : "");
+    sd_buf_printf(b, "</title><style>%s</style></head><body>\n", sd_report_css);
+}
+
 void sd_report_xml_escape(sd_buf_t *b, const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         switch (*p) {

@@ -128,6 +128,12 @@ sd_err_t sd_report_index(const char *out_dir, char *const *run_dirs, int n, char
 
 /* Escaping helpers shared by writers. */
 void sd_report_xml_escape(sd_buf_t *b, const char *s);
+/* Text into HTML, escaped (NULL as nothing). */
+static inline void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s ? s : ""); }
+/* The top of every HTML page the reports write (report.html, index.html,
+ * explore.html): the doctype, the title (text, escaped; a NULL part is
+ * left out) and the one style sheet they share, up to the open body. */
+void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, const char *title3);
 void sd_report_md_escape(sd_buf_t *b, const char *s);
 /* s as a Markdown code span, safe inside a table cell. */
 void sd_report_md_code(sd_buf_t *b, const char *s);
