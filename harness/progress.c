@@ -11,7 +11,7 @@
 #include "run.h"
 
 int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
-    const sd_run_batches_t *b = &r->bs;
+    const sd_run_batches_t *b = &r->pipe.bs;
     if (!b->nhist) return 0;
     if (rows <= 0) { /* size unknown (real-time intervals): the mean duration */
         int64_t sum = 0;
@@ -41,57 +41,57 @@ int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
 }
 
 int64_t sd_progress_rows_pending(const sd_run_t *r) {
-    if (!r->consumed || !r->last_offsets_mono) return -1;
+    if (!r->pipe.consumed || !r->pipe.last_offsets_mono) return -1;
     int64_t read = 0;
-    for (int p = 0; p < r->partitions; p++) read += r->consumed[p] < 0 ? 0 : r->consumed[p];
-    return r->messages > read ? r->messages - read : -1;
+    for (int p = 0; p < r->partitions; p++) read += r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
+    return r->sends.messages > read ? r->sends.messages - read : -1;
 }
 
 int sd_progress_in_flight(sd_run_t *r) {
     sd_progress_poll(r, NULL, 0);
-    return r->bs.begun > r->bs.committed;
+    return r->pipe.bs.begun > r->pipe.bs.committed;
 }
 
 int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
-    if (!r->last_offsets_mono || !r->consumed) return -1;
+    if (!r->pipe.last_offsets_mono || !r->pipe.consumed) return -1;
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     if (!st.running) return -1;
     /* the deliveries too, when the pipeline reports them (a commit that
      * names none of their partitions reads another way: not judged here) */
     int side_reported = 0;
-    for (int p = 0; r->side_consumed && p < r->side_partitions; p++) side_reported |= r->side_consumed[p] >= 0;
-    for (int p = 0; side_reported && p < r->side_partitions; p++) {
+    for (int p = 0; r->side.consumed && p < r->side.partitions; p++) side_reported |= r->side.consumed[p] >= 0;
+    for (int p = 0; side_reported && p < r->side.partitions; p++) {
         int64_t lo, hi;
-        if (sd_broker_watermarks(r->broker, r->side_topic, p, &lo, &hi, NULL, 0)) return -1;
-        if ((r->side_consumed[p] < 0 ? 0 : r->side_consumed[p]) < hi) {
+        if (sd_broker_watermarks(r->broker, r->side.topic, p, &lo, &hi, NULL, 0)) return -1;
+        if ((r->side.consumed[p] < 0 ? 0 : r->side.consumed[p]) < hi) {
             snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of %s partition %d, which holds %lld",
-                     (long long)(r->side_consumed[p] < 0 ? 0 : r->side_consumed[p]), r->side_topic, p, (long long)hi);
+                     (long long)(r->side.consumed[p] < 0 ? 0 : r->side.consumed[p]), r->side.topic, p, (long long)hi);
             return 0;
         }
     }
     for (int p = 0; p < r->partitions; p++) {
         int64_t lo, hi;
         if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0)) return -1;
-        if (r->txn_producer && p < SD_PRODUCER_MAX_PARTITIONS) {
+        if (r->txn.producer && p < SD_PRODUCER_MAX_PARTITIONS) {
             /* after transactions the partition ends in control records (a
              * commit or abort marker) that no reader is handed: the data
              * ends after the newest record the harness had acknowledged */
-            int64_t end = r->txn_data_end[p], plain = sd_producer_partition_end(r->producer, p);
+            int64_t end = r->txn.data_end[p], plain = sd_producer_partition_end(r->producer, p);
             if (plain > end) end = plain;
             if (end < hi) hi = end;
         }
-        if (r->consumed[p] < hi) {
+        if (r->pipe.consumed[p] < hi) {
             const char *group = sd_progress_group_name(r);
-            if (group && r->consumed[p] < 0)
+            if (group && r->pipe.consumed[p] < 0)
                 snprintf(why, wlen, "consumer group %s has committed nothing for partition %d, which holds %lld (does the "
                          "pipeline commit its offsets to that group?)", group, p, (long long)hi);
             else if (group)
                 snprintf(why, wlen, "consumer group %s has committed offset %lld of partition %d, which holds %lld", group,
-                         (long long)r->consumed[p], p, (long long)hi);
+                         (long long)r->pipe.consumed[p], p, (long long)hi);
             else
                 snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of partition %d, which holds %lld",
-                         (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]), p, (long long)hi);
+                         (long long)(r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p]), p, (long long)hi);
             return 0;
         }
     }
@@ -100,23 +100,23 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
 
 int64_t sd_progress_shortest_batch_ms(const sd_run_t *r) {
     int64_t m = 0;
-    for (int i = 0; i < r->bs.nhist; i++)
-        if (!m || r->bs.hist_ms[i] < m) m = r->bs.hist_ms[i];
+    for (int i = 0; i < r->pipe.bs.nhist; i++)
+        if (!m || r->pipe.bs.hist_ms[i] < m) m = r->pipe.bs.hist_ms[i];
     return m;
 }
 
 void sd_progress_new_incarnation(sd_run_t *r, int inc) {
     /* what it found, to tell later whether it did anything */
-    r->inc_events0 = r->bs.events;
-    r->inc_rows0 = -1;
-    if (r->target && sd_sink_count(r->target, 1, &r->inc_rows0, NULL, 0) != SD_OK) r->inc_rows0 = -1;
+    r->pipe.inc_events0 = r->pipe.bs.events;
+    r->pipe.inc_rows0 = -1;
+    if (r->sink.target && sd_sink_count(r->sink.target, 1, &r->pipe.inc_rows0, NULL, 0) != SD_OK) r->pipe.inc_rows0 = -1;
     /* a sample at every start, even unchanged: the rows after it were
      * written by this incarnation (writers by growth, run_judge.c) */
-    if (r->inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->inc_started_wall, r->target->name, r->inc_rows0, NULL, 0);
-    r->bs.incarnation = inc;
-    r->bs.begun = r->bs.committed = -1;
-    r->bs.begun_rows = -1;
-    r->bs.commits = 0;
+    if (r->pipe.inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->pipe.inc_started_wall, r->sink.target->name, r->pipe.inc_rows0, NULL, 0);
+    r->pipe.bs.incarnation = inc;
+    r->pipe.bs.begun = r->pipe.bs.committed = -1;
+    r->pipe.bs.begun_rows = -1;
+    r->pipe.bs.commits = 0;
 }
 
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
@@ -131,18 +131,18 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
 }
 
 sd_err_t sd_progress_open(sd_run_t *r, char *err, size_t errlen) {
-    r->progress = sd_progress_get(r->sc->progress);
-    return r->progress->open ? r->progress->open(r, err, errlen) : SD_OK;
+    r->pipe.progress = sd_progress_get(r->sc->progress);
+    return r->pipe.progress->open ? r->pipe.progress->open(r, err, errlen) : SD_OK;
 }
 
 void sd_progress_close(sd_run_t *r) {
-    if (r->progress && r->progress->close) r->progress->close(r);
+    if (r->pipe.progress && r->pipe.progress->close) r->pipe.progress->close(r);
 }
 
 sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {
-    return r->progress && r->progress->poll ? r->progress->poll(r, err, errlen) : SD_OK;
+    return r->pipe.progress && r->pipe.progress->poll ? r->pipe.progress->poll(r, err, errlen) : SD_OK;
 }
 
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    return r->progress->ready(r, st, up_ms);
+    return r->pipe.progress->ready(r, st, up_ms);
 }

@@ -16,11 +16,11 @@
 sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
                                  const char *offsets, int64_t t_ms, char *err, size_t errlen) {
     int64_t now = sd_util_mono_ms();
-    sd_run_batches_t *b = &r->bs;
+    sd_run_batches_t *b = &r->pipe.bs;
     /* a commit's offsets say how far the pipeline has read: the rows of a
      * batch that did not say its size are how far the offsets moved */
     int64_t moved = -1;
-    if (type == SD_SUP_EV_COMMIT && offsets && r->consumed) {
+    if (type == SD_SUP_EV_COMMIT && offsets && r->pipe.consumed) {
         char *save = NULL, *list = sd_util_strdup(offsets);
         moved = 0;
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -30,19 +30,19 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
             long long o;
             if (c2) {
                 *c1 = 0;
-                if (r->side_topic && !strcmp(tok, r->side_topic) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 &&
-                    p < r->side_partitions)
-                    r->side_consumed[p] = o;
+                if (r->side.topic && !strcmp(tok, r->side.topic) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 &&
+                    p < r->side.partitions)
+                    r->side.consumed[p] = o;
                 continue;
             }
             if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) {
-                int64_t before = r->consumed[p] < 0 ? 0 : r->consumed[p];
+                int64_t before = r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
                 if (o > before) moved += o - before;
-                r->consumed[p] = o;
+                r->pipe.consumed[p] = o;
             }
         }
         free(list);
-        r->last_offsets_mono = now;
+        r->pipe.last_offsets_mono = now;
     }
     b->last_event_mono = now;
     b->events++;
@@ -72,7 +72,7 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
 
 int64_t sd_progress_target_rows(sd_run_t *r) {
     int64_t rows = -1;
-    if (r->target && r->sample_cost_ms <= 20 && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    if (r->sink.target && r->sampling.sample_cost_ms <= 20 && sd_sink_count(r->sink.target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
     return rows;
 }
 
@@ -86,13 +86,13 @@ int64_t sd_progress_target_rows(sd_run_t *r) {
  * the harness stops waiting for an SD-READY it does not print: later
  * incarnations are ready as soon as they connect. */
 int sd_progress_connected_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    if (st->ready || r->bs.begun >= 0 || r->bs.committed >= 0) return 1;
-    if (!r->nbroker_ports || up_ms < (r->no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
+    if (st->ready || r->pipe.bs.begun >= 0 || r->pipe.bs.committed >= 0) return 1;
+    if (!r->pipe.nbroker_ports || up_ms < (r->pipe.no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
     int64_t now = sd_util_mono_ms();
-    if (now < r->next_connect_check_mono) return 0;
-    r->next_connect_check_mono = now + 100;
-    if (sd_sup_connected(r->sup, r->broker_ports, r->nbroker_ports) != 1) return 0;
-    r->no_ready_marker = 1;
+    if (now < r->pipe.next_connect_check_mono) return 0;
+    r->pipe.next_connect_check_mono = now + 100;
+    if (sd_sup_connected(r->sup, r->pipe.broker_ports, r->pipe.nbroker_ports) != 1) return 0;
+    r->pipe.no_ready_marker = 1;
     return 1;
 }
 

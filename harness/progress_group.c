@@ -157,18 +157,18 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->nseen = 0;
     g->ready = 0;
     g->open = 0;
-    g->inc = r->bs.incarnation;
+    g->inc = r->pipe.bs.incarnation;
     g->polled_dead = 0;
-    g->rows_at_commit = r->inc_rows0; /* counted as the incarnation started */
+    g->rows_at_commit = r->pipe.inc_rows0; /* counted as the incarnation started */
 }
 
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
-    sd_group_t *g = r->group;
-    if (!g || !r->bs.incarnation || !r->sup) return SD_OK;
+    sd_group_t *g = r->pipe.group;
+    if (!g || !r->pipe.bs.incarnation || !r->sup) return SD_OK;
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     int64_t now = sd_util_mono_ms();
-    if (g->inc != r->bs.incarnation) sd_group_new_incarnation(r, g);
+    if (g->inc != r->pipe.bs.incarnation) sd_group_new_incarnation(r, g);
     /* after the process ended, read the offsets once more: a graceful
      * exit commits on its way out */
     if (!st.running && g->polled_dead) return SD_OK;
@@ -188,9 +188,9 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
              * a batch; from now on the harness knows how far the group has
              * committed, none included (caught up, not yet consumed) */
             g->baseline = 1;
-            if (r->consumed) {
-                for (int p = 0; p < r->partitions; p++) r->consumed[p] = cur[p];
-                r->last_offsets_mono = now;
+            if (r->pipe.consumed) {
+                for (int p = 0; p < r->partitions; p++) r->pipe.consumed[p] = cur[p];
+                r->pipe.last_offsets_mono = now;
             }
             moved = 0;
         }
@@ -220,7 +220,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                 }
                 e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, size > 0 ? size : -1, NULL, sd_util_wall_ms(),
                                             err, errlen);
-                r->bs.begun_sink_rows = g->rows_at_commit;
+                r->pipe.bs.begun_sink_rows = g->rows_at_commit;
             } else if (g->rows_at_commit < 0) {
                 g->rows_at_commit = rows;
             }
@@ -235,7 +235,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
 }
 
 static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    sd_group_t *g = r->group;
+    sd_group_t *g = r->pipe.group;
     if (st->ready) return 1;
     sd_group_poll(r, NULL, 0);
     if (g->ready) return 1;
@@ -244,12 +244,12 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
      * connection to the broker */
     if (g->describe < 0 || (g->describe > 0 && g->members_now == 0 && up_ms >= sd_util_scaled_ms(5000))) {
         int ok = sd_progress_connected_ready(r, st, up_ms);
-        if (ok && !g->evidence && g->describe > 0 && g->warned_ready != r->bs.incarnation) {
-            g->warned_ready = r->bs.incarnation;
+        if (ok && !g->evidence && g->describe > 0 && g->warned_ready != r->pipe.bs.incarnation) {
+            g->warned_ready = r->pipe.bs.incarnation;
             char w[512];
             snprintf(w, sizeof(w), "incarnation %d taken as ready by its connection to the broker: consumer group %s has had "
                      "neither a member nor a commit (does the pipeline use that group? `progress group group=NAME`)",
-                     r->bs.incarnation, g->name);
+                     r->pipe.bs.incarnation, g->name);
             sd_ledger_warning(r->ledger, "group-unseen", w, NULL, 0);
             sd_run_say(r, "  %s", w);
         }
@@ -292,13 +292,13 @@ static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
     g->rows_at_commit = -1;
     /* the embedded cluster has no DescribeGroups */
     if (sd_broker_is_embedded(r->broker)) g->describe = -1;
-    r->group = g;
+    r->pipe.group = g;
     sd_run_say(r, "progress group: following consumer group %s (its commits and members)", name);
     return sd_ledger_meta_set(r->ledger, "progress_group", name, err, errlen);
 }
 
 static void sd_group_close(sd_run_t *r) {
-    sd_group_t *g = r->group;
+    sd_group_t *g = r->pipe.group;
     if (!g) return;
     for (int i = 0; i < g->nold; i++) free(g->old[i]);
     for (int i = 0; i < g->nseen; i++) free(g->seen[i]);
@@ -307,15 +307,15 @@ static void sd_group_close(sd_run_t *r) {
     free(g->committed);
     free(g->name);
     free(g);
-    r->group = NULL;
+    r->pipe.group = NULL;
 }
 
 const char *sd_progress_group_name(const sd_run_t *r) {
-    return r->group ? r->group->name : NULL;
+    return r->pipe.group ? r->pipe.group->name : NULL;
 }
 
 int sd_progress_group_unseen(const sd_run_t *r) {
-    return r->group && !r->group->evidence && r->group->describe > 0;
+    return r->pipe.group && !r->pipe.group->evidence && r->pipe.group->describe > 0;
 }
 
 const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,

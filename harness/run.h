@@ -61,6 +61,7 @@ typedef struct sd_run_result_s {
 } sd_run_result_t;
 
 typedef struct sd_run_s {
+    /* who the run is: the whole run shares these */
     const sd_scenario_t *sc;
     const sd_run_opts_t *opts;
     char *run_dir;
@@ -68,129 +69,156 @@ typedef struct sd_run_s {
     char *topic;
     uint64_t seed;
     sd_kvlist_t vars;             /* run-time placeholders + user variables */
+    int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */
+    int step;                     /* index of the running step */
+    int64_t t0_wall, t0_mono;
 
     sd_ledger_t *ledger;
     sd_broker_t *broker;
     sd_producer_t *producer;
-    /* `deliveries`: the second source topic and its producer */
-    char *side_topic;
-    int side_partitions;
-    int64_t *side_consumed;       /* per partition of side_topic, from commits (-1 unknown) */
-    sd_producer_t *side_producer;
-    /* `produce ... transactional`: its producer, and the transactions left open */
-    sd_producer_t *txn_producer;
-    sd_producer_t *open_txn[SD_MAX_OPEN_TXN];
-    int64_t open_n[SD_MAX_OPEN_TXN];
-    int nopen_txn, open_slots;
-    int64_t txn_data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
-    int64_t side_messages;
-    sd_events_t *side_events;     /* deliveries log=: the user's deliveries (NULL: the generator's) */
-    int64_t side_next;            /* its next line */
     sd_events_t *events;
     sd_sup_t *sup;
-    sd_sink_t *sinks[SD_MAX_SINKS];
-    int nsinks;
-    sd_sink_t *target, *quarantine;
     int partitions;
+    struct sd_run_sinks_s {       /* the sinks read (runner.c opens them) */
+        sd_sink_t *v[SD_MAX_SINKS];
+        int n;
+        sd_sink_t *target, *quarantine;
+    } sink;
 
-    /* per distinct event (seq): expected disposition, kind and sends */
-    int64_t nseq, capseq;
-    sd_seqs_t seqs;
-    int64_t max_event_time;       /* newest event time sent among valid events */
-    int64_t valid_sent;
-    int64_t late_sent, malformed_sent, replayed, messages;
+    /* `deliveries`: the second source topic and its producer (run_send.c, injectors/data.c) */
+    struct sd_run_side_s {
+        char *topic;
+        int partitions;
+        int64_t *consumed;        /* per partition of the topic, from commits (-1 unknown) */
+        sd_producer_t *producer;
+        int64_t messages;
+        sd_events_t *events;      /* deliveries log=: the user's deliveries (NULL: the generator's) */
+        int64_t next;             /* its next line */
+    } side;
+    /* `produce ... transactional`: its producer, and the transactions left open (run_send.c) */
+    struct sd_run_txn_s {
+        sd_producer_t *producer;
+        sd_producer_t *open[SD_MAX_OPEN_TXN];
+        int64_t open_n[SD_MAX_OPEN_TXN];
+        int nopen, open_slots;
+        int64_t data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
+    } txn;
 
-    int step;                     /* index of the running step */
-    int live;                     /* a live progress line on stderr (a terminal) */
-    int live_shown;               /* the line is on screen now */
-    int64_t live_next_mono;
-    int64_t t0_wall, t0_mono;
+    /* what was sent, per distinct event (seq): expected disposition, kind and sends (run_send.c, injectors/data.c) */
+    struct sd_run_sends_s {
+        int64_t nseq, capseq;
+        sd_seqs_t seqs;
+        sd_stamps_t sent;         /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
+        int64_t max_event_time;   /* newest event time sent among valid events */
+        int64_t valid_sent;
+        int64_t late_sent, malformed_sent, replayed, messages;
+    } sends;
 
-    /* sampling of sink row counts */
-    int64_t counts[SD_MAX_SINKS];
-    int64_t last_change_mono;
-    int64_t next_sample_mono;
-    int64_t last_sample_mono;       /* when the newest sample began */
-    int64_t idle_ms;                /* waited after the pipeline's last sign of work (await quiescent) */
-    int64_t sample_cost_ms;
-    int sampled;
+    /* the console (run_base.c) */
+    struct sd_run_console_s {
+        int live;                 /* a live progress line on stderr (a terminal) */
+        int live_shown;           /* the line is on screen now */
+        int64_t live_next_mono;
+    } console;
 
-    /* pipeline */
-    int incarnations;
-    int crashes;
-    int pipeline_wanted;          /* the plan expects it running */
-    int64_t last_offsets_mono;    /* last commit marker with offsets */
-    int64_t *consumed;            /* per source partition, from commit markers (-1 unknown) */
-    int64_t *trim_warned;         /* per source partition: low watermark already warned about */
-    sd_run_batches_t bs;
-    const sd_progress_ops_t *progress; /* where batches, readiness and catching up come from */
-    int broker_ports[8];          /* the ports a pipeline connects to: the broker's, the proxy's */
-    int nbroker_ports;
-    int no_ready_marker;          /* the pipeline was found ready by its connection: it prints no SD-READY */
-    int64_t next_connect_check_mono;
-    sd_spark_t *spark;            /* progress spark: the checkpoint being watched */
-    struct sd_group_s *group;     /* progress group: the consumer group being watched */
-    int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
-    int64_t account_next;         /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
-    int account_stateful;         /* that account named state operators (a watermark may still evict and emit) */
-    int spark_inc;
-    int64_t inc_started_wall;     /* when the newest incarnation was started */
-    int64_t inc_events0;          /* batch events seen before it started */
-    int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
-    sd_stamps_t sent;             /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
+    /* sampling of sink row counts (run_loop.c) */
+    struct sd_run_sampling_s {
+        int64_t counts[SD_MAX_SINKS];
+        int64_t last_change_mono;
+        int64_t next_sample_mono;
+        int64_t last_sample_mono; /* when the newest sample began */
+        int64_t idle_ms;          /* waited after the pipeline's last sign of work (await quiescent) */
+        int64_t sample_cost_ms;
+        int sampled;
+    } sampling;
 
-    /* messages staged for sending (ledger first, then Kafka) */
-    struct sd_run_staged_s *stage;
-    int nstage, capstage;
-    sd_buf_t arena;
-    /* batches handed to the ledger's writer, oldest first, each waiting
-     * for its ledger ticket before it goes to Kafka */
-    struct sd_run_subbatch_s {
+    /* the pipeline and what its progress source says of it (run_wait.c, progress*.c, injectors/process.c) */
+    struct sd_run_pipeline_s {
+        int incarnations;
+        int crashes;
+        int wanted;               /* the plan expects it running */
+        int64_t last_offsets_mono; /* last commit marker with offsets */
+        int64_t *consumed;        /* per source partition, from commit markers (-1 unknown) */
+        int64_t *trim_warned;     /* per source partition: low watermark already warned about */
+        sd_run_batches_t bs;
+        const sd_progress_ops_t *progress; /* where batches, readiness and catching up come from */
+        int broker_ports[8];      /* the ports a pipeline connects to: the broker's, the proxy's */
+        int nbroker_ports;
+        int no_ready_marker;      /* the pipeline was found ready by its connection: it prints no SD-READY */
+        int64_t next_connect_check_mono;
+        sd_spark_t *spark;        /* progress spark: the checkpoint being watched */
+        struct sd_group_s *group; /* progress group: the consumer group being watched */
+        int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
+        int64_t account_next;     /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
+        int account_stateful;     /* that account named state operators (a watermark may still evict and emit) */
+        int spark_inc;
+        int64_t inc_started_wall; /* when the newest incarnation was started */
+        int64_t inc_events0;      /* batch events seen before it started */
+        int64_t inc_rows0;        /* target rows when it started (-1 unknown) */
+    } pipe;
+
+    /* messages staged for sending, ledger first, then Kafka (run_send.c) */
+    struct sd_run_staging_s {
         struct sd_run_staged_s *stage;
-        int n, cap;
+        int nstage, capstage;
         sd_buf_t arena;
-        int64_t *ns;              /* ledger message numbers */
-        int64_t ticket;
-    } sub[SD_RUN_INFLIGHT];
-    int sub_head, sub_count;
+        sd_buf_t payload, key;
+        /* batches handed to the ledger's writer, oldest first, each waiting
+         * for its ledger ticket before it goes to Kafka */
+        struct sd_run_subbatch_s {
+            struct sd_run_staged_s *stage;
+            int n, cap;
+            sd_buf_t arena;
+            int64_t *ns;          /* ledger message numbers */
+            int64_t ticket;
+        } sub[SD_RUN_INFLIGHT];
+        int sub_head, sub_count;
+    } staging;
 
-    /* background production (produce ... background) */
-    int bg_active, bg_busy;
-    /* production the event loop serves while the run waits (run_send.c
-     * registers it with a background `produce`); NULL: none */
-    sd_err_t (*background)(struct sd_run_s *r, char *err, size_t errlen);
-    int64_t bg_total, bg_done, bg_t0;
-    double bg_rate;
+    /* background production, `produce ... background` (run_send.c) */
+    struct sd_run_bg_s {
+        int active, busy;
+        /* what the event loop serves while the run waits (run_send.c registers
+         * it with a background `produce`); NULL: none */
+        sd_err_t (*serve)(struct sd_run_s *r, char *err, size_t errlen);
+        int64_t total, done, t0;
+        double rate;
+    } bg;
 
-    int64_t last_data_step_mono;
-    int64_t last_quiescent_mono;
-    int quiescence_failed;
-    /* faults that can be undone: by a timer (for=), by `heal`, before reconciliation */
-    sd_proxy_t *proxy;
-    char *proxy_listen;
-    char *faketime_file;          /* the file libfaketime reads ({run}/faketime.rc) */
-    int64_t clock_offset_ms;
-    int clock_moved_line;
-    int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */         /* the first clock step that moved the pipeline's clock off real time (0: never) */
-    double clock_rate;
-    int net_latency, net_down, net_bandwidth, net_errors;
-    struct sd_run_undo_s {
-        int64_t due_mono;
-        void (*fn)(struct sd_run_s *r, int arg);
-        int arg;
-    } undo[16];
-    int nundo;
+    /* quiescence (run_wait.c) */
+    struct sd_run_quiet_s {
+        int64_t last_data_step_mono;
+        int64_t last_quiescent_mono;
+        int failed;
+    } quiet;
 
-    /* fault steps that did not do what they say (sd_run_fault_missed) */
-    int missed;
-    int unmeasured;               /* expectations on figures the run could not measure */
-    char unmeasured_why[512];
-    char missed_msg[1536];
-    int await_timeout_line;       /* the last wait that timed out, until a fault step follows it */
+    /* faults that can be undone: by a timer (for=), by `heal`, before reconciliation (injectors, run_base.c) */
+    struct sd_run_faults_s {
+        sd_proxy_t *proxy;
+        char *proxy_listen;
+        char *faketime_file;      /* the file libfaketime reads ({run}/faketime.rc) */
+        int64_t clock_offset_ms;
+        double clock_rate;
+        int clock_moved_line;     /* the first clock step that moved the pipeline's clock off real time (0: never) */
+        int net_latency, net_down, net_bandwidth, net_errors;
+        struct sd_run_undo_s {
+            int64_t due_mono;
+            void (*fn)(struct sd_run_s *r, int arg);
+            int arg;
+        } undo[16];
+        int nundo;
+    } faults;
 
-    sd_buf_t payload, key;
-    sd_err_t fatal;               /* first fatal error; the run stops stepping */
-    char fatal_msg[2048];
+    /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
+    struct sd_run_verdict_s {
+        int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
+        char missed_msg[1536];
+        int unmeasured;           /* expectations on figures the run could not measure */
+        char unmeasured_why[512];
+        int await_timeout_line;   /* the last wait that timed out, until a fault step follows it */
+        sd_err_t fatal;           /* first fatal error; the run stops stepping */
+        char fatal_msg[2048];
+    } verdict;
 } sd_run_t;
 
 /* Run one scenario. Writes DIR/<name>/ and fills res. */

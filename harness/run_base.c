@@ -18,22 +18,22 @@ int64_t sd_run_elapsed_ms(const sd_run_t *r) { return sd_util_mono_ms() - r->t0_
 
 /* Take the live progress line off the screen, so a message prints clean. */
 void sd_run_live_clear(sd_run_t *r) {
-    if (!r->live_shown) return;
+    if (!r->console.live_shown) return;
     fputs("\r\033[K", stderr);
-    r->live_shown = 0;
+    r->console.live_shown = 0;
 }
 
 /* The live progress line: step, events sent and acknowledged, rows in the
  * target, elapsed time; redrawn at most five times a second. */
 void sd_run_live(sd_run_t *r) {
     int64_t now = sd_util_mono_ms();
-    if (!r->live || now < r->live_next_mono) return;
-    r->live_next_mono = now + 200;
+    if (!r->console.live || now < r->console.live_next_mono) return;
+    r->console.live_next_mono = now + 200;
     sd_producer_stats_t st = {0};
     if (r->producer) sd_producer_stats(r->producer, &st);
     int64_t rows = -1;
-    for (int i = 0; i < r->nsinks; i++)
-        if (r->sinks[i] == r->target && r->sampled) rows = r->counts[i];
+    for (int i = 0; i < r->sink.n; i++)
+        if (r->sink.v[i] == r->sink.target && r->sampling.sampled) rows = r->sampling.counts[i];
     char line[256];
     int n = snprintf(line, sizeof(line), "[%s %.1fs] step %d/%d: %s | sent %lld, acked %lld | target ", r->sc->name,
                      (double)sd_run_elapsed_ms(r) / 1000.0, r->step + 1, r->sc->nsteps, r->sc->steps[r->step].text,
@@ -48,7 +48,7 @@ void sd_run_live(sd_run_t *r) {
     if (strlen(line) > width) line[width] = 0;
     fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
-    r->live_shown = 1;
+    r->console.live_shown = 1;
 }
 
 void sd_run_say(sd_run_t *r, const char *fmt, ...) {
@@ -63,9 +63,9 @@ void sd_run_say(sd_run_t *r, const char *fmt, ...) {
 }
 
 sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
-    if (!r->fatal) {
-        r->fatal = e;
-        snprintf(r->fatal_msg, sizeof(r->fatal_msg), "%s", msg && *msg ? msg : sd_strerror(e));
+    if (!r->verdict.fatal) {
+        r->verdict.fatal = e;
+        snprintf(r->verdict.fatal_msg, sizeof(r->verdict.fatal_msg), "%s", msg && *msg ? msg : sd_strerror(e));
     }
     return e;
 }
@@ -82,27 +82,27 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
     if (r->sup) sd_sup_state(r->sup, &s);
     sd_ledger_fault_missed(r->ledger, (int)(st - r->sc->steps), kind, s.incarnation, why, NULL, 0);
     if (st->optional) return;
-    if (!r->missed++) snprintf(r->missed_msg, sizeof(r->missed_msg), "%s", w);
+    if (!r->verdict.missed++) snprintf(r->verdict.missed_msg, sizeof(r->verdict.missed_msg), "%s", w);
 }
 
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {
-    if (r->nundo >= (int)(sizeof(r->undo) / sizeof(r->undo[0]))) {
+    if (r->faults.nundo >= (int)(sizeof(r->faults.undo) / sizeof(r->faults.undo[0]))) {
         fn(r, arg); /* no room: undo now rather than never */
         return;
     }
-    r->undo[r->nundo].due_mono = due_mono;
-    r->undo[r->nundo].fn = fn;
-    r->undo[r->nundo].arg = arg;
-    r->nundo++;
+    r->faults.undo[r->faults.nundo].due_mono = due_mono;
+    r->faults.undo[r->faults.nundo].fn = fn;
+    r->faults.undo[r->faults.nundo].arg = arg;
+    r->faults.nundo++;
 }
 
 /* Undo the faults whose time is up (for=). */
 void sd_run_undo_due(sd_run_t *r, int all) {
     int64_t now = sd_util_mono_ms();
-    for (int i = 0; i < r->nundo;) {
-        if (all || r->undo[i].due_mono <= now) {
-            struct sd_run_undo_s u = r->undo[i];
-            r->undo[i] = r->undo[--r->nundo];
+    for (int i = 0; i < r->faults.nundo;) {
+        if (all || r->faults.undo[i].due_mono <= now) {
+            struct sd_run_undo_s u = r->faults.undo[i];
+            r->faults.undo[i] = r->faults.undo[--r->faults.nundo];
             u.fn(r, u.arg);
         } else {
             i++;

@@ -79,14 +79,14 @@ static void sd_join_fmt_right(void *opaque, int64_t seq, char *out, size_t outle
 
 /* The counted scans: valid, to the target, acknowledged; each once. */
 static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t *L, char *err, size_t errlen) {
-    int64_t n = r->nseq, *t = sd_run_event_times(r);
+    int64_t n = r->sends.nseq, *t = sd_run_event_times(r);
     sd_buf_t payload, key;
     sd_buf_init(&payload);
     sd_buf_init(&key);
     sd_err_t e = SD_OK;
     char kv[256];
     for (int64_t s = 0; s < n && !e; s++) {
-        if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
+        if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
         int64_t natural = sd_events_time(r->events, s), et;
         if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));

@@ -35,12 +35,12 @@ typedef struct {
 
 static void sd_run_mark_unsent(void *opaque, int64_t s) {
     sd_run_t *r = opaque;
-    if (s >= 0 && s < r->nseq) sd_seqs_unsend(&r->seqs, s);
+    if (s >= 0 && s < r->sends.nseq) sd_seqs_unsend(&r->sends.seqs, s);
 }
 
 static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
     sd_trim_ctx_t *t = opaque;
-    if (p >= 0 && p < t->r->partitions && o < t->lows[p] && s >= 0 && s < t->r->nseq && !t->trimmed[s]) {
+    if (p >= 0 && p < t->r->partitions && o < t->lows[p] && s >= 0 && s < t->r->sends.nseq && !t->trimmed[s]) {
         t->trimmed[s] = 1;
         t->n++;
     }
@@ -62,7 +62,7 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
         }
     }
     if (any) {
-        sd_trim_ctx_t t = {.r = r, .lows = lows, .trimmed = sd_util_xcalloc((size_t)(r->nseq ? r->nseq : 1), 1)};
+        sd_trim_ctx_t t = {.r = r, .lows = lows, .trimmed = sd_util_xcalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1), 1)};
         sd_ledger_each_position(r->ledger, sd_run_mark_trimmed, &t);
         char w[512];
         snprintf(w, sizeof(w), "the broker deleted %lld of the run's events from topic %s (low watermarks above the first "
@@ -244,7 +244,7 @@ typedef struct {
 /* A target event's latency cell (SD_LAT_NONE for any other event). */
 static uint32_t sd_run_lat_cell(const void *opaque, int64_t s) {
     const sd_lat_ctx_t *c = opaque;
-    return sd_seqs_disp(&c->r->seqs, s) == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
+    return sd_seqs_disp(&c->r->sends.seqs, s) == SD_DISP_TARGET ? sd_observe_lat_cell(c->obs, s) : SD_LAT_NONE;
 }
 
 /* Latency quantiles of a sink over the target events it holds (exact:
@@ -258,18 +258,18 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
     snprintf(why, wlen, "sink %s gave no write time for any expected id (a time= column)", sink);
     /* write times from a pipeline whose clock the drill moved are on its
      * clock, not the harness's: no latency */
-    if (r->clock_moved_line)
+    if (r->faults.clock_moved_line)
         snprintf(why, wlen, "the drill moved the pipeline's clock (the clock step at line %d), so the write times it gave are not on "
-                 "the harness's clock", r->clock_moved_line);
-    if (!obs->lat || r->clock_moved_line) return;
+                 "the harness's clock", r->faults.clock_moved_line);
+    if (!obs->lat || r->faults.clock_moved_line) return;
     {
-        int64_t stride = r->nseq / 20000 + 1, k = 0, cap = r->nseq / stride + 1;
+        int64_t stride = r->sends.nseq / 20000 + 1, k = 0, cap = r->sends.nseq / stride + 1;
         int64_t *seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)cap * 3), *sent = seq + cap, *seen = sent + cap;
-        for (int64_t s = 0; s < r->nseq && k < cap; s += stride) {
+        for (int64_t s = 0; s < r->sends.nseq && k < cap; s += stride) {
             int64_t lat = sd_observe_latency(obs, s);
-            if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET || lat < 0) continue;
+            if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET || lat < 0) continue;
             seq[k] = s;
-            sent[k] = r->t0_wall + sd_stamps_get(&r->sent, s);
+            sent[k] = r->t0_wall + sd_stamps_get(&r->sends.sent, s);
             seen[k] = sent[k] + lat;
             k++;
         }
@@ -278,8 +278,8 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
     }
     uint32_t *big = NULL;
     int64_t n = 0, nbig = 0;
-    for (int64_t s = 0; s < r->nseq; s++) {
-        if (sd_seqs_disp(&r->seqs, s) != SD_DISP_TARGET) continue;
+    for (int64_t s = 0; s < r->sends.nseq; s++) {
+        if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET) continue;
         uint32_t cell = sd_observe_lat_cell(obs, s);
         if (cell == SD_LAT_NONE) continue;
         n++;
@@ -292,7 +292,7 @@ static void sd_run_latency(sd_run_t *r, sd_observe_t *obs, const char *sink, sd_
         if (nbig) qsort(big, (size_t)nbig, sizeof(uint32_t), sd_run_cmp_u32); /* qsort takes no NULL, even for 0 */
         sd_lat_ctx_t lc = {r, obs};
         int64_t ks[4] = {(n - 1) * 50 / 100, (n - 1) * 95 / 100, (n - 1) * 99 / 100, n - 1}, q[4];
-        sd_util_ranks_u24(sd_run_lat_cell, &lc, r->nseq, big, nbig, ks, q, 4);
+        sd_util_ranks_u24(sd_run_lat_cell, &lc, r->sends.nseq, big, nbig, ks, q, 4);
         c->latency_p50_ms = q[0];
         c->latency_p95_ms = q[1];
         c->latency_p99_ms = q[2];
@@ -339,30 +339,30 @@ uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
      * will not catch up: what it left is lost */
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
-    if (!st.running && r->pipeline_wanted) return NULL;
+    if (!st.running && r->pipe.wanted) return NULL;
     sd_progress_poll(r, NULL, 0); /* the freshest committed offsets */
     uint8_t *pending = NULL;
-    if (r->consumed && r->last_offsets_mono) {
-        sd_pending_ctx_t c = {.consumed = r->consumed, .partitions = r->partitions, .pending = NULL, .nseq = r->nseq};
+    if (r->pipe.consumed && r->pipe.last_offsets_mono) {
+        sd_pending_ctx_t c = {.consumed = r->pipe.consumed, .partitions = r->partitions, .pending = NULL, .nseq = r->sends.nseq};
         sd_ledger_each_position(r->ledger, sd_run_mark_pending, &c);
         if (!(pending = c.pending)) return NULL;
         sd_buf_t b;
         sd_buf_init(&b);
         for (int p = 0; p < r->partitions; p++)
-            sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)(r->consumed[p] < 0 ? 0 : r->consumed[p]));
+            sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)(r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p]));
         snprintf(why, wlen, "the pipeline's progress says it has consumed up to offsets %s of topic %s", b.data ? b.data : "",
                  r->topic);
         sd_buf_free(&b);
         return pending;
     }
     int64_t rows = -1;
-    if (r->incarnations >= 2 && r->inc_rows0 >= 0 && r->bs.events == r->inc_events0 && r->target &&
-        sd_sink_count(r->target, 1, &rows, NULL, 0) == SD_OK && rows == r->inc_rows0) {
-        pending = sd_util_xmalloc((size_t)(r->nseq ? r->nseq : 1));
-        memset(pending, 1, (size_t)(r->nseq ? r->nseq : 1));
+    if (r->pipe.incarnations >= 2 && r->pipe.inc_rows0 >= 0 && r->pipe.bs.events == r->pipe.inc_events0 && r->sink.target &&
+        sd_sink_count(r->sink.target, 1, &rows, NULL, 0) == SD_OK && rows == r->pipe.inc_rows0) {
+        pending = sd_util_xmalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1));
+        memset(pending, 1, (size_t)(r->sends.nseq ? r->sends.nseq : 1));
         snprintf(why, wlen, "incarnation %d, a restart, has neither reported a batch nor added a row to the target since it "
                  "started (a consumer group still waiting for its dead member's session to expire looks like this)",
-                 r->incarnations);
+                 r->pipe.incarnations);
     }
     return pending;
 }
@@ -393,16 +393,16 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     malloc_trim(0);
     uint8_t *trimmed = NULL;
     sd_run_ledger_exceptions(r, &trimmed);
-    sd_recon_ledger_t L = {.nseq = r->nseq, .seqs = &r->seqs, .trimmed = trimmed, .pending = pending,
+    sd_recon_ledger_t L = {.nseq = r->sends.nseq, .seqs = &r->sends.seqs, .trimmed = trimmed, .pending = pending,
                            .expect_sends = r->sc->keep_duplicates};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
     int have_q = 0;
-    if (r->quarantine) {
+    if (r->sink.quarantine) {
         int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(r->quarantine, r->tag, r->nseq, r->t0_wall, NULL, &qobs, err, errlen))) goto out;
+        if ((e = sd_observe_sink(r->sink.quarantine, r->tag, r->sends.nseq, r->t0_wall, NULL, &qobs, err, errlen))) goto out;
         have_q = 1;
-        sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->quarantine->name, (long long)qobs.rows,
+        sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->sink.quarantine->name, (long long)qobs.rows,
                    (double)(sd_util_mono_ms() - t0) / 1000.0);
     }
     /* the same for every sink: what reached Kafka, what did not */
@@ -417,16 +417,16 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     for (int i = 0; i < r->sc->nsteps; i++)
         if (r->sc->steps[i].kind == SD_STEP_EXPECT) expects[nexp++] = &r->sc->steps[i];
     int check_idx = 0;
-    for (int si = 0; si < r->nsinks; si++) {
-        sd_sink_t *sink = r->sinks[si];
+    for (int si = 0; si < r->sink.n; si++) {
+        sd_sink_t *sink = r->sink.v[si];
         if (sink->is_quarantine) continue;
-        int primary = sink == r->target;
+        int primary = sink == r->sink.target;
         const sd_model_ops_t *model = sd_run_model_for(r, sink);
         int by_model = model && model->groups;
         sd_observe_t obs;
         memset(&obs, 0, sizeof(obs));
         int64_t t0 = sd_util_mono_ms();
-        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->nseq, r->t0_wall, &r->sent, &obs, err, errlen))) {
+        if (!by_model && (e = sd_observe_sink(sink, r->tag, r->sends.nseq, r->t0_wall, &r->sends.sent, &obs, err, errlen))) {
             free(expects);
             goto out;
         }
@@ -448,10 +448,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.quarantine_unexpected = have_q ? qobs.unexpected_rows : 0;
         res.counts.produced = produced;
         res.counts.send_failed = send_failed;
-        res.counts.late_sent = r->late_sent;
-        res.counts.malformed_sent = r->malformed_sent;
-        res.counts.replayed = r->replayed;
-        res.counts.crashes = r->crashes;
+        res.counts.late_sent = r->sends.late_sent;
+        res.counts.malformed_sent = r->sends.malformed_sent;
+        res.counts.replayed = r->sends.replayed;
+        res.counts.crashes = r->pipe.crashes;
         res.counts.batches = bounds.batches;
         res.counts.batch_rows_max = bounds.batch_rows_max;
         res.counts.state_rows_peak = bounds.state_rows_peak;
@@ -486,13 +486,13 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);
         *failed += sd_checks_failed(&checks);
         *settled += sd_checks_settled(&checks);
-        if (checks.unmeasured && !r->unmeasured++) snprintf(r->unmeasured_why, sizeof(r->unmeasured_why), "%s", checks.unmeasured_why);
+        if (checks.unmeasured && !r->verdict.unmeasured++) snprintf(r->verdict.unmeasured_why, sizeof(r->verdict.unmeasured_why), "%s", checks.unmeasured_why);
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "%s%s", primary ? "" : sink->name, primary ? "" : ".");
         if (!e) e = sd_run_store_counts(r, prefix, &res.counts, bounds.has_state, err, errlen);
         if (!e) e = sd_run_store_anomalies(r, sink, &res, &obs, err, errlen);
         /* quarantine anomalies: rows that map to nothing */
-        if (!e && have_q && primary) e = sd_run_store_unexpected(r, r->quarantine->name, &qobs, err, errlen);
+        if (!e && have_q && primary) e = sd_run_store_unexpected(r, r->sink.quarantine->name, &qobs, err, errlen);
         if (!e) {
             for (int i = 0; i < checks.n && !e; i++) {
                 char name[256];
@@ -509,10 +509,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     }
     /* what the readers noticed besides rows, once all are read (files a killed
      * Spark batch left behind, an output transaction left open, ...) */
-    for (int si = 0; si < r->nsinks; si++) {
-        char *note = sd_sink_notes(r->sinks[si]);
+    for (int si = 0; si < r->sink.n; si++) {
+        char *note = sd_sink_notes(r->sink.v[si]);
         if (note) {
-            char *w = sd_util_fmt("sink %s: %s", r->sinks[si]->name, note);
+            char *w = sd_util_fmt("sink %s: %s", r->sink.v[si]->name, note);
             sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
             sd_run_say(r, "note: %s", w);
             free(w);

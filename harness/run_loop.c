@@ -1,6 +1,6 @@
 /* run_loop.c - the event loop every wait of a run serves (sd_run_tick):
  * the producer's delivery reports, production registered to go on in the
- * background (r->background), the pipeline's events (markers, exits, Spark's
+ * background (r->bg.serve), the pipeline's events (markers, exits, Spark's
  * account), sink samples, faults to undo, periodic commits of run.db. It
  * calls no file of the run above it: what it serves is registered with it
  * or lies below (run_base.c, progress, the supervisor). */
@@ -18,9 +18,9 @@ sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
         err = local;
         errlen = sizeof(local);
     }
-    sd_err_t e = r->background ? r->background(r, err, errlen) : SD_OK;
+    sd_err_t e = r->bg.serve ? r->bg.serve(r, err, errlen) : SD_OK;
     if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
-    if (!e && r->side_producer) e = sd_producer_poll(r->side_producer, 0, err, errlen);
+    if (!e && r->side.producer) e = sd_producer_poll(r->side.producer, 0, err, errlen);
     if (!e) e = sd_run_sup_events(r, err, errlen);
     if (e) sd_run_set_fatal(r, e, err);
     return e;
@@ -43,8 +43,8 @@ static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *
     size_t i;
     json_t *op;
     json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
-    if (batch >= 0 && batch + 1 > r->account_next) r->account_next = batch + 1;
-    if (json_array_size(ops)) r->account_stateful = 1;
+    if (batch >= 0 && batch + 1 > r->pipe.account_next) r->pipe.account_next = batch + 1;
+    if (json_array_size(ops)) r->pipe.account_stateful = 1;
     sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
     json_array_foreach(ops, i, op) {
         if (e) break;
@@ -89,7 +89,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
         case SD_SUP_EV_EXIT: {
             e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);
             if (!e && !strcmp(ev.ended_by, "crash")) {
-                r->crashes++;
+                r->pipe.crashes++;
                 char *tail = sd_sup_tail(r->sup);
                 char detail[1536];
                 /* the most telling line: the last one naming an exception or
@@ -112,7 +112,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                 free(tail);
                 e = sd_ledger_fault(r->ledger, r->step, "crash", detail, ev.incarnation, NULL, err, errlen);
                 sd_run_say(r, "pipeline crashed: %.300s", detail);
-            } else if (!e && !strcmp(ev.ended_by, "exit") && r->pipeline_wanted) {
+            } else if (!e && !strcmp(ev.ended_by, "exit") && r->pipe.wanted) {
                 char detail[128];
                 snprintf(detail, sizeof(detail), "incarnation %d exited on its own with code 0", ev.incarnation);
                 e = sd_ledger_warning(r->ledger, "pipeline-exit", detail, err, errlen);
@@ -129,30 +129,30 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
 
 sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {
     int64_t now = sd_util_mono_ms();
-    if (!force && now < r->next_sample_mono) return SD_OK;
+    if (!force && now < r->sampling.next_sample_mono) return SD_OK;
     int64_t t0 = now;
-    for (int i = 0; i < r->nsinks; i++) {
+    for (int i = 0; i < r->sink.n; i++) {
         int64_t rows = 0;
         char serr[1024];
-        if (sd_sink_count(r->sinks[i], 1, &rows, serr, sizeof(serr))) {
+        if (sd_sink_count(r->sink.v[i], 1, &rows, serr, sizeof(serr))) {
             /* a sink may be briefly unreadable while it is being created; the
              * final read decides whether it can be read at all */
             continue;
         }
-        if (!r->sampled || rows != r->counts[i]) {
-            r->last_change_mono = sd_util_mono_ms();
-            sd_err_t e = sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->sinks[i]->name, rows, err, errlen);
+        if (!r->sampling.sampled || rows != r->sampling.counts[i]) {
+            r->sampling.last_change_mono = sd_util_mono_ms();
+            sd_err_t e = sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->sink.v[i]->name, rows, err, errlen);
             if (e) return e;
         }
-        r->counts[i] = rows;
+        r->sampling.counts[i] = rows;
     }
-    r->sampled = 1;
-    r->last_sample_mono = t0;
+    r->sampling.sampled = 1;
+    r->sampling.last_sample_mono = t0;
     int64_t cost = sd_util_mono_ms() - t0;
-    r->sample_cost_ms = cost;
+    r->sampling.sample_cost_ms = cost;
     int64_t interval = 200;
     if (cost * 10 > interval) interval = cost * 10;
-    r->next_sample_mono = sd_util_mono_ms() + interval;
+    r->sampling.next_sample_mono = sd_util_mono_ms() + interval;
     return SD_OK;
 }
 
@@ -166,9 +166,9 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
     for (;;) {
         if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");
         sd_err_t e = SD_OK;
-        if (r->nundo) sd_run_undo_due(r, 0);
+        if (r->faults.nundo) sd_run_undo_due(r, 0);
         if (r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
-        if (!e && r->background) e = r->background(r, err, errlen);
+        if (!e && r->bg.serve) e = r->bg.serve(r, err, errlen);
         if (!e) e = sd_run_sup_events(r, err, errlen);
         if (!e) e = sd_run_sample(r, 0, err, errlen);
         if (!e && sd_ledger_dirty_ms(r->ledger) >= 100) e = sd_ledger_checkpoint(r->ledger, err, errlen);

@@ -44,10 +44,10 @@ static void sd_model_time(void *opaque, int64_t seq, int64_t t_ms) {
 }
 
 int64_t *sd_run_event_times(sd_run_t *r) {
-    int64_t n = r->nseq ? r->nseq : 1;
+    int64_t n = r->sends.nseq ? r->sends.nseq : 1;
     int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)n * 2);
-    for (int64_t s = 0; s < r->nseq; s++) t[s] = INT64_MIN;
-    sd_model_times_t mt = {.t = t, .arrival = t + n, .n = r->nseq};
+    for (int64_t s = 0; s < r->sends.nseq; s++) t[s] = INT64_MIN;
+    sd_model_times_t mt = {.t = t, .arrival = t + n, .n = r->sends.nseq};
     sd_ledger_each_event_time(r->ledger, sd_model_time, &mt);
     return t;
 }
@@ -217,7 +217,7 @@ sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_l
  * groups of each bucket. */
 static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
-    int64_t n = r->nseq;
+    int64_t n = r->sends.nseq;
     int64_t *t = sd_run_event_times(r), *arrival = t + (n ? n : 1);
     int latest = md->kind == 2;
     /* the events, with their key fields read from their own bytes */
@@ -232,10 +232,10 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     int64_t newest = INT64_MIN;
     sd_err_t e = SD_OK;
     for (int64_t s = 0; s < n && !e; s++) {
-        int disp = sd_seqs_disp(&r->seqs, s);
+        int disp = sd_seqs_disp(&r->sends.seqs, s);
         if (disp == SD_RECON_UNSENT || t[s] == INT64_MIN) continue;
-        uint32_t copies = disp == SD_DISP_TARGET ? sd_seqs_copies(&r->seqs, s, r->sc->keep_duplicates) : 0;
-        int late = sd_seqs_kind(&r->seqs, s) == SD_KIND_LATE && disp != SD_DISP_TARGET;
+        uint32_t copies = disp == SD_DISP_TARGET ? sd_seqs_copies(&r->sends.seqs, s, r->sc->keep_duplicates) : 0;
+        int late = sd_seqs_kind(&r->sends.seqs, s) == SD_KIND_LATE && disp != SD_DISP_TARGET;
         /* complete mode keeps every window's state: a late event counts */
         if (late && md->output == SD_OUT_COMPLETE && !latest) copies = 1, late = 0;
         if (!copies && !late) continue;
@@ -256,7 +256,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         x->seq = s;
         x->t_ms = t[s];
         x->copies = copies;
-        x->sent = sd_seqs_sends(&r->seqs, s);
+        x->sent = sd_seqs_sends(&r->sends.seqs, s);
         x->late = (uint8_t)late;
         if (copies && t[s] > newest) newest = t[s];
         nev++;
@@ -367,8 +367,8 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
     int64_t seq;
     f->rows++;
     /* rows whose id maps to nothing are the id reconciliation's (unexpected) */
-    if (!vals[0] || sd_events_id_parse(r->tag, strlen(r->tag), vals[0], lens[0], &seq) || seq >= r->nseq ||
-        sd_seqs_disp(&r->seqs, seq) == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
+    if (!vals[0] || sd_events_id_parse(r->tag, strlen(r->tag), vals[0], lens[0], &seq) || seq >= r->sends.nseq ||
+        sd_seqs_disp(&r->sends.seqs, seq) == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
         return 0;
     int64_t natural = sd_events_time(r->events, seq), et;
     char err[256];

@@ -22,53 +22,53 @@ typedef struct sd_run_staged_s {
 
 /* Room for the per-seq facts of n seqs in all. */
 static void sd_run_reserve_seqs(sd_run_t *r, int64_t n) {
-    if (n <= r->capseq) return;
-    r->capseq = n;
-    sd_seqs_reserve(&r->seqs, r->capseq);
-    sd_stamps_reserve(&r->sent, r->capseq);
+    if (n <= r->sends.capseq) return;
+    r->sends.capseq = n;
+    sd_seqs_reserve(&r->sends.seqs, r->sends.capseq);
+    sd_stamps_reserve(&r->sends.sent, r->sends.capseq);
 }
 
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp) {
-    if (r->nseq == r->capseq) sd_run_reserve_seqs(r, r->capseq ? r->capseq * 2 : 4096);
-    sd_stamps_add(&r->sent, r->nseq);
-    sd_seqs_set(&r->seqs, r->nseq, kind, disp);
-    return r->nseq++;
+    if (r->sends.nseq == r->sends.capseq) sd_run_reserve_seqs(r, r->sends.capseq ? r->sends.capseq * 2 : 4096);
+    sd_stamps_add(&r->sends.sent, r->sends.nseq);
+    sd_seqs_set(&r->sends.seqs, r->sends.nseq, kind, disp);
+    return r->sends.nseq++;
 }
 
 /* A staged message whose value is in the arena already, at value_off. */
 static void sd_run_stage_at(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
                             const void *key, size_t keylen, size_t value_off, size_t vlen, int null_value) {
-    if (r->nstage == r->capstage) {
-        r->capstage = r->capstage ? r->capstage * 2 : 1024;
-        r->stage = sd_util_xrealloc(r->stage, sizeof(*r->stage) * (size_t)r->capstage);
+    if (r->staging.nstage == r->staging.capstage) {
+        r->staging.capstage = r->staging.capstage ? r->staging.capstage * 2 : 1024;
+        r->staging.stage = sd_util_xrealloc(r->staging.stage, sizeof(*r->staging.stage) * (size_t)r->staging.capstage);
     }
-    sd_run_staged_t *m = &r->stage[r->nstage++];
-    if (seq >= 0 && seq < r->nseq) sd_seqs_add_send(&r->seqs, seq, 1);
+    sd_run_staged_t *m = &r->staging.stage[r->staging.nstage++];
+    if (seq >= 0 && seq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, seq, 1);
     m->side = 0;
     m->seq = seq;
     m->kind = kind;
     m->disp = disp;
     m->event_time = event_time;
     m->null_value = null_value;
-    m->detail_off = detail ? r->arena.len : (size_t)-1;
-    if (detail) sd_buf_append(&r->arena, detail, strlen(detail) + 1);
-    m->key_off = keylen ? r->arena.len : (size_t)-1;
+    m->detail_off = detail ? r->staging.arena.len : (size_t)-1;
+    if (detail) sd_buf_append(&r->staging.arena, detail, strlen(detail) + 1);
+    m->key_off = keylen ? r->staging.arena.len : (size_t)-1;
     m->keylen = keylen;
-    if (keylen) sd_buf_append(&r->arena, key, keylen);
+    if (keylen) sd_buf_append(&r->staging.arena, key, keylen);
     m->value_off = value_off;
     m->vlen = vlen;
 }
 
 void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
                   const void *key, size_t keylen, const void *value, size_t vlen, int null_value) {
-    size_t off = r->arena.len;
-    if (vlen) sd_buf_append(&r->arena, value, vlen);
+    size_t off = r->staging.arena.len;
+    if (vlen) sd_buf_append(&r->staging.arena, value, vlen);
     sd_run_stage_at(r, seq, kind, disp, detail, event_time, key, keylen, off, vlen, null_value);
 }
 
 /* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
 static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
-    struct sd_run_subbatch_s *b = &r->sub[r->sub_head];
+    struct sd_run_subbatch_s *b = &r->staging.sub[r->staging.sub_head];
     sd_err_t e = sd_ledger_wait(r->ledger, b->ticket, err, errlen);
     int64_t now = sd_util_wall_ms();
     char id[64];
@@ -76,24 +76,24 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
         sd_run_staged_t *m = &b->stage[i];
         if (m->side) {
             sd_events_delivery_id(r->events, m->seq, id);
-            e = sd_producer_send(r->side_producer, b->arena.data + m->key_off, m->keylen, b->arena.data + m->value_off, m->vlen, id,
+            e = sd_producer_send(r->side.producer, b->arena.data + m->key_off, m->keylen, b->arena.data + m->value_off, m->vlen, id,
                                  b->ns[i], err, errlen);
-            r->side_messages++;
+            r->side.messages++;
             continue;
         }
         sd_events_id(r->events, m->seq, id);
         e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
                              m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
-        r->messages++;
-        if (m->seq >= 0 && m->seq < r->nseq) {
+        r->sends.messages++;
+        if (m->seq >= 0 && m->seq < r->sends.nseq) {
             int64_t rel = now - r->t0_wall;
-            sd_stamps_set_once(&r->sent, m->seq, rel < 0 ? 0 : rel >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)rel);
+            sd_stamps_set_once(&r->sends.sent, m->seq, rel < 0 ? 0 : rel >= UINT32_MAX ? UINT32_MAX - 1 : (uint32_t)rel);
         }
     }
     b->n = 0;
     sd_buf_reset(&b->arena);
-    r->sub_head = (r->sub_head + 1) % SD_RUN_INFLIGHT;
-    r->sub_count--;
+    r->staging.sub_head = (r->staging.sub_head + 1) % SD_RUN_INFLIGHT;
+    r->staging.sub_count--;
     if (e) sd_run_set_fatal(r, e, err);
     return e;
 }
@@ -104,28 +104,28 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
  * before the ledger holds it. */
 sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
-    if (r->nstage) {
-        if (r->sub_count == SD_RUN_INFLIGHT && (e = sd_run_produce_oldest(r, err, errlen))) return e;
+    if (r->staging.nstage) {
+        if (r->staging.sub_count == SD_RUN_INFLIGHT && (e = sd_run_produce_oldest(r, err, errlen))) return e;
         int64_t now = sd_util_wall_ms();
-        struct sd_run_subbatch_s *b = &r->sub[(r->sub_head + r->sub_count) % SD_RUN_INFLIGHT];
-        b->ns = sd_util_xrealloc(b->ns, sizeof(int64_t) * (size_t)r->nstage);
-        for (int i = 0; i < r->nstage && !e; i++) {
-            sd_run_staged_t *m = &r->stage[i];
+        struct sd_run_subbatch_s *b = &r->staging.sub[(r->staging.sub_head + r->staging.sub_count) % SD_RUN_INFLIGHT];
+        b->ns = sd_util_xrealloc(b->ns, sizeof(int64_t) * (size_t)r->staging.nstage);
+        for (int i = 0; i < r->staging.nstage && !e; i++) {
+            sd_run_staged_t *m = &r->staging.stage[i];
             sd_send_t s = {
                 .seq = m->seq, .kind = m->kind, .disposition = m->disp,
-                .detail = m->detail_off != (size_t)-1 ? r->arena.data + m->detail_off : NULL,
+                .detail = m->detail_off != (size_t)-1 ? r->staging.arena.data + m->detail_off : NULL,
                 .event_time_ms = m->event_time,
                 .key = NULL, .step = r->step, .side = m->side};
             if (m->keylen) { /* recorded as text: cut at a NUL it may hold */
-                s.key = r->arena.data + m->key_off;
+                s.key = r->staging.arena.data + m->key_off;
                 s.keylen = m->keylen;
             }
             e = sd_ledger_send(r->ledger, &s, now, &b->ns[i], err, errlen);
         }
         b->ticket = sd_ledger_submit(r->ledger);
         if (e) {
-            r->nstage = 0;
-            sd_buf_reset(&r->arena);
+            r->staging.nstage = 0;
+            sd_buf_reset(&r->staging.arena);
             sd_run_set_fatal(r, e, err);
             return e;
         }
@@ -133,26 +133,26 @@ sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen) {
         struct sd_run_staged_s *st = b->stage;
         int cap = b->cap;
         sd_buf_t arena = b->arena;
-        b->stage = r->stage;
-        b->cap = r->capstage;
-        b->n = r->nstage;
-        b->arena = r->arena;
-        r->stage = st;
-        r->capstage = cap;
-        r->nstage = 0;
-        r->arena = arena;
-        sd_buf_reset(&r->arena);
-        r->sub_count++;
+        b->stage = r->staging.stage;
+        b->cap = r->staging.capstage;
+        b->n = r->staging.nstage;
+        b->arena = r->staging.arena;
+        r->staging.stage = st;
+        r->staging.capstage = cap;
+        r->staging.nstage = 0;
+        r->staging.arena = arena;
+        sd_buf_reset(&r->staging.arena);
+        r->staging.sub_count++;
     }
     /* whatever the ledger has committed meanwhile goes to Kafka now */
-    int64_t done = r->sub_count ? sd_ledger_done(r->ledger) : 0;
-    while (!e && r->sub_count && r->sub[r->sub_head].ticket <= done) e = sd_run_produce_oldest(r, err, errlen);
+    int64_t done = r->staging.sub_count ? sd_ledger_done(r->ledger) : 0;
+    while (!e && r->staging.sub_count && r->staging.sub[r->staging.sub_head].ticket <= done) e = sd_run_produce_oldest(r, err, errlen);
     return e;
 }
 
 sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
     sd_err_t e = sd_run_submit(r, err, errlen);
-    while (!e && r->sub_count) e = sd_run_produce_oldest(r, err, errlen);
+    while (!e && r->staging.sub_count) e = sd_run_produce_oldest(r, err, errlen);
     return e;
 }
 
@@ -161,11 +161,11 @@ sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
  * restarts from an older position. */
 static void sd_run_check_trim(sd_run_t *r) {
     if (!r->broker || !r->partitions) return;
-    if (!r->trim_warned) r->trim_warned = sd_util_xcalloc((size_t)r->partitions, sizeof(int64_t));
+    if (!r->pipe.trim_warned) r->pipe.trim_warned = sd_util_xcalloc((size_t)r->partitions, sizeof(int64_t));
     for (int p = 0; p < r->partitions; p++) {
         int64_t lo = 0, hi = 0;
-        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->trim_warned[p]) continue;
-        r->trim_warned[p] = lo;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->pipe.trim_warned[p]) continue;
+        r->pipe.trim_warned[p] = lo;
         char w[512];
         snprintf(w, sizeof(w), "%s broker deleted the first %lld records of %s partition %d (of %lld sent): a pipeline that has not "
                  "read them, or restarts from before offset %lld, cannot; conclusions about them are withheld",
@@ -182,12 +182,12 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
     for (;;) {
         sd_producer_stats_t st, side = {0};
         sd_producer_stats(r->producer, &st);
-        if (r->side_producer) sd_producer_stats(r->side_producer, &side);
+        if (r->side.producer) sd_producer_stats(r->side.producer, &side);
         if (side.inflight > 0 && sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld deliveries not acknowledged after %.1fs%s%s",
                               sd_broker_bootstrap(r->broker), (long long)side.inflight, (double)timeout_ms / 1000.0,
-                              sd_producer_last_error(r->side_producer)[0] ? ": " : "", sd_producer_last_error(r->side_producer));
-        if (side.inflight > 0) sd_producer_poll(r->side_producer, st.inflight > 0 ? 0 : 20, NULL, 0);
+                              sd_producer_last_error(r->side.producer)[0] ? ": " : "", sd_producer_last_error(r->side.producer));
+        if (side.inflight > 0) sd_producer_poll(r->side.producer, st.inflight > 0 ? 0 : 20, NULL, 0);
         if (st.inflight <= 0 && side.inflight <= 0) {
             sd_run_check_trim(r);
             return SD_OK;
@@ -207,37 +207,37 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
     int64_t seq = sd_run_new_seq(r, aborted ? SD_KIND_ABORTED : SD_KIND_VALID, aborted ? SD_DISP_DROPPED : SD_DISP_TARGET);
     int64_t t;
     /* rendered where it is staged: no copy */
-    size_t off = r->arena.len;
-    sd_buf_reset(&r->key);
-    sd_err_t e = sd_events_render_append(r->events, seq, INT64_MIN, &r->arena, &r->key, &t, err, errlen);
+    size_t off = r->staging.arena.len;
+    sd_buf_reset(&r->staging.key);
+    sd_err_t e = sd_events_render_append(r->events, seq, INT64_MIN, &r->staging.arena, &r->staging.key, &t, err, errlen);
     if (e) return e;
-    sd_run_stage_at(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->key.data, r->key.len, off,
-                    r->arena.len - off, 0);
-    if (t != INT64_MIN && t > r->max_event_time) r->max_event_time = t;
-    r->valid_sent++;
+    sd_run_stage_at(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->staging.key.data, r->staging.key.len, off,
+                    r->staging.arena.len - off, 0);
+    if (t != INT64_MIN && t > r->sends.max_event_time) r->sends.max_event_time = t;
+    r->sends.valid_sent++;
     /* its delivery, if it has one, right behind it on the second source:
      * the generator's for this scan, or the log's next line */
     int64_t dt, dseq = seq;
     int have = 0;
-    if (r->side_producer && r->side_events) {
-        if (r->side_next < sd_events_available(r->side_events)) {
-            dseq = r->side_next++;
-            sd_err_t e = sd_events_render(r->side_events, dseq, INT64_MIN, &r->payload, &r->key, &dt, err, errlen);
+    if (r->side.producer && r->side.events) {
+        if (r->side.next < sd_events_available(r->side.events)) {
+            dseq = r->side.next++;
+            sd_err_t e = sd_events_render(r->side.events, dseq, INT64_MIN, &r->staging.payload, &r->staging.key, &dt, err, errlen);
             if (e) return e;
             char kv[256];
             const char *kf = r->sc->deliveries_key ? r->sc->deliveries_key : "parcel_id";
-            int kn = sd_sink_json_field(r->payload.data, r->payload.len, kf, kv, sizeof(kv));
-            sd_buf_reset(&r->key);
-            if (kn > 0) sd_buf_append(&r->key, kv, (size_t)kn);
+            int kn = sd_sink_json_field(r->staging.payload.data, r->staging.payload.len, kf, kv, sizeof(kv));
+            sd_buf_reset(&r->staging.key);
+            if (kn > 0) sd_buf_append(&r->staging.key, kv, (size_t)kn);
             have = 1;
         }
-    } else if (r->side_producer) {
-        have = sd_events_delivery(r->events, seq, t, &r->payload, &r->key, &dt);
+    } else if (r->side.producer) {
+        have = sd_events_delivery(r->events, seq, t, &r->staging.payload, &r->staging.key, &dt);
     }
     if (have) {
-        sd_run_stage(r, dseq, "delivery", "target", NULL, dt, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
-        r->stage[r->nstage - 1].side = 1;
-        if (dseq < r->nseq) sd_seqs_add_send(&r->seqs, dseq, -1); /* a delivery is no copy of a scan */
+        sd_run_stage(r, dseq, "delivery", "target", NULL, dt, r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, 0);
+        r->staging.stage[r->staging.nstage - 1].side = 1;
+        if (dseq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, dseq, -1); /* a delivery is no copy of a scan */
     }
     return SD_OK;
 }
@@ -275,11 +275,11 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
     if (sd_broker_is_embedded(r->broker))
         return sd_err_set(err, errlen, SD_ERR_BROKER, "%s:%d: produce transactional needs a real broker (--brokers): the embedded cluster "
                           "does not hide aborted transactions from read_committed readers", r->sc->path, st->line);
-    if (r->nopen_txn + st->txn_open > SD_MAX_OPEN_TXN)
+    if (r->txn.nopen + st->txn_open > SD_MAX_OPEN_TXN)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce transactional: at most %d transactions may be open at once (%d "
-                          "already are; `resolve` commits them)", r->sc->path, st->line, SD_MAX_OPEN_TXN, r->nopen_txn);
+                          "already are; `resolve` commits them)", r->sc->path, st->line, SD_MAX_OPEN_TXN, r->txn.nopen);
     sd_err_t e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
-    if (!e && !r->txn_producer) e = sd_run_txn_producer(r, -1, &r->txn_producer, err, errlen);
+    if (!e && !r->txn.producer) e = sd_run_txn_producer(r, -1, &r->txn.producer, err, errlen);
     if (e) return e;
     int64_t txns = (st->count + st->txn_size - 1) / st->txn_size, closed = txns - st->txn_open;
     int64_t t0 = sd_util_mono_ms(), aborted = 0, aborted_events = 0, sent = 0;
@@ -288,8 +288,8 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         int open = i >= closed;
         /* abort= spread evenly over the transactions that end in this step */
         int abort = !open && (i + 1) * st->txn_abort / (closed ? closed : 1) > i * st->txn_abort / (closed ? closed : 1);
-        sd_producer_t *p = r->txn_producer;
-        if (open && (e = sd_run_txn_producer(r, r->open_slots++, &p, err, errlen))) break;
+        sd_producer_t *p = r->txn.producer;
+        if (open && (e = sd_run_txn_producer(r, r->txn.open_slots++, &p, err, errlen))) break;
         r->producer = p; /* this transaction's messages go through it */
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
             int64_t n = st->count - sent < st->txn_size ? st->count - sent : st->txn_size;
@@ -297,8 +297,8 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
             if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
             sent += n;
             if (!e && open) {
-                r->open_txn[r->nopen_txn] = p;
-                r->open_n[r->nopen_txn++] = n;
+                r->txn.open[r->txn.nopen] = p;
+                r->txn.open_n[r->txn.nopen++] = n;
                 p = NULL;
             } else if (!e) {
                 e = sd_producer_txn_end(p, !abort, sd_util_scaled_ms(30000), err, errlen);
@@ -308,8 +308,8 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         }
         r->producer = plain;
         for (int q = 0; q < r->partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
-            int64_t end = sd_producer_partition_end(p ? p : r->open_txn[r->nopen_txn - 1], q);
-            if (end > r->txn_data_end[q]) r->txn_data_end[q] = end;
+            int64_t end = sd_producer_partition_end(p ? p : r->txn.open[r->txn.nopen - 1], q);
+            if (end > r->txn.data_end[q]) r->txn.data_end[q] = end;
         }
         if (open && p) sd_producer_close(p);
     }
@@ -319,57 +319,57 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         return e;
     }
     char a[64], b[64];
-    sd_events_id(r->events, r->nseq - st->count, a);
-    sd_events_id(r->events, r->nseq - 1, b);
+    sd_events_id(r->events, r->sends.nseq - st->count, a);
+    sd_events_id(r->events, r->sends.nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %lld transactions of up to %lld in %.2fs: %lld committed, %lld aborted (%lld "
              "events that must never reach the target), %lld left open", (long long)st->count, a, b, (long long)txns,
              (long long)st->txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
              (long long)aborted_events, (long long)st->txn_open);
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
 sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen) {
-    int n = r->nopen_txn;
+    int n = r->txn.nopen;
     int64_t events = 0;
     sd_err_t e = SD_OK;
-    for (int i = 0; i < r->nopen_txn; i++) {
-        if (!e) e = sd_producer_txn_end(r->open_txn[i], 1, timeout_ms, err, errlen);
-        events += r->open_n[i];
-        sd_producer_close(r->open_txn[i]);
-        r->open_txn[i] = NULL;
+    for (int i = 0; i < r->txn.nopen; i++) {
+        if (!e) e = sd_producer_txn_end(r->txn.open[i], 1, timeout_ms, err, errlen);
+        events += r->txn.open_n[i];
+        sd_producer_close(r->txn.open[i]);
+        r->txn.open[i] = NULL;
     }
-    r->nopen_txn = 0;
+    r->txn.nopen = 0;
     if (e) return e;
     snprintf(detail, dlen, n ? "committed %d open transaction%s (%lld events)" : "no transaction was open", n, n == 1 ? "" : "s",
              (long long)events);
-    if (n) r->last_data_step_mono = sd_util_mono_ms();
+    if (n) r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
 /* Background production (`produce N rate=R/s background`): every tick sends
  * what is due, so the next steps (a kill, a pause) run while events flow. */
 sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
-    if (!r->bg_active || r->bg_busy) return SD_OK;
-    r->bg_busy = 1;
+    if (!r->bg.active || r->bg.busy) return SD_OK;
+    r->bg.busy = 1;
     sd_err_t e = SD_OK;
     int64_t now = sd_util_mono_ms();
-    while (!e && r->bg_done < r->bg_total) {
-        int64_t due = r->bg_t0 + (int64_t)((double)r->bg_done * 1000.0 / r->bg_rate);
+    while (!e && r->bg.done < r->bg.total) {
+        int64_t due = r->bg.t0 + (int64_t)((double)r->bg.done * 1000.0 / r->bg.rate);
         if (due > now) break;
         e = sd_run_one_event(r, err, errlen);
-        r->bg_done++;
-        if (!e && r->nstage >= 1000) e = sd_run_flush(r, err, errlen);
+        r->bg.done++;
+        if (!e && r->staging.nstage >= 1000) e = sd_run_flush(r, err, errlen);
     }
     if (!e) e = sd_run_flush(r, err, errlen);
-    if (!e && r->bg_done >= r->bg_total) {
-        r->bg_active = 0;
-        r->last_data_step_mono = sd_util_mono_ms();
+    if (!e && r->bg.done >= r->bg.total) {
+        r->bg.active = 0;
+        r->quiet.last_data_step_mono = sd_util_mono_ms();
         char w[160];
-        snprintf(w, sizeof(w), "background production of %lld events finished", (long long)r->bg_total);
+        snprintf(w, sizeof(w), "background production of %lld events finished", (long long)r->bg.total);
         sd_run_say(r, "  %s", w);
     }
-    r->bg_busy = 0;
+    r->bg.busy = 0;
     if (e) sd_run_set_fatal(r, e, err);
     return e;
 }
@@ -377,8 +377,8 @@ sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
 /* Wait until background production is done (before a step that needs all
  * events sent: another produce, quiescence, reconciliation). */
 sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen) {
-    while (r->bg_active) {
-        int64_t left = r->bg_t0 + (int64_t)((double)r->bg_total * 1000.0 / r->bg_rate) - sd_util_mono_ms();
+    while (r->bg.active) {
+        int64_t left = r->bg.t0 + (int64_t)((double)r->bg.total * 1000.0 / r->bg.rate) - sd_util_mono_ms();
         sd_err_t e = sd_run_tick(r, left > 50 ? 50 : left > 0 ? left : 1, err, errlen);
         if (e) return e;
     }
@@ -398,23 +398,23 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     sd_err_t e;
     if ((e = sd_run_background_wait(r, err, errlen))) return e;
     int64_t avail = sd_events_available(r->events);
-    if (r->nseq + st->count > avail)
+    if (r->sends.nseq + st->count > avail)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
-                          r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->nseq);
+                          r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->sends.nseq);
     if (st->transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
     /* room made once, not doubled on the way (up to 2^26 events ahead: more
      * is made as they come, as it always was) */
-    sd_run_reserve_seqs(r, r->nseq + (st->count < ((int64_t)1 << 26) ? st->count : ((int64_t)1 << 26)));
+    sd_run_reserve_seqs(r, r->sends.nseq + (st->count < ((int64_t)1 << 26) ? st->count : ((int64_t)1 << 26)));
     int64_t t0 = sd_util_mono_ms();
-    int64_t first = r->nseq;
+    int64_t first = r->sends.nseq;
     char a[64], b[64];
     if (st->background) {
-        r->bg_active = 1;
-        r->bg_total = st->count;
-        r->bg_done = 0;
-        r->bg_rate = st->rate;
-        r->bg_t0 = t0;
-        r->background = sd_run_background; /* served by the event loop from now on */
+        r->bg.active = 1;
+        r->bg.total = st->count;
+        r->bg.done = 0;
+        r->bg.rate = st->rate;
+        r->bg.t0 = t0;
+        r->bg.serve = sd_run_background; /* served by the event loop from now on */
         sd_events_id(r->events, first, a);
         sd_events_id(r->events, first + st->count - 1, b);
         snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->count, a, b,
@@ -424,7 +424,7 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     for (int64_t i = 0; i < st->count; i++) {
         if ((e = sd_run_pace(r, t0, i, st->rate, err, errlen))) return e;
         if ((e = sd_run_one_event(r, err, errlen))) return e;
-        if (r->nstage >= 1000) {
+        if (r->staging.nstage >= 1000) {
             if ((e = sd_run_submit(r, err, errlen))) return e;
             if ((e = sd_run_tick(r, 0, err, errlen))) return e;
         }
@@ -432,9 +432,9 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
     sd_events_id(r->events, first, a);
-    sd_events_id(r->events, r->nseq - 1, b);
+    sd_events_id(r->events, r->sends.nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->count, a, b, secs,
              secs > 0 ? (double)st->count / secs : 0.0);
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }

@@ -43,8 +43,8 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
         sd_buf_free(&b);
         return e;
     }
-    r->incarnations = inc;
-    r->inc_started_wall = sd_util_wall_ms();
+    r->pipe.incarnations = inc;
+    r->pipe.inc_started_wall = sd_util_wall_ms();
     sd_progress_new_incarnation(r, inc);
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
     sd_sup_state_t st;
@@ -52,17 +52,17 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     char *cmd = sd_buf_steal(&b);
     /* started when its first sample was taken (sd_progress_new_incarnation):
      * the rows after that sample are this incarnation's, to the ms */
-    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->inc_started_wall, NULL, 0);
+    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, NULL, 0);
     free(cmd);
     free(lo);
     free(le);
     if (e) return e;
-    r->pipeline_wanted = 1;
+    r->pipe.wanted = 1;
     int64_t start = sd_util_mono_ms();
     int64_t deadline = start + timeout_ms;
     /* the progress source says when it is ready (progress.h): a marker or
      * SD-READY, the query's SD-READY, or still up after 2 s */
-    int markers = r->progress->batches;
+    int markers = r->pipe.progress->batches;
     int64_t grace = sd_util_scaled_ms(2000);
     for (;;) {
         sd_sup_state(r->sup, &st);
@@ -79,7 +79,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
                 e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) exited with code %d before it was ready; last stderr:\n%s",
                                r->sc->path, line, inc, st.exit_code, t[0] ? t : "(empty)");
             free(tail);
-            r->pipeline_wanted = 0;
+            r->pipe.wanted = 0;
             return e;
         }
         int ready = sd_progress_ready(r, &st, sd_util_mono_ms() - start);
@@ -94,7 +94,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
         }
         if (sd_util_mono_ms() >= deadline) {
             snprintf(detail, dlen, "incarnation %d (pid %d) running, but %s within %.0fs", inc, (int)st.pid,
-                     r->progress->not_ready ? r->progress->not_ready : "was not found ready", (double)timeout_ms / 1000.0);
+                     r->pipe.progress->not_ready ? r->pipe.progress->not_ready : "was not found ready", (double)timeout_ms / 1000.0);
             sd_ledger_warning(r->ledger, "no-ready-marker", detail, NULL, 0);
             return SD_OK;
         }
@@ -104,8 +104,8 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
 
 sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sink_t *s = NULL;
-    for (int i = 0; i < r->nsinks; i++)
-        if (!strcmp(r->sinks[i]->name, st->sink)) s = r->sinks[i];
+    for (int i = 0; i < r->sink.n; i++)
+        if (!strcmp(r->sink.v[i]->name, st->sink)) s = r->sink.v[i];
     int64_t t0 = sd_util_mono_ms();
     int64_t deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
     int64_t rows = 0;
@@ -140,19 +140,19 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
     /* a Spark checkpoint proves one query caught up; a second sink (the
      * quarantine) is another query's, which may not have written yet: then
      * only the stillness window judges */
-    int proof_covers_sinks = r->sc->progress != SD_PROGRESS_SPARK || r->nsinks <= 1;
+    int proof_covers_sinks = r->sc->progress != SD_PROGRESS_SPARK || r->sink.n <= 1;
     for (;;) {
         int64_t now = sd_util_mono_ms();
         sd_sup_state_t st = {0};
         if (r->sup) sd_sup_state(r->sup, &st);
-        int64_t since = r->last_change_mono;
-        if (r->bs.last_event_mono > since) since = r->bs.last_event_mono;
+        int64_t since = r->sampling.last_change_mono;
+        if (r->pipe.bs.last_event_mono > since) since = r->pipe.bs.last_event_mono;
         if (t0 > since) since = t0;
         /* caught up (every partition committed to its end, proven by the
          * source's offsets) needs no stillness window: only a short settle,
          * for a sink written just after the commit that proved it */
         int64_t still = now - since, settle = quiet_ms < SD_RUN_SETTLE_MS ? quiet_ms : SD_RUN_SETTLE_MS;
-        int quiet = still >= quiet_ms, settled = r->last_sample_mono - since >= settle;
+        int quiet = still >= quiet_ms, settled = r->sampling.last_sample_mono - since >= settle;
         /* a batch that began and has not committed is work under way, however
          * still the sinks look (an aggregation writes nothing until a window
          * closes). Real-time intervals are always open, and a consumer
@@ -162,8 +162,8 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                      sd_progress_in_flight(r);
         if (flying) {
             quiet = settled = 0;
-            snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->bs.begun,
-                     r->bs.incarnation, (double)(now - r->bs.begun_mono) / 1000.0);
+            snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->pipe.bs.begun,
+                     r->pipe.bs.incarnation, (double)(now - r->pipe.bs.begun_mono) / 1000.0);
         }
         if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
@@ -175,16 +175,16 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
              * taken to give one (a query that never does loses only the
              * shortcut): until its first account, what it is (stateful,
              * below) is not known */
-            if (cu == 1 && (r->account_next || r->sc->progress == SD_PROGRESS_SPARK) && r->bs.committed >= r->account_next) {
+            if (cu == 1 && (r->pipe.account_next || r->sc->progress == SD_PROGRESS_SPARK) && r->pipe.bs.committed >= r->pipe.account_next) {
                 snprintf(why, sizeof(why), "the pipeline's own account has reported batch %lld, batch %lld is committed",
-                         (long long)r->account_next - 1, (long long)r->bs.committed);
+                         (long long)r->pipe.account_next - 1, (long long)r->pipe.bs.committed);
                 cu = -1;
             }
             /* nor does consuming every offset prove a stateful query done:
              * Spark runs a batch without new data when the watermark moves,
              * and that batch emits what it evicts (a left join's null rows,
              * closed windows, expired duplicates) */
-            if (cu == 1 && r->account_stateful) {
+            if (cu == 1 && r->pipe.account_stateful) {
                 snprintf(why, sizeof(why), "the query keeps state (its progress names state operators): a batch without new "
                          "data may still emit what the watermark evicts");
                 cu = -1;
@@ -197,8 +197,8 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
             else
                 snprintf(detail, dlen, "quiescent after %.2fs: source fully consumed (every partition committed to its end), "
                          "sinks unchanged for %.2fs", (double)(now - t0) / 1000.0, (double)still / 1000.0);
-            r->last_quiescent_mono = sd_util_mono_ms();
-            r->idle_ms += r->last_quiescent_mono - since; /* waited after the pipeline's last sign of work */
+            r->quiet.last_quiescent_mono = sd_util_mono_ms();
+            r->sampling.idle_ms += r->quiet.last_quiescent_mono - since; /* waited after the pipeline's last sign of work */
             return SD_OK;
         }
         if (now > deadline) {
@@ -206,15 +206,15 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                 snprintf(why, sizeof(why), "the sinks or batch markers kept changing (last change %.1fs ago)",
                          (double)(now - since) / 1000.0);
             snprintf(detail, dlen, "no quiescence within %.0fs: %s", (double)(now - t0) / 1000.0, why);
-            r->quiescence_failed = 1;
+            r->quiet.failed = 1;
             return sd_err_set(err, errlen, SD_ERR_QUIESCENCE, "%s", detail);
         }
         /* sample at least four times per quiet window */
         int64_t step = settle / 4 < 50 ? settle / 4 : 50;
         if (step < 10) step = 10;
-        if (r->next_sample_mono > now + quiet_ms / 4) r->next_sample_mono = now + quiet_ms / 4;
+        if (r->sampling.next_sample_mono > now + quiet_ms / 4) r->sampling.next_sample_mono = now + quiet_ms / 4;
         /* and, while sampling is cheap, twice per settle window */
-        if (r->sample_cost_ms * 20 <= SD_RUN_SETTLE_MS && r->next_sample_mono > now + settle / 2) r->next_sample_mono = now + settle / 2;
+        if (r->sampling.sample_cost_ms * 20 <= SD_RUN_SETTLE_MS && r->sampling.next_sample_mono > now + settle / 2) r->sampling.next_sample_mono = now + settle / 2;
         if ((e = sd_run_tick(r, step, err, errlen))) return e;
     }
 }
@@ -223,14 +223,14 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
     int64_t t0 = sd_util_mono_ms(), deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
     sd_err_t e;
     for (;;) { /* each tick polls Kafka, production and the pipeline's progress */
-        if (r->bs.commits >= st->rows) {
-            snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->bs.incarnation,
-                     (long long)r->bs.commits, (long long)r->bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
+        if (r->pipe.bs.commits >= st->rows) {
+            snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->pipe.bs.incarnation,
+                     (long long)r->pipe.bs.commits, (long long)r->pipe.bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
             return SD_OK;
         }
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "incarnation %d committed %lld batches in %.0fs, expected %lld",
-                              r->bs.incarnation, (long long)r->bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
+                              r->pipe.bs.incarnation, (long long)r->pipe.bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
                               (long long)st->rows);
         if ((e = sd_run_tick(r, 20, err, errlen))) return e;
     }

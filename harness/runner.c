@@ -40,8 +40,8 @@ static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &s
 
 int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
     size_t before = done->len;
-    if (r->nundo) {
-        int n = r->nundo;
+    if (r->faults.nundo) {
+        int n = r->faults.nundo;
         sd_run_undo_due(r, 1);
         sd_buf_printf(done, "%sended %d timed fault%s early", done->len ? "; " : "", n, n == 1 ? "" : "s");
     }
@@ -61,10 +61,10 @@ static int sd_run_heal_recorded(sd_run_t *r, sd_buf_t *done) {
 /* The transactional producers (an open transaction left at this point is
  * aborted by the broker when its producer goes). */
 static void sd_run_close_txn(sd_run_t *r) {
-    for (int i = 0; i < r->nopen_txn; i++) sd_producer_close(r->open_txn[i]);
-    r->nopen_txn = 0;
-    if (r->txn_producer) sd_producer_close(r->txn_producer);
-    r->txn_producer = NULL;
+    for (int i = 0; i < r->txn.nopen; i++) sd_producer_close(r->txn.open[i]);
+    r->txn.nopen = 0;
+    if (r->txn.producer) sd_producer_close(r->txn.producer);
+    r->txn.producer = NULL;
 }
 
 static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
@@ -94,7 +94,7 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
         sd_buf_init(&done);
         snprintf(detail, dlen, "%s", sd_run_heal_recorded(r, &done) ? done.data : "no fault was on");
         sd_buf_free(&done);
-        r->last_data_step_mono = sd_util_mono_ms();
+        r->quiet.last_data_step_mono = sd_util_mono_ms();
         return SD_OK;
     }
     default:
@@ -135,32 +135,32 @@ static void sd_run_close(sd_run_t *r) {
         sd_sup_free(r->sup);
         r->sup = NULL;
     }
-    for (int i = 0; i < r->nsinks; i++) sd_sink_close(r->sinks[i]);
-    r->nsinks = 0;
+    for (int i = 0; i < r->sink.n; i++) sd_sink_close(r->sink.v[i]);
+    r->sink.n = 0;
     /* whatever a sink command left behind, even outside its group */
     if (r->opts->token) sd_watchdog_sweep(r->opts->token);
     if (r->producer) sd_producer_close(r->producer);
     r->producer = NULL;
-    if (r->side_producer) sd_producer_close(r->side_producer);
-    r->side_producer = NULL;
+    if (r->side.producer) sd_producer_close(r->side.producer);
+    r->side.producer = NULL;
     sd_run_close_txn(r);
-    if (r->proxy) sd_proxy_stop(r->proxy);
-    r->proxy = NULL;
-    free(r->proxy_listen);
-    free(r->faketime_file);
+    if (r->faults.proxy) sd_proxy_stop(r->faults.proxy);
+    r->faults.proxy = NULL;
+    free(r->faults.proxy_listen);
+    free(r->faults.faketime_file);
     if (r->broker) sd_broker_close(r->broker);
     r->broker = NULL;
     if (r->ledger) sd_ledger_close(r->ledger);
     r->ledger = NULL;
     sd_events_close(r->events);
     r->events = NULL;
-    sd_events_close(r->side_events);
-    r->side_events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->seqs); sd_stamps_free(&r->sent); sd_progress_close(r); free(r->consumed); free(r->side_topic); free(r->side_consumed); free(r->stage); free(r->trim_warned);
-    for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->sub[i].stage); free(r->sub[i].ns); sd_buf_free(&r->sub[i].arena); }
-    sd_buf_free(&r->arena);
-    sd_buf_free(&r->payload);
-    sd_buf_free(&r->key);
+    sd_events_close(r->side.events);
+    r->side.events = NULL;
+    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); sd_progress_close(r); free(r->pipe.consumed); free(r->side.topic); free(r->side.consumed); free(r->staging.stage); free(r->pipe.trim_warned);
+    for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->staging.sub[i].stage); free(r->staging.sub[i].ns); sd_buf_free(&r->staging.sub[i].arena); }
+    sd_buf_free(&r->staging.arena);
+    sd_buf_free(&r->staging.payload);
+    sd_buf_free(&r->staging.key);
     sd_kvlist_free(&r->vars);
     if (r->lock_fd >= 0) close(r->lock_fd);
     r->lock_fd = -1;
@@ -189,7 +189,7 @@ static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, co
             sd_ledger_meta_set_int(r->ledger, "harness_cpu_ms", cpu, NULL, 0);
             sd_ledger_meta_set_int(r->ledger, "harness_peak_rss_kb", ru.ru_maxrss, NULL, 0);
         }
-        sd_ledger_meta_set_int(r->ledger, "harness_idle_ms", r->idle_ms, NULL, 0);
+        sd_ledger_meta_set_int(r->ledger, "harness_idle_ms", r->sampling.idle_ms, NULL, 0);
         sd_ledger_meta_set(r->ledger, "status", "finished", NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
     }
@@ -208,9 +208,9 @@ static void sd_run_identity(sd_run_t *r) {
     r->seed = opts->has_seed ? opts->seed : sc->seed;
     r->topic = sc->exact_topic ? sd_util_strdup(sc->topic) : sd_util_fmt("%s-%s", sc->topic, r->tag);
     if (sc->has_deliveries) {
-        if (sc->deliveries_topic) r->side_topic = sc->exact_topic ? sd_util_strdup(sc->deliveries_topic)
+        if (sc->deliveries_topic) r->side.topic = sc->exact_topic ? sd_util_strdup(sc->deliveries_topic)
                                                                   : sd_util_fmt("%s-%s", sc->deliveries_topic, r->tag);
-        else r->side_topic = sd_util_fmt("%s-deliveries%s%s", sc->topic, sc->exact_topic ? "" : "-", sc->exact_topic ? "" : r->tag);
+        else r->side.topic = sd_util_fmt("%s-deliveries%s%s", sc->topic, sc->exact_topic ? "" : "-", sc->exact_topic ? "" : r->tag);
     }
     char *outabs = sd_util_abspath(opts->out_dir);
     r->run_dir = sd_util_fmt("%s/%s", outabs, sc->name);
@@ -236,7 +236,7 @@ static void sd_run_identity(sd_run_t *r) {
     free(group);
     sd_kvlist_add(&r->vars, "name", sc->name);
     sd_kvlist_add(&r->vars, "topic", r->topic);
-    sd_kvlist_add(&r->vars, "deliveries", r->side_topic ? r->side_topic : "");
+    sd_kvlist_add(&r->vars, "deliveries", r->side.topic ? r->side.topic : "");
 
 }
 
@@ -280,7 +280,7 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
     sd_events_conf_t dc = {.kind = SD_EVENTS_LOG, .seed = r->seed, .tag = r->tag, .id_infix = "d", .log_path = logp,
                            .id_field = sc->deliveries_id ? sc->deliveries_id : "delivery_id",
                            .time_field = sc->deliveries_time ? sc->deliveries_time : "delivered_at"};
-    e = sd_events_open(&dc, &r->side_events, err, errlen);
+    e = sd_events_open(&dc, &r->side.events, err, errlen);
     free(logp);
     return e;
 }
@@ -358,10 +358,10 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
  * print no SD-READY (progress.c). */
 static void sd_run_note_ports(sd_run_t *r, const char *list) {
     char *copy = sd_util_strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t && r->nbroker_ports < 8; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(copy, ",", &save); t && r->pipe.nbroker_ports < 8; t = strtok_r(NULL, ",", &save)) {
         const char *colon = strrchr(t, ':');
         int port = colon ? atoi(colon + 1) : 0;
-        if (port > 0 && port < 65536) r->broker_ports[r->nbroker_ports++] = port;
+        if (port > 0 && port < 65536) r->pipe.broker_ports[r->pipe.nbroker_ports++] = port;
     }
     free(copy);
 }
@@ -379,16 +379,16 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
     if (opts->proxy) {
         const char *eq = strchr(opts->proxy, '=');
         if (!eq) { e = sd_err_set(err, errlen, SD_ERR_USAGE, "--proxy %s: expected LISTEN=UPSTREAM", opts->proxy); return e; }
-        r->proxy_listen = sd_util_strndup(opts->proxy, (size_t)(eq - opts->proxy));
-        if ((e = sd_proxy_start(r->proxy_listen, eq + 1, &r->proxy, err, errlen))) return e;
-        sd_kvlist_add(&r->vars, "proxy", r->proxy_listen);
+        r->faults.proxy_listen = sd_util_strndup(opts->proxy, (size_t)(eq - opts->proxy));
+        if ((e = sd_proxy_start(r->faults.proxy_listen, eq + 1, &r->faults.proxy, err, errlen))) return e;
+        sd_kvlist_add(&r->vars, "proxy", r->faults.proxy_listen);
         sd_ledger_meta_set(r->ledger, "proxy", opts->proxy, NULL, 0);
-        sd_run_say(r, "proxy %s -> %s for the pipeline's broker connections", r->proxy_listen, eq + 1);
+        sd_run_say(r, "proxy %s -> %s for the pipeline's broker connections", r->faults.proxy_listen, eq + 1);
     } else {
         sd_kvlist_add(&r->vars, "proxy", sd_broker_bootstrap(r->broker));
     }
     sd_run_note_ports(r, sd_broker_bootstrap(r->broker));
-    if (r->proxy_listen) sd_run_note_ports(r, r->proxy_listen);
+    if (r->faults.proxy_listen) sd_run_note_ports(r, r->faults.proxy_listen);
     sd_ledger_meta_set(r->ledger, "brokers", sd_broker_bootstrap(r->broker), NULL, 0);
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
@@ -403,22 +403,22 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
             sd_ledger_warning(r->ledger, "partitions", w, NULL, 0);
             sd_run_say(r, "warning: %s", w);
         }
-        r->consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
-        for (int p = 0; p < r->partitions; p++) r->consumed[p] = -1;
+        r->pipe.consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
+        for (int p = 0; p < r->partitions; p++) r->pipe.consumed[p] = -1;
         if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &sc->producer_props, opts->xprops, r->ledger,
                                  &r->producer, err, errlen)))
             return e;
     }
-    if (r->side_topic) {
+    if (r->side.topic) {
         int actual = sc->deliveries_partitions;
-        if ((e = sd_broker_create_topic(r->broker, r->side_topic, sc->deliveries_partitions, sc->replication, &actual, err, errlen)))
+        if ((e = sd_broker_create_topic(r->broker, r->side.topic, sc->deliveries_partitions, sc->replication, &actual, err, errlen)))
             return e;
-        r->side_partitions = actual;
-        r->side_consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)actual);
-        for (int p = 0; p < actual; p++) r->side_consumed[p] = -1;
-        sd_ledger_meta_set(r->ledger, "deliveries_topic", r->side_topic, NULL, 0);
-        if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->side_topic, &sc->producer_props, opts->xprops, r->ledger,
-                                 &r->side_producer, err, errlen)))
+        r->side.partitions = actual;
+        r->side.consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)actual);
+        for (int p = 0; p < actual; p++) r->side.consumed[p] = -1;
+        sd_ledger_meta_set(r->ledger, "deliveries_topic", r->side.topic, NULL, 0);
+        if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->side.topic, &sc->producer_props, opts->xprops, r->ledger,
+                                 &r->side.producer, err, errlen)))
             return e;
     }
 
@@ -436,10 +436,10 @@ static sd_err_t sd_run_open_sinks(sd_run_t *r, char *err, size_t errlen) {
         for (int i = 0; i < sc->nsinks; i++) {
             sd_err_t e;
             ctx.name = sc->sinks[i].name;
-            if ((e = sd_sink_open(&sc->sinks[i], &r->vars, &ctx, &r->sinks[r->nsinks], err, errlen))) return e;
-            sd_sink_t *s = r->sinks[r->nsinks++];
-            if (s->is_quarantine && !r->quarantine) r->quarantine = s;
-            if (!s->is_quarantine && !r->target) r->target = s;
+            if ((e = sd_sink_open(&sc->sinks[i], &r->vars, &ctx, &r->sink.v[r->sink.n], err, errlen))) return e;
+            sd_sink_t *s = r->sink.v[r->sink.n++];
+            if (s->is_quarantine && !r->sink.quarantine) r->sink.quarantine = s;
+            if (!s->is_quarantine && !r->sink.target) r->sink.target = s;
         }
     }
     return SD_OK;
@@ -456,7 +456,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     sd_kvlist_t env = {0};
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->topic);
-    if (r->side_topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side_topic);
+    if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
     sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));
@@ -472,14 +472,14 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
             e = sd_err_set(err, errlen, SD_ERR_USAGE, "clock faketime: libfaketime not found%s%s (Debian: apt-get install libfaketime)",
                            lib ? " at " : "", lib ? lib : "");
         } else {
-            r->faketime_file = sd_util_fmt("%s/faketime.rc", r->run_dir);
-            r->clock_rate = 1.0;
-            e = sd_util_write_file(r->faketime_file, "+0s\n", 4, err, errlen);
+            r->faults.faketime_file = sd_util_fmt("%s/faketime.rc", r->run_dir);
+            r->faults.clock_rate = 1.0;
+            e = sd_util_write_file(r->faults.faketime_file, "+0s\n", 4, err, errlen);
             /* preload=children: the pipeline puts it into LD_PRELOAD for
              * the processes it starts (a Python driver's JVM), itself
              * staying on real time */
             sd_kvlist_add(&env, sc->faketime_children ? "STREAMDRILL_FAKETIME_LIB" : "LD_PRELOAD", lib);
-            sd_kvlist_add(&env, "FAKETIME_TIMESTAMP_FILE", r->faketime_file);
+            sd_kvlist_add(&env, "FAKETIME_TIMESTAMP_FILE", r->faults.faketime_file);
             sd_kvlist_add(&env, "FAKETIME_CACHE_DURATION", "1");
             sd_kvlist_add(&env, "DONT_FAKE_MONOTONIC", "1");
             sd_kvlist_add(&env, "FAKETIME_DONT_FAKE_MONOTONIC", "1");
@@ -531,15 +531,15 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
             /* a fault that timed out did not happen; a wait that timed out
              * puts the next fault somewhere the drill did not mean */
             if (fault) sd_run_fault_missed(r, st, err);
-            else if (!r->await_timeout_line) r->await_timeout_line = st->line;
+            else if (!r->verdict.await_timeout_line) r->verdict.await_timeout_line = st->line;
             e = SD_OK;
             continue;
         }
-        if (!e && fault && r->await_timeout_line) {
+        if (!e && fault && r->verdict.await_timeout_line) {
             char why[160];
-            snprintf(why, sizeof(why), "it ran after the wait at line %d timed out, so not where the drill meant it", r->await_timeout_line);
+            snprintf(why, sizeof(why), "it ran after the wait at line %d timed out, so not where the drill meant it", r->verdict.await_timeout_line);
             sd_run_fault_missed(r, st, why);
-            r->await_timeout_line = 0;
+            r->verdict.await_timeout_line = 0;
         }
         if (e) {
             sd_run_say(r, "  failed: %s", err);
@@ -564,14 +564,14 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
         sd_buf_init(&done);
         if (sd_run_heal_recorded(r, &done)) {
             sd_run_say(r, "healed before reconciliation: %s", done.data);
-            r->last_data_step_mono = sd_util_mono_ms();
+            r->quiet.last_data_step_mono = sd_util_mono_ms();
         }
         sd_buf_free(&done);
     }
 
     /* transactions a `produce ... open=K` left open are committed: their
      * events are bound for the target */
-    if (r->nopen_txn) {
+    if (r->txn.nopen) {
         char d[256];
         if ((e = sd_run_resolve(r, sd_util_scaled_ms(30000), d, sizeof(d), err, errlen))) { sd_run_set_fatal(r, e, err); return e; }
         sd_run_say(r, "before reconciliation: %s left open by the steps", d);
@@ -579,7 +579,7 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
     }
 
     /* 6. quiescence after the last data step */
-    if (r->target && (r->last_quiescent_mono == 0 || r->last_quiescent_mono < r->last_data_step_mono)) {
+    if (r->sink.target && (r->quiet.last_quiescent_mono == 0 || r->quiet.last_quiescent_mono < r->quiet.last_data_step_mono)) {
         sd_run_say(r, "implicit step: await quiescent 3s timeout=60s (needed before reconciliation)");
         e = sd_run_await_quiescent(r, 3000, 60000, detail, dlen, err, errlen);
         sd_ledger_warning(r->ledger, "implicit-quiescence", e ? err : detail, NULL, 0);
@@ -595,10 +595,10 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
 static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const char *err) {
     int failed = 0, settled = 0, unjudgeable = 0, unconsumed = 0;
     char unconsumed_why[1024] = "";
-    sd_err_t status = r->fatal ? r->fatal : e;
+    sd_err_t status = r->verdict.fatal ? r->verdict.fatal : e;
     char msg[4096];
-    snprintf(msg, sizeof(msg), "%s", r->fatal ? r->fatal_msg : err);
-    int judge = r->target && r->ledger && status != SD_ERR_SINK && status != SD_ERR_INTERRUPTED && status != SD_ERR_IO &&
+    snprintf(msg, sizeof(msg), "%s", r->verdict.fatal ? r->verdict.fatal_msg : err);
+    int judge = r->sink.target && r->ledger && status != SD_ERR_SINK && status != SD_ERR_INTERRUPTED && status != SD_ERR_IO &&
                 status != SD_ERR_BROKER && status != SD_ERR_SCENARIO && status != SD_ERR_USAGE;
     char rerr[2048] = "";
     sd_err_t re = SD_OK;
@@ -615,7 +615,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         sd_sup_state_t st;
         sd_sup_state(r->sup, &st);
         if (st.running) {
-            r->pipeline_wanted = 0;
+            r->pipe.wanted = 0;
             sd_sup_stop(r->sup, sd_util_scaled_ms(5000), NULL, 0);
         }
         sd_sup_kill_all(r->sup);
@@ -644,24 +644,24 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         }
     }
     const char *verdict;
-    if (status == SD_OK && !r->target) {
+    if (status == SD_OK && !r->sink.target) {
         /* events went out and nothing read them back: no verdict */
         status = SD_ERR_NOTHING_JUDGED;
         snprintf(msg, sizeof(msg), "the scenario declares no sink: %lld messages were sent, nothing was checked",
-                 (long long)r->messages);
+                 (long long)r->sends.messages);
     }
     if (status == SD_OK) {
-        if (!failed && !unjudgeable && !unconsumed && r->missed) {
+        if (!failed && !unjudgeable && !unconsumed && r->verdict.missed) {
             /* a green verdict must mean the drill happened */
             status = SD_ERR_NOT_LANDED;
-            snprintf(msg, sizeof(msg), "%d fault step%s did not do what %s: %s", r->missed, r->missed == 1 ? "" : "s",
-                     r->missed == 1 ? "it says" : "they say", r->missed_msg);
+            snprintf(msg, sizeof(msg), "%d fault step%s did not do what %s: %s", r->verdict.missed, r->verdict.missed == 1 ? "" : "s",
+                     r->verdict.missed == 1 ? "it says" : "they say", r->verdict.missed_msg);
             verdict = "inconclusive";
-        } else if (!failed && !unjudgeable && !unconsumed && r->unmeasured) {
+        } else if (!failed && !unjudgeable && !unconsumed && r->verdict.unmeasured) {
             /* an expectation the run could not measure is no pass */
             status = SD_ERR_NOT_MEASURED;
-            snprintf(msg, sizeof(msg), "%d expectation%s could not be measured: %s", r->unmeasured, r->unmeasured == 1 ? "" : "s",
-                     r->unmeasured_why);
+            snprintf(msg, sizeof(msg), "%d expectation%s could not be measured: %s", r->verdict.unmeasured, r->verdict.unmeasured == 1 ? "" : "s",
+                     r->verdict.unmeasured_why);
             verdict = "inconclusive";
         } else if (failed) {
             status = SD_ERR_CHECK_FAILED;
@@ -700,8 +700,8 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         /* the producer's last delivery reports go to the ledger first */
         if (r->producer) sd_producer_close(r->producer);
         r->producer = NULL;
-        if (r->side_producer) sd_producer_close(r->side_producer);
-        r->side_producer = NULL;
+        if (r->side.producer) sd_producer_close(r->side.producer);
+        r->side.producer = NULL;
         sd_run_close_txn(r);
         sd_ledger_close(r->ledger);
         r->ledger = NULL;
@@ -721,11 +721,11 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     r->opts = opts;
     {
         const char *term = getenv("TERM");
-        r->live = !opts->quiet && !opts->verbose && isatty(2) && term && strcmp(term, "dumb");
+        r->console.live = !opts->quiet && !opts->verbose && isatty(2) && term && strcmp(term, "dumb");
     }
     r->t0_mono = sd_util_mono_ms();
     r->t0_wall = sd_util_wall_ms();
-    r->max_event_time = INT64_MIN;
+    r->sends.max_event_time = INT64_MIN;
     r->lock_fd = -1;
     char err[2048] = "";
     char detail[2048];

@@ -22,25 +22,25 @@ static int sd_clock_handles(sd_step_kind_t k) { return k == SD_STEP_CLOCK; }
 
 static sd_err_t sd_clock_write(sd_run_t *r, char *err, size_t errlen) {
     char text[64];
-    long long secs = (long long)(r->clock_offset_ms / 1000);
-    if (r->clock_rate != 1.0) snprintf(text, sizeof(text), "%+llds x%g\n", secs, r->clock_rate);
+    long long secs = (long long)(r->faults.clock_offset_ms / 1000);
+    if (r->faults.clock_rate != 1.0) snprintf(text, sizeof(text), "%+llds x%g\n", secs, r->faults.clock_rate);
     else snprintf(text, sizeof(text), "%+llds\n", secs);
-    return sd_util_write_file(r->faketime_file, text, strlen(text), err, errlen);
+    return sd_util_write_file(r->faults.faketime_file, text, strlen(text), err, errlen);
 }
 
 static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    if (!r->faketime_file) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "clock: the pipeline does not run under libfaketime");
+    if (!r->faults.faketime_file) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "clock: the pipeline does not run under libfaketime");
     switch (st->clock_op) {
-    case 0: r->clock_offset_ms = st->clock_ms; break;
-    case 1: r->clock_offset_ms += st->clock_ms; break;
-    case 2: r->clock_rate = st->clock_rate; break;
-    default: r->clock_offset_ms = 0; r->clock_rate = 1.0; break;
+    case 0: r->faults.clock_offset_ms = st->clock_ms; break;
+    case 1: r->faults.clock_offset_ms += st->clock_ms; break;
+    case 2: r->faults.clock_rate = st->clock_rate; break;
+    default: r->faults.clock_offset_ms = 0; r->faults.clock_rate = 1.0; break;
     }
     sd_err_t e = sd_clock_write(r, err, errlen);
     if (e) return e;
-    if (!r->clock_moved_line && (r->clock_offset_ms != 0 || r->clock_rate != 1.0)) r->clock_moved_line = st->line;
+    if (!r->faults.clock_moved_line && (r->faults.clock_offset_ms != 0 || r->faults.clock_rate != 1.0)) r->faults.clock_moved_line = st->line;
     char det[160];
-    snprintf(det, sizeof(det), "pipeline clock: %+.0fs from real time, rate %gx", (double)r->clock_offset_ms / 1000.0, r->clock_rate);
+    snprintf(det, sizeof(det), "pipeline clock: %+.0fs from real time, rate %gx", (double)r->faults.clock_offset_ms / 1000.0, r->faults.clock_rate);
     sd_sup_state_t s = {0};
     if (r->sup) sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "clock", det, s.incarnation, NULL, err, errlen))) return e;
@@ -53,9 +53,9 @@ static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, siz
 }
 
 static void sd_clock_heal(sd_run_t *r, sd_buf_t *done) {
-    if (!r->faketime_file || (r->clock_offset_ms == 0 && r->clock_rate == 1.0)) return;
-    r->clock_offset_ms = 0;
-    r->clock_rate = 1.0;
+    if (!r->faults.faketime_file || (r->faults.clock_offset_ms == 0 && r->faults.clock_rate == 1.0)) return;
+    r->faults.clock_offset_ms = 0;
+    r->faults.clock_rate = 1.0;
     if (sd_clock_write(r, NULL, 0) == SD_OK) {
         sd_ledger_fault(r->ledger, r->step, "clock", "pipeline clock: real time again (heal)", 0, NULL, NULL, 0);
         sd_buf_printf(done, "%sreset the pipeline's clock", done->len ? "; " : "");

@@ -22,7 +22,7 @@ static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k =
 /* Seq s is a valid event bound for the target: what a replay copies and
  * a tombstone deletes. */
 static int sd_data_valid_target(const sd_run_t *r, int64_t s) {
-    return sd_seqs_kind(&r->seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->seqs, s) == SD_DISP_TARGET;
+    return sd_seqs_kind(&r->sends.seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->sends.seqs, s) == SD_DISP_TARGET;
 }
 
 /* replay range=P:A-B: read the records at those offsets back from Kafka
@@ -69,22 +69,22 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
             size_t vl = 0;
             int64_t seq;
             if (!rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v &&
-                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->nseq && sd_seqs_kind(&r->seqs, seq) != SD_KIND_ABORTED) {
+                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->sends.nseq && sd_seqs_kind(&r->sends.seqs, seq) != SD_KIND_ABORTED) {
                 /* (a record of an aborted transaction is never replayed: sent
                  * again outside it, it would have to arrive) */
                 char det[96];
                 snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
-                int disp = sd_seqs_disp(&r->seqs, seq);
+                int disp = sd_seqs_disp(&r->sends.seqs, seq);
                 sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
                              det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
-                r->replayed++;
+                r->sends.replayed++;
                 n++;
             } else {
                 skipped++;
             }
         }
         rd_kafka_message_destroy(m);
-        if (!e && r->nstage >= 500) e = sd_run_flush(r, err, errlen);
+        if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         if (stop) break;
     }
     rd_kafka_consumer_close(rk);
@@ -94,14 +94,14 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
              (long long)n, r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1,
              skipped ? " (records without a ledger id, or of aborted transactions, were skipped)" : "");
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
 static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     if (st->range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
-    for (int64_t s = 0; s < r->nseq; s++)
+    for (int64_t s = 0; s < r->sends.nseq; s++)
         if (sd_data_valid_target(r, s)) have++;
     if (have < st->count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld: only %lld valid events were sent before it",
@@ -109,28 +109,28 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     int64_t t0 = sd_util_mono_ms();
     int64_t n = 0, first = -1, last = -1;
     sd_err_t e;
-    int64_t s = st->replay_from_last ? r->nseq - 1 : 0;
+    int64_t s = st->replay_from_last ? r->sends.nseq - 1 : 0;
     int64_t dir = st->replay_from_last ? -1 : 1;
     char id[64], det[96];
-    for (; n < st->count && s >= 0 && s < r->nseq; s += dir) {
+    for (; n < st->count && s >= 0 && s < r->sends.nseq; s += dir) {
         if (!sd_data_valid_target(r, s)) continue;
         if ((e = sd_run_pace(r, t0, n, st->rate, err, errlen))) return e;
         int64_t t;
-        if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) return e;
+        if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) return e;
         sd_events_id(r->events, s, id);
         snprintf(det, sizeof(det), "replay of %s", id);
-        sd_run_stage(r, s, "duplicate", "target", det, t, r->key.data, r->key.len, r->payload.data, r->payload.len, 0);
+        sd_run_stage(r, s, "duplicate", "target", det, t, r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, 0);
         if (first < 0) first = s;
         last = s;
         n++;
-        r->replayed++;
+        r->sends.replayed++;
     }
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     char a[64], b[64];
     sd_events_id(r->events, first, a);
     sd_events_id(r->events, last, b);
     snprintf(detail, dlen, "replayed %lld events already sent (%s .. %s), byte for byte", (long long)n, a, b);
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
@@ -224,22 +224,22 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
                               int drop_key, const char *key, int drift, int64_t *seq_out, char *err, size_t errlen) {
     int64_t seq = sd_run_new_seq(r, recon_kind, disp);
     int64_t et;
-    sd_err_t e = sd_events_render(r->events, seq, t, &r->payload, &r->key, &et, err, errlen);
+    sd_err_t e = sd_events_render(r->events, seq, t, &r->staging.payload, &r->staging.key, &et, err, errlen);
     if (e) return e;
     if (key) {
-        sd_buf_reset(&r->key);
-        sd_buf_puts(&r->key, key);
+        sd_buf_reset(&r->staging.key);
+        sd_buf_puts(&r->staging.key, key);
     }
     if (drift) {
-        json_t *o = json_loadb(r->payload.data, r->payload.len, 0, NULL);
+        json_t *o = json_loadb(r->staging.payload.data, r->staging.payload.len, 0, NULL);
         if (o) {
             if (drift == 1) json_object_set_new(o, "sd_extra", json_pack("{s:s, s:i}", "note", "a field added by a newer producer", "v", 2));
             else json_object_set_new(o, "location", json_integer(42)); /* a number where a string was */
-            sd_data_set_json(&r->payload, o);
+            sd_data_set_json(&r->staging.payload, o);
         }
     }
-    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : r->key.data, drop_key ? 0 : r->key.len,
-                 r->payload.data, r->payload.len, 0);
+    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : r->staging.key.data, drop_key ? 0 : r->staging.key.len,
+                 r->staging.payload.data, r->staging.payload.len, 0);
     if (seq_out) *seq_out = seq;
     return SD_OK;
 }
@@ -247,7 +247,7 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
 static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     const sd_scenario_t *sc = r->sc;
-    int64_t newest = r->max_event_time != INT64_MIN ? r->max_event_time : sd_events_time(r->events, 0);
+    int64_t newest = r->sends.max_event_time != INT64_MIN ? r->sends.max_event_time : sd_events_time(r->events, 0);
     int64_t W = sc->watermark_ms;
     sd_buf_t d;
     sd_buf_init(&d);
@@ -266,7 +266,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->late_by_ms / 1000.0);
                 e = sd_data_event(r, recon_late, sc->late_disp, "late", det, t, 0, NULL, 0, NULL, err, errlen);
                 if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->late_disp));
-                r->late_sent++;
+                r->sends.late_sent++;
                 break;
             }
             case SD_INJ_OUT_OF_ORDER: {
@@ -299,7 +299,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 snprintf(det, sizeof(det), "backlog: event time %.0fs before the newest", (double)(newest - t) / 1000.0);
                 e = sd_data_event(r, late ? recon_late : SD_KIND_VALID, late ? sc->late_disp : SD_DISP_TARGET, late ? "late" : "burst",
                                   det, t, 0, NULL, 0, NULL, err, errlen);
-                if (late) r->late_sent++;
+                if (late) r->sends.late_sent++;
                 break;
             }
             case SD_INJ_SKEW:
@@ -319,15 +319,15 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             case SD_INJ_DELETE: {
                 /* the key of the i-th newest valid event whose key this step has not deleted yet */
                 char key[128] = "";
-                for (int64_t s = r->nseq - 1; s >= 0 && !key[0] && !e; s--) {
-                    if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->seqs, s)) continue;
+                for (int64_t s = r->sends.nseq - 1; s >= 0 && !key[0] && !e; s--) {
+                    if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->sends.seqs, s)) continue;
                     int64_t et;
-                    if ((e = sd_events_render(r->events, s, INT64_MIN, &r->payload, &r->key, &et, err, errlen))) break;
-                    if (!r->key.len || r->key.len >= sizeof(key)) continue;
+                    if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &et, err, errlen))) break;
+                    if (!r->staging.key.len || r->staging.key.len >= sizeof(key)) continue;
                     char k2[130];
-                    snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->key.len, r->key.data);
+                    snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->staging.key.len, r->staging.key.data);
                     if (deleted.data && strstr(deleted.data, k2)) continue;
-                    snprintf(key, sizeof(key), "%.*s", (int)r->key.len, r->key.data);
+                    snprintf(key, sizeof(key), "%.*s", (int)r->staging.key.len, r->staging.key.data);
                     sd_buf_puts(&deleted, k2);
                 }
                 if (e || !key[0]) break;
@@ -344,16 +344,16 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);
                 if (!e) {
                     /* the same bytes again, right behind: what a producer without idempotence sends on a retry */
-                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, r->key.data, r->key.len,
-                                 r->payload.data, r->payload.len, 0);
-                    r->replayed++;
+                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, r->staging.key.data, r->staging.key.len,
+                                 r->staging.payload.data, r->staging.payload.len, 0);
+                    r->sends.replayed++;
                 }
                 break;
             }
             default:
                 break;
             }
-            if (!e && r->nstage >= 500) e = sd_run_flush(r, err, errlen);
+            if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         }
     }
     int mask = st->malformed_kinds ? st->malformed_kinds : (1 << 5) - 1; /* default: the first five kinds */
@@ -365,14 +365,14 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         k = (k + 1) % SD_MAL__COUNT;
         int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, sc->malformed_disp);
         int64_t t;
-        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->payload, &r->key, &t, err, errlen))) break;
+        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) break;
         int null_value = 0;
-        sd_data_mangle(r, kind, &r->payload, &null_value);
+        sd_data_mangle(r, kind, &r->staging.payload, &null_value);
         sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
-                     r->key.data, r->key.len, r->payload.data, r->payload.len, null_value);
-        r->malformed_sent++;
+                     r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, null_value);
+        r->sends.malformed_sent++;
         used[kind]++;
-        if (r->nstage >= 100) e = sd_run_flush(r, err, errlen);
+        if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
     }
     sd_buf_free(&deleted);
     if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
@@ -389,7 +389,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
     snprintf(detail, dlen, "%s", d.data ? d.data : "");
     sd_buf_free(&d);
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 

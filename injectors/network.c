@@ -30,30 +30,30 @@ static void sd_network_undo(sd_run_t *r, int op) {
     const char *what = NULL;
     switch (op) {
     case 0:
-        if (!r->net_latency) return;
-        if (r->proxy) sd_proxy_latency(r->proxy, 0);
+        if (!r->faults.net_latency) return;
+        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        r->net_latency = 0;
+        r->faults.net_latency = 0;
         what = "latency removed";
         break;
     case 2:
-        if (!r->net_down) return;
-        if (r->proxy) sd_proxy_blackhole(r->proxy, 0);
+        if (!r->faults.net_down) return;
+        if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        r->net_down = 0;
+        r->faults.net_down = 0;
         what = "blackhole lifted";
         break;
     case 3:
-        if (!r->net_bandwidth) return;
-        if (r->proxy) sd_proxy_bandwidth(r->proxy, 0);
-        r->net_bandwidth = 0;
+        if (!r->faults.net_bandwidth) return;
+        if (r->faults.proxy) sd_proxy_bandwidth(r->faults.proxy, 0);
+        r->faults.net_bandwidth = 0;
         what = "bandwidth limit lifted";
         break;
     case 4:
-        if (!r->net_errors) return;
+        if (!r->faults.net_errors) return;
         if (mock)
             for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
-        r->net_errors = 0;
+        r->faults.net_errors = 0;
         what = "pending request errors cleared";
         break;
     default:
@@ -101,50 +101,50 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
 
 static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
-    if (!mock && !r->proxy)
+    if (!mock && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network faults need the embedded cluster, or --proxy LISTEN=UPSTREAM in front of a real broker",
                           r->sc->path, st->line);
-    if (st->net_op == 3 && !r->proxy)
+    if (st->net_op == 3 && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network bandwidth needs --proxy (the embedded cluster has no bandwidth control)",
                           r->sc->path, st->line);
     if (st->net_op == 4 && !mock)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", r->sc->path, st->line);
-    if (st->net_op == 1 && !r->proxy)
+    if (st->net_op == 1 && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network reset needs --proxy (librdkafka 2.0's mock cluster cannot bring a broker back up)",
                           r->sc->path, st->line);
     char det[256];
     sd_err_t e = SD_OK;
-    const char *via = r->proxy ? "proxy" : "embedded cluster";
+    const char *via = r->faults.proxy ? "proxy" : "embedded cluster";
     switch (st->net_op) {
     case 0:
-        if (r->proxy) sd_proxy_latency(r->proxy, st->net_value);
+        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, st->net_value);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net_value);
-        r->net_latency = 1;
+        r->faults.net_latency = 1;
         snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net_value, via);
         break;
     case 1:
-        sd_proxy_reset(r->proxy);
+        sd_proxy_reset(r->faults.proxy);
         snprintf(det, sizeof(det), "every connection reset (%s)", via);
         break;
     case 2: {
         int64_t hold = st->for_ms > 0 ? st->for_ms : 30000;
-        if (r->proxy) sd_proxy_blackhole(r->proxy, 1);
+        if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 1);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
-        r->net_down = 1;
-        if (r->proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
+        r->faults.net_down = 1;
+        if (r->faults.proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
         else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
         break;
     }
     case 3:
-        sd_proxy_bandwidth(r->proxy, st->net_value);
-        r->net_bandwidth = 1;
+        sd_proxy_bandwidth(r->faults.proxy, st->net_value);
+        r->faults.net_bandwidth = 1;
         snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net_value);
         break;
     case 4:
         if ((e = sd_network_errors(r, st, err, errlen))) return e;
-        r->net_errors = 1;
+        r->faults.net_errors = 1;
         snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net_value, st->net_errors);
         break;
     }
@@ -157,12 +157,12 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (r->sup) sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, NULL, err, errlen))) return e;
     snprintf(detail, dlen, "%s", det);
-    r->last_data_step_mono = sd_util_mono_ms();
+    r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
 static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
-    int had = r->net_latency + r->net_down + r->net_bandwidth + r->net_errors;
+    int had = r->faults.net_latency + r->faults.net_down + r->faults.net_bandwidth + r->faults.net_errors;
     for (int op = 0; op <= 4; op++) sd_network_undo(r, op);
     if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
 }

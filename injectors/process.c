@@ -43,14 +43,14 @@ static const char *sd_sig_name(int sig) {
 
 static int64_t sd_target_rows(sd_run_t *r) {
     int64_t rows = -1;
-    if (r->target && sd_sink_count(r->target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    if (r->sink.target && sd_sink_count(r->sink.target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
     return rows;
 }
 
 /* Send sig, wait for the exit (escalating to SIGKILL after timeout_ms). */
 static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int64_t timeout_ms, int *escalated,
                                        char *err, size_t errlen) {
-    r->pipeline_wanted = 0;
+    r->pipe.wanted = 0;
     sd_err_t e = sd_sup_signal(r->sup, sig, by, err, errlen);
     if (e) return e;
     *escalated = 0;
@@ -116,12 +116,12 @@ typedef struct {
  * the next batch is taken. */
 static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     L->how = "after the sink's commit";
-    if (!r->progress->batches)
+    if (!r->pipe.progress->batches)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the progress source does not tell batches apart (use "
                           "`progress spark checkpoint=...` or batch markers)");
-    if (!r->target) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the scenario declares no target sink");
+    if (!r->sink.target) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the scenario declares no target sink");
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
-    const sd_run_batches_t *b = &r->bs;
+    const sd_run_batches_t *b = &r->pipe.bs;
     int misses = 0;
     sd_err_t e;
     for (;;) {
@@ -136,9 +136,9 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
             if ((e = sd_run_tick(r, 2, err, errlen))) return e;
             continue;
         }
-        int64_t batch = b->begun, mark0 = sd_sink_mark(r->target), next_pump = sd_util_mono_ms() + 20;
+        int64_t batch = b->begun, mark0 = sd_sink_mark(r->sink.target), next_pump = sd_util_mono_ms() + 20;
         for (;;) {
-            int64_t m = sd_sink_mark(r->target);
+            int64_t m = sd_sink_mark(r->sink.target);
             if (m >= 0 && m != mark0) {
                 sd_sup_signal(r->sup, SIGSTOP, NULL, NULL, 0);
                 sd_run_pump(r, NULL, 0);
@@ -177,18 +177,18 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
     sd_err_t e;
-    int tracked = r->progress->batches;
+    int tracked = r->pipe.progress->batches;
     if (st->mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
         /* at a boundary: the moment a commit is seen */
         L->how = "at a batch boundary";
         if ((e = sd_run_pump(r, err, errlen))) return e;
-        int64_t seen = r->bs.commits;
+        int64_t seen = r->pipe.bs.commits;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
             if (!s.running) { *gone = 1; return SD_OK; }
-            if (r->bs.commits > seen && r->bs.begun <= r->bs.committed) {
-                L->batch = r->bs.committed;
+            if (r->pipe.bs.commits > seen && r->pipe.bs.begun <= r->pipe.bs.committed) {
+                L->batch = r->pipe.bs.committed;
                 L->rows0 = sd_target_rows(r);
                 return SD_OK;
             }
@@ -209,7 +209,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                                   st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->visible > 0 ? " visible=" : "",
                                   st->visible > 0 ? "showed those rows in the target before its commit" : "began",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
-            const sd_run_batches_t *b = &r->bs;
+            const sd_run_batches_t *b = &r->pipe.bs;
             if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
                 /* a sink that takes long to count (a command, a table read
@@ -221,7 +221,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 int64_t began = b->begun_mono;
                 int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
-                int use_growth = st->after_ms < 0 && r->sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
+                int use_growth = st->after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
                 if (st->visible > 0) {
                     /* visible=N: no time aim, only the target's rows (a
                      * batch smaller than N lands once all of it is there) */
@@ -259,7 +259,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
-    if (st->mid_batch != SD_LAND_NOW && r->target) {
+    if (st->mid_batch != SD_LAND_NOW && r->sink.target) {
         L->how = "when the sink grew";
         L->rows0 = sd_target_rows(r);
         int64_t grow = st->visible > 0 ? st->visible : 1;
@@ -288,21 +288,21 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
     if (L->batch >= 0 && L->mark1 >= 0) {
         /* after-sink-commit: the group was frozen before the kill, so the
          * checkpoint cannot have moved; read it again all the same */
-        int inside = r->bs.committed < L->batch;
+        int inside = r->pipe.bs.committed < L->batch;
         snprintf(land, sizeof(land), "%s batch %lld of incarnation %d: the sink's commit seen (mark %lld -> %lld), %s",
                  inside ? "after the sink's commit of" : "too late for", (long long)L->batch, inc, (long long)L->mark0, (long long)L->mark1,
                  inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
-        int committed = r->bs.committed >= L->batch;
-        int graceful = committed && sig != SIGKILL && signal_mono && r->bs.committed_mono >= signal_mono;
+        int committed = r->pipe.bs.committed >= L->batch;
+        int graceful = committed && sig != SIGKILL && signal_mono && r->pipe.bs.committed_mono >= signal_mono;
         int inside = !committed || graceful;
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[96];
         if (visible >= 0) snprintf(seen, sizeof(seen), "%lld rows reached the target between its start and the fault", (long long)visible);
-        else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sample_cost_ms);
+        else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);
         snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %s%s%s",
                  inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, seen,
                  graceful ? "; the pipeline finished and committed the batch before it exited" : "",
@@ -310,7 +310,7 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else if (L->batch >= 0) {
-        int clean = r->bs.begun <= L->batch;
+        int clean = r->pipe.bs.begun <= L->batch;
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
                  (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
@@ -400,7 +400,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
         if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
         sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
-        r->last_data_step_mono = sd_util_mono_ms();
+        r->quiet.last_data_step_mono = sd_util_mono_ms();
         snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, L.how, (double)st->delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
     } else {
@@ -459,7 +459,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         }
         if (e) return e;
         snprintf(detail, dlen, "%s%s", pre, d2);
-        r->last_data_step_mono = sd_util_mono_ms();
+        r->quiet.last_data_step_mono = sd_util_mono_ms();
         return SD_OK;
     }
     case SD_STEP_PAUSE:
@@ -475,7 +475,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         if ((e = sd_ledger_fault(r->ledger, r->step, pause ? "pause" : "resume", pause ? "SIGSTOP to the process group" : "SIGCONT to the process group",
                                  s.incarnation, NULL, err, errlen))) return e;
         snprintf(detail, dlen, "%s incarnation %d", pause ? "paused" : "resumed", s.incarnation);
-        if (!pause) r->last_data_step_mono = sd_util_mono_ms();
+        if (!pause) r->quiet.last_data_step_mono = sd_util_mono_ms();
         return SD_OK;
     }
     default:
