@@ -259,6 +259,13 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
  * sd_run_tick: no sink sampling, no commit). */
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
 
+/* What injectors tell the run, instead of writing its fields: a data step
+ * ended (quiescence is judged from now), events they sent of a kind the
+ * verdict counts, and whether the plan expects the pipeline running. */
+void sd_run_data_step_done(sd_run_t *r);
+void sd_run_count_sent(sd_run_t *r, int64_t replayed, int64_t late, int64_t malformed);
+void sd_run_want_pipeline(sd_run_t *r, int wanted);
+
 /* A fault step did not do what it says (timed out, found no batch, landed
  * after the commit, found no pipeline to act on): recorded as a warning,
  * and the run cannot pass (inconclusive, fault-not-landed) unless the step

@@ -109,3 +109,13 @@ void sd_run_undo_due(sd_run_t *r, int all) {
         }
     }
 }
+
+void sd_run_data_step_done(sd_run_t *r) { r->quiet.last_data_step_mono = sd_util_mono_ms(); }
+
+void sd_run_count_sent(sd_run_t *r, int64_t replayed, int64_t late, int64_t malformed) {
+    r->sends.replayed += replayed;
+    r->sends.late_sent += late;
+    r->sends.malformed_sent += malformed;
+}
+
+void sd_run_want_pipeline(sd_run_t *r, int wanted) { r->pipe.wanted = wanted; }

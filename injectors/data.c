@@ -77,7 +77,7 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
                 int disp = sd_seqs_disp(&r->sends.seqs, seq);
                 sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
                              det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
-                r->sends.replayed++;
+                sd_run_count_sent(r, 1, 0, 0);
                 n++;
             } else {
                 skipped++;
@@ -94,7 +94,7 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
              (long long)n, r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1,
              skipped ? " (records without a ledger id, or of aborted transactions, were skipped)" : "");
-    r->quiet.last_data_step_mono = sd_util_mono_ms();
+    sd_run_data_step_done(r);
     return SD_OK;
 }
 
@@ -123,14 +123,14 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
         if (first < 0) first = s;
         last = s;
         n++;
-        r->sends.replayed++;
+        sd_run_count_sent(r, 1, 0, 0);
     }
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     char a[64], b[64];
     sd_events_id(r->events, first, a);
     sd_events_id(r->events, last, b);
     snprintf(detail, dlen, "replayed %lld events already sent (%s .. %s), byte for byte", (long long)n, a, b);
-    r->quiet.last_data_step_mono = sd_util_mono_ms();
+    sd_run_data_step_done(r);
     return SD_OK;
 }
 
@@ -266,7 +266,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->late_by_ms / 1000.0);
                 e = sd_data_event(r, recon_late, sc->late_disp, "late", det, t, 0, NULL, 0, NULL, err, errlen);
                 if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->late_disp));
-                r->sends.late_sent++;
+                sd_run_count_sent(r, 0, 1, 0);
                 break;
             }
             case SD_INJ_OUT_OF_ORDER: {
@@ -299,7 +299,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 snprintf(det, sizeof(det), "backlog: event time %.0fs before the newest", (double)(newest - t) / 1000.0);
                 e = sd_data_event(r, late ? recon_late : SD_KIND_VALID, late ? sc->late_disp : SD_DISP_TARGET, late ? "late" : "burst",
                                   det, t, 0, NULL, 0, NULL, err, errlen);
-                if (late) r->sends.late_sent++;
+                if (late) sd_run_count_sent(r, 0, 1, 0);
                 break;
             }
             case SD_INJ_SKEW:
@@ -346,7 +346,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                     /* the same bytes again, right behind: what a producer without idempotence sends on a retry */
                     sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, r->staging.key.data, r->staging.key.len,
                                  r->staging.payload.data, r->staging.payload.len, 0);
-                    r->sends.replayed++;
+                    sd_run_count_sent(r, 1, 0, 0);
                 }
                 break;
             }
@@ -370,7 +370,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         sd_data_mangle(r, kind, &r->staging.payload, &null_value);
         sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
                      r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, null_value);
-        r->sends.malformed_sent++;
+        sd_run_count_sent(r, 0, 0, 1);
         used[kind]++;
         if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
     }
@@ -389,7 +389,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
     snprintf(detail, dlen, "%s", d.data ? d.data : "");
     sd_buf_free(&d);
-    r->quiet.last_data_step_mono = sd_util_mono_ms();
+    sd_run_data_step_done(r);
     return SD_OK;
 }
 

@@ -157,7 +157,7 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (r->sup) sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, NULL, err, errlen))) return e;
     snprintf(detail, dlen, "%s", det);
-    r->quiet.last_data_step_mono = sd_util_mono_ms();
+    sd_run_data_step_done(r);
     return SD_OK;
 }
 

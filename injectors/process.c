@@ -50,7 +50,7 @@ static int64_t sd_target_rows(sd_run_t *r) {
 /* Send sig, wait for the exit (escalating to SIGKILL after timeout_ms). */
 static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int64_t timeout_ms, int *escalated,
                                        char *err, size_t errlen) {
-    r->pipe.wanted = 0;
+    sd_run_want_pipeline(r, 0);
     sd_err_t e = sd_sup_signal(r->sup, sig, by, err, errlen);
     if (e) return e;
     *escalated = 0;
@@ -400,7 +400,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
         if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
         sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
-        r->quiet.last_data_step_mono = sd_util_mono_ms();
+        sd_run_data_step_done(r);
         snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, L.how, (double)st->delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
     } else {
@@ -459,7 +459,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         }
         if (e) return e;
         snprintf(detail, dlen, "%s%s", pre, d2);
-        r->quiet.last_data_step_mono = sd_util_mono_ms();
+        sd_run_data_step_done(r);
         return SD_OK;
     }
     case SD_STEP_PAUSE:
@@ -475,7 +475,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         if ((e = sd_ledger_fault(r->ledger, r->step, pause ? "pause" : "resume", pause ? "SIGSTOP to the process group" : "SIGCONT to the process group",
                                  s.incarnation, NULL, err, errlen))) return e;
         snprintf(detail, dlen, "%s incarnation %d", pause ? "paused" : "resumed", s.incarnation);
-        if (!pause) r->quiet.last_data_step_mono = sd_util_mono_ms();
+        if (!pause) sd_run_data_step_done(r);
         return SD_OK;
     }
     default:

@@ -850,6 +850,37 @@ def test_run_db_tables():
     return result("run-db-tables", problems, f"{len(names)} tables and views in one schema, each in docs/outputs.md")
 
 
+def test_structure():
+    """The run's handle stays small and its rooms own their state: sd_run_t has at most 30 top-level members, and the
+    injectors write no field of the run but their own faults (they tell the run the rest through calls in run.h)."""
+    problems = []
+    h = open(os.path.join(ROOT, "harness", "run.h")).read()
+    body = h[h.index("typedef struct sd_run_s {") + len("typedef struct sd_run_s {"):h.index("} sd_run_t;")]
+    depth, members, stmt = 0, 0, ""
+    for ch in re.sub(r"/\*.*?\*/", "", body, flags=re.S):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            members += stmt.count(",") + 1
+            stmt = ""
+            continue
+        if depth == 0:
+            stmt += ch
+        elif ch == "}" and depth == 0:
+            stmt = ""
+    if members > 30:
+        problems.append(f"sd_run_t has {members} top-level members (at most 30)")
+    write = re.compile(r"\br->([a-z_]+)[\w.\[\]]* *(=[^=]|\+=|-=|\+\+|--)")
+    for path in sorted(glob.glob(os.path.join(ROOT, "injectors", "*.c"))):
+        for n, line in enumerate(open(path), 1):
+            for m in write.finditer(line):
+                if m.group(1) != "faults":
+                    problems.append(f"{os.path.relpath(path, ROOT)}:{n} writes r->{m.group(1)}")
+    return result("structure", problems, f"sd_run_t has {members} top-level members; the injectors write only their own faults")
+
+
 def test_doc_links():
     """Every relative link of README.md and docs/*.md names a file that exists and, with #anchor, a heading in it."""
     def anchor(h):
@@ -1746,6 +1777,7 @@ def main():
         ok &= test_readme_reference(binary)
         ok &= test_doc_links()
         ok &= test_run_db_tables()
+        ok &= test_structure()
     if not a.only or a.only in "folder-safety":
         ok &= test_run_folder_safety(binary)
     if not a.only or a.only in "edges":
