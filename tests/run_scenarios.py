@@ -976,6 +976,14 @@ def fresh(name):
     return base
 
 
+def run_drill_text(binary, base, name, text):
+    """Write a drill NAME.drill of text into base and run it into base/out; the process and the run folder."""
+    drill = os.path.join(base, name + ".drill")
+    open(drill, "w").write(text)
+    p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+    return p, os.path.join(base, "out", name)
+
+
 def test_hostile_paths(binary):
     """Run folders and working folders whose paths hold quotes, ;, $(), backticks, newlines and non-UTF-8 bytes:
     the charts are drawn and nothing in a path is ever run (gnuplot, or any program the harness starts)."""
@@ -1059,17 +1067,14 @@ def test_command_bounds(binary):
 def test_descriptors(binary):
     """A program the harness starts holds none of the harness's descriptors (broker sockets, the ledger, logs):
     the pipeline of the second incarnation and a sink command each list their open descriptors."""
-    base = fresh("descriptors")
-    drill = os.path.join(base, "fds.drill")
-    open(drill, "w").write(
-        "source kafka topic=t partitions=1\n"
-        "sink command sh -c \"ls /proc/self/fd > $0.sink\" {run}/fds\n"
-        "pipeline sh -c \"ls /proc/self/fd > $0.$STREAMDRILL_INCARNATION; exec sleep 30\" {run}/fds\n"
-        "start timeout=2s\nproduce 5\nrestart timeout=2s optional\nawait quiescent 500ms timeout=3s\n")
-    subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+    _, run_dir = run_drill_text(binary, fresh("descriptors"), "fds",
+                                "source kafka topic=t partitions=1\n"
+                                "sink command sh -c \"ls /proc/self/fd > $0.sink\" {run}/fds\n"
+                                "pipeline sh -c \"ls /proc/self/fd > $0.$STREAMDRILL_INCARNATION; exec sleep 30\" {run}/fds\n"
+                                "start timeout=2s\nproduce 5\nrestart timeout=2s optional\nawait quiescent 500ms timeout=3s\n")
     problems = []
     for name in ("fds.2", "fds.sink"):
-        path = os.path.join(base, "out", "fds", name)
+        path = os.path.join(run_dir, name)
         if not os.path.exists(path):
             problems.append(f"{name} was not written")
             continue
@@ -1083,15 +1088,12 @@ def test_descriptors(binary):
 def test_log_cap(binary):
     """A pipeline that prints without end makes no unbounded run folder: each log keeps its head and tail under
     `logs max=`, says how much was cut, and the markers in the cut part still count."""
-    base = fresh("log-cap")
-    drill = os.path.join(base, "loud.drill")
-    open(drill, "w").write(
-        "source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nlogs max=1M\n"
-        "pipeline sh -c \"yes 'a line of the pipeline' | head -c 40000000; echo SD-READY; echo last-line; "
-        "yes 'an error' | head -c 30000000 >&2; exec sleep 30\"\n"
-        "start timeout=60s\nawait quiescent 500ms timeout=3s\n")
-    p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
-    logs = os.path.join(base, "out", "loud", "logs")
+    p, run_dir = run_drill_text(binary, fresh("log-cap"), "loud",
+                                "source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nlogs max=1M\n"
+                                "pipeline sh -c \"yes 'a line of the pipeline' | head -c 40000000; echo SD-READY; echo last-line; "
+                                "yes 'an error' | head -c 30000000 >&2; exec sleep 30\"\n"
+                                "start timeout=60s\nawait quiescent 500ms timeout=3s\n")
+    logs = os.path.join(run_dir, "logs")
     problems = []
     if "SD-READY" in p.stderr or not os.path.isdir(logs):
         problems.append(f"no run: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
