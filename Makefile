@@ -21,25 +21,34 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN     = -Wall -Wextra -Werror
-CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql
+CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
 LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
-HARNESS_SRC = harness/err.c harness/util.c harness/scenario.c harness/parse.c harness/lang.c harness/run_base.c harness/ledger.c harness/events.c \
-              harness/broker.c harness/producer.c harness/watchdog.c harness/supervisor.c \
-              harness/sink.c harness/jsonfast.c harness/sink_sqlite.c harness/sink_kafka.c harness/sink_jsonl.c harness/sink_spark.c harness/sink_command.c harness/sink_delta.c harness/sink_postgres.c harness/command.c harness/spark.c harness/proxy.c \
-              harness/observe.c harness/recon.c harness/progress_batch.c harness/progress.c harness/progress_spark.c harness/progress_group.c \
-              harness/runner.c harness/run_send.c harness/run_loop.c harness/run_wait.c harness/run_judge.c harness/run_model.c harness/result.c \
-              harness/run_bounds.c harness/result_join.c harness/run_join.c \
-              harness/xsched.c harness/shrink.c harness/explore.c harness/init.c
+# harness/: the command line (main.c) and one folder per concern (docs/layout.md)
+HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/process harness/sinks harness/progress \
+               harness/run harness/explore
+HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/ledger.c harness/base/events.c \
+              harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/init.c \
+              harness/oracle/observe.c harness/oracle/recon.c harness/oracle/result.c harness/oracle/result_join.c \
+              harness/kafka/broker.c harness/kafka/producer.c harness/kafka/proxy.c \
+              harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c \
+              harness/sinks/sink.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
+              harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
+              harness/sinks/sink_postgres.c \
+              harness/progress/spark_checkpoint.c harness/progress/progress_batch.c harness/progress/progress.c \
+              harness/progress/progress_spark.c harness/progress/progress_group.c \
+              harness/run/run_base.c harness/run/runner.c harness/run/run_send.c harness/run/run_loop.c harness/run/run_wait.c \
+              harness/run/run_judge.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_join.c \
+              harness/explore/xsched.c harness/explore/shrink.c harness/explore/explore.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c
-# the one C++ file: simdjson behind a C interface (harness/jsonscan.cpp)
-CXX_SRC     = harness/jsonscan.cpp
+# the one C++ file: simdjson behind a C interface (harness/sinks/jsonscan.cpp)
+CXX_SRC     = harness/sinks/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore
@@ -129,7 +138,7 @@ install: all
 	  $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 $(BUILD)/streamdrill $(DESTDIR)$(BINDIR)/streamdrill
 	install -m 755 $(PIPELINES) $(DESTDIR)$(LIBEXECDIR)/
-	install -m 644 harness/parquet_rows.py $(DESTDIR)$(LIBEXECDIR)/
+	install -m 644 harness/sinks/parquet_rows.py $(DESTDIR)$(LIBEXECDIR)/
 	install -m 644 $(EXAMPLES) $(DESTDIR)$(DATADIR)/scenarios/
 	install -m 755 scenarios/readers/sqlite_rows.py $(DESTDIR)$(DATADIR)/scenarios/readers/
 	install -m 644 reports/schemas/summary.schema.json reports/schemas/manifest.schema.json $(DESTDIR)$(DATADIR)/schemas/

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../reports/report.h"
+#include "report.h"
 #include "broker.h"
 #include "command.h"
 #include "err.h"

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../harness/run.h"
+#include "run.h"
 
 static int sd_clock_handles(sd_step_kind_t k) { return k == SD_STEP_CLOCK; }
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/recon.h"
-#include "../harness/run.h"
+#include "recon.h"
+#include "run.h"
 
 static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k == SD_STEP_INJECT; }
 

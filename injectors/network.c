@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/run.h"
+#include "run.h"
 
 static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 

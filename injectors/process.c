@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../harness/run.h"
+#include "run.h"
 
 static int sd_process_handles(sd_step_kind_t k) {
     return k == SD_STEP_START || k == SD_STEP_STOP || k == SD_STEP_KILL || k == SD_STEP_RESTART || k == SD_STEP_PAUSE ||

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../harness/run.h"
+#include "run.h"
 
 static int sd_storage_handles(sd_step_kind_t k) { return k == SD_STEP_DAMAGE; }
 

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 #define SD_CHART_POINTS 400

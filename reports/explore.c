@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/explore.h"
-#include "../harness/util.h"
+#include "explore.h"
+#include "util.h"
 #include "report.h"
 
 static const char *sd_xr_rel(const sd_xreport_t *x, const char *path) {

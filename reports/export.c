@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 #define SD_EXPORT_LEDGER_MAX 2000000

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 #define SD_HTML_IDS 50

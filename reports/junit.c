@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 static void sd_junit_attr(sd_buf_t *b, const char *name, const char *value) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 static void sd_md_ids(sd_buf_t *b, const sd_rbucket_t *bk) {

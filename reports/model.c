@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/ledger.h"
-#include "../harness/util.h"
+#include "ledger.h"
+#include "util.h"
 #include "report.h"
 
 static char *sd_col(sqlite3_stmt *st, int i) {

@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "../harness/err.h"
-#include "../harness/util.h"
+#include "err.h"
+#include "util.h"
 
 #define SD_REPORT_SAMPLE_IDS 20
 /* The versions of reports/schemas/summary.schema.json and

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/util.h"
+#include "util.h"
 #include "report.h"
 
 static json_t *sd_ids_json(const sd_rbucket_t *b) {

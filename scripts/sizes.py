@@ -48,7 +48,7 @@ def main():
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--max-lines", type=int, default=0)
     a = ap.parse_args()
-    files = sorted(f for d in DIRS for f in glob.glob(os.path.join(ROOT, d, "*.c")))
+    files = sorted(f for d in DIRS for f in glob.glob(os.path.join(ROOT, d, "**", "*.c"), recursive=True))
     sizes = sorted(((sum(1 for _ in open(f)), os.path.relpath(f, ROOT)) for f in files), reverse=True)
     print(f"{'lines':>6}  largest files")
     for n, f in sizes[:a.top]:

@@ -826,21 +826,21 @@ def test_readme_reference(binary):
         print("FAIL readme-reference: docs/language.md's reference differs from `streamdrill help --markdown` "
               "(paste its output between the markers):\n" + (diff or "markers not found"))
         return False
-    print(f"ok   readme-reference: docs/language.md's header and step tables are the table in harness/lang.c ({gen.count(chr(10))} lines)")
+    print(f"ok   readme-reference: docs/language.md's header and step tables are the table in harness/lang/lang.c ({gen.count(chr(10))} lines)")
     return True
 
 
 def test_run_db_tables():
     """Every table and view of run.db's one schema is named in docs/outputs.md, and nothing creates a table elsewhere."""
-    src = open(os.path.join(ROOT, "harness", "ledger.c")).read()
+    src = open(os.path.join(ROOT, "harness", "base", "ledger.c")).read()
     schema = src[src.index("sd_ledger_schema[] ="):]
     schema = schema[:schema.index(";\n\n")]
     names = re.findall(r'CREATE (?:TABLE|VIEW) \\?"?(\w+)', schema)
     doc = open(os.path.join(ROOT, "docs", "outputs.md")).read()
     row = next((l for l in doc.splitlines() if l.startswith("| `run.db` |")), "")
     problems = [f"`{n}` is not named in docs/outputs.md's run.db row" for n in names if f"`{n}`" not in row]
-    others = [p for p in glob.glob(os.path.join(ROOT, "*", "*.c")) + glob.glob(os.path.join(ROOT, "harness", "*", "*.c"))
-              if "CREATE TABLE" in open(p).read() and not p.endswith(os.path.join("harness", "ledger.c"))
+    others = [p for p in [f for d in ("harness", "injectors", "reports") for f in glob.glob(os.path.join(ROOT, d, "**", "*.c"), recursive=True)]
+              if "CREATE TABLE" in open(p).read() and not p.endswith(os.path.join("harness", "base", "ledger.c"))
               and "pipelines" not in p]
     problems += [f"{os.path.relpath(p, ROOT)} creates a table outside the schema" for p in others]
     if "CREATE TABLE IF NOT EXISTS" in src:
@@ -854,7 +854,7 @@ def test_structure():
     """The run's handle stays small and its rooms own their state: sd_run_t has at most 30 top-level members, and the
     injectors write no field of the run but their own faults (they tell the run the rest through calls in run.h)."""
     problems = []
-    h = open(os.path.join(ROOT, "harness", "run.h")).read()
+    h = open(os.path.join(ROOT, "harness", "run", "run.h")).read()
     body = h[h.index("typedef struct sd_run_s {") + len("typedef struct sd_run_s {"):h.index("} sd_run_t;")]
     depth, members, stmt = 0, 0, ""
     for ch in re.sub(r"/\*.*?\*/", "", body, flags=re.S):

@@ -30,12 +30,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "../../harness/events.h"
-#include "../../harness/observe.h"
-#include "../../harness/recon.h"
-#include "../../harness/scenario.h"
-#include "../../harness/sink.h"
-#include "../../harness/util.h"
+#include "events.h"
+#include "observe.h"
+#include "recon.h"
+#include "scenario.h"
+#include "sink.h"
+#include "util.h"
 
 static void die(const char *fmt, const char *a) {
     fprintf(stderr, "sd_bench: ");

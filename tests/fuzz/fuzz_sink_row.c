@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../harness/events.h"
-#include "../../harness/jsonfast.h"
-#include "../../harness/jsonscan.h"
-#include "../../harness/sink.h"
-#include "../../harness/util.h"
+#include "events.h"
+#include "jsonfast.h"
+#include "jsonscan.h"
+#include "sink.h"
+#include "util.h"
 
 /* The line at p through sd_jsonfast_line: when it answers, it must have
  * found the first newline and given the full parser's answer on the bytes

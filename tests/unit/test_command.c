@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../harness/command.h"
-#include "../../harness/util.h"
+#include "command.h"
+#include "util.h"
 
 static sd_err_t run(char **argv, const char *in, int64_t timeout_ms, size_t max_out, sd_buf_t *out, sd_cmd_status_t *st,
                     int64_t *took_ms) {

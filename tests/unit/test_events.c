@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../harness/events.h"
-#include "../../harness/scenario.h"
+#include "events.h"
+#include "scenario.h"
 
 static sd_events_t *gen(uint64_t seed, const char *tag) {
     sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = seed, .tag = tag, .start_ms = 1767254400000LL, .step_ms = 1000,

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../harness/shrink.h"
-#include "../../harness/xsched.h"
+#include "shrink.h"
+#include "xsched.h"
 
 static const char *const header =
     "source kafka topic=t partitions=2\n"

@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../../harness/init.h"
-#include "../../harness/scenario.h"
+#include "init.h"
+#include "scenario.h"
 
 static sd_scenario_t *init_parse(const sd_init_opts_t *o, sd_buf_t *b) {
     char err[1024] = "";

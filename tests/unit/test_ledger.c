@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../harness/ledger.h"
-#include "../../harness/util.h"
+#include "ledger.h"
+#include "util.h"
 
 static char dir[64];
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../harness/observe.h"
-#include "../../harness/recon.h"
+#include "observe.h"
+#include "recon.h"
 
 #define N 8
 

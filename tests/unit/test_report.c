@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../reports/report.h"
+#include "report.h"
 
 typedef void (*escape_fn)(sd_buf_t *, const char *);
 

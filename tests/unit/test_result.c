@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../harness/result.h"
+#include "result.h"
 
 #define MIN 60000
 

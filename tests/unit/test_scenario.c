@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../harness/scenario.h"
+#include "scenario.h"
 
 static sd_scenario_t *parse_ok(const char *text, const sd_kvlist_t *over) {
     sd_scenario_t *sc = NULL;
@@ -161,7 +161,7 @@ Test(scenario, numbers_are_range_checked_never_wrapped) {
     parse_err("source kafka topic=t\nproduce 0\n", "t.drill:2:9:", "expected a count of at least 1");
 }
 
-#include "../../harness/lang.h"
+#include "lang.h"
 
 Test(scenario, every_step_kind_has_one_table_entry_with_help) {
     for (int k = 0; k < SD_STEP__COUNT; k++) {

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../harness/broker.h"
-#include "../../harness/jsonfast.h"
-#include "../../harness/jsonscan.h"
-#include "../../harness/observe.h"
-#include "../../harness/sink.h"
-#include "../../harness/util.h"
+#include "broker.h"
+#include "jsonfast.h"
+#include "jsonscan.h"
+#include "observe.h"
+#include "sink.h"
+#include "util.h"
 
 static char dir[64];
 static void setup(void) {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../harness/sink.h"
-#include "../../harness/spark.h"
-#include "../../harness/util.h"
+#include "sink.h"
+#include "spark_checkpoint.h"
+#include "util.h"
 
 static char dir[64];
 static void setup(void) {

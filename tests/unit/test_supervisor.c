@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../harness/supervisor.h"
-#include "../../harness/util.h"
-#include "../../harness/watchdog.h"
+#include "supervisor.h"
+#include "util.h"
+#include "watchdog.h"
 
 static char dir[64];
 static char token[33];

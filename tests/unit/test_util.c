@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../harness/result.h"
-#include "../../harness/util.h"
+#include "result.h"
+#include "util.h"
 
 Test(util, durations) {
     struct { const char *s; int64_t ms; } ok[] = {{"250ms", 250}, {"3s", 3000}, {"1.5s", 1500}, {"10m", 600000},

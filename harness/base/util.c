@@ -456,7 +456,7 @@ char *sd_util_libexec_path(const char *name) {
     free(dir);
     if (sd_util_exists(p)) return p;
     char *exe = sd_util_exe_dir();
-    char *tree = sd_util_fmt("%s/../harness/%s", exe, name);
+    char *tree = sd_util_fmt("%s/../harness/sinks/%s", exe, name);
     free(exe);
     if (sd_util_exists(tree)) {
         free(p);

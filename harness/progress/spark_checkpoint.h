@@ -1,4 +1,4 @@
-/* spark.h - reads a Spark Structured Streaming checkpoint while the query
+/* spark_checkpoint.h - reads a Spark Structured Streaming checkpoint while the query
  * runs, to find batches without the query's help.
  *
  * Spark writes offsets/N when it plans micro-batch N (the source offsets

@@ -30,7 +30,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../reports/report.h"
+#include "report.h"
 #include "lang.h"
 #include "observe.h"
 #include "recon.h"

@@ -1,5 +1,5 @@
-/* spark.c - Spark checkpoint reader (see spark.h). */
-#include "spark.h"
+/* spark_checkpoint.c - Spark checkpoint reader (see spark_checkpoint.h). */
+#include "spark_checkpoint.h"
 
 #include <ctype.h>
 #include <dirent.h>

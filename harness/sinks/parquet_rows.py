@@ -1,4 +1,4 @@
-"""The Delta reader's Parquet helper (harness/sink_delta.c).
+"""The Delta reader's Parquet helper (harness/sinks/sink_delta.c).
 
 streamdrill replays the table's _delta_log itself and passes the data files
 of the current snapshot on stdin, one JSON object per line:

@@ -15,7 +15,7 @@
  * stats.numRecords (the Parquet helper counts the rest). The mark for
  * `kill after-sink-commit` is the newest version, from the log's file
  * names. Rows are read from Parquet by a Python helper with pyarrow
- * (harness/parquet_rows.py; Parquet has no reader in Debian's C
+ * (harness/sinks/parquet_rows.py; Parquet has no reader in Debian's C
  * libraries), given the snapshot's files on stdin. Replay is incremental:
  * a later read applies only the new commits.
  *

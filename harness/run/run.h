@@ -23,7 +23,7 @@
 #include "recon.h"
 #include "scenario.h"
 #include "sink.h"
-#include "spark.h"
+#include "spark_checkpoint.h"
 #include "supervisor.h"
 #include "util.h"
 #include "watchdog.h"
