@@ -212,6 +212,7 @@ typedef struct sd_run_s {
     /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
     struct sd_run_verdict_s {
         int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
+        uint8_t *missed_step;     /* per step: it already did not land (a step is counted once) */
         char missed_msg[1536];
         int unmeasured;           /* expectations on figures the run could not measure */
         char unmeasured_why[512];

@@ -71,16 +71,21 @@ sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
 }
 
 void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
-    char w[1536];
-    snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
-    sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
-    sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
-    /* in the faults too, not only the warnings */
+    int idx = (int)(st - r->sc->steps);
+    /* in the faults too, not only the warnings; a second reason for a step
+     * that already missed is added to its landing, the step counted once */
     char kind[32];
     snprintf(kind, sizeof(kind), "%.*s", (int)strcspn(st->text, " "), st->text);
     sd_sup_state_t s = {0};
     if (r->sup) sd_sup_state(r->sup, &s);
-    sd_ledger_fault_missed(r->ledger, (int)(st - r->sc->steps), kind, s.incarnation, why, NULL, 0);
+    sd_ledger_fault_missed(r->ledger, idx, kind, s.incarnation, why, NULL, 0);
+    if (!r->verdict.missed_step) r->verdict.missed_step = sd_util_xcalloc((size_t)r->sc->nsteps + 1, 1);
+    if (r->verdict.missed_step[idx]) return;
+    r->verdict.missed_step[idx] = 1;
+    char w[1536];
+    snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
+    sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
+    sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
     if (st->optional) return;
     if (!r->verdict.missed++) snprintf(r->verdict.missed_msg, sizeof(r->verdict.missed_msg), "%s", w);
 }

@@ -13,8 +13,10 @@
  *   4. open the sinks, prepare the supervisor
  *   5. run the steps in order; every wait serves sd_run_tick()
  *   6. make sure the pipeline was quiescent after the last data step
- *   7. reconcile every sink against the ledger, store anomalies and checks
- *   8. stop the pipeline, kill what is left, write the reports */
+ *   7. stop the pipeline (whatever it writes on its way out is judged),
+ *      kill what is left
+ *   8. reconcile every sink against the ledger, store anomalies and checks,
+ *      write the reports */
 #include "run.h"
 
 #include <errno.h>
@@ -129,16 +131,17 @@ static sd_err_t sd_run_prepare_dir(const char *dir, char *err, size_t errlen) {
 
 static void sd_run_close(sd_run_t *r) {
     sd_run_live_clear(r);
+    /* whatever the pipeline or a sink command left behind, even outside its
+     * group: both carry the run's token, which the supervisor's kill sweeps
+     * for (the sinks were read before it), else it is swept here */
     if (r->sup) {
         sd_sup_kill_all(r->sup);
         sd_run_sup_events(r, NULL, 0);
         sd_sup_free(r->sup);
         r->sup = NULL;
-    }
+    } else if (r->opts->token) sd_watchdog_sweep(r->opts->token);
     for (int i = 0; i < r->sink.n; i++) sd_sink_close(r->sink.v[i]);
     r->sink.n = 0;
-    /* whatever a sink command left behind, even outside its group */
-    if (r->opts->token) sd_watchdog_sweep(r->opts->token);
     if (r->producer) sd_producer_close(r->producer);
     r->producer = NULL;
     if (r->side.producer) sd_producer_close(r->side.producer);
@@ -162,6 +165,7 @@ static void sd_run_close(sd_run_t *r) {
     sd_buf_free(&r->staging.payload);
     sd_buf_free(&r->staging.key);
     sd_kvlist_free(&r->vars);
+    free(r->verdict.missed_step);
     if (r->lock_fd >= 0) close(r->lock_fd);
     r->lock_fd = -1;
 }
@@ -589,8 +593,8 @@ static sd_err_t sd_run_settle(sd_run_t *r, char *detail, size_t dlen, char *err,
     return e;
 }
 
-/* 7. and 8. Reconcile (also after an inconclusive end, to show what was
- * seen), stop the pipeline, decide the verdict, write the reports. e and
+/* 7. and 8. Stop the pipeline, then reconcile (also after an inconclusive
+ * end, to show what was seen), decide the verdict, write the reports. e and
  * err are how the run ended before the judgement. */
 static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const char *err) {
     int failed = 0, settled = 0, unjudgeable = 0, unconsumed = 0;
@@ -609,7 +613,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         /* what the pipeline has not consumed yet is asked while it runs */
         if (!re) pending = sd_run_pending(r, unconsumed_why, sizeof(unconsumed_why));
     }
-    /* 8. stop the pipeline, before the final read: whatever it writes on
+    /* 7. stop the pipeline, before the final read: whatever it writes on
      * its way out (a shutdown hook, a last flush) is in the sinks read */
     if (r->sup) {
         sd_sup_state_t st;
