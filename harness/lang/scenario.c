@@ -17,14 +17,14 @@ const char *const sd_scenario_runtime_vars[] = {
     "group", "name", "proxy", "deliveries", "libexec", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys (counts.h). */
-#define SD_COUNT_NAME(name, kind) #name,
+#define SD_COUNT_NAME(name, kind, grows) #name,
 const char *const sd_scenario_count_names[] = {SD_COUNTS(SD_COUNT_NAME) NULL};
 #undef SD_COUNT_NAME
 
 int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_", 6); }
 
 int sd_scenario_is_group_count(const char *name) {
-#define SD_COUNT_MODEL(n, kind) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
+#define SD_COUNT_MODEL(n, kind, grows) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
     SD_COUNTS(SD_COUNT_MODEL)
 #undef SD_COUNT_MODEL
     return 0;

@@ -17,7 +17,7 @@ const char *sd_bucket_name(sd_bucket_t b) {
 }
 
 static const struct { const char *name; size_t off; } sd_count_fields[] = {
-#define SD_COUNT_OFF(x, kind) {#x, offsetof(sd_recon_counts_t, x)},
+#define SD_COUNT_OFF(x, kind, grows) {#x, offsetof(sd_recon_counts_t, x)},
     SD_COUNTS(SD_COUNT_OFF)
 #undef SD_COUNT_OFF
     {NULL, 0}};
@@ -193,20 +193,25 @@ static void sd_checks_add(sd_checks_t *c, const char *name, int pass, const char
     k->settled = 0;
 }
 
-/* Counts that only grow while the pipeline writes: once past a bound, no
- * catching up brings them back. */
+/* Counts that only grow while the pipeline writes (counts.h): once past a
+ * bound, no catching up brings them back. */
 static int sd_count_only_grows(const char *count) {
-    static const char *const grow[] = {"duplicated", "duplicate_rows", "unexpected", "late_leaked", "malformed_leaked",
-                                       "aborted_leaked", "valid_quarantined", "crashes", "emitted_twice", "emitted_early",
-                                       "unexpected_group", "null_for_matched", NULL};
-    for (int i = 0; grow[i]; i++)
-        if (!strcmp(grow[i], count)) return 1;
+#define SD_COUNT_GROWS(n, kind, grows) if (grows && !strcmp(count, #n)) return 1;
+    SD_COUNTS(SD_COUNT_GROWS)
+#undef SD_COUNT_GROWS
     return 0;
 }
 
 static void sd_checks_not_judged(sd_checks_t *c, const char *why) {
     c->not_judged = sd_util_xrealloc(c->not_judged, sizeof(char *) * (size_t)(c->n_not_judged + 1));
     c->not_judged[c->n_not_judged++] = sd_util_strdup(why);
+}
+
+/* An expectation the run could not measure: listed as not judged, and it
+ * makes the run inconclusive (the first one's reason is the run's). */
+static void sd_checks_unmeasured(sd_checks_t *c, const char *why) {
+    sd_checks_not_judged(c, why);
+    if (!c->unmeasured++) snprintf(c->unmeasured_why, sizeof(c->unmeasured_why), "%s", why);
 }
 
 /* The bucket whose ids illustrate a count, for check details. */
@@ -255,15 +260,13 @@ static void sd_add_count_check(sd_checks_t *out, const sd_recon_ctx_t *ctx, cons
     if (found && actual < 0 && !strncmp(count, "latency_", 8) && strcmp(count, "latency_samples")) {
         char why[480];
         snprintf(why, sizeof(why), "%s: not measured: %s", count, ctx->latency_why ? ctx->latency_why : "no write time was read");
-        sd_checks_not_judged(out, why);
-        if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
+        sd_checks_unmeasured(out, why);
         return;
     }
     if (found && actual < 0 && sd_scenario_is_state_count(count)) {
         char why[400];
         snprintf(why, sizeof(why), "%s: not measured: %s", count, ctx->bounds_why ? ctx->bounds_why : "no state figures");
-        sd_checks_not_judged(out, why);
-        if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
+        sd_checks_unmeasured(out, why);
         return;
     }
     int64_t expected = value;
@@ -344,10 +347,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         else if (!judged && k->produced > 0)
             snprintf(why, sizeof(why), "result model: no counted event belongs to any group and the sink holds none (are the "
                      "events' times and the model's fields readable?)");
-        if (why[0]) {
-            sd_checks_not_judged(out, why);
-            if (!out->unmeasured++) snprintf(out->unmeasured_why, sizeof(out->unmeasured_why), "%s", why);
-        }
+        if (why[0]) sd_checks_unmeasured(out, why);
     }
     if (!ctx->has_quarantine_sink && (r->counts.malformed_sent || r->counts.late_sent) && ctx->malformed_to_quarantine)
         sd_checks_not_judged(out, "quarantine: no `quarantine` sink is declared, so whether malformed events reached "
