@@ -246,6 +246,7 @@ fuzz-build:
 	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
 	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
 	@split -l 3 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/lines3-
+	@cp tests/fuzz/regressions/sink_row/* build-fuzz/seed-sink_row/
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build
