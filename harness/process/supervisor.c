@@ -33,7 +33,7 @@ typedef struct {
      * cut (written at head_end, rewritten at the close), then the tail: when
      * the part after the line passes max, its last max/2 bytes (from a line's
      * start) are moved up and the rest dropped */
-    int64_t logged, head_end, cut;
+    int64_t logged, head_end, tail_start, cut;
     int cutting;
 } sd_stream_t;
 
@@ -113,7 +113,7 @@ static int sd_sup_field(const char *line, const char *key, int64_t *out) {
 /* The tail grew past the cap: keep its last half, from a line's start. */
 static void sd_sup_log_trim(sd_sup_t *s, sd_stream_t *str) {
     int fd = fileno(str->log);
-    int64_t tail_start = str->head_end + (int64_t)snprintf(NULL, 0, SD_SUP_CUT_LINE, 0LL, (long long)s->log_max);
+    int64_t tail_start = str->tail_start;
     int64_t keep = s->log_max / 2, from = str->logged - keep;
     char *buf = malloc((size_t)keep);
     if (!buf) return;
@@ -137,6 +137,7 @@ static void sd_sup_log_line(sd_sup_t *s, sd_stream_t *str, const char *line, siz
         str->cutting = 1;
         str->head_end = str->logged;
         str->logged += fprintf(str->log, SD_SUP_CUT_LINE, 0LL, (long long)s->log_max);
+        str->tail_start = str->logged;
     }
     if (fprintf(str->log, "%s %.*s\n", iso, (int)len, line) > 0) str->logged += n;
     fflush(str->log);
