@@ -40,13 +40,6 @@ int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
     return (int64_t)(icpt + slope * (double)rows);
 }
 
-int64_t sd_progress_rows_pending(const sd_run_t *r) {
-    if (!r->pipe.consumed || !r->pipe.last_offsets_mono) return -1;
-    int64_t read = 0;
-    for (int p = 0; p < r->partitions; p++) read += r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
-    return r->sends.messages > read ? r->sends.messages - read : -1;
-}
-
 int sd_progress_in_flight(sd_run_t *r) {
     sd_progress_poll(r, NULL, 0);
     return r->pipe.bs.begun > r->pipe.bs.committed;

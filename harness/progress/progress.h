@@ -57,10 +57,6 @@ int sd_progress_caught_up(struct sd_run_s *r, char *why, size_t wlen);
 /* Expected duration (ms) of a batch of `rows` rows, from the batches seen
  * so far (a + b*rows fitted on them); 0 when there is no history. */
 int64_t sd_progress_expected_batch_ms(const struct sd_run_s *r, int64_t rows);
-/* Messages the harness sent past what the pipeline's newest commit says it
- * read (an estimate of an in-flight batch's size when its marker does not
- * say), -1 when the commits carry no offsets. */
-int64_t sd_progress_rows_pending(const struct sd_run_s *r);
 /* The shortest batch seen so far (ms), 0 when none. */
 int64_t sd_progress_shortest_batch_ms(const struct sd_run_s *r);
 /* A new incarnation started: its batches start from scratch. */

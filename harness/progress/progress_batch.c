@@ -70,6 +70,13 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
                            type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
 }
 
+int64_t sd_progress_rows_pending(const sd_run_t *r) {
+    if (!r->pipe.consumed || !r->pipe.last_offsets_mono) return -1;
+    int64_t read = 0;
+    for (int p = 0; p < r->partitions; p++) read += r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
+    return r->sends.messages > read ? r->sends.messages - read : -1;
+}
+
 int64_t sd_progress_target_rows(sd_run_t *r) {
     int64_t rows = -1;
     if (r->sink.target && r->sampling.sample_cost_ms <= 20 && sd_sink_count(r->sink.target, 1, &rows, NULL, 0) != SD_OK) rows = -1;

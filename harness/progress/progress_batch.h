@@ -54,6 +54,10 @@ int sd_progress_connected_ready(struct sd_run_s *r, const sd_sup_state_t *st, in
  * or less), else -1: what a batch's begin records. */
 int64_t sd_progress_target_rows(struct sd_run_s *r);
 
+/* Messages the harness sent past what the pipeline's newest commit says it
+ * read (an estimate of an in-flight batch's size when its marker does not
+ * say), -1 when the commits carry no offsets. */
+int64_t sd_progress_rows_pending(const struct sd_run_s *r);
 /* A batch began or committed in incarnation inc: record it in run.db and
  * keep the newest incarnation's batch state. offsets: "P:O,P:O" consumed
  * up to, on a commit (may be NULL). */

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "producer.h"
 #include "progress_batch.h"
 #include "run.h"
 
@@ -211,15 +210,10 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             int64_t rows = sd_progress_target_rows(r);
             if (rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) {
                 g->open = 1;
-                /* the batch's size: what the harness had sent past the
-                 * group's newest commit (docs/pipelines.md) */
-                int64_t size = r->producer ? 0 : -1;
-                for (int p = 0; r->producer && p < r->partitions; p++) {
-                    int64_t end = sd_producer_partition_end(r->producer, p), from = g->committed[p] < 0 ? 0 : g->committed[p];
-                    if (end > from) size += end - from;
-                }
-                e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, size > 0 ? size : -1, NULL, sd_util_wall_ms(),
-                                            err, errlen);
+                /* its size: what the harness had sent past the group's
+                 * newest commit (docs/pipelines.md) */
+                e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
+                                            sd_util_wall_ms(), err, errlen);
                 r->pipe.bs.begun_sink_rows = g->rows_at_commit;
             } else if (g->rows_at_commit < 0) {
                 g->rows_at_commit = rows;
