@@ -7,14 +7,14 @@
  * structs chosen by name, like the sink readers:
  *
  *   markers  SD-READY and SD-BATCH begin/commit lines on the pipeline's
- *            stdout (pushed here by the supervisor's events)  progress.c
+ *            stdout (pushed here by the supervisor's events)  progress_batch.c
  *   spark    a Spark checkpoint: offsets/N without commits/N   progress_spark.c
  *   sink     no batches: readiness by staying up, a mid-batch kill lands
- *            when the sink grows                               progress.c
+ *            when the sink grows                               progress_batch.c
  *   group    the consumer group's committed offsets (a client of the
  *            group's id that never joins it): a commit when they move, a batch in flight while the sink
  *            holds rows past the newest commit      progress_group.c
- *   none     no batches                                        progress.c
+ *   none     no batches                                        progress_batch.c
  *
  * Whatever reports them, batch events go through sd_progress_batch_event()
  * (progress_batch.h: what a source is and what it may call), which keeps
