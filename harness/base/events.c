@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonscan.h"
+#include "json.h"
 #include "scenario.h"
 
 struct sd_events_s {

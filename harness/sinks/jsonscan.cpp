@@ -15,10 +15,12 @@
  * whole document). */
 #include "jsonscan.h"
 
+extern "C" {
+#include "json.h"
+}
+
 #include <simdjson.h>
 
-#include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -64,90 +66,6 @@ simdjson_result<dom::element> last_field(dom::object obj, std::string_view key) 
 }
 
 }  // namespace
-
-/* Is n[0..k) a number by JSON's grammar? */
-static bool number_valid(const char *n, size_t k) {
-    size_t i = 0;
-    if (i < k && n[i] == '-') i++;
-    if (i >= k) return false;
-    if (n[i] == '0') i++;
-    else if (n[i] >= '1' && n[i] <= '9') while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-    else return false;
-    if (i < k && n[i] == '.') {
-        size_t f = ++i;
-        while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-        if (i == f) return false;
-    }
-    if (i < k && (n[i] == 'e' || n[i] == 'E')) {
-        i++;
-        if (i < k && (n[i] == '+' || n[i] == '-')) i++;
-        size_t e = i;
-        while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-        if (i == e) return false;
-    }
-    return i == k;
-}
-
-/* Does the number text n[0..k) fit the parsers (an int64, or a finite double)? */
-static bool number_fits(const char *n, size_t k) {
-    bool integer = true;
-    for (size_t i = 0; i < k; i++)
-        if (n[i] == '.' || n[i] == 'e' || n[i] == 'E') integer = false;
-    if (integer && k <= 18) return true;
-    char b[512];
-    if (k >= sizeof(b)) return false;
-    std::memcpy(b, n, k);
-    b[k] = 0;
-    errno = 0;
-    if (integer) {
-        (void)std::strtoll(b, nullptr, 10);
-        return errno != ERANGE;
-    }
-    double d = std::strtod(b, nullptr);
-    return std::isfinite(d);
-}
-
-extern "C" int sd_json_quote_wide_numbers(const char *in, size_t len, char **out, size_t *outlen) {
-    *out = nullptr;
-    *outlen = 0;
-    char *o = nullptr;
-    size_t on = 0, done = 0;
-    bool str = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = in[i];
-        if (str) {
-            if (c == '\\') i++;
-            else if (c == '"') str = false;
-            continue;
-        }
-        if (c == '"') { str = true; continue; }
-        if (c != '-' && (c < '0' || c > '9')) continue;
-        size_t j = i + 1;
-        while (j < len && ((in[j] >= '0' && in[j] <= '9') || in[j] == '.' || in[j] == 'e' || in[j] == 'E' || in[j] == '+' ||
-                           in[j] == '-'))
-            j++;
-        if (number_valid(in + i, j - i) && !number_fits(in + i, j - i)) {
-            if (!o) {
-                o = static_cast<char *>(std::malloc(len * 3 + 2));
-                if (!o) return 0;
-            }
-            std::memcpy(o + on, in + done, i - done);
-            on += i - done;
-            o[on++] = '"';
-            std::memcpy(o + on, in + i, j - i);
-            on += j - i;
-            o[on++] = '"';
-            done = j;
-        }
-        i = j - 1;
-    }
-    if (!o) return 0;
-    std::memcpy(o + on, in + done, len - done);
-    on += len - done;
-    *out = o;
-    *outlen = on;
-    return 1;
-}
 
 extern "C" int sd_jsonscan_id_time(const char *json, size_t len, const char *field, char *out, size_t outlen,
                                    const char *time_field, int64_t *t_ms, int (*parse_time)(const char *, int64_t *)) {

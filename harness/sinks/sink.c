@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jsonfast.h"
+#include "json.h"
 #include "jsonscan.h"
 #include "util.h"
 
@@ -105,18 +106,6 @@ int64_t sd_sink_mark(sd_sink_t *s) {
 
 char *sd_sink_notes(sd_sink_t *s) {
     return s->ops->notes ? s->ops->notes(s->state) : NULL;
-}
-
-struct json_t *sd_json_loadb(const char *text, size_t len, size_t flags) {
-    json_error_t je;
-    json_t *o = json_loadb(text, len, flags, &je);
-    if (o || (!strstr(je.text, "too big") && !strstr(je.text, "overflow"))) return o;
-    char *wide;
-    size_t wlen;
-    if (!sd_json_quote_wide_numbers(text, len, &wide, &wlen)) return NULL;
-    o = json_loadb(wide, wlen, flags, NULL);
-    free(wide);
-    return o;
 }
 
 /* A plain row is read without a parser (jsonfast.c), any other by simdjson

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "command.h"
-#include "jsonscan.h"
+#include "json.h"
 #include "sink.h"
 #include "util.h"
 

@@ -13,6 +13,7 @@
 
 #include "events.h"
 #include "jsonfast.h"
+#include "json.h"
 #include "jsonscan.h"
 #include "sink.h"
 #include "util.h"
