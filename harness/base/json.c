@@ -7,34 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Is n[0..k) a number by JSON's grammar? */
-static int sd_json_number_valid(const char *n, size_t k) {
+size_t sd_json_number_span(const char *s, size_t len, int *integer, int leading_zeros) {
     size_t i = 0;
-    if (i < k && n[i] == '-') i++;
-    if (i >= k) return 0;
-    if (n[i] == '0') i++;
-    else if (n[i] >= '1' && n[i] <= '9') while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-    else return 0;
-    if (i < k && n[i] == '.') {
-        size_t f = ++i;
-        while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-        if (i == f) return 0;
+    *integer = 1;
+    if (i < len && s[i] == '-') i++;
+    size_t d0 = i;
+    if (!leading_zeros && i < len && s[i] == '0') i++;
+    else while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == d0) return 0;
+    if (i < len && s[i] == '.') {
+        size_t f0 = ++i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == f0) return 0;
+        *integer = 0;
     }
-    if (i < k && (n[i] == 'e' || n[i] == 'E')) {
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
-        if (i < k && (n[i] == '+' || n[i] == '-')) i++;
-        size_t e = i;
-        while (i < k && n[i] >= '0' && n[i] <= '9') i++;
-        if (i == e) return 0;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        size_t e0 = i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == e0) return 0;
+        *integer = 0;
     }
-    return i == k;
+    return i;
 }
 
-/* Does the number text n[0..k) fit the parsers (an int64, or a finite double)? */
-static int sd_json_number_fits(const char *n, size_t k) {
-    int integer = 1;
-    for (size_t i = 0; i < k; i++)
-        if (n[i] == '.' || n[i] == 'e' || n[i] == 'E') integer = 0;
+/* Does the number text n[0..k) (an integer or not) fit the parsers: an
+ * int64, or a finite double? */
+static int sd_json_number_fits(const char *n, size_t k, int integer) {
     if (integer && k <= 18) return 1;
     char b[512];
     if (k >= sizeof(b)) return 0;
@@ -68,7 +68,8 @@ int sd_json_quote_wide_numbers(const char *in, size_t len, char **out, size_t *o
         while (j < len && ((in[j] >= '0' && in[j] <= '9') || in[j] == '.' || in[j] == 'e' || in[j] == 'E' || in[j] == '+' ||
                            in[j] == '-'))
             j++;
-        if (sd_json_number_valid(in + i, j - i) && !sd_json_number_fits(in + i, j - i)) {
+        int integer;
+        if (sd_json_number_span(in + i, j - i, &integer, 0) == j - i && !sd_json_number_fits(in + i, j - i, integer)) {
             if (!o) {
                 o = malloc(len * 3 + 2);
                 if (!o) return 0;

@@ -7,6 +7,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The length of the number at the start of s[0..len) by JSON's grammar (0:
+ * none), *integer 1 when it has no fraction and no exponent; with
+ * leading_zeros, digits such as 007 are taken too (a value as a sink may
+ * write it, not JSON). */
+size_t sd_json_number_span(const char *s, size_t len, int *integer, int leading_zeros);
+
 /* JSON allows numbers of any size; simdjson and jansson refuse an integer
  * past 64 bits and a float past a double's range. Such a number (outside
  * strings) is rewritten as a string of its own text into a new buffer

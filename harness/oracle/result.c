@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "util.h"
 
 const char *sd_gbucket_name(sd_gbucket_t b) {
@@ -80,32 +81,6 @@ static int64_t sd_floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* The length of the JSON number at the start of s[0..len) (0: none), and
- * whether it is an integer (no fraction, no exponent). */
-static size_t sd_num_span(const char *s, size_t len, int *integer) {
-    size_t i = 0;
-    *integer = 1;
-    if (i < len && s[i] == '-') i++;
-    size_t d0 = i;
-    while (i < len && s[i] >= '0' && s[i] <= '9') i++;
-    if (i == d0) return 0;
-    if (i < len && s[i] == '.') {
-        size_t f0 = ++i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
-        if (i == f0) return 0;
-        *integer = 0;
-    }
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
-        size_t e0 = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
-        if (i == e0) return 0;
-        *integer = 0;
-    }
-    return i;
-}
-
 int sd_result_num(const char *s, size_t len, double *d, int64_t *iv, uint8_t *is_int) {
     int integer;
     *is_int = 0;
@@ -114,7 +89,7 @@ int sd_result_num(const char *s, size_t len, double *d, int64_t *iv, uint8_t *is
     /* a value surrounded by spaces (a fixed-width column) is still the number */
     while (len && (*s == ' ' || *s == '\t')) s++, len--;
     while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r')) len--;
-    if (!len || len > 400 || sd_num_span(s, len, &integer) != len) return 0;
+    if (!len || len > 400 || sd_json_number_span(s, len, &integer, 1) != len) return 0;
     char buf[408];
     memcpy(buf, s, len);
     buf[len] = 0;
@@ -146,7 +121,7 @@ static int sd_int_text_eq(const char *a, size_t al, const char *b, size_t bl) {
 int sd_result_same_value(const char *a, size_t al, const char *b, size_t bl) {
     if (al == bl && !memcmp(a, b, al)) return 1;
     int ia, ib;
-    if (!al || !bl || sd_num_span(a, al, &ia) != al || sd_num_span(b, bl, &ib) != bl) return 0;
+    if (!al || !bl || sd_json_number_span(a, al, &ia, 1) != al || sd_json_number_span(b, bl, &ib, 1) != bl) return 0;
     if (ia && ib) return sd_int_text_eq(a, al, b, bl);
     if (al > 400 || bl > 400) return 0;
     char x[408], y[408];
