@@ -212,9 +212,19 @@ static int sd_is_counted(const sd_result_event_t *e) { return e->copies > 0; }
 static int sd_is_late(const sd_result_event_t *e) { return e->late; }
 static int sd_is_resent(const sd_result_event_t *e) { return e->copies > 0 && e->sent > e->copies; }
 
-static void sd_add_anomaly(sd_result_t *out, int64_t start, const char *keys, unsigned flags, char *detail) {
+/* A group judged: correct without flags, else counted in each of its flags'
+ * buckets and kept as an anomaly with its detail (d is taken over). */
+static void sd_group_judged(sd_result_t *out, int64_t start, const char *keys, unsigned flags, sd_buf_t *d) {
+    if (!flags) {
+        out->n[SD_G_CORRECT]++;
+        sd_buf_free(d);
+        return;
+    }
+    for (int b = 0; b < SD_G__COUNT; b++)
+        if (flags & (1u << b)) out->n[b]++;
     out->anomalies = sd_util_xrealloc(out->anomalies, sizeof(*out->anomalies) * (size_t)(out->nanomalies + 1));
-    out->anomalies[out->nanomalies++] = (sd_result_group_t){.start_ms = start, .keys = sd_util_strdup(keys), .flags = flags, .detail = detail};
+    out->anomalies[out->nanomalies++] =
+        (sd_result_group_t){.start_ms = start, .keys = sd_util_strdup(keys), .flags = flags, .detail = sd_buf_steal(d)};
 }
 
 /* One group: its contributions c[0..nc) and its rows idx[0..nr) (sink order). */
@@ -329,14 +339,7 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
             }
         }
     }
-    if (!flags) {
-        out->n[SD_G_CORRECT]++;
-        sd_buf_free(&d);
-        return;
-    }
-    for (int b = 0; b < SD_G__COUNT; b++)
-        if (flags & (1u << b)) out->n[b]++;
-    sd_add_anomaly(out, start, keys, flags, sd_buf_steal(&d));
+    sd_group_judged(out, start, keys, flags, &d);
 }
 
 void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
@@ -495,14 +498,7 @@ static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_
                           (long long)nr);
         }
     }
-    if (!flags) {
-        out->n[SD_G_CORRECT]++;
-        sd_buf_free(&d);
-        return;
-    }
-    for (int b = 0; b < SD_G__COUNT; b++)
-        if (flags & (1u << b)) out->n[b]++;
-    sd_add_anomaly(out, 0, keys, flags, sd_buf_steal(&d));
+    sd_group_judged(out, 0, keys, flags, &d);
 }
 
 void sd_result_latest(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
