@@ -510,6 +510,8 @@ static int sd_verb_run(int nfiles, char **files) {
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
         sd_run_result_t res;
         sd_run_scenario(scs[i], &ro, &res);
+        if (res.recorded && sd_report_write_all(res.run_dir, NULL, NULL, NULL, err, sizeof(err)) != SD_OK)
+            fprintf(stderr, "streamdrill: reports for %s: %s\n", res.run_dir, err);
         if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
         int code = sd_err_exit_code(res.status);
         const char *V = res.status == SD_OK ? "PASS" : res.status == SD_ERR_CHECK_FAILED ? "FAIL" : !strcmp(res.verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
@@ -610,7 +612,18 @@ static int sd_verb_explore(int nfiles, char **files) {
                            .keep_steps = sd_opt.keep_steps, .keep_going = sd_opt.keep_going, .print_only = sd_opt.print_only,
                            .quiet = sd_opt.quiet, .exe = exe};
     if (!o.runs && !o.budget_ms) o.runs = 20;
-    return sd_explore(&o);
+    sd_xreport_t x;
+    int rc = sd_explore(&o, &x);
+    if (x.explored) {
+        char err[2048];
+        if (sd_report_explore(&x, err, sizeof(err))) {
+            fprintf(stderr, "streamdrill explore: %s\n", err);
+            if (rc == SD_EXIT_PASS) rc = SD_EXIT_INTERNAL;
+        }
+        sd_explore_tell(&x);
+    }
+    sd_xreport_free(&x);
+    return rc;
 }
 
 /* The options after the command (argv[2] on): filled into sd_opt. -1 to go

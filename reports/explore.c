@@ -192,7 +192,7 @@ static void sd_xr_html(const sd_xreport_t *x, sd_buf_t *b) {
     sd_buf_puts(b, "</table>\n</body></html>\n");
 }
 
-int sd_report_explore(const sd_xreport_t *x, char *err, size_t errlen) {
+int sd_report_explore(const struct sd_xreport_s *x, char *err, size_t errlen) {
     if (sd_xr_json(x, err, errlen)) return -1;
     sd_buf_t md, html;
     sd_buf_init(&md);

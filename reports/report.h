@@ -138,4 +138,8 @@ void sd_report_md_escape(sd_buf_t *b, const char *s);
 /* s as a Markdown code span, safe inside a table cell. */
 void sd_report_md_code(sd_buf_t *b, const char *s);
 
+/* explore.json, explore.md and explore.html in x->dir (explore.h). */
+struct sd_xreport_s;
+int sd_report_explore(const struct sd_xreport_s *x, char *err, size_t errlen);
+
 #endif

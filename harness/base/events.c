@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "scenario.h"
 
 struct sd_events_s {
     sd_events_conf_t conf;

@@ -18,10 +18,13 @@
 #include "err.h"
 #include "util.h"
 
+/* Where events come from: the parcel-scan generator or a JSONL log. */
+typedef enum { SD_EVENTS_PARCEL = 0, SD_EVENTS_LOG } sd_events_kind_t;
+
 typedef struct sd_events_s sd_events_t;
 
 typedef struct sd_events_conf_s {
-    int kind;              /* SD_EVENTS_PARCEL or SD_EVENTS_LOG (scenario.h) */
+    sd_events_kind_t kind;
     uint64_t seed;
     const char *tag;       /* run tag, [0-9a-z]+ */
     int64_t start_ms;      /* event time of seq 0 */

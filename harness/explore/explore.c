@@ -711,7 +711,7 @@ static int sd_x_prepare_dir(const char *dir, char *err, size_t errlen) {
     return sd_util_replace_dir(dir, ours, "streamdrill explore wrote (no explore.json of this folder)", err, errlen) ? -1 : 0;
 }
 
-static void sd_x_report_free(sd_xreport_t *x) {
+void sd_xreport_free(sd_xreport_t *x) {
     for (int i = 0; i < x->nruns; i++) {
         free(x->runs[i].drill);
         free(x->runs[i].run_dir);
@@ -740,9 +740,9 @@ static int sd_x_print(sd_xctx_t *X) {
     return SD_EXIT_PASS;
 }
 
-int sd_explore(const sd_explore_opts_t *o) {
-    sd_xreport_t x = {.seed = o->seed, .jobs = o->jobs, .tries = o->tries, .broker_kind = o->brokers ? "external" : "embedded"};
-    sd_xctx_t X = {.o = o, .x = &x, .t0 = sd_util_mono_ms()};
+int sd_explore(const sd_explore_opts_t *o, sd_xreport_t *x) {
+    *x = (sd_xreport_t){.seed = o->seed, .jobs = o->jobs, .tries = o->tries, .broker_kind = o->brokers ? "external" : "embedded"};
+    sd_xctx_t X = {.o = o, .x = x, .t0 = sd_util_mono_ms()};
     char err[2048];
     char *text = NULL;
     size_t len = 0;
@@ -781,14 +781,14 @@ int sd_explore(const sd_explore_opts_t *o) {
         rc = sd_x_print(&X);
         goto done;
     }
-    x.file = sd_util_abspath(o->file);
-    x.name = sd_util_strdup(sc->name);
+    x->file = sd_util_abspath(o->file);
+    x->name = sd_util_strdup(sc->name);
     {
         char *rel = sd_util_fmt("%s/%s-explore", o->out, sc->name);
-        x.dir = sd_util_abspath(rel);
+        x->dir = sd_util_abspath(rel);
         free(rel);
     }
-    if (sd_x_prepare_dir(x.dir, err, sizeof(err))) {
+    if (sd_x_prepare_dir(x->dir, err, sizeof(err))) {
         fprintf(stderr, "streamdrill explore: %s\n", err);
         goto done;
     }
@@ -796,41 +796,26 @@ int sd_explore(const sd_explore_opts_t *o) {
     if (o->runs && o->budget_ms) snprintf(plan, sizeof(plan), "%d runs at most, for %llds at most", o->runs, (long long)(o->budget_ms / 1000));
     else if (o->runs) snprintf(plan, sizeof(plan), "%d runs", o->runs);
     else snprintf(plan, sizeof(plan), "for %llds", (long long)(o->budget_ms / 1000));
-    sd_x_say(&X, "exploring %s: seed %llu, %s, %d at a time, into %s", o->file, (unsigned long long)o->seed, plan, o->jobs, x.dir);
+    sd_x_say(&X, "exploring %s: seed %llu, %s, %d at a time, into %s", o->file, (unsigned long long)o->seed, plan, o->jobs, x->dir);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores > 0 && o->jobs > cores)
         fprintf(stderr, "streamdrill explore: warning: --jobs %d on %ld cores: runs compete for the CPU, so a mid-batch kill or a "
                         "pause lands later than it would alone\n", o->jobs, cores);
     sd_x_explore(&X);
-    x.explore_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
+    x->explore_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
     int64_t ts = sd_util_mono_ms();
-    for (int i = 0; i < x.nfails && !sd_run_stop_requested && !X.failed_hard; i++) sd_x_shrink_one(&X, &x.fails[i], i);
-    x.shrink_secs = (double)(sd_util_mono_ms() - ts) / 1000.0;
-    x.total_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
-    if (sd_run_stop_requested) x.ended = "interrupted"; /* while shrinking, too */
+    for (int i = 0; i < x->nfails && !sd_run_stop_requested && !X.failed_hard; i++) sd_x_shrink_one(&X, &x->fails[i], i);
+    x->shrink_secs = (double)(sd_util_mono_ms() - ts) / 1000.0;
+    x->total_secs = (double)(sd_util_mono_ms() - X.t0) / 1000.0;
+    if (sd_run_stop_requested) x->ended = "interrupted"; /* while shrinking, too */
     if (sd_run_stop_requested) rc = SD_EXIT_INTERRUPTED;
     else if (X.failed_hard) rc = SD_EXIT_INTERNAL;
-    else if (x.nfails) rc = SD_EXIT_FAIL;
-    else if (!x.nruns || x.inconclusive * 10 > x.nruns) rc = SD_EXIT_INCONCLUSIVE;
+    else if (x->nfails) rc = SD_EXIT_FAIL;
+    else if (!x->nruns || x->inconclusive * 10 > x->nruns) rc = SD_EXIT_INCONCLUSIVE;
     else rc = SD_EXIT_PASS;
-    x.exit_code = rc;
+    x->exit_code = rc;
     if (X.failed_hard) fprintf(stderr, "streamdrill explore: %s\n", X.err);
-    if (sd_report_explore(&x, err, sizeof(err))) {
-        fprintf(stderr, "streamdrill explore: %s\n", err);
-        if (rc == SD_EXIT_PASS) rc = SD_EXIT_INTERNAL;
-    }
-    fprintf(stderr, "%s: %d runs (%d passed, %d failed, %d inconclusive), %d distinct failure%s; %.0fs\n  report: %s/explore.md\n",
-            x.name, x.nruns, x.passed, x.failed, x.inconclusive, x.nfails, x.nfails == 1 ? "" : "s", x.total_secs, x.dir);
-    for (int i = 0; i < x.nfails; i++) {
-        if (!x.fails[i].confirm_runs) {
-            fprintf(stderr, "  [%s]: %s (%s)\n", x.fails[i].signature, x.fails[i].minimal ? x.fails[i].minimal : "(not shrunk)",
-                    sd_run_stop_requested ? "shrinking interrupted: not confirmed" : "not confirmed");
-            continue;
-        }
-        fprintf(stderr, "  [%s]: %s (%d fault step%s, fails %d of %d reruns)\n", x.fails[i].signature,
-                x.fails[i].minimal ? x.fails[i].minimal : "(not shrunk)", x.fails[i].faults, x.fails[i].faults == 1 ? "" : "s",
-                x.fails[i].confirm_failed, x.fails[i].confirm_runs);
-    }
+    x->explored = 1;
 done:
     while (X.njobs) {
         for (int i = 0; i < X.njobs; i++) kill(-X.jobs[i].pid, SIGTERM);
@@ -842,8 +827,22 @@ done:
     free(X.header);
     free(X.prefix);
     free(X.expects);
-    sd_x_report_free(&x);
     sd_scenario_free(sc);
     free(text);
     return rc;
+}
+
+void sd_explore_tell(const sd_xreport_t *x) {
+    fprintf(stderr, "%s: %d runs (%d passed, %d failed, %d inconclusive), %d distinct failure%s; %.0fs\n  report: %s/explore.md\n",
+            x->name, x->nruns, x->passed, x->failed, x->inconclusive, x->nfails, x->nfails == 1 ? "" : "s", x->total_secs, x->dir);
+    for (int i = 0; i < x->nfails; i++) {
+        if (!x->fails[i].confirm_runs) {
+            fprintf(stderr, "  [%s]: %s (%s)\n", x->fails[i].signature, x->fails[i].minimal ? x->fails[i].minimal : "(not shrunk)",
+                    sd_run_stop_requested ? "shrinking interrupted: not confirmed" : "not confirmed");
+            continue;
+        }
+        fprintf(stderr, "  [%s]: %s (%d fault step%s, fails %d of %d reruns)\n", x->fails[i].signature,
+                x->fails[i].minimal ? x->fails[i].minimal : "(not shrunk)", x->fails[i].faults, x->fails[i].faults == 1 ? "" : "s",
+                x->fails[i].confirm_failed, x->fails[i].confirm_runs);
+    }
 }

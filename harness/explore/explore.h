@@ -74,7 +74,7 @@ typedef struct {
     int count;
 } sd_xcover_t;
 
-typedef struct {
+typedef struct sd_xreport_s {
     char *file, *dir, *name;
     uint64_t seed;
     int jobs, tries;
@@ -88,15 +88,19 @@ typedef struct {
     double explore_secs, shrink_secs, total_secs;
     const char *ended;          /* why exploring stopped */
     int exit_code;
+    int explored;               /* runs were made: a report is due */
 } sd_xreport_t;
 
-/* Run the command. Prints progress (unless quiet) and errors; returns the
- * exit code: 0 no failure found, 1 a failure found, 2 bad usage or
- * scenario, 3 too many inconclusive runs to say, 4 harness error, 130
- * interrupted. */
-int sd_explore(const sd_explore_opts_t *o);
+/* Run the command. Prints progress (unless quiet) and errors; fills *x
+ * (x->explored once runs were made: the caller writes the report and tells
+ * it, then frees *x with sd_xreport_free) and returns the exit code: 0 no
+ * failure found, 1 a failure found, 2 bad usage or scenario, 3 too many
+ * inconclusive runs to say, 4 harness error, 130 interrupted. */
+int sd_explore(const sd_explore_opts_t *o, sd_xreport_t *x);
 
-/* explore.json, explore.md and explore.html in x->dir (reports/explore.c). */
-int sd_report_explore(const sd_xreport_t *x, char *err, size_t errlen);
+/* The summary lines on stderr: runs, distinct failures, each one's minimal drill. */
+void sd_explore_tell(const sd_xreport_t *x);
+void sd_xreport_free(sd_xreport_t *x);
+
 
 #endif

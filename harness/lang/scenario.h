@@ -22,13 +22,13 @@
 
 #include "counts.h"
 #include "err.h"
+#include "events.h"
 #include "util.h"
 
 #define SD_MAX_SINKS 8
 
 typedef enum { SD_DISP_TARGET = 0, SD_DISP_DROPPED, SD_DISP_QUARANTINE, SD_DISP__COUNT } sd_disp_t;
 typedef enum { SD_PROFILE_EXACTLY_ONCE = 0, SD_PROFILE_AT_LEAST_ONCE, SD_PROFILE_AT_MOST_ONCE } sd_profile_t;
-typedef enum { SD_EVENTS_PARCEL = 0, SD_EVENTS_LOG } sd_events_kind_t;
 typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE, SD_PROGRESS_GROUP } sd_progress_t;
 
 const char *sd_disp_name(sd_disp_t d);

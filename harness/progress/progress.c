@@ -125,11 +125,12 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
 
 sd_err_t sd_progress_open(sd_run_t *r, char *err, size_t errlen) {
     r->pipe.progress = sd_progress_get(r->sc->progress);
-    return r->pipe.progress->open ? r->pipe.progress->open(r, err, errlen) : SD_OK;
+    return r->pipe.progress->open ? r->pipe.progress->open(r, &r->pipe.source, err, errlen) : SD_OK;
 }
 
 void sd_progress_close(sd_run_t *r) {
-    if (r->pipe.progress && r->pipe.progress->close) r->pipe.progress->close(r);
+    if (r->pipe.progress && r->pipe.progress->close && r->pipe.source) r->pipe.progress->close(r->pipe.source);
+    r->pipe.source = NULL;
 }
 
 sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {

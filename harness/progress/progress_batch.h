@@ -31,9 +31,10 @@ typedef struct sd_progress_ops_s {
     /* it sees batches begin and commit: kills and pauses land on them, and
      * `await batches` counts them */
     int batches;
-    /* per-run state (may be NULL) */
-    sd_err_t (*open)(struct sd_run_s *r, char *err, size_t errlen);
-    void (*close)(struct sd_run_s *r);
+    /* the source's own state for the run (both may be NULL): open returns
+     * it in *state, the run keeps it (r->pipe.source) and hands it back to close */
+    sd_err_t (*open)(struct sd_run_s *r, void **state, char *err, size_t errlen);
+    void (*close)(void *state);
     /* turn what changed since the last call into batch events (NULL: the
      * events are pushed by the supervisor) */
     sd_err_t (*poll)(struct sd_run_s *r, char *err, size_t errlen);

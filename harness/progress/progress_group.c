@@ -162,7 +162,7 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
 }
 
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
-    sd_group_t *g = r->pipe.group;
+    sd_group_t *g = r->pipe.source;
     if (!g || !r->pipe.bs.incarnation || !r->sup) return SD_OK;
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
@@ -229,7 +229,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
 }
 
 static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    sd_group_t *g = r->pipe.group;
+    sd_group_t *g = r->pipe.source;
     if (st->ready) return 1;
     sd_group_poll(r, NULL, 0);
     if (g->ready) return 1;
@@ -256,7 +256,7 @@ static void sd_group_log_cb(const rd_kafka_t *rk, int level, const char *fac, co
     (void)rk; (void)level; (void)fac; (void)buf; /* failures reach the caller as error codes */
 }
 
-static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
+static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errlen) {
     char *name = sd_scenario_expand(r->sc->progress_group ? r->sc->progress_group : "{group}", &r->vars, err, errlen);
     if (!name) return SD_ERR_SCENARIO;
     /* a consumer handle of the group that never subscribes: it reads the
@@ -286,14 +286,13 @@ static sd_err_t sd_group_open(sd_run_t *r, char *err, size_t errlen) {
     g->rows_at_commit = -1;
     /* the embedded cluster has no DescribeGroups */
     if (sd_broker_is_embedded(r->broker)) g->describe = -1;
-    r->pipe.group = g;
+    *state = g;
     sd_run_say(r, "progress group: following consumer group %s (its commits and members)", name);
     return sd_ledger_meta_set(r->ledger, "progress_group", name, err, errlen);
 }
 
-static void sd_group_close(sd_run_t *r) {
-    sd_group_t *g = r->pipe.group;
-    if (!g) return;
+static void sd_group_close(void *state) {
+    sd_group_t *g = state;
     for (int i = 0; i < g->nold; i++) free(g->old[i]);
     for (int i = 0; i < g->nseen; i++) free(g->seen[i]);
     rd_kafka_queue_destroy(g->q);
@@ -301,15 +300,21 @@ static void sd_group_close(sd_run_t *r) {
     free(g->committed);
     free(g->name);
     free(g);
-    r->pipe.group = NULL;
+}
+
+/* The group watched, when the run's source is this one. */
+static const sd_group_t *sd_group_of(const sd_run_t *r) {
+    return r->pipe.progress == &sd_progress_group ? r->pipe.source : NULL;
 }
 
 const char *sd_progress_group_name(const sd_run_t *r) {
-    return r->pipe.group ? r->pipe.group->name : NULL;
+    const sd_group_t *g = sd_group_of(r);
+    return g ? g->name : NULL;
 }
 
 int sd_progress_group_unseen(const sd_run_t *r) {
-    return r->pipe.group && !r->pipe.group->evidence && r->pipe.group->describe > 0;
+    const sd_group_t *g = sd_group_of(r);
+    return g && !g->evidence && g->describe > 0;
 }
 
 const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,

@@ -11,14 +11,22 @@
 
 #include "progress_batch.h"
 #include "run.h"
+#include "spark_checkpoint.h"
+
+/* The checkpoint watched, and what was reported of it for the newest incarnation. */
+typedef struct {
+    sd_spark_t *spark;
+    int64_t planned, committed;
+    int inc;
+} sd_spark_source_t;
 
 /* Spark: a commit event for each batch committed since the last poll. */
-static sd_err_t sd_spark_progress_commits(sd_run_t *r, const sd_spark_state_t *st, char *err, size_t errlen) {
+static sd_err_t sd_spark_progress_commits(sd_run_t *r, sd_spark_source_t *S, const sd_spark_state_t *st, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
-    while (!e && st->committed > r->pipe.spark_committed) {
-        int64_t n = ++r->pipe.spark_committed;
-        char *off = sd_spark_offsets_text(r->pipe.spark, n);
-        e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, n, sd_spark_batch_rows(r->pipe.spark, n), off,
+    while (!e && st->committed > S->committed) {
+        int64_t n = ++S->committed;
+        char *off = sd_spark_offsets_text(S->spark, n);
+        e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), off,
                                n == st->committed && st->committed_mtime ? st->committed_mtime : sd_util_wall_ms(), err, errlen);
         free(off);
     }
@@ -27,56 +35,60 @@ static sd_err_t sd_spark_progress_commits(sd_run_t *r, const sd_spark_state_t *s
 
 /* Spark: turn checkpoint changes into batch events for the newest incarnation. */
 static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
-    if (!r->pipe.spark || !r->pipe.bs.incarnation) return SD_OK;
+    sd_spark_source_t *S = r->pipe.source;
+    if (!S || !r->pipe.bs.incarnation) return SD_OK;
     sd_spark_state_t st;
-    sd_spark_poll(r->pipe.spark, &st);
+    sd_spark_poll(S->spark, &st);
     sd_err_t e = SD_OK;
-    if (r->pipe.spark_inc != r->pipe.bs.incarnation) {
+    if (S->inc != r->pipe.bs.incarnation) {
         /* a new incarnation re-runs the uncommitted batch, if any */
-        r->pipe.spark_inc = r->pipe.bs.incarnation;
-        r->pipe.spark_planned = st.committed;
-        r->pipe.spark_committed = st.committed;
+        S->inc = r->pipe.bs.incarnation;
+        S->planned = st.committed;
+        S->committed = st.committed;
     }
     if (r->sc->spark_realtime) {
         /* Real-time mode writes offsets/N when interval N ends, just before
          * commits/N: batch N runs from the commit of N-1 (or the start of the
          * incarnation) to its own commit. */
-        e = sd_spark_progress_commits(r, &st, err, errlen);
-        if (!e && r->pipe.spark_planned < st.committed + 1) {
+        e = sd_spark_progress_commits(r, S, &st, err, errlen);
+        if (!e && S->planned < st.committed + 1) {
             int64_t t = st.committed_mtime > r->pipe.inc_started_wall ? st.committed_mtime : r->pipe.inc_started_wall;
-            r->pipe.spark_planned = st.committed + 1;
-            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, r->pipe.spark_planned, -1, NULL, t, err, errlen);
+            S->planned = st.committed + 1;
+            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, S->planned, -1, NULL, t, err, errlen);
             r->pipe.bs.begun_with_incarnation = t == r->pipe.inc_started_wall;
         }
         return e;
     }
-    while (!e && st.planned > r->pipe.spark_planned) {
-        int64_t n = r->pipe.spark_planned + 1 > st.committed + 1 ? r->pipe.spark_planned + 1 : st.committed + 1;
+    while (!e && st.planned > S->planned) {
+        int64_t n = S->planned + 1 > st.committed + 1 ? S->planned + 1 : st.committed + 1;
         if (n > st.planned) n = st.planned;
         /* a batch planned by an earlier incarnation begins again now */
         int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
         int rerun = t < r->pipe.inc_started_wall;
         if (rerun) t = r->pipe.inc_started_wall;
-        e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, n, sd_spark_batch_rows(r->pipe.spark, n), NULL, t, err, errlen);
+        e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), NULL, t, err, errlen);
         r->pipe.bs.begun_with_incarnation = rerun;
-        r->pipe.spark_planned = n;
+        S->planned = n;
     }
-    return e ? e : sd_spark_progress_commits(r, &st, err, errlen);
+    return e ? e : sd_spark_progress_commits(r, S, &st, err, errlen);
 }
 
-static sd_err_t sd_spark_progress_open(sd_run_t *r, char *err, size_t errlen) {
+static sd_err_t sd_spark_progress_open(sd_run_t *r, void **state, char *err, size_t errlen) {
     char *chk = sd_scenario_expand(r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}", &r->vars, err, errlen);
     if (!chk) return SD_ERR_SCENARIO;
-    sd_err_t e = sd_spark_open(chk, r->topic, r->partitions, &r->pipe.spark, err, errlen);
-    if (!e && r->side.topic) sd_spark_set_side(r->pipe.spark, r->side.topic, r->side.partitions);
+    sd_spark_source_t *S = sd_util_xcalloc(1, sizeof(*S));
+    *state = S;
+    sd_err_t e = sd_spark_open(chk, r->topic, r->partitions, &S->spark, err, errlen);
+    if (!e && r->side.topic) sd_spark_set_side(S->spark, r->side.topic, r->side.partitions);
     sd_ledger_meta_set(r->ledger, "spark_checkpoint", chk, NULL, 0);
     free(chk);
     return e;
 }
 
-static void sd_spark_progress_close(sd_run_t *r) {
-    sd_spark_close(r->pipe.spark);
-    r->pipe.spark = NULL;
+static void sd_spark_progress_close(void *state) {
+    sd_spark_source_t *S = state;
+    sd_spark_close(S->spark);
+    free(S);
 }
 
 static int sd_spark_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {

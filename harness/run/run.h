@@ -23,7 +23,6 @@
 #include "recon.h"
 #include "scenario.h"
 #include "sink.h"
-#include "spark_checkpoint.h"
 #include "supervisor.h"
 #include "util.h"
 #include "watchdog.h"
@@ -58,6 +57,7 @@ typedef struct sd_run_result_s {
     char verdict[16];             /* pass, fail, inconclusive, error */
     char run_dir[4096];
     char message[2048];
+    int recorded;                 /* run.db is written and closed: the reports are due (sd_report_write_all) */
 } sd_run_result_t;
 
 typedef struct sd_run_s {
@@ -146,12 +146,9 @@ typedef struct sd_run_s {
         int nbroker_ports;
         int no_ready_marker;      /* the pipeline was found ready by its connection: it prints no SD-READY */
         int64_t next_connect_check_mono;
-        sd_spark_t *spark;        /* progress spark: the checkpoint being watched */
-        struct sd_group_s *group; /* progress group: the consumer group being watched */
-        int64_t spark_planned, spark_committed; /* what was reported for the current incarnation */
+        void *source;             /* the progress source's own state: what its open returned (a checkpoint, a group) */
         int64_t account_next;     /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
         int account_stateful;     /* that account named state operators (a watermark may still evict and emit) */
-        int spark_inc;
         int64_t inc_started_wall; /* when the newest incarnation was started */
         int64_t inc_events0;      /* batch events seen before it started */
         int64_t inc_rows0;        /* target rows when it started (-1 unknown) */
