@@ -85,30 +85,28 @@ static void sd_html_ids(sd_buf_t *b, const sd_rbucket_t *bk, int raw) {
     sd_buf_puts(b, "</table>\n");
 }
 
-/* Long because it writes the page top to bottom, one section after
- * another, the way report.md is written in markdown.c. */
-static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
-    sd_buf_t b;
-    sd_buf_init(&b);
+/* The page's top: the verdict, the one-line summary, latency, what the
+ * run did not finish, and the run's identity. */
+static void sd_html_top(sd_buf_t *b, const sd_report_model_t *m) {
     const char *cls = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
     const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : !strcmp(m->verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
     char vt[32];
     snprintf(vt, sizeof(vt), ": %s", V);
-    sd_report_html_head(&b, "streamdrill: ", m->scenario, vt);
-    sd_buf_printf(&b, "<div class=\"verdict %s\" id=\"verdict\"><h1>", cls);
-    sd_h(&b, m->scenario);
-    sd_buf_printf(&b, ": %s</h1>", V);
+    sd_report_html_head(b, "streamdrill: ", m->scenario, vt);
+    sd_buf_printf(b, "<div class=\"verdict %s\" id=\"verdict\"><h1>", cls);
+    sd_h(b, m->scenario);
+    sd_buf_printf(b, ": %s</h1>", V);
     if (m->message[0]) {
-        sd_buf_puts(&b, "<div>");
-        sd_h(&b, m->message);
-        sd_buf_puts(&b, " (reason: <code>");
-        sd_h(&b, m->reason);
-        sd_buf_puts(&b, "</code>)</div>");
+        sd_buf_puts(b, "<div>");
+        sd_h(b, m->message);
+        sd_buf_puts(b, " (reason: <code>");
+        sd_h(b, m->reason);
+        sd_buf_puts(b, "</code>)</div>");
     }
-    sd_buf_puts(&b, "</div>\n");
+    sd_buf_puts(b, "</div>\n");
     int64_t exp = sd_report_count(m, "expected_in_target"), gexp = sd_report_count(m, "groups_expected");
     if (gexp >= 0)
-        sd_buf_printf(&b, "<p id=\"summary\">Result model: <b>%lld</b> of <b>%lld</b> expected groups correct; <b>%lld</b> wrong value, "
+        sd_buf_printf(b, "<p id=\"summary\">Result model: <b>%lld</b> of <b>%lld</b> expected groups correct; <b>%lld</b> wrong value, "
                           "<b>%lld</b> missing, <b>%lld</b> unexpected, <b>%lld</b> written twice, <b>%lld</b> written early, %lld pending; "
                           "%lld quarantined. Profile <code>",
                       (long long)sd_report_count(m, "groups_correct"), (long long)gexp, (long long)sd_report_count(m, "wrong_value"),
@@ -116,169 +114,185 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
                       (long long)sd_report_count(m, "emitted_twice"), (long long)sd_report_count(m, "emitted_early"),
                       (long long)sd_report_count(m, "groups_pending"), (long long)sd_report_count(m, "quarantined"));
     else if (exp >= 0)
-        sd_buf_printf(&b, "<p id=\"summary\"><b>%lld</b> unique ids in the target for <b>%lld</b> expected: <b>%lld</b> duplicated, <b>%lld</b> lost, "
+        sd_buf_printf(b, "<p id=\"summary\"><b>%lld</b> unique ids in the target for <b>%lld</b> expected: <b>%lld</b> duplicated, <b>%lld</b> lost, "
                           "<b>%lld</b> unexpected; %lld quarantined. Profile <code>",
                       (long long)sd_report_count(m, "observed_unique"), (long long)exp, (long long)sd_report_count(m, "duplicated"),
                       (long long)sd_report_count(m, "lost"), (long long)sd_report_count(m, "unexpected"), (long long)sd_report_count(m, "quarantined"));
-    if (exp >= 0 || gexp >= 0) { sd_h(&b, m->profile); sd_buf_puts(&b, "</code>.</p>\n"); }
+    if (exp >= 0 || gexp >= 0) { sd_h(b, m->profile); sd_buf_puts(b, "</code>.</p>\n"); }
     int64_t p50 = sd_report_count(m, "latency_p50_ms");
     if (p50 >= 0)
-        sd_buf_printf(&b, "<p>End-to-end latency: p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms (%lld ids).</p>\n", (long long)p50,
+        sd_buf_printf(b, "<p>End-to-end latency: p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms (%lld ids).</p>\n", (long long)p50,
                       (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
                       (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
     if (m->nmissing) {
-        sd_buf_puts(&b, "<h2>Missing: the run did not finish</h2><ul>");
-        for (int i = 0; i < m->nmissing; i++) { sd_buf_puts(&b, "<li>"); sd_h(&b, m->missing[i]); sd_buf_puts(&b, "</li>"); }
-        sd_buf_puts(&b, "</ul>\n");
+        sd_buf_puts(b, "<h2>Missing: the run did not finish</h2><ul>");
+        for (int i = 0; i < m->nmissing; i++) { sd_buf_puts(b, "<li>"); sd_h(b, m->missing[i]); sd_buf_puts(b, "</li>"); }
+        sd_buf_puts(b, "</ul>\n");
     }
     if (m->description[0]) {
-        sd_buf_puts(&b, "<p class=\"note\">");
-        sd_h(&b, m->description);
-        sd_buf_puts(&b, "</p>\n");
+        sd_buf_puts(b, "<p class=\"note\">");
+        sd_h(b, m->description);
+        sd_buf_puts(b, "</p>\n");
     }
-    sd_buf_puts(&b, "<table><tr><th>scenario file</th><td><code>");
-    sd_h(&b, m->file);
-    sd_buf_puts(&b, "</code></td></tr><tr><th>seed / tag</th><td>");
-    sd_h(&b, m->seed);
-    sd_buf_puts(&b, " / <code>");
-    sd_h(&b, m->tag);
-    sd_buf_puts(&b, "</code></td></tr><tr><th>broker</th><td>");
-    sd_h(&b, m->broker_kind);
-    sd_buf_puts(&b, " <code>");
-    sd_h(&b, m->brokers);
-    sd_buf_puts(&b, "</code></td></tr><tr><th>topic</th><td><code>");
-    sd_h(&b, m->topic);
-    sd_buf_puts(&b, "</code></td></tr><tr><th>started</th><td>");
-    sd_h(&b, m->started_at);
-    if (m->ended_ms >= 0) sd_buf_printf(&b, " (%.1f s)", (double)(m->ended_ms - m->started_ms) / 1000.0);
-    sd_buf_puts(&b, "</td></tr>");
-    if (m->vars[0]) { sd_buf_puts(&b, "<tr><th>variables</th><td><code>"); sd_h(&b, m->vars); sd_buf_puts(&b, "</code></td></tr>"); }
-    sd_buf_puts(&b, "</table>\n");
+    sd_buf_puts(b, "<table><tr><th>scenario file</th><td><code>");
+    sd_h(b, m->file);
+    sd_buf_puts(b, "</code></td></tr><tr><th>seed / tag</th><td>");
+    sd_h(b, m->seed);
+    sd_buf_puts(b, " / <code>");
+    sd_h(b, m->tag);
+    sd_buf_puts(b, "</code></td></tr><tr><th>broker</th><td>");
+    sd_h(b, m->broker_kind);
+    sd_buf_puts(b, " <code>");
+    sd_h(b, m->brokers);
+    sd_buf_puts(b, "</code></td></tr><tr><th>topic</th><td><code>");
+    sd_h(b, m->topic);
+    sd_buf_puts(b, "</code></td></tr><tr><th>started</th><td>");
+    sd_h(b, m->started_at);
+    if (m->ended_ms >= 0) sd_buf_printf(b, " (%.1f s)", (double)(m->ended_ms - m->started_ms) / 1000.0);
+    sd_buf_puts(b, "</td></tr>");
+    if (m->vars[0]) { sd_buf_puts(b, "<tr><th>variables</th><td><code>"); sd_h(b, m->vars); sd_buf_puts(b, "</code></td></tr>"); }
+    sd_buf_puts(b, "</table>\n");
+}
 
-    sd_buf_puts(&b, "<h2>Counts</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
+/* What was judged: counts, charts, checks, faults, anomalies, the pipeline's own account. */
+static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Counts</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
     for (int i = 0; i < m->ncounts; i++) {
-        sd_buf_puts(&b, "<tr><td>");
-        sd_h(&b, m->counts[i].name);
-        if (m->counts[i].value < 0) sd_buf_puts(&b, "</td><td class=\"n\">n/a</td></tr>\n");
-        else sd_buf_printf(&b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
+        sd_buf_puts(b, "<tr><td>");
+        sd_h(b, m->counts[i].name);
+        if (m->counts[i].value < 0) sd_buf_puts(b, "</td><td class=\"n\">n/a</td></tr>\n");
+        else sd_buf_printf(b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
     }
-    sd_buf_puts(&b, "</table>\n<h2>Charts</h2>\n");
-    sd_html_svg(&b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
-    sd_html_svg(&b, m->run_dir, "latency", "end-to-end latency quantiles over time");
-    sd_html_svg(&b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
-    sd_html_svg(&b, m->run_dir, "state", "state rows kept after each batch, and the watermark");
+    sd_buf_puts(b, "</table>\n<h2>Charts</h2>\n");
+    sd_html_svg(b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
+    sd_html_svg(b, m->run_dir, "latency", "end-to-end latency quantiles over time");
+    sd_html_svg(b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
+    sd_html_svg(b, m->run_dir, "state", "state rows kept after each batch, and the watermark");
 
-    sd_buf_puts(&b, "<h2>Checks</h2>\n<table id=\"checks\"><tr><th>check</th><th>expected</th><th>actual</th><th>result</th><th>detail</th></tr>\n");
+    sd_buf_puts(b, "<h2>Checks</h2>\n<table id=\"checks\"><tr><th>check</th><th>expected</th><th>actual</th><th>result</th><th>detail</th></tr>\n");
     for (int i = 0; i < m->nchecks; i++) {
         const sd_rcheck_t *c = &m->checks[i];
-        sd_buf_puts(&b, "<tr><td>");
-        sd_h(&b, c->name);
-        sd_buf_puts(&b, "</td><td>");
-        sd_h(&b, c->expected);
-        sd_buf_puts(&b, "</td><td class=\"n\">");
-        sd_h(&b, c->actual);
-        sd_buf_printf(&b, "</td><td class=\"%s\">%s</td><td>", c->pass ? "ok" : "bad", c->pass ? "pass" : "FAIL");
-        sd_h(&b, c->detail);
-        sd_buf_puts(&b, "</td></tr>\n");
+        sd_buf_puts(b, "<tr><td>");
+        sd_h(b, c->name);
+        sd_buf_puts(b, "</td><td>");
+        sd_h(b, c->expected);
+        sd_buf_puts(b, "</td><td class=\"n\">");
+        sd_h(b, c->actual);
+        sd_buf_printf(b, "</td><td class=\"%s\">%s</td><td>", c->pass ? "ok" : "bad", c->pass ? "pass" : "FAIL");
+        sd_h(b, c->detail);
+        sd_buf_puts(b, "</td></tr>\n");
     }
-    if (!m->nchecks) sd_buf_puts(&b, "<tr><td colspan=\"5\">none: the run ended before the reconciliation</td></tr>\n");
-    sd_buf_puts(&b, "</table>\n<h2>Faults</h2>\n");
-    if (!m->nfaults) sd_buf_puts(&b, "<p>None.</p>\n");
+    if (!m->nchecks) sd_buf_puts(b, "<tr><td colspan=\"5\">none: the run ended before the reconciliation</td></tr>\n");
+    sd_buf_puts(b, "</table>\n<h2>Faults</h2>\n");
+    if (!m->nfaults) sd_buf_puts(b, "<p>None.</p>\n");
     else {
-        sd_buf_puts(&b, "<table id=\"faults\"><tr><th>t (s)</th><th>fault</th><th>detail</th><th>incarnation</th><th>where it landed</th></tr>\n");
+        sd_buf_puts(b, "<table id=\"faults\"><tr><th>t (s)</th><th>fault</th><th>detail</th><th>incarnation</th><th>where it landed</th></tr>\n");
         for (int i = 0; i < m->nfaults; i++) {
             const sd_rfault_t *f = &m->faults[i];
-            sd_buf_printf(&b, "<tr><td class=\"n\">%.2f</td><td>", (double)f->t_ms / 1000.0);
-            sd_h(&b, f->kind);
-            sd_buf_puts(&b, "</td><td>");
-            sd_h(&b, f->detail);
-            sd_buf_printf(&b, "</td><td class=\"n\">%d</td><td>", f->incarnation);
-            sd_h(&b, f->landing);
-            sd_buf_puts(&b, "</td></tr>\n");
+            sd_buf_printf(b, "<tr><td class=\"n\">%.2f</td><td>", (double)f->t_ms / 1000.0);
+            sd_h(b, f->kind);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, f->detail);
+            sd_buf_printf(b, "</td><td class=\"n\">%d</td><td>", f->incarnation);
+            sd_h(b, f->landing);
+            sd_buf_puts(b, "</td></tr>\n");
         }
-        sd_buf_puts(&b, "</table>\n");
+        sd_buf_puts(b, "</table>\n");
     }
-    sd_buf_puts(&b, "<h2>Anomalies</h2>\n");
-    if (!m->nbuckets && !m->nunexpected && !m->ngroups) sd_buf_puts(&b, "<p>None: every id is where the contract says.</p>\n");
-    for (int i = 0; i < m->nbuckets; i++) sd_html_ids(&b, &m->buckets[i], 0);
-    for (int i = 0; i < m->nunexpected; i++) sd_html_ids(&b, &m->unexpected[i], 1);
+    sd_buf_puts(b, "<h2>Anomalies</h2>\n");
+    if (!m->nbuckets && !m->nunexpected && !m->ngroups) sd_buf_puts(b, "<p>None: every id is where the contract says.</p>\n");
+    for (int i = 0; i < m->nbuckets; i++) sd_html_ids(b, &m->buckets[i], 0);
+    for (int i = 0; i < m->nunexpected; i++) sd_html_ids(b, &m->unexpected[i], 1);
     if (m->ngroups) {
-        sd_buf_printf(&b, "<h3>Result groups: %lld flagged (pending ones included)%s</h3>\n<table id=\"groups\"><tr><th>sink</th>"
+        sd_buf_printf(b, "<h3>Result groups: %lld flagged (pending ones included)%s</h3>\n<table id=\"groups\"><tr><th>sink</th>"
                           "<th>window start</th><th>keys</th><th>flags</th><th>detail</th></tr>\n",
                       (long long)m->groups_total, m->groups_total > m->ngroups ? ", the first listed" : "");
         for (int i = 0; i < m->ngroups; i++) {
             const sd_rgroup_t *g = &m->groups[i];
-            sd_buf_puts(&b, "<tr><td>");
-            sd_h(&b, g->sink);
-            sd_buf_puts(&b, "</td><td>");
-            sd_h(&b, g->window_start);
-            sd_buf_puts(&b, "</td><td>");
-            sd_h(&b, g->keys);
-            sd_buf_puts(&b, "</td><td>");
-            sd_h(&b, g->buckets);
-            sd_buf_puts(&b, "</td><td>");
-            sd_h(&b, g->detail);
-            sd_buf_puts(&b, "</td></tr>\n");
+            sd_buf_puts(b, "<tr><td>");
+            sd_h(b, g->sink);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, g->window_start);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, g->keys);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, g->buckets);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, g->detail);
+            sd_buf_puts(b, "</td></tr>\n");
         }
-        sd_buf_puts(&b, "</table>\n");
+        sd_buf_puts(b, "</table>\n");
     }
     if (m->naccounts) {
-        sd_buf_puts(&b, "<h2>The pipeline's own account</h2>\n<table><tr><th>query</th><th>batches reported</th><th>input rows</th>"
+        sd_buf_puts(b, "<h2>The pipeline's own account</h2>\n<table><tr><th>query</th><th>batches reported</th><th>input rows</th>"
                         "<th>ledger messages at those offsets</th><th>batches disagreeing</th><th>dropped by watermark</th><th>late events sent there</th></tr>\n");
         for (int i = 0; i < m->naccounts; i++) {
             const sd_raccount_t *a = &m->accounts[i];
-            sd_buf_puts(&b, "<tr><td>");
-            sd_h(&b, a->query);
-            sd_buf_printf(&b, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n %s\">%lld</td>"
+            sd_buf_puts(b, "<tr><td>");
+            sd_h(b, a->query);
+            sd_buf_printf(b, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n %s\">%lld</td>"
                               "<td class=\"n\">%lld</td><td class=\"n\">%lld</td></tr>\n",
                           (long long)a->batches, (long long)a->spark_rows, (long long)a->ledger_rows, a->disagree ? "bad" : "",
                           (long long)a->disagree, (long long)a->spark_dropped, (long long)a->ledger_late);
         }
-        sd_buf_puts(&b, "</table>\n");
+        sd_buf_puts(b, "</table>\n");
     }
-    sd_buf_puts(&b, "<h2>Steps</h2>\n<table id=\"steps\"><tr><th>line</th><th>step</th><th>status</th><th>detail</th></tr>\n");
+}
+
+/* What the run did: its steps, the pipeline's incarnations, the warnings. */
+static void sd_html_run(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Steps</h2>\n<table id=\"steps\"><tr><th>line</th><th>step</th><th>status</th><th>detail</th></tr>\n");
     for (int i = 0; i < m->nsteps; i++) {
         const sd_rstep_t *p = &m->steps[i];
-        sd_buf_printf(&b, "<tr><td class=\"n\">%d</td><td><code>", p->line);
-        sd_h(&b, p->text);
-        sd_buf_puts(&b, "</code></td><td>");
-        sd_h(&b, p->status);
-        sd_buf_puts(&b, "</td><td>");
-        sd_h(&b, p->detail);
-        sd_buf_puts(&b, "</td></tr>\n");
+        sd_buf_printf(b, "<tr><td class=\"n\">%d</td><td><code>", p->line);
+        sd_h(b, p->text);
+        sd_buf_puts(b, "</code></td><td>");
+        sd_h(b, p->status);
+        sd_buf_puts(b, "</td><td>");
+        sd_h(b, p->detail);
+        sd_buf_puts(b, "</td></tr>\n");
     }
-    sd_buf_puts(&b, "</table>\n");
+    sd_buf_puts(b, "</table>\n");
     if (m->nincs) {
-        sd_buf_puts(&b, "<h2>Pipeline incarnations</h2>\n<table><tr><th>#</th><th>pid</th><th>command</th><th>ended by</th><th>exit</th><th>logs</th></tr>\n");
+        sd_buf_puts(b, "<h2>Pipeline incarnations</h2>\n<table><tr><th>#</th><th>pid</th><th>command</th><th>ended by</th><th>exit</th><th>logs</th></tr>\n");
         for (int i = 0; i < m->nincs; i++) {
             const sd_rinc_t *c = &m->incs[i];
-            sd_buf_printf(&b, "<tr><td class=\"n\">%d</td><td class=\"n\">%d</td><td><code>", c->n, c->pid);
-            sd_h(&b, c->argv);
-            sd_buf_puts(&b, "</code></td><td>");
-            sd_h(&b, c->ended_by);
-            sd_buf_puts(&b, "</td><td>");
-            if (c->exit_signal > 0) sd_buf_printf(&b, "signal %d", c->exit_signal);
-            else if (c->exit_code >= 0) sd_buf_printf(&b, "code %d", c->exit_code);
+            sd_buf_printf(b, "<tr><td class=\"n\">%d</td><td class=\"n\">%d</td><td><code>", c->n, c->pid);
+            sd_h(b, c->argv);
+            sd_buf_puts(b, "</code></td><td>");
+            sd_h(b, c->ended_by);
+            sd_buf_puts(b, "</td><td>");
+            if (c->exit_signal > 0) sd_buf_printf(b, "signal %d", c->exit_signal);
+            else if (c->exit_code >= 0) sd_buf_printf(b, "code %d", c->exit_code);
             const char *lo = strrchr(c->log_out, '/'), *le = strrchr(c->log_err, '/');
-            sd_buf_puts(&b, "</td><td><a href=\"logs/");
-            sd_h(&b, lo ? lo + 1 : c->log_out);
-            sd_buf_puts(&b, "\">stdout</a> <a href=\"logs/");
-            sd_h(&b, le ? le + 1 : c->log_err);
-            sd_buf_puts(&b, "\">stderr</a></td></tr>\n");
+            sd_buf_puts(b, "</td><td><a href=\"logs/");
+            sd_h(b, lo ? lo + 1 : c->log_out);
+            sd_buf_puts(b, "\">stdout</a> <a href=\"logs/");
+            sd_h(b, le ? le + 1 : c->log_err);
+            sd_buf_puts(b, "\">stderr</a></td></tr>\n");
         }
-        sd_buf_puts(&b, "</table>\n");
+        sd_buf_puts(b, "</table>\n");
     }
     if (m->nwarnings) {
-        sd_buf_puts(&b, "<h2>Warnings and what was not judged</h2>\n<ul>\n");
+        sd_buf_puts(b, "<h2>Warnings and what was not judged</h2>\n<ul>\n");
         for (int i = 0; i < m->nwarnings; i++) {
-            sd_buf_printf(&b, "<li>%.2f s <code>", (double)m->warnings[i].t_ms / 1000.0);
-            sd_h(&b, m->warnings[i].kind);
-            sd_buf_puts(&b, "</code>: ");
-            sd_h(&b, m->warnings[i].detail);
-            sd_buf_puts(&b, "</li>\n");
+            sd_buf_printf(b, "<li>%.2f s <code>", (double)m->warnings[i].t_ms / 1000.0);
+            sd_h(b, m->warnings[i].kind);
+            sd_buf_puts(b, "</code>: ");
+            sd_h(b, m->warnings[i].detail);
+            sd_buf_puts(b, "</li>\n");
         }
-        sd_buf_puts(&b, "</ul>\n");
+        sd_buf_puts(b, "</ul>\n");
     }
+}
+
+/* The page top to bottom, the way report.md is written in markdown.c. */
+static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_html_top(&b, m);
+    sd_html_results(&b, m);
+    sd_html_run(&b, m);
     sd_buf_puts(&b, "<h2>Reproduce</h2>\n<pre id=\"reproduce\">");
     sd_h(&b, m->reproduce);
     sd_buf_puts(&b, "</pre>\n<p class=\"note\">streamdrill ");
