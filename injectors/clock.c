@@ -30,11 +30,11 @@ static sd_err_t sd_clock_write(sd_run_t *r, char *err, size_t errlen) {
 
 static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     if (!r->faults.faketime_file) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "clock: the pipeline does not run under libfaketime");
-    switch (st->clock_op) {
-    case 0: r->faults.clock_offset_ms = st->clock_ms; break;
-    case 1: r->faults.clock_offset_ms += st->clock_ms; break;
-    case 2: r->faults.clock_rate = st->clock_rate; break;
-    default: r->faults.clock_offset_ms = 0; r->faults.clock_rate = 1.0; break;
+    switch (st->clock.op) {
+    case SD_CLOCK_OFFSET: r->faults.clock_offset_ms = st->clock.ms; break;
+    case SD_CLOCK_JUMP: r->faults.clock_offset_ms += st->clock.ms; break;
+    case SD_CLOCK_RATE: r->faults.clock_rate = st->clock.rate; break;
+    case SD_CLOCK_RESET: r->faults.clock_offset_ms = 0; r->faults.clock_rate = 1.0; break;
     }
     sd_err_t e = sd_clock_write(r, err, errlen);
     if (e) return e;

@@ -43,7 +43,7 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
         return sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: consumer: %s", errstr);
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, r->topic, st->range_partition)->offset = st->range_from;
+    rd_kafka_topic_partition_list_add(l, r->topic, st->send.range_partition)->offset = st->send.range_from;
     rd_kafka_assign(rk, l);
     rd_kafka_topic_partition_list_destroy(l);
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), n = 0, skipped = 0;
@@ -51,19 +51,19 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     while (!e) {
         if (sd_util_mono_ms() > deadline) {
             e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: %s [%d] offsets %lld-%lld not read within the step's timeout",
-                           r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1);
+                           r->topic, st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1);
             break;
         }
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (!m) { sd_run_tick(r, 0, NULL, 0); continue; }
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) { rd_kafka_message_destroy(m); break; }
         if (m->err) {
-            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: read %s [%d]: %s", r->topic, st->range_partition, rd_kafka_message_errstr(m));
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: read %s [%d]: %s", r->topic, st->send.range_partition, rd_kafka_message_errstr(m));
             rd_kafka_message_destroy(m);
             break;
         }
-        int stop = m->offset + 1 >= st->range_to;
-        if (m->offset < st->range_to) {
+        int stop = m->offset + 1 >= st->send.range_to;
+        if (m->offset < st->send.range_to) {
             rd_kafka_headers_t *h = NULL;
             const void *v = NULL;
             size_t vl = 0;
@@ -92,29 +92,29 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
     if (e) return e;
     snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
-             (long long)n, r->topic, st->range_partition, (long long)st->range_from, (long long)st->range_to - 1,
+             (long long)n, r->topic, st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1,
              skipped ? " (records without a ledger id, or of aborted transactions, were skipped)" : "");
     sd_run_data_step_done(r);
     return SD_OK;
 }
 
 static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    if (st->range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
+    if (st->send.range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->sends.nseq; s++)
         if (sd_data_valid_target(r, s)) have++;
-    if (have < st->count)
+    if (have < st->send.count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld: only %lld valid events were sent before it",
-                          r->sc->path, st->line, (long long)st->count, (long long)have);
+                          r->sc->path, st->line, (long long)st->send.count, (long long)have);
     int64_t t0 = sd_util_mono_ms();
     int64_t n = 0, first = -1, last = -1;
     sd_err_t e;
-    int64_t s = st->replay_from_last ? r->sends.nseq - 1 : 0;
-    int64_t dir = st->replay_from_last ? -1 : 1;
+    int64_t s = st->send.replay_from_last ? r->sends.nseq - 1 : 0;
+    int64_t dir = st->send.replay_from_last ? -1 : 1;
     char id[64], det[96];
-    for (; n < st->count && s >= 0 && s < r->sends.nseq; s += dir) {
+    for (; n < st->send.count && s >= 0 && s < r->sends.nseq; s += dir) {
         if (!sd_data_valid_target(r, s)) continue;
-        if ((e = sd_run_pace(r, t0, n, st->rate, err, errlen))) return e;
+        if ((e = sd_run_pace(r, t0, n, st->send.rate, err, errlen))) return e;
         int64_t t;
         if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) return e;
         sd_events_id(r->events, s, id);
@@ -256,29 +256,29 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
     sd_buf_t deleted; /* the keys this step deleted, each between two \x1e */
     sd_buf_init(&deleted);
     for (int k = 0; k < SD_INJ__COUNT && !e; k++) {
-        int64_t n = st->inject[k];
+        int64_t n = st->send.inject[k];
         if (!n) continue;
         sd_buf_printf(&d, "%s%lld %s", d.len ? ", " : "", (long long)n, sd_inject_name((sd_inject_kind_t)k));
         for (int64_t i = 0; i < n && !e; i++) {
             switch ((sd_inject_kind_t)k) {
             case SD_INJ_LATE: {
-                int64_t t = newest - W - st->late_by_ms - i; /* 1 ms apart, all behind the watermark */
-                snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->late_by_ms / 1000.0);
+                int64_t t = newest - W - st->send.late_by_ms - i; /* 1 ms apart, all behind the watermark */
+                snprintf(det, sizeof(det), "event time %.1fs behind the watermark", (double)st->send.late_by_ms / 1000.0);
                 e = sd_data_event(r, recon_late, sc->late_disp, "late", det, t, 0, NULL, 0, NULL, err, errlen);
                 if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->late_disp));
                 sd_run_count_sent(r, 0, 1, 0);
                 break;
             }
             case SD_INJ_OUT_OF_ORDER: {
-                int64_t within = st->within_ms > 0 ? st->within_ms : W / 2;
+                int64_t within = st->send.within_ms > 0 ? st->send.within_ms : W / 2;
                 int64_t t = newest - within * (i + 1) / (n + 1);
                 snprintf(det, sizeof(det), "event time %.1fs behind the newest, within the watermark", (double)(newest - t) / 1000.0);
                 e = sd_data_event(r, SD_KIND_OUT_OF_ORDER, SD_DISP_TARGET, "out-of-order", det, t, 0, NULL, 0, NULL, err, errlen);
                 break;
             }
             case SD_INJ_FUTURE: {
-                int64_t t = newest + st->ahead_ms + i;
-                snprintf(det, sizeof(det), "event time %.0fs ahead of the newest", (double)st->ahead_ms / 1000.0);
+                int64_t t = newest + st->send.ahead_ms + i;
+                snprintf(det, sizeof(det), "event time %.0fs ahead of the newest", (double)st->send.ahead_ms / 1000.0);
                 e = sd_data_event(r, sc->future_disp == SD_DISP_TARGET ? SD_KIND_VALID : SD_KIND_MALFORMED, sc->future_disp,
                                   "future", det, t, 0, NULL, 0, NULL, err, errlen);
                 if (!e && i == 0) sd_buf_printf(&d, " (event time %s; expected: %s)", sd_util_iso8601(t, iso, sizeof(iso)), sd_disp_name(sc->future_disp));
@@ -294,7 +294,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 break;
             case SD_INJ_BURST: {
                 /* the backlog of a device offline for `offline`: oldest first */
-                int64_t t = newest - st->offline_ms + (n > 1 ? st->offline_ms * i / (n - 1) : st->offline_ms);
+                int64_t t = newest - st->send.offline_ms + (n > 1 ? st->send.offline_ms * i / (n - 1) : st->send.offline_ms);
                 int late = t < newest - W;
                 snprintf(det, sizeof(det), "backlog: event time %.0fs before the newest", (double)(newest - t) / 1000.0);
                 e = sd_data_event(r, late ? recon_late : SD_KIND_VALID, late ? sc->late_disp : SD_DISP_TARGET, late ? "late" : "burst",
@@ -304,12 +304,12 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             }
             case SD_INJ_SKEW:
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "skew", "every event on one key", INT64_MIN, 0,
-                                  st->skew_key ? st->skew_key : "P-HOT-KEY", 0, NULL, err, errlen);
+                                  st->send.skew_key ? st->send.skew_key : "P-HOT-KEY", 0, NULL, err, errlen);
                 break;
             case SD_INJ_DRIFT: {
-                sd_disp_t disp = st->drift_type ? sc->drift_disp : SD_DISP_TARGET;
+                sd_disp_t disp = st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? sc->drift_disp : SD_DISP_TARGET;
                 e = sd_data_event(r, disp == SD_DISP_QUARANTINE ? SD_KIND_MALFORMED : SD_KIND_VALID, disp, "drift",
-                                  st->drift_type ? "location is a number" : "an extra field", INT64_MIN, 0, NULL, st->drift_type ? 2 : 1,
+                                  st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? "location is a number" : "an extra field", INT64_MIN, 0, NULL, st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? 2 : 1,
                                   NULL, err, errlen);
                 break;
             }
@@ -356,10 +356,10 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         }
     }
-    int mask = st->malformed_kinds ? st->malformed_kinds : (1 << 5) - 1; /* default: the first five kinds */
+    int mask = st->send.malformed_kinds ? st->send.malformed_kinds : (1 << 5) - 1; /* default: the first five kinds */
     int k = 0;
     int used[SD_MAL__COUNT] = {0};
-    for (int64_t i = 0; i < st->malformed && !e; i++) {
+    for (int64_t i = 0; i < st->send.malformed && !e; i++) {
         while (!(mask & (1 << k))) k = (k + 1) % SD_MAL__COUNT;
         sd_malformed_t kind = (sd_malformed_t)k;
         k = (k + 1) % SD_MAL__COUNT;
@@ -380,8 +380,8 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         sd_buf_free(&d);
         return e;
     }
-    if (st->malformed) {
-        sd_buf_printf(&d, "%s%lld malformed (", d.len ? ", " : "", (long long)st->malformed);
+    if (st->send.malformed) {
+        sd_buf_printf(&d, "%s%lld malformed (", d.len ? ", " : "", (long long)st->send.malformed);
         int first = 1;
         for (int m = 0; m < SD_MAL__COUNT; m++)
             if (used[m]) { sd_buf_printf(&d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }

@@ -25,31 +25,31 @@
 
 static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 
-static void sd_network_undo(sd_run_t *r, int op) {
+static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the undo callback's int) */
     rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
     const char *what = NULL;
     switch (op) {
-    case 0:
+    case SD_NET_LATENCY:
         if (!r->faults.net_latency) return;
         if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         r->faults.net_latency = 0;
         what = "latency removed";
         break;
-    case 2:
+    case SD_NET_BLACKHOLE:
         if (!r->faults.net_down) return;
         if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         r->faults.net_down = 0;
         what = "blackhole lifted";
         break;
-    case 3:
+    case SD_NET_BANDWIDTH:
         if (!r->faults.net_bandwidth) return;
         if (r->faults.proxy) sd_proxy_bandwidth(r->faults.proxy, 0);
         r->faults.net_bandwidth = 0;
         what = "bandwidth limit lifted";
         break;
-    case 4:
+    case SD_NET_ERRORS:
         if (!r->faults.net_errors) return;
         if (mock)
             for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
@@ -72,7 +72,7 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
     const struct rd_kafka_err_desc *descs;
     size_t ndescs;
     rd_kafka_get_err_descs(&descs, &ndescs);
-    char *list = sd_util_strdup(st->net_errors), *save = NULL;
+    char *list = sd_util_strdup(st->net.errors), *save = NULL;
     sd_err_t e = SD_OK;
     for (char *t = strtok_r(list, ",", &save); t && !e; t = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(t, ':');
@@ -90,9 +90,9 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
                            r->sc->path, st->line, api < 0 ? "API" : "error", api < 0 ? t : colon + 1);
             break;
         }
-        rd_kafka_resp_err_t *codes = sd_util_xcalloc((size_t)st->net_value, sizeof(*codes));
-        for (int64_t i = 0; i < st->net_value; i++) codes[i] = (rd_kafka_resp_err_t)code;
-        rd_kafka_mock_push_request_errors_array(mock, (int16_t)api, (size_t)st->net_value, codes);
+        rd_kafka_resp_err_t *codes = sd_util_xcalloc((size_t)st->net.value, sizeof(*codes));
+        for (int64_t i = 0; i < st->net.value; i++) codes[i] = (rd_kafka_resp_err_t)code;
+        rd_kafka_mock_push_request_errors_array(mock, (int16_t)api, (size_t)st->net.value, codes);
         free(codes);
     }
     free(list);
@@ -105,31 +105,31 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network faults need the embedded cluster, or --proxy LISTEN=UPSTREAM in front of a real broker",
                           r->sc->path, st->line);
-    if (st->net_op == 3 && !r->faults.proxy)
+    if (st->net.op == SD_NET_BANDWIDTH && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network bandwidth needs --proxy (the embedded cluster has no bandwidth control)",
                           r->sc->path, st->line);
-    if (st->net_op == 4 && !mock)
+    if (st->net.op == SD_NET_ERRORS && !mock)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", r->sc->path, st->line);
-    if (st->net_op == 1 && !r->faults.proxy)
+    if (st->net.op == SD_NET_RESET && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network reset needs --proxy (librdkafka 2.0's mock cluster cannot bring a broker back up)",
                           r->sc->path, st->line);
     char det[256];
     sd_err_t e = SD_OK;
     const char *via = r->faults.proxy ? "proxy" : "embedded cluster";
-    switch (st->net_op) {
-    case 0:
-        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, st->net_value);
-        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net_value);
+    switch (st->net.op) {
+    case SD_NET_LATENCY:
+        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, st->net.value);
+        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net.value);
         r->faults.net_latency = 1;
-        snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net_value, via);
+        snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net.value, via);
         break;
-    case 1:
+    case SD_NET_RESET:
         sd_proxy_reset(r->faults.proxy);
         snprintf(det, sizeof(det), "every connection reset (%s)", via);
         break;
-    case 2: {
-        int64_t hold = st->for_ms > 0 ? st->for_ms : 30000;
+    case SD_NET_BLACKHOLE: {
+        int64_t hold = st->net.for_ms > 0 ? st->net.for_ms : 30000;
         if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 1);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
         r->faults.net_down = 1;
@@ -138,20 +138,20 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         break;
     }
     case 3:
-        sd_proxy_bandwidth(r->faults.proxy, st->net_value);
+        sd_proxy_bandwidth(r->faults.proxy, st->net.value);
         r->faults.net_bandwidth = 1;
-        snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net_value);
+        snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net.value);
         break;
     case 4:
         if ((e = sd_network_errors(r, st, err, errlen))) return e;
         r->faults.net_errors = 1;
-        snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net_value, st->net_errors);
+        snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net.value, st->net.errors);
         break;
     }
-    if (st->for_ms > 0 && st->net_op != 1) {
-        sd_run_schedule_undo(r, sd_util_mono_ms() + st->for_ms, sd_network_undo, st->net_op);
+    if (st->net.for_ms > 0 && st->net.op != SD_NET_RESET) {
+        sd_run_schedule_undo(r, sd_util_mono_ms() + st->net.for_ms, sd_network_undo, st->net.op);
         size_t l = strlen(det);
-        snprintf(det + l, sizeof(det) - l, " for %.1fs", (double)st->for_ms / 1000.0);
+        snprintf(det + l, sizeof(det) - l, " for %.1fs", (double)st->net.for_ms / 1000.0);
     }
     sd_sup_state_t s = {0};
     if (r->sup) sd_sup_state(r->sup, &s);
@@ -163,7 +163,7 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
 
 static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
     int had = r->faults.net_latency + r->faults.net_down + r->faults.net_bandwidth + r->faults.net_errors;
-    for (int op = 0; op <= 4; op++) sd_network_undo(r, op);
+    for (int op = SD_NET_LATENCY; op <= SD_NET_ERRORS; op++) sd_network_undo(r, op);
     if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
 }
 

@@ -97,9 +97,13 @@ static int64_t sd_process_aim(const sd_run_t *r, int64_t batch_rows, int misses)
     return misses >= 30 ? 0 : aim >> misses;
 }
 
+/* How a fault was placed: the wait it took before it struck. */
+typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;
+static const char *const sd_placed_words[] = {"now", "mid-batch", "at a batch boundary", "when the sink grew", "after the sink's commit"};
+
 /* Where a fault lands in the pipeline's batches. */
 typedef struct {
-    const char *how;       /* "now", "mid-batch", "at a batch boundary", "when the sink grew" */
+    sd_placed_t how;
     int64_t batch;         /* the batch it waited for, -1 if none */
     int64_t batch_rows;
     int64_t rows0;         /* target rows when that batch began */
@@ -115,7 +119,7 @@ typedef struct {
  * group. If the checkpoint's commit won the race the group is thawed and
  * the next batch is taken. */
 static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
-    L->how = "after the sink's commit";
+    L->how = SD_PLACED_AFTER_SINK_COMMIT;
     if (!r->pipe.progress->batches)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the progress source does not tell batches apart (use "
                           "`progress spark checkpoint=...` or batch markers)");
@@ -164,23 +168,23 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
     }
 }
 
-/* Wait for the moment the step asks for (st->mid_batch): inside a batch
+/* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
  * (see the top of this file), right after a batch's commit before the next
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
  * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
-    L->how = "now";
+    L->how = SD_PLACED_NOW;
     L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = -1;
     *gone = 0;
-    if (st->mid_batch == SD_LAND_AFTER_SINK_COMMIT) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
+    if (st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
     sd_sup_state_t s;
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
     sd_err_t e;
     int tracked = r->pipe.progress->batches;
-    if (st->mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
+    if (st->proc.mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
         /* at a boundary: the moment a commit is seen */
-        L->how = "at a batch boundary";
+        L->how = SD_PLACED_AT_BOUNDARY;
         if ((e = sd_run_pump(r, err, errlen))) return e;
         int64_t seen = r->pipe.bs.commits;
         for (;;) {
@@ -198,16 +202,16 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             sd_util_sleep_ms(1);
         }
     }
-    if (st->mid_batch == SD_LAND_MID_BATCH && tracked) {
-        L->how = "mid-batch";
+    if (st->proc.mid_batch == SD_LAND_MID_BATCH && tracked) {
+        L->how = SD_PLACED_MID_BATCH;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
             if (!s.running) { *gone = 1; return SD_OK; }
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
-                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->visible > 0 ? " visible=" : "",
-                                  st->visible > 0 ? "showed those rows in the target before its commit" : "began",
+                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
+                                  st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
             const sd_run_batches_t *b = &r->pipe.bs;
             if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
@@ -216,19 +220,19 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                  * by Spark) is not counted here unless visible= needs it:
                  * the count would outlast the moment the kill aims at */
                 int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows
-                                : st->visible > 0        ? sd_target_rows(r)
+                                : st->proc.visible > 0        ? sd_target_rows(r)
                                                          : sd_progress_target_rows(r);
                 int64_t began = b->begun_mono;
-                int64_t delay = st->after_ms >= 0 ? st->after_ms : sd_process_aim(r, batch_rows, misses);
+                int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_process_aim(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
-                int use_growth = st->after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
-                if (st->visible > 0) {
+                int use_growth = st->proc.after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
+                if (st->proc.visible > 0) {
                     /* visible=N: no time aim, only the target's rows (a
                      * batch smaller than N lands once all of it is there) */
                     if (rows0 < 0)
                         return sd_err_set(err, errlen, SD_ERR_SINK, "%s mid-batch visible=: the target sink cannot be counted",
                                           st->kind == SD_STEP_PAUSE ? "pause" : "kill");
-                    grow = batch_rows > 0 && batch_rows < st->visible ? batch_rows : st->visible;
+                    grow = batch_rows > 0 && batch_rows < st->proc.visible ? batch_rows : st->proc.visible;
                     delay = INT64_MAX;
                     use_growth = 1;
                 }
@@ -259,16 +263,16 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
-    if (st->mid_batch != SD_LAND_NOW && r->sink.target) {
-        L->how = "when the sink grew";
+    if (st->proc.mid_batch != SD_LAND_NOW && r->sink.target) {
+        L->how = SD_PLACED_SINK_GREW;
         L->rows0 = sd_target_rows(r);
-        int64_t grow = st->visible > 0 ? st->visible : 1;
+        int64_t grow = st->proc.visible > 0 ? st->proc.visible : 1;
         for (;;) {
             int64_t now_rows = sd_target_rows(r);
             if (L->rows0 >= 0 && now_rows - L->rows0 >= grow) return SD_OK;
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: the sink did not grow%s within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
-                                  st->visible > 0 ? " by visible= rows" : "", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+                                  st->proc.visible > 0 ? " by visible= rows" : "", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
@@ -294,7 +298,7 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
                  inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
-    } else if (L->batch >= 0 && !strcmp(L->how, "mid-batch")) {
+    } else if (L->batch >= 0 && L->how == SD_PLACED_MID_BATCH) {
         int committed = r->pipe.bs.committed >= L->batch;
         int graceful = committed && sig != SIGKILL && signal_mono && r->pipe.bs.committed_mono >= signal_mono;
         int inside = !committed || graceful;
@@ -318,12 +322,12 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
     } else {
         /* without batches (progress sink), "mid-batch" is the sink growing
          * during the step: the kill landed while rows were being written */
-        int grew = !strcmp(L->how, "when the sink grew");
+        int grew = L->how == SD_PLACED_SINK_GREW;
         if (visible >= 0)
             snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step",
-                     !strcmp(L->how, "now") ? "immediate" : L->how, (long long)visible);
+                     L->how == SD_PLACED_NOW ? "immediate" : sd_placed_words[L->how], (long long)visible);
         else /* the target could not be counted at the step's start */
-            snprintf(land, sizeof(land), "%s", !strcmp(L->how, "now") ? "immediate" : L->how);
+            snprintf(land, sizeof(land), "%s", L->how == SD_PLACED_NOW ? "immediate" : sd_placed_words[L->how]);
         sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
     }
     snprintf(out, olen, "%s", land);
@@ -362,16 +366,16 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     if (e || skip) return e;
     int64_t fid = 0;
     char fdet[256];
-    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->signal), L.how);
+    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how]);
     sd_sup_state(r->sup, &s);
     if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
     int64_t signal_mono = sd_util_mono_ms();
-    if ((e = sd_process_signal_wait(r, st->signal, "kill", st->signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+    if ((e = sd_process_signal_wait(r, st->proc.signal, "kill", st->proc.signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
     char land[320];
-    sd_process_landing(r, fid, &L, inc, escalated, st->signal, signal_mono, land, sizeof(land));
+    sd_process_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
     return SD_OK;
 }
@@ -388,23 +392,23 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if ((e = sd_sup_signal(r->sup, SIGSTOP, NULL, err, errlen))) return e;
     int64_t fid = 0;
     char fdet[160];
-    snprintf(fdet, sizeof(fdet), "SIGSTOP to the process group %s%s", L.how, st->delay_ms > 0 ? ", resumed by the step" : "");
+    snprintf(fdet, sizeof(fdet), "SIGSTOP to the process group %s%s", sd_placed_words[L.how], st->proc.delay_ms > 0 ? ", resumed by the step" : "");
     if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
     char land[320] = "";
-    if (strcmp(L.how, "now")) {
+    if (L.how != SD_PLACED_NOW) {
         /* what the target held when it froze (the process is stopped, so
          * the landing stays true until it resumes) */
         sd_process_landing(r, fid, &L, s.incarnation, 0, SIGSTOP, 0, land, sizeof(land));
     }
-    if (st->delay_ms > 0) {
-        if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
+    if (st->proc.delay_ms > 0) {
+        if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
         if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
         sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
         sd_run_data_step_done(r);
-        snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, L.how, (double)st->delay_ms / 1000.0,
+        snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, sd_placed_words[L.how], (double)st->proc.delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
     } else {
-        snprintf(detail, dlen, "paused incarnation %d %s%s%s", s.incarnation, L.how, land[0] ? "; landed " : "", land);
+        snprintf(detail, dlen, "paused incarnation %d %s%s%s", s.incarnation, sd_placed_words[L.how], land[0] ? "; landed " : "", land);
     }
     return SD_OK;
 }
@@ -415,7 +419,7 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     int escalated = 0;
     switch (st->kind) {
     case SD_STEP_START:
-        return sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
+        return sd_run_start_pipeline(r, st->proc.variant, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_KILL:
         return sd_process_kill(r, st, detail, dlen, err, errlen);
     case SD_STEP_STOP:
@@ -438,18 +442,18 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
             if ((e = sd_process_signal_wait(r, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
             snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
         }
-        if (st->delay_ms > 0) {
-            if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->delay_ms, err, errlen))) return e;
+        if (st->proc.delay_ms > 0) {
+            if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
         }
         char fdet[128];
-        if (st->variant) snprintf(fdet, sizeof(fdet), "variant %s on the same checkpoint%s", st->variant, st->delay_ms > 0 ? ", after a delay" : "");
-        else snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->delay_ms > 0 ? ", after a delay" : "");
+        if (st->proc.variant) snprintf(fdet, sizeof(fdet), "variant %s on the same checkpoint%s", st->proc.variant, st->proc.delay_ms > 0 ? ", after a delay" : "");
+        else snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->proc.delay_ms > 0 ? ", after a delay" : "");
         if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, s.incarnation + 1, NULL, err, errlen))) return e;
         char d2[1024];
         /* timeout= bounds the readiness wait too; without it a restart
          * waits up to 30 s for the new incarnation to be ready */
         int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
-        e = sd_run_start_pipeline(r, st->variant, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
+        e = sd_run_start_pipeline(r, st->proc.variant, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
         if (e == SD_ERR_PIPELINE) {
             /* a pipeline that cannot come back on its own checkpoint is a
              * finding, not an inconclusive run: the crash is counted */

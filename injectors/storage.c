@@ -46,27 +46,27 @@ static sd_err_t sd_storage_truncate(const char *path, char *err, size_t errlen) 
 }
 
 static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    const char *base = st->damage_path ? st->damage_path : r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}";
+    const char *base = st->damage.path ? st->damage.path : r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}";
     char *path = sd_scenario_expand(base, &r->vars, err, errlen);
     if (!path) return SD_ERR_SCENARIO;
     sd_err_t e = SD_OK;
     char det[600];
-    if (st->damage_what <= 2) {
-        if (st->damage_what == 2) {
+    if (st->damage.what <= SD_DAMAGE_STATE) {
+        if (st->damage.what == SD_DAMAGE_STATE) {
             char *state = sd_util_fmt("%s/state", path);
             int had = sd_util_is_dir(state);
             e = sd_util_rmtree(state, err, errlen);
             snprintf(det, sizeof(det), had ? "removed %s" : "%s: no state folder to remove", state);
             free(state);
         } else {
-            const char *sub = st->damage_what == 0 ? "commits" : "offsets";
+            const char *sub = st->damage.what == SD_DAMAGE_COMMIT_MARKER ? "commits" : "offsets";
             char *dir = sd_util_fmt("%s/%s", path, sub);
             int64_t n = sd_storage_newest(dir);
             if (n < 0) {
                 e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "damage spark: no %s file in %s", sub, dir);
             } else {
                 char *f = sd_util_fmt("%s/%lld", dir, (long long)n), *crc = sd_util_fmt("%s/.%lld.crc", dir, (long long)n);
-                if (st->damage_what == 0) {
+                if (st->damage.what == SD_DAMAGE_COMMIT_MARKER) {
                     if (unlink(f)) e = sd_err_set(err, errlen, SD_ERR_IO, "damage: delete %s: %s", f, strerror(errno));
                     unlink(crc);
                     snprintf(det, sizeof(det), "deleted %s/%lld (batch %lld's commit marker)", sub, (long long)n, (long long)n);
@@ -80,7 +80,7 @@ static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, s
             }
             free(dir);
         }
-    } else if (st->damage_what == 3) {
+    } else if (st->damage.what == SD_DAMAGE_FILE_DELETE) {
         if (unlink(path) && errno != ENOENT) e = sd_err_set(err, errlen, SD_ERR_IO, "damage: delete %s: %s", path, strerror(errno));
         snprintf(det, sizeof(det), "deleted %s", path);
     } else {

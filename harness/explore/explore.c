@@ -402,11 +402,11 @@ static int sd_x_launch_run(sd_xctx_t *X, int run) {
     if (!rc) rc = sd_x_spawn(X, drill, dir, X->x->nruns);
     if (!rc) {
         X->x->runs = sd_util_xrealloc(X->x->runs, sizeof(*X->x->runs) * (size_t)(X->x->nruns + 1));
-        sd_xrun_t *r = &X->x->runs[X->x->nruns++];
-        memset(r, 0, sizeof(*r));
-        r->run = run;
-        r->drill = drill;
-        r->faults = faults;
+        sd_xrun_t *xr = &X->x->runs[X->x->nruns++];
+        memset(xr, 0, sizeof(*xr));
+        xr->run = run;
+        xr->drill = drill;
+        xr->faults = faults;
         drill = NULL;
     }
     free(drill);
@@ -418,16 +418,16 @@ static int sd_x_launch_run(sd_xctx_t *X, int run) {
 /* A run's outcome into the report; a new signature into the failures. */
 static void sd_x_record_run(sd_xctx_t *X, sd_xdone_t *d) {
     sd_xreport_t *x = X->x;
-    sd_xrun_t *r = &x->runs[d->slot];
-    snprintf(r->verdict, sizeof(r->verdict), "%s", d->verdict);
-    snprintf(r->reason, sizeof(r->reason), "%s", d->reason);
-    r->signature = sd_util_strdup(d->signature);
-    r->run_dir = sd_util_strdup(d->run_dir);
-    r->secs = d->secs;
+    sd_xrun_t *xr = &x->runs[d->slot];
+    snprintf(xr->verdict, sizeof(xr->verdict), "%s", d->verdict);
+    snprintf(xr->reason, sizeof(xr->reason), "%s", d->reason);
+    xr->signature = sd_util_strdup(d->signature);
+    xr->run_dir = sd_util_strdup(d->run_dir);
+    xr->secs = d->secs;
     if (!strcmp(d->verdict, "pass")) x->passed++;
     else if (!strcmp(d->verdict, "fail")) x->failed++;
     else x->inconclusive++;
-    sd_x_say(X, "run %d: %s%s%s%s (%.1fs)", r->run, d->verdict, *d->signature ? " [" : "", d->signature,
+    sd_x_say(X, "run %d: %s%s%s%s (%.1fs)", xr->run, d->verdict, *d->signature ? " [" : "", d->signature,
              *d->signature ? "]" : "", d->secs);
     if (strcmp(d->verdict, "fail")) {
         if (strcmp(d->verdict, "pass")) sd_x_say(X, "  %s: %s; its log: %s", d->verdict, d->reason, d->log);
@@ -442,7 +442,7 @@ static void sd_x_record_run(sd_xctx_t *X, sd_xdone_t *d) {
     sd_xfail_t *f = &x->fails[x->nfails++];
     memset(f, 0, sizeof(*f));
     f->signature = sd_util_strdup(d->signature);
-    f->first_run = r->run;
+    f->first_run = xr->run;
     f->seen = 1;
 }
 

@@ -284,10 +284,10 @@ static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_
         if (sscanf(v, "%d:%lld-%lld%n", &p, &a, &b, &used) != 3 || v[used] || p < 0 || a < 0 || b <= a)
             return sd_perr(c, t->line, col, "%s: expected range=PARTITION:FROM-TO (offsets FROM to TO-1, e.g. range=0:10-40), found \"%s\"",
                            e->name, v);
-        st->range_partition = p;
-        st->range_from = a;
-        st->range_to = b;
-        st->count = b - a;
+        st->send.range_partition = p;
+        st->send.range_from = a;
+        st->send.range_to = b;
+        st->send.count = b - a;
         return SD_OK;
     }
     case SD_V_SEED: {
@@ -424,8 +424,8 @@ static sd_step_t *sd_new_step(sd_scenario_t *sc, const sd_lang_entry_t *e, const
     st->kind = e->kind;
     st->line = ts->line;
     st->text = sd_util_strdup(ts->raw);
-    st->after_ms = -1;
-    st->range_partition = e->kind == SD_STEP_REPLAY || e->kind == SD_STEP_PRODUCE ? -1 : 0;
+    if (sd_step_args(e->kind) == SD_ARGS_PROC) st->proc.after_ms = -1;
+    if (e->kind == SD_STEP_REPLAY || e->kind == SD_STEP_PRODUCE) st->send.range_partition = -1;
     st->timeout_ms = e->timeout_ms;
     sd_apply_defaults(e, st);
     return st;
@@ -900,20 +900,20 @@ static sd_err_t sd_fin_faketime(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
 static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc; (void)present;
     sd_step_t *st = obj;
-    if (st->background && st->rate <= 0)
+    if (st->send.background && st->send.rate <= 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected rate=R/s with background (a background send needs a pace), found none");
-    if (!st->transactional && (st->txn_abort || st->txn_open || sd_has_key(ts, present, "size")))
+    if (!st->send.transactional && (st->send.txn_abort || st->send.txn_open || sd_has_key(ts, present, "size")))
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected `transactional` with size=, abort= or open=, found none");
-    if (st->transactional && st->background)
+    if (st->send.transactional && st->send.background)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected transactional or background, found both");
-    int64_t txns = st->transactional ? (st->count + st->txn_size - 1) / st->txn_size : 0;
-    if (st->transactional && st->txn_abort + st->txn_open > txns)
+    int64_t txns = st->send.transactional ? (st->send.count + st->send.txn_size - 1) / st->send.txn_size : 0;
+    if (st->send.transactional && st->send.txn_abort + st->send.txn_open > txns)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected abort= plus open= at most the %lld transactions of %lld events "
-                       "(size=%lld), found %lld", (long long)txns, (long long)st->count, (long long)st->txn_size,
-                       (long long)(st->txn_abort + st->txn_open));
-    if (st->txn_open > SD_MAX_OPEN_TXN)
+                       "(size=%lld), found %lld", (long long)txns, (long long)st->send.count, (long long)st->send.txn_size,
+                       (long long)(st->send.txn_abort + st->send.txn_open));
+    if (st->send.txn_open > SD_MAX_OPEN_TXN)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "produce: expected open= at most %d (each open transaction holds a producer), found %lld",
-                       SD_MAX_OPEN_TXN, (long long)st->txn_open);
+                       SD_MAX_OPEN_TXN, (long long)st->send.txn_open);
     return SD_OK;
 }
 
@@ -923,16 +923,16 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     (void)sc; (void)present;
     const sd_step_t *st = obj;
     const char *verb = st->kind == SD_STEP_PAUSE ? "pause" : "kill";
-    if (st->after_ms >= 0 && st->visible > 0)
+    if (st->proc.after_ms >= 0 && st->proc.visible > 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected after= or visible=, found both (each says where in the batch to land)", verb);
-    if ((st->after_ms >= 0 || st->visible > 0) && st->mid_batch != SD_LAND_MID_BATCH)
+    if ((st->proc.after_ms >= 0 || st->proc.visible > 0) && st->proc.mid_batch != SD_LAND_MID_BATCH)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected mid-batch with %s (it says where inside a batch to land), found %s", verb,
-                       st->visible > 0 ? "visible=" : "after=", st->mid_batch == SD_LAND_AT_BOUNDARY ? "at-boundary" : st->mid_batch == SD_LAND_AFTER_SINK_COMMIT ? "after-sink-commit" : "no mid-batch");
+                       st->proc.visible > 0 ? "visible=" : "after=", st->proc.mid_batch == SD_LAND_AT_BOUNDARY ? "at-boundary" : st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT ? "after-sink-commit" : "no mid-batch");
     /* the pipeline is frozen at that point: only SIGKILL keeps it from
      * finishing the checkpoint's commit */
-    if (st->mid_batch == SD_LAND_AFTER_SINK_COMMIT && st->signal != SIGKILL)
+    if (st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT && st->proc.signal != SIGKILL)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "kill after-sink-commit: expected signal=KILL (any other signal lets the pipeline "
-                       "record the batch in its checkpoint), found signal=%s", st->signal == SIGTERM ? "TERM" : "another");
+                       "record the batch in its checkpoint), found signal=%s", st->proc.signal == SIGTERM ? "TERM" : "another");
     return SD_OK;
 }
 
@@ -951,10 +951,9 @@ static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
 static sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc; (void)present;
     sd_step_t *st = obj;
-    int any = st->malformed > 0;
+    int any = st->send.malformed > 0;
     for (int k = 0; k < SD_INJ__COUNT; k++)
-        if (st->inject[k] > 0) any = 1;
-    st->late = st->inject[SD_INJ_LATE];
+        if (st->send.inject[k] > 0) any = 1;
     if (!any)
         return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : sd_end_col(ts),
                        "inject: expected malformed=N or late=N (or another kind), found %s", ts->n > 1 ? "no count above zero" : "the end of the line");
@@ -964,22 +963,22 @@ static sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
 static sd_err_t sd_fin_await_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)c; (void)sc; (void)ts; (void)present;
     sd_step_t *st = obj;
-    if (!st->sink) st->sink = sd_util_strdup("target");
+    if (!st->await.sink) st->await.sink = sd_util_strdup("target");
     return SD_OK;
 }
 
 static sd_err_t sd_fin_await_batches(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)c; (void)sc; (void)ts; (void)present;
-    ((sd_step_t *)obj)->op = SD_OP_GE;
+    ((sd_step_t *)obj)->await.op = SD_OP_GE;
     return SD_OK;
 }
 
 static sd_err_t sd_fin_damage_spark(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     sd_step_t *st = obj;
-    if (sd_has_key(ts, present, "truncate") && st->damage_what != 1)
+    if (sd_has_key(ts, present, "truncate") && st->damage.what != SD_DAMAGE_OFFSETS)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "damage spark: expected truncate only with offsets, found it with %s",
-                       sd_spark_what[st->damage_what]);
+                       sd_spark_what[st->damage.what]);
     return SD_OK;
 }
 
@@ -988,9 +987,9 @@ static sd_err_t sd_fin_network(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     sd_step_t *st = obj;
     /* count= is errors='s alone */
     int count = sd_has_key(ts, present, "count");
-    if (count && st->net_op != 4)
+    if (count && st->net.op != SD_NET_ERRORS)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "network: expected count= only with errors=, found it without");
-    if (st->net_op == 4 && !count) st->net_value = 1;
+    if (st->net.op == SD_NET_ERRORS && !count) st->net.value = 1;
     return SD_OK;
 }
 
@@ -1007,12 +1006,12 @@ static sd_err_t sd_parse_expect(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
             return sd_perr(c, ts->t[i].line, ts->t[i].col,
                            "expect: expected a count name (produced, expected, unique, rows, duplicated, lost, unexpected, late_leaked, "
                            "malformed_leaked, quarantined, ...), found \"%s\"", kv.key);
-        st->expects = sd_util_xrealloc(st->expects, sizeof(*st->expects) * (size_t)(st->nexpects + 1));
-        sd_expect_t *x = &st->expects[st->nexpects];
+        st->expect.v = sd_util_xrealloc(st->expect.v, sizeof(*st->expect.v) * (size_t)(st->expect.n + 1));
+        sd_expect_t *x = &st->expect.v[st->expect.n];
         memset(x, 0, sizeof(*x));
         x->count = sd_util_strdup(name);
         x->op = kv.op;
-        st->nexpects++;
+        st->expect.n++;
         const char *other = isalpha((unsigned char)kv.value[0]) ? sd_scenario_count_canonical(kv.value) : NULL;
         if (other) x->value_count = sd_util_strdup(other);
         else if (sd_util_parse_count(kv.value, &x->value))
@@ -1146,64 +1145,64 @@ static const sd_lang_key_t sd_keys_logs[] = {
     END};
 
 static const sd_lang_key_t sd_keys_start[] = {
-    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(proc.variant), .help = "a variant's command line instead of the pipeline's"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_timeout[] = {TIMEOUT, END};
 static const sd_lang_key_t sd_keys_stop[] = {TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_restart[] = {
-    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(variant), .help = "a variant's command line instead of the pipeline's"},
-    {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "how long the pipeline stays down"},
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(proc.variant), .help = "a variant's command line instead of the pipeline's"},
+    {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms), .help = "how long the pipeline stays down"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_kill[] = {
-    LANDING(mid_batch),
-    {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(mid_batch), .set = SD_LAND_AFTER_SINK_COMMIT, .group = 2,
+    LANDING(proc.mid_batch),
+    {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(proc.mid_batch), .set = SD_LAND_AFTER_SINK_COMMIT, .group = 2,
      .help = "after the target sink committed a batch (a new Delta version, its rows visible), before the checkpoint recorded it"},
-    {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(signal), .def = SIGKILL, .has_def = 1,
+    {.name = "signal", .form = SD_K_KEY, .type = SD_V_SIGNAL, .off = S(proc.signal), .def = SIGKILL, .has_def = 1,
      .help = "KILL, TERM, INT, QUIT or HUP"},
-    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
-    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(visible), .min = 1, .meta = "N",
+    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.after_ms), .help = "mid-batch: this long after the batch began"},
+    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(proc.visible), .min = 1, .meta = "N",
      .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_pause[] = {
-    LANDING(mid_batch),
-    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(delay_ms), .help = "resume by itself after this long"},
-    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(after_ms), .help = "mid-batch: this long after the batch began"},
-    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(visible), .min = 1, .meta = "N",
+    LANDING(proc.mid_batch),
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms), .help = "resume by itself after this long"},
+    {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.after_ms), .help = "mid-batch: this long after the batch began"},
+    {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(proc.visible), .min = 1, .meta = "N",
      .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_produce[] = {
-    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(count), .min = 1, .required = 1, .help = "a count (e.g. produce 100)"},
-    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(rate), .help = "events per second (default: as fast as possible)"},
-    {.name = "background", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(background), .set = 1,
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(send.count), .min = 1, .required = 1, .help = "a count (e.g. produce 100)"},
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(send.rate), .help = "events per second (default: as fast as possible)"},
+    {.name = "background", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(send.background), .set = 1,
      .help = "send while the next steps run (needs rate=)"},
-    {.name = "transactional", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(transactional), .set = 1,
+    {.name = "transactional", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(send.transactional), .set = 1,
      .help = "through a transactional producer, in transactions of size= events (a real broker only)"},
-    {.name = "size", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_size), .min = 1, .def = 10, .has_def = 1,
+    {.name = "size", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(send.txn_size), .min = 1, .def = 10, .has_def = 1,
      .help = "transactional: events per transaction"},
-    {.name = "abort", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_abort),
+    {.name = "abort", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(send.txn_abort),
      .help = "transactional: this many of the transactions are aborted (spread over the step)"},
-    {.name = "open", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(txn_open),
+    {.name = "open", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(send.txn_open),
      .help = "transactional: the last this many transactions are left open until a `resolve` step"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_replay[] = {
-    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(count), .min = 1, .help = "how many events already sent"},
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(send.count), .min = 1, .help = "how many events already sent"},
     {.name = "range", .form = SD_K_KEY, .type = SD_V_RANGE, .off = SD_NOWHERE, .help = "P:FROM-TO, offsets FROM to TO-1 of partition P"},
-    {.name = "from", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(replay_from_last), .choices = sd_from_words, .has_def = 1,
+    {.name = "from", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.replay_from_last), .choices = sd_from_words, .has_def = 1,
      .help = "the oldest or the newest events"},
-    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(rate), .help = "events per second"},
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(send.rate), .help = "events per second"},
     TIMEOUT, END};
 
-#define INJ(k, word, what) {.name = word, .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(inject[k]), .help = what}
+#define INJ(k, word, what) {.name = word, .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(send.inject[k]), .help = what}
 #define INJ_D(fld, word, d, what) \
     {.name = word, .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(fld), .min = 1, .def = d, .has_def = 1, .help = what}
 static const sd_lang_key_t sd_keys_inject[] = {
-    {.name = "malformed", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(malformed), .help = "events broken in turn (see kinds=)"},
+    {.name = "malformed", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(send.malformed), .help = "events broken in turn (see kinds=)"},
     INJ(SD_INJ_LATE, "late", "event time `by` behind the watermark"),
     INJ(SD_INJ_OUT_OF_ORDER, "out-of-order", "behind the newest, `within` the watermark"),
     INJ(SD_INJ_FUTURE, "future", "`ahead` of the newest"),
@@ -1215,77 +1214,77 @@ static const sd_lang_key_t sd_keys_inject[] = {
     INJ(SD_INJ_NO_KEY, "no-key", "valid events without a message key"),
     INJ(SD_INJ_RETRY_DUP, "retry-dup", "each new event sent twice in a row"),
     INJ(SD_INJ_DELETE, "delete", "tombstones for the keys of the newest events"),
-    INJ_D(late_by_ms, "by", 3600000, "late: how far behind the watermark"),
-    {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(within_ms), .min = 1, .def = -1, .has_def = 1,
+    INJ_D(send.late_by_ms, "by", 3600000, "late: how far behind the watermark"),
+    {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(send.within_ms), .min = 1, .def = -1, .has_def = 1,
      .help = "out-of-order: how far behind the newest (default half the watermark)"},
-    INJ_D(ahead_ms, "ahead", 7200000, "future: how far ahead"),
-    INJ_D(offline_ms, "offline", 1800000, "burst: how long the device was offline"),
-    {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "K", .off = S(skew_key), .help = "skew: the one key"},
-    {.name = "as", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(drift_type), .choices = sd_drift_words, .has_def = 1,
+    INJ_D(send.ahead_ms, "ahead", 7200000, "future: how far ahead"),
+    INJ_D(send.offline_ms, "offline", 1800000, "burst: how long the device was offline"),
+    {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "K", .off = S(send.skew_key), .help = "skew: the one key"},
+    {.name = "as", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.drift_type), .choices = sd_drift_words, .has_def = 1,
      .help = "drift: extra-field or type-change"},
-    {.name = "kinds", .form = SD_K_KEY, .type = SD_V_KINDS, .off = S(malformed_kinds),
+    {.name = "kinds", .form = SD_K_KEY, .type = SD_V_KINDS, .off = S(send.malformed_kinds),
      .help = "malformed kinds to cycle through (default: the first five)"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_await_sink[] = {
-    {.name = "NAME", .form = SD_K_POS, .type = SD_V_NAME, .off = S(sink), .help = "the sink (default: the target)"},
-    {.name = "rows", .form = SD_K_KEY, .type = SD_V_ROWS, .off = S(rows), .off2 = S(op), .required = 1,
+    {.name = "NAME", .form = SD_K_POS, .type = SD_V_NAME, .off = S(await.sink), .help = "the sink (default: the target)"},
+    {.name = "rows", .form = SD_K_KEY, .type = SD_V_ROWS, .off = S(await.rows), .off2 = S(await.op), .required = 1,
      .help = "rows>=N (or =, >, <=, <, !=)"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_await_quiescent[] = {
-    {.name = "D", .form = SD_K_POS, .type = SD_V_DURATION, .off = S(quiet_ms), .min = 1, .def = 3000, .has_def = 1,
+    {.name = "D", .form = SD_K_POS, .type = SD_V_DURATION, .off = S(await.quiet_ms), .min = 1, .def = 3000, .has_def = 1,
      .help = "how long nothing may change"},
-    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(quiet_ms), .min = 1, .help = "the same as D"},
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(await.quiet_ms), .min = 1, .help = "the same as D"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_await_batches[] = {
-    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(rows), .required = 1, .help = "a count of committed batches"},
+    {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(await.rows), .required = 1, .help = "a count of committed batches"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_sleep[] = {
     {.name = "D", .form = SD_K_POS, .type = SD_V_DURATION, .off = S(timeout_ms), .required = 1, .help = "one duration"}, END};
 
 static const sd_lang_key_t sd_keys_clock[] = {
-    {.name = "offset", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock_ms), .group = 1, .tag_off = S(clock_op), .tag = 0,
+    {.name = "offset", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock.ms), .group = 1, .tag_off = S(clock.op), .tag = SD_CLOCK_OFFSET,
      .help = "the clock this far from real time (+2h)"},
-    {.name = "jump", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock_ms), .group = 1, .tag_off = S(clock_op), .tag = 1,
+    {.name = "jump", .form = SD_K_KEY, .type = SD_V_SDURATION, .off = S(clock.ms), .group = 1, .tag_off = S(clock.op), .tag = SD_CLOCK_JUMP,
      .help = "move the clock by this much (-10m)"},
-    {.name = "rate", .form = SD_K_KEY, .type = SD_V_FACTOR, .off = S(clock_rate), .group = 1, .tag_off = S(clock_op), .tag = 2,
+    {.name = "rate", .form = SD_K_KEY, .type = SD_V_FACTOR, .off = S(clock.rate), .group = 1, .tag_off = S(clock.op), .tag = SD_CLOCK_RATE,
      .help = "the clock runs this many times as fast (2x)"},
-    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(clock_op), .set = 3, .group = 1, .help = "back to real time"},
+    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(clock.op), .set = SD_CLOCK_RESET, .group = 1, .help = "back to real time"},
     OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_damage_spark[] = {
-    {.name = "commit-marker|offsets|state", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(damage_what), .choices = sd_spark_what,
+    {.name = "commit-marker|offsets|state", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(damage.what), .choices = sd_spark_what,
      .required = 1, .help = "commit-marker, offsets or state"},
     {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = SD_NOWHERE, .help = "offsets: cut the newest offsets file short"},
-    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = S(damage_path), .meta = "PATH", .help = "the checkpoint (default: the scenario's)"},
+    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = S(damage.path), .meta = "PATH", .help = "the checkpoint (default: the scenario's)"},
     OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_damage[] = {
-    {.name = "file", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = S(damage_path), .required = 1, .help = "the file to damage"},
-    {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 3, .group = 1, .help = "remove it"},
-    {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage_what), .set = 4, .group = 1, .help = "cut it short"},
+    {.name = "file", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = S(damage.path), .required = 1, .help = "the file to damage"},
+    {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage.what), .set = SD_DAMAGE_FILE_DELETE, .group = 1, .help = "remove it"},
+    {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage.what), .set = SD_DAMAGE_FILE_TRUNCATE, .group = 1, .help = "cut it short"},
     OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_network[] = {
-    {.name = "latency", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net_value), .group = 1, .tag_off = S(net_op), .tag = 0,
+    {.name = "latency", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.value), .group = 1, .tag_off = S(net.op), .tag = SD_NET_LATENCY,
      .help = "added to every broker request"},
-    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net_op), .set = 1, .group = 1, .help = "close every connection"},
-    {.name = "blackhole", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net_op), .set = 2, .group = 1, .help = "drop every packet"},
-    {.name = "bandwidth", .form = SD_K_KEY, .type = SD_V_BANDWIDTH, .off = S(net_value), .group = 1, .tag_off = S(net_op), .tag = 3,
+    {.name = "reset", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net.op), .set = SD_NET_RESET, .group = 1, .help = "close every connection"},
+    {.name = "blackhole", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(net.op), .set = SD_NET_BLACKHOLE, .group = 1, .help = "drop every packet"},
+    {.name = "bandwidth", .form = SD_K_KEY, .type = SD_V_BANDWIDTH, .off = S(net.value), .group = 1, .tag_off = S(net.op), .tag = SD_NET_BANDWIDTH,
      .help = "a rate limit (200KB/s)"},
-    {.name = "errors", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "API:ERR[,..]", .off = S(net_errors), .group = 1, .tag_off = S(net_op), .tag = 4,
+    {.name = "errors", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "API:ERR[,..]", .off = S(net.errors), .group = 1, .tag_off = S(net.op), .tag = SD_NET_ERRORS,
      .help = "API:ERROR[,API:ERROR...] returned by the broker"},
-    {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net_value), .help = "errors: how many times each (default 1)"},
-    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(for_ms), .help = "heal by itself after this long"},
+    {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net.value), .help = "errors: how many times each (default 1)"},
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.for_ms), .help = "heal by itself after this long"},
     OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_none[] = {END};
 
 static const sd_lang_key_t sd_keys_note[] = {
-    {.name = "TEXT", .form = SD_K_POS, .type = SD_V_TEXT, .off = S(note), .required = 1, .help = "the note (quote it)"}, END};
+    {.name = "TEXT", .form = SD_K_POS, .type = SD_V_TEXT, .off = S(note.text), .required = 1, .help = "the note (quote it)"}, END};
 
 /* ---- entries ---- */
 

@@ -263,9 +263,9 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
         if (st->kind == SD_STEP_AWAIT_SINK) {
             int found = 0;
             for (int k = 0; k < sc->nsinks; k++)
-                if (!strcmp(sc->sinks[k].name, st->sink)) found = 1;
+                if (!strcmp(sc->sinks[k].name, st->await.sink)) found = 1;
             if (!found)
-                return sd_perr(c, st->line, 1, "await sink: expected a declared sink named \"%s\", found %s", st->sink,
+                return sd_perr(c, st->line, 1, "await sink: expected a declared sink named \"%s\", found %s", st->await.sink,
                                sc->nsinks ? "only other names" : "no `sink` line");
         } else if ((needs & SD_NEEDS_SINK) && !sc->nsinks) {
             return sd_perr(c, st->line, 1, "%s: expected a `sink` line in the header, found none", name);

@@ -122,6 +122,39 @@ char *sd_scenario_expand(const char *s, const sd_kvlist_t *vars, char *err, size
 
 /* ---- scenario ---- */
 
+sd_step_args_t sd_step_args(sd_step_kind_t kind) {
+    switch (kind) {
+    case SD_STEP_PRODUCE: case SD_STEP_REPLAY: case SD_STEP_INJECT: return SD_ARGS_SEND;
+    case SD_STEP_START: case SD_STEP_STOP: case SD_STEP_KILL: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_RESUME:
+        return SD_ARGS_PROC;
+    case SD_STEP_AWAIT_SINK: case SD_STEP_AWAIT_QUIESCENT: case SD_STEP_AWAIT_BATCHES: return SD_ARGS_AWAIT;
+    case SD_STEP_CLOCK: return SD_ARGS_CLOCK;
+    case SD_STEP_DAMAGE: return SD_ARGS_DAMAGE;
+    case SD_STEP_NETWORK: return SD_ARGS_NET;
+    case SD_STEP_NOTE: return SD_ARGS_NOTE;
+    case SD_STEP_EXPECT: return SD_ARGS_EXPECT;
+    default: return SD_ARGS_NONE; /* sleep (its timeout), heal, resolve */
+    }
+}
+
+/* A step's own strings, by the member its kind uses. */
+static void sd_step_free(sd_step_t *st) {
+    free(st->text);
+    switch (sd_step_args(st->kind)) {
+    case SD_ARGS_SEND: free(st->send.skew_key); break;
+    case SD_ARGS_PROC: free(st->proc.variant); break;
+    case SD_ARGS_AWAIT: free(st->await.sink); break;
+    case SD_ARGS_DAMAGE: free(st->damage.path); break;
+    case SD_ARGS_NET: free(st->net.errors); break;
+    case SD_ARGS_NOTE: free(st->note.text); break;
+    case SD_ARGS_EXPECT:
+        for (int k = 0; k < st->expect.n; k++) { free(st->expect.v[k].count); free(st->expect.v[k].value_count); }
+        free(st->expect.v);
+        break;
+    default: break;
+    }
+}
+
 void sd_scenario_free(sd_scenario_t *sc) {
     if (!sc) return;
     free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic); free(sc->deliveries_log); free(sc->deliveries_id);
@@ -147,18 +180,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);
-    for (int i = 0; i < sc->nsteps; i++) {
-        sd_step_t *st = &sc->steps[i];
-        free(st->text);
-        free(st->sink);
-        free(st->variant);
-        free(st->skew_key);
-        free(st->damage_path);
-        free(st->net_errors);
-        free(st->note);
-        for (int k = 0; k < st->nexpects; k++) { free(st->expects[k].count); free(st->expects[k].value_count); }
-        free(st->expects);
-    }
+    for (int i = 0; i < sc->nsteps; i++) sd_step_free(&sc->steps[i]);
     free(sc->steps);
     free(sc);
 }

@@ -112,58 +112,88 @@ const char *sd_inject_name(sd_inject_kind_t k);
  * (each holds a producer of its own) */
 #define SD_MAX_OPEN_TXN 8
 
+/* What a clock step does, a network step does, a damage step breaks. */
+typedef enum { SD_CLOCK_OFFSET = 0, SD_CLOCK_JUMP, SD_CLOCK_RATE, SD_CLOCK_RESET } sd_clock_op_t;
+typedef enum { SD_NET_LATENCY = 0, SD_NET_RESET, SD_NET_BLACKHOLE, SD_NET_BANDWIDTH, SD_NET_ERRORS } sd_net_op_t;
+typedef enum {
+    SD_DAMAGE_COMMIT_MARKER = 0, SD_DAMAGE_OFFSETS, SD_DAMAGE_STATE, /* a Spark checkpoint's */
+    SD_DAMAGE_FILE_DELETE, SD_DAMAGE_FILE_TRUNCATE                   /* file=PATH */
+} sd_damage_t;
+typedef enum { SD_DRIFT_EXTRA_FIELD = 0, SD_DRIFT_TYPE_CHANGE } sd_drift_t;
+
+/* Which member of a step's union its kind's arguments are in. */
+typedef enum {
+    SD_ARGS_NONE = 0, SD_ARGS_SEND, SD_ARGS_PROC, SD_ARGS_AWAIT, SD_ARGS_CLOCK, SD_ARGS_DAMAGE, SD_ARGS_NET, SD_ARGS_NOTE, SD_ARGS_EXPECT
+} sd_step_args_t;
+sd_step_args_t sd_step_args(sd_step_kind_t kind);
+
+/* One step: its kind, what every step has, and a union of per-kind
+ * arguments (the member named for the kind's family; the language's table
+ * writes them by offset, sd_scenario_free frees them by kind). */
 typedef struct sd_step_s {
     sd_step_kind_t kind;
     int line;
     char *text;            /* the step as written (for run.db and reports) */
-    /* common */
     int64_t timeout_ms;    /* every wait has one */
     int timeout_given;     /* timeout= was written (not the step's default) */
     int optional;          /* a fault step that may be skipped: a miss is a warning, not an inconclusive run */
-    /* produce / replay / inject */
-    int64_t count;
-    double rate;           /* events per second, 0 = as fast as possible */
-    int background;        /* produce ... background: the next steps run while it sends */
-    int transactional;     /* produce ... transactional: through a transactional producer */
-    int64_t txn_size, txn_abort, txn_open; /* events per transaction, transactions aborted, left open */
-    int64_t late, malformed, late_by_ms;
-    int malformed_kinds;   /* bit set of sd_malformed_t, 0 = the original five */
-    int64_t inject[SD_INJ__COUNT];  /* counts per kind (inject[SD_INJ_LATE] == late) */
-    int64_t within_ms, ahead_ms, offline_ms;
-    char *skew_key;
-    int drift_type;        /* inject drift: 0 an extra field, 1 a field of another type */
-    int replay_from_last;  /* replay the newest events instead of the oldest */
-    int range_partition;   /* replay range=P:A-B: the records at offsets [A, B) of partition P; -1 if not */
-    int64_t range_from, range_to;
-    /* kill / stop */
-    int signal;
-    int mid_batch;         /* where a kill, stop or pause lands: sd_landing_point_t */
-    int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
-    int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
-    int64_t delay_ms;      /* restart delay */
-    char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
-    /* await */
-    char *sink;            /* sink name for await sink */
-    sd_op_t op;
-    int64_t rows;
-    int64_t quiet_ms;      /* await quiescent: how long nothing may change */
-    /* clock: op 0 offset=, 1 jump=, 2 rate=, 3 reset */
-    int clock_op;
-    int64_t clock_ms;
-    double clock_rate;
-    /* damage: what 0 spark commit-marker, 1 spark offsets (truncate), 2 spark state, 3 file=PATH delete, 4 file=PATH truncate */
-    int damage_what;
-    char *damage_path;     /* checkpoint= or file=, placeholders unexpanded; NULL: the scenario's checkpoint */
-    /* network: op 0 latency=, 1 reset, 2 blackhole, 3 bandwidth=, 4 errors= */
-    int net_op;
-    int64_t net_value;     /* latency ms, bandwidth bytes/s, error count */
-    char *net_errors;      /* errors=API:ERROR[,API:ERROR...] */
-    int64_t for_ms;        /* the fault lasts this long, then heals itself (0: until heal) */
-    /* note */
-    char *note;
-    /* expect */
-    sd_expect_t *expects;
-    int nexpects;
+    union {
+        /* produce, replay, inject */
+        struct {
+            int64_t count;
+            double rate;           /* events per second, 0 = as fast as possible */
+            int background;        /* produce ... background: the next steps run while it sends */
+            int transactional;     /* produce ... transactional: through a transactional producer */
+            int64_t txn_size, txn_abort, txn_open; /* events per transaction, transactions aborted, left open */
+            int64_t malformed, late_by_ms;
+            int malformed_kinds;   /* bit set of sd_malformed_t, 0 = the original five */
+            int64_t inject[SD_INJ__COUNT];  /* counts per kind */
+            int64_t within_ms, ahead_ms, offline_ms;
+            char *skew_key;
+            sd_drift_t drift_type; /* inject drift: an extra field, or a field of another type */
+            int replay_from_last;  /* replay the newest events instead of the oldest */
+            int range_partition;   /* replay range=P:A-B: the records at offsets [A, B) of partition P; -1 if not */
+            int64_t range_from, range_to;
+        } send;
+        /* start, stop, kill, restart, pause, resume */
+        struct {
+            int signal;
+            sd_landing_point_t mid_batch; /* where a kill, stop or pause lands */
+            int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
+            int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
+            int64_t delay_ms;      /* restart delay; pause: resumed by the step after this long */
+            char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
+        } proc;
+        /* await sink, await quiescent, await batches */
+        struct {
+            char *sink;            /* await sink: the sink's name */
+            sd_op_t op;
+            int64_t rows;          /* rows (await sink), committed batches (await batches) */
+            int64_t quiet_ms;      /* await quiescent: how long nothing may change */
+        } await;
+        struct {
+            sd_clock_op_t op;
+            int64_t ms;            /* offset=, jump= */
+            double rate;           /* rate= */
+        } clock;
+        struct {
+            sd_damage_t what;
+            char *path;            /* checkpoint= or file=, placeholders unexpanded; NULL: the scenario's checkpoint */
+        } damage;
+        struct {
+            sd_net_op_t op;
+            int64_t value;         /* latency ms, bandwidth bytes/s, error count */
+            char *errors;          /* errors=API:ERROR[,API:ERROR...] */
+            int64_t for_ms;        /* the fault lasts this long, then heals itself (0: until heal) */
+        } net;
+        struct {
+            char *text;
+        } note;
+        struct {
+            sd_expect_t *v;
+            int n;
+        } expect;
+    };
 } sd_step_t;
 
 typedef struct sd_scenario_s {

@@ -325,13 +325,13 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     for (int i = 0; i < ni; i++) {
         int overridden = 0;
         for (int s = 0; s < ctx->nexpects; s++)
-            for (int k = 0; k < ctx->expects[s]->nexpects; k++)
-                if (!strcmp(ctx->expects[s]->expects[k].count, implicit[i])) overridden = 1;
+            for (int k = 0; k < ctx->expects[s]->expect.n; k++)
+                if (!strcmp(ctx->expects[s]->expect.v[k].count, implicit[i])) overridden = 1;
         if (!overridden) sd_add_count_check(out, ctx, r, implicit[i], SD_OP_EQ, 0, NULL);
     }
     for (int s = 0; s < ctx->nexpects; s++)
-        for (int k = 0; k < ctx->expects[s]->nexpects; k++) {
-            const sd_expect_t *x = &ctx->expects[s]->expects[k];
+        for (int k = 0; k < ctx->expects[s]->expect.n; k++) {
+            const sd_expect_t *x = &ctx->expects[s]->expect.v[k];
             sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
         }
     /* a result model that judged no group judged nothing: no pass */

@@ -275,24 +275,24 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
     if (sd_broker_is_embedded(r->broker))
         return sd_err_set(err, errlen, SD_ERR_BROKER, "%s:%d: produce transactional needs a real broker (--brokers): the embedded cluster "
                           "does not hide aborted transactions from read_committed readers", r->sc->path, st->line);
-    if (r->txn.nopen + st->txn_open > SD_MAX_OPEN_TXN)
+    if (r->txn.nopen + st->send.txn_open > SD_MAX_OPEN_TXN)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce transactional: at most %d transactions may be open at once (%d "
                           "already are; `resolve` commits them)", r->sc->path, st->line, SD_MAX_OPEN_TXN, r->txn.nopen);
     sd_err_t e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
     if (!e && !r->txn.producer) e = sd_run_txn_producer(r, -1, &r->txn.producer, err, errlen);
     if (e) return e;
-    int64_t txns = (st->count + st->txn_size - 1) / st->txn_size, closed = txns - st->txn_open;
+    int64_t txns = (st->send.count + st->send.txn_size - 1) / st->send.txn_size, closed = txns - st->send.txn_open;
     int64_t t0 = sd_util_mono_ms(), aborted = 0, aborted_events = 0, sent = 0;
     sd_producer_t *plain = r->producer;
     for (int64_t i = 0; i < txns && !e; i++) {
         int open = i >= closed;
         /* abort= spread evenly over the transactions that end in this step */
-        int abort = !open && (i + 1) * st->txn_abort / (closed ? closed : 1) > i * st->txn_abort / (closed ? closed : 1);
+        int abort = !open && (i + 1) * st->send.txn_abort / (closed ? closed : 1) > i * st->send.txn_abort / (closed ? closed : 1);
         sd_producer_t *p = r->txn.producer;
         if (open && (e = sd_run_txn_producer(r, r->txn.open_slots++, &p, err, errlen))) break;
         r->producer = p; /* this transaction's messages go through it */
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
-            int64_t n = st->count - sent < st->txn_size ? st->count - sent : st->txn_size;
+            int64_t n = st->send.count - sent < st->send.txn_size ? st->send.count - sent : st->send.txn_size;
             for (int64_t k = 0; k < n && !e; k++) e = sd_run_one_event_as(r, abort, err, errlen);
             if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
             sent += n;
@@ -319,12 +319,12 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         return e;
     }
     char a[64], b[64];
-    sd_events_id(r->events, r->sends.nseq - st->count, a);
+    sd_events_id(r->events, r->sends.nseq - st->send.count, a);
     sd_events_id(r->events, r->sends.nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %lld transactions of up to %lld in %.2fs: %lld committed, %lld aborted (%lld "
-             "events that must never reach the target), %lld left open", (long long)st->count, a, b, (long long)txns,
-             (long long)st->txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
-             (long long)aborted_events, (long long)st->txn_open);
+             "events that must never reach the target), %lld left open", (long long)st->send.count, a, b, (long long)txns,
+             (long long)st->send.txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
+             (long long)aborted_events, (long long)st->send.txn_open);
     r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
@@ -398,31 +398,31 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     sd_err_t e;
     if ((e = sd_run_background_wait(r, err, errlen))) return e;
     int64_t avail = sd_events_available(r->events);
-    if (r->sends.nseq + st->count > avail)
+    if (r->sends.nseq + st->send.count > avail)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
-                          r->sc->path, st->line, (long long)st->count, (long long)avail, (long long)r->sends.nseq);
-    if (st->transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
+                          r->sc->path, st->line, (long long)st->send.count, (long long)avail, (long long)r->sends.nseq);
+    if (st->send.transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
     /* room made once, not doubled on the way (up to 2^26 events ahead: more
      * is made as they come, as it always was) */
-    sd_run_reserve_seqs(r, r->sends.nseq + (st->count < ((int64_t)1 << 26) ? st->count : ((int64_t)1 << 26)));
+    sd_run_reserve_seqs(r, r->sends.nseq + (st->send.count < ((int64_t)1 << 26) ? st->send.count : ((int64_t)1 << 26)));
     int64_t t0 = sd_util_mono_ms();
     int64_t first = r->sends.nseq;
     char a[64], b[64];
-    if (st->background) {
+    if (st->send.background) {
         r->bg.active = 1;
-        r->bg.total = st->count;
+        r->bg.total = st->send.count;
         r->bg.done = 0;
-        r->bg.rate = st->rate;
+        r->bg.rate = st->send.rate;
         r->bg.t0 = t0;
         r->bg.serve = sd_run_background; /* served by the event loop from now on */
         sd_events_id(r->events, first, a);
-        sd_events_id(r->events, first + st->count - 1, b);
-        snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->count, a, b,
-                 st->rate, (double)st->count / st->rate);
+        sd_events_id(r->events, first + st->send.count - 1, b);
+        snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->send.count, a, b,
+                 st->send.rate, (double)st->send.count / st->send.rate);
         return sd_run_background(r, err, errlen);
     }
-    for (int64_t i = 0; i < st->count; i++) {
-        if ((e = sd_run_pace(r, t0, i, st->rate, err, errlen))) return e;
+    for (int64_t i = 0; i < st->send.count; i++) {
+        if ((e = sd_run_pace(r, t0, i, st->send.rate, err, errlen))) return e;
         if ((e = sd_run_one_event(r, err, errlen))) return e;
         if (r->staging.nstage >= 1000) {
             if ((e = sd_run_submit(r, err, errlen))) return e;
@@ -433,8 +433,8 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
     sd_events_id(r->events, first, a);
     sd_events_id(r->events, r->sends.nseq - 1, b);
-    snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->count, a, b, secs,
-             secs > 0 ? (double)st->count / secs : 0.0);
+    snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->send.count, a, b, secs,
+             secs > 0 ? (double)st->send.count / secs : 0.0);
     r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }

@@ -105,21 +105,21 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
 sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sink_t *s = NULL;
     for (int i = 0; i < r->sink.n; i++)
-        if (!strcmp(r->sink.v[i]->name, st->sink)) s = r->sink.v[i];
+        if (!strcmp(r->sink.v[i]->name, st->await.sink)) s = r->sink.v[i];
     int64_t t0 = sd_util_mono_ms();
     int64_t deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
     int64_t rows = 0;
     sd_err_t e;
     for (;;) {
         char serr[1024];
-        if (sd_sink_count(s, 1, &rows, serr, sizeof(serr)) == SD_OK && sd_op_eval(st->op, rows, st->rows)) {
+        if (sd_sink_count(s, 1, &rows, serr, sizeof(serr)) == SD_OK && sd_op_eval(st->await.op, rows, st->await.rows)) {
             snprintf(detail, dlen, "sink %s has %lld rows after %.2fs", s->name, (long long)rows,
                      (double)(sd_util_mono_ms() - t0) / 1000.0);
             return SD_OK;
         }
         if (sd_util_mono_ms() > deadline) {
             snprintf(detail, dlen, "sink %s has %lld rows after %.1fs, expected rows%s%lld", s->name, (long long)rows,
-                     (double)(sd_util_mono_ms() - t0) / 1000.0, sd_op_text(st->op), (long long)st->rows);
+                     (double)(sd_util_mono_ms() - t0) / 1000.0, sd_op_text(st->await.op), (long long)st->await.rows);
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s", detail);
         }
         if ((e = sd_run_tick(r, 50, err, errlen))) return e;
@@ -223,7 +223,7 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
     int64_t t0 = sd_util_mono_ms(), deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
     sd_err_t e;
     for (;;) { /* each tick polls Kafka, production and the pipeline's progress */
-        if (r->pipe.bs.commits >= st->rows) {
+        if (r->pipe.bs.commits >= st->await.rows) {
             snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->pipe.bs.incarnation,
                      (long long)r->pipe.bs.commits, (long long)r->pipe.bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
             return SD_OK;
@@ -231,7 +231,7 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "incarnation %d committed %lld batches in %.0fs, expected %lld",
                               r->pipe.bs.incarnation, (long long)r->pipe.bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
-                              (long long)st->rows);
+                              (long long)st->await.rows);
         if ((e = sd_run_tick(r, 20, err, errlen))) return e;
     }
 }

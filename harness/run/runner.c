@@ -77,13 +77,13 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_AWAIT_SINK:
         return sd_run_await_sink(r, st, detail, dlen, err, errlen);
     case SD_STEP_AWAIT_QUIESCENT:
-        return sd_run_await_quiescent(r, st->quiet_ms, st->timeout_ms, detail, dlen, err, errlen);
+        return sd_run_await_quiescent(r, st->await.quiet_ms, st->timeout_ms, detail, dlen, err, errlen);
     case SD_STEP_AWAIT_BATCHES:
         return sd_run_await_batches(r, st, detail, dlen, err, errlen);
     case SD_STEP_SLEEP:
         return sd_run_sleep(r, st, detail, dlen, err, errlen);
     case SD_STEP_NOTE:
-        snprintf(detail, dlen, "%s", st->note);
+        snprintf(detail, dlen, "%s", st->note.text);
         return SD_OK;
     case SD_STEP_RESOLVE:
         return sd_run_resolve(r, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
@@ -639,7 +639,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     if (sd_progress_group_unseen(r)) {
         for (int i = 0; i < r->sc->nsteps; i++) {
             const sd_step_t *st = &r->sc->steps[i];
-            if (!sd_lang_step_entry(st->kind)->fault || st->mid_batch == SD_LAND_NOW) continue;
+            if (!sd_lang_step_entry(st->kind)->fault || st->proc.mid_batch == SD_LAND_NOW) continue;
             char why[512];
             snprintf(why, sizeof(why), "consumer group %s, which `progress group` follows, had neither a member nor a commit in the "
                      "whole run, so no batch it showed was the pipeline's", sd_progress_group_name(r));

@@ -56,13 +56,13 @@ Test(explore, generated_schedules_are_well_formed) {
                 const sd_step_t *st = &sc->steps[i];
                 if (st->kind == SD_STEP_KILL || st->kind == SD_STEP_STOP)
                     cr_assert(i + 1 < sc->nsteps && sc->steps[i + 1].kind == SD_STEP_RESTART, "run %d: `%s` without a restart", run, st->text);
-                if (st->kind == SD_STEP_PAUSE) cr_assert_gt(st->delay_ms, 0, "run %d: `%s` never resumes", run, st->text);
-                if (st->kind == SD_STEP_NETWORK && st->net_op != 4) cr_assert_gt(st->for_ms, 0, "run %d: `%s` never heals", run, st->text);
+                if (st->kind == SD_STEP_PAUSE) cr_assert_gt(st->proc.delay_ms, 0, "run %d: `%s` never resumes", run, st->text);
+                if (st->kind == SD_STEP_NETWORK && st->net.op != 4) cr_assert_gt(st->net.for_ms, 0, "run %d: `%s` never heals", run, st->text);
                 if (st->kind == SD_STEP_NETWORK) cr_assert(caps.network, "run %d: a network fault the broker cannot take", run);
                 if (st->kind == SD_STEP_CLOCK) cr_assert(caps.faketime, "run %d: a clock step without faketime", run);
                 if (st->kind == SD_STEP_KILL || st->kind == SD_STEP_PAUSE)
-                    cr_assert(caps.batches || !st->mid_batch, "run %d: `%s` needs batches", run, st->text);
-                if (st->kind == SD_STEP_INJECT) cr_assert(caps.future || !st->inject[SD_INJ_FUTURE], "run %d: a future event", run);
+                    cr_assert(caps.batches || !st->proc.mid_batch, "run %d: `%s` needs batches", run, st->text);
+                if (st->kind == SD_STEP_INJECT) cr_assert(caps.future || !st->send.inject[SD_INJ_FUTURE], "run %d: a future event", run);
             }
             for (int i = 0; i < s.n; i++) kinds[s.a[i].kind]++;
             sd_scenario_free(sc);

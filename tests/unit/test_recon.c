@@ -249,7 +249,7 @@ Test(recon, explicit_expect_replaces_the_implicit_check) {
     sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
     sd_expect_t x[2] = {{.count = "duplicated", .op = SD_OP_GT, .value = 0},
                         {.count = "observed_unique", .op = SD_OP_EQ, .value_count = "expected_in_target"}};
-    sd_step_t st = {.kind = SD_STEP_EXPECT, .expects = x, .nexpects = 2};
+    sd_step_t st = {.kind = SD_STEP_EXPECT, .expect = {.v = x, .n = 2}};
     const sd_step_t *ex[1] = {&st};
     sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, ex, 1);
     int dup_checks = 0;
