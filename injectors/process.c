@@ -70,32 +70,6 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
     }
 }
 
-/* How long after a batch's begin a mid-batch fault aims to land, from the
- * batches seen so far. With the batch's size known (rows= on its marker,
- * or, when the commit markers name their offsets, the messages sent past
- * the newest commit): half of what a batch that size took, fitted on the
- * earlier batches' sizes and durations. With the size unknown the batch
- * may be far shorter than the ones seen: an eighth of the shortest batch
- * (and of the mean), at once when there is no history. After each batch
- * whose commit won the race, the aim moves halfway earlier. Spark's
- * real-time intervals last as long as their trigger whatever they hold:
- * there the aim is half of the mean interval. */
-static int64_t sd_process_aim(const sd_run_t *r, int64_t batch_rows, int misses) {
-    int64_t aim;
-    /* real-time intervals last as long as the trigger says, whatever they
-     * hold: the middle of the intervals seen */
-    if (r->sc->spark_realtime) return (sd_progress_expected_batch_ms(r, -1) / 2) >> (misses >= 30 ? 30 : misses);
-    /* a marker without rows=: what was sent past the newest commit */
-    if (batch_rows <= 0) batch_rows = sd_progress_rows_pending(r);
-    if (batch_rows > 0) {
-        aim = sd_progress_expected_batch_ms(r, batch_rows) / 2;
-    } else {
-        aim = sd_progress_expected_batch_ms(r, -1) / 8;
-        int64_t shortest = sd_progress_shortest_batch_ms(r);
-        if (shortest > 0 && shortest / 8 < aim) aim = shortest / 8;
-    }
-    return misses >= 30 ? 0 : aim >> misses;
-}
 
 /* How a fault was placed: the wait it took before it struck. */
 typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;
@@ -223,7 +197,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                                 : st->proc.visible > 0        ? sd_target_rows(r)
                                                          : sd_progress_target_rows(r);
                 int64_t began = b->begun_mono;
-                int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_process_aim(r, batch_rows, misses);
+                int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
                 int use_growth = st->proc.after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
                 if (st->proc.visible > 0) {
@@ -299,9 +273,8 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else if (L->batch >= 0 && L->how == SD_PLACED_MID_BATCH) {
-        int committed = r->pipe.bs.committed >= L->batch;
-        int graceful = committed && sig != SIGKILL && signal_mono && r->pipe.bs.committed_mono >= signal_mono;
-        int inside = !committed || graceful;
+        int graceful = 0;
+        int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[96];
@@ -314,7 +287,7 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
     } else if (L->batch >= 0) {
-        int clean = r->pipe.bs.begun <= L->batch;
+        int clean = sd_progress_landed_between(r, L->batch);
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
                  (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);

@@ -98,6 +98,36 @@ int64_t sd_progress_shortest_batch_ms(const sd_run_t *r) {
     return m;
 }
 
+int64_t sd_progress_aim_ms(const sd_run_t *r, int64_t batch_rows, int misses) {
+    int64_t aim;
+    /* real-time intervals last as long as the trigger says, whatever they
+     * hold: the middle of the intervals seen */
+    if (r->sc->spark_realtime) return (sd_progress_expected_batch_ms(r, -1) / 2) >> (misses >= 30 ? 30 : misses);
+    /* a marker without rows=: what was sent past the newest commit */
+    if (batch_rows <= 0) batch_rows = sd_progress_rows_pending(r);
+    if (batch_rows > 0) {
+        aim = sd_progress_expected_batch_ms(r, batch_rows) / 2;
+    } else {
+        aim = sd_progress_expected_batch_ms(r, -1) / 8;
+        int64_t shortest = sd_progress_shortest_batch_ms(r);
+        if (shortest > 0 && shortest / 8 < aim) aim = shortest / 8;
+    }
+    return misses >= 30 ? 0 : aim >> misses;
+}
+
+int sd_progress_landed_inside(const sd_run_t *r, int64_t batch, int graceful_signal, int64_t signal_mono, int *finished) {
+    int committed = r->pipe.bs.committed >= batch;
+    /* a graceful stop may finish the batch it interrupted: it was inside
+     * when the signal came if the commit came after the signal */
+    int graceful = committed && graceful_signal && signal_mono && r->pipe.bs.committed_mono >= signal_mono;
+    if (finished) *finished = graceful;
+    return !committed || graceful;
+}
+
+int sd_progress_landed_between(const sd_run_t *r, int64_t batch) {
+    return r->pipe.bs.begun <= batch;
+}
+
 void sd_progress_new_incarnation(sd_run_t *r, int inc) {
     /* what it found, to tell later whether it did anything */
     r->pipe.inc_events0 = r->pipe.bs.events;

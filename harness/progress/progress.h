@@ -59,6 +59,24 @@ int sd_progress_caught_up(struct sd_run_s *r, char *why, size_t wlen);
 int64_t sd_progress_expected_batch_ms(const struct sd_run_s *r, int64_t rows);
 /* The shortest batch seen so far (ms), 0 when none. */
 int64_t sd_progress_shortest_batch_ms(const struct sd_run_s *r);
+/* How long (ms) after a batch's begin a mid-batch fault aims to land, from the
+ * batches seen so far. With the batch's size known (rows= on its marker,
+ * or, when the commit markers name their offsets, the messages sent past
+ * the newest commit): half of what a batch that size took, fitted on the
+ * earlier batches' sizes and durations. With the size unknown the batch
+ * may be far shorter than the ones seen: an eighth of the shortest batch
+ * (and of the mean), at once when there is no history. After each batch
+ * whose commit won the race, the aim moves halfway earlier. Spark's
+ * real-time intervals last as long as their trigger whatever they hold:
+ * there the aim is half of the mean interval. */
+int64_t sd_progress_aim_ms(const struct sd_run_s *r, int64_t batch_rows, int misses);
+/* Where a fault aimed at batch `batch` of the newest incarnation landed,
+ * asked once the pipeline is gone. Inside: the batch had not committed, or
+ * a graceful signal (sent at signal_mono) let the pipeline finish and
+ * commit it on the way out (*finished then 1). Between: no later batch had
+ * begun after the commit it waited for. */
+int sd_progress_landed_inside(const struct sd_run_s *r, int64_t batch, int graceful_signal, int64_t signal_mono, int *finished);
+int sd_progress_landed_between(const struct sd_run_s *r, int64_t batch);
 /* A new incarnation started: its batches start from scratch. */
 void sd_progress_new_incarnation(struct sd_run_s *r, int inc);
 #endif

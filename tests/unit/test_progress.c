@@ -1,0 +1,232 @@
+/* test_progress.c - the progress layer's decisions on cases whose answer is
+ * known: batch events and their offsets (the markers' commit lines), the
+ * fitted batch length and a mid-batch fault's aim, where a fault landed
+ * (inside a batch, between batches, a graceful stop that finished its
+ * batch), what was sent and not yet consumed, the markers' readiness, and
+ * caught-up against an embedded cluster's partition ends with a running
+ * pipeline process. */
+#include <criterion/criterion.h>
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "ledger.h"
+#include "progress.h"
+#include "run.h"
+#include "supervisor.h"
+#include "util.h"
+#include "watchdog.h"
+
+static char dir[] = "/tmp/sd-progress-XXXXXX";
+static sd_scenario_t sc;
+static sd_run_t R;
+static int64_t consumed[2], side_consumed[1];
+
+static void setup(void) {
+    cr_assert_not_null(mkdtemp(dir));
+    memset(&sc, 0, sizeof(sc));
+    memset(&R, 0, sizeof(R));
+    R.sc = &sc;
+    R.partitions = 2;
+    R.topic = "scans";
+    consumed[0] = consumed[1] = -1;
+    R.pipe.consumed = consumed;
+    R.pipe.bs.incarnation = 1;
+    R.pipe.bs.begun = R.pipe.bs.committed = -1;
+    R.pipe.progress = &sd_progress_markers;
+    char *path = sd_util_fmt("%s/run.db", dir);
+    char err[256];
+    cr_assert_eq(sd_ledger_create(path, &R.ledger, err, sizeof(err)), SD_OK, "%s", err);
+    free(path);
+}
+
+static void teardown(void) {
+    sd_ledger_close(R.ledger);
+    sd_util_rmtree(dir, NULL, 0);
+}
+
+TestSuite(progress, .init = setup, .fini = teardown, .timeout = 60);
+
+static void event(sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows, const char *offsets) {
+    char err[256];
+    cr_assert_eq(sd_progress_batch_event(&R, type, inc, id, rows, offsets, sd_util_wall_ms(), err, sizeof(err)), SD_OK, "%s", err);
+}
+
+/* a batch of `rows` rows that took about `ms` (begun ms ago, committed now) */
+static void batch(int64_t id, int64_t rows, int64_t ms) {
+    event(SD_SUP_EV_BEGIN, R.pipe.bs.incarnation, id, rows, NULL);
+    R.pipe.bs.begun_mono -= ms; /* as though it began ms earlier */
+    event(SD_SUP_EV_COMMIT, R.pipe.bs.incarnation, id, rows, NULL);
+}
+
+Test(progress, a_commit_line_moves_the_consumed_offsets_and_the_batch_state) {
+    event(SD_SUP_EV_BEGIN, 1, 4, 3, NULL);
+    cr_assert_eq(R.pipe.bs.begun, 4);
+    cr_assert(R.pipe.bs.begun > R.pipe.bs.committed, "a begun batch is in flight");
+    event(SD_SUP_EV_COMMIT, 1, 4, 3, "0:10,1:12");
+    cr_assert_eq(consumed[0], 10);
+    cr_assert_eq(consumed[1], 12);
+    cr_assert_eq(R.pipe.bs.committed, 4);
+    cr_assert_eq(R.pipe.bs.commits, 1);
+    cr_assert_eq(R.pipe.bs.nhist, 1, "a completed batch is history");
+    cr_assert_eq(R.pipe.bs.hist_rows[0], 3);
+    /* a partition the topic does not have, a malformed pair and another
+     * topic's offsets (without a second source) change nothing */
+    event(SD_SUP_EV_COMMIT, 1, 5, -1, "7:99,x:y,deliveries:0:5,1:15");
+    cr_assert_eq(consumed[0], 10);
+    cr_assert_eq(consumed[1], 15);
+    /* the second source's offsets, when it has one */
+    R.side.topic = "deliveries";
+    R.side.partitions = 1;
+    side_consumed[0] = -1;
+    R.side.consumed = side_consumed;
+    event(SD_SUP_EV_COMMIT, 1, 6, -1, "deliveries:0:5");
+    cr_assert_eq(side_consumed[0], 5);
+    cr_assert_eq(consumed[1], 15);
+}
+
+Test(progress, an_older_incarnations_markers_leave_the_newest_batch_state_alone) {
+    R.pipe.bs.incarnation = 2;
+    event(SD_SUP_EV_BEGIN, 1, 9, 5, NULL);
+    event(SD_SUP_EV_COMMIT, 1, 9, 5, "0:3");
+    cr_assert_eq(R.pipe.bs.begun, -1);
+    cr_assert_eq(R.pipe.bs.committed, -1);
+    cr_assert_eq(R.pipe.bs.commits, 0);
+    cr_assert_eq(consumed[0], 3, "the offsets it read are still read");
+    cr_assert_eq(R.pipe.bs.events, 2, "and recorded");
+}
+
+Test(progress, a_batch_without_rows_takes_its_size_from_the_offsets_it_moved) {
+    event(SD_SUP_EV_COMMIT, 1, 0, -1, "0:0,1:0");
+    event(SD_SUP_EV_BEGIN, 1, 1, -1, NULL);
+    event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:20,1:30");
+    cr_assert_eq(R.pipe.bs.nhist, 1);
+    cr_assert_eq(R.pipe.bs.hist_rows[0], 50);
+}
+
+Test(progress, the_batch_length_is_fitted_on_size_and_duration) {
+    cr_assert_eq(sd_progress_expected_batch_ms(&R, 100), 0, "no history, no estimate");
+    batch(1, 10, 100);
+    batch(2, 20, 200);
+    batch(3, 40, 400);
+    int64_t e = sd_progress_expected_batch_ms(&R, 30);
+    cr_assert(e >= 290 && e <= 320, "30 rows at 10 ms a row: %lld", (long long)e);
+    cr_assert(sd_progress_shortest_batch_ms(&R) >= 100 && sd_progress_shortest_batch_ms(&R) < 120);
+    /* a fixed cost per batch is the intercept */
+    sd_run_batches_t *b = &R.pipe.bs;
+    b->nhist = 0;
+    batch(4, 10, 1100);
+    batch(5, 20, 1200);
+    e = sd_progress_expected_batch_ms(&R, 40);
+    cr_assert(e >= 1390 && e <= 1420, "1 s a batch and 10 ms a row: %lld", (long long)e);
+}
+
+Test(progress, a_mid_batch_fault_aims_at_half_the_batch_and_earlier_after_each_miss) {
+    cr_assert_eq(sd_progress_aim_ms(&R, 30, 0), 0, "no history: at once");
+    batch(1, 10, 100);
+    batch(2, 20, 200);
+    int64_t aim = sd_progress_aim_ms(&R, 40, 0);
+    cr_assert(aim >= 195 && aim <= 215, "half of a 40-row batch of 400 ms: %lld", (long long)aim);
+    cr_assert_eq(sd_progress_aim_ms(&R, 40, 1), aim / 2, "a miss halves it");
+    cr_assert_eq(sd_progress_aim_ms(&R, 40, 31), 0, "many misses: at once");
+    /* size unknown and nothing sent past a commit with offsets: an eighth of the shortest */
+    int64_t unknown = sd_progress_aim_ms(&R, -1, 0);
+    cr_assert(unknown >= 12 && unknown <= 16, "an eighth of the shortest (100 ms): %lld", (long long)unknown);
+    /* size unknown, but the commits name offsets: what was sent past them */
+    event(SD_SUP_EV_COMMIT, 1, 2, 20, "0:15,1:15");
+    R.sends.messages = 70;
+    cr_assert_eq(sd_progress_rows_pending(&R), 40);
+    cr_assert_eq(sd_progress_aim_ms(&R, -1, 0), aim);
+}
+
+Test(progress, what_was_sent_and_not_consumed) {
+    R.sends.messages = 100;
+    cr_assert_eq(sd_progress_rows_pending(&R), -1, "no commit with offsets yet: unknown");
+    event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:40,1:50");
+    cr_assert_eq(sd_progress_rows_pending(&R), 10);
+    event(SD_SUP_EV_COMMIT, 1, 2, -1, "0:50,1:50");
+    cr_assert_eq(sd_progress_rows_pending(&R), -1, "all consumed: nothing pending");
+}
+
+Test(progress, where_a_fault_landed) {
+    int finished = -1;
+    event(SD_SUP_EV_BEGIN, 1, 7, 10, NULL);
+    /* the pipeline died before committing batch 7: inside */
+    cr_assert(sd_progress_landed_inside(&R, 7, 0, sd_util_mono_ms(), &finished));
+    cr_assert_eq(finished, 0);
+    int64_t signal_mono = sd_util_mono_ms();
+    usleep(2000);
+    event(SD_SUP_EV_COMMIT, 1, 7, 10, NULL);
+    /* SIGKILL cannot let it finish: a commit means the kill came after it */
+    cr_assert_not(sd_progress_landed_inside(&R, 7, 0, signal_mono, &finished));
+    /* SIGTERM that the pipeline answered by finishing the batch: inside */
+    cr_assert(sd_progress_landed_inside(&R, 7, 1, signal_mono, &finished));
+    cr_assert_eq(finished, 1);
+    /* a commit before the graceful signal: the fault came too late */
+    cr_assert_not(sd_progress_landed_inside(&R, 7, 1, sd_util_mono_ms() + 1000, &finished));
+    /* at a boundary: clean while no later batch began */
+    cr_assert(sd_progress_landed_between(&R, 7));
+    event(SD_SUP_EV_BEGIN, 1, 8, 10, NULL);
+    cr_assert_not(sd_progress_landed_between(&R, 7));
+}
+
+Test(progress, markers_readiness) {
+    sd_sup_state_t st = {0};
+    cr_assert_not(sd_progress_ready(&R, &st, 5000), "no SD-READY, no batch, no broker port known");
+    st.ready = 1;
+    cr_assert(sd_progress_ready(&R, &st, 0), "SD-READY");
+    st.ready = 0;
+    event(SD_SUP_EV_BEGIN, 1, 1, 5, NULL);
+    cr_assert(sd_progress_ready(&R, &st, 0), "a batch marker");
+    /* sink and none: up for two seconds */
+    R.pipe.progress = &sd_progress_sink;
+    cr_assert_not(sd_progress_ready(&R, &st, 500));
+    cr_assert(sd_progress_ready(&R, &st, 2500));
+}
+
+/* caught up: the committed offsets against the partitions' ends on an
+ * embedded cluster, while a pipeline process runs */
+Test(progress, caught_up_against_the_partition_ends) {
+    char err[512];
+    sd_broker_t *b;
+    cr_assert_eq(sd_broker_embedded(1, &b, err, sizeof(err)), SD_OK, "%s", err);
+    int actual = 0;
+    cr_assert_eq(sd_broker_create_topic(b, "scans", 2, 1, &actual, err, sizeof(err)), SD_OK, "%s", err);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(b), NULL, 0);
+    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    cr_assert_not_null(p, "%s", err);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("scans"), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE("x", 1), RD_KAFKA_V_END), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("scans"), RD_KAFKA_V_PARTITION(1), RD_KAFKA_V_VALUE("x", 1), RD_KAFKA_V_END), 0);
+    cr_assert_eq(rd_kafka_flush(p, 10000), 0);
+    rd_kafka_destroy(p);
+
+    char token[33];
+    sd_util_random_hex(token, 16);
+    char *argv[] = {"/bin/sh", "-c", "sleep 30", NULL};
+    sd_sup_conf_t c = {.argv = argv, .run_dir = dir, .token = token};
+    sd_sup_t *s;
+    cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK, "%s", err);
+    R.sup = s;
+    R.broker = b;
+    char why[512] = "";
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1, "no pipeline running, no commit: unknown");
+    int inc;
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1, "no commit with offsets yet: unknown");
+    event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:5,1:2");
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 0);
+    cr_assert(strstr(why, "offset 2 of partition 1, which holds 3"), "%s", why);
+    event(SD_SUP_EV_COMMIT, 1, 2, -1, "1:3");
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "%s", why);
+    sd_sup_kill_all(s);
+    sd_sup_free(s);
+    R.sup = NULL;
+    sd_watchdog_sweep(token);
+    sd_broker_close(b);
+}
