@@ -1,0 +1,179 @@
+/* test_proxy.c - the network-fault proxy (proxy.c) between a client and an
+ * echo server on 127.0.0.1, on faults whose effect is known: bytes pass
+ * unchanged, latency delays each direction, a blackhole holds bytes and
+ * hands them on once lifted (nothing lost), a reset closes the client's
+ * connection, a bandwidth limit paces a large write. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy.h"
+#include "util.h"
+
+static int echo_fd = -1, echo_port;
+static pthread_t echo_thread;
+static sd_proxy_t *px;
+static int px_port;
+
+/* echoes every connection, one at a time, until the listener is closed */
+static void *echo_main(void *arg) {
+    (void)arg;
+    for (;;) {
+        int c = accept(echo_fd, NULL, NULL);
+        if (c < 0) return NULL;
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(c, buf, sizeof(buf))) > 0)
+            for (ssize_t off = 0; off < n;) {
+                ssize_t w = write(c, buf + off, (size_t)(n - off));
+                if (w <= 0) break;
+                off += w;
+            }
+        close(c);
+    }
+}
+
+static int listener(int *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static void setup(void) {
+    echo_fd = listener(&echo_port);
+    cr_assert_eq(listen(echo_fd, 8), 0);
+    pthread_create(&echo_thread, NULL, echo_main, NULL);
+    int probe = listener(&px_port); /* a free port for the proxy */
+    close(probe);
+    char listen_at[64], upstream[64], err[256];
+    snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", px_port);
+    snprintf(upstream, sizeof(upstream), "127.0.0.1:%d", echo_port);
+    cr_assert_eq(sd_proxy_start(listen_at, upstream, &px, err, sizeof(err)), SD_OK, "%s", err);
+}
+
+static void teardown(void) {
+    sd_proxy_stop(px);
+    shutdown(echo_fd, SHUT_RDWR);
+    close(echo_fd);
+    pthread_join(echo_thread, NULL);
+}
+
+TestSuite(proxy, .init = setup, .fini = teardown, .timeout = 30);
+
+static int client(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)px_port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s", strerror(errno));
+    return fd;
+}
+
+/* read exactly n bytes within ms; returns what was read, -1 on a closed or reset connection */
+static ssize_t read_n(int fd, char *buf, size_t n, int ms) {
+    size_t got = 0;
+    int64_t deadline = sd_util_mono_ms() + ms;
+    while (got < n) {
+        int left = (int)(deadline - sd_util_mono_ms());
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, left) <= 0) break;
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* one round trip of `text`; its time in ms, or -1 when it did not come back within ms */
+static int64_t round_trip(int fd, const char *text, int ms) {
+    char buf[256];
+    int64_t t0 = sd_util_mono_ms();
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ssize_t n = read_n(fd, buf, strlen(text), ms);
+    if (n != (ssize_t)strlen(text)) return -1;
+    cr_assert_eq(memcmp(buf, text, strlen(text)), 0, "the bytes came back changed");
+    return sd_util_mono_ms() - t0;
+}
+
+Test(proxy, bytes_pass_unchanged) {
+    int fd = client();
+    int64_t t = round_trip(fd, "ping", 2000);
+    cr_assert(t >= 0 && t < 1500, "round trip %lld ms", (long long)t);
+    close(fd);
+}
+
+Test(proxy, latency_delays_each_direction) {
+    sd_proxy_latency(px, 150);
+    int fd = client();
+    int64_t t = round_trip(fd, "slow", 5000);
+    cr_assert(t >= 290 && t < 2000, "150 ms each way: round trip %lld ms", (long long)t);
+    sd_proxy_latency(px, 0);
+    int64_t fast = round_trip(fd, "fast", 2000);
+    cr_assert(fast >= 0 && fast < t - 100, "latency cleared: %lld ms, against %lld ms with it", (long long)fast, (long long)t);
+    close(fd);
+}
+
+Test(proxy, a_blackhole_holds_the_bytes_and_hands_them_on_once_lifted) {
+    int fd = client();
+    cr_assert(round_trip(fd, "warm", 2000) >= 0);
+    sd_proxy_blackhole(px, 1);
+    cr_assert_eq(write(fd, "held", 4), 4);
+    char buf[8];
+    cr_assert_eq(read_n(fd, buf, 4, 400), 0, "nothing passes a blackhole");
+    sd_proxy_blackhole(px, 0);
+    cr_assert_eq(read_n(fd, buf, 4, 3000), 4, "the held bytes arrive once it is lifted");
+    cr_assert_eq(memcmp(buf, "held", 4), 0);
+    close(fd);
+}
+
+Test(proxy, a_reset_closes_the_clients_connection) {
+    int fd = client();
+    cr_assert(round_trip(fd, "warm", 2000) >= 0);
+    sd_proxy_reset(px);
+    char buf[8];
+    int64_t deadline = sd_util_mono_ms() + 3000;
+    ssize_t r = 0;
+    while (sd_util_mono_ms() < deadline) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0) {
+            r = read(fd, buf, sizeof(buf));
+            break;
+        }
+    }
+    cr_assert(r <= 0, "the connection is closed (read gave %zd)", r);
+    close(fd);
+    /* a new connection goes through */
+    fd = client();
+    cr_assert(round_trip(fd, "again", 2000) >= 0);
+    close(fd);
+}
+
+Test(proxy, a_bandwidth_limit_paces_a_large_write) {
+    sd_proxy_bandwidth(px, 20000); /* 20 kB/s each way */
+    int fd = client();
+    static char big[16000], back[16000];
+    for (size_t i = 0; i < sizeof(big); i++) big[i] = (char)('a' + i % 26);
+    int64_t t0 = sd_util_mono_ms();
+    for (size_t off = 0; off < sizeof(big);) {
+        ssize_t w = write(fd, big + off, sizeof(big) - off);
+        cr_assert(w > 0);
+        off += (size_t)w;
+    }
+    cr_assert_eq(read_n(fd, back, sizeof(back), 10000), (ssize_t)sizeof(back));
+    int64_t t = sd_util_mono_ms() - t0;
+    cr_assert_eq(memcmp(big, back, sizeof(big)), 0);
+    cr_assert(t >= 600, "16 kB at 20 kB/s took %lld ms", (long long)t);
+    close(fd);
+}
