@@ -185,6 +185,7 @@ unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t --jobs 2 --short-filename; done
 	@python3 scripts/sizes.py --top 0 --max-lines 150 >/dev/null && echo "== sizes: no function over 150 lines without a reason above it"
 	@python3 scripts/exports.py && echo "== exports: every function a header exports has a caller"
+	@python3 scripts/counts.py && echo "== counts: summary.json's schema lists every count of counts.h, in its order, with its meaning"
 
 scenario-tests: all
 	@python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill

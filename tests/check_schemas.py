@@ -84,6 +84,7 @@ def main():
         problems += prove(vs, doc, [
             ("no verdict", lambda d: d.pop("verdict")),
             ("counts.lost as a string", lambda d: d["counts"].__setitem__("lost", "0")),
+            ("a count counts.h does not list", lambda d: d["counts"].__setitem__("lsot", 0)),
             ("a key the schema does not know", lambda d: d.__setitem__("verdikt", "pass")),
             ("verdict \"green\"", lambda d: d.__setitem__("verdict", "green")),
             ("a check without pass", lambda d: d["checks"].append({"name": "x", "expected": "", "actual": "", "detail": ""})),

@@ -16,36 +16,70 @@
  * unexpected rows or groups, crashes): past its bound, no catching up
  * takes it back, so such a check fails a run that also ended inconclusive.
  *
- * X(name, kind, grows) */
+ * and what it means (summary.json's schema and docs/language.md's count
+ * table are generated from it).
+ *
+ * X(name, kind, grows, meaning) */
 #ifndef SD_COUNTS_H
 #define SD_COUNTS_H
 
 enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
 
-#define SD_COUNTS(X)                                                                                          \
-    /* the canonical ones first */                                                                            \
-    X(produced, SD_CK_RUN, 0) X(expected_in_target, SD_CK_RUN, 0) X(observed_rows, SD_CK_RUN, 0)              \
-    X(observed_unique, SD_CK_RUN, 0) X(duplicated, SD_CK_RUN, 1) X(lost, SD_CK_RUN, 0)                        \
-    X(unexpected, SD_CK_RUN, 1) X(late_leaked, SD_CK_RUN, 1) X(malformed_leaked, SD_CK_RUN, 1)                \
-    X(quarantined, SD_CK_RUN, 0) X(delivered_once, SD_CK_RUN, 0) X(duplicate_rows, SD_CK_RUN, 1)              \
-    X(late_sent, SD_CK_RUN, 0) X(late_dropped, SD_CK_RUN, 0) X(malformed_sent, SD_CK_RUN, 0)                  \
-    X(malformed_vanished, SD_CK_RUN, 0) X(replayed, SD_CK_RUN, 0) X(unjudgeable, SD_CK_RUN, 0)                \
-    X(quarantine_unexpected, SD_CK_RUN, 0) X(send_failed, SD_CK_RUN, 0) X(valid_quarantined, SD_CK_RUN, 1)    \
-    X(late_vanished, SD_CK_RUN, 0) X(crashes, SD_CK_RUN, 1)                                                   \
-    /* end-to-end latency, when the sink gives write times (-1 otherwise) */                                  \
-    X(latency_p50_ms, SD_CK_RUN, 0) X(latency_p95_ms, SD_CK_RUN, 0) X(latency_p99_ms, SD_CK_RUN, 0)           \
-    X(latency_max_ms, SD_CK_RUN, 0) X(latency_samples, SD_CK_RUN, 0) X(missing_copies, SD_CK_RUN, 0)          \
-    X(not_yet_consumed, SD_CK_RUN, 0)                                                                         \
-    /* events of aborted transactions: sent, and seen in the target */                                        \
-    X(aborted_sent, SD_CK_RUN, 0) X(aborted_leaked, SD_CK_RUN, 1)                                             \
-    /* a result model's groups (result.h) */                                                                  \
-    X(groups_expected, SD_CK_MODEL, 0) X(groups_observed, SD_CK_MODEL, 0) X(groups_correct, SD_CK_MODEL, 0)   \
-    X(wrong_value, SD_CK_MODEL, 0) X(missing_group, SD_CK_MODEL, 0) X(unexpected_group, SD_CK_MODEL, 1)       \
-    X(emitted_twice, SD_CK_MODEL, 1) X(emitted_early, SD_CK_MODEL, 1) X(groups_pending, SD_CK_MODEL, 0)       \
-    X(changed, SD_CK_MODEL, 0) X(null_for_matched, SD_CK_MODEL, 1)                                            \
-    /* the pipeline's bounds (run_bounds.c) */                                                                \
-    X(batches, SD_CK_BOUNDS, 0) X(batch_rows_max, SD_CK_BOUNDS, 0) X(state_rows_peak, SD_CK_BOUNDS, 0)        \
-    X(state_rows_final, SD_CK_BOUNDS, 0) X(state_rows_half, SD_CK_BOUNDS, 0) X(state_growth, SD_CK_BOUNDS, 0) \
-    X(state_unbounded, SD_CK_BOUNDS, 0)
+#define SD_COUNTS(X)                                                                                                         \
+    /* the canonical ones first */                                                                                           \
+    X(produced, SD_CK_RUN, 0, "messages the broker acknowledged")        \
+    X(expected_in_target, SD_CK_RUN, 0, "ids the contract says must be in the target")                                       \
+    X(observed_rows, SD_CK_RUN, 0, "rows read from the target")                                                              \
+    X(observed_unique, SD_CK_RUN, 0, "distinct ids among them")                                                              \
+    X(duplicated, SD_CK_RUN, 1, "ids with more copies in the target than the contract allows")                                     \
+    X(lost, SD_CK_RUN, 0, "expected ids missing from the target")                                                            \
+    X(unexpected, SD_CK_RUN, 1, "target rows whose id maps to no ledger event")                          \
+    X(late_leaked, SD_CK_RUN, 1, "late events in the target that the contract says are dropped or quarantined")              \
+    X(malformed_leaked, SD_CK_RUN, 1, "malformed events in the target")                                                      \
+    X(quarantined, SD_CK_RUN, 0, "ids in the quarantine sink")                                                               \
+    X(delivered_once, SD_CK_RUN, 0, "expected ids in the target exactly as often as allowed")                                \
+    X(duplicate_rows, SD_CK_RUN, 1, "extra copies: rows beyond the allowed ones") \
+    X(late_sent, SD_CK_RUN, 0, "late events the harness sent")                                                               \
+    X(late_dropped, SD_CK_RUN, 0, "late events in neither the target nor the quarantine, as a drop contract says")           \
+    X(malformed_sent, SD_CK_RUN, 0, "malformed events the harness sent")                                                     \
+    X(malformed_vanished, SD_CK_RUN, 0, "malformed events in neither sink though the contract quarantines them")             \
+    X(replayed, SD_CK_RUN, 0, "already-sent events sent again (replay, retry-dup)")                                          \
+    X(unjudgeable, SD_CK_RUN, 0, "missing ids that lie in offsets the broker deleted: neither lost nor delivered")           \
+    X(quarantine_unexpected, SD_CK_RUN, 0, "ids in the quarantine the harness never sent")                                   \
+    X(send_failed, SD_CK_RUN, 0, "messages the broker never acknowledged")                                                   \
+    X(valid_quarantined, SD_CK_RUN, 1, "valid, on-time events found in the quarantine")                                      \
+    X(late_vanished, SD_CK_RUN, 0, "late events in neither sink though the contract quarantines them")                       \
+    X(crashes, SD_CK_RUN, 1, "pipeline exits the drill did not cause")                                                       \
+    /* end-to-end latency, when the sink gives write times (-1 otherwise) */                                                 \
+    X(latency_p50_ms, SD_CK_RUN, 0, "from the harness handing an event to Kafka to its first appearance in the sink: median, ms (-1 without write times)")                \
+    X(latency_p95_ms, SD_CK_RUN, 0, "end-to-end latency, 95th percentile (ms)")                                              \
+    X(latency_p99_ms, SD_CK_RUN, 0, "end-to-end latency, 99th percentile (ms)")                                              \
+    X(latency_max_ms, SD_CK_RUN, 0, "end-to-end latency, largest (ms)")                                                      \
+    X(latency_samples, SD_CK_RUN, 0, "ids the latency figures were measured on")                                             \
+    X(missing_copies, SD_CK_RUN, 0, "under duplicates=keep: ids present with fewer copies than were sent (lost is only for ids with no copy)")                     \
+    X(not_yet_consumed, SD_CK_RUN, 0, "missing ids the pipeline had not consumed when judged")        \
+    /* events of aborted transactions: sent, and seen in the target */                                                       \
+    X(aborted_sent, SD_CK_RUN, 0, "events the harness sent in aborted transactions")                                         \
+    X(aborted_leaked, SD_CK_RUN, 1, "events of aborted transactions found in the target")                                    \
+    /* a result model's groups (result.h) */                                                                                 \
+    X(groups_expected, SD_CK_MODEL, 0, "result groups a correct pipeline holds (model)")                                     \
+    X(groups_observed, SD_CK_MODEL, 0, "result groups read from the sink")                                                   \
+    X(groups_correct, SD_CK_MODEL, 0, "groups whose values match")                                                           \
+    X(wrong_value, SD_CK_MODEL, 0, "groups present with a wrong value")                                                      \
+    X(missing_group, SD_CK_MODEL, 0, "expected groups absent")                                                               \
+    X(unexpected_group, SD_CK_MODEL, 1, "groups no event explains")                                                          \
+    X(emitted_twice, SD_CK_MODEL, 1, "groups written more than once where the output mode allows one")                       \
+    X(emitted_early, SD_CK_MODEL, 1, "groups written before the watermark could close them")                                 \
+    X(groups_pending, SD_CK_MODEL, 0, "groups the watermark had not closed yet: not judged")                                 \
+    X(changed, SD_CK_MODEL, 0, "model rows fields=: rows whose id is right and whose fields are not")               \
+    X(null_for_matched, SD_CK_MODEL, 1, "outer-join null rows for a key that did find a match")                              \
+    /* the pipeline's bounds (run_bounds.c) */                                                                               \
+    X(batches, SD_CK_BOUNDS, 0, "batches the pipeline's own account reported")                                               \
+    X(batch_rows_max, SD_CK_BOUNDS, 0, "rows of its largest batch")                                                          \
+    X(state_rows_peak, SD_CK_BOUNDS, 0, "the most state rows it kept after a batch")                                         \
+    X(state_rows_final, SD_CK_BOUNDS, 0, "state rows after its last batch")                                                  \
+    X(state_rows_half, SD_CK_BOUNDS, 0, "state rows after the batch at half the run")                                        \
+    X(state_growth, SD_CK_BOUNDS, 0, "state rows after the last batch minus those at half the run")                          \
+    X(state_unbounded, SD_CK_BOUNDS, 0, "1 when the state grew past 10% of its peak in the second half")
 
 #endif

@@ -1552,6 +1552,22 @@ static void sd_man_text(FILE *f, const char *s) {
     }
 }
 
+/* Every count, from the one list (counts.h), as a Markdown table. */
+static void sd_lang_counts(FILE *f) {
+    static const char *const kept[] = {"every run", "with a `model`", "the pipeline's own account (-1 without it)"};
+    fputs("\n### Counts\n\n| count | kept | only grows | meaning |\n|---|---|---|---|\n", f);
+#define SD_COUNT_ROW(n, kind, grows, meaning)                                                                   \
+    {                                                                                                           \
+        const char *alias = sd_scenario_count_alias(#n);                                                        \
+        fprintf(f, "| `%s`%s%s%s | %s | %s | ", #n, alias ? " [`" : "", alias ? alias : "", alias ? "`]" : "", \
+                kept[kind], grows ? "yes" : "");                                                                \
+        sd_md_cell(f, meaning);                                                                                 \
+        fputs(" |\n", f);                                                                                       \
+    }
+    SD_COUNTS(SD_COUNT_ROW)
+#undef SD_COUNT_ROW
+}
+
 /* The header and step tables, as Markdown (docs/language.md) or roff
  * (streamdrill(1)): one walk over the table for both. */
 static void sd_lang_tables(FILE *f, int man) {
@@ -1573,6 +1589,7 @@ static void sd_lang_tables(FILE *f, int man) {
         }
         if (!man && role == SD_LANG_HEADER) fputc('\n', f);
     }
+    if (!man) sd_lang_counts(f);
 }
 
 void sd_lang_markdown(FILE *f) { sd_lang_tables(f, 0); }

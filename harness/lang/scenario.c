@@ -17,14 +17,14 @@ const char *const sd_scenario_runtime_vars[] = {
     "group", "name", "proxy", "deliveries", "libexec", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys (counts.h). */
-#define SD_COUNT_NAME(name, kind, grows) #name,
+#define SD_COUNT_NAME(name, kind, grows, meaning) #name,
 const char *const sd_scenario_count_names[] = {SD_COUNTS(SD_COUNT_NAME) NULL};
 #undef SD_COUNT_NAME
 
 int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_", 6); }
 
 int sd_scenario_is_group_count(const char *name) {
-#define SD_COUNT_MODEL(n, kind, grows) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
+#define SD_COUNT_MODEL(n, kind, grows, meaning) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
     SD_COUNTS(SD_COUNT_MODEL)
 #undef SD_COUNT_MODEL
     return 0;
@@ -39,6 +39,12 @@ const char *sd_scenario_count_canonical(const char *name) {
         if (!strcmp(name, sd_scenario_count_names[i])) return sd_scenario_count_names[i];
     for (int i = 0; sd_count_aliases[i].alias; i++)
         if (!strcmp(name, sd_count_aliases[i].alias)) return sd_count_aliases[i].name;
+    return NULL;
+}
+
+const char *sd_scenario_count_alias(const char *name) {
+    for (int i = 0; sd_count_aliases[i].alias; i++)
+        if (!strcmp(name, sd_count_aliases[i].name)) return sd_count_aliases[i].alias;
     return NULL;
 }
 

@@ -326,5 +326,7 @@ int sd_scenario_is_group_count(const char *name);
 int sd_scenario_is_state_count(const char *name);
 /* Map an expect name or alias (unique, rows, ...) to its canonical name, or NULL. */
 const char *sd_scenario_count_canonical(const char *name);
+/* The alias `expect` also takes for a canonical count name, or NULL. */
+const char *sd_scenario_count_alias(const char *name);
 
 #endif

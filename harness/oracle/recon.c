@@ -17,7 +17,7 @@ const char *sd_bucket_name(sd_bucket_t b) {
 }
 
 static const struct { const char *name; size_t off; } sd_count_fields[] = {
-#define SD_COUNT_OFF(x, kind, grows) {#x, offsetof(sd_recon_counts_t, x)},
+#define SD_COUNT_OFF(x, kind, grows, meaning) {#x, offsetof(sd_recon_counts_t, x)},
     SD_COUNTS(SD_COUNT_OFF)
 #undef SD_COUNT_OFF
     {NULL, 0}};
@@ -196,7 +196,7 @@ static void sd_checks_add(sd_checks_t *c, const char *name, int pass, const char
 /* Counts that only grow while the pipeline writes (counts.h): once past a
  * bound, no catching up brings them back. */
 static int sd_count_only_grows(const char *count) {
-#define SD_COUNT_GROWS(n, kind, grows) if (grows && !strcmp(count, #n)) return 1;
+#define SD_COUNT_GROWS(n, kind, grows, meaning) if (grows && !strcmp(count, #n)) return 1;
     SD_COUNTS(SD_COUNT_GROWS)
 #undef SD_COUNT_GROWS
     return 0;

@@ -89,7 +89,7 @@ const char *sd_bucket_name(sd_bucket_t b);
 
 /* Every count of counts.h, a field each. */
 typedef struct sd_recon_counts_s {
-#define SD_COUNT_FIELD(name, kind, grows) int64_t name;
+#define SD_COUNT_FIELD(name, kind, grows, meaning) int64_t name;
     SD_COUNTS(SD_COUNT_FIELD)
 #undef SD_COUNT_FIELD
 } sd_recon_counts_t;

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""summary.json's "counts" in reports/schemas/summary.schema.json, generated
+from the one list of counts (harness/base/counts.h): every count, in the
+list's order, with its meaning. `make unit` runs it to check the schema is
+what the list says; --write rewrites the schema's counts from the list."""
+import argparse
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COUNTS_H = os.path.join(ROOT, "harness", "base", "counts.h")
+SCHEMA = os.path.join(ROOT, "reports", "schemas", "summary.schema.json")
+# the counts every run writes, whatever its sinks and model (the rest may be absent)
+REQUIRED = ["produced", "expected_in_target", "observed_rows", "observed_unique", "duplicated", "lost", "unexpected",
+            "late_leaked", "malformed_leaked", "quarantined"]
+KEPT = {"SD_CK_RUN": "every run", "SD_CK_MODEL": "with a model", "SD_CK_BOUNDS": "the pipeline's own account, -1 without it"}
+
+
+def counts():
+    text = open(COUNTS_H).read()
+    body = text[text.index("#define SD_COUNTS(X)"):]
+    found = re.findall(r'X\((\w+), (SD_CK_\w+), ([01]), "((?:[^"\\]|\\.)*)"\)', body)
+    if len(found) < 40:
+        sys.exit(f"scripts/counts.py: only {len(found)} counts read from {COUNTS_H}: its form changed")
+    return found
+
+
+def expected():
+    props = {}
+    for name, kind, grows, meaning in counts():
+        desc = f"{meaning} ({KEPT[kind]}{'; only grows while the pipeline writes' if grows == '1' else ''})"
+        props[name] = {"type": ["integer", "null"], "description": desc}
+    return {"type": "object", "description": "every count of the run, generated from harness/base/counts.h (scripts/counts.py)",
+            "required": REQUIRED, "properties": props, "additionalProperties": False}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--write", action="store_true", help="rewrite the schema's counts from counts.h")
+    a = ap.parse_args()
+    schema = json.load(open(SCHEMA))
+    want = expected()
+    if a.write:
+        schema["properties"]["counts"] = want
+        with open(SCHEMA, "w") as f:
+            json.dump(schema, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        print(f"{os.path.relpath(SCHEMA, ROOT)}: counts rewritten from counts.h ({len(want['properties'])} counts)")
+        return 0
+    have = schema["properties"].get("counts")
+    if have != want or list(have.get("properties", {})) != list(want["properties"]):
+        missing = [n for n in want["properties"] if n not in (have or {}).get("properties", {})]
+        extra = [n for n in (have or {}).get("properties", {}) if n not in want["properties"]]
+        print(f"FAIL counts: {os.path.relpath(SCHEMA, ROOT)}'s counts are not counts.h's (missing {missing}, extra {extra}, "
+              "or order or meaning differ): run scripts/counts.py --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
