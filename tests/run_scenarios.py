@@ -882,6 +882,8 @@ def test_structure():
     for path in sorted(glob.glob(os.path.join(ROOT, "harness", "**", "*.c"), recursive=True) +
                        glob.glob(os.path.join(ROOT, "injectors", "*.c")) + glob.glob(os.path.join(ROOT, "reports", "*.c"))):
         rel = os.path.relpath(path, ROOT)
+        if not rel.startswith("harness/run/") and '#include "run_int.h"' in open(path).read():
+            problems.append(f"{rel} includes run_int.h, the run's inside")
         if rel.startswith("harness/run/") or '#include "run.h"' not in open(path).read():
             continue
         outside += 1
@@ -892,8 +894,9 @@ def test_structure():
                     problems.append(f"{rel}:{n} writes r->{m.group(1)}")
     if outside < 8:
         problems.append(f"only {outside} files outside the run layer include run.h: the check reads the wrong files")
-    return result("structure", problems, f"sd_run_t has {members} top-level members; of {outside} files outside the run layer that "
-                  "see it, the injectors write only their faults, the progress sources only the pipeline's progress, the rest nothing")
+    return result("structure", problems, f"sd_run_t has {members} top-level members; none but the run's rooms include run_int.h; of "
+                  f"{outside} files outside the run layer that see the handle, the injectors write only their faults, the progress "
+                  "sources only the pipeline's progress, the rest nothing")
 
 
 def test_doc_links():

@@ -3,7 +3,7 @@
  * a fault step that did not land, faults to undo when they are due, and
  * the stop request SIGINT and SIGTERM set. It calls nothing of the run's
  * other files. */
-#include "run.h"
+#include "run_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

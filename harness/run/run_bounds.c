@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "result.h"
-#include "run.h"
+#include "run_int.h"
 
 typedef struct {
     char query[128];

@@ -8,7 +8,7 @@
 
 #include "recon.h"
 #include "result.h"
-#include "run.h"
+#include "run_int.h"
 
 typedef struct {
     sd_join_event_t *ev;

@@ -11,7 +11,7 @@
 #include "observe.h"
 #include "recon.h"
 #include "result.h"
-#include "run.h"
+#include "run_int.h"
 
 void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
     sd_run_t *r = opaque;

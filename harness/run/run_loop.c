@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "progress.h"
-#include "run.h"
+#include "run_int.h"
 
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
     char local[1024] = "";

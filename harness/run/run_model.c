@@ -11,7 +11,7 @@
 
 #include "recon.h"
 #include "result.h"
-#include "run.h"
+#include "run_int.h"
 
 static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);
 static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen);

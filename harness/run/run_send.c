@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "recon.h"
-#include "run.h"
+#include "run_int.h"
 
 typedef struct sd_run_staged_s {
     int64_t seq;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "progress.h"
-#include "run.h"
+#include "run_int.h"
 
 sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen) {

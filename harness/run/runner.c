@@ -17,7 +17,7 @@
  *      kill what is left
  *   8. reconcile every sink against the ledger, store anomalies and checks,
  *      write the reports */
-#include "run.h"
+#include "run_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

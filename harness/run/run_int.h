@@ -1,0 +1,95 @@
+/* run_int.h - what the run's own rooms (the files of harness/run/) share and no
+ * other file may call, in the manner of SQLite's whereInt.h beside where.c:
+ * run.h is the run's face (run a scenario; the handle; the services
+ * injectors and progress sources call), this is its inside. The structure
+ * test holds every file outside harness/run/ to never including it. */
+#ifndef SD_RUN_INT_H
+#define SD_RUN_INT_H
+
+#include "run.h"
+
+/* run_base.c, run_send.c */
+/* Record the staged messages in the ledger and hand the previously
+ * submitted batch to Kafka (the produce loop pipelines with this). */
+sd_err_t sd_run_submit(sd_run_t *r, char *err, size_t errlen);
+/* Milliseconds since the run started. */
+int64_t sd_run_elapsed_ms(const sd_run_t *r);
+
+/* End every fault that is on (`heal`); returns how many; done lists them. */
+int sd_run_heal(sd_run_t *r, sd_buf_t *done);
+
+/* ---- between the runner's own files (runner.c, run_send.c, run_wait.c,
+ * run_judge.c): one module split by concern ---- */
+
+/* Keep the first fatal error; the run stops stepping. Returns e. */
+sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg);
+void sd_run_live(sd_run_t *r);
+void sd_run_live_clear(sd_run_t *r);
+/* Undo the timed faults that are due (all: every one). */
+void sd_run_undo_due(sd_run_t *r, int all);
+/* run_send.c */
+sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* Commit the transactions `produce ... open=K` left open (the resolve step,
+ * and before the reconciliation). */
+sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen);
+/* run_wait.c */
+sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen);
+sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen);
+sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_ms, char *detail, size_t dlen,
+                                char *err, size_t errlen);
+sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* run_model.c: the result models, an ops struct each, chosen by the word
+ * of the scenario's `model` line, as sink readers are by kind. A model's
+ * judge fills c's group counts (changed, for rows), stores the anomalous
+ * groups in run.db and sets detail[b] to the first groups of each
+ * sd_gbucket_t (caller frees). */
+struct sd_recon_counts_s;
+typedef struct sd_model_ops_s {
+    const char *name;
+    /* 1: the sink holds derived rows, judged group by group, its ids not at
+     * all; 0: its ids are judged as without a model, and each row too */
+    int groups;
+    sd_err_t (*judge)(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
+} sd_model_ops_t;
+/* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
+ * [nseq] on its arrival rank (the order of its last send); caller frees. */
+int64_t *sd_run_event_times(sd_run_t *r);
+/* The ledger id of seq (opaque: the run), for the models' and checks' details. */
+void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen);
+/* The model that judges sink, or NULL. */
+const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink);
+/* run_join.c: `model join`. */
+sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
+/* Store a model's flagged groups in run.db, the first ones of each bucket
+ * in detail[b]; keys_list names the '\x1f'-separated parts of a group's keys. */
+struct sd_result_s;
+sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_list, int latest, const struct sd_result_s *res,
+                               char **detail, char *err, size_t errlen);
+/* The expected ids the pipeline had not consumed yet, as a byte per seq
+ * (NULL: none, or no way to tell), why saying from what; asked while the
+ * pipeline still runs, before it is stopped for the final read. */
+uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen);
+/* Reconcile every sink (read after the pipeline stopped); pending is
+ * sd_run_pending's answer, taken over. *failed counts the failed checks,
+ * *settled those of them no further writing could undo (sd_check_t). */
+sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
+                          size_t errlen);
+
+/* run_bounds.c: the batches' sizes and the state the pipeline kept, from
+ * its own account (the rule is in run_bounds.c and docs/oracle.md). */
+typedef struct sd_bounds_s {
+    int64_t batches, batch_rows_max;          /* -1: no batch said its size */
+    int has_state;
+    int64_t state_rows_peak, state_rows_final, state_rows_half, state_growth, rows_after_half;
+    int64_t state_unbounded;                  /* 1, 0, or -1 when the rule cannot judge (why) */
+    char query[128];                          /* the query the state figures are of ("" for markers) */
+    char why[512];
+    char detail[1024];                         /* what the figures rest on, for the checks' details */
+} sd_bounds_t;
+void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
+
+#endif
