@@ -85,6 +85,17 @@ static void sd_html_ids(sd_buf_t *b, const sd_rbucket_t *bk, int raw) {
     sd_buf_puts(b, "</table>\n");
 }
 
+/* One table row of n escaped text cells. */
+static void sd_html_row(sd_buf_t *b, const char *const *cells, int n) {
+    sd_buf_puts(b, "<tr>");
+    for (int i = 0; i < n; i++) {
+        sd_buf_puts(b, "<td>");
+        sd_h(b, cells[i]);
+        sd_buf_puts(b, "</td>");
+    }
+    sd_buf_puts(b, "</tr>\n");
+}
+
 /* The page's top: the verdict, the one-line summary, latency, what the
  * run did not finish, and the run's identity. */
 static void sd_html_top(sd_buf_t *b, const sd_report_model_t *m) {
@@ -209,17 +220,7 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
                       (long long)m->groups_total, m->groups_total > m->ngroups ? ", the first listed" : "");
         for (int i = 0; i < m->ngroups; i++) {
             const sd_rgroup_t *g = &m->groups[i];
-            sd_buf_puts(b, "<tr><td>");
-            sd_h(b, g->sink);
-            sd_buf_puts(b, "</td><td>");
-            sd_h(b, g->window_start);
-            sd_buf_puts(b, "</td><td>");
-            sd_h(b, g->keys);
-            sd_buf_puts(b, "</td><td>");
-            sd_h(b, g->buckets);
-            sd_buf_puts(b, "</td><td>");
-            sd_h(b, g->detail);
-            sd_buf_puts(b, "</td></tr>\n");
+            sd_html_row(b, (const char *const[]){g->sink, g->window_start, g->keys, g->buckets, g->detail}, 5);
         }
         sd_buf_puts(b, "</table>\n");
     }
