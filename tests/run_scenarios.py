@@ -1108,8 +1108,9 @@ def test_log_cap(binary):
     `logs max=`, says how much was cut, and the markers in the cut part still count."""
     p, run_dir = run_drill_text(binary, fresh("log-cap"), "loud",
                                 "source kafka topic=t partitions=1\nsink jsonl path={run}/none.jsonl\nlogs max=1M\n"
-                                "pipeline sh -c \"yes 'a line of the pipeline' | head -c 40000000; echo SD-READY; echo last-line; "
-                                "yes 'an error' | head -c 30000000 >&2; exec sleep 30\"\n"
+                                # stderr written in full before the marker: the run cannot end before it was
+                                "pipeline sh -c \"yes 'an error' | head -c 30000000 >&2; yes 'a line of the pipeline' | head -c 40000000; "
+                                "echo SD-READY; echo last-line; exec sleep 30\"\n"
                                 "start timeout=60s\nawait quiescent 500ms timeout=3s\n")
     logs = os.path.join(run_dir, "logs")
     problems = []
