@@ -24,7 +24,7 @@ WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
-LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lstdc++ -lpthread -lm
+LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lcrypto -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 

@@ -89,6 +89,8 @@ static void sd_usage(FILE *f) {
           "                                              failure shrunk to a minimal drill (exit 1 when one is found)\n"
           "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
           "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
+          "       streamdrill runbook DIR...             each run's runbook: checkpoint, versions, committed progress\n"
+          "                                              around each fault (Markdown)\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
           "       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
           "       streamdrill --help | --version\n"
@@ -326,16 +328,9 @@ static int sd_verb_report(int ndirs, char **dirs) {
     return rc;
 }
 
-/* Side by side: the same counts of several run folders (a matrix of one
- * drill, for instance real-time mode intervals against micro-batches). */
-static int sd_verb_compare(int ndirs, char **dirs) {
-    static const char *const cols[] = {"produced", "observed_rows", "observed_unique", "duplicated", "duplicate_rows",
-                                       "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", NULL};
-    printf("| run | variables | verdict |");
-    for (int c = 0; cols[c]; c++) printf(" %s |", cols[c]);
-    printf(" kill |\n|---|---|---|");
-    for (int c = 0; cols[c]; c++) printf("---:|");
-    printf("---|\n");
+/* Load each run folder's report model and hand it to row; a folder that is
+ * no run is said and makes the exit a usage error. */
+static int sd_each_run(int ndirs, char **dirs, void (*row)(const sd_report_model_t *m)) {
     int rc = SD_EXIT_PASS;
     for (int i = 0; i < ndirs; i++) {
         sd_report_model_t *m = NULL;
@@ -345,19 +340,51 @@ static int sd_verb_compare(int ndirs, char **dirs) {
             rc = SD_EXIT_USAGE;
             continue;
         }
-        printf("| %s | %s | %s |", m->scenario, m->vars, m->verdict);
-        for (int c = 0; cols[c]; c++) {
-            int64_t v = sd_report_count(m, cols[c]);
-            if (v < 0) printf(" n/a |");
-            else printf(" %lld |", (long long)v);
-        }
-        const char *kill = "";
-        for (int f = 0; f < m->nfaults; f++)
-            if (!strcmp(m->faults[f].kind, "kill")) { kill = m->faults[f].landing; break; }
-        printf(" %s |\n", kill);
+        row(m);
         sd_report_model_free(m);
     }
     return rc;
+}
+
+static void sd_runbook_row(const sd_report_model_t *m) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_printf(&b, "# %s: %s (%s)\n", m->scenario, m->verdict, m->started_at);
+    sd_report_runbook_md(&b, m);
+    fputs(b.data, stdout);
+    sd_buf_free(&b);
+}
+
+/* streamdrill runbook DIR...: each run's runbook section, as Markdown on stdout. */
+static int sd_verb_runbook(int ndirs, char **dirs) {
+    return sd_each_run(ndirs, dirs, sd_runbook_row);
+}
+
+static const char *const sd_compare_cols[] = {"produced", "observed_rows", "observed_unique", "duplicated", "duplicate_rows",
+                                              "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", NULL};
+
+static void sd_compare_row(const sd_report_model_t *m) {
+    printf("| %s | %s | %s |", m->scenario, m->vars, m->verdict);
+    for (int c = 0; sd_compare_cols[c]; c++) {
+        int64_t v = sd_report_count(m, sd_compare_cols[c]);
+        if (v < 0) printf(" n/a |");
+        else printf(" %lld |", (long long)v);
+    }
+    const char *kill = "";
+    for (int f = 0; f < m->nfaults; f++)
+        if (!strcmp(m->faults[f].kind, "kill")) { kill = m->faults[f].landing; break; }
+    printf(" %s |\n", kill);
+}
+
+/* Side by side: the same counts of several run folders (a matrix of one
+ * drill, for instance real-time mode intervals against micro-batches). */
+static int sd_verb_compare(int ndirs, char **dirs) {
+    printf("| run | variables | verdict |");
+    for (int c = 0; sd_compare_cols[c]; c++) printf(" %s |", sd_compare_cols[c]);
+    printf(" kill |\n|---|---|---|");
+    for (int c = 0; sd_compare_cols[c]; c++) printf("---:|");
+    printf("---|\n");
+    return sd_each_run(ndirs, dirs, sd_compare_row);
 }
 
 static int sd_verb_broker(int nargs, char **args) {
@@ -708,7 +735,8 @@ static const sd_verb_t sd_verbs[] = {
     {"run", SD_VERB_SCENARIOS, sd_verb_run},          {"check", SD_VERB_SCENARIOS, sd_verb_check},
     {"init", SD_VERB_SCENARIOS, sd_verb_init},        {"explore", SD_VERB_SCENARIOS, sd_verb_explore},
     {"report", SD_VERB_RUN_FOLDERS, sd_verb_report},  {"compare", SD_VERB_RUN_FOLDERS, sd_verb_compare},
-    {"broker", SD_VERB_NONE, sd_verb_broker},         {NULL, 0, NULL}};
+    {"runbook", SD_VERB_RUN_FOLDERS, sd_verb_runbook}, {"broker", SD_VERB_NONE, sd_verb_broker},
+    {NULL, 0, NULL}};
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);

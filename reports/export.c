@@ -13,6 +13,8 @@
  *                   flags, the expected and actual values and the events
  *                   that explain them)
  *   counts.csv      every count
+ *   runbook.md      the runbook: checkpoint, each incarnation's command and
+ *                   version, the committed progress around each fault
  *
  * CSV is RFC 4180 (fields with a comma, a quote or a newline are quoted). */
 #include <jansson.h>
@@ -288,6 +290,16 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
     e = text ? sd_util_write_file(mpath, text, strlen(text), err, errlen) : SD_ERR_INTERNAL;
     free(text);
     free(mpath);
+    if (!e) {
+        sd_buf_t rb;
+        sd_buf_init(&rb);
+        sd_buf_printf(&rb, "# %s: %s (%s)\n", m->scenario, m->verdict, m->started_at);
+        sd_report_runbook_md(&rb, m);
+        char *rpath = sd_util_fmt("%s/runbook.md", dir);
+        e = sd_util_write_file(rpath, rb.data, rb.len, err, errlen);
+        free(rpath);
+        sd_buf_free(&rb);
+    }
     sqlite3_close(db);
     free(dir);
     return e;

@@ -240,6 +240,33 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
     }
 }
 
+/* The runbook: the checkpoint, each incarnation's command and version, the
+ * committed progress around each fault (report.md's section, as HTML). */
+static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Runbook</h2>\n<table id=\"runbook\"><tr><th>checkpoint</th><td><code>");
+    sd_h(b, m->checkpoint[0] ? m->checkpoint : "not recorded");
+    sd_buf_puts(b, "</code></td></tr></table>\n");
+    if (m->nincs) {
+        sd_buf_puts(b, "<table id=\"runbook-versions\"><tr><th>incarnation</th><th>command</th><th>version</th></tr>\n");
+        for (int i = 0; i < m->nincs; i++) {
+            char n[16];
+            snprintf(n, sizeof(n), "%d", m->incs[i].n);
+            sd_html_row(b, (const char *const[]){n, m->incs[i].argv, m->incs[i].version && m->incs[i].version[0] ? m->incs[i].version : "not declared"}, 3);
+        }
+        sd_buf_puts(b, "</table>\n");
+    }
+    if (m->nfaults) {
+        sd_buf_puts(b, "<table id=\"runbook-progress\"><tr><th>t (s)</th><th>fault</th><th>committed before</th><th>committed after</th></tr>\n");
+        for (int i = 0; i < m->nfaults; i++) {
+            const sd_rfault_t *f = &m->faults[i];
+            char t[32];
+            snprintf(t, sizeof(t), "%.2f", (double)f->t_ms / 1000.0);
+            sd_html_row(b, (const char *const[]){t, f->kind, f->before[0] ? f->before : "no commit yet", f->after[0] ? f->after : "no commit after it"}, 4);
+        }
+        sd_buf_puts(b, "</table>\n");
+    }
+}
+
 /* What the run did: its steps, the pipeline's incarnations, the warnings. */
 static void sd_html_run(sd_buf_t *b, const sd_report_model_t *m) {
     sd_buf_puts(b, "<h2>Steps</h2>\n<table id=\"steps\"><tr><th>line</th><th>step</th><th>status</th><th>detail</th></tr>\n");
@@ -294,6 +321,7 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
     sd_html_top(&b, m);
     sd_html_results(&b, m);
     sd_html_run(&b, m);
+    sd_html_runbook(&b, m);
     sd_buf_puts(&b, "<h2>Reproduce</h2>\n<pre id=\"reproduce\">");
     sd_h(&b, m->reproduce);
     sd_buf_puts(&b, "</pre>\n<p class=\"note\">streamdrill ");

@@ -190,11 +190,48 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
             sd_buf_putc(&b, '\n');
         }
     }
+    sd_report_runbook_md(&b, m);
     sd_buf_printf(&b, "\n## Reproduce\n\n```\n%s\n```\n", m->reproduce);
     sd_buf_printf(&b, "\n<sub>streamdrill %s; every figure above is rebuilt from run.db by `streamdrill report %s`.</sub>\n", m->version, m->run_dir);
     sd_err_t e = sd_util_write_file(path, b.data, b.len, err, errlen);
     sd_buf_free(&b);
     return e;
+}
+
+void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
+    static const char *const from[][2] = {{"spark", "the Spark checkpoint (offsets/N, commits/N)"},
+                                          {"group", "the consumer group's committed offsets"}};
+    const char *src = "the pipeline's batch markers";
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++)
+        if (!strcmp(m->progress_kind, from[i][0])) src = from[i][1];
+    sd_buf_puts(b, "\n## Runbook\n\nWhat to attach to the change ticket: where the pipeline keeps its progress, what ran, and the "
+                   "committed progress around each fault.\n\n| | |\n|---|---|\n| checkpoint | ");
+    if (m->checkpoint[0]) sd_report_md_code(b, m->checkpoint);
+    else sd_buf_puts(b, "not recorded");
+    sd_buf_printf(b, " |\n| committed progress from | %s |\n", src);
+    if (m->nincs) {
+        sd_buf_puts(b, "\n| incarnation | started | command | version |\n|---:|---:|---|---|\n");
+        for (int i = 0; i < m->nincs; i++) {
+            const sd_rinc_t *c = &m->incs[i];
+            sd_buf_printf(b, "| %d | %.2fs | ", c->n, (double)c->started_ms / 1000.0);
+            sd_report_md_code(b, c->argv);
+            sd_buf_puts(b, " | ");
+            if (c->version && c->version[0]) sd_report_md_escape(b, c->version);
+            else sd_buf_puts(b, "not declared (`version` in the header)");
+            sd_buf_puts(b, " |\n");
+        }
+    }
+    if (m->nfaults) {
+        sd_buf_puts(b, "\n| t | fault | incarnation | committed before | committed after |\n|---:|---|---:|---|---|\n");
+        for (int i = 0; i < m->nfaults; i++) {
+            const sd_rfault_t *f = &m->faults[i];
+            sd_buf_printf(b, "| %.2fs | %s | %d | ", (double)f->t_ms / 1000.0, f->kind, f->incarnation);
+            sd_report_md_escape(b, f->before[0] ? f->before : "no commit yet");
+            sd_buf_puts(b, " | ");
+            sd_report_md_escape(b, f->after[0] ? f->after : "no commit after it");
+            sd_buf_puts(b, " |\n");
+        }
+    }
 }
 
 const sd_report_writer_t sd_report_markdown = {"markdown", "report.md", sd_markdown_write};

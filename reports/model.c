@@ -91,6 +91,62 @@ static void sd_load_ids(sd_report_model_t *m, sqlite3 *db, sd_rbucket_t *b) {
     if (flt) sqlite3_finalize(flt);
 }
 
+/* One commit of the batch table as the runbook says it: a Spark batch is
+ * its checkpoint's offsets/N and commits/N. */
+static char *sd_runbook_commit(sqlite3_stmt *st, const char *progress) {
+    long long inc = (long long)sd_coli(st, 0, 0), id = (long long)sd_coli(st, 1, -1);
+    const char *off = (const char *)sqlite3_column_text(st, 2);
+    char spark[96] = "";
+    if (!strcmp(progress, "spark")) snprintf(spark, sizeof(spark), " (offsets/%lld and commits/%lld)", id, id);
+    return sd_util_fmt("incarnation %lld, batch %lld%s, offsets %s", inc, id, spark, off && *off ? off : "not reported");
+}
+
+/* The runbook: the checkpoint, each incarnation's version, and the
+ * committed progress around each fault (the newest commit before it, the
+ * first after it), from run.db's batch table. Old run folders without a
+ * version column still load. */
+static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
+    char *spark = sd_meta(db, "spark_checkpoint"), *group = sd_meta(db, "progress_group");
+    if (spark[0]) {
+        m->checkpoint = spark;
+        m->progress_kind = sd_util_strdup("spark");
+    } else {
+        free(spark);
+        m->checkpoint = sd_meta(db, "checkpoint");
+        m->progress_kind = sd_util_strdup(group[0] ? "group" : "");
+    }
+    free(group);
+    sqlite3_stmt *st = NULL;
+    for (int i = 0; i < m->nincs; i++) m->incs[i].version = sd_util_strdup("");
+    if (sqlite3_prepare_v2(db, "SELECT n, version FROM incarnation", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int i = 0; i < m->nincs; i++)
+                if (m->incs[i].n == sqlite3_column_int(st, 0) && sqlite3_column_text(st, 1)) {
+                    free(m->incs[i].version);
+                    m->incs[i].version = sd_col(st, 1);
+                }
+    }
+    sqlite3_finalize(st);
+    static const char *const q[2] = {
+        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? ORDER BY commit_ms DESC, id DESC LIMIT 1",
+        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms>? ORDER BY commit_ms, id LIMIT 1"};
+    for (int k = 0; k < 2; k++) {
+        st = NULL;
+        int ok = sqlite3_prepare_v2(db, q[k], -1, &st, NULL) == SQLITE_OK;
+        for (int i = 0; i < m->nfaults; i++) {
+            char **into = k ? &m->faults[i].after : &m->faults[i].before;
+            *into = NULL;
+            if (ok) {
+                sqlite3_reset(st);
+                sqlite3_bind_int64(st, 1, m->faults[i].t_wall);
+                if (sqlite3_step(st) == SQLITE_ROW) *into = sd_runbook_commit(st, m->progress_kind);
+            }
+            if (!*into) *into = sd_util_strdup("");
+        }
+        sqlite3_finalize(st);
+    }
+}
+
 /* Long because it reads run.db table by table into the model, in the
  * order the reports use them; each part is a query and its loop. */
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen) {
@@ -198,6 +254,8 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             f->rows_visible = sd_coli(st, 6, -1);
             f->batch_rows = sd_coli(st, 7, -1);
             f->landing = sd_col(st, 8);
+            f->t_wall = sd_coli(st, 0, 0);
+            f->before = f->after = NULL;
         }
         sqlite3_finalize(st);
     }
@@ -238,6 +296,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             c->ended_by = sd_col(st, 7);
             c->log_out = sd_col(st, 8);
             c->log_err = sd_col(st, 9);
+            c->version = NULL;
         }
         sqlite3_finalize(st);
     }
@@ -347,6 +406,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         }
         sqlite3_finalize(st);
     }
+    sd_runbook_load(m, db);
     sqlite3_close(db);
     *out = m;
     return SD_OK;
@@ -374,14 +434,18 @@ void sd_report_model_free(sd_report_model_t *m) {
         free(m->checks[i].name); free(m->checks[i].expected); free(m->checks[i].actual); free(m->checks[i].detail);
     }
     free(m->checks);
-    for (int i = 0; i < m->nfaults; i++) { free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); }
+    for (int i = 0; i < m->nfaults; i++) {
+        free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); free(m->faults[i].before); free(m->faults[i].after);
+    }
+    free(m->checkpoint);
+    free(m->progress_kind);
     free(m->faults);
     for (int i = 0; i < m->nwarnings; i++) { free(m->warnings[i].kind); free(m->warnings[i].detail); }
     free(m->warnings);
     for (int i = 0; i < m->nsteps; i++) { free(m->steps[i].text); free(m->steps[i].status); free(m->steps[i].detail); }
     free(m->steps);
     for (int i = 0; i < m->nincs; i++) {
-        free(m->incs[i].argv); free(m->incs[i].ended_by); free(m->incs[i].log_out); free(m->incs[i].log_err);
+        free(m->incs[i].argv); free(m->incs[i].ended_by); free(m->incs[i].log_out); free(m->incs[i].log_err); free(m->incs[i].version);
     }
     free(m->incs);
     for (int i = 0; i < m->nbuckets; i++) sd_free_bucket(&m->buckets[i]);

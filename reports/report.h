@@ -29,6 +29,8 @@ typedef struct sd_rfault_s {
     int64_t batch;      /* -1 if none */
     int landed;         /* 1 inside a batch, 0 after its commit, -1 unknown */
     int64_t rows_visible, batch_rows; /* -1 unknown */
+    int64_t t_wall;     /* when it struck (epoch ms) */
+    char *before, *after; /* the runbook: the newest commit before it, the first after it ("" none) */
 } sd_rfault_t;
 typedef struct sd_rnote_s { int64_t t_ms; char *kind, *detail; } sd_rnote_t;
 typedef struct sd_rstep_s { int idx, line; char *text, *status, *detail; int64_t t_ms, dur_ms; } sd_rstep_t;
@@ -37,6 +39,7 @@ typedef struct sd_rinc_s {
     char *argv, *ended_by, *log_out, *log_err;
     int64_t started_ms, ended_ms;  /* since the run started, -1 if unknown */
     int exit_code, exit_signal;    /* -1 if unknown */
+    char *version;                 /* what the header's `version` line found ("" none) */
 } sd_rinc_t;
 /* One anomalous id with what the ledger knows about it. */
 typedef struct sd_rid_s {
@@ -91,10 +94,14 @@ typedef struct sd_report_model_s {
     sd_raccount_t *accounts; int naccounts;
     sd_rgroup_t *groups; int ngroups;           /* the first SD_REPORT_SAMPLE_GROUPS */
     int64_t groups_total;                       /* every anomalous group (0 without a model) */
+    char *checkpoint;                           /* where the pipeline keeps its progress ("" unknown) */
+    char *progress_kind;                        /* spark, group, markers, ... ("" unknown) */
 } sd_report_model_t;
 #define SD_REPORT_SAMPLE_GROUPS 50
 
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen);
+/* The runbook as Markdown (report.md's section, export/runbook.md, `streamdrill runbook`). */
+void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m);
 void sd_report_model_free(sd_report_model_t *m);
 /* Value of a count, or -1. */
 int64_t sd_report_count(const sd_report_model_t *m, const char *name);

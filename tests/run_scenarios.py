@@ -84,6 +84,7 @@ class Case:
         self.reports_max = None
         self.writers_contain = []
         self.file_counts = []
+        self.runbook_contains = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
             if not m:
@@ -119,6 +120,8 @@ class Case:
                 self.writers_contain.append(rest)
             elif key == "file-count":
                 self.file_counts.append(rest)
+            elif key == "runbook-contains":
+                self.runbook_contains.append(rest)
             else:
                 raise SystemExit(f"{path}: unknown test directive {key}")
 
@@ -206,6 +209,11 @@ def run_case_once(binary, case, i):
     for name in case.file_counts:
         if sdirs:
             problems += independent_file_count(os.path.dirname(sdirs[0]), name, summary)
+    if case.runbook_contains and sdirs:
+        rb = subprocess.run([binary, "runbook", os.path.dirname(sdirs[0])], capture_output=True, text=True).stdout
+        for pattern in case.runbook_contains:
+            if not re.search(pattern, rb):
+                problems.append(f"the runbook has no line matching {pattern!r}:\n{rb}")
     kills = [f for f in (summary or {}).get("faults", []) if f["kind"] == "kill" and "mid-batch" in f["detail"]]
     return problems, took, p.stderr, kills
 
@@ -748,7 +756,7 @@ def normalize_golden(name, text, run_dir):
                 return [mask(v) for v in o]
             return o
         text = json.dumps(mask(json.loads(text)), indent=2, sort_keys=False)
-    text = text.replace(run_dir, "<RUN>")
+    text = text.replace(run_dir, "<RUN>").replace(ROOT, "<ROOT>")
     subs = [
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?", "<TIME>"),
         (r"127\.0\.0\.1:\d+", "127.0.0.1:<PORT>"),
@@ -763,6 +771,8 @@ def normalize_golden(name, text, run_dir):
         # how the records fell into batches is timing
         (r'"(batches|batch_rows_max)": \d+', r'"\1": <N>'),
         (r"\| (batches|batch_rows_max) \| \d+ \|", r"| \1 | <N> |"),
+        # so is which batch a fault fell after (the runbook; test_runbook holds it to run.db)
+        (r"batch \d+, offsets [0-9:,]+", "batch <N>, offsets <O>"),
     ]
     for pat, rep in subs:
         text = re.sub(pat, rep, text)
@@ -1000,6 +1010,72 @@ def run_drill_text(binary, base, name, text):
     open(drill, "w").write(text)
     p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
     return p, os.path.join(base, "out", name)
+
+
+def test_runbook(binary):
+    """The runbook of the parcel drill with a `version` line: the checkpoint, each incarnation's command and version
+    (what refpipe --version prints, the SHA-256 of its binary, recomputed here), and the committed progress before
+    and after each fault, recomputed here from run.db's batch and fault tables; the same section in report.md and
+    export/runbook.md; without a `version` line it says so; a version command that fails is said, not fatal."""
+    import hashlib
+    import sqlite3
+    problems = []
+    base = fresh("runbook")
+    refpipe = os.path.join(ROOT, "scenarios", "pipelines", "refpipe")
+    text = open(os.path.join(ROOT, "scenarios", "parcel-restart.drill")).read()
+    with_version = text.replace("\npipeline ", "\nversion    files={libexec}/refpipe {libexec}/refpipe --version\npipeline ", 1)
+    p, run = run_drill_text(binary, base, "with-version", with_version)
+    if p.returncode != 0:
+        return result("runbook", [f"the parcel drill with a version line exited {p.returncode}: {p.stderr[-400:]}"], "")
+    rb = subprocess.run([binary, "runbook", run], capture_output=True, text=True)
+    if rb.returncode != 0:
+        problems.append(f"streamdrill runbook exited {rb.returncode}: {rb.stderr}")
+    out = rb.stdout
+    digest = hashlib.sha256(open(refpipe, "rb").read()).hexdigest()
+    want_version = f"refpipe 1 (the reference pipeline of streamdrill); {refpipe} sha256:{digest}"
+    if out.count(want_version) != 2:
+        problems.append(f"expected the version `{want_version}` for both incarnations, found:\n{out}")
+    if f"| checkpoint | `{run}/checkpoint` |" not in out:
+        problems.append("the checkpoint location is not in the runbook")
+    db = sqlite3.connect(os.path.join(run, "run.db"))
+    faults = db.execute("SELECT t_ms, kind FROM fault ORDER BY t_ms, id").fetchall()
+    if [k for _, k in faults] != ["kill", "restart"]:
+        problems.append(f"expected a kill and a restart in run.db, found {faults}")
+    def commit(q, t):
+        row = db.execute(q, (t,)).fetchone()
+        return f"incarnation {row[0]}, batch {row[1]}, offsets {row[2]}" if row else None
+    for t, kind in faults:
+        before = commit("SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? "
+                        "ORDER BY commit_ms DESC, id DESC LIMIT 1", t)
+        after = commit("SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms>? "
+                       "ORDER BY commit_ms, id LIMIT 1", t)
+        if not before or not after:
+            problems.append(f"{kind}: run.db has no commit before or after it ({before}, {after})")
+            continue
+        if not re.search(rf"\| {kind} \| \d+ \| {re.escape(before)} \| {re.escape(after)} \|", out):
+            problems.append(f"{kind}: expected before `{before}` and after `{after}` in:\n{out}")
+    if kind == "restart" and not after.startswith("incarnation 2"):
+        problems.append(f"the first commit after the restart is not incarnation 2's: {after}")
+    md = open(os.path.join(run, "report.md")).read()
+    exp = open(os.path.join(run, "export", "runbook.md")).read() if os.path.exists(os.path.join(run, "export", "runbook.md")) else ""
+    section = out[out.index("## Runbook"):]
+    if section not in md:
+        problems.append("report.md's Runbook section differs from `streamdrill runbook`")
+    if section not in exp:
+        problems.append("export/runbook.md differs from `streamdrill runbook`")
+    # no version line: said; a version command that fails: said, the run goes on
+    p, run2 = run_drill_text(binary, base, "without-version", text)
+    out2 = subprocess.run([binary, "runbook", run2], capture_output=True, text=True).stdout
+    if p.returncode != 0 or out2.count("not declared (`version` in the header)") != 2:
+        problems.append(f"without a version line (exit {p.returncode}) the runbook should say so twice:\n{out2}")
+    failing = text.replace("\npipeline ", "\nversion    false\npipeline ", 1)
+    p, run3 = run_drill_text(binary, base, "failing-version", failing)
+    out3 = subprocess.run([binary, "runbook", run3], capture_output=True, text=True).stdout
+    if p.returncode != 0 or "(false: failed)" not in out3:
+        problems.append(f"a failing version command should be said and the run pass (exit {p.returncode}):\n{out3}")
+    return result("runbook", problems, f"checkpoint, both incarnations' version (refpipe --version and sha256 {digest[:12]}...), "
+                  f"and the commits around the kill and the restart as run.db has them; report.md and export/runbook.md the "
+                  "same; a missing and a failing version said")
 
 
 def test_hostile_paths(binary):
@@ -1805,6 +1881,8 @@ def main():
         ok &= test_edges(binary)
     if not a.only or a.only in "hostile-paths":
         ok &= test_hostile_paths(binary)
+    if not a.only or a.only in "runbook":
+        ok &= test_runbook(binary)
     if not a.only or a.only in "command-bounds":
         ok &= test_command_bounds(binary)
     if not a.only or a.only in "descriptors":

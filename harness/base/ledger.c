@@ -104,8 +104,9 @@ static const char sd_ledger_schema[] =
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
     " landing TEXT, end_ms INTEGER);\n"
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
+    /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
-    " ended_ms INTEGER, exit_code INTEGER, exit_signal INTEGER, ended_by TEXT, log_out TEXT, log_err TEXT);\n"
+    " ended_ms INTEGER, exit_code INTEGER, exit_signal INTEGER, ended_by TEXT, log_out TEXT, log_err TEXT, version TEXT);\n"
     "CREATE TABLE batch(incarnation INTEGER, id INTEGER, begin_ms INTEGER, commit_ms INTEGER,"
     " rows INTEGER, offsets TEXT, PRIMARY KEY(incarnation, id));\n"
     "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER);\n"
@@ -1011,10 +1012,10 @@ sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail,
 }
 
 sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int pid, const char *argv, const char *log_out,
-                                     const char *log_err, int64_t started_ms, char *err, size_t errlen) {
-    return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err) VALUES(?,?,?,?,?,?)",
-                         "record a pipeline start", err, errlen, NULL, "iisiss", (int64_t)n, (int64_t)pid, argv,
-                         started_ms, log_out, log_err);
+                                     const char *log_err, int64_t started_ms, const char *version, char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err,version) VALUES(?,?,?,?,?,?,?)",
+                         "record a pipeline start", err, errlen, NULL, "iisisss", (int64_t)n, (int64_t)pid, argv,
+                         started_ms, log_out, log_err, version);
 }
 
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,

@@ -1,6 +1,8 @@
 /* util.c - clocks, durations, buffers, files, PRNG (see util.h). */
 #include "util.h"
 
+#include <openssl/evp.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -717,4 +719,26 @@ void sd_kvlist_free(sd_kvlist_t *l) {
     free(l->v);
     l->v = NULL;
     l->n = 0;
+}
+
+int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err) snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) EVP_DigestUpdate(ctx, buf, n);
+    int bad = ferror(f);
+    if (bad && err) snprintf(err, errlen, "read error");
+    fclose(f);
+    unsigned int mdlen = 0;
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    EVP_MD_CTX_free(ctx);
+    if (bad) return -1;
+    for (unsigned int i = 0; i < mdlen && i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return 0;
 }

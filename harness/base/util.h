@@ -228,4 +228,7 @@ void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value);
 const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key);
 void sd_kvlist_free(sd_kvlist_t *l);
 
+/* The SHA-256 of a file's bytes as 64 hex digits; -1 (err says why) when it cannot be read. */
+int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen);
+
 #endif

@@ -658,6 +658,28 @@ static sd_err_t sd_hook_variant(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
     return SD_OK;
 }
 
+/* version [files=PATH,...] [PROGRAM ARG...]: leading files= (the only
+ * key), then the command line, exec'd without a shell. */
+static sd_err_t sd_hook_version(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    int i = 1;
+    for (; i < ts->n && !strncmp(ts->t[i].text, "files=", 6); i++) {
+        if (sc->version_files)
+            return sd_perr(c, ts->t[i].line, ts->t[i].col, "version: expected files= once, found it again");
+        if (!ts->t[i].text[6])
+            return sd_perr(c, ts->t[i].line, ts->t[i].col + 6, "version: expected a path after files=, found nothing");
+        sc->version_files = sd_util_strdup(ts->t[i].text + 6);
+    }
+    if (i == ts->n && !sc->version_files)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts),
+                       "version: expected files=PATH[,PATH...] or a command line that prints the version, found the end of the line");
+    sc->version_argc = ts->n - i;
+    sc->version_argv = sd_util_xcalloc((size_t)(sc->version_argc + 1), sizeof(char *));
+    for (int k = i; k < ts->n; k++) sc->version_argv[k - i] = sd_util_strdup(ts->t[k].text);
+    sc->version_line = ts->t[0].line;
+    return SD_OK;
+}
+
 /* Sink kinds and the parameters each takes (the readers are in sink_*.c). */
 static const struct {
     const char *kind;
@@ -1329,6 +1351,10 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
      .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
                 "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
+    {.name = "version", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_version, .usage = "version [files=PATH[,PATH...]] [PROGRAM ARG...]",
+     .meaning = "the application version each incarnation records in the runbook: what PROGRAM prints (run without a shell when "
+                "the incarnation starts, e.g. `git describe --always` or `spark-submit --version`, its first line, 30 s at most) and "
+                "the SHA-256 of the named files (the pipeline's code), placeholders expanded"},
     {.name = "env", .role = SD_LANG_HEADER, .parse = sd_hook_env, .usage = "env NAME=VALUE ...",
      .meaning = "extra environment for the pipeline"},
     {.name = "logs", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_logs,

@@ -180,6 +180,9 @@ void sd_scenario_free(sd_scenario_t *sc) {
     }
     free(sc->variants);
     sd_kvlist_free(&sc->env);
+    for (int i = 0; i < sc->version_argc; i++) free(sc->version_argv[i]);
+    free(sc->version_argv);
+    free(sc->version_files);
     free(sc->checkpoint);
     free(sc->progress_group);
     free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col); free(sc->model.fields); free(sc->model.left_col); free(sc->model.right_col);

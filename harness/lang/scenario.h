@@ -282,6 +282,12 @@ typedef struct sd_scenario_s {
     } *variants;
     int nvariants;
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
+    /* `version [files=PATH,...] [PROGRAM ARG...]`: the application version
+     * each incarnation records for the runbook (placeholders unexpanded) */
+    char **version_argv;   /* NULL-terminated, or NULL */
+    int version_argc;
+    char *version_files;   /* comma-separated paths, or NULL */
+    int version_line;
     sd_progress_t progress;
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */
     char *progress_group;  /* progress group group=..., or NULL ({group}) */

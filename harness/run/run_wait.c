@@ -8,8 +8,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "command.h"
 #include "progress.h"
 #include "run_int.h"
+
+/* The application version for the runbook, from the header's `version`
+ * line, taken before an incarnation starts: the first line its command
+ * prints (exec'd without a shell, 30 s at most) and the SHA-256 of each
+ * named file. NULL without a `version` line; what could not be had is said
+ * in the text, never an error of the run. */
+static char *sd_run_version(sd_run_t *r) {
+    const sd_scenario_t *sc = r->sc;
+    if (!sc->version_argc && !sc->version_files) return NULL;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    char err[512];
+    if (sc->version_argc) {
+        char **argv = sd_util_xcalloc((size_t)sc->version_argc + 1, sizeof(char *));
+        int ok = 1;
+        for (int i = 0; i < sc->version_argc && ok; i++) ok = (argv[i] = sd_scenario_expand(sc->version_argv[i], &r->vars, err, sizeof(err))) != NULL;
+        sd_buf_t out;
+        sd_buf_init(&out);
+        sd_cmd_status_t st;
+        if (ok && sd_cmd_run(argv, NULL, 0, sd_util_scaled_ms(30000), 4096, NULL, &out, &st, err, sizeof(err)) == SD_OK &&
+            st.code == 0) {
+            const char *s = out.data ? out.data : "";
+            while (*s == '\n' || *s == '\r' || *s == ' ') s++;
+            size_t n = strcspn(s, "\r\n");
+            sd_buf_printf(&b, "%.*s", (int)(n > 200 ? 200 : n), s);
+        } else if (ok) {
+            sd_buf_printf(&b, "(%s: %s)", argv[0],
+                          st.timed_out ? "timed out" : st.signal ? "killed by a signal" : st.code > 0 ? "failed" : err);
+        } else {
+            sd_buf_printf(&b, "(%s)", err);
+        }
+        for (int i = 0; i < sc->version_argc; i++) free(argv[i]);
+        free(argv);
+        sd_buf_free(&out);
+    }
+    char *files = sc->version_files ? sd_scenario_expand(sc->version_files, &r->vars, err, sizeof(err)) : NULL;
+    char *save = NULL;
+    for (char *p = files ? strtok_r(files, ",", &save) : NULL; p; p = strtok_r(NULL, ",", &save)) {
+        char hex[65];
+        if (sd_util_sha256_file(p, hex, err, sizeof(err))) sd_buf_printf(&b, "%s%s: cannot read (%s)", b.len ? "; " : "", p, err);
+        else sd_buf_printf(&b, "%s%s sha256:%s", b.len ? "; " : "", p, hex);
+    }
+    free(files);
+    return sd_buf_steal(&b);
+}
 
 sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen) {
@@ -31,6 +77,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
         if (!argv[i]) e = SD_ERR_SCENARIO;
         else sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
     }
+    char *version = e ? NULL : sd_run_version(r);
     if (!e) e = sd_sup_start(r->sup, argv, &inc, err, errlen);
     for (int i = 0; i < argc; i++) free(argv[i]);
     free(argv);
@@ -41,6 +88,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     }
     if (e == SD_ERR_SCENARIO) {
         sd_buf_free(&b);
+        free(version);
         return e;
     }
     r->pipe.incarnations = inc;
@@ -52,7 +100,9 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     char *cmd = sd_buf_steal(&b);
     /* started when its first sample was taken (sd_progress_new_incarnation):
      * the rows after that sample are this incarnation's, to the ms */
-    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, NULL, 0);
+    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, version, NULL, 0);
+    if (version) sd_run_say(r, "incarnation %d: version %s", inc, version);
+    free(version);
     free(cmd);
     free(lo);
     free(le);

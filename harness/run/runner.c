@@ -317,6 +317,9 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
             {"late", sd_disp_name(sc->late_disp)}, {"malformed", sd_disp_name(sc->malformed_disp)}};
         for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) sd_ledger_meta_set(r->ledger, meta[i].k, meta[i].v, NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "started_ms", r->t0_wall, NULL, 0);
+        /* where the pipeline keeps its progress ({checkpoint}, STREAMDRILL_CHECKPOINT; a Spark
+         * source records its own as spark_checkpoint): the runbook's checkpoint location */
+        if (sd_kvlist_get(&r->vars, "checkpoint")) sd_ledger_meta_set(r->ledger, "checkpoint", sd_kvlist_get(&r->vars, "checkpoint"), NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "watermark_ms", sc->watermark_ms, NULL, 0);
         sd_buf_t vb;
         sd_buf_init(&vb);

@@ -330,7 +330,8 @@ int main(int argc, char **argv) {
         {"row-delay-ms", 1, 0, 'r'}, {"commit-delay-ms", 1, 0, 'C'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
-        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
+        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -367,6 +368,7 @@ int main(int argc, char **argv) {
         case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
         case 'h': usage(); return 0;
+        case 'V': printf("refpipe 1 (the reference pipeline of streamdrill)\n"); return 0;
         default: usage(); return 2;
         }
     }

@@ -268,3 +268,40 @@ Test(scenario, step_text_shows_user_variables_filled_in) {
     cr_expect_str_eq(sc->steps[1].text, "clock offset=+1h");
     sd_scenario_free(sc);
 }
+
+Test(scenario, version_line) {
+    char *text = sd_util_fmt("%s", canon);
+    char *with = sd_util_fmt("version files={run}/a.py,b.py git describe --always\n%s", text);
+    sd_scenario_t *sc = parse_ok(with, NULL);
+    cr_assert_str_eq(sc->version_files, "{run}/a.py,b.py");
+    cr_assert_eq(sc->version_argc, 3);
+    cr_assert_str_eq(sc->version_argv[0], "git");
+    cr_assert_str_eq(sc->version_argv[2], "--always");
+    cr_assert_null(sc->version_argv[3]);
+    cr_assert_eq(sc->version_line, 1);
+    sd_scenario_free(sc);
+    free(with);
+    /* a command alone, files alone */
+    with = sd_util_fmt("version spark-submit --version\n%s", text);
+    sc = parse_ok(with, NULL);
+    cr_assert_null(sc->version_files);
+    cr_assert_eq(sc->version_argc, 2);
+    sd_scenario_free(sc);
+    free(with);
+    with = sd_util_fmt("version files=job.py\n%s", text);
+    sc = parse_ok(with, NULL);
+    cr_assert_eq(sc->version_argc, 0);
+    cr_assert_str_eq(sc->version_files, "job.py");
+    sd_scenario_free(sc);
+    free(with);
+    with = sd_util_fmt("version\n%s", text);
+    parse_err(with, "t.drill:1:9:", "version: expected files=PATH");
+    free(with);
+    with = sd_util_fmt("version files=a files=b\n%s", text);
+    parse_err(with, "t.drill:1:17:", "files= once");
+    free(with);
+    with = sd_util_fmt("version a\nversion b\n%s", text);
+    parse_err(with, "t.drill:2:", "version");
+    free(with);
+    free(text);
+}
