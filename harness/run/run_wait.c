@@ -12,6 +12,23 @@
 #include "progress.h"
 #include "run_int.h"
 
+static void sd_run_free_argv(char **argv) {
+    for (int i = 0; argv && argv[i]; i++) free(argv[i]);
+    free(argv);
+}
+
+/* A command line of the scenario with its placeholders expanded,
+ * NULL-terminated; NULL (err says why) when one does not expand. */
+static char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen) {
+    char **argv = sd_util_xcalloc((size_t)argc + 1, sizeof(char *));
+    for (int i = 0; i < argc; i++)
+        if (!(argv[i] = sd_scenario_expand(src[i], &r->vars, err, errlen))) {
+            sd_run_free_argv(argv);
+            return NULL;
+        }
+    return argv;
+}
+
 /* The application version for the runbook, from the header's `version`
  * line, taken before an incarnation starts: the first line its command
  * prints (exec'd without a shell, 30 s at most) and the SHA-256 of each
@@ -24,9 +41,8 @@ static char *sd_run_version(sd_run_t *r) {
     sd_buf_init(&b);
     char err[512];
     if (sc->version_argc) {
-        char **argv = sd_util_xcalloc((size_t)sc->version_argc + 1, sizeof(char *));
-        int ok = 1;
-        for (int i = 0; i < sc->version_argc && ok; i++) ok = (argv[i] = sd_scenario_expand(sc->version_argv[i], &r->vars, err, sizeof(err))) != NULL;
+        char **argv = sd_run_expand_argv(r, sc->version_argv, sc->version_argc, err, sizeof(err));
+        int ok = argv != NULL;
         sd_buf_t out;
         sd_buf_init(&out);
         sd_cmd_status_t st;
@@ -42,8 +58,7 @@ static char *sd_run_version(sd_run_t *r) {
         } else {
             sd_buf_printf(&b, "(%s)", err);
         }
-        for (int i = 0; i < sc->version_argc; i++) free(argv[i]);
-        free(argv);
+        sd_run_free_argv(argv);
         sd_buf_free(&out);
     }
     char *files = sc->version_files ? sd_scenario_expand(sc->version_files, &r->vars, err, sizeof(err)) : NULL;
@@ -68,19 +83,14 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
             argc = r->sc->variants[v].argc;
             line = r->sc->variants[v].line;
         }
-    char **argv = sd_util_xcalloc((size_t)argc + 1, sizeof(char *));
+    char **argv = sd_run_expand_argv(r, src, argc, err, errlen);
     sd_buf_t b;
     sd_buf_init(&b);
-    sd_err_t e = SD_OK;
-    for (int i = 0; i < argc && !e; i++) {
-        argv[i] = sd_scenario_expand(src[i], &r->vars, err, errlen);
-        if (!argv[i]) e = SD_ERR_SCENARIO;
-        else sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
-    }
+    sd_err_t e = argv ? SD_OK : SD_ERR_SCENARIO;
+    for (int i = 0; argv && i < argc; i++) sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
     char *version = e ? NULL : sd_run_version(r);
     if (!e) e = sd_sup_start(r->sup, argv, &inc, err, errlen);
-    for (int i = 0; i < argc; i++) free(argv[i]);
-    free(argv);
+    sd_run_free_argv(argv);
     if (e == SD_ERR_PIPELINE) {
         char tmp[1024];
         snprintf(tmp, sizeof(tmp), "%s", err);
