@@ -57,7 +57,7 @@ static void sd_clock_heal(sd_run_t *r, sd_buf_t *done) {
     r->faults.clock_offset_ms = 0;
     r->faults.clock_rate = 1.0;
     if (sd_clock_write(r, NULL, 0) == SD_OK) {
-        sd_ledger_fault(r->ledger, r->step, "clock", "pipeline clock: real time again (heal)", 0, NULL, NULL, 0);
+        sd_ledger_fault_undo(r->ledger, r->step, "clock", "%", "clock", "pipeline clock: real time again (heal)", 0, NULL, 0);
         sd_buf_printf(done, "%sreset the pipeline's clock", done->len ? "; " : "");
     }
 }

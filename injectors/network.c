@@ -27,7 +27,7 @@ static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 
 static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the undo callback's int) */
     rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
-    const char *what = NULL;
+    const char *what = NULL, *like = "%";
     switch (op) {
     case SD_NET_LATENCY:
         if (!r->faults.net_latency) return;
@@ -35,6 +35,7 @@ static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the un
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         r->faults.net_latency = 0;
         what = "latency removed";
+        like = "latency%";
         break;
     case SD_NET_BLACKHOLE:
         if (!r->faults.net_down) return;
@@ -42,12 +43,14 @@ static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the un
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         r->faults.net_down = 0;
         what = "blackhole lifted";
+        like = "blackhole%";
         break;
     case SD_NET_BANDWIDTH:
         if (!r->faults.net_bandwidth) return;
         if (r->faults.proxy) sd_proxy_bandwidth(r->faults.proxy, 0);
         r->faults.net_bandwidth = 0;
         what = "bandwidth limit lifted";
+        like = "bandwidth%";
         break;
     case SD_NET_ERRORS:
         if (!r->faults.net_errors) return;
@@ -55,11 +58,12 @@ static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the un
             for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
         r->faults.net_errors = 0;
         what = "pending request errors cleared";
+        like = "the next%";
         break;
     default:
         return;
     }
-    sd_ledger_fault(r->ledger, r->step, "network", what, 0, NULL, NULL, 0);
+    sd_ledger_fault_undo(r->ledger, r->step, "network", like, "network", what, 0, NULL, 0);
 }
 
 static const struct { const char *name; int16_t key; } sd_apis[] = {

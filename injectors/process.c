@@ -376,7 +376,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if (st->proc.delay_ms > 0) {
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
         if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
-        sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT to the process group", s.incarnation, NULL, NULL, 0);
+        sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, NULL, 0);
         sd_run_data_step_done(r);
         snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, sd_placed_words[L.how], (double)st->proc.delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
@@ -449,8 +449,9 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
             return SD_OK;
         }
         if ((e = sd_sup_signal(r->sup, pause ? SIGSTOP : SIGCONT, NULL, err, errlen))) return e;
-        if ((e = sd_ledger_fault(r->ledger, r->step, pause ? "pause" : "resume", pause ? "SIGSTOP to the process group" : "SIGCONT to the process group",
-                                 s.incarnation, NULL, err, errlen))) return e;
+        e = pause ? sd_ledger_fault(r->ledger, r->step, "pause", "SIGSTOP to the process group", s.incarnation, NULL, err, errlen)
+                  : sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen);
+        if (e) return e;
         snprintf(detail, dlen, "%s incarnation %d", pause ? "paused" : "resumed", s.incarnation);
         if (!pause) sd_run_data_step_done(r);
         return SD_OK;
@@ -480,7 +481,7 @@ static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
     }
     if (stopped) {
         sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
-        sd_ledger_fault(r->ledger, r->step, "resume", "SIGCONT by heal", s.incarnation, NULL, NULL, 0);
+        sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT by heal", s.incarnation, NULL, 0);
         sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");
     }
 }

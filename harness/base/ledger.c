@@ -102,7 +102,7 @@ static const char sd_ledger_schema[] =
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
-    " landing TEXT, end_ms INTEGER);\n"
+    " landing TEXT, end_ms INTEGER, undoes INTEGER);\n"
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
@@ -119,6 +119,11 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE state(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, operator TEXT,"
     " rows_total INTEGER, rows_updated INTEGER, rows_removed INTEGER, memory_bytes INTEGER, watermark_ms INTEGER,"
     " input_rows INTEGER, custom TEXT);\n"
+    /* how the pipeline recovered from each fault (harness/oracle/recovery.c):
+     * times in wall ms, counts; NULL where a figure does not apply, why says
+     * what could not be measured */
+    "CREATE TABLE recovery(fault INTEGER PRIMARY KEY, line INTEGER, kind TEXT, incarnation INTEGER, t_ms INTEGER,"
+    " end_ms INTEGER, caught_ms INTEGER, basis TEXT, figures TEXT, why TEXT);\n"
     /* reconciliation: ids that are not 'delivered once as expected' */
     "CREATE TABLE anomaly(sink TEXT, seq INTEGER, bucket TEXT, copies INTEGER, writers TEXT,"
     " PRIMARY KEY(sink, seq)) WITHOUT ROWID;\n"
@@ -981,6 +986,31 @@ sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char 
     sd_err_t e = sd_ledger_run(l, "INSERT INTO fault(t_ms,step,kind,detail,incarnation) VALUES(?,?,?,?,?)",
                                "record a fault", err, errlen, id_out, "iissn", sd_util_wall_ms(), (int64_t)step, kind,
                                detail, incarnation > 0 ? (int64_t)incarnation : INT64_MIN);
+    return e;
+}
+
+/* A record that undoes a fault (a resume, a lifted blackhole): the newest
+ * open fault of kind undone whose detail is LIKE like ends now (end_ms),
+ * and the record names it (undoes; 0 when none was open). */
+sd_err_t sd_ledger_fault_undo(sd_ledger_t *l, int step, const char *undone, const char *like, const char *kind,
+                              const char *detail, int incarnation, char *err, size_t errlen) {
+    int64_t now = sd_util_wall_ms(), id = 0;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&l->mu);
+    if (sqlite3_prepare_v2(l->db, "SELECT max(id) FROM fault WHERE kind=? AND end_ms IS NULL AND undoes IS NULL AND detail LIKE ?", -1,
+                           &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, undone, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, like, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) id = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&l->mu);
+    sd_err_t e = SD_OK;
+    if (id) e = sd_ledger_run(l, "UPDATE fault SET end_ms=? WHERE id=?", "record a fault's end", err, errlen, NULL, "ii", now, id);
+    if (!e)
+        e = sd_ledger_run(l, "INSERT INTO fault(t_ms,step,kind,detail,incarnation,undoes) VALUES(?,?,?,?,?,?)", "record a fault's end",
+                          err, errlen, NULL, "iissni", now, (int64_t)step, kind, detail,
+                          incarnation > 0 ? (int64_t)incarnation : INT64_MIN, id);
     return e;
 }
 

@@ -98,6 +98,10 @@ sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char 
 /* Where a kill landed. */
 /* A fault step that did not do what it says: its fault row (made when it
  * has none) marked not landed, why appended to its landing. */
+/* A record that undoes the newest open fault of kind undone (detail LIKE
+ * like): sets its end_ms and names it in the new record's undoes. */
+sd_err_t sd_ledger_fault_undo(sd_ledger_t *l, int step, const char *undone, const char *like, const char *kind,
+                              const char *detail, int incarnation, char *err, size_t errlen);
 sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int incarnation, const char *why, char *err,
                                 size_t errlen);
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,

@@ -7,6 +7,7 @@
  * of the reference, with the few hooks that check combinations a key
  * list cannot say (produce ... background needs a rate, network takes one
  * fault at a time, ...). Help and docs/language.md's reference are printed from it. */
+#include "figures.h"
 #include "lang.h"
 
 #include <ctype.h>
@@ -1015,31 +1016,95 @@ static sd_err_t sd_fin_network(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     return SD_OK;
 }
 
+/* The step at line n above st that can be a fault, or NULL (why says). */
+static const sd_step_t *sd_expect_fault_step(const sd_scenario_t *sc, const sd_step_t *st, int n, const char **found) {
+    *found = NULL;
+    for (int i = 0; i < sc->nsteps && &sc->steps[i] != st; i++) {
+        const sd_step_t *s = &sc->steps[i];
+        if (s->line != n) continue;
+        *found = s->text;
+        switch (s->kind) {
+        case SD_STEP_KILL: case SD_STEP_STOP: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_NETWORK: case SD_STEP_DAMAGE:
+            return s;
+        default:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* expect COUNT OP VALUE ... [step=LINE]: counts of the run, and the
+ * recovery figures of every fault (or of the fault step at LINE). */
 static sd_err_t sd_parse_expect(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
-    (void)sc; (void)present;
+    (void)present;
     sd_step_t *st = obj;
+    int step_line = 0, first_count = 0, first_figure = 0;
+    for (int i = 1; i < ts->n; i++) {
+        sd_kvtok_t kv;
+        sd_split_kv(&ts->t[i], &kv);
+        if (!kv.has_op || strcmp(kv.key, "step")) continue;
+        int64_t n = 0;
+        const char *found = NULL;
+        if (kv.op != SD_OP_EQ || sd_util_parse_count(kv.value, &n) || n <= 0 || n > 1000000)
+            return sd_perr(c, ts->t[i].line, ts->t[i].col, "expect: expected step=LINE (the line of a fault step above), found \"%s\"", ts->t[i].text);
+        if (!sd_expect_fault_step(sc, st, (int)n, &found))
+            return found ? sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
+                                   "expect step=%lld: expected a fault step at line %lld (kill, stop, restart, pause, network, damage), found `%s`",
+                                   (long long)n, (long long)n, found)
+                         : sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
+                                   "expect step=%lld: expected a fault step at line %lld above this one, found no step there", (long long)n, (long long)n);
+        step_line = (int)n;
+    }
     for (int i = 1; i < ts->n; i++) {
         sd_kvtok_t kv;
         sd_split_kv(&ts->t[i], &kv);
         if (!kv.has_op)
             return sd_perr(c, ts->t[i].line, ts->t[i].col, "expect: expected COUNT=N (e.g. unique=120 lost=0), found \"%s\"", ts->t[i].text);
-        const char *name = sd_scenario_count_canonical(kv.key);
+        if (!strcmp(kv.key, "step")) continue;
+        int fig = sd_figure_by_name(kv.key);
+        const char *name = fig >= 0 ? sd_figure_name(fig) : sd_scenario_count_canonical(kv.key);
         if (!name)
             return sd_perr(c, ts->t[i].line, ts->t[i].col,
                            "expect: expected a count name (produced, expected, unique, rows, duplicated, lost, unexpected, late_leaked, "
-                           "malformed_leaked, quarantined, ...), found \"%s\"", kv.key);
+                           "malformed_leaked, quarantined, ...) or a fault's figure (recovery_s, detect_s, replayed_input, rewritten_rows, "
+                           "batches_rerun, latency_p99_during_ms, ...), found \"%s\"", kv.key);
+        if (fig < 0 && !first_count) first_count = i;
+        if (fig >= 0 && !first_figure) first_figure = i;
         st->expect.v = sd_util_xrealloc(st->expect.v, sizeof(*st->expect.v) * (size_t)(st->expect.n + 1));
         sd_expect_t *x = &st->expect.v[st->expect.n];
         memset(x, 0, sizeof(*x));
         x->count = sd_util_strdup(name);
         x->op = kv.op;
+        x->per_fault = fig >= 0;
+        x->figure = fig >= 0 ? fig : 0;
+        x->step_line = fig >= 0 ? step_line : 0;
         st->expect.n++;
+        if (fig >= 0) {
+            /* a figure in seconds takes a fraction (recovery_s<=2.5) */
+            char *end = NULL;
+            double d = strtod(kv.value, &end);
+            int ok = sd_figure_unit(fig) == 's' ? end != kv.value && !*end && d >= 0 && d < 1e9 : !sd_util_parse_count(kv.value, &x->value);
+            if (!ok)
+                return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "expect %s: expected %s, found \"%s\"", kv.key,
+                               sd_figure_unit(fig) == 's' ? "seconds (a number like 30 or 2.5)" : "a whole number", kv.value);
+            if (sd_figure_unit(fig) == 's') x->value = (int64_t)(d * 1000.0 + 0.5);
+            continue;
+        }
         const char *other = isalpha((unsigned char)kv.value[0]) ? sd_scenario_count_canonical(kv.value) : NULL;
         if (other) x->value_count = sd_util_strdup(other);
         else if (sd_util_parse_count(kv.value, &x->value))
             return sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv), "expect %s: expected a whole number or a count name, found \"%s\"",
                            kv.key, kv.value);
     }
+    if (step_line && first_count) {
+        sd_kvtok_t kv;
+        sd_split_kv(&ts->t[first_count], &kv);
+        return sd_perr(c, ts->t[first_count].line, ts->t[first_count].col,
+                       "expect: step= names one fault, and %s is a count of the whole run: write it on an `expect` line of its own", kv.key);
+    }
+    if (step_line && !first_figure)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "expect step=%d: expected a fault's figure (recovery_s<=30, rewritten_rows<=500, ...), found none",
+                       step_line);
     return SD_OK;
 }
 

@@ -75,10 +75,13 @@ int sd_op_eval(sd_op_t op, int64_t actual, int64_t expected);
 
 /* One `expect` clause: count OP value, the value a number or another count. */
 typedef struct sd_expect_s {
-    char *count;      /* canonical count name (summary.json key) */
+    char *count;      /* canonical count name (summary.json key), or a recovery figure's name */
     sd_op_t op;
-    int64_t value;
+    int64_t value;    /* a figure in seconds is kept in ms */
     char *value_count; /* when the right side names a count, else NULL */
+    int per_fault;    /* count names a fault's recovery figure (figures.h), judged fault by fault */
+    int figure;       /* then its SD_FIG_x */
+    int step_line;    /* a figure: the fault step's line (`step=N`), 0 for every fault */
 } sd_expect_t;
 
 /* Malformed kinds `inject malformed=N` cycles through. */

@@ -92,4 +92,11 @@ typedef struct sd_bounds_s {
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
 
+struct sd_observe_s;
+/* run_recovery.c: each fault's recovery figures (recovery.c), stored in
+ * run.db and judged against the `expect` clauses on figures; obs is the
+ * target as read (NULL for a model-judged one), sink its name. */
+sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char *sink, const sd_step_t *const *expects, int nexp,
+                         int *check_idx, int *failed, char *err, size_t errlen);
+
 #endif

@@ -502,6 +502,9 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             }
             for (int i = 0; i < checks.n_not_judged; i++) sd_ledger_warning(r->ledger, "not-judged", checks.not_judged[i], NULL, 0);
         }
+        /* the run's anomalies are stored: how it recovered from each fault */
+        if (!e && primary)
+            e = sd_run_recovery(r, by_model ? NULL : &obs, sink->name, (const sd_step_t *const *)expects, nexp, &check_idx, failed, err, errlen);
         sd_checks_free(&checks);
         sd_recon_result_free(&res);
         sd_observe_free(&obs);

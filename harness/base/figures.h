@@ -1,0 +1,64 @@
+/* figures.h - the recovery figures of a fault, listed once.
+ *
+ * A figure belongs to one fault (recovery.c computes them from run.db), not
+ * to the run as a count does (counts.h): `expect recovery_s<=60` holds for
+ * every fault, `expect step=21 recovery_s<=30` for the fault step at line 21.
+ * This list gives the names `expect` takes, summary.json's per-fault
+ * "recovery" keys, the reports' columns and docs/language.md's table.
+ *
+ */
+#ifndef SD_FIGURES_H
+#define SD_FIGURES_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* X(name, unit, meaning): unit 's' a duration (kept in ms, written in
+ * seconds), 'n' a count, 'm' milliseconds. One list: the expect names,
+ * summary.json's keys, the reports' columns and docs/language.md. */
+#define SD_FIGURES(X)                                                                                                        \
+    X(recovery_s, 's', "from the fault until every event acknowledged before it was in the target (or the pipeline's "      \
+                       "commits covered it)")                                                                                \
+    X(detect_s, 's', "a stall (pause, network): from its end to the pipeline's first sign of work")                        \
+    X(replayed_input, 'n', "a fault that ended an incarnation: records read before it that the next incarnation read "     \
+                           "again")                                                                                          \
+    X(rewritten_rows, 'n', "a fault that ended an incarnation: rows written again, at least (the interrupted batch's "     \
+                           "rows visible at the fault, or the extra copies traced to it, the larger)")                       \
+    X(batches_rerun, 'n', "a fault that ended an incarnation: batches begun and not committed before it, begun again "     \
+                          "after it")                                                                                        \
+    X(latency_p50_before_ms, 'm', "median latency of events sent before the fault (since the previous recovery)")         \
+    X(latency_p99_before_ms, 'm', "99th percentile of the same")                                                           \
+    X(latency_p50_during_ms, 'm', "median latency of events sent during the recovery")                                    \
+    X(latency_p99_during_ms, 'm', "99th percentile of the same")                                                           \
+    X(latency_p50_after_ms, 'm', "median latency of events sent after the recovery (until the next fault)")               \
+    X(latency_p99_after_ms, 'm', "99th percentile of the same")
+
+typedef enum {
+#define SD_FIG_ENUM(name, unit, meaning) SD_FIG_##name,
+    SD_FIGURES(SD_FIG_ENUM)
+#undef SD_FIG_ENUM
+    SD_FIG__COUNT
+} sd_figure_t;
+
+/* A figure's value, or why there is none. */
+#define SD_FIG_NA INT64_MIN             /* does not apply to this fault (detect_s of a kill) */
+#define SD_FIG_UNMEASURED (INT64_MIN + 1) /* applies, and run.db cannot say (why tells) */
+#define SD_FIG_NEVER INT64_MAX          /* it never happened (never caught up) */
+
+static const struct { const char *name; char unit; const char *meaning; } sd_figure_table[SD_FIG__COUNT] = {
+#define SD_FIG_ROW(name, unit, meaning) {#name, unit, meaning},
+    SD_FIGURES(SD_FIG_ROW)
+#undef SD_FIG_ROW
+};
+
+static inline const char *sd_figure_name(int f) { return f >= 0 && f < SD_FIG__COUNT ? sd_figure_table[f].name : "?"; }
+static inline char sd_figure_unit(int f) { return f >= 0 && f < SD_FIG__COUNT ? sd_figure_table[f].unit : 'n'; }
+static inline const char *sd_figure_meaning(int f) { return f >= 0 && f < SD_FIG__COUNT ? sd_figure_table[f].meaning : ""; }
+/* SD_FIG_x for a name, -1 if none */
+static inline int sd_figure_by_name(const char *name) {
+    for (int f = 0; f < SD_FIG__COUNT; f++)
+        if (!strcmp(sd_figure_table[f].name, name)) return f;
+    return -1;
+}
+
+#endif

@@ -1,0 +1,47 @@
+/* recovery.h - how the pipeline recovered from each fault: the figures a
+ * runbook drill reports per fault and `expect` judges, computed from run.db
+ * alone (faults, steps, the ledger's delivery reports, batches with their
+ * offsets, anomalies, latency samples) and, when the target gives write
+ * times, from when each event was first written there. docs/oracle.md
+ * ("Recovery figures") says each definition. */
+#ifndef SD_RECOVERY_H
+#define SD_RECOVERY_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "figures.h"
+
+typedef struct sd_recovery_s {
+    int64_t fault;          /* run.db fault.id */
+    int line;               /* the drill line of the step it happened in (0 unknown) */
+    char kind[16];
+    int incarnation;        /* the incarnation it struck (0 none) */
+    int ends;               /* it ended that incarnation (kill, stop, crash, a restart of a running one) */
+    int64_t t_ms, end_ms;   /* wall ms; end_ms a stall's end, -1 */
+    int64_t caught_ms;      /* when it was caught up again, -1 never or unknown */
+    char basis[16];         /* what caught_ms comes from: "target", "commits" or "" */
+    int64_t v[SD_FIG__COUNT];
+    char why[600];          /* what could not be measured, and why */
+} sd_recovery_t;
+
+typedef struct sd_recovery_in_s {
+    /* when the event seq was first written to the target (wall ms), -1 if
+     * never, -2 if written without a time (the commits decide); NULL when the target gives no write times (or the drill moved
+     * the pipeline's clock): the commits decide */
+    int64_t (*seen_ms)(void *opaque, int64_t seq);
+    void *opaque;
+    const char *sink; /* the target's name in anomaly and latency */
+} sd_recovery_in_t;
+
+/* Every fault's figures, oldest first (*out freed by the caller); the
+ * count, or -1 when run.db cannot be read (err says why). */
+int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t **out, char *err, size_t errlen);
+/* Store them in run.db's recovery table (figures as a JSON object). */
+sd_err_t sd_recovery_store(sqlite3 *db, const sd_recovery_t *v, int n, char *err, size_t errlen);
+
+/* A figure as text: "12.345" seconds, "20", "n/a", "not measured", "never". */
+void sd_figure_text(int f, int64_t v, char *out, size_t outlen);
+
+#endif

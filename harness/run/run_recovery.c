@@ -1,0 +1,95 @@
+/* run_recovery.c - each fault's recovery figures, computed once the target
+ * is read (recovery.c, over run.db), stored in run.db's recovery table and
+ * judged against the drill's `expect` clauses that name a figure: for every
+ * fault, or with `step=LINE` for the fault step at that line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observe.h"
+#include "recovery.h"
+#include "run_int.h"
+
+typedef struct {
+    const sd_run_t *r;
+    const sd_observe_t *obs;
+} sd_seen_ctx_t;
+
+/* When seq was first written to the target (wall ms): -1 never, -2 written
+ * without a time. */
+static int64_t sd_run_seen_ms(void *opaque, int64_t seq) {
+    const sd_seen_ctx_t *c = opaque;
+    if (seq < 0 || seq >= c->obs->nseq || !sd_counts_get(&c->obs->copies, seq)) return -1;
+    int64_t lat = sd_observe_latency(c->obs, seq);
+    if (lat < 0) return -2;
+    return c->r->t0_wall + (int64_t)sd_stamps_get(&c->r->sends.sent, seq) + lat;
+}
+
+static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recovery_t *f, int *check_idx, int *failed) {
+    char name[160], expected[96], actual[64], val[64], detail[800];
+    int64_t v = f->v[x->figure];
+    snprintf(name, sizeof(name), "%s (%s at line %d)", x->count, f->kind, f->line);
+    sd_figure_text(x->figure, x->value, val, sizeof(val));
+    snprintf(expected, sizeof(expected), "%s %s", sd_op_text(x->op), val);
+    sd_figure_text(x->figure, v, actual, sizeof(actual));
+    int pass = v == SD_FIG_NEVER ? (x->op == SD_OP_GT || x->op == SD_OP_GE || x->op == SD_OP_NE) : sd_op_eval(x->op, v, x->value);
+    snprintf(detail, sizeof(detail), "%s%s%s", f->basis[0] ? "caught up by the " : "", f->basis, f->why[0] && f->basis[0] ? "; " : "");
+    size_t l = strlen(detail);
+    snprintf(detail + l, sizeof(detail) - l, "%s", f->why);
+    sd_ledger_check(r->ledger, (*check_idx)++, name, pass, expected, actual, detail, NULL, 0);
+    if (!pass) (*failed)++;
+}
+
+/* The figures of every fault, stored; each `expect` clause on a figure
+ * judged against the faults it names. A figure the run could not measure
+ * makes the run inconclusive (r->verdict.unmeasured) instead of passing. */
+sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char *sink, const sd_step_t *const *expects, int nexp,
+                         int *check_idx, int *failed, char *err, size_t errlen) {
+    sd_seen_ctx_t sc = {r, obs};
+    /* write times from a pipeline whose clock the drill moved are on its
+     * clock: the commits decide */
+    int timed = obs && obs->lat && !r->faults.clock_moved_line;
+    sd_recovery_in_t in = {.seen_ms = timed ? sd_run_seen_ms : NULL, .opaque = &sc, .sink = sink};
+    sd_recovery_t *v = NULL;
+    sqlite3 *db = sd_ledger_db(r->ledger);
+    int n = sd_recovery_compute(db, &in, &v, err, errlen);
+    if (n < 0) return SD_ERR_IO;
+    sd_err_t e = sd_recovery_store(db, v, n, err, errlen);
+    for (int s = 0; s < nexp && !e; s++)
+        for (int k = 0; k < expects[s]->expect.n; k++) {
+            const sd_expect_t *x = &expects[s]->expect.v[k];
+            if (!x->per_fault) continue;
+            int judged = 0;
+            char why[1024] = "";
+            for (int i = 0; i < n; i++) {
+                const sd_recovery_t *f = &v[i];
+                if (x->step_line && f->line != x->step_line) continue;
+                int64_t fv = f->v[x->figure];
+                if (fv == SD_FIG_NA && !x->step_line) continue; /* detect_s of a kill: not this fault's figure */
+                if (fv == SD_FIG_NA || fv == SD_FIG_UNMEASURED) {
+                    snprintf(why, sizeof(why), "expect %s (line %d): %s at line %d: %s", x->count, expects[s]->line, f->kind, f->line,
+                             fv == SD_FIG_NA ? "the figure does not apply to this fault" : f->why[0] ? f->why : "not measured");
+                    continue;
+                }
+                sd_run_fig_check(r, x, f, check_idx, failed);
+                judged++;
+            }
+            if (!why[0] && !judged)
+                snprintf(why, sizeof(why), "expect %s (line %d): %s", x->count, expects[s]->line,
+                         x->step_line ? "the fault step it names did not strike (no fault was recorded for it)" : "no fault struck in this run");
+            if (why[0]) {
+                sd_ledger_warning(r->ledger, "figure-not-measured", why, NULL, 0);
+                if (!r->verdict.unmeasured++) snprintf(r->verdict.unmeasured_why, sizeof(r->verdict.unmeasured_why), "%s", why);
+            }
+        }
+    for (int i = 0; i < n; i++) {
+        char rec[32], rep[32], rew[32];
+        sd_figure_text(SD_FIG_recovery_s, v[i].v[SD_FIG_recovery_s], rec, sizeof(rec));
+        sd_figure_text(SD_FIG_replayed_input, v[i].v[SD_FIG_replayed_input], rep, sizeof(rep));
+        sd_figure_text(SD_FIG_rewritten_rows, v[i].v[SD_FIG_rewritten_rows], rew, sizeof(rew));
+        sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s", v[i].kind, v[i].line, rec,
+                   v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew);
+    }
+    free(v);
+    return e;
+}
