@@ -122,6 +122,15 @@ static void sd_charts_faults(sd_charts_t *c) {
     if (open_band >= 0)
         sd_buf_printf(&c->faults, "set object %d rect from %.3f, graph 0 to graph 1, graph 1 fc rgb '#f6d7a7' fs solid 0.35 noborder behind\n",
                       ++n, open_band);
+    /* each recovery, from the fault until it caught up (recovery.c) */
+    for (int i = 0; i < m->nfaults; i++) {
+        const sd_rfault_t *f = &m->faults[i];
+        if (!f->has_recovery || f->caught_ms <= f->t_ms) continue;
+        sd_buf_printf(&c->faults, "set object %d rect from %.3f, graph 0 to %.3f, graph 0.06 fc rgb '#c0392b' fs solid 0.25 noborder front\n",
+                      ++n, (double)f->t_ms / 1000.0, (double)f->caught_ms / 1000.0);
+        sd_buf_printf(&c->faults, "set label 'recovery %.1fs' at %.3f, graph 0.03 offset character 0.3, 0 font ',8' tc rgb '#7b241c' front\n",
+                      (double)(f->caught_ms - f->t_ms) / 1000.0, (double)f->t_ms / 1000.0);
+    }
     /* quiescence: the end of the last `await quiescent`, or the implicit one */
     double q = -1;
     for (int i = 0; i < m->nsteps; i++)

@@ -265,6 +265,36 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
         }
         sd_buf_puts(b, "</table>\n");
     }
+    /* each fault's recovery figures (report.md's table) */
+    int header = 0;
+    for (int i = 0; i < m->nfaults; i++) {
+        const sd_rfault_t *f = &m->faults[i];
+        if (!f->has_recovery) continue;
+        if (!header++)
+            sd_buf_puts(b, "<h3>Recovery from each fault</h3>\n<table id=\"recovery\"><tr><th>line</th><th>fault</th><th>recovery</th><th>by</th>"
+                           "<th>detect</th><th>replayed input</th><th>rewritten rows</th><th>batches re-run</th><th>latency p50 / p99 before</th>"
+                           "<th>during</th><th>after</th><th>not measured</th></tr>\n");
+        static const int cols[] = {SD_FIG_recovery_s, -1, SD_FIG_detect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun,
+                                   SD_FIG_latency_p50_before_ms, SD_FIG_latency_p50_during_ms, SD_FIG_latency_p50_after_ms};
+        sd_buf_t cell[12];
+        for (int c = 0; c < 12; c++) sd_buf_init(&cell[c]);
+        sd_buf_printf(&cell[0], "%d", f->line);
+        sd_buf_puts(&cell[1], f->kind);
+        for (int c = 0; c < 9; c++) {
+            if (cols[c] < 0) sd_buf_puts(&cell[2 + c], f->basis);
+            else sd_report_figure_cell(&cell[2 + c], f, cols[c]);
+            if (cols[c] >= SD_FIG_latency_p50_before_ms) {
+                sd_buf_puts(&cell[2 + c], " / ");
+                sd_report_figure_cell(&cell[2 + c], f, cols[c] + 1);
+            }
+        }
+        sd_buf_puts(&cell[11], f->why);
+        const char *cells[12];
+        for (int c = 0; c < 12; c++) cells[c] = cell[c].data ? cell[c].data : "";
+        sd_html_row(b, cells, 12);
+        for (int c = 0; c < 12; c++) sd_buf_free(&cell[c]);
+    }
+    if (header) sd_buf_puts(b, "</table>\n");
 }
 
 /* What the run did: its steps, the pipeline's incarnations, the warnings. */

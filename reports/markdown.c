@@ -198,6 +198,52 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     return e;
 }
 
+/* A figure in a table cell: seconds with their unit, n/a, never, ... */
+void sd_report_figure_cell(sd_buf_t *b, const sd_rfault_t *f, int k) {
+    char t[48];
+    sd_figure_text(k, f->fig[k], t, sizeof(t));
+    int num = f->fig[k] != SD_FIG_NA && f->fig[k] != SD_FIG_UNMEASURED && f->fig[k] != SD_FIG_NEVER;
+    sd_buf_printf(b, "%s%s", t, num && sd_figure_unit(k) == 's' ? " s" : num && sd_figure_unit(k) == 'm' ? " ms" : "");
+}
+
+/* The recovery figures of every fault (recovery.c), and what could not be
+ * measured. */
+static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
+    int n = 0;
+    for (int i = 0; i < m->nfaults; i++) n += m->faults[i].has_recovery;
+    if (!n) return;
+    sd_buf_puts(b, "\n### Recovery from each fault\n\n`recovery` runs from the fault until everything Kafka had acknowledged before it was "
+                   "in the target (by its write times) or covered by the pipeline's commits; `detect` from a stall's end to the first "
+                   "sign of work. Latency is p50 / p99 of the events sent before the fault, during the recovery and after it.\n\n"
+                   "| line | fault | recovery | by | detect | replayed input | rewritten rows | batches re-run | latency before | during | after |\n"
+                   "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < m->nfaults; i++) {
+        const sd_rfault_t *f = &m->faults[i];
+        if (!f->has_recovery) continue;
+        sd_buf_printf(b, "| %d | %s | ", f->line, f->kind);
+        sd_report_figure_cell(b, f, SD_FIG_recovery_s);
+        sd_buf_printf(b, " | %s | ", f->basis[0] ? f->basis : "");
+        static const int cols[] = {SD_FIG_detect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun};
+        for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+            sd_report_figure_cell(b, f, cols[c]);
+            sd_buf_puts(b, " | ");
+        }
+        for (int w = 0; w < 3; w++) {
+            sd_report_figure_cell(b, f, SD_FIG_latency_p50_before_ms + 2 * w);
+            sd_buf_puts(b, " / ");
+            sd_report_figure_cell(b, f, SD_FIG_latency_p99_before_ms + 2 * w);
+            sd_buf_puts(b, w < 2 ? " | " : " |\n");
+        }
+    }
+    for (int i = 0, said = 0; i < m->nfaults; i++) {
+        const sd_rfault_t *f = &m->faults[i];
+        if (!f->has_recovery || !f->why[0]) continue;
+        sd_buf_printf(b, "%s- line %d, %s: ", said++ ? "" : "\n", f->line, f->kind);
+        sd_report_md_escape(b, f->why);
+        sd_buf_putc(b, '\n');
+    }
+}
+
 void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
     static const char *const from[][2] = {{"spark", "the Spark checkpoint (offsets/N, commits/N)"},
                                           {"group", "the consumer group's committed offsets"}};
@@ -232,6 +278,7 @@ void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
             sd_buf_puts(b, " |\n");
         }
     }
+    sd_report_recovery_md(b, m);
 }
 
 const sd_report_writer_t sd_report_markdown = {"markdown", "report.md", sd_markdown_write};

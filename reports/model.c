@@ -1,4 +1,5 @@
 /* model.c - loads a run folder's run.db into the model report writers use. */
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,39 @@ static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
     }
 }
 
+/* Each fault's recovery figures (run.db recovery, figures a JSON object:
+ * a number, null where it does not apply, "not measured" or "never").
+ * Older run folders have no such table. */
+static void sd_recovery_load(sd_report_model_t *m, sqlite3 *db) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT fault, line, caught_ms, basis, figures, why FROM recovery", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            sd_rfault_t *f = NULL;
+            for (int i = 0; i < m->nfaults && !f; i++)
+                if (m->faults[i].id == sqlite3_column_int64(st, 0)) f = &m->faults[i];
+            if (!f) continue;
+            f->has_recovery = 1;
+            f->line = (int)sd_coli(st, 1, 0);
+            f->caught_ms = sd_coli(st, 2, INT64_MIN) == INT64_MIN ? -1 : sd_coli(st, 2, 0) - m->started_ms;
+            f->basis = sd_col(st, 3);
+            f->why = sd_col(st, 5);
+            json_t *o = json_loads(sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "{}", 0, NULL);
+            for (int k = 0; k < SD_FIG__COUNT; k++) {
+                json_t *v = json_object_get(o, sd_figure_name(k));
+                const char *t = json_string_value(v);
+                f->fig[k] = json_is_integer(v) ? (int64_t)json_integer_value(v) : t && !strcmp(t, "never") ? SD_FIG_NEVER
+                            : t ? SD_FIG_UNMEASURED : SD_FIG_NA;
+            }
+            json_decref(o);
+        }
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < m->nfaults; i++) {
+        if (!m->faults[i].basis) m->faults[i].basis = sd_util_strdup("");
+        if (!m->faults[i].why) m->faults[i].why = sd_util_strdup("");
+    }
+}
+
 /* Long because it reads run.db table by table into the model, in the
  * order the reports use them; each part is a query and its loop. */
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen) {
@@ -242,7 +276,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         }
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(db, "SELECT t_ms, kind, detail, incarnation, batch, landed, rows_visible, batch_rows, landing FROM fault ORDER BY t_ms, id", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT t_ms, kind, detail, incarnation, batch, landed, rows_visible, batch_rows, landing, id FROM fault ORDER BY t_ms, id", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             sd_rfault_t *f = SD_GROW(m->faults, m->nfaults);
             f->t_ms = sd_coli(st, 0, 0) - m->started_ms;
@@ -256,6 +290,12 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             f->landing = sd_col(st, 8);
             f->t_wall = sd_coli(st, 0, 0);
             f->before = f->after = NULL;
+            f->id = sd_coli(st, 9, 0);
+            f->has_recovery = 0;
+            f->line = 0;
+            f->caught_ms = -1;
+            f->basis = f->why = NULL;
+            for (int k = 0; k < SD_FIG__COUNT; k++) f->fig[k] = SD_FIG_NA;
         }
         sqlite3_finalize(st);
     }
@@ -407,6 +447,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         sqlite3_finalize(st);
     }
     sd_runbook_load(m, db);
+    sd_recovery_load(m, db);
     sqlite3_close(db);
     *out = m;
     return SD_OK;
@@ -436,6 +477,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     free(m->checks);
     for (int i = 0; i < m->nfaults; i++) {
         free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); free(m->faults[i].before); free(m->faults[i].after);
+        free(m->faults[i].basis); free(m->faults[i].why);
     }
     free(m->checkpoint);
     free(m->progress_kind);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "figures.h"
 #include "util.h"
 
 #define SD_REPORT_SAMPLE_IDS 20
@@ -31,6 +32,13 @@ typedef struct sd_rfault_s {
     int64_t rows_visible, batch_rows; /* -1 unknown */
     int64_t t_wall;     /* when it struck (epoch ms) */
     char *before, *after; /* the runbook: the newest commit before it, the first after it ("" none) */
+    int64_t id;         /* run.db fault.id */
+    /* its recovery (run.db recovery; has_recovery 0 for records that are
+     * no fault of their own: a resume, a restart of a stopped pipeline) */
+    int has_recovery, line;
+    int64_t caught_ms;  /* caught up again, since the run started; -1 never or unknown */
+    char *basis, *why;
+    int64_t fig[SD_FIG__COUNT]; /* figures.h: a value, SD_FIG_NA, SD_FIG_UNMEASURED or SD_FIG_NEVER */
 } sd_rfault_t;
 typedef struct sd_rnote_s { int64_t t_ms; char *kind, *detail; } sd_rnote_t;
 typedef struct sd_rstep_s { int idx, line; char *text, *status, *detail; int64_t t_ms, dur_ms; } sd_rstep_t;
@@ -102,6 +110,8 @@ typedef struct sd_report_model_s {
 sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char *err, size_t errlen);
 /* The runbook as Markdown (report.md's section, export/runbook.md, `streamdrill runbook`). */
 void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m);
+/* A fault's recovery figure k as a table cell ("0.269 s", "n/a", "never", ...). */
+void sd_report_figure_cell(sd_buf_t *b, const sd_rfault_t *f, int k);
 void sd_report_model_free(sd_report_model_t *m);
 /* Value of a count, or -1. */
 int64_t sd_report_count(const sd_report_model_t *m, const char *name);

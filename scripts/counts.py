@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """summary.json's "counts" in reports/schemas/summary.schema.json, generated
 from the one list of counts (harness/base/counts.h): every count, in the
-list's order, with its meaning. `make unit` runs it to check the schema is
-what the list says; --write rewrites the schema's counts from the list."""
+list's order, with its meaning; and each fault's "recovery", from the list of
+recovery figures (harness/base/figures.h). `make unit` runs it to check the
+schema is what the lists say; --write rewrites those parts from the lists."""
 import argparse
 import json
 import os
@@ -11,6 +12,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COUNTS_H = os.path.join(ROOT, "harness", "base", "counts.h")
+FIGURES_H = os.path.join(ROOT, "harness", "base", "figures.h")
 SCHEMA = os.path.join(ROOT, "reports", "schemas", "summary.schema.json")
 # the counts every run writes, whatever its sinks and model (the rest may be absent)
 REQUIRED = ["produced", "expected_in_target", "observed_rows", "observed_unique", "duplicated", "lost", "unexpected",
@@ -36,6 +38,33 @@ def expected():
             "required": REQUIRED, "properties": props, "additionalProperties": False}
 
 
+def figures():
+    text = open(FIGURES_H).read()
+    body = text[text.index("#define SD_FIGURES(X)"):text.index("typedef enum")]
+    body = re.sub(r'"\s*\\\s*\n\s*"', "", body)  # join the C string pieces
+    found = re.findall(r"X\((\w+), '([smn])', \"((?:[^\"\\]|\\.)*)\"\)", body)
+    if len(found) < 5:
+        sys.exit(f"scripts/counts.py: only {len(found)} figures read from {FIGURES_H}: its form changed")
+    return found
+
+
+def recovery():
+    unit = {"s": "seconds", "m": "milliseconds", "n": "a count"}
+    props = {"line": {"type": "integer", "minimum": 0, "description": "the drill line of the step it struck in"}}
+    for name, u, meaning in figures():
+        props[name] = {"type": ["number" if u == "s" else "integer", "null"], "minimum": 0,
+                       "description": f"{meaning} ({unit[u]}; null where it does not apply, cannot be measured or never happened)"}
+    props["caught_up"] = {"type": ["boolean", "null"], "description": "false: it never caught up; null: unknown"}
+    props["caught_up_t_ms"] = {"type": ["integer", "null"], "description": "when it caught up, since the run started"}
+    props["basis"] = {"type": ["string", "null"], "enum": ["target", "commits", None],
+                      "description": "what recovery_s rests on: the target's write times or the pipeline's commits"}
+    props["not_measured"] = {"type": "array", "items": {"type": "string"}, "description": "figures that apply and could not be measured"}
+    props["why"] = {"type": "string", "description": "what could not be measured, and why"}
+    return {"type": ["object", "null"], "required": list(props), "additionalProperties": False, "properties": props,
+            "description": "how the pipeline recovered from this fault, generated from harness/base/figures.h (scripts/counts.py); "
+                           "null for a record that is no fault of its own (a resume, a restart of a stopped pipeline)"}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--write", action="store_true", help="rewrite the schema's counts from counts.h")
@@ -44,6 +73,10 @@ def main():
     want = expected()
     if a.write:
         schema["properties"]["counts"] = want
+        fi = schema["properties"]["faults"]["items"]
+        fi["properties"]["recovery"] = recovery()
+        if "recovery" not in fi["required"]:
+            fi["required"].append("recovery")
         with open(SCHEMA, "w") as f:
             json.dump(schema, f, indent=2, ensure_ascii=False)
             f.write("\n")
@@ -55,6 +88,11 @@ def main():
         extra = [n for n in (have or {}).get("properties", {}) if n not in want["properties"]]
         print(f"FAIL counts: {os.path.relpath(SCHEMA, ROOT)}'s counts are not counts.h's (missing {missing}, extra {extra}, "
               "or order or meaning differ): run scripts/counts.py --write", file=sys.stderr)
+        return 1
+    fi = schema["properties"]["faults"]["items"]
+    if fi["properties"].get("recovery") != recovery() or "recovery" not in fi["required"]:
+        print(f"FAIL counts: {os.path.relpath(SCHEMA, ROOT)}'s faults[].recovery is not figures.h's: run scripts/counts.py --write",
+              file=sys.stderr)
         return 1
     return 0
 

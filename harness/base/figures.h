@@ -11,6 +11,7 @@
 #define SD_FIGURES_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* X(name, unit, meaning): unit 's' a duration (kept in ms, written in
@@ -59,6 +60,15 @@ static inline int sd_figure_by_name(const char *name) {
     for (int f = 0; f < SD_FIG__COUNT; f++)
         if (!strcmp(sd_figure_table[f].name, name)) return f;
     return -1;
+}
+
+/* A figure as text: "12.345" (seconds), "20", "n/a", "not measured", "never". */
+static inline void sd_figure_text(int f, int64_t v, char *out, size_t outlen) {
+    if (v == SD_FIG_NA) snprintf(out, outlen, "n/a");
+    else if (v == SD_FIG_UNMEASURED) snprintf(out, outlen, "not measured");
+    else if (v == SD_FIG_NEVER) snprintf(out, outlen, "never");
+    else if (sd_figure_unit(f) == 's') snprintf(out, outlen, "%.3f", (double)v / 1000.0);
+    else snprintf(out, outlen, "%lld", (long long)v);
 }
 
 #endif

@@ -15,13 +15,6 @@
 #include "recovery.h"
 #include "util.h"
 
-void sd_figure_text(int f, int64_t v, char *out, size_t outlen) {
-    if (v == SD_FIG_NA) snprintf(out, outlen, "n/a");
-    else if (v == SD_FIG_UNMEASURED) snprintf(out, outlen, "not measured");
-    else if (v == SD_FIG_NEVER) snprintf(out, outlen, "never");
-    else if (sd_figure_unit(f) == 's') snprintf(out, outlen, "%.3f", (double)v / 1000.0);
-    else snprintf(out, outlen, "%lld", (long long)v);
-}
 
 /* ---- what run.db holds, loaded once ---- */
 

@@ -41,7 +41,5 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
 /* Store them in run.db's recovery table (figures as a JSON object). */
 sd_err_t sd_recovery_store(sqlite3 *db, const sd_recovery_t *v, int n, char *err, size_t errlen);
 
-/* A figure as text: "12.345" seconds, "20", "n/a", "not measured", "never". */
-void sd_figure_text(int f, int64_t v, char *out, size_t outlen);
 
 #endif

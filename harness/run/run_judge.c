@@ -379,6 +379,21 @@ static sd_judged_t sd_run_judged_by(const sd_run_t *r, int by_model, int by_fiel
 }
 
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
+/* What the readers noticed besides rows, once all are read (files a killed
+ * Spark batch left behind, an output transaction left open, ...). */
+static void sd_run_sink_notes(sd_run_t *r) {
+    for (int si = 0; si < r->sink.n; si++) {
+        char *note = sd_sink_notes(r->sink.v[si]);
+        if (note) {
+            char *w = sd_util_fmt("sink %s: %s", r->sink.v[si]->name, note);
+            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
+            sd_run_say(r, "note: %s", w);
+            free(w);
+            free(note);
+        }
+    }
+}
+
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen) {
     *failed = 0;
@@ -510,18 +525,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         sd_observe_free(&obs);
         if (e) break;
     }
-    /* what the readers noticed besides rows, once all are read (files a killed
-     * Spark batch left behind, an output transaction left open, ...) */
-    for (int si = 0; si < r->sink.n; si++) {
-        char *note = sd_sink_notes(r->sink.v[si]);
-        if (note) {
-            char *w = sd_util_fmt("sink %s: %s", r->sink.v[si]->name, note);
-            sd_ledger_warning(r->ledger, "sink-note", w, NULL, 0);
-            sd_run_say(r, "note: %s", w);
-            free(w);
-            free(note);
-        }
-    }
+    sd_run_sink_notes(r);
     free(expects);
     if (!e) sd_ledger_index_for_reports(r->ledger);
 out:

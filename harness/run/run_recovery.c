@@ -33,9 +33,10 @@ static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recover
     snprintf(expected, sizeof(expected), "%s %s", sd_op_text(x->op), val);
     sd_figure_text(x->figure, v, actual, sizeof(actual));
     int pass = v == SD_FIG_NEVER ? (x->op == SD_OP_GT || x->op == SD_OP_GE || x->op == SD_OP_NE) : sd_op_eval(x->op, v, x->value);
-    snprintf(detail, sizeof(detail), "%s%s%s", f->basis[0] ? "caught up by the " : "", f->basis, f->why[0] && f->basis[0] ? "; " : "");
-    size_t l = strlen(detail);
-    snprintf(detail + l, sizeof(detail) - l, "%s", f->why);
+    if (x->figure == SD_FIG_recovery_s && f->basis[0])
+        snprintf(detail, sizeof(detail), "caught up by the %s%s%s", f->basis, v == SD_FIG_NEVER ? ": " : "", v == SD_FIG_NEVER ? f->why : "");
+    else
+        snprintf(detail, sizeof(detail), "%s", sd_figure_meaning(x->figure));
     sd_ledger_check(r->ledger, (*check_idx)++, name, pass, expected, actual, detail, NULL, 0);
     if (!pass) (*failed)++;
 }

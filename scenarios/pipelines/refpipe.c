@@ -75,6 +75,10 @@
  *   tz-shift            write event_time an hour later than it was sent
  *                       (a time zone mistake): the id is right, the value
  *                       is not
+ *   rewind              every start reads the topic from its beginning,
+ *                       ignoring the committed offsets: the rows stay right
+ *                       (exactly-once deduplicates by id), the replay after a
+ *                       restart is everything read before it
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -161,7 +165,8 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term;
+        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
+        rewind;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -185,7 +190,7 @@ static void parse_weak(const char *list) {
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
         {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
-        {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {NULL, NULL}};
+        {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -246,7 +251,10 @@ static int assigned = 0;
 /* The offsets to start from: SQLite for exactly-once, the group's commits otherwise. */
 static void start_offsets(rd_kafka_topic_partition_list_t *l) {
     for (int i = 0; i < l->cnt; i++) l->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
-    if (o.mode == MODE_EO) {
+    if (weak.rewind) {
+        /* the weakness: every start reads the topic from its beginning (the
+         * rows stay right, deduplicated by id; the replay is the cost) */
+    } else if (o.mode == MODE_EO) {
         sqlite3_stmt *st = prep("SELECT partition, next_offset FROM sd_offsets WHERE topic=?");
         sqlite3_bind_text(st, 1, o.topic, -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {

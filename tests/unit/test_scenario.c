@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "figures.h"
 #include "scenario.h"
 
 static sd_scenario_t *parse_ok(const char *text, const sd_kvlist_t *over) {
@@ -304,4 +305,44 @@ Test(scenario, version_line) {
     parse_err(with, "t.drill:2:", "version");
     free(with);
     free(text);
+}
+
+/* expect on a fault's recovery figures: for every fault, or with step=LINE
+ * for the fault step at that line; seconds take a fraction; step= must name
+ * a fault step above, and no count of the whole run may share its line. */
+Test(scenario, expect_recovery_figures) {
+    char *with = sd_util_fmt("%sexpect     recovery_s<=2.5 rewritten_rows<=500\nexpect     step=15 replayed_input<=20 detect_s<1\n", canon);
+    sd_scenario_t *sc = parse_ok(with, NULL);
+    const sd_step_t *a = &sc->steps[sc->nsteps - 2], *b = &sc->steps[sc->nsteps - 1];
+    cr_assert_eq(a->expect.n, 2);
+    cr_assert(a->expect.v[0].per_fault);
+    cr_assert_eq(a->expect.v[0].figure, SD_FIG_recovery_s);
+    cr_assert_eq(a->expect.v[0].value, 2500, "seconds kept in ms: %lld", (long long)a->expect.v[0].value);
+    cr_assert_eq(a->expect.v[0].step_line, 0);
+    cr_assert_eq(a->expect.v[1].figure, SD_FIG_rewritten_rows);
+    cr_assert_eq(a->expect.v[1].value, 500);
+    cr_assert_eq(b->expect.v[0].step_line, 15);
+    cr_assert_eq(b->expect.v[1].value, 1000);
+    cr_assert_eq(b->expect.v[1].op, SD_OP_LT);
+    cr_assert(!sc->steps[sc->nsteps - 3].expect.v[0].per_fault, "unique is a count of the run");
+    sd_scenario_free(sc);
+    free(with);
+    with = sd_util_fmt("%sexpect step=12 recovery_s<=30\n", canon);
+    parse_err(with, "t.drill:21:13:", "expected a fault step at line 12 (kill, stop, restart, pause, network, damage), found `produce 100`");
+    free(with);
+    with = sd_util_fmt("%sexpect step=10 recovery_s<=30\n", canon);
+    parse_err(with, "t.drill:21:13:", "found no step there");
+    free(with);
+    with = sd_util_fmt("%sexpect step=15 recovery_s<=30 lost=0\n", canon);
+    parse_err(with, "t.drill:21:31:", "lost is a count of the whole run");
+    free(with);
+    with = sd_util_fmt("%sexpect step=15\n", canon);
+    parse_err(with, "t.drill:21:", "expected a fault's figure");
+    free(with);
+    with = sd_util_fmt("%sexpect recovery_s<=soon\n", canon);
+    parse_err(with, "t.drill:21:20:", "expected seconds (a number like 30 or 2.5), found \"soon\"");
+    free(with);
+    with = sd_util_fmt("%sexpect recovery_time<=3\n", canon);
+    parse_err(with, "t.drill:21:8:", "or a fault's figure (recovery_s");
+    free(with);
 }
