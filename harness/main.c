@@ -41,6 +41,7 @@ static struct {
     sd_kvlist_t sets;
     sd_kvlist_t xprops;
     int quiet, verbose;
+    int operator_mode;
     int nbrokers;
     /* explore */
     int runs, jobs, tries, confirm, shrink_runs, keep_steps, keep_going, print_only;
@@ -51,7 +52,7 @@ static struct {
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
-       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME };
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -64,6 +65,7 @@ static const struct option sd_long_opts[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
     {"proxy", required_argument, NULL, OPT_PROXY},
+    {"operator", required_argument, NULL, OPT_OPERATOR},
     {"runs", required_argument, NULL, OPT_RUNS},
     {"budget", required_argument, NULL, OPT_BUDGET},
     {"jobs", required_argument, NULL, OPT_JOBS},
@@ -91,6 +93,7 @@ static void sd_usage(FILE *f) {
           "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
           "       streamdrill runbook DIR...             each run's runbook: checkpoint, versions, committed progress\n"
           "                                              around each fault (Markdown)\n"
+          "       streamdrill ack DIR                    confirm the `operator` step the run in DIR waits for\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
           "       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
           "       streamdrill --help | --version\n"
@@ -101,6 +104,8 @@ static void sd_usage(FILE *f) {
           "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
           "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
           "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "      --operator MODE    who answers `operator` steps: ask (a person, on this terminal) or auto (their\n"
+          "                         command=); default: ask when stdin is a terminal, else auto\n"
           "\n"
           "Init options:\n"
           "      --pipeline CMD     the pipeline's command line (default: the reference pipeline, refpipe)\n"
@@ -355,6 +360,31 @@ static void sd_runbook_row(const sd_report_model_t *m) {
     sd_buf_free(&b);
 }
 
+/* streamdrill ack DIR: confirm the operator step the run writing DIR waits
+ * for (DIR/operator.ack, written whole: the run takes it and removes it). */
+static int sd_verb_ack(int ndirs, char **dirs) {
+    if (ndirs != 1) {
+        fprintf(stderr, "streamdrill ack: expected one run folder (the DIR the waiting run names)\n");
+        return SD_EXIT_USAGE;
+    }
+    char *db = sd_util_fmt("%s/run.db", dirs[0]);
+    int is_run = sd_util_exists(db);
+    free(db);
+    if (!is_run) {
+        fprintf(stderr, "streamdrill ack: %s: no run.db in this folder, so no run waits there\n", dirs[0]);
+        return SD_EXIT_USAGE;
+    }
+    char *tmp = sd_util_fmt("%s/operator.ack.tmp", dirs[0]), *ack = sd_util_fmt("%s/operator.ack", dirs[0]);
+    char err[512];
+    sd_err_t e = sd_util_write_file(tmp, "ack\n", 4, err, sizeof(err));
+    if (!e && rename(tmp, ack)) e = sd_err_set(err, sizeof(err), SD_ERR_IO, "rename %s: %s", ack, strerror(errno));
+    if (e) fprintf(stderr, "streamdrill ack: %s\n", err);
+    else printf("confirmed: the run in %s goes on\n", dirs[0]);
+    free(tmp);
+    free(ack);
+    return e ? SD_EXIT_INTERNAL : SD_EXIT_PASS;
+}
+
 /* streamdrill runbook DIR...: each run's runbook section, as Markdown on stdout. */
 static int sd_verb_runbook(int ndirs, char **dirs) {
     return sd_each_run(ndirs, dirs, sd_runbook_row);
@@ -530,7 +560,8 @@ static int sd_verb_run(int nfiles, char **files) {
     }
     sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
                         .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
-                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy};
+                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy,
+                        .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
     char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
     int nrun_dirs = 0;
@@ -711,6 +742,13 @@ static int sd_parse_options(int argc, char **argv) {
         case OPT_SINK: sd_opt.sink = optarg; break;
         case OPT_PROGRESS: sd_opt.progress = optarg; break;
         case OPT_NAME: sd_opt.name = optarg; break;
+        case OPT_OPERATOR:
+            if (strcmp(optarg, "ask") && strcmp(optarg, "auto")) {
+                fprintf(stderr, "streamdrill: --operator %s: expected ask or auto\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            sd_opt.operator_mode = strcmp(optarg, "ask") ? SD_OPERATOR_AUTO : SD_OPERATOR_ASK;
+            break;
         case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
         case OPT_VERSION: sd_version(); return SD_EXIT_PASS;
         default:
@@ -736,6 +774,7 @@ static const sd_verb_t sd_verbs[] = {
     {"init", SD_VERB_SCENARIOS, sd_verb_init},        {"explore", SD_VERB_SCENARIOS, sd_verb_explore},
     {"report", SD_VERB_RUN_FOLDERS, sd_verb_report},  {"compare", SD_VERB_RUN_FOLDERS, sd_verb_compare},
     {"runbook", SD_VERB_RUN_FOLDERS, sd_verb_runbook}, {"broker", SD_VERB_NONE, sd_verb_broker},
+    {"ack", SD_VERB_RUN_FOLDERS, sd_verb_ack},
     {NULL, 0, NULL}};
 
 int main(int argc, char **argv) {

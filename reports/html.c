@@ -272,15 +272,16 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
         if (!f->has_recovery) continue;
         if (!header++)
             sd_buf_puts(b, "<h3>Recovery from each fault</h3>\n<table id=\"recovery\"><tr><th>line</th><th>fault</th><th>recovery</th><th>by</th>"
-                           "<th>detect</th><th>replayed input</th><th>rewritten rows</th><th>batches re-run</th><th>latency p50 / p99 before</th>"
+                           "<th>detect</th><th>replayed input</th><th>rewritten rows</th><th>batches re-run</th><th>operator</th><th>latency p50 / p99 before</th>"
                            "<th>during</th><th>after</th><th>not measured</th></tr>\n");
         static const int cols[] = {SD_FIG_recovery_s, -1, SD_FIG_detect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun,
-                                   SD_FIG_latency_p50_before_ms, SD_FIG_latency_p50_during_ms, SD_FIG_latency_p50_after_ms};
-        sd_buf_t cell[12];
-        for (int c = 0; c < 12; c++) sd_buf_init(&cell[c]);
+                                   SD_FIG_operator_s, SD_FIG_latency_p50_before_ms, SD_FIG_latency_p50_during_ms, SD_FIG_latency_p50_after_ms};
+        enum { NC = 2 + (int)(sizeof(cols) / sizeof(cols[0])) + 1 };
+        sd_buf_t cell[NC];
+        for (int c = 0; c < NC; c++) sd_buf_init(&cell[c]);
         sd_buf_printf(&cell[0], "%d", f->line);
         sd_buf_puts(&cell[1], f->kind);
-        for (int c = 0; c < 9; c++) {
+        for (int c = 0; c < NC - 3; c++) {
             if (cols[c] < 0) sd_buf_puts(&cell[2 + c], f->basis);
             else sd_report_figure_cell(&cell[2 + c], f, cols[c]);
             if (cols[c] >= SD_FIG_latency_p50_before_ms) {
@@ -288,11 +289,11 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
                 sd_report_figure_cell(&cell[2 + c], f, cols[c] + 1);
             }
         }
-        sd_buf_puts(&cell[11], f->why);
-        const char *cells[12];
-        for (int c = 0; c < 12; c++) cells[c] = cell[c].data ? cell[c].data : "";
-        sd_html_row(b, cells, 12);
-        for (int c = 0; c < 12; c++) sd_buf_free(&cell[c]);
+        sd_buf_puts(&cell[NC - 1], f->why);
+        const char *cells[NC];
+        for (int c = 0; c < NC; c++) cells[c] = cell[c].data ? cell[c].data : "";
+        sd_html_row(b, cells, NC);
+        for (int c = 0; c < NC; c++) sd_buf_free(&cell[c]);
     }
     if (header) sd_buf_puts(b, "</table>\n");
 }

@@ -744,7 +744,8 @@ GOLDEN_FILES = ("summary.json", "junit.xml", "report.md")
 # summary.json keys whose values are figures of the moment
 MOMENT_KEYS = {"t_ms", "duration_ms", "started_at", "brokers", "pid", "stdout", "stderr", "cpu_ms", "peak_rss_kb",
                "reconcile_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "rows_visible",
-               "idle_ms", "idle_share"}
+               "idle_ms", "idle_share", "recovery_s", "caught_up_t_ms", "latency_p50_before_ms", "latency_p99_before_ms",
+               "latency_p50_during_ms", "latency_p99_during_ms", "latency_p50_after_ms", "latency_p99_after_ms"}
 
 
 def normalize_golden(name, text, run_dir):
@@ -773,6 +774,9 @@ def normalize_golden(name, text, run_dir):
         (r"\| (batches|batch_rows_max) \| \d+ \|", r"| \1 | <N> |"),
         # so is which batch a fault fell after (the runbook; test_runbook holds it to run.db)
         (r"batch \d+, offsets [0-9:,]+", "batch <N>, offsets <O>"),
+        # a recovery's seconds and the latency around it (test_recovery holds them to run.db)
+        (r"\| \d+\.\d{3} s \| target", "| <S> s | target"),
+        (r"\d+ ms / \d+ ms", "<MS> / <MS>"),
     ]
     for pat, rep in subs:
         text = re.sub(pat, rep, text)
@@ -1008,8 +1012,197 @@ def run_drill_text(binary, base, name, text):
     """Write a drill NAME.drill of text into base and run it into base/out; the process and the run folder."""
     drill = os.path.join(base, name + ".drill")
     open(drill, "w").write(text)
-    p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True)
+    p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)  # no terminal: an operator step runs its command
     return p, os.path.join(base, "out", name)
+
+
+def test_recovery(binary):
+    """Each fault's recovery figures on the parcel drill and refpipe, recomputed here from run.db and the target's
+    own rows (the newest first write among events acknowledged before the kill; the batches' offsets and rows), and
+    the same in summary.json and the runbook table; expect on a figure below the measured value fails (exit 1), above
+    it passes, on a fault step by its line too; refpipe --weak rewind (right output, everything re-read after the
+    restart) passes without the expect and is caught by expect replayed_input<=50; the at-least-once mode's rows
+    written again traced to the kill; a figure expected of a drill without a fault is inconclusive (exit 3)."""
+    import sqlite3
+    problems = []
+    base = fresh("recovery")
+    text = open(os.path.join(ROOT, "scenarios", "parcel-restart.drill")).read()
+    kill_line = next(i + 1 for i, l in enumerate(text.splitlines()) if l.startswith("kill "))
+    p, run = run_drill_text(binary, base, "eo", text)
+    if p.returncode != 0:
+        return result("recovery", [f"the parcel drill exited {p.returncode}: {p.stderr[-400:]}"], "")
+    db = sqlite3.connect(os.path.join(run, "run.db"))
+    (fid, t), = db.execute("SELECT id, t_ms FROM fault WHERE kind='kill'").fetchall()
+    rows = db.execute("SELECT line, basis, caught_ms, figures FROM recovery").fetchall()
+    if len(rows) != 1 or rows[0][0] != kill_line:
+        return result("recovery", [f"expected one recovery row, for the kill at line {kill_line}: {rows}"], "")
+    line, basis, caught, figs = rows[0]
+    figs = json.loads(figs)
+    # the target basis, recomputed: the first write of every target event acknowledged before the kill
+    tag = db.execute("SELECT value FROM meta WHERE key='tag'").fetchone()[0]
+    before = db.execute("SELECT seq, min(queued_ms) FROM ledger WHERE disposition='target' AND error IS NULL AND acked_ms<=?"
+                        " GROUP BY seq", (t,)).fetchall()
+    tdb = sqlite3.connect(os.path.join(run, "target.db"))
+    written = dict(tdb.execute("SELECT event_id, min(sd_written_ms) FROM bronze GROUP BY event_id").fetchall())
+    newest = max([t] + [max(written[f"{tag}-{s}"], q) for s, q in before])
+    if basis != "target" or abs(figs["recovery_s"] - (newest - t)) > 2 or abs(caught - newest) > 2:
+        problems.append(f"recovery_s: {figs['recovery_s']} ms by {basis}, caught at {caught}; the target's rows say {newest - t} ms "
+                        f"({len(before)} events acknowledged before the kill)")
+    # replayed input, recomputed from the batches
+    commits = db.execute("SELECT incarnation, rows, offsets, commit_ms FROM batch WHERE commit_ms IS NOT NULL ORDER BY commit_ms").fetchall()
+    osum = lambda off: sum(int(x.split(":")[-1]) for x in off.split(",") if x.count(":") == 1)
+    last = [c for c in commits if c[3] <= t][-1]
+    inflight = db.execute("SELECT coalesce(sum(rows), 0) FROM batch WHERE incarnation=1 AND begin_ms<=? AND (commit_ms IS NULL OR commit_ms>?)",
+                          (t, t)).fetchone()[0]
+    first_after = [c for c in commits if c[0] > 1][0]
+    want_replay = max(0, osum(last[2]) + inflight - (osum(first_after[2]) - first_after[1]))
+    if figs["replayed_input"] != want_replay or want_replay != inflight:
+        problems.append(f"replayed_input {figs['replayed_input']}, run.db's batches say {want_replay} (the batch in flight: {inflight})")
+    if figs["rewritten_rows"] != 0 or figs["batches_rerun"] != 1 or figs["detect_s"] is not None:
+        problems.append(f"exactly-once refpipe: rewritten_rows {figs['rewritten_rows']} (0), batches_rerun {figs['batches_rerun']} (1), "
+                        f"detect_s {figs['detect_s']} (null)")
+    summary = json.load(open(os.path.join(run, "summary.json")))
+    rec = [f["recovery"] for f in summary["faults"] if f["kind"] == "kill"][0]
+    if rec["replayed_input"] != figs["replayed_input"] or abs(rec["recovery_s"] * 1000 - figs["recovery_s"]) > 0.6 or rec["line"] != kill_line:
+        problems.append(f"summary.json's recovery {rec} is not run.db's {figs}")
+    if any(f["recovery"] is not None for f in summary["faults"] if f["kind"] == "restart"):
+        problems.append("the restart after a kill has recovery figures of its own")
+    md = open(os.path.join(run, "report.md")).read()
+    if not re.search(rf"\| {kill_line} \| kill \| {figs['recovery_s'] / 1000:.3f} s \| target \| n/a \| {want_replay} \| 0 \| 1 \|", md):
+        problems.append("report.md's runbook has no recovery row with run.db's figures")
+    # expect below and above the measured value, for every fault and for the kill by its line
+    measured = figs["recovery_s"] / 1000
+    for name, clause, code in (("below", "recovery_s<=0.001", 1), ("above", "recovery_s<=600 rewritten_rows<=0", 0),
+                               ("step-below", f"step={kill_line} recovery_s<0.001", 1), ("step-above", f"step={kill_line} recovery_s<=600", 0)):
+        p2, run2 = run_drill_text(binary, base, name, text + f"expect     {clause}\n")
+        if p2.returncode != code:
+            problems.append(f"expect {clause} (measured {measured:.3f} s) exited {p2.returncode}, expected {code}: {p2.stderr[-300:]}")
+    if measured <= 0.001:
+        problems.append(f"the kill's recovery measured {measured} s: the below-the-measured case proves nothing")
+    # a pipeline that rewinds: right rows, everything read again
+    rewind = text.replace("--group {group}", "--group {group} --weak rewind")
+    p3, run3 = run_drill_text(binary, base, "rewind-ok", rewind)
+    p4, run4 = run_drill_text(binary, base, "rewind", rewind + "expect     replayed_input<=50\n")
+    r4 = json.load(open(os.path.join(run4, "summary.json"))) if os.path.exists(os.path.join(run4, "summary.json")) else {}
+    rep = [f["recovery"]["replayed_input"] for f in r4.get("faults", []) if f["kind"] == "kill"]
+    if p3.returncode != 0 or p4.returncode != 1 or rep != [120]:
+        problems.append(f"--weak rewind: without the expect exit {p3.returncode} (0), with expect replayed_input<=50 exit "
+                        f"{p4.returncode} (1), replayed_input {rep} ([120]): {p4.stderr[-300:]}")
+    # at-least-once: the kill's rows written again, traced through the writers
+    p5, run5 = run_drill_text(binary, base, "alo", text.replace("set        mode=exactly-once", "set        mode=at-least-once"))
+    d5 = sqlite3.connect(os.path.join(run5, "run.db"))
+    traced = d5.execute("SELECT count(*) FROM anomaly WHERE bucket='duplicated' AND writers LIKE 'incarnation 1 %; incarnation 2 %'"
+                        " AND seq NOT IN (SELECT seq FROM sent GROUP BY seq HAVING count(*) > 1)").fetchone()[0]
+    vis = d5.execute("SELECT rows_visible FROM fault WHERE kind='kill'").fetchone()[0] or 0
+    (f5,), = d5.execute("SELECT figures FROM recovery").fetchall()
+    got = json.loads(f5)["rewritten_rows"]
+    if p5.returncode != 1 or traced == 0 or got != max(traced, min(vis, json.loads(f5)["replayed_input"])):
+        problems.append(f"at-least-once: exit {p5.returncode} (1), rewritten_rows {got}, traced duplicates {traced}, rows visible at the kill {vis}")
+    # a figure of a drill with no fault: inconclusive
+    nofault = "\n".join(l for l in text.splitlines() if not l.startswith(("kill ", "restart"))) + "\nexpect     recovery_s<=60\n"
+    p6, run6 = run_drill_text(binary, base, "no-fault", nofault)
+    if p6.returncode != 3 or "no fault struck" not in p6.stdout + p6.stderr + open(os.path.join(run6, "report.md")).read():
+        problems.append(f"expect recovery_s on a drill without a fault exited {p6.returncode} (3), or did not say why: {p6.stderr[-300:]}")
+    return result("recovery", problems, f"the kill's recovery {measured:.3f} s by the target, replayed_input {want_replay}, as run.db and "
+                  f"target.db say; expect below/above fails/passes; rewind caught (replayed 120); at-least-once rewrote {got} rows "
+                  f"({traced} traced); no fault: inconclusive")
+
+
+def test_operator(binary):
+    """An `operator` step: under tmux (a terminal) the run shows the instruction and waits; Enter after 3 s is about 3 s
+    of human time in the step and in the kill's recovery (operator_s, and recovery_s at least that); without a
+    terminal, --operator ask waits for `streamdrill ack DIR`; --operator auto runs the step's command; without a
+    terminal and without a command the run is inconclusive (exit 3) and says why."""
+    import sqlite3
+    problems = []
+    base = fresh("operator")
+    if not shutil.which("tmux"):
+        return result("operator", ["tmux is not installed (scripts/deps.sh installs it)"], "")
+    text = open(os.path.join(ROOT, "scenarios", "parcel-restart.drill")).read()
+    bare = text.replace("\nrestart\n", "\noperator   \"page the owner, then restart from the runbook\" timeout=60s\nrestart\n", 1)
+    drill = os.path.join(base, "op.drill")
+    open(drill, "w").write(bare)
+    out = os.path.join(base, "out")
+    # a person, on a terminal (tmux), presses Enter 3 s after the instruction appears
+    sess = f"sdop{os.getpid()}"
+    done = os.path.join(base, "tmux.exit")
+    cmd = f"{shlex.quote(binary)} run {shlex.quote(drill)} --out {shlex.quote(out)}; echo $? > {shlex.quote(done)}; sleep 60"
+    subprocess.run(["tmux", "new-session", "-d", "-s", sess, "-x", "200", "-y", "50", cmd], check=True)
+    try:
+        shown = False
+        for _ in range(240):
+            pane = subprocess.run(["tmux", "capture-pane", "-p", "-t", sess], capture_output=True, text=True).stdout
+            if "press Enter" in pane and "page the owner" in pane:
+                shown = True
+                break
+            time.sleep(0.25)
+        if not shown:
+            problems.append("the instruction never appeared on the terminal")
+        time.sleep(3)
+        subprocess.run(["tmux", "send-keys", "-t", sess, "Enter"], check=True)
+        for _ in range(240):
+            if os.path.exists(done):
+                break
+            time.sleep(0.25)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", sess], capture_output=True)
+    code = open(done).read().strip() if os.path.exists(done) else "none"
+    run = os.path.join(out, "op")
+    human = rec = None
+    if code != "0":
+        problems.append(f"under tmux the drill exited {code}, expected 0")
+    else:
+        db = sqlite3.connect(os.path.join(run, "run.db"))
+        (detail, took), = db.execute("SELECT detail, ended_ms - started_ms FROM step WHERE text LIKE 'operator %'").fetchall()
+        (figs,), = db.execute("SELECT figures FROM recovery WHERE kind='kill'").fetchall()
+        figs = json.loads(figs)
+        human, rec = figs["operator_s"], figs["recovery_s"]
+        if "(Enter)" not in detail or not 2800 <= took <= 6000 or abs(human - took) > 5 or rec < human:
+            problems.append(f"the step says {detail!r}, took {took} ms; operator_s {human} ms, recovery_s {rec} ms (expected about 3 s, "
+                            "recovery at least the human part)")
+        if not re.search(r"\| kill \| [0-9.]+ s \| target \| n/a \| \d+ \| \d+ \| \d+ \| [3-5]\.\d{3} s \|", open(os.path.join(run, "report.md")).read()):
+            problems.append("report.md's recovery table does not show the operator's seconds")
+    # no terminal: --operator ask waits for `streamdrill ack DIR`
+    out2 = os.path.join(base, "out-ack")
+    p = subprocess.Popen([binary, "run", drill, "--out", out2, "--operator", "ask"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    acked = None
+    for _ in range(240):
+        time.sleep(0.25)
+        if os.path.exists(os.path.join(out2, "op", "run.db")):
+            db2 = sqlite3.connect(os.path.join(out2, "op", "run.db"))
+            try:
+                waiting = db2.execute("SELECT count(*) FROM step WHERE text LIKE 'operator %' AND status='running'").fetchone()[0]
+            except sqlite3.Error:
+                waiting = 0
+            db2.close()
+            if waiting:
+                time.sleep(1)
+                acked = subprocess.run([binary, "ack", os.path.join(out2, "op")], capture_output=True, text=True)
+                break
+    try:
+        text2, _ = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        text2 = p.communicate()[0]
+    if not acked or acked.returncode != 0 or p.returncode != 0 or "(streamdrill ack)" not in open(os.path.join(out2, "op", "report.md")).read():
+        problems.append(f"--operator ask with streamdrill ack: ack {acked and acked.returncode}, run exit {p.returncode}: {text2[-300:]}")
+    # --operator auto runs the command; no terminal and no command: inconclusive
+    with_cmd = bare.replace('timeout=60s\n', 'timeout=60s command=touch {run}/paged\n', 1)
+    p3, run3 = run_drill_text(binary, base, "auto", with_cmd)
+    if p3.returncode != 0 or not os.path.exists(os.path.join(run3, "paged")):
+        problems.append(f"--operator auto (no terminal) with command=touch exited {p3.returncode} (0) or did not run it: {p3.stderr[-300:]}")
+    p4 = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out-none"), "--quiet"], stdin=subprocess.DEVNULL,
+                        capture_output=True, text=True)
+    if p4.returncode != 3 or "no person can confirm" not in p4.stderr:
+        problems.append(f"no terminal, no command: exit {p4.returncode} (3), {p4.stderr[-300:]}")
+    bad = subprocess.run([binary, "check", "/dev/stdin"], input=text.replace("\nrestart\n", "\noperator timeout=5s\n", 1),
+                         capture_output=True, text=True)
+    if bad.returncode != 2 or "operator: expected the instruction in quotes" not in bad.stderr:
+        problems.append(f"an operator step without its instruction: exit {bad.returncode}, {bad.stderr[-200:]}")
+    return result("operator", problems, f"Enter after 3 s under tmux: operator_s {human} ms inside recovery_s {rec} ms; "
+                  "streamdrill ack answers --operator ask; --operator auto ran the command; no person, no command: inconclusive")
 
 
 def test_runbook(binary):
@@ -1883,6 +2076,10 @@ def main():
         ok &= test_hostile_paths(binary)
     if not a.only or a.only in "runbook":
         ok &= test_runbook(binary)
+    if not a.only or a.only in "recovery":
+        ok &= test_recovery(binary)
+    if not a.only or a.only in "operator":
+        ok &= test_operator(binary)
     if not a.only or a.only in "command-bounds":
         ok &= test_command_bounds(binary)
     if not a.only or a.only in "descriptors":

@@ -27,6 +27,8 @@
                            "rows visible at the fault, or the extra copies traced to it, the larger)")                       \
     X(batches_rerun, 'n', "a fault that ended an incarnation: batches begun and not committed before it, begun again "     \
                           "after it")                                                                                        \
+    X(operator_s, 's', "the human part of the recovery: time spent in `operator` steps between the fault and when it "   \
+                       "caught up")                                                                                          \
     X(latency_p50_before_ms, 'm', "median latency of events sent before the fault (since the previous recovery)")         \
     X(latency_p99_before_ms, 'm', "99th percentile of the same")                                                           \
     X(latency_p50_during_ms, 'm', "median latency of events sent during the recovery")                                    \

@@ -681,6 +681,37 @@ static sd_err_t sd_hook_version(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
     return SD_OK;
 }
 
+/* operator "TEXT" [timeout=D] [command=PROGRAM ARG...]: the instruction,
+ * then timeout=, then the command line to the end (exec'd without a shell). */
+static sd_err_t sd_parse_operator(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    sd_step_t *st = obj;
+    if (ts->n < 2 || !ts->t[1].text[0] || (strchr(ts->t[1].text, '=') && !ts->t[1].quoted))
+        return sd_perr(c, ts->t[0].line, ts->n < 2 ? sd_end_col(ts) : ts->t[1].col,
+                       "operator: expected the instruction in quotes (operator \"restart the query from the runbook\"), found %s",
+                       ts->n < 2 ? "the end of the line" : ts->t[1].text);
+    st->oper.text = sd_util_strdup(ts->t[1].text);
+    for (int i = 2; i < ts->n; i++) {
+        const char *t = ts->t[i].text;
+        if (!strncmp(t, "timeout=", 8)) {
+            if (sd_util_parse_duration(t + 8, &st->timeout_ms) || st->timeout_ms <= 0)
+                return sd_perr(c, ts->t[i].line, ts->t[i].col + 8, "operator: expected a duration above zero (10m), found \"%s\"", t + 8);
+            st->timeout_given = 1;
+        } else if (!strncmp(t, "command=", 8)) {
+            if (!t[8])
+                return sd_perr(c, ts->t[i].line, ts->t[i].col + 8, "operator: expected a program after command=, found nothing");
+            st->oper.argc = ts->n - i;
+            st->oper.argv = sd_util_xcalloc((size_t)st->oper.argc + 1, sizeof(char *));
+            st->oper.argv[0] = sd_util_strdup(t + 8);
+            for (int k = i + 1; k < ts->n; k++) st->oper.argv[k - i] = sd_util_strdup(ts->t[k].text);
+            break;
+        } else {
+            return sd_perr(c, ts->t[i].line, ts->t[i].col, "operator: expected timeout= or command=PROGRAM ARG..., found \"%s\"", t);
+        }
+    }
+    return SD_OK;
+}
+
 /* Sink kinds and the parameters each takes (the readers are in sink_*.c). */
 static const struct {
     const char *kind;
@@ -1538,10 +1569,20 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "reconciles"},
     {.name = "note", .role = SD_LANG_STEP, .kind = SD_STEP_NOTE, .keys = sd_keys_note,
      .meaning = "a line of the runbook, recorded in run.db and shown in the report's steps: `note \"the on-call pages the owner\"`"},
+    {.name = "operator", .role = SD_LANG_STEP, .kind = SD_STEP_OPERATOR, .parse = sd_parse_operator, .timeout_ms = 600000,
+     .usage = "operator \"TEXT\" [timeout=10m] [command=PROGRAM ARG...]",
+     .meaning = "a step a person does on a game day: on a terminal the harness shows TEXT and waits until the operator presses "
+                "Enter (or runs `streamdrill ack DIR` from another shell), recording how long it took (the human part of each "
+                "recovery, `operator_s`). Without a terminal, or with `--operator auto`, it runs the command instead (exec'd without a "
+                "shell, placeholders expanded, its output in logs/); with neither a person nor a command, or no confirmation within "
+                "the timeout, the drill did not do what it says: inconclusive."},
     {.name = "expect", .role = SD_LANG_STEP, .kind = SD_STEP_EXPECT, .parse = sd_parse_expect, .needs = SD_NEEDS_SINK,
-     .usage = "expect COUNT OP VALUE ...",
+     .usage = "expect COUNT OP VALUE ... | expect [step=LINE] FIGURE OP VALUE ...",
      .meaning = "checks made at reconciliation: `unique=120 lost=0 duplicated>0 quarantined=3`. VALUE is a number or another count "
-                "(`unique=expected`). An `expect` on a count replaces the profile's implicit check of it."},
+                "(`unique=expected`). An `expect` on a count replaces the profile's implicit check of it. A [recovery "
+                "figure](#recovery-figures) holds for every fault (`expect recovery_s<=60 rewritten_rows<=500`), or with `step=LINE` "
+                "for the fault step at that line (`expect step=21 recovery_s<=2.5`; seconds take a fraction); a figure the run could "
+                "not measure makes it inconclusive."},
     {.name = NULL}};
 
 /* ======================================================================
@@ -1659,6 +1700,19 @@ static void sd_lang_counts(FILE *f) {
 #undef SD_COUNT_ROW
 }
 
+/* Every recovery figure, from its one list (figures.h), as a Markdown table. */
+static void sd_lang_figures(FILE *f) {
+    fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, "
+          "damage), in summary.json's `faults[].recovery`, the runbook's table and `expect` (docs/oracle.md says how each is "
+          "measured).\n\n| figure | unit | meaning |\n|---|---|---|\n", f);
+    for (int k = 0; k < SD_FIG__COUNT; k++) {
+        char u = sd_figure_unit(k);
+        fprintf(f, "| `%s` | %s | ", sd_figure_name(k), u == 's' ? "seconds" : u == 'm' ? "ms" : "count");
+        sd_md_cell(f, sd_figure_meaning(k));
+        fputs(" |\n", f);
+    }
+}
+
 /* The header and step tables, as Markdown (docs/language.md) or roff
  * (streamdrill(1)): one walk over the table for both. */
 static void sd_lang_tables(FILE *f, int man) {
@@ -1681,6 +1735,7 @@ static void sd_lang_tables(FILE *f, int man) {
         if (!man && role == SD_LANG_HEADER) fputc('\n', f);
     }
     if (!man) sd_lang_counts(f);
+    if (!man) sd_lang_figures(f);
 }
 
 void sd_lang_markdown(FILE *f) { sd_lang_tables(f, 0); }

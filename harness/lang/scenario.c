@@ -139,6 +139,7 @@ sd_step_args_t sd_step_args(sd_step_kind_t kind) {
     case SD_STEP_NETWORK: return SD_ARGS_NET;
     case SD_STEP_NOTE: return SD_ARGS_NOTE;
     case SD_STEP_EXPECT: return SD_ARGS_EXPECT;
+    case SD_STEP_OPERATOR: return SD_ARGS_OPER;
     default: return SD_ARGS_NONE; /* sleep (its timeout), heal, resolve */
     }
 }
@@ -153,6 +154,11 @@ static void sd_step_free(sd_step_t *st) {
     case SD_ARGS_DAMAGE: free(st->damage.path); break;
     case SD_ARGS_NET: free(st->net.errors); break;
     case SD_ARGS_NOTE: free(st->note.text); break;
+    case SD_ARGS_OPER:
+        free(st->oper.text);
+        for (int k = 0; k < st->oper.argc; k++) free(st->oper.argv[k]);
+        free(st->oper.argv);
+        break;
     case SD_ARGS_EXPECT:
         for (int k = 0; k < st->expect.n; k++) { free(st->expect.v[k].count); free(st->expect.v[k].value_count); }
         free(st->expect.v);

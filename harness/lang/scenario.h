@@ -48,6 +48,7 @@ typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
     SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE, SD_STEP_RESOLVE,
+    SD_STEP_OPERATOR,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -126,7 +127,7 @@ typedef enum { SD_DRIFT_EXTRA_FIELD = 0, SD_DRIFT_TYPE_CHANGE } sd_drift_t;
 
 /* Which member of a step's union its kind's arguments are in. */
 typedef enum {
-    SD_ARGS_NONE = 0, SD_ARGS_SEND, SD_ARGS_PROC, SD_ARGS_AWAIT, SD_ARGS_CLOCK, SD_ARGS_DAMAGE, SD_ARGS_NET, SD_ARGS_NOTE, SD_ARGS_EXPECT
+    SD_ARGS_NONE = 0, SD_ARGS_SEND, SD_ARGS_PROC, SD_ARGS_AWAIT, SD_ARGS_CLOCK, SD_ARGS_DAMAGE, SD_ARGS_NET, SD_ARGS_NOTE, SD_ARGS_EXPECT, SD_ARGS_OPER
 } sd_step_args_t;
 sd_step_args_t sd_step_args(sd_step_kind_t kind);
 
@@ -192,6 +193,11 @@ typedef struct sd_step_s {
         struct {
             char *text;
         } note;
+        struct {
+            char *text;            /* the instruction shown to the person on call */
+            char **argv;           /* command=PROGRAM ARG...: what --operator auto runs (NULL none) */
+            int argc;
+        } oper;
         struct {
             sd_expect_t *v;
             int n;

@@ -470,6 +470,22 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
             sd_why(r, "the fault names no incarnation");
         }
     }
+    /* operator_s: the operator steps' time inside each recovery (until it
+     * caught up, else until the next fault) */
+    sqlite3_stmt *os = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT started_ms, ended_ms FROM step WHERE text LIKE 'operator %' AND status='ok' AND ended_ms IS NOT NULL",
+                           -1, &os, NULL) == SQLITE_OK) {
+        for (int i = 0; i < n; i++) v[i].v[SD_FIG_operator_s] = 0;
+        while (sqlite3_step(os) == SQLITE_ROW) {
+            int64_t a0 = sqlite3_column_int64(os, 0), a1 = sqlite3_column_int64(os, 1);
+            for (int i = 0; i < n; i++) {
+                int64_t b0 = v[i].t_ms, b1 = v[i].caught_ms >= 0 ? v[i].caught_ms : i + 1 < n ? v[i + 1].t_ms : INT64_MAX;
+                int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+                if (hi > lo) v[i].v[SD_FIG_operator_s] += hi - lo;
+            }
+        }
+    }
+    sqlite3_finalize(os);
     /* latency: before (since the previous recovery ended), during, after
      * (until the next fault) */
     for (int i = 0; i < n; i++) {

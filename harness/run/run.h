@@ -50,7 +50,12 @@ typedef struct sd_run_opts_s {
     const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */
     const char *proxy;            /* --proxy LISTEN=UPSTREAM, or NULL */
     const char *version;
+    int operator_mode;            /* SD_OPERATOR_*: who answers `operator` steps */
 } sd_run_opts_t;
+
+/* Who answers an `operator` step: a person when stdin is a terminal (the
+ * default), a person always (--operator ask), its command (--operator auto). */
+enum { SD_OPERATOR_DEFAULT = 0, SD_OPERATOR_ASK, SD_OPERATOR_AUTO };
 
 typedef struct sd_run_result_s {
     sd_err_t status;              /* SD_OK pass, SD_ERR_CHECK_FAILED, an inconclusive code, ... */

@@ -12,14 +12,12 @@
 #include "progress.h"
 #include "run_int.h"
 
-static void sd_run_free_argv(char **argv) {
+void sd_run_free_argv(char **argv) {
     for (int i = 0; argv && argv[i]; i++) free(argv[i]);
     free(argv);
 }
 
-/* A command line of the scenario with its placeholders expanded,
- * NULL-terminated; NULL (err says why) when one does not expand. */
-static char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen) {
+char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen) {
     char **argv = sd_util_xcalloc((size_t)argc + 1, sizeof(char *));
     for (int i = 0; i < argc; i++)
         if (!(argv[i] = sd_scenario_expand(src[i], &r->vars, err, errlen))) {

@@ -85,6 +85,8 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
     case SD_STEP_NOTE:
         snprintf(detail, dlen, "%s", st->note.text);
         return SD_OK;
+    case SD_STEP_OPERATOR:
+        return sd_run_operator(r, st, detail, dlen, err, errlen);
     case SD_STEP_RESOLVE:
         return sd_run_resolve(r, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_EXPECT:
