@@ -212,8 +212,8 @@ static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
     int n = 0;
     for (int i = 0; i < m->nfaults; i++) n += m->faults[i].has_recovery;
     if (!n) return;
-    sd_buf_puts(b, "\n### Recovery from each fault\n\n`recovery` runs from the fault until everything Kafka had acknowledged before it was "
-                   "in the target (by its write times) or covered by the pipeline's commits; `detect` from a stall's end to the first "
+    sd_buf_puts(b, "\n### Recovery from each fault\n\n`recovery` runs from the fault until everything sent before it was in the target (by "
+                   "its write times) or covered by the pipeline's commits; `detect` from a stall's end to the first "
                    "sign of work; `operator` the time people took in `operator` steps during the recovery. Latency is p50 / p99 of the events sent before the fault, during the recovery and after it.\n\n"
                    "| line | fault | recovery | by | detect | replayed input | rewritten rows | batches re-run | operator | latency before | during | after |\n"
                    "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -18,8 +18,8 @@
  * seconds), 'n' a count, 'm' milliseconds. One list: the expect names,
  * summary.json's keys, the reports' columns and docs/language.md. */
 #define SD_FIGURES(X)                                                                                                        \
-    X(recovery_s, 's', "from the fault until every event acknowledged before it was in the target (or the pipeline's "      \
-                       "commits covered it)")                                                                                \
+    X(recovery_s, 's', "from the fault until every event sent before it was in the target (or the pipeline's commits "  \
+                       "covered what Kafka had acknowledged)")                                                                                \
     X(detect_s, 's', "a stall (pause, network): from its end to the pipeline's first sign of work")                        \
     X(replayed_input, 'n', "a fault that ended an incarnation: records read before it that the next incarnation read "     \
                            "again")                                                                                          \

@@ -70,6 +70,9 @@ struct sd_ledger_s {
     char async_errstr[512];
     int stop, writer_started;
     pthread_t writer;
+    /* what Kafka had acknowledged of the source, asked when a fault is recorded */
+    void (*frontier)(void *opaque, char *out, size_t outlen);
+    void *frontier_opaque;
 };
 
 static const char sd_ledger_schema[] =
@@ -102,7 +105,7 @@ static const char sd_ledger_schema[] =
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
-    " landing TEXT, end_ms INTEGER, undoes INTEGER);\n"
+    " landing TEXT, end_ms INTEGER, undoes INTEGER, acked TEXT);\n"
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
@@ -981,11 +984,18 @@ sd_err_t sd_ledger_step_end(sd_ledger_t *l, int idx, const char *status, const c
                          errlen, NULL, "issi", sd_util_wall_ms(), status, detail, (int64_t)idx);
 }
 
+void sd_ledger_set_frontier(sd_ledger_t *l, void (*fn)(void *opaque, char *out, size_t outlen), void *opaque) {
+    l->frontier = fn;
+    l->frontier_opaque = opaque;
+}
+
 sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char *detail, int incarnation,
                          int64_t *id_out, char *err, size_t errlen) {
-    sd_err_t e = sd_ledger_run(l, "INSERT INTO fault(t_ms,step,kind,detail,incarnation) VALUES(?,?,?,?,?)",
-                               "record a fault", err, errlen, id_out, "iissn", sd_util_wall_ms(), (int64_t)step, kind,
-                               detail, incarnation > 0 ? (int64_t)incarnation : INT64_MIN);
+    char acked[2048] = "";
+    if (l->frontier) l->frontier(l->frontier_opaque, acked, sizeof(acked));
+    sd_err_t e = sd_ledger_run(l, "INSERT INTO fault(t_ms,step,kind,detail,incarnation,acked) VALUES(?,?,?,?,?,?)",
+                               "record a fault", err, errlen, id_out, "iissns", sd_util_wall_ms(), (int64_t)step, kind,
+                               detail, incarnation > 0 ? (int64_t)incarnation : INT64_MIN, acked[0] ? acked : NULL);
     return e;
 }
 

@@ -93,6 +93,10 @@ sd_err_t sd_ledger_step_begin(sd_ledger_t *l, int idx, int line, const char *tex
 sd_err_t sd_ledger_step_end(sd_ledger_t *l, int idx, const char *status, const char *detail, char *err, size_t errlen);
 
 /* A fault or notable event. Returns its id in *id_out (may be NULL). */
+/* Who says what Kafka had acknowledged of the source when a fault is
+ * recorded ("P:O,..." one past the newest acknowledged offset per
+ * partition): kept in fault.acked for the recovery figures. */
+void sd_ledger_set_frontier(sd_ledger_t *l, void (*fn)(void *opaque, char *out, size_t outlen), void *opaque);
 sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char *detail, int incarnation,
                          int64_t *id_out, char *err, size_t errlen);
 /* Where a kill landed. */

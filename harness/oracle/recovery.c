@@ -183,22 +183,10 @@ static void sd_why(sd_recovery_t *r, const char *fmt, ...) {
 
 static void sd_caught_by_commits(sd_rdb_t *d, sd_recovery_t *r);
 
-/* By the target: the newest first write of an event acknowledged before t. */
+/* By the target: the newest first write of an event sent before t. */
 static void sd_caught_by_target(sd_rdb_t *d, sd_recovery_t *r) {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(d->db, "SELECT DISTINCT seq FROM ledger WHERE disposition='target' AND error IS NULL AND acked_ms IS NOT NULL"
-                                  " AND acked_ms<=?", -1, &st, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(st, 1, r->t_ms);
-    int64_t newest = r->t_ms, missing = 0, n = 0, untimed = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t seen = d->in->seen_ms(d->in->opaque, sqlite3_column_int64(st, 0));
-        n++;
-        if (seen == -2) untimed++;
-        else if (seen < 0) missing++;
-        else if (seen > newest) newest = seen;
-    }
-    sqlite3_finalize(st);
+    int64_t n = 0, missing = 0, untimed = 0;
+    int64_t newest = d->in->newest_seen(d->in->opaque, r->t_ms, &n, &missing, &untimed);
     if (untimed) { /* some rows without a write time: the target cannot say */
         sd_caught_by_commits(d, r);
         return;
@@ -206,9 +194,10 @@ static void sd_caught_by_target(sd_rdb_t *d, sd_recovery_t *r) {
     snprintf(r->basis, sizeof(r->basis), "target");
     if (missing) {
         r->v[SD_FIG_recovery_s] = SD_FIG_NEVER;
-        sd_why(r, "%lld of the %lld events acknowledged before the fault never reached the target", (long long)missing, (long long)n);
+        sd_why(r, "%lld of the %lld events sent before the fault never reached the target", (long long)missing, (long long)n);
         return;
     }
+    if (newest < r->t_ms) newest = r->t_ms;
     r->caught_ms = newest;
     r->v[SD_FIG_recovery_s] = newest - r->t_ms;
 }
@@ -223,14 +212,21 @@ static void sd_caught_by_commits(sd_rdb_t *d, sd_recovery_t *r) {
         sd_why(r, "recovery_s: the target gives no write times and no commit names its offsets");
         return;
     }
+    /* what Kafka had acknowledged when it struck: recorded with the fault
+     * (fault.acked); a run.db without it is asked (a scan of ack) */
     sd_offs_t acked = {0};
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(d->db, "SELECT partition, max(offset) + 1 FROM ledger WHERE error IS NULL AND offset IS NOT NULL AND acked_ms<=?"
-                                  " GROUP BY partition", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, r->t_ms);
-        while (sqlite3_step(st) == SQLITE_ROW) sd_offs_put(&acked, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1));
+    int64_t sum = 0;
+    if (r->acked[0]) {
+        sd_offs_parse(r->acked, &acked, &sum);
+    } else {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(d->db, "SELECT partition, max(offset) + 1 FROM ledger WHERE error IS NULL AND offset IS NOT NULL AND acked_ms<=?"
+                                      " GROUP BY partition", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, r->t_ms);
+            while (sqlite3_step(st) == SQLITE_ROW) sd_offs_put(&acked, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1));
+        }
+        sqlite3_finalize(st);
     }
-    sqlite3_finalize(st);
     snprintf(r->basis, sizeof(r->basis), "commits");
     int64_t caught = -1;
     for (int i = 0; i < d->nb && caught < 0; i++) {
@@ -342,7 +338,7 @@ static void sd_recovery_point(sd_rdb_t *d, sd_recovery_t *r, const int64_t *rows
     int64_t traced = 0;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db, "SELECT writers FROM anomaly WHERE sink=? AND bucket='duplicated' AND writers IS NOT NULL"
-                                  " AND seq NOT IN (SELECT seq FROM sent GROUP BY seq HAVING count(*) > 1)", -1, &st, NULL) == SQLITE_OK) {
+                                  " AND (SELECT count(*) FROM sent s WHERE s.seq = anomaly.seq) = 1", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, d->in && d->in->sink ? d->in->sink : "", -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *w = (const char *)sqlite3_column_text(st, 0);
@@ -415,7 +411,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
      * resume, a lifted blackhole), restarts of a stopped pipeline, clock
      * steps and faults that did not land are not */
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT f.id, f.t_ms, f.kind, f.incarnation, f.rows_visible, f.end_ms, s.line, s.started_ms, f.detail"
+    if (sqlite3_prepare_v2(db, "SELECT f.id, f.t_ms, f.kind, f.incarnation, f.rows_visible, f.end_ms, s.line, s.started_ms, f.detail, f.acked"
                                " FROM fault f LEFT JOIN step s ON s.idx = f.step"
                                " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage')"
                                " AND f.detail <> 'did not land' ORDER BY f.t_ms, f.id", -1, &st, NULL) != SQLITE_OK) {
@@ -454,6 +450,8 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         r->end_ms = sd_col64(st, 5);
         if (!strcmp(kind, "network") && detail && !strncmp(detail, "every connection reset", 22)) r->end_ms = t; /* an instant */
         r->caught_ms = -1;
+        const char *acked = (const char *)sqlite3_column_text(st, 9);
+        snprintf(r->acked, sizeof(r->acked), "%s", acked ? acked : "");
         for (int f = 0; f < SD_FIG__COUNT; f++) r->v[f] = SD_FIG_NA;
         vis[n] = sd_col64(st, 4);
         n++;
@@ -461,7 +459,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     sqlite3_finalize(st);
     for (int i = 0; i < n; i++) {
         sd_recovery_t *r = &v[i];
-        if (in && in->seen_ms) sd_caught_by_target(&d, r);
+        if (in && in->newest_seen) sd_caught_by_target(&d, r);
         else sd_caught_by_commits(&d, r);
         if (sd_stall(r->kind)) sd_detect(&d, r);
         if (r->ends && r->incarnation > 0) sd_recovery_point(&d, r, &vis[i]);

@@ -22,15 +22,19 @@ typedef struct sd_recovery_s {
     int64_t t_ms, end_ms;   /* wall ms; end_ms a stall's end, -1 */
     int64_t caught_ms;      /* when it was caught up again, -1 never or unknown */
     char basis[16];         /* what caught_ms comes from: "target", "commits" or "" */
+    char acked[1024];       /* what Kafka had acknowledged when it struck ("P:O,...", fault.acked; "" unknown) */
     int64_t v[SD_FIG__COUNT];
     char why[600];          /* what could not be measured, and why */
 } sd_recovery_t;
 
 typedef struct sd_recovery_in_s {
-    /* when the event seq was first written to the target (wall ms), -1 if
-     * never, -2 if written without a time (the commits decide); NULL when the target gives no write times (or the drill moved
-     * the pipeline's clock): the commits decide */
-    int64_t (*seen_ms)(void *opaque, int64_t seq);
+    /* over the target events the harness sent before t (wall ms): the
+     * newest first write of one to the target (wall ms), and into *n how
+     * many there were, *missing how many were never written, *untimed how
+     * many were written without a time (then the commits decide); NULL when
+     * the target gives no write times (or the drill moved the pipeline's
+     * clock) */
+    int64_t (*newest_seen)(void *opaque, int64_t t_ms, int64_t *n, int64_t *missing, int64_t *untimed);
     void *opaque;
     const char *sink; /* the target's name in anomaly and latency */
 } sd_recovery_in_t;

@@ -15,14 +15,26 @@ typedef struct {
     const sd_observe_t *obs;
 } sd_seen_ctx_t;
 
-/* When seq was first written to the target (wall ms): -1 never, -2 written
- * without a time. */
-static int64_t sd_run_seen_ms(void *opaque, int64_t seq) {
+/* Over the target events sent before t_ms: the newest first write (wall
+ * ms), how many, how many never written, how many written without a time. */
+static int64_t sd_run_newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_t *missing, int64_t *untimed) {
     const sd_seen_ctx_t *c = opaque;
-    if (seq < 0 || seq >= c->obs->nseq || !sd_counts_get(&c->obs->copies, seq)) return -1;
-    int64_t lat = sd_observe_latency(c->obs, seq);
-    if (lat < 0) return -2;
-    return c->r->t0_wall + (int64_t)sd_stamps_get(&c->r->sends.sent, seq) + lat;
+    const sd_run_t *r = c->r;
+    int64_t newest = INT64_MIN;
+    for (int64_t s = 0; s < r->sends.nseq && s < c->obs->nseq; s++) {
+        if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET) continue;
+        uint32_t sent = sd_stamps_get(&r->sends.sent, s);
+        if (sent == UINT32_MAX || r->t0_wall + (int64_t)sent > t_ms) continue;
+        (*n)++;
+        if (!sd_counts_get(&c->obs->copies, s)) {
+            (*missing)++;
+            continue;
+        }
+        int64_t lat = sd_observe_latency(c->obs, s);
+        if (lat < 0) (*untimed)++;
+        else if (r->t0_wall + (int64_t)sent + lat > newest) newest = r->t0_wall + (int64_t)sent + lat;
+    }
+    return newest;
 }
 
 static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recovery_t *f, int *check_idx, int *failed) {
@@ -50,8 +62,10 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
     /* write times from a pipeline whose clock the drill moved are on its
      * clock: the commits decide */
     int timed = obs && obs->lat && !r->faults.clock_moved_line;
-    sd_recovery_in_t in = {.seen_ms = timed ? sd_run_seen_ms : NULL, .opaque = &sc, .sink = sink};
+    sd_recovery_in_t in = {.newest_seen = timed ? sd_run_newest_seen : NULL, .opaque = &sc, .sink = sink};
     sd_recovery_t *v = NULL;
+    /* the duplicates' seqs are looked up in the ledger: index it first */
+    sd_ledger_index_for_reports(r->ledger);
     sqlite3 *db = sd_ledger_db(r->ledger);
     int n = sd_recovery_compute(db, &in, &v, err, errlen);
     if (n < 0) return SD_ERR_IO;

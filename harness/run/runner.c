@@ -68,6 +68,20 @@ static void sd_run_close_txn(sd_run_t *r) {
     r->txn.producer = NULL;
 }
 
+/* What Kafka had acknowledged of the source topic, per partition ("P:O",
+ * one past the newest offset), the plain and the transactional producer's
+ * together: recorded with every fault (the recovery figures). */
+static void sd_run_frontier(void *opaque, char *out, size_t outlen) {
+    const sd_run_t *r = opaque;
+    size_t len = 0;
+    out[0] = 0;
+    for (int p = 0; p < r->partitions && len + 32 < outlen; p++) {
+        int64_t a = sd_producer_partition_end(r->producer, p), b = sd_producer_partition_end(r->txn.producer, p);
+        int64_t end = a > b ? a : b;
+        if (end > 0) len += (size_t)snprintf(out + len, outlen - len, "%s%d:%lld", len ? "," : "", p, (long long)end);
+    }
+}
+
 static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     for (int i = 0; sd_run_injectors[i]; i++)
         if (sd_run_injectors[i]->handles(st->kind)) return sd_run_injectors[i]->run(r, st, detail, dlen, err, errlen);
@@ -303,6 +317,7 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
         free(dbpath);
         return e;
     }
+    sd_ledger_set_frontier(r->ledger, sd_run_frontier, r);
     /* the run holds run.db locked (flock: SQLite's own locks are fcntl's)
      * until it ends, so `report` can tell a running run from a dead one */
     r->lock_fd = open(dbpath, O_RDONLY | O_CLOEXEC);

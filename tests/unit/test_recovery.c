@@ -114,15 +114,26 @@ Test(recovery, commits_that_never_reach_the_acknowledged_offsets_never_catch_up)
     free(v);
 }
 
-static int64_t seen_at(void *opaque, int64_t seq) {
+/* 120 events sent at 1000 + i; every one first written at when[0], event 7
+ * at when[1] (-1 never, -2 without a time) */
+static int64_t newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_t *missing, int64_t *untimed) {
     const int64_t *when = opaque;
-    return seq == 7 ? when[1] : when[0];
+    int64_t newest = INT64_MIN;
+    for (int i = 0; i < 120; i++) {
+        if (1000 + i > t_ms) continue;
+        (*n)++;
+        int64_t w = i == 7 ? when[1] : when[0];
+        if (w == -1) (*missing)++;
+        else if (w == -2) (*untimed)++;
+        else if (w > newest) newest = w;
+    }
+    return newest;
 }
 
 Test(recovery, by_the_target_the_last_event_sent_before_the_fault_decides) {
     kill_and_restart(20);
     int64_t when[2] = {10400, 12345};
-    sd_recovery_in_t in = {.seen_ms = seen_at, .opaque = when, .sink = "target"};
+    sd_recovery_in_t in = {.newest_seen = newest_seen, .opaque = when, .sink = "target"};
     sd_recovery_t *v;
     compute(&in, &v);
     cr_assert_str_eq(v[0].basis, "target");
@@ -138,6 +149,26 @@ Test(recovery, by_the_target_the_last_event_sent_before_the_fault_decides) {
     compute(&in, &v);
     cr_assert_str_eq(v[0].basis, "commits");
     cr_assert_eq(v[0].v[SD_FIG_recovery_s], 1500);
+    free(v);
+    when[0] = when[1] = 9000; /* everything was in before the kill */
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 0);
+    free(v);
+}
+
+Test(recovery, the_frontier_recorded_with_the_fault_decides_over_the_ack_table) {
+    kill_and_restart(20);
+    /* the harness recorded less acknowledged than the table says by 10,000:
+     * batch 1's commit (0:50,1:50) already covers it */
+    sql("UPDATE fault SET acked='0:50,1:50' WHERE id=1");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 0, "%lld", (long long)v[0].v[SD_FIG_recovery_s]);
+    free(v);
+    sql("UPDATE fault SET acked='0:60,1:61' WHERE id=1");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], SD_FIG_NEVER);
     free(v);
 }
 
