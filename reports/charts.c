@@ -185,6 +185,43 @@ static int sd_chart_done(sd_charts_t *c, sd_buf_t *g, const char *name, char *er
     return rc;
 }
 
+/* What the pipeline committed (the source offsets its commits name,
+ * summed) over time, in committed.dat: the gap to "acknowledged" on the
+ * timeline is its backlog. 1 when there is any. */
+static int sd_chart_committed(sd_charts_t *c) {
+    char *cdat = sd_util_fmt("%s/committed.dat", c->dir);
+    FILE *f = fopen(cdat, "w");
+    int have_committed = 0;
+    sqlite3_stmt *st;
+    if (f) {
+        fprintf(f, "# seconds committed_offsets\n0 0\n");
+        if (sqlite3_prepare_v2(c->db, "SELECT commit_ms, offsets FROM batch WHERE commit_ms IS NOT NULL AND offsets IS NOT NULL ORDER BY commit_ms",
+                               -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                int64_t sum = 0;
+                int any = 0;
+                for (const char *o = (const char *)sqlite3_column_text(st, 1); o && *o;) {
+                    int p;
+                    long long v;
+                    char tail;
+                    size_t len = strcspn(o, ",");
+                    char part[128];
+                    snprintf(part, sizeof(part), "%.*s", (int)(len < sizeof(part) ? len : sizeof(part) - 1), o);
+                    if (sscanf(part, "%d:%lld%c", &p, &v, &tail) == 2) sum += v, any = 1;
+                    o += len + (o[len] == ',');
+                }
+                if (!any) continue;
+                fprintf(f, "%.3f %lld\n", (double)(sqlite3_column_int64(st, 0) - c->t0) / 1000.0, (long long)sum);
+                have_committed = 1;
+            }
+            sqlite3_finalize(st);
+        }
+        fclose(f);
+    }
+    free(cdat);
+    return have_committed;
+}
+
 /* Events sent, acknowledged, target rows and unique ids over time. */
 static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
     int64_t span = c->t_end > 1 ? c->t_end : 1;
@@ -293,6 +330,7 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
         fclose(f);
     }
     free(sdat);
+    int have_committed = sd_chart_committed(c);
     sd_buf_t g;
     sd_chart_begin(&g, "timeline", "events sent and seen in the target");
     sd_buf_puts(&g, "set ylabel 'events'\nset yrange [0:*]\n");
@@ -301,6 +339,8 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
     if (dup > 0) sd_buf_printf(&g, "set label 'duplicates: %lld extra rows in the target' at graph 0.55, graph 0.08 font ',9' tc rgb '#c0392b'\n", (long long)dup);
     sd_buf_printf(&g, "plot 'timeline.dat' using 1:2 with steps lw 2 lc rgb '#2980b9' title 'sent', \\\n"
                       "     '' using 1:3 with steps lw 2 lc rgb '#8e44ad' title 'acknowledged'");
+    if (have_committed)
+        sd_buf_printf(&g, ", \\\n     'committed.dat' using 1:2 with steps lw 1 lc rgb '#34495e' title 'committed by the pipeline (offsets)'");
     if (have_rows) sd_buf_printf(&g, ", \\\n     'target-rows.dat' using 1:2 with steps lw 2 lc rgb '#e67e22' title 'rows in the target'");
     if (have_unique)
         sd_buf_printf(&g, ", \\\n     'timeline.dat' using 1:4 with steps lw 2 lc rgb '#27ae60' title 'unique ids in the target%s', \\\n"

@@ -745,7 +745,8 @@ GOLDEN_FILES = ("summary.json", "junit.xml", "report.md")
 MOMENT_KEYS = {"t_ms", "duration_ms", "started_at", "brokers", "pid", "stdout", "stderr", "cpu_ms", "peak_rss_kb",
                "reconcile_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", "rows_visible",
                "idle_ms", "idle_share", "recovery_s", "caught_up_t_ms", "latency_p50_before_ms", "latency_p99_before_ms",
-               "latency_p50_during_ms", "latency_p99_during_ms", "latency_p50_after_ms", "latency_p99_after_ms"}
+               "latency_p50_during_ms", "latency_p99_during_ms", "latency_p50_after_ms", "latency_p99_after_ms",
+               "batch_p50_ms", "batch_p95_ms", "batch_max_ms", "throughput_rps", "backlog_max"}
 
 
 def normalize_golden(name, text, run_dir):
@@ -771,7 +772,7 @@ def normalize_golden(name, text, run_dir):
         (r'time="[0-9.]+"', 'time="<S>"'),
         # how the records fell into batches is timing
         (r'"(batches|batch_rows_max)": \d+', r'"\1": <N>'),
-        (r"\| (batches|batch_rows_max) \| \d+ \|", r"| \1 | <N> |"),
+        (r"\| (batches|batch_rows_max|batch_p50_ms|batch_p95_ms|batch_max_ms|throughput_rps|backlog_max) \| \d+ \|", r"| \1 | <N> |"),
         # so is which batch a fault fell after (the runbook; test_runbook holds it to run.db)
         (r"batch \d+, offsets [0-9:,]+", "batch <N>, offsets <O>"),
         # a recovery's seconds and the latency around it (test_recovery holds them to run.db)
@@ -1080,6 +1081,24 @@ def test_recovery(binary):
             problems.append(f"expect {clause} (measured {measured:.3f} s) exited {p2.returncode}, expected {code}: {p2.stderr[-300:]}")
     if measured <= 0.001:
         problems.append(f"the kill's recovery measured {measured} s: the below-the-measured case proves nothing")
+    # operational health, recomputed from run.db: batch durations, restarts, the backlog at each commit and fault
+    counts = summary["counts"]
+    durs = sorted(c - b for b, c in db.execute("SELECT begin_ms, commit_ms FROM batch WHERE begin_ms IS NOT NULL AND commit_ms IS NOT NULL"))
+    events = db.execute("SELECT t, offsets, acked FROM (SELECT commit_ms AS t, offsets, acked, 0 AS k FROM batch WHERE commit_ms IS NOT NULL"
+                        " UNION ALL SELECT t_ms, NULL, acked, 1 FROM fault WHERE acked IS NOT NULL AND undoes IS NULL) ORDER BY t, k").fetchall()
+    parse = lambda off: {int(x.split(":")[0]): int(x.split(":")[1]) for x in (off or "").split(",") if x.count(":") == 1}
+    committed, backlog = None, -1
+    for _, off, acked in events:
+        if committed is not None and acked:
+            backlog = max(backlog, sum(max(0, o - committed.get(p_, 0)) for p_, o in parse(acked).items()))
+        if off:
+            committed = parse(off)
+    if counts.get("restarts") != 1 or counts.get("batch_max_ms") != durs[-1] or counts.get("backlog_max") != backlog or backlog < 20:
+        problems.append(f"health: restarts {counts.get('restarts')} (1), batch_max_ms {counts.get('batch_max_ms')} ({durs[-1]}), "
+                        f"backlog_max {counts.get('backlog_max')} ({backlog}, at least the 20 in flight at the kill)")
+    p_h, _ = run_drill_text(binary, base, "backlog", text + "expect     backlog_max<=1\n")
+    if p_h.returncode != 1:
+        problems.append(f"expect backlog_max<=1 (measured {backlog}) exited {p_h.returncode}, expected 1")
     # a pipeline that rewinds: right rows, everything read again
     rewind = text.replace("--group {group}", "--group {group} --weak rewind")
     p3, run3 = run_drill_text(binary, base, "rewind-ok", rewind)
@@ -1104,7 +1123,8 @@ def test_recovery(binary):
     p6, run6 = run_drill_text(binary, base, "no-fault", nofault)
     if p6.returncode != 3 or "no fault struck" not in p6.stdout + p6.stderr + open(os.path.join(run6, "report.md")).read():
         problems.append(f"expect recovery_s on a drill without a fault exited {p6.returncode} (3), or did not say why: {p6.stderr[-300:]}")
-    return result("recovery", problems, f"the kill's recovery {measured:.3f} s by the target, replayed_input {want_replay}, as run.db and "
+    return result("recovery", problems, f"health: backlog_max {backlog}, batch_max_ms {durs[-1]}, restarts 1 as run.db says; "
+                  f"the kill's recovery {measured:.3f} s by the target, replayed_input {want_replay}, as run.db and "
                   f"target.db say; expect below/above fails/passes; rewind caught (replayed 120); at-least-once rewrote {got} rows "
                   f"({traced} traced); no fault: inconclusive")
 

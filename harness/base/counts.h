@@ -80,6 +80,16 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(state_rows_final, SD_CK_BOUNDS, 0, "state rows after its last batch")                                                  \
     X(state_rows_half, SD_CK_BOUNDS, 0, "state rows after the batch at half the run")                                        \
     X(state_growth, SD_CK_BOUNDS, 0, "state rows after the last batch minus those at half the run")                          \
-    X(state_unbounded, SD_CK_BOUNDS, 0, "1 when the state grew past 10% of its peak in the second half")
+    X(state_unbounded, SD_CK_BOUNDS, 0, "1 when the state grew past 10% of its peak in the second half")                    \
+    /* operational health (run_bounds.c): the batches' durations, the throughput and the backlog from the commits, */     \
+    /* the pipeline's restarts and what its logs say */                                                                      \
+    X(batch_p50_ms, SD_CK_BOUNDS, 0, "median time from a batch's begin to its commit (ms)")                                 \
+    X(batch_p95_ms, SD_CK_BOUNDS, 0, "95th percentile of the same (ms)")                                                     \
+    X(batch_max_ms, SD_CK_BOUNDS, 0, "the longest batch (ms)")                                                               \
+    X(throughput_rps, SD_CK_BOUNDS, 0, "records the pipeline committed per second, from its first batch's begin to its last commit") \
+    X(backlog_max, SD_CK_BOUNDS, 0, "the most records Kafka had acknowledged that the pipeline had not committed, at a commit or a fault") \
+    X(restarts, SD_CK_RUN, 0, "incarnations of the pipeline after the first")                                               \
+    X(log_errors, SD_CK_RUN, 0, "lines of the pipeline's logs that say ERROR, FATAL, Exception or Traceback")               \
+    X(log_warnings, SD_CK_RUN, 0, "lines of the pipeline's logs that say WARN")
 
 #endif

@@ -110,8 +110,9 @@ static const char sd_ledger_schema[] =
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
     " ended_ms INTEGER, exit_code INTEGER, exit_signal INTEGER, ended_by TEXT, log_out TEXT, log_err TEXT, version TEXT);\n"
+    /* acked: what Kafka had acknowledged of the source at the commit (the backlog) */
     "CREATE TABLE batch(incarnation INTEGER, id INTEGER, begin_ms INTEGER, commit_ms INTEGER,"
-    " rows INTEGER, offsets TEXT, PRIMARY KEY(incarnation, id));\n"
+    " rows INTEGER, offsets TEXT, acked TEXT, PRIMARY KEY(incarnation, id));\n"
     "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER);\n"
     /* the pipeline's own account (Spark's StreamingQueryProgress), as it printed it */
     "CREATE TABLE progress(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, input_rows INTEGER,"
@@ -122,6 +123,9 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE state(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, operator TEXT,"
     " rows_total INTEGER, rows_updated INTEGER, rows_removed INTEGER, memory_bytes INTEGER, watermark_ms INTEGER,"
     " input_rows INTEGER, custom TEXT);\n"
+    /* records Kafka had acknowledged that the pipeline had not committed, at
+     * each commit and fault (harness/oracle/health.c), for the charts */
+    "CREATE TABLE backlog(t_ms INTEGER, records INTEGER);\n"
     /* how the pipeline recovered from each fault (harness/oracle/recovery.c):
      * times in wall ms, counts; NULL where a figure does not apply, why says
      * what could not be measured */
@@ -738,9 +742,9 @@ static sd_err_t sd_ledger_prepare(sd_ledger_t *l, char *err, size_t errlen) {
         {&l->ins_ack_n, acksn},
         {&l->ins_sample, "INSERT INTO sample(t_ms,sink,rows) VALUES(?,?,?)"},
         {&l->ins_batch_begin, "INSERT OR REPLACE INTO batch(incarnation,id,begin_ms,rows) VALUES(?,?,?,?)"},
-        {&l->upd_batch_commit, "INSERT INTO batch(incarnation,id,commit_ms,rows,offsets) VALUES(?1,?2,?3,?4,?5)"
+        {&l->upd_batch_commit, "INSERT INTO batch(incarnation,id,commit_ms,rows,offsets,acked) VALUES(?1,?2,?3,?4,?5,?6)"
                                " ON CONFLICT(incarnation,id) DO UPDATE SET commit_ms=?3,"
-                               " rows=coalesce(?4,rows), offsets=?5"},
+                               " rows=coalesce(?4,rows), offsets=?5, acked=?6"},
     };
     sd_err_t e = SD_OK;
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]) && !e; i++)
@@ -1046,6 +1050,10 @@ sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int 
                          batch_rows, detail, id);
 }
 
+sd_err_t sd_ledger_backlog(sd_ledger_t *l, int64_t t_ms, int64_t records, char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO backlog(t_ms,records) VALUES(?,?)", "record the backlog", err, errlen, NULL, "ii", t_ms, records);
+}
+
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO warning(t_ms,kind,detail) VALUES(?,?,?)", "record a warning", err, errlen,
                          NULL, "iss", sd_util_wall_ms(), kind, detail);
@@ -1068,6 +1076,8 @@ sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int 
 
 sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char *phase, int64_t t_ms, int64_t rows,
                          const char *offsets, char *err, size_t errlen) {
+    char acked[2048] = "";
+    if (strcmp(phase, "begin") && l->frontier) l->frontier(l->frontier_opaque, acked, sizeof(acked));
     pthread_mutex_lock(&l->mu);
     sd_err_t e = sd_ledger_begin(l, err, errlen);
     if (e) {
@@ -1083,6 +1093,8 @@ sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char
     if (st == l->upd_batch_commit) {
         if (offsets) sqlite3_bind_text(st, 5, offsets, -1, SQLITE_TRANSIENT);
         else sqlite3_bind_null(st, 5);
+        if (acked[0]) sqlite3_bind_text(st, 6, acked, -1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(st, 6);
     }
     int rc = sqlite3_step(st);
     sqlite3_reset(st);

@@ -111,6 +111,8 @@ sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int 
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen);
 
+/* The backlog at one moment: records acknowledged, not yet committed. */
+sd_err_t sd_ledger_backlog(sd_ledger_t *l, int64_t t_ms, int64_t records, char *err, size_t errlen);
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen);
 
 /* version: what the header's `version` line found (NULL: none). */

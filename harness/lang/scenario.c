@@ -23,6 +23,13 @@ const char *const sd_scenario_count_names[] = {SD_COUNTS(SD_COUNT_NAME) NULL};
 
 int sd_scenario_is_state_count(const char *name) { return !strncmp(name, "state_", 6); }
 
+int sd_scenario_is_bounds_count(const char *name) {
+#define SD_COUNT_BOUNDS(n, kind, grows, meaning) if (kind == SD_CK_BOUNDS && !strcmp(name, #n)) return 1;
+    SD_COUNTS(SD_COUNT_BOUNDS)
+#undef SD_COUNT_BOUNDS
+    return 0;
+}
+
 int sd_scenario_is_group_count(const char *name) {
 #define SD_COUNT_MODEL(n, kind, grows, meaning) if (kind == SD_CK_MODEL && !strcmp(name, #n)) return 1;
     SD_COUNTS(SD_COUNT_MODEL)

@@ -339,6 +339,8 @@ extern const char *const sd_scenario_count_names[];
 int sd_scenario_is_group_count(const char *name);
 /* state_*: a bounds figure, -1 when the run could not measure it */
 int sd_scenario_is_state_count(const char *name);
+/* A count from the pipeline's own account (counts.h SD_CK_BOUNDS): -1 when it gave none. */
+int sd_scenario_is_bounds_count(const char *name);
 /* Map an expect name or alias (unique, rows, ...) to its canonical name, or NULL. */
 const char *sd_scenario_count_canonical(const char *name);
 /* The alias `expect` also takes for a canonical count name, or NULL. */

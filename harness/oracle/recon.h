@@ -164,6 +164,7 @@ typedef struct sd_recon_ctx_s {
     sd_judged_t model;            /* what the sink is judged by */
     const char *group_detail[9];  /* per sd_gbucket_t: the first groups of that bucket, for details */
     const char *bounds_why;       /* why the state counts are -1 (run_bounds.c), or NULL */
+    const char *health_why;      /* why an operational health figure is missing (health.c) */
     const char *bounds_detail;
     const char *latency_why;      /* why latency was not measured (its counts are -1), or NULL */    /* what the state figures rest on, for a failed state check, or NULL */
     const sd_step_t *const *expects;  /* the scenario's expect steps */

@@ -82,8 +82,15 @@ static int sd_bounds_series(const sd_series_t *s, sd_bounds_t *b, char *why, siz
     return 0;
 }
 
+static void sd_bounds_backlog_point(void *opaque, int64_t t_ms, int64_t records) {
+    sd_run_t *r = opaque;
+    sd_ledger_backlog(r->ledger, t_ms, records, NULL, 0);
+}
+
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b) {
     memset(b, 0, sizeof(*b));
+    /* operational health, and the backlog over time for the charts */
+    sd_health_compute(sd_ledger_db(r->ledger), &b->health, sd_bounds_backlog_point, r);
     sd_ledger_batch_bounds(r->ledger, &b->batches, &b->batch_rows_max);
     sd_series_set_t ss = {0};
     sd_ledger_each_state(r->ledger, sd_bounds_add, &ss);

@@ -79,6 +79,7 @@ uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen);
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen);
 
+#include "health.h"
 /* run_bounds.c: the batches' sizes and the state the pipeline kept, from
  * its own account (the rule is in run_bounds.c and docs/oracle.md). */
 typedef struct sd_bounds_s {
@@ -89,6 +90,7 @@ typedef struct sd_bounds_s {
     char query[128];                          /* the query the state figures are of ("" for markers) */
     char why[512];
     char detail[1024];                         /* what the figures rest on, for the checks' details */
+    struct sd_health_s health;                 /* operational health (health.c) */
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
 

@@ -77,16 +77,18 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
 
 static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_recon_counts_t *c, int has_state, char *err,
                                     size_t errlen) {
-    int64_t values[64];
-    const char *names[64];
+    int64_t values[128];
+    const char *names[128];
     int n = 0;
-    for (int i = 0; sd_scenario_count_names[i] && n < 64; i++) {
+    for (int i = 0; sd_scenario_count_names[i] && n < 128; i++) {
         const char *name = sd_scenario_count_names[i];
         /* a result model's counts only where one judged the sink */
         if (r->sc->model.kind == SD_MODEL_NONE && sd_scenario_is_group_count(name)) continue;
         /* the bounds only where the pipeline reported them */
         if (!has_state && sd_scenario_is_state_count(name)) continue;
         if ((!strcmp(name, "batches") || !strcmp(name, "batch_rows_max")) && c->batches < 0) continue;
+        /* operational health: only the figures the run could measure */
+        if (sd_scenario_is_bounds_count(name) && !sd_scenario_is_state_count(name) && sd_recon_count_get(c, name, NULL) < 0) continue;
         names[n] = name;
         values[n++] = sd_recon_count_get(c, name, NULL);
     }
@@ -474,6 +476,14 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.state_rows_half = bounds.state_rows_half;
         res.counts.state_growth = bounds.state_growth;
         res.counts.state_unbounded = bounds.state_unbounded;
+        res.counts.batch_p50_ms = bounds.health.batch_p50_ms;
+        res.counts.batch_p95_ms = bounds.health.batch_p95_ms;
+        res.counts.batch_max_ms = bounds.health.batch_max_ms;
+        res.counts.throughput_rps = bounds.health.throughput_rps;
+        res.counts.backlog_max = bounds.health.backlog_max;
+        res.counts.restarts = bounds.health.restarts;
+        res.counts.log_errors = bounds.health.log_errors;
+        res.counts.log_warnings = bounds.health.log_warnings;
         char latency_why[300];
         sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;
@@ -492,6 +502,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .nexpects = primary ? nexp : 0,
             .bounds_why = bounds.why[0] ? bounds.why : NULL,
             .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
+            .health_why = bounds.health.why[0] ? bounds.health.why : NULL,
             .latency_why = latency_why[0] ? latency_why : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};

@@ -72,9 +72,9 @@ static void kill_and_restart(int64_t rows2) {
         " VALUES(1, 10000, 4, 'kill', 'signal=KILL mid-batch', 1, 2, 1, 7, 20)");
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation) VALUES(2, 10002, 5, 'restart', 'same command and checkpoint', 2)");
     sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 10000, 'kill'), (2, 10002, 20000, 'stop')");
-    sql("INSERT INTO batch VALUES(1, 1, 2000, 3000, 100, '0:50,1:50')");
-    sql("INSERT INTO batch VALUES(1, 2, 9000, NULL, 20, NULL)");
-    sql("INSERT INTO batch VALUES(2, 2, 11000, 11500, %lld, '0:60,1:60')", (long long)rows2);
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 2000, 3000, 100, '0:50,1:50')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, 9000, NULL, 20, NULL)");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(2, 2, 11000, 11500, %lld, '0:60,1:60')", (long long)rows2);
 }
 
 Test(recovery, a_kill_judged_by_the_commits) {
@@ -194,8 +194,8 @@ Test(recovery, a_pause_is_detected_at_the_first_batch_after_it_ends) {
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(1, 5000, 3, 'pause', 'SIGSTOP to the process group', 1, 10000)");
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, undoes) VALUES(2, 10000, 3, 'resume', 'SIGCONT to the process group', 1, 1)");
     sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 20000, 'stop')");
-    sql("INSERT INTO batch VALUES(1, 1, 4000, NULL, 10, NULL)");
-    sql("INSERT INTO batch VALUES(1, 2, 10250, 10600, 0, '0:5,1:5')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 4000, NULL, 10, NULL)");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, 10250, 10600, 0, '0:5,1:5')");
     sd_recovery_t *v;
     sd_recovery_in_t in = {.sink = "target"};
     int n = compute(&in, &v);
@@ -211,7 +211,7 @@ Test(recovery, a_restart_of_a_running_pipeline_is_a_fault_from_its_step) {
     sql("INSERT INTO step(idx, line, text, started_ms) VALUES(2, 9, 'restart', 5000)");
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation) VALUES(1, 5400, 2, 'restart', 'same command and checkpoint', 2)");
     sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 5300, 'stop'), (2, 5400, 9000, 'stop')");
-    sql("INSERT INTO batch VALUES(1, 1, 1500, 4000, 10, '0:5,1:5')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 1500, 4000, 10, '0:5,1:5')");
     sd_recovery_t *v;
     sd_recovery_in_t in = {.sink = "target"};
     int n = compute(&in, &v);
@@ -270,4 +270,51 @@ Test(recovery, stored_figures_read_back) {
     cr_assert_str_eq((const char *)sqlite3_column_text(st, 4), "not measured");
     sqlite3_finalize(st);
     free(v);
+}
+
+/* ---- operational health (health.c) on the same hand-written run ---- */
+
+#include "health.h"
+
+static int64_t points[16][2];
+static int npoints;
+static void point(void *opaque, int64_t t, int64_t records) {
+    (void)opaque;
+    if (npoints < 16) points[npoints][0] = t, points[npoints][1] = records, npoints++;
+}
+
+Test(recovery, health_batches_backlog_restarts_and_logs) {
+    kill_and_restart(20);
+    /* what Kafka had acknowledged at each commit and at the kill */
+    sql("UPDATE batch SET acked='0:60,1:60' WHERE incarnation=1 AND id=1");
+    sql("UPDATE batch SET acked='0:70,1:65' WHERE incarnation=2");
+    sql("UPDATE fault SET acked='0:60,1:60' WHERE id=1");
+    char *log = sd_util_fmt("%s/pipeline-1.stderr.log", dir);
+    FILE *f = fopen(log, "w");
+    fputs("12:00 INFO started\n12:01 WARN slow fetch\n12:02 ERROR lost the coordinator\n12:03 java.lang.IllegalStateException: x\n"
+          "12:04 WARNING retrying\n", f);
+    fclose(f);
+    sql("UPDATE incarnation SET log_err='%s' WHERE n=1", log);
+    free(log);
+    sd_health_t h;
+    npoints = 0;
+    sd_health_compute(db, &h, point, NULL);
+    /* batches that began and committed: 1 (1000 ms) and incarnation 2's 2 (500 ms) */
+    cr_assert_eq(h.batch_max_ms, 1000);
+    cr_assert_eq(h.batch_p50_ms, 500);
+    /* 120 rows committed from 2000 to 11500 */
+    cr_assert_eq(h.throughput_rps, 120 * 1000 / 9500);
+    /* at the kill: 120 acknowledged, 100 committed; at incarnation 2's commit: 135 against 100 */
+    cr_assert_eq(npoints, 2, "%d", npoints);
+    cr_assert_eq(points[0][1], 20);
+    cr_assert_eq(points[1][1], 35);
+    cr_assert_eq(h.backlog_max, 35);
+    cr_assert_eq(h.restarts, 1);
+    cr_assert_eq(h.log_errors, 2);
+    cr_assert_eq(h.log_warnings, 2);
+    /* no commit names its offsets: no backlog */
+    sql("UPDATE batch SET offsets=NULL");
+    sd_health_compute(db, &h, NULL, NULL);
+    cr_assert_eq(h.backlog_max, -1);
+    cr_assert(strstr(h.why, "backlog"), "%s", h.why);
 }
