@@ -90,6 +90,10 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(backlog_max, SD_CK_BOUNDS, 0, "the most records Kafka had acknowledged that the pipeline had not committed, at a commit or a fault") \
     X(restarts, SD_CK_RUN, 0, "incarnations of the pipeline after the first")                                               \
     X(log_errors, SD_CK_RUN, 0, "lines of the pipeline's logs that say ERROR, FATAL, Exception or Traceback")               \
-    X(log_warnings, SD_CK_RUN, 0, "lines of the pipeline's logs that say WARN")
+    X(log_warnings, SD_CK_RUN, 0, "lines of the pipeline's logs that say WARN")                                              \
+    /* the small-file problem: a file or Delta sink's log of the files each commit added */                               \
+    X(files_written, SD_CK_BOUNDS, 0, "output files the target's commits added (Delta versions, a Spark file sink's batches)") \
+    X(files_per_batch_max, SD_CK_BOUNDS, 0, "the most files one commit of the target added")                                \
+    X(file_bytes_p50, SD_CK_BOUNDS, 0, "the median size of those files (bytes)")
 
 #endif

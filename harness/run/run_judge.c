@@ -381,6 +381,67 @@ static sd_judged_t sd_run_judged_by(const sd_run_t *r, int by_model, int by_fiel
 }
 
 /* Reconcile every target sink. Sets *failed to the number of failed checks. */
+typedef struct {
+    int64_t *commit, *bytes, n, cap;
+} sd_files_t;
+
+static void sd_run_file_cb(void *opaque, int64_t commit, int64_t bytes) {
+    sd_files_t *f = opaque;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->commit = sd_util_xrealloc(f->commit, sizeof(int64_t) * (size_t)f->cap);
+        f->bytes = sd_util_xrealloc(f->bytes, sizeof(int64_t) * (size_t)f->cap);
+    }
+    f->commit[f->n] = commit;
+    f->bytes[f->n++] = bytes;
+}
+
+/* The small-file figures of a sink that logs its files (Delta, a Spark
+ * file sink): files its commits added, the most one commit added, their
+ * median size; -1 for a sink without such a log. */
+static void sd_run_sink_files(sd_sink_t *sink, sd_recon_counts_t *c) {
+    c->files_written = c->files_per_batch_max = c->file_bytes_p50 = -1;
+    sd_files_t f = {0};
+    if (sd_sink_files(sink, sd_run_file_cb, &f, NULL, 0) == SD_OK) {
+        c->files_written = f.n;
+        c->files_per_batch_max = 0;
+        qsort(f.commit, (size_t)f.n, sizeof(int64_t), sd_cmp_i64);
+        for (int64_t i = 0, run = 0; i < f.n; i++) {
+            run = i && f.commit[i] == f.commit[i - 1] ? run + 1 : 1;
+            if (run > c->files_per_batch_max) c->files_per_batch_max = run;
+        }
+        int64_t k = 0;
+        for (int64_t i = 0; i < f.n; i++)
+            if (f.bytes[i] >= 0) f.bytes[k++] = f.bytes[i];
+        if (k) {
+            qsort(f.bytes, (size_t)k, sizeof(int64_t), sd_cmp_i64);
+            c->file_bytes_p50 = f.bytes[(k - 1) / 2];
+        }
+    }
+    free(f.commit);
+    free(f.bytes);
+}
+
+/* The pipeline's own account into a sink's counts: its batches, its
+ * state, its operational health (run_bounds.c). */
+static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
+    c->batches = b->batches;
+    c->batch_rows_max = b->batch_rows_max;
+    c->state_rows_peak = b->state_rows_peak;
+    c->state_rows_final = b->state_rows_final;
+    c->state_rows_half = b->state_rows_half;
+    c->state_growth = b->state_growth;
+    c->state_unbounded = b->state_unbounded;
+    c->batch_p50_ms = b->health.batch_p50_ms;
+    c->batch_p95_ms = b->health.batch_p95_ms;
+    c->batch_max_ms = b->health.batch_max_ms;
+    c->throughput_rps = b->health.throughput_rps;
+    c->backlog_max = b->health.backlog_max;
+    c->restarts = b->health.restarts;
+    c->log_errors = b->health.log_errors;
+    c->log_warnings = b->health.log_warnings;
+}
+
 /* What the readers noticed besides rows, once all are read (files a killed
  * Spark batch left behind, an output transaction left open, ...). */
 static void sd_run_sink_notes(sd_run_t *r) {
@@ -469,21 +530,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.malformed_sent = r->sends.malformed_sent;
         res.counts.replayed = r->sends.replayed;
         res.counts.crashes = r->pipe.crashes;
-        res.counts.batches = bounds.batches;
-        res.counts.batch_rows_max = bounds.batch_rows_max;
-        res.counts.state_rows_peak = bounds.state_rows_peak;
-        res.counts.state_rows_final = bounds.state_rows_final;
-        res.counts.state_rows_half = bounds.state_rows_half;
-        res.counts.state_growth = bounds.state_growth;
-        res.counts.state_unbounded = bounds.state_unbounded;
-        res.counts.batch_p50_ms = bounds.health.batch_p50_ms;
-        res.counts.batch_p95_ms = bounds.health.batch_p95_ms;
-        res.counts.batch_max_ms = bounds.health.batch_max_ms;
-        res.counts.throughput_rps = bounds.health.throughput_rps;
-        res.counts.backlog_max = bounds.health.backlog_max;
-        res.counts.restarts = bounds.health.restarts;
-        res.counts.log_errors = bounds.health.log_errors;
-        res.counts.log_warnings = bounds.health.log_warnings;
+        sd_run_bounds_counts(&bounds, &res.counts);
+        sd_run_sink_files(sink, &res.counts);
         char latency_why[300];
         sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;

@@ -104,6 +104,11 @@ int64_t sd_sink_mark(sd_sink_t *s) {
     return m;
 }
 
+sd_err_t sd_sink_files(sd_sink_t *s, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen) {
+    if (!s->ops->files) return sd_err_set(err, errlen, SD_ERR_SINK, "sink %s (%s) keeps no log of the files it wrote", s->name, s->ops->name);
+    return s->ops->files(s->state, cb, opaque, err, errlen);
+}
+
 char *sd_sink_notes(sd_sink_t *s) {
     return s->ops->notes ? s->ops->notes(s->state) : NULL;
 }

@@ -56,6 +56,10 @@ typedef struct sd_sink_ops_s {
      * (Delta: the newest version), for `kill after-sink-commit`; readers
      * without it are counted instead. *mark is -1 while the sink is absent. */
     sd_err_t (*mark)(void *state, int64_t *mark, char *err, size_t errlen);
+    /* Optional: every output file each commit of the sink added (Delta: a
+     * version's add actions; a Spark file sink: a batch's log entry), with
+     * its size in bytes (-1 unknown), for the operational health. */
+    sd_err_t (*files)(void *state, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -113,6 +117,9 @@ sd_err_t sd_sink_command_output(char *const *argv, const char *in, size_t inlen,
 
 /* The reader's notes (caller frees), or NULL. */
 char *sd_sink_notes(sd_sink_t *s);
+/* The files each commit added (see files); SD_ERR_SINK when the reader
+ * keeps no such log. */
+sd_err_t sd_sink_files(sd_sink_t *s, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen);
 
 /* Extract a top-level string or integer field from a JSON object text
  * (simdjson, jsonscan.h: the whole text is validated). Writes into out (NUL-terminated) and returns its length, or -1

@@ -400,5 +400,35 @@ static void sd_delta_close(void *state) {
     free(d);
 }
 
+/* The files each version added (its add actions, with their sizes). */
+static sd_err_t sd_delta_files(void *state, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err,
+                               size_t errlen) {
+    sd_delta_t *d = state;
+    int64_t first, last;
+    sd_err_t e = sd_delta_versions(d, &first, &last, err, errlen);
+    for (int64_t v = first < 0 ? 0 : first; !e && last >= 0 && v <= last; v++) {
+        char *path = sd_util_fmt("%s/%020lld.json", d->log, (long long)v);
+        char *text = NULL;
+        size_t len = 0;
+        if (!sd_util_read_file(path, &text, &len, NULL, 0)) {
+            for (size_t at = 0; at < len;) {
+                const char *nl = memchr(text + at, '\n', len - at);
+                size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+                json_t *o = n ? json_loadb(text + at, n, 0, NULL) : NULL;
+                json_t *add = o ? json_object_get(o, "add") : NULL;
+                if (json_is_object(add)) {
+                    json_t *sz = json_object_get(add, "size");
+                    cb(opaque, v, json_is_integer(sz) ? (int64_t)json_integer_value(sz) : -1);
+                }
+                json_decref(o);
+                at += n + (nl ? 1 : 0);
+            }
+        }
+        free(text);
+        free(path);
+    }
+    return e;
+}
+
 const sd_sink_ops_t sd_sink_delta = {"delta", sd_delta_open, sd_delta_count, sd_delta_scan, sd_delta_close, NULL, sd_delta_scan_cols,
-                                     sd_delta_mark};
+                                     sd_delta_mark, sd_delta_files};

@@ -638,4 +638,4 @@ static char *sd_jsonl_notes(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, sd_jsonl_notes,
-                                     sd_jsonl_scan_cols, NULL};
+                                     sd_jsonl_scan_cols, NULL, NULL};

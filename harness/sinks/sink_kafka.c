@@ -278,4 +278,4 @@ static void sd_kafka_sink_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes, NULL,
-                                     NULL};
+                                     NULL, NULL};

@@ -338,5 +338,42 @@ static void sd_sspark_close(void *state) {
     free(s);
 }
 
+/* The files each batch's log entry added (_spark_metadata/N, with their
+ * sizes); batches only in a compact file are not counted. */
+static sd_err_t sd_sspark_files(void *state, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err,
+                                size_t errlen) {
+    sd_spark_sink_t *s = state;
+    char *meta = sd_util_fmt("%s/_spark_metadata", s->dir);
+    DIR *d = opendir(meta);
+    if (!d) {
+        free(meta);
+        return sd_err_set(err, errlen, SD_ERR_SINK, "%s has no _spark_metadata log", s->dir);
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        if (!isdigit((unsigned char)de->d_name[0])) continue;
+        long long batch = strtoll(de->d_name, &end, 10);
+        if (*end) continue; /* N.compact: the batches it folds in are counted where their own files remain */
+        char *file = sd_util_fmt("%s/%s", meta, de->d_name), *text = NULL;
+        if (!sd_util_read_file(file, &text, NULL, NULL, 0)) {
+            char *save = NULL;
+            int line = 0;
+            for (char *t = strtok_r(text, "\n", &save); t; t = strtok_r(NULL, "\n", &save), line++) {
+                json_t *o = line ? json_loads(t, 0, NULL) : NULL;
+                const char *action = o ? json_string_value(json_object_get(o, "action")) : NULL;
+                json_t *sz = o ? json_object_get(o, "size") : NULL;
+                if (action && !strcmp(action, "add")) cb(opaque, batch, json_is_integer(sz) ? (int64_t)json_integer_value(sz) : -1);
+                json_decref(o);
+            }
+        }
+        free(text);
+        free(file);
+    }
+    closedir(d);
+    free(meta);
+    return SD_OK;
+}
+
 const sd_sink_ops_t sd_sink_spark_files = {"spark-files", sd_sspark_open, sd_sspark_count, sd_sspark_scan, sd_sspark_close,
-                                           sd_sspark_notes, sd_sspark_scan_cols, NULL};
+                                           sd_sspark_notes, sd_sspark_scan_cols, NULL, sd_sspark_files};

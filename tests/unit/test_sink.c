@@ -370,6 +370,64 @@ Test(sink, delta_log_replay) {
     free(table); free(log); free(log2); free(t2);
 }
 
+typedef struct {
+    int64_t commit[16], bytes[16];
+    int n;
+} files_t;
+static void file_cb(void *opaque, int64_t commit, int64_t bytes) {
+    files_t *f = opaque;
+    if (f->n < 16) f->commit[f->n] = commit, f->bytes[f->n] = bytes, f->n++;
+}
+
+/* The small-file figures' source: the files each commit added, with their
+ * sizes, from a Delta log (add actions; a remove is no file written) and a
+ * Spark file sink's log (a batch's entry; a compact file is not counted
+ * twice); a reader without such a log says so. */
+Test(sink, files_each_commit_added) {
+    char *table = sd_util_fmt("%s/ft", dir), *log = sd_util_fmt("%s/ft/_delta_log", dir);
+    cr_assert_eq(sd_util_mkdirs(log, NULL, 0), SD_OK);
+    write_commit(log, 0, "{\"commitInfo\":{\"timestamp\":1000,\"operation\":\"WRITE\"}}\n"
+                         "{\"add\":{\"path\":\"a.parquet\",\"size\":700,\"dataChange\":true}}\n");
+    write_commit(log, 1, "{\"add\":{\"path\":\"b.parquet\",\"size\":100,\"dataChange\":true}}\n"
+                         "{\"add\":{\"path\":\"c.parquet\",\"size\":300,\"dataChange\":true}}\n"
+                         "{\"remove\":{\"path\":\"a.parquet\",\"dataChange\":true}}\n");
+    sd_sink_t *s = open_sink("delta", "path", table, NULL, NULL, NULL);
+    files_t f = {0};
+    char err[512];
+    cr_assert_eq(sd_sink_files(s, file_cb, &f, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(f.n, 3);
+    int in1 = 0;
+    int64_t total = 0;
+    for (int i = 0; i < f.n; i++) in1 += f.commit[i] == 1, total += f.bytes[i];
+    cr_assert_eq(in1, 2);
+    cr_assert_eq(total, 1100);
+    sd_sink_close(s);
+    char *out = sd_util_fmt("%s/sparkout", dir), *meta = sd_util_fmt("%s/sparkout/_spark_metadata", dir);
+    cr_assert_eq(sd_util_mkdirs(meta, NULL, 0), SD_OK);
+    const char *entries[3][2] = {{"0", "v1\n{\"path\":\"file:///x/p0\",\"size\":10,\"action\":\"add\"}\n"},
+                                 {"1", "v1\n{\"path\":\"file:///x/p1\",\"size\":20,\"action\":\"add\"}\n"
+                                       "{\"path\":\"file:///x/p2\",\"size\":30,\"action\":\"add\"}\n"},
+                                 {"1.compact", "v1\n{\"path\":\"file:///x/p0\",\"size\":10,\"action\":\"add\"}\n"}};
+    for (int i = 0; i < 3; i++) {
+        char *p = sd_util_fmt("%s/%s", meta, entries[i][0]);
+        FILE *w = fopen(p, "w");
+        fputs(entries[i][1], w);
+        fclose(w);
+        free(p);
+    }
+    s = open_sink("spark-files", "path", out, NULL, NULL, NULL);
+    memset(&f, 0, sizeof(f));
+    cr_assert_eq(sd_sink_files(s, file_cb, &f, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(f.n, 3, "p0, p1, p2 once each: %d", f.n);
+    sd_sink_close(s);
+    char *db = sd_util_fmt("%s/x.db", dir);
+    s = open_sink("sqlite", "db", db, "query", "SELECT 1", NULL);
+    cr_assert_eq(sd_sink_files(s, file_cb, &f, err, sizeof(err)), SD_ERR_SINK);
+    cr_assert(strstr(err, "keeps no log of the files"), "%s", err);
+    sd_sink_close(s);
+    free(db); free(out); free(meta); free(table); free(log);
+}
+
 /* The fast path (jsonfast.c) against the full parser (jsonscan.cpp) on
  * hostile rows: valid rows mutated at random (bytes replaced, inserted,
  * removed; escapes, non-ASCII bytes, NULs, nesting, numbers at their
