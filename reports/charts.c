@@ -185,6 +185,11 @@ static int sd_chart_done(sd_charts_t *c, sd_buf_t *g, const char *name, char *er
     return rc;
 }
 
+static void sd_chart_sum_offset(void *opaque, int p, int64_t o) {
+    (void)p;
+    *(int64_t *)opaque += o;
+}
+
 /* What the pipeline committed (the source offsets its commits name,
  * summed) over time, in committed.dat: the gap to "acknowledged" on the
  * timeline is its backlog. 1 when there is any. */
@@ -199,17 +204,7 @@ static int sd_chart_committed(sd_charts_t *c) {
                                -1, &st, NULL) == SQLITE_OK) {
             while (sqlite3_step(st) == SQLITE_ROW) {
                 int64_t sum = 0;
-                int any = 0;
-                for (const char *o = (const char *)sqlite3_column_text(st, 1); o && *o;) {
-                    int p;
-                    long long v;
-                    char tail;
-                    size_t len = strcspn(o, ",");
-                    char part[128];
-                    snprintf(part, sizeof(part), "%.*s", (int)(len < sizeof(part) ? len : sizeof(part) - 1), o);
-                    if (sscanf(part, "%d:%lld%c", &p, &v, &tail) == 2) sum += v, any = 1;
-                    o += len + (o[len] == ',');
-                }
+                int any = sd_util_each_offset((const char *)sqlite3_column_text(st, 1), sd_chart_sum_offset, &sum);
                 if (!any) continue;
                 fprintf(f, "%.3f %lld\n", (double)(sqlite3_column_int64(st, 0) - c->t0) / 1000.0, (long long)sum);
                 have_committed = 1;

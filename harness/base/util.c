@@ -742,3 +742,23 @@ int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen
     for (unsigned int i = 0; i < mdlen && i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
     return 0;
 }
+
+int sd_util_each_offset(const char *s, void (*cb)(void *opaque, int partition, int64_t offset), void *opaque) {
+    int n = 0;
+    while (s && *s) {
+        size_t len = strcspn(s, ",");
+        char part[128], tail;
+        int p;
+        long long o;
+        if (len < sizeof(part)) {
+            memcpy(part, s, len);
+            part[len] = 0;
+            if (sscanf(part, "%d:%lld%c", &p, &o, &tail) == 2 && p >= 0 && o >= 0) {
+                cb(opaque, p, (int64_t)o);
+                n++;
+            }
+        }
+        s += len + (s[len] == ',');
+    }
+    return n;
+}

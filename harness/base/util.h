@@ -231,4 +231,9 @@ void sd_kvlist_free(sd_kvlist_t *l);
 /* The SHA-256 of a file's bytes as 64 hex digits; -1 (err says why) when it cannot be read. */
 int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen);
 
+/* The source topic's entries of an offsets list as commits name them
+ * ("P:O,P:O,TOPIC:P:O": those without a topic), each handed to cb; how
+ * many there were. */
+int sd_util_each_offset(const char *s, void (*cb)(void *opaque, int partition, int64_t offset), void *opaque);
+
 #endif

@@ -24,28 +24,21 @@ static int sd_cmp64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* "P:O,P:O,TOPIC:P:O" -> the source's offsets, by partition (up to n). */
+typedef struct {
+    int64_t *o;
+    int n;
+} sd_offs_into_t;
+
+static void sd_health_one(void *opaque, int p, int64_t o) {
+    sd_offs_into_t *t = opaque;
+    if (p < t->n) t->o[p] = o;
+}
+
+/* An offsets list's source entries by partition (up to n); 0 when none. */
 static int sd_health_offs(const char *s, int64_t *o, int n) {
-    int any = 0;
     for (int i = 0; i < n; i++) o[i] = 0;
-    while (s && *s) {
-        int p;
-        long long v;
-        char c = 0;
-        const char *end = strchr(s, ',');
-        char part[128];
-        size_t len = end ? (size_t)(end - s) : strlen(s);
-        if (len < sizeof(part)) {
-            memcpy(part, s, len);
-            part[len] = 0;
-            if (sscanf(part, "%d:%lld%c", &p, &v, &c) == 2 && p >= 0 && p < n) {
-                o[p] = v;
-                any = 1;
-            }
-        }
-        s = end ? end + 1 : NULL;
-    }
-    return any;
+    sd_offs_into_t t = {o, n};
+    return sd_util_each_offset(s, sd_health_one, &t) > 0;
 }
 
 static void sd_health_batches(sqlite3 *db, sd_health_t *h) {

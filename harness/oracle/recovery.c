@@ -71,26 +71,22 @@ static int64_t sd_offs_get(const sd_offs_t *x, int p) {
     return -1;
 }
 
-/* "P:O,P:O,TOPIC:P:O": the source topic's entries (no topic prefix). */
+typedef struct {
+    sd_offs_t *x;
+    int64_t *sum;
+} sd_offs_acc_t;
+
+static void sd_offs_one(void *opaque, int p, int64_t o) {
+    sd_offs_acc_t *a = opaque;
+    sd_offs_put(a->x, p, o);
+    *a->sum += o;
+}
+
+/* An offsets list's source entries into x, their sum into *sum. */
 static void sd_offs_parse(const char *s, sd_offs_t *x, int64_t *sum) {
+    sd_offs_acc_t a = {x, sum};
     *sum = 0;
-    while (s && *s) {
-        const char *end = strchr(s, ',');
-        size_t len = end ? (size_t)(end - s) : strlen(s);
-        char part[256];
-        if (len < sizeof(part)) {
-            memcpy(part, s, len);
-            part[len] = 0;
-            int p;
-            long long o;
-            char tail;
-            if (sscanf(part, "%d:%lld%c", &p, &o, &tail) == 2 && p >= 0 && o >= 0) {
-                sd_offs_put(x, p, o);
-                *sum += o;
-            }
-        }
-        s = end ? end + 1 : NULL;
-    }
+    sd_util_each_offset(s, sd_offs_one, &a);
 }
 
 static int64_t sd_col64(sqlite3_stmt *st, int i) {
