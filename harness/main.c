@@ -391,7 +391,11 @@ static int sd_verb_runbook(int ndirs, char **dirs) {
 }
 
 static const char *const sd_compare_cols[] = {"produced", "observed_rows", "observed_unique", "duplicated", "duplicate_rows",
-                                              "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms", NULL};
+                                              "lost", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms",
+                                              "batch_p95_ms", "throughput_rps", "backlog_max", "files_written",
+                                              "files_per_batch_max", "file_bytes_p50", NULL};
+/* each run's recovery: the slowest fault's, and the input and rows redone over all faults */
+static const int sd_compare_figs[] = {SD_FIG_recovery_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun};
 
 static void sd_compare_row(const sd_report_model_t *m) {
     printf("| %s | %s | %s |", m->scenario, m->vars, m->verdict);
@@ -399,6 +403,20 @@ static void sd_compare_row(const sd_report_model_t *m) {
         int64_t v = sd_report_count(m, sd_compare_cols[c]);
         if (v < 0) printf(" n/a |");
         else printf(" %lld |", (long long)v);
+    }
+    for (size_t k = 0; k < sizeof(sd_compare_figs) / sizeof(sd_compare_figs[0]); k++) {
+        int fig = sd_compare_figs[k], any = 0;
+        int64_t v = 0;
+        for (int f = 0; f < m->nfaults; f++) {
+            int64_t x = m->faults[f].has_recovery ? m->faults[f].fig[fig] : SD_FIG_NA;
+            if (x == SD_FIG_NA || x == SD_FIG_UNMEASURED) continue;
+            if (fig == SD_FIG_recovery_s) v = !any || x > v ? x : v; /* never (INT64_MAX) is the slowest */
+            else v += x;
+            any = 1;
+        }
+        char t[48];
+        sd_figure_text(fig, any ? v : SD_FIG_UNMEASURED, t, sizeof(t));
+        printf(" %s |", any ? t : "n/a");
     }
     const char *kill = "";
     for (int f = 0; f < m->nfaults; f++)
@@ -411,9 +429,9 @@ static void sd_compare_row(const sd_report_model_t *m) {
 static int sd_verb_compare(int ndirs, char **dirs) {
     printf("| run | variables | verdict |");
     for (int c = 0; sd_compare_cols[c]; c++) printf(" %s |", sd_compare_cols[c]);
-    printf(" kill |\n|---|---|---|");
+    printf(" recovery_s (slowest) | replayed_input | rewritten_rows | batches_rerun | kill |\n|---|---|---|");
     for (int c = 0; sd_compare_cols[c]; c++) printf("---:|");
-    printf("---|\n");
+    printf("---:|---:|---:|---:|---|\n");
     return sd_each_run(ndirs, dirs, sd_compare_row);
 }
 

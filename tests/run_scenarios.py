@@ -691,8 +691,9 @@ def setup_spark():
 def test_realtime_compare(binary):
     """Real-time mode at two intervals beside the same query on a micro-batch
     trigger: each run killed mid-interval (mid-batch) and restarted; the
-    replayed records (duplicates in the Kafka sink) and the end-to-end
-    latency side by side, from `streamdrill compare`."""
+    replayed records (duplicates in the Kafka sink), the end-to-end latency
+    and each kill's recovery (time, input read again, rows written again)
+    side by side, from `streamdrill compare`."""
     runs = [("rtm-5s", ["--set", "trigger=real-time:5s"]), ("rtm-10s", ["--set", "trigger=real-time:10s"]),
             ("micro-batch", ["--set", "trigger=processing-time:0s", "--set", "batches=micro"])]
     dirs, problems, got = [], [], {}
@@ -711,6 +712,9 @@ def test_realtime_compare(binary):
         k = [f for f in s["faults"] if f["kind"] == "kill"]
         if not k or not k[0].get("landed_mid_batch"):
             problems.append(f"{name}: the kill did not land mid-batch: {k}")
+        rec = k[0].get("recovery") if k else None
+        if not rec or rec.get("recovery_s") is None or rec.get("replayed_input") is None:
+            problems.append(f"{name}: the kill's recovery was not measured: {rec}")
     table = subprocess.run([binary, "compare"] + dirs, capture_output=True, text=True).stdout
     open(os.path.join(OUT, "realtime-compare.md"), "w").write(table)
     if len(got) == 3:
@@ -730,7 +734,7 @@ def test_realtime_compare(binary):
         cells = [c.strip() for c in line.strip("|").split("|")]
         trig = re.search(r"trigger=(\S+)", cells[1])
         label = trig.group(1) if trig else ("trigger" if cells[1] == "variables" else "")
-        print(f"       {label:22} | " + " | ".join(cells[2:3] + cells[4:12]))
+        print(f"       {label:22} | " + " | ".join(cells[2:3] + cells[4:12] + cells[19:23]))
     return True
 
 
