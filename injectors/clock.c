@@ -62,4 +62,4 @@ static void sd_clock_heal(sd_run_t *r, sd_buf_t *done) {
     }
 }
 
-const sd_injector_t sd_injector_clock = {"clock", sd_clock_handles, sd_clock_run, sd_clock_heal};
+const sd_injector_t sd_injector_clock = {"clock", sd_clock_handles, sd_clock_run, sd_clock_heal, NULL};

@@ -4,6 +4,11 @@
  *   network blackhole [for=D]         nothing gets through (connections stay up)
  *   network reset                     every connection closed at once
  *   network bandwidth=100KB/s [for=D] a slow link (the proxy only)
+ *   network idle-timeout=4m [for=D]   connections idle that long are dropped
+ *                                     without a word, as the load balancer in
+ *                                     front of Azure Event Hubs does (the
+ *                                     proxy only); a client that reuses one
+ *                                     waits for its request timeout
  *   network errors=Produce:NOT_LEADER_FOR_PARTITION[,...] [count=N]
  *                                     the broker answers requests with errors
  *                                     (the embedded cluster only)
@@ -51,6 +56,13 @@ static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the un
         r->faults.net_bandwidth = 0;
         what = "bandwidth limit lifted";
         like = "bandwidth%";
+        break;
+    case SD_NET_IDLE:
+        if (!r->faults.net_idle) return;
+        sd_proxy_idle_timeout(r->faults.proxy, 0, 0);
+        r->faults.net_idle = 0;
+        what = "idle timeout lifted";
+        like = "idle timeout%";
         break;
     case SD_NET_ERRORS:
         if (!r->faults.net_errors) return;
@@ -112,6 +124,10 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (st->net.op == SD_NET_BANDWIDTH && !r->faults.proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network bandwidth needs --proxy (the embedded cluster has no bandwidth control)",
                           r->sc->path, st->line);
+    if (st->net.op == SD_NET_IDLE && !r->faults.proxy)
+        return sd_err_set(err, errlen, SD_ERR_USAGE,
+                          "%s:%d: network idle-timeout needs --proxy (the embedded cluster's connections cannot be dropped one by one)",
+                          r->sc->path, st->line);
     if (st->net.op == SD_NET_ERRORS && !mock)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", r->sc->path, st->line);
     if (st->net.op == SD_NET_RESET && !r->faults.proxy)
@@ -141,12 +157,16 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
         break;
     }
-    case 3:
+    case SD_NET_BANDWIDTH:
         sd_proxy_bandwidth(r->faults.proxy, st->net.value);
         r->faults.net_bandwidth = 1;
         snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net.value);
         break;
-    case 4:
+    case SD_NET_IDLE:
+        r->faults.net_idle = 1;
+        snprintf(det, sizeof(det), "idle timeout %.1fs: connections idle longer are dropped silently (proxy)", (double)st->net.value / 1000.0);
+        break;
+    case SD_NET_ERRORS:
         if ((e = sd_network_errors(r, st, err, errlen))) return e;
         r->faults.net_errors = 1;
         snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net.value, st->net.errors);
@@ -159,16 +179,38 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
     sd_sup_state_t s = {0};
     if (r->sup) sd_sup_state(r->sup, &s);
-    if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, NULL, err, errlen))) return e;
+    int64_t id = 0;
+    if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, &id, err, errlen))) return e;
+    /* the drops are recorded under the fault, so it starts once it has an id */
+    if (st->net.op == SD_NET_IDLE) sd_proxy_idle_timeout(r->faults.proxy, st->net.value, id);
     snprintf(detail, dlen, "%s", det);
     sd_run_data_step_done(r);
     return SD_OK;
 }
 
 static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
-    int had = r->faults.net_latency + r->faults.net_down + r->faults.net_bandwidth + r->faults.net_errors;
-    for (int op = SD_NET_LATENCY; op <= SD_NET_ERRORS; op++) sd_network_undo(r, op);
+    int had = r->faults.net_latency + r->faults.net_down + r->faults.net_bandwidth + r->faults.net_errors + r->faults.net_idle;
+    for (int op = SD_NET_LATENCY; op <= SD_NET_IDLE; op++) sd_network_undo(r, op);
     if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
 }
 
-const sd_injector_t sd_injector_network = {"network", sd_network_handles, sd_network_run, sd_network_heal};
+/* The connections dropped under an idle timeout, once the pipeline has
+ * stopped: a client still waiting on one gave up when it exited, which the
+ * proxy sees at once (half a second at most is allowed for it). */
+static void sd_network_finish(sd_run_t *r) {
+    if (!r->faults.proxy) return;
+    sd_proxy_drop_t *d = NULL;
+    int n = 0;
+    for (int64_t until = sd_util_mono_ms() + 500;;) {
+        free(d);
+        n = sd_proxy_drops(r->faults.proxy, &d);
+        int open = 0;
+        for (int i = 0; i < n; i++) open += d[i].closed_ms < 0;
+        if (!open || sd_util_mono_ms() >= until) break;
+        sd_util_sleep_ms(20);
+    }
+    for (int i = 0; i < n; i++) sd_ledger_idle_drop(r->ledger, d[i].tag, d[i].dropped_ms, d[i].used_ms, d[i].closed_ms, NULL, 0);
+    free(d);
+}
+
+const sd_injector_t sd_injector_network = {"network", sd_network_handles, sd_network_run, sd_network_heal, sd_network_finish};

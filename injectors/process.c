@@ -486,4 +486,4 @@ static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
     }
 }
 
-const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run, sd_process_heal};
+const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run, sd_process_heal, NULL};

@@ -272,9 +272,9 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
         if (!f->has_recovery) continue;
         if (!header++)
             sd_buf_puts(b, "<h3>Recovery from each fault</h3>\n<table id=\"recovery\"><tr><th>line</th><th>fault</th><th>recovery</th><th>by</th>"
-                           "<th>detect</th><th>replayed input</th><th>rewritten rows</th><th>batches re-run</th><th>operator</th><th>latency p50 / p99 before</th>"
+                           "<th>detect</th><th>reconnect</th><th>replayed input</th><th>rewritten rows</th><th>batches re-run</th><th>operator</th><th>latency p50 / p99 before</th>"
                            "<th>during</th><th>after</th><th>not measured</th></tr>\n");
-        static const int cols[] = {SD_FIG_recovery_s, -1, SD_FIG_detect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun,
+        static const int cols[] = {SD_FIG_recovery_s, -1, SD_FIG_detect_s, SD_FIG_reconnect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun,
                                    SD_FIG_operator_s, SD_FIG_latency_p50_before_ms, SD_FIG_latency_p50_during_ms, SD_FIG_latency_p50_after_ms};
         enum { NC = 2 + (int)(sizeof(cols) / sizeof(cols[0])) + 1 };
         sd_buf_t cell[NC];

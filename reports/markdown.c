@@ -204,6 +204,10 @@ void sd_report_figure_cell(sd_buf_t *b, const sd_rfault_t *f, int k) {
     sd_figure_text(k, f->fig[k], t, sizeof(t));
     int num = f->fig[k] != SD_FIG_NA && f->fig[k] != SD_FIG_UNMEASURED && f->fig[k] != SD_FIG_NEVER;
     sd_buf_printf(b, "%s%s", t, num && sd_figure_unit(k) == 's' ? " s" : num && sd_figure_unit(k) == 'm' ? " ms" : "");
+    /* the reconnect wait says how many connections the idle timeout dropped */
+    int64_t d = f->fig[SD_FIG_dropped_connections];
+    if (k == SD_FIG_reconnect_s && d != SD_FIG_NA && d != SD_FIG_UNMEASURED && d != SD_FIG_NEVER)
+        sd_buf_printf(b, " (%lld dropped)", (long long)d);
 }
 
 /* The recovery figures of every fault (recovery.c), and what could not be
@@ -214,16 +218,19 @@ static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
     if (!n) return;
     sd_buf_puts(b, "\n### Recovery from each fault\n\n`recovery` runs from the fault until everything sent before it was in the target (by "
                    "its write times) or covered by the pipeline's commits; `detect` from a stall's end to the first "
-                   "sign of work; `operator` the time people took in `operator` steps during the recovery. Latency is p50 / p99 of the events sent before the fault, during the recovery and after it.\n\n"
-                   "| line | fault | recovery | by | detect | replayed input | rewritten rows | batches re-run | operator | latency before | during | after |\n"
-                   "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                   "sign of work; `reconnect` the longest a client waited on a connection an idle timeout had dropped (and how many were dropped); "
+                   "`operator` the time people took in `operator` steps during the recovery. Latency is p50 / p99 of the events sent before the fault, "
+                   "during the fault and its recovery, and after.\n\n"
+                   "| line | fault | recovery | by | detect | reconnect | replayed input | rewritten rows | batches re-run | operator | latency before | during | after |\n"
+                   "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < m->nfaults; i++) {
         const sd_rfault_t *f = &m->faults[i];
         if (!f->has_recovery) continue;
         sd_buf_printf(b, "| %d | %s | ", f->line, f->kind);
         sd_report_figure_cell(b, f, SD_FIG_recovery_s);
         sd_buf_printf(b, " | %s | ", f->basis[0] ? f->basis : "");
-        static const int cols[] = {SD_FIG_detect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun, SD_FIG_operator_s};
+        static const int cols[] = {SD_FIG_detect_s, SD_FIG_reconnect_s, SD_FIG_replayed_input, SD_FIG_rewritten_rows, SD_FIG_batches_rerun,
+                                   SD_FIG_operator_s};
         for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
             sd_report_figure_cell(b, f, cols[c]);
             sd_buf_puts(b, " | ");

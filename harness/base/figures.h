@@ -27,11 +27,14 @@
                            "rows visible at the fault, or the extra copies traced to it, the larger)")                       \
     X(batches_rerun, 'n', "a fault that ended an incarnation: batches begun and not committed before it, begun again "     \
                           "after it")                                                                                        \
+    X(reconnect_s, 's', "an idle timeout (`network idle-timeout=D`): the longest a client waited on a connection dropped " \
+                        "silently, from its first request on it until it gave up and reconnected")                          \
+    X(dropped_connections, 'n', "an idle timeout: connections dropped silently for being idle")                          \
     X(operator_s, 's', "the human part of the recovery: time spent in `operator` steps between the fault and when it "   \
                        "caught up")                                                                                          \
     X(latency_p50_before_ms, 'm', "median latency of events sent before the fault (since the previous recovery)")         \
     X(latency_p99_before_ms, 'm', "99th percentile of the same")                                                           \
-    X(latency_p50_during_ms, 'm', "median latency of events sent during the recovery")                                    \
+    X(latency_p50_during_ms, 'm', "median latency of events sent during the fault (until it ended) and the recovery")                                 \
     X(latency_p99_during_ms, 'm', "99th percentile of the same")                                                           \
     X(latency_p50_after_ms, 'm', "median latency of events sent after the recovery (until the next fault)")               \
     X(latency_p99_after_ms, 'm', "99th percentile of the same")

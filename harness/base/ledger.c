@@ -126,6 +126,10 @@ static const char sd_ledger_schema[] =
     /* records Kafka had acknowledged that the pipeline had not committed, at
      * each commit and fault (harness/oracle/health.c), for the charts */
     "CREATE TABLE backlog(t_ms INTEGER, records INTEGER);\n"
+    /* connections the proxy dropped silently under `network idle-timeout`
+     * (fault): when, when the client next sent on it, when it gave up and
+     * closed it (wall ms; NULL: not in the run) */
+    "CREATE TABLE idle_drop(fault INTEGER, dropped_ms INTEGER, used_ms INTEGER, closed_ms INTEGER);\n"
     /* how the pipeline recovered from each fault (harness/oracle/recovery.c):
      * times in wall ms, counts; NULL where a figure does not apply, why says
      * what could not be measured */
@@ -1052,6 +1056,13 @@ sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int 
 
 sd_err_t sd_ledger_backlog(sd_ledger_t *l, int64_t t_ms, int64_t records, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO backlog(t_ms,records) VALUES(?,?)", "record the backlog", err, errlen, NULL, "ii", t_ms, records);
+}
+
+sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, int64_t used_ms, int64_t closed_ms, char *err,
+                             size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO idle_drop(fault,dropped_ms,used_ms,closed_ms) VALUES(?,?,?,?)", "record an idle connection dropped",
+                         err, errlen, NULL, "iinn", fault, dropped_ms, used_ms >= 0 ? used_ms : INT64_MIN,
+                         closed_ms >= 0 ? closed_ms : INT64_MIN);
 }
 
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen) {

@@ -106,6 +106,9 @@ sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char 
  * like): sets its end_ms and names it in the new record's undoes. */
 sd_err_t sd_ledger_fault_undo(sd_ledger_t *l, int step, const char *undone, const char *like, const char *kind,
                               const char *detail, int incarnation, char *err, size_t errlen);
+/* A connection dropped under an idle timeout (times in wall ms; -1: never). */
+sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, int64_t used_ms, int64_t closed_ms, char *err,
+                             size_t errlen);
 sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int incarnation, const char *why, char *err,
                                 size_t errlen);
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,

@@ -4,7 +4,9 @@
  * Bytes read from one side are queued with the time they may leave
  * (now + latency) and written when due, within the bandwidth budget; in a
  * blackhole nothing is read or written, so the sender's buffers fill and
- * the peer sees a silent connection. */
+ * the peer sees a silent connection. Under an idle timeout a pair silent for
+ * longer is cut from its upstream and becomes a zombie: the client's bytes
+ * are read and thrown away until it closes its side. */
 #include "proxy.h"
 
 #include <errno.h>
@@ -37,6 +39,9 @@ typedef struct {
     size_t queued[2];
     double tokens[2];
     int64_t last_refill;
+    int64_t last_byte;         /* monotonic ms of the last byte either way */
+    int zombie;                /* dropped for being idle: drops[drop] */
+    int drop;
 } sd_pair_t;
 
 struct sd_proxy_s {
@@ -48,6 +53,9 @@ struct sd_proxy_s {
     int stopping;
     int64_t latency_ms, bandwidth;
     int blackhole, reset;
+    int64_t idle_ms, idle_tag;
+    sd_proxy_drop_t *drops;
+    int ndrops, capdrops;
     sd_pair_t pairs[SD_PROXY_MAX];
     int npairs;
     int64_t conns, bytes;
@@ -81,19 +89,42 @@ static int sd_proxy_connect(const char *host, const char *port) {
     return fd;
 }
 
+static void sd_pair_free_queue(sd_pair_t *p, int d) {
+    while (p->q[d]) {
+        sd_chunk_t *c = p->q[d];
+        p->q[d] = c->next;
+        free(c);
+    }
+    p->qt[d] = NULL;
+    p->queued[d] = 0;
+}
+
 static void sd_pair_close(sd_pair_t *p, int rst) {
     for (int d = 0; d < 2; d++) {
+        if (p->fd[d] < 0) continue;
         if (rst) {
             struct linger lg = {1, 0}; /* close with RST */
             setsockopt(p->fd[d], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
         }
         close(p->fd[d]);
-        while (p->q[d]) {
-            sd_chunk_t *c = p->q[d];
-            p->q[d] = c->next;
-            free(c);
-        }
+        sd_pair_free_queue(p, d);
     }
+}
+
+/* An idle pair is forgotten: the broker's side closed, the client's kept
+ * open and unanswered. */
+static void sd_proxy_forget(sd_proxy_t *px, sd_pair_t *p) {
+    close(p->fd[1]);
+    p->fd[1] = -1;
+    sd_pair_free_queue(p, 0);
+    sd_pair_free_queue(p, 1);
+    if (px->ndrops == px->capdrops) {
+        px->capdrops = px->capdrops ? px->capdrops * 2 : 16;
+        px->drops = sd_util_xrealloc(px->drops, sizeof(*px->drops) * (size_t)px->capdrops);
+    }
+    px->drops[px->ndrops] = (sd_proxy_drop_t){.tag = px->idle_tag, .dropped_ms = sd_util_wall_ms(), .used_ms = -1, .closed_ms = -1};
+    p->zombie = 1;
+    p->drop = px->ndrops++;
 }
 
 static void sd_proxy_drop(sd_proxy_t *px, int i, int rst) {
@@ -114,6 +145,9 @@ static void *sd_proxy_thread(void *arg) {
         int64_t lat = px->latency_ms, bw = px->bandwidth;
         int hole = px->blackhole;
         int64_t now = sd_util_mono_ms();
+        if (px->idle_ms > 0)
+            for (int i = 0; i < px->npairs; i++)
+                if (!px->pairs[i].zombie && now - px->pairs[i].last_byte > px->idle_ms) sd_proxy_forget(px, &px->pairs[i]);
         struct pollfd pf[2 + 2 * SD_PROXY_MAX];
         int n = 0;
         pf[n].fd = px->wake[0]; pf[n++].events = POLLIN;
@@ -121,6 +155,14 @@ static void *sd_proxy_thread(void *arg) {
         int64_t next_due = now + 50;
         for (int i = 0; i < px->npairs; i++) {
             sd_pair_t *p = &px->pairs[i];
+            if (p->zombie) {
+                pf[n].fd = p->fd[0];
+                pf[n++].events = POLLIN;
+                pf[n].fd = -1;
+                pf[n++].events = 0;
+                continue;
+            }
+            if (px->idle_ms > 0 && p->last_byte + px->idle_ms + 1 < next_due) next_due = p->last_byte + px->idle_ms + 1;
             for (int d = 0; d < 2; d++) {
                 short ev = 0;
                 /* read from fd[d] into q[1-d] unless backed up or in a blackhole */
@@ -155,7 +197,7 @@ static void *sd_proxy_thread(void *arg) {
                     memset(p, 0, sizeof(*p));
                     p->fd[0] = cfd;
                     p->fd[1] = ufd;
-                    p->last_refill = sd_util_mono_ms();
+                    p->last_refill = p->last_byte = sd_util_mono_ms();
                     px->conns++;
                 }
             }
@@ -167,6 +209,18 @@ static void *sd_proxy_thread(void *arg) {
             if (i >= px->npairs) continue;
             sd_pair_t *p = &px->pairs[i];
             int dead = 0;
+            if (p->zombie) {
+                short re = pf[2 + 2 * i].revents;
+                if (!re) continue;
+                ssize_t got = re & POLLIN ? read(p->fd[0], buf, sizeof(buf)) : 0;
+                sd_proxy_drop_t *dr = &px->drops[p->drop];
+                if (got > 0 && dr->used_ms < 0) dr->used_ms = sd_util_wall_ms();
+                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+                    dr->closed_ms = sd_util_wall_ms();
+                    sd_proxy_drop(px, i, 0);
+                }
+                continue;
+            }
             if (bw) {
                 double add = (double)(now - p->last_refill) * (double)bw / 1000.0;
                 for (int d = 0; d < 2; d++) {
@@ -182,6 +236,7 @@ static void *sd_proxy_thread(void *arg) {
                     ssize_t got = read(p->fd[d], buf, sizeof(buf));
                     if (got <= 0) { if (got == 0 || (errno != EAGAIN && errno != EINTR)) dead = 1; }
                     else {
+                        p->last_byte = now;
                         sd_chunk_t *c = malloc(sizeof(*c) + (size_t)got);
                         c->due = now + lat;
                         c->len = (size_t)got;
@@ -207,6 +262,7 @@ static void *sd_proxy_thread(void *arg) {
                     if (w < 0) { if (errno != EAGAIN && errno != EINTR) dead = 1; break; }
                     c->off += (size_t)w;
                     p->queued[d] -= (size_t)w;
+                    p->last_byte = now;
                     px->bytes += w;
                     if (bw) p->tokens[d] -= (double)w;
                     if (c->off < c->len) break;
@@ -273,6 +329,7 @@ void sd_proxy_stop(sd_proxy_t *px) {
     close(px->wake[0]);
     close(px->wake[1]);
     pthread_mutex_destroy(&px->lock);
+    free(px->drops);
     free(px->upstream_host);
     free(px->upstream_port);
     free(px);
@@ -284,3 +341,24 @@ void sd_proxy_latency(sd_proxy_t *px, int64_t ms) { SD_PROXY_SET(latency_ms, ms)
 void sd_proxy_reset(sd_proxy_t *px) { SD_PROXY_SET(reset, 1); }
 void sd_proxy_blackhole(sd_proxy_t *px, int on) { SD_PROXY_SET(blackhole, on); }
 void sd_proxy_bandwidth(sd_proxy_t *px, int64_t bps) { SD_PROXY_SET(bandwidth, bps); }
+
+void sd_proxy_idle_timeout(sd_proxy_t *px, int64_t ms, int64_t tag) {
+    pthread_mutex_lock(&px->lock);
+    px->idle_ms = ms;
+    if (ms > 0) px->idle_tag = tag;
+    /* a pair quiet since before the timeout began is timed from now */
+    int64_t now = sd_util_mono_ms();
+    for (int i = 0; ms > 0 && i < px->npairs; i++)
+        if (px->pairs[i].last_byte < now) px->pairs[i].last_byte = now;
+    pthread_mutex_unlock(&px->lock);
+    sd_proxy_poke(px);
+}
+
+int sd_proxy_drops(sd_proxy_t *px, sd_proxy_drop_t **out) {
+    pthread_mutex_lock(&px->lock);
+    int n = px->ndrops;
+    *out = sd_util_xmalloc(sizeof(**out) * (size_t)(n + 1));
+    if (n) memcpy(*out, px->drops, sizeof(**out) * (size_t)n);
+    pthread_mutex_unlock(&px->lock);
+    return n;
+}

@@ -1395,6 +1395,8 @@ static const sd_lang_key_t sd_keys_network[] = {
      .help = "a rate limit (200KB/s)"},
     {.name = "errors", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "API:ERR[,..]", .off = S(net.errors), .group = 1, .tag_off = S(net.op), .tag = SD_NET_ERRORS,
      .help = "API:ERROR[,API:ERROR...] returned by the broker"},
+    {.name = "idle-timeout", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.value), .group = 1, .tag_off = S(net.op), .tag = SD_NET_IDLE,
+     .help = "connections idle longer than this are dropped silently, as Azure Event Hubs' load balancer does (--proxy)"},
     {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net.value), .help = "errors: how many times each (default 1)"},
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.for_ms), .help = "heal by itself after this long"},
     OPTIONAL, END};
@@ -1559,7 +1561,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .usage = "damage file=PATH delete|truncate [optional]", .meaning = "delete or cut short a file of the pipeline's state"},
     {.name = "network", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
      .finish = sd_fin_network,
-     .usage = "network latency=D | reset | blackhole | bandwidth=R | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
+     .usage = "network latency=D | reset | blackhole | bandwidth=R | idle-timeout=D | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
      .meaning = "broker and network faults (see the [catalogue](faults.md#fault-catalogue))"},
     {.name = "resolve", .role = SD_LANG_STEP, .kind = SD_STEP_RESOLVE, .keys = sd_keys_timeout, .timeout_ms = 60000,
      .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "

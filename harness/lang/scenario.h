@@ -118,7 +118,7 @@ const char *sd_inject_name(sd_inject_kind_t k);
 
 /* What a clock step does, a network step does, a damage step breaks. */
 typedef enum { SD_CLOCK_OFFSET = 0, SD_CLOCK_JUMP, SD_CLOCK_RATE, SD_CLOCK_RESET } sd_clock_op_t;
-typedef enum { SD_NET_LATENCY = 0, SD_NET_RESET, SD_NET_BLACKHOLE, SD_NET_BANDWIDTH, SD_NET_ERRORS } sd_net_op_t;
+typedef enum { SD_NET_LATENCY = 0, SD_NET_RESET, SD_NET_BLACKHOLE, SD_NET_BANDWIDTH, SD_NET_ERRORS, SD_NET_IDLE } sd_net_op_t;
 typedef enum {
     SD_DAMAGE_COMMIT_MARKER = 0, SD_DAMAGE_OFFSETS, SD_DAMAGE_STATE, /* a Spark checkpoint's */
     SD_DAMAGE_FILE_DELETE, SD_DAMAGE_FILE_TRUNCATE                   /* file=PATH */

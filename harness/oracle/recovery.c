@@ -277,6 +277,34 @@ static void sd_detect(sd_rdb_t *d, sd_recovery_t *r) {
     }
 }
 
+/* ---- an idle timeout: the connections it dropped ---- */
+
+static int sd_idle(const char *kind, const char *detail) { return !strcmp(kind, "network") && detail && !strncmp(detail, "idle timeout", 12); }
+
+/* dropped_connections, and reconnect_s: the longest wait on a dropped
+ * connection, from the client's first bytes on it to its close */
+static void sd_reconnect(sd_rdb_t *d, sd_recovery_t *r) {
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0, longest = 0, open = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT used_ms, closed_ms FROM idle_drop WHERE fault=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, r->fault);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            n++;
+            if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue; /* never used again: nobody waited */
+            if (sqlite3_column_type(st, 1) == SQLITE_NULL) { open++; continue; }
+            int64_t w = sqlite3_column_int64(st, 1) - sqlite3_column_int64(st, 0);
+            if (w > longest) longest = w;
+        }
+    }
+    sqlite3_finalize(st);
+    r->v[SD_FIG_dropped_connections] = n;
+    r->v[SD_FIG_reconnect_s] = longest;
+    if (open) {
+        r->v[SD_FIG_reconnect_s] = SD_FIG_UNMEASURED;
+        sd_why(r, "reconnect_s: %lld dropped connection%s still waited when the pipeline stopped", (long long)open, open == 1 ? "" : "s");
+    }
+}
+
 /* ---- the recovery point (faults that end an incarnation) ---- */
 
 static void sd_recovery_point(sd_rdb_t *d, sd_recovery_t *r, const int64_t *rows_visible) {
@@ -417,6 +445,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     }
     sd_recovery_t *v = NULL;
     int64_t *vis = NULL;
+    int *idle = NULL;
     int n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *kind = (const char *)sqlite3_column_text(st, 2);
@@ -435,6 +464,8 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         }
         v = sd_util_xrealloc(v, sizeof(*v) * (size_t)(n + 1));
         vis = sd_util_xrealloc(vis, sizeof(*vis) * (size_t)(n + 1));
+        idle = sd_util_xrealloc(idle, sizeof(*idle) * (size_t)(n + 1));
+        idle[n] = sd_idle(kind, detail);
         sd_recovery_t *r = &v[n];
         memset(r, 0, sizeof(*r));
         r->fault = sqlite3_column_int64(st, 0);
@@ -457,7 +488,8 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         sd_recovery_t *r = &v[i];
         if (in && in->newest_seen) sd_caught_by_target(&d, r);
         else sd_caught_by_commits(&d, r);
-        if (sd_stall(r->kind)) sd_detect(&d, r);
+        if (idle[i]) sd_reconnect(&d, r); /* not a stall: nothing stops until a client reuses a dropped connection */
+        else if (sd_stall(r->kind)) sd_detect(&d, r);
         if (r->ends && r->incarnation > 0) sd_recovery_point(&d, r, &vis[i]);
         else if (r->ends) {
             r->v[SD_FIG_replayed_input] = r->v[SD_FIG_rewritten_rows] = r->v[SD_FIG_batches_rerun] = SD_FIG_UNMEASURED;
@@ -485,13 +517,20 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     for (int i = 0; i < n; i++) {
         sd_recovery_t *r = &v[i];
         int64_t prev_end = INT64_MIN, next = INT64_MAX;
-        if (i) prev_end = v[i - 1].caught_ms >= 0 ? v[i - 1].caught_ms : v[i - 1].t_ms;
+        if (i) {
+            prev_end = v[i - 1].caught_ms >= 0 ? v[i - 1].caught_ms : v[i - 1].t_ms;
+            if (v[i - 1].end_ms > prev_end) prev_end = v[i - 1].end_ms;
+        }
         if (i + 1 < n) next = v[i + 1].t_ms;
+        /* during: until it was caught up, or the fault ended if later (a
+         * stall or an idle timeout lasts beyond the events before it) */
         int64_t caught = r->caught_ms >= 0 ? r->caught_ms : next;
+        int64_t settled = r->caught_ms >= 0 && r->end_ms > r->caught_ms ? r->end_ms : r->caught_ms;
+        if (r->caught_ms >= 0 && caught < settled) caught = settled;
         sd_window(&d, prev_end, r->t_ms, &r->v[SD_FIG_latency_p50_before_ms], &r->v[SD_FIG_latency_p99_before_ms]);
         sd_window(&d, r->t_ms, caught > r->t_ms ? caught : r->t_ms, &r->v[SD_FIG_latency_p50_during_ms], &r->v[SD_FIG_latency_p99_during_ms]);
         if (r->caught_ms >= 0)
-            sd_window(&d, r->caught_ms, next, &r->v[SD_FIG_latency_p50_after_ms], &r->v[SD_FIG_latency_p99_after_ms]);
+            sd_window(&d, settled, next, &r->v[SD_FIG_latency_p50_after_ms], &r->v[SD_FIG_latency_p99_after_ms]);
         else
             r->v[SD_FIG_latency_p50_after_ms] = r->v[SD_FIG_latency_p99_after_ms] = SD_FIG_UNMEASURED;
         static const char *const part[3] = {"before", "during", "after"};
@@ -504,6 +543,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         }
     }
     free(vis);
+    free(idle);
     sd_rdb_free(&d);
     *out = v;
     return n;

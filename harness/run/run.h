@@ -202,7 +202,7 @@ typedef struct sd_run_s {
         int64_t clock_offset_ms;
         double clock_rate;
         int clock_moved_line;     /* the first clock step that moved the pipeline's clock off real time (0: never) */
-        int net_latency, net_down, net_bandwidth, net_errors;
+        int net_latency, net_down, net_bandwidth, net_errors, net_idle;
         struct sd_run_undo_s {
             int64_t due_mono;
             void (*fn)(struct sd_run_s *r, int arg);
@@ -282,6 +282,9 @@ typedef struct sd_injector_s {
     /* End every fault of this injector that is still on (may be NULL);
      * appends what it ended to done. */
     void (*heal)(sd_run_t *r, sd_buf_t *done);
+    /* After the pipeline stopped, before the judgement: record what the
+     * faults saw that only ends with the pipeline (may be NULL). */
+    void (*finish)(sd_run_t *r);
 } sd_injector_t;
 
 extern const sd_injector_t sd_injector_process;

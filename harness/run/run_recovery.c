@@ -24,7 +24,7 @@ static int64_t sd_run_newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_
     for (int64_t s = 0; s < r->sends.nseq && s < c->obs->nseq; s++) {
         if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET) continue;
         uint32_t sent = sd_stamps_get(&r->sends.sent, s);
-        if (sent == UINT32_MAX || r->t0_wall + (int64_t)sent > t_ms) continue;
+        if (sent == UINT32_MAX || r->t0_wall + (int64_t)sent >= t_ms) continue; /* queued in the fault's own millisecond: after it (the steps run in order) */
         (*n)++;
         if (!sd_counts_get(&c->obs->copies, s)) {
             (*missing)++;
@@ -98,12 +98,16 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
             }
         }
     for (int i = 0; i < n; i++) {
-        char rec[32], rep[32], rew[32];
+        char rec[32], rep[32], rew[32], rc[32], more[96] = "";
         sd_figure_text(SD_FIG_recovery_s, v[i].v[SD_FIG_recovery_s], rec, sizeof(rec));
         sd_figure_text(SD_FIG_replayed_input, v[i].v[SD_FIG_replayed_input], rep, sizeof(rep));
         sd_figure_text(SD_FIG_rewritten_rows, v[i].v[SD_FIG_rewritten_rows], rew, sizeof(rew));
-        sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s", v[i].kind, v[i].line, rec,
-                   v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew);
+        if (v[i].v[SD_FIG_dropped_connections] != SD_FIG_NA) {
+            sd_figure_text(SD_FIG_reconnect_s, v[i].v[SD_FIG_reconnect_s], rc, sizeof(rc));
+            snprintf(more, sizeof(more), ", reconnect_s %s (%lld connections dropped)", rc, (long long)v[i].v[SD_FIG_dropped_connections]);
+        }
+        sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s%s", v[i].kind, v[i].line, rec,
+                   v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew, more);
     }
     free(v);
     return e;

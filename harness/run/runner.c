@@ -644,6 +644,8 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         sd_sup_kill_all(r->sup);
         sd_run_sup_events(r, NULL, 0);
     }
+    for (int i = 0; r->ledger && sd_run_injectors[i]; i++)
+        if (sd_run_injectors[i]->finish) sd_run_injectors[i]->finish(r);
     if (judge) {
         int64_t rt0 = sd_util_mono_ms();
         if (!re) re = sd_run_reconcile(r, pending, &failed, &settled, &unjudgeable, &unconsumed, rerr, sizeof(rerr));

@@ -156,6 +156,9 @@ static struct {
     int session_timeout_ms;
     size_t max_bytes;
     int64_t window_ms;   /* --window: the aggregation's window, 0 = none */
+    int interval_ms;     /* --interval-ms: a batch at most this often, nothing fetched between (0 = at once) */
+    const char *client[16]; /* --client KEY=VALUE: librdkafka settings over refpipe's own */
+    int nclient;
     int latest;          /* --latest: the newest scan per parcel */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
@@ -234,7 +237,7 @@ static void usage(void) {
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--window 1m] [--latest] [--weak LIST]\n"
+          "               [--window 1m] [--latest] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -339,7 +342,7 @@ int main(int argc, char **argv) {
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -375,6 +378,11 @@ int main(int argc, char **argv) {
         case 'L': o.latest = 1; break;
         case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
+        case 'I': o.interval_ms = atoi(optarg); break;
+        case 'K':
+            if (!strchr(optarg, '=') || o.nclient == 16) die("--client %s: expected KEY=VALUE (16 at most)", optarg);
+            o.client[o.nclient++] = optarg;
+            break;
         case 'h': usage(); return 0;
         case 'V': printf("refpipe 1 (the reference pipeline of streamdrill)\n"); return 0;
         default: usage(); return 2;
@@ -453,6 +461,13 @@ int main(int argc, char **argv) {
         {"fetch.wait.max.ms", "100"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
+    for (int i = 0; i < o.nclient; i++) {
+        char kv[256];
+        snprintf(kv, sizeof(kv), "%s", o.client[i]);
+        char *eq = strchr(kv, '=');
+        *eq = 0;
+        if (rd_kafka_conf_set(conf, kv, eq + 1, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("--client %s: %s", o.client[i], errstr);
+    }
     if (o.subscribe) rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
     rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) die("consumer: %s", errstr);
@@ -511,7 +526,21 @@ int main(int argc, char **argv) {
     int term_exit = 0;
     int64_t last_record = 0;
     static const char *const known[] = {"event_id", "parcel_id", "event_time", "location", "scan", "weight_g", NULL};
+    int64_t batch_started = 0;
     while (!stop_flag && !term_exit) {
+        /* --interval-ms: like a processing-time trigger, the next batch
+         * starts an interval after the last one did, and nothing is fetched
+         * in between (a Spark executor's consumer only reads inside a task):
+         * the broker connections lie idle */
+        if (o.interval_ms > 0 && batch_started) {
+            rd_kafka_topic_partition_list_t *asg = NULL;
+            if (!rd_kafka_assignment(rk, &asg) && asg) {
+                rd_kafka_pause_partitions(rk, asg);
+                while (!stop_flag && mono_ms() < batch_started + o.interval_ms) sleep_ms(20);
+                rd_kafka_resume_partitions(rk, asg);
+                rd_kafka_topic_partition_list_destroy(asg);
+            }
+        }
         /* collect a batch */
         int n = 0;
         int64_t close_at = 0;
@@ -545,6 +574,7 @@ int main(int argc, char **argv) {
             }
             b[n++] = m;
             if (!close_at) close_at = mono_ms() + o.trigger_ms;
+            if (n == 1) batch_started = mono_ms();
         }
         if (!n) continue;
         batch_id++;

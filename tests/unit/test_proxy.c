@@ -2,7 +2,9 @@
  * echo server on 127.0.0.1, on faults whose effect is known: bytes pass
  * unchanged, latency delays each direction, a blackhole holds bytes and
  * hands them on once lifted (nothing lost), a reset closes the client's
- * connection, a bandwidth limit paces a large write. */
+ * connection, a bandwidth limit paces a large write, an idle timeout drops
+ * a quiet connection without a word (and records when the client reused it
+ * and gave up) while a busy one and a new one go through. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -175,5 +177,43 @@ Test(proxy, a_bandwidth_limit_paces_a_large_write) {
     int64_t t = sd_util_mono_ms() - t0;
     cr_assert_eq(memcmp(big, back, sizeof(big)), 0);
     cr_assert(t >= 600, "16 kB at 20 kB/s took %lld ms", (long long)t);
+    close(fd);
+}
+
+Test(proxy, an_idle_timeout_drops_a_quiet_connection_silently) {
+    int fd = client(); /* the echo server serves one connection at a time */
+    sd_proxy_idle_timeout(px, 300, 7);
+    /* while it talks every 100 ms it stays */
+    for (int i = 0; i < 8; i++) {
+        cr_assert(round_trip(fd, "tick", 2000) >= 0, "a busy connection is not idle");
+        sd_util_sleep_ms(100);
+    }
+    sd_proxy_drop_t *d;
+    cr_assert_eq(sd_proxy_drops(px, &d), 0, "nothing dropped while busy");
+    free(d);
+    sd_util_sleep_ms(700);
+    cr_assert_eq(sd_proxy_drops(px, &d), 1, "quiet for longer than the timeout: dropped");
+    cr_assert_eq(d[0].tag, 7);
+    cr_assert(d[0].dropped_ms > 0 && d[0].used_ms < 0 && d[0].closed_ms < 0);
+    free(d);
+    /* the client does not know: its request goes nowhere, no answer comes and no close either */
+    int64_t used = sd_util_wall_ms();
+    cr_assert_eq(write(fd, "lost", 4), 4, "the client's side is still open");
+    char buf[8];
+    cr_assert_eq(read_n(fd, buf, 4, 500), 0, "no answer, and no close");
+    close(fd); /* the client gives up */
+    sd_util_sleep_ms(200);
+    cr_assert_eq(sd_proxy_drops(px, &d), 1);
+    cr_assert(d[0].used_ms >= used - 5 && d[0].used_ms <= used + 200, "used at %lld, written at %lld", (long long)d[0].used_ms, (long long)used);
+    cr_assert(d[0].closed_ms - d[0].used_ms >= 450, "the wait: %lld ms", (long long)(d[0].closed_ms - d[0].used_ms));
+    free(d);
+    /* a new connection goes through; once lifted, a quiet one stays */
+    fd = client();
+    cr_assert(round_trip(fd, "again", 2000) >= 0);
+    sd_proxy_idle_timeout(px, 0, 0);
+    sd_util_sleep_ms(500);
+    cr_assert(round_trip(fd, "still", 2000) >= 0, "lifted: a quiet connection is kept");
+    cr_assert_eq(sd_proxy_drops(px, &d), 1);
+    free(d);
     close(fd);
 }

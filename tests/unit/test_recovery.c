@@ -252,6 +252,59 @@ Test(recovery, latency_before_during_and_after) {
     free(v);
 }
 
+Test(recovery, an_idle_timeout_counts_its_drops_and_the_longest_wait) {
+    sent(10, 1000);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(2, 12, 'network idle-timeout=3s', 4000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms)"
+        " VALUES(1, 4000, 2, 'network', 'idle timeout 3.0s: connections idle longer are dropped silently (proxy)', 1, 30000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, undoes) VALUES(2, 30000, 3, 'network', 'idle timeout lifted', 1)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 40000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 1500, 2000, 10, '0:5,1:5')");
+    /* three drops: one never used, one the client waited 9.5 s on, one 2 s */
+    sql("INSERT INTO idle_drop VALUES(1, 7000, NULL, NULL), (1, 7000, 12000, 21500), (1, 15000, 16000, 18000)");
+    sql("INSERT INTO idle_drop VALUES(99, 7000, 7000, 99000)"); /* another fault's */
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    int n = compute(&in, &v);
+    cr_assert_eq(n, 1, "the lifting is no fault of its own: %d", n);
+    cr_assert_eq(v[0].v[SD_FIG_dropped_connections], 3);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], 9500);
+    cr_assert_eq(v[0].v[SD_FIG_detect_s], SD_FIG_NA, "not a stall");
+    free(v);
+    /* a client still waiting when the pipeline stopped: not measured */
+    sql("INSERT INTO idle_drop VALUES(1, 25000, 26000, NULL)");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_UNMEASURED);
+    cr_assert(strstr(v[0].why, "still waited"), "%s", v[0].why);
+    free(v);
+    /* other faults have neither figure */
+    sql("DELETE FROM idle_drop");
+    sql("UPDATE fault SET detail='latency 300 ms (proxy)' WHERE id=1");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_NA);
+    cr_assert_eq(v[0].v[SD_FIG_dropped_connections], SD_FIG_NA);
+    free(v);
+}
+
+Test(recovery, latency_during_a_stall_lasts_until_it_ends) {
+    sent(10, 1000);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(2, 12, 'network latency=2s for=10s', 4000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(1, 4000, 2, 'network', 'latency 2000 ms (proxy)', 1, 14000)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 40000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 1500, 2000, 10, '0:5,1:5')");
+    /* everything before it was committed at 2,000: caught up at once; the
+     * events sent while it lasted are its own, those after it are after */
+    for (int i = 0; i < 10; i++) sql("INSERT INTO latency VALUES('target', %d, %d, %d)", i, 6000 + i * 500, 8000 + i * 500);
+    for (int i = 0; i < 10; i++) sql("INSERT INTO latency VALUES('target', %d, %d, %d)", 10 + i, 15000 + i, 15040 + i);
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 0);
+    cr_assert_eq(v[0].v[SD_FIG_latency_p50_during_ms], 2000, "the events sent while the latency lasted");
+    cr_assert_eq(v[0].v[SD_FIG_latency_p99_after_ms], 40);
+    free(v);
+}
+
 Test(recovery, stored_figures_read_back) {
     kill_and_restart(20);
     sd_recovery_t *v;
