@@ -247,11 +247,15 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
     sd_h(b, m->checkpoint[0] ? m->checkpoint : "not recorded");
     sd_buf_puts(b, "</code></td></tr></table>\n");
     if (m->nincs) {
-        sd_buf_puts(b, "<table id=\"runbook-versions\"><tr><th>incarnation</th><th>command</th><th>version</th></tr>\n");
+        sd_buf_puts(b, "<table id=\"runbook-versions\"><tr><th>incarnation</th><th>command</th><th>version</th><th>resumed from</th>"
+                       "<th>last commit</th></tr>\n");
         for (int i = 0; i < m->nincs; i++) {
+            const sd_rinc_t *c = &m->incs[i];
             char n[16];
-            snprintf(n, sizeof(n), "%d", m->incs[i].n);
-            sd_html_row(b, (const char *const[]){n, m->incs[i].argv, m->incs[i].version && m->incs[i].version[0] ? m->incs[i].version : "not declared"}, 3);
+            snprintf(n, sizeof(n), "%d", c->n);
+            sd_html_row(b, (const char *const[]){n, c->argv, c->version && c->version[0] ? c->version : "not declared",
+                                                 c->resumed && c->resumed[0] ? c->resumed : "no commit yet",
+                                                 c->reached && c->reached[0] ? c->reached : "none"}, 5);
         }
         sd_buf_puts(b, "</table>\n");
     }

@@ -263,7 +263,7 @@ void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
     else sd_buf_puts(b, "not recorded");
     sd_buf_printf(b, " |\n| committed progress from | %s |\n", src);
     if (m->nincs) {
-        sd_buf_puts(b, "\n| incarnation | started | command | version |\n|---:|---:|---|---|\n");
+        sd_buf_puts(b, "\n| incarnation | started | command | version | resumed from | last commit |\n|---:|---:|---|---|---|---|\n");
         for (int i = 0; i < m->nincs; i++) {
             const sd_rinc_t *c = &m->incs[i];
             sd_buf_printf(b, "| %d | %.2fs | ", c->n, (double)c->started_ms / 1000.0);
@@ -271,6 +271,10 @@ void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
             sd_buf_puts(b, " | ");
             if (c->version && c->version[0]) sd_report_md_escape(b, c->version);
             else sd_buf_puts(b, "not declared (`version` in the header)");
+            sd_buf_puts(b, " | ");
+            sd_report_md_escape(b, c->resumed && c->resumed[0] ? c->resumed : "no commit yet");
+            sd_buf_puts(b, " | ");
+            sd_report_md_escape(b, c->reached && c->reached[0] ? c->reached : "none");
             sd_buf_puts(b, " |\n");
         }
     }

@@ -128,6 +128,26 @@ static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
                 }
     }
     sqlite3_finalize(st);
+    /* each incarnation: where it started from and where it got to (the
+     * launches of a scheduled AvailableNow job, a restart's resume point) */
+    static const char *const qi[2] = {
+        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? ORDER BY commit_ms DESC, id DESC LIMIT 1",
+        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND incarnation=? ORDER BY commit_ms DESC, id DESC LIMIT 1"};
+    for (int k = 0; k < 2; k++) {
+        st = NULL;
+        int ok = sqlite3_prepare_v2(db, qi[k], -1, &st, NULL) == SQLITE_OK;
+        for (int i = 0; i < m->nincs; i++) {
+            char **into = k ? &m->incs[i].reached : &m->incs[i].resumed;
+            *into = NULL;
+            if (ok && (k || m->incs[i].started_ms >= 0)) {
+                sqlite3_reset(st);
+                sqlite3_bind_int64(st, 1, k ? m->incs[i].n : m->incs[i].started_ms + m->started_ms);
+                if (sqlite3_step(st) == SQLITE_ROW) *into = sd_runbook_commit(st, m->progress_kind);
+            }
+            if (!*into) *into = sd_util_strdup("");
+        }
+        sqlite3_finalize(st);
+    }
     static const char *const q[2] = {
         "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? ORDER BY commit_ms DESC, id DESC LIMIT 1",
         "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms>? ORDER BY commit_ms, id LIMIT 1"};
@@ -336,7 +356,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             c->ended_by = sd_col(st, 7);
             c->log_out = sd_col(st, 8);
             c->log_err = sd_col(st, 9);
-            c->version = NULL;
+            c->version = c->resumed = c->reached = NULL;
         }
         sqlite3_finalize(st);
     }
@@ -488,6 +508,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     free(m->steps);
     for (int i = 0; i < m->nincs; i++) {
         free(m->incs[i].argv); free(m->incs[i].ended_by); free(m->incs[i].log_out); free(m->incs[i].log_err); free(m->incs[i].version);
+        free(m->incs[i].resumed); free(m->incs[i].reached);
     }
     free(m->incs);
     for (int i = 0; i < m->nbuckets; i++) sd_free_bucket(&m->buckets[i]);

@@ -48,6 +48,7 @@ typedef struct sd_rinc_s {
     int64_t started_ms, ended_ms;  /* since the run started, -1 if unknown */
     int exit_code, exit_signal;    /* -1 if unknown */
     char *version;                 /* what the header's `version` line found ("" none) */
+    char *resumed, *reached;       /* the runbook: the newest commit before it started, its own last ("" none) */
 } sd_rinc_t;
 /* One anomalous id with what the ledger knows about it. */
 typedef struct sd_rid_s {

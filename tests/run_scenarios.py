@@ -1276,6 +1276,16 @@ def test_runbook(binary):
             problems.append(f"{kind}: expected before `{before}` and after `{after}` in:\n{out}")
     if kind == "restart" and not after.startswith("incarnation 2"):
         problems.append(f"the first commit after the restart is not incarnation 2's: {after}")
+    # each incarnation: the newest commit before it started, its own last commit
+    for n, started in db.execute("SELECT n, started_ms FROM incarnation ORDER BY n").fetchall():
+        resumed = commit("SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? "
+                         "ORDER BY commit_ms DESC, id DESC LIMIT 1", started) or "no commit yet"
+        reached = commit("SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND incarnation=? "
+                         "ORDER BY commit_ms DESC, id DESC LIMIT 1", n) or "none"
+        if not re.search(rf"^\| {n} \| [0-9.]+s \| .* \| {re.escape(resumed)} \| {re.escape(reached)} \|$", out, re.M):
+            problems.append(f"incarnation {n}: expected resumed from `{resumed}` and last commit `{reached}` in:\n{out}")
+        if n == 1 and resumed != "no commit yet":
+            problems.append(f"the first incarnation resumed from {resumed}")
     md = open(os.path.join(run, "report.md")).read()
     exp = open(os.path.join(run, "export", "runbook.md")).read() if os.path.exists(os.path.join(run, "export", "runbook.md")) else ""
     section = out[out.index("## Runbook"):]
@@ -1294,7 +1304,8 @@ def test_runbook(binary):
     if p.returncode != 0 or "(false: failed)" not in out3:
         problems.append(f"a failing version command should be said and the run pass (exit {p.returncode}):\n{out3}")
     return result("runbook", problems, f"checkpoint, both incarnations' version (refpipe --version and sha256 {digest[:12]}...), "
-                  f"and the commits around the kill and the restart as run.db has them; report.md and export/runbook.md the "
+                  f"each incarnation's resume point and last commit, and the commits around the kill and the restart as run.db has "
+                  "them; report.md and export/runbook.md the "
                   "same; a missing and a failing version said")
 
 
