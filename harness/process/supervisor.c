@@ -81,6 +81,8 @@ struct sd_sup_s {
     int64_t row_sum;
     char tail[SD_SUP_TAIL];
     size_t tail_len;
+    char telling[1024];  /* sd_sup_telling */
+    int telling_inc;
 
     sd_sup_evnode_t *head, *tailq;
 };
@@ -158,6 +160,19 @@ static void sd_sup_log_close(sd_sup_t *s, sd_stream_t *str) {
     fclose(str->log);
 }
 
+/* A line that states an error: an exception with its message, an "Error:",
+ * a "Caused by:"; not a stack frame ("at ..."), which may name an exception
+ * class too. */
+static int sd_sup_states_error(const char *line, size_t len) {
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    if (len - i >= 3 && !memcmp(line + i, "at ", 3)) return 0;
+    static const char *const says[] = {"Exception: ", "Exception:[", "Error: ", "error: ", "Caused by: ", NULL};
+    for (int k = 0; says[k]; k++)
+        if (memmem(line + i, len - i, says[k], strlen(says[k]))) return 1;
+    return 0;
+}
+
 /* Called with the lock held. */
 static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len) {
     int64_t now = sd_util_wall_ms();
@@ -173,6 +188,10 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         memcpy(s->tail + s->tail_len, line, len);
         s->tail_len += len;
         s->tail[s->tail_len++] = '\n';
+        if (sd_sup_states_error(line, len)) {
+            snprintf(s->telling, sizeof(s->telling), "%.*s", (int)(len < sizeof(s->telling) ? len : sizeof(s->telling) - 1), line);
+            s->telling_inc = str->inc;
+        }
     }
     int64_t mono = sd_util_mono_ms();
     s->st.last_output_mono_ms = mono;
@@ -642,6 +661,13 @@ void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms) {
     if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
     pthread_cond_timedwait(&s->cond, &s->lock, &ts);
     pthread_mutex_unlock(&s->lock);
+}
+
+char *sd_sup_telling(sd_sup_t *s) {
+    pthread_mutex_lock(&s->lock);
+    char *t = s->telling[0] && s->telling_inc == s->st.incarnation ? sd_util_strdup(s->telling) : NULL;
+    pthread_mutex_unlock(&s->lock);
+    return t;
 }
 
 char *sd_sup_tail(sd_sup_t *s) {

@@ -103,6 +103,10 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                         t = line;
                     line = nl ? nl + 1 : NULL;
                 }
+                /* none in the tail: the newest line of the whole stderr that
+                 * states an error (a long plan dump can follow a JVM's) */
+                char *telling = t ? NULL : sd_sup_telling(r->sup);
+                if (telling) t = telling;
                 if (!t) t = last;
                 if (strlen(t) > 600) t += strlen(t) - 600;
                 if (ev.exit_signal)
@@ -110,6 +114,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                 else
                     snprintf(detail, sizeof(detail), "incarnation %d exited with code %d; last stderr: %s", ev.incarnation, ev.exit_code, t);
                 free(tail);
+                free(telling);
                 e = sd_ledger_fault(r->ledger, r->step, "crash", detail, ev.incarnation, NULL, err, errlen);
                 sd_run_say(r, "pipeline crashed: %.300s", detail);
             } else if (!e && !strcmp(ev.ended_by, "exit") && r->pipe.wanted) {

@@ -127,16 +127,20 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
         if (!st.running) {
             /* let the exit event be recorded, then explain */
             sd_run_tick(r, 50, NULL, 0);
-            char *tail = sd_sup_tail(r->sup);
+            char *tail = sd_sup_tail(r->sup), *telling = sd_sup_telling(r->sup);
             size_t tl = strlen(tail);
             const char *t = tl > 800 ? tail + tl - 800 : tail;
+            /* the error itself first, when a long dump pushed it out of the tail */
+            char said[1200] = "";
+            if (telling && !strstr(t, telling)) snprintf(said, sizeof(said), "the error: %.1000s\n", telling);
             if (st.exit_signal)
-                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) died of signal %d before it was ready; last stderr:\n%s",
-                               r->sc->path, line, inc, st.exit_signal, t[0] ? t : "(empty)");
+                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) died of signal %d before it was ready; %slast stderr:\n%s",
+                               r->sc->path, line, inc, st.exit_signal, said, t[0] ? t : "(empty)");
             else
-                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) exited with code %d before it was ready; last stderr:\n%s",
-                               r->sc->path, line, inc, st.exit_code, t[0] ? t : "(empty)");
+                e = sd_err_set(err, errlen, SD_ERR_PIPELINE, "%s:%d: pipeline (incarnation %d) exited with code %d before it was ready; %slast stderr:\n%s",
+                               r->sc->path, line, inc, st.exit_code, said, t[0] ? t : "(empty)");
             free(tail);
+            free(telling);
             r->pipe.wanted = 0;
             return e;
         }

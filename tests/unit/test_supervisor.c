@@ -88,6 +88,26 @@ Test(supervisor, markers_logs_and_clean_exit) {
     sd_sup_free(s);
 }
 
+Test(supervisor, the_error_line_is_kept_past_a_long_dump) {
+    /* a JVM's way of dying: the exception, its stack (frames naming
+     * exception classes too), then a plan dump far longer than the tail */
+    sd_sup_t *s = sup_for("echo 'Exception in thread main org.x.SparkIllegalArgumentException: [STREAMING_REAL_TIME_MODE] not allowed' >&2;"
+                          " echo '\tat org.x.Allowlist$.notInAllowlistException(Allowlist.scala:83)' >&2;"
+                          " i=0; while [ $i -lt 200 ]; do echo \"   +- ~ScanRelation[key#$i, value#$i] KafkaTable\" >&2; i=$((i+1)); done; exit 1");
+    int inc;
+    char err[256];
+    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    sd_sup_event_t ev;
+    cr_assert_eq(wait_for(s, SD_SUP_EV_EXIT, &ev, 5000), 0, "no exit");
+    char *tail = sd_sup_tail(s), *telling = sd_sup_telling(s);
+    cr_assert_null(strstr(tail, "STREAMING_REAL_TIME_MODE"), "the dump pushed the error out of the tail");
+    cr_assert_not_null(telling);
+    cr_assert(strstr(telling, "SparkIllegalArgumentException: [STREAMING_REAL_TIME_MODE] not allowed"), "%s", telling);
+    free(tail);
+    free(telling);
+    sd_sup_free(s);
+}
+
 Test(supervisor, exec_failure_is_a_pipeline_error) {
     char *argv[] = {"/nonexistent/pipeline", "--x", NULL};
     sd_sup_conf_t c = {.argv = argv, .run_dir = dir, .token = token};

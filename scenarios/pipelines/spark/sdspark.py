@@ -59,9 +59,14 @@ def arguments(description, extra=None):
     ap.add_argument("--state-store", choices=("default", "rocksdb"), default="default",
                     help="the state store provider (HDFS-backed default, or RocksDB)")
     ap.add_argument("--master", default=env("STREAMDRILL_SPARK_MASTER", "local[4]"))
+    ap.add_argument("--kafka", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Kafka client setting of the source (and of a Kafka sink): the option kafka.KEY")
     if extra:
         extra(ap)
     a = ap.parse_args()
+    for kv in a.kafka:
+        if "=" not in kv:
+            ap.error(f"--kafka {kv}: expected KEY=VALUE")
     for need in ("brokers", "topic", "checkpoint"):
         if not getattr(a, need):
             ap.error(f"--{need} is required (or streamdrill's STREAMDRILL_{need.upper()})")
@@ -122,7 +127,14 @@ def source(spark, a):
          .option("includeHeaders", "true"))
     if a.max_offsets:
         r = r.option("maxOffsetsPerTrigger", str(a.max_offsets))
+    for key, value in kafka_options(a).items():
+        r = r.option(key, value)
     return r.load()
+
+
+def kafka_options(a):
+    """--kafka KEY=VALUE settings as Spark's kafka.KEY options."""
+    return {"kafka." + kv.split("=", 1)[0]: kv.split("=", 1)[1] for kv in a.kafka}
 
 
 def parse(raw, row_delay_ms=0):
