@@ -102,6 +102,19 @@ static char *sd_runbook_commit(sqlite3_stmt *st, const char *progress) {
     return sd_util_fmt("incarnation %lld, batch %lld%s, offsets %s", inc, id, spark, off && *off ? off : "not reported");
 }
 
+/* The commit one query over the batch table finds for v ("" none, or v is
+ * INT64_MIN: unknown). */
+static char *sd_runbook_commit_at(sqlite3 *db, const char *sql, int64_t v, const char *progress) {
+    sqlite3_stmt *st = NULL;
+    char *c = NULL;
+    if (v != INT64_MIN && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, v);
+        if (sqlite3_step(st) == SQLITE_ROW) c = sd_runbook_commit(st, progress);
+    }
+    sqlite3_finalize(st);
+    return c ? c : sd_util_strdup("");
+}
+
 /* The runbook: the checkpoint, each incarnation's version, and the
  * committed progress around each fault (the newest commit before it, the
  * first after it), from run.db's batch table. Old run folders without a
@@ -129,42 +142,21 @@ static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
     }
     sqlite3_finalize(st);
     /* each incarnation: where it started from and where it got to (the
-     * launches of a scheduled AvailableNow job, a restart's resume point) */
-    static const char *const qi[2] = {
-        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? ORDER BY commit_ms DESC, id DESC LIMIT 1",
-        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND incarnation=? ORDER BY commit_ms DESC, id DESC LIMIT 1"};
-    for (int k = 0; k < 2; k++) {
-        st = NULL;
-        int ok = sqlite3_prepare_v2(db, qi[k], -1, &st, NULL) == SQLITE_OK;
-        for (int i = 0; i < m->nincs; i++) {
-            char **into = k ? &m->incs[i].reached : &m->incs[i].resumed;
-            *into = NULL;
-            if (ok && (k || m->incs[i].started_ms >= 0)) {
-                sqlite3_reset(st);
-                sqlite3_bind_int64(st, 1, k ? m->incs[i].n : m->incs[i].started_ms + m->started_ms);
-                if (sqlite3_step(st) == SQLITE_ROW) *into = sd_runbook_commit(st, m->progress_kind);
-            }
-            if (!*into) *into = sd_util_strdup("");
-        }
-        sqlite3_finalize(st);
+     * launches of a scheduled AvailableNow job, a restart's resume point);
+     * each fault: the newest commit before it, the first after it */
+    static const char *const newest_until = "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=?"
+                                            " ORDER BY commit_ms DESC, id DESC LIMIT 1";
+    for (int i = 0; i < m->nincs; i++) {
+        sd_rinc_t *c = &m->incs[i];
+        c->resumed = sd_runbook_commit_at(db, newest_until, c->started_ms >= 0 ? c->started_ms + m->started_ms : INT64_MIN, m->progress_kind);
+        c->reached = sd_runbook_commit_at(db, "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND incarnation=?"
+                                              " ORDER BY commit_ms DESC, id DESC LIMIT 1", c->n, m->progress_kind);
     }
-    static const char *const q[2] = {
-        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms<=? ORDER BY commit_ms DESC, id DESC LIMIT 1",
-        "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms>? ORDER BY commit_ms, id LIMIT 1"};
-    for (int k = 0; k < 2; k++) {
-        st = NULL;
-        int ok = sqlite3_prepare_v2(db, q[k], -1, &st, NULL) == SQLITE_OK;
-        for (int i = 0; i < m->nfaults; i++) {
-            char **into = k ? &m->faults[i].after : &m->faults[i].before;
-            *into = NULL;
-            if (ok) {
-                sqlite3_reset(st);
-                sqlite3_bind_int64(st, 1, m->faults[i].t_wall);
-                if (sqlite3_step(st) == SQLITE_ROW) *into = sd_runbook_commit(st, m->progress_kind);
-            }
-            if (!*into) *into = sd_util_strdup("");
-        }
-        sqlite3_finalize(st);
+    for (int i = 0; i < m->nfaults; i++) {
+        sd_rfault_t *f = &m->faults[i];
+        f->before = sd_runbook_commit_at(db, newest_until, f->t_wall, m->progress_kind);
+        f->after = sd_runbook_commit_at(db, "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND commit_ms>?"
+                                            " ORDER BY commit_ms, id LIMIT 1", f->t_wall, m->progress_kind);
     }
 }
 
