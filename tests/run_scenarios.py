@@ -1190,7 +1190,7 @@ def test_operator(binary):
         if "(Enter)" not in detail or not 2800 <= took <= 6000 or abs(human - took) > 5 or rec < human:
             problems.append(f"the step says {detail!r}, took {took} ms; operator_s {human} ms, recovery_s {rec} ms (expected about 3 s, "
                             "recovery at least the human part)")
-        if not re.search(r"\| kill \| [0-9.]+ s \| target \| n/a \| \d+ \| \d+ \| \d+ \| [3-5]\.\d{3} s \|", open(os.path.join(run, "report.md")).read()):
+        if not re.search(r"\| kill \| [0-9.]+ s \| target \| n/a \| n/a \| \d+ \| \d+ \| \d+ \| [3-5]\.\d{3} s \|", open(os.path.join(run, "report.md")).read()):
             problems.append("report.md's recovery table does not show the operator's seconds")
     # no terminal: --operator ask waits for `streamdrill ack DIR`
     out2 = os.path.join(base, "out-ack")
