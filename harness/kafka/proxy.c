@@ -346,10 +346,9 @@ void sd_proxy_idle_timeout(sd_proxy_t *px, int64_t ms, int64_t tag) {
     pthread_mutex_lock(&px->lock);
     px->idle_ms = ms;
     if (ms > 0) px->idle_tag = tag;
-    /* a pair quiet since before the timeout began is timed from now */
+    /* every open pair is timed from now, however long it was quiet before */
     int64_t now = sd_util_mono_ms();
-    for (int i = 0; ms > 0 && i < px->npairs; i++)
-        if (px->pairs[i].last_byte < now) px->pairs[i].last_byte = now;
+    for (int i = 0; ms > 0 && i < px->npairs; i++) px->pairs[i].last_byte = now;
     pthread_mutex_unlock(&px->lock);
     sd_proxy_poke(px);
 }

@@ -462,11 +462,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
     for (int i = 0; i < o.nclient; i++) {
-        char kv[256];
-        snprintf(kv, sizeof(kv), "%s", o.client[i]);
-        char *eq = strchr(kv, '=');
+        char *kv = strdup(o.client[i]), *eq = strchr(kv, '='); /* a copy: a value of any length, never cut */
         *eq = 0;
         if (rd_kafka_conf_set(conf, kv, eq + 1, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("--client %s: %s", o.client[i], errstr);
+        free(kv);
     }
     if (o.subscribe) rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
     rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));

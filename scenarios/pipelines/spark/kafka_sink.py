@@ -5,8 +5,8 @@ Works with every trigger, real-time mode included (--trigger
 real-time:5s, Spark 4.1 and later, update output mode). --shape window
 writes a one-minute count per location instead (update mode), the stateful
 shape Apache Spark's real-time mode accepts from 4.3 on; Spark 4.2 refuses
-it, and the drill then says the query would not start, with Spark's
-reason."""
+it at the first interval and the query dies, which the drill counts as a
+crash."""
 from pyspark.sql import functions as F
 
 from sdspark import arguments, events, kafka_options, parse, run, session, source, trigger
@@ -33,8 +33,8 @@ w = (rows.select(key.alias("key"), value.alias("value"))
      .writeStream.format("kafka").queryName("target")
      .option("kafka.bootstrap.servers", a.brokers).option("topic", out_topic)
      .option("checkpointLocation", a.checkpoint + "/target"))
-for key, value in kafka_options(a).items():
-    w = w.option(key, value)
+for option, setting in kafka_options(a).items():
+    w = w.option(option, setting)
 if a.trigger.startswith("real-time") or a.shape == "window":
     w = w.outputMode("update")
 q = trigger(w, a.trigger).start()

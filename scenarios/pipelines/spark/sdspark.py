@@ -127,8 +127,8 @@ def source(spark, a):
          .option("includeHeaders", "true"))
     if a.max_offsets:
         r = r.option("maxOffsetsPerTrigger", str(a.max_offsets))
-    for key, value in kafka_options(a).items():
-        r = r.option(key, value)
+    for option, setting in kafka_options(a).items():
+        r = r.option(option, setting)
     return r.load()
 
 
