@@ -38,6 +38,7 @@ static struct {
     const char *tag;
     const char *summary;
     const char *proxy;
+    const char *cluster;
     sd_kvlist_t sets;
     sd_kvlist_t xprops;
     int quiet, verbose;
@@ -51,7 +52,7 @@ static struct {
 } sd_opt = {.out = "streamdrill-out", .nbrokers = 1, .jobs = 1, .tries = 3, .confirm = 10, .shrink_runs = 300};
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
-       OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
+       OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_CLUSTER, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
        OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR };
 
 static const struct option sd_long_opts[] = {
@@ -65,6 +66,7 @@ static const struct option sd_long_opts[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
     {"proxy", required_argument, NULL, OPT_PROXY},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"operator", required_argument, NULL, OPT_OPERATOR},
     {"runs", required_argument, NULL, OPT_RUNS},
     {"budget", required_argument, NULL, OPT_BUDGET},
@@ -131,6 +133,9 @@ static void sd_usage(FILE *f) {
           "  -X PROP=VALUE          librdkafka property for the harness's clients; repeatable\n"
           "      --proxy L=U        run a fault-injecting TCP proxy on L (host:port) in front of the\n"
           "                         broker listener U; pipelines connect through {proxy}\n"
+          "      --cluster DIR      the cluster DIR/cluster describes (scenarios/env/kafka/kafka.sh\n"
+          "                         cluster DIR starts one): its brokers are the bootstrap, and\n"
+          "                         `broker` steps may kill, stop, pause and start them\n"
           "\n"
           "Output options:\n"
           "  -q, --quiet            no progress lines\n"
@@ -572,13 +577,17 @@ static int sd_verb_run(int nfiles, char **files) {
     /* sink commands carry the run's token too, and stop with the run */
     sd_cmd_set_run(token, &sd_run_stop_requested);
     const char *brokers = sd_opt.brokers;
-    if (!brokers) {
+    if (sd_opt.cluster && brokers) {
+        fprintf(stderr, "streamdrill: --cluster %s names the brokers already: expected no --brokers beside it\n", sd_opt.cluster);
+        return SD_EXIT_USAGE;
+    }
+    if (!brokers && !sd_opt.cluster) {
         const char *env = getenv("KAFKA_BOOTSTRAP_SERVERS");
         if (env && *env) brokers = env;
     }
     sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
                         .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
-                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy,
+                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy, .cluster = sd_opt.cluster,
                         .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
     char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
@@ -736,6 +745,7 @@ static int sd_parse_options(int argc, char **argv) {
             if (sd_parse_kv(optarg, &sd_opt.xprops, "-X")) return SD_EXIT_USAGE;
             break;
         case OPT_SUMMARY: sd_opt.summary = optarg; break;
+        case OPT_CLUSTER: sd_opt.cluster = optarg; break;
         case OPT_PROXY:
             if (!strchr(optarg, '=')) {
                 fprintf(stderr, "streamdrill: --proxy %s: expected LISTEN=UPSTREAM (host:port=host:port)\n", optarg);

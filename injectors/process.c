@@ -71,18 +71,7 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
 }
 
 
-/* How a fault was placed: the wait it took before it struck. */
-typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;
-static const char *const sd_placed_words[] = {"now", "mid-batch", "at a batch boundary", "when the sink grew", "after the sink's commit"};
-
-/* Where a fault lands in the pipeline's batches. */
-typedef struct {
-    sd_placed_t how;
-    int64_t batch;         /* the batch it waited for, -1 if none */
-    int64_t batch_rows;
-    int64_t rows0;         /* target rows when that batch began */
-    int64_t mark0, mark1;  /* after-sink-commit: the sink's mark when the batch was seen begun, and at the freeze */
-} sd_landing_t;
+const char *const sd_placed_words[] = {"now", "mid-batch", "at a batch boundary", "when the sink grew", "after the sink's commit"};
 
 /* kill after-sink-commit: the batch in flight (offsets written, no commit
  * yet) is watched through the target sink's mark (sink.h: a Delta table's
@@ -257,12 +246,13 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
  * signal_mono is when the signal was sent (0: no signal). A commit of the
  * batch seen after a SIGTERM means the pipeline finished the batch before
  * it exited: the signal still landed inside it. */
-static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, int sig,
+int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, int sig,
                                int64_t signal_mono, char *out, size_t olen) {
     sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
     char land[320];
+    int ok = 1;
     if (L->batch >= 0 && L->mark1 >= 0) {
         /* after-sink-commit: the group was frozen before the kill, so the
          * checkpoint cannot have moved; read it again all the same */
@@ -271,7 +261,7 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
                  inside ? "after the sink's commit of" : "too late for", (long long)L->batch, inc, (long long)L->mark0, (long long)L->mark1,
                  inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
-        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
+        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
     } else if (L->batch >= 0 && L->how == SD_PLACED_MID_BATCH) {
         int graceful = 0;
         int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
@@ -282,16 +272,16 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);
         snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %s%s%s",
                  inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, seen,
-                 graceful ? "; the pipeline finished and committed the batch before it exited" : "",
+                 !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
-        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
+        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
     } else if (L->batch >= 0) {
         int clean = sd_progress_landed_between(r, L->batch);
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
                  (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
-        if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land);
+        if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
     } else {
         /* without batches (progress sink), "mid-batch" is the sink growing
          * during the step: the kill landed while rows were being written */
@@ -304,13 +294,14 @@ static void sd_process_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, 
         sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
     }
     snprintf(out, olen, "%s", land);
+    return ok;
 }
 
 /* The common start of kill and pause: a running pipeline, then the point
  * the step asked for (mid-batch, at a boundary, now). *skip is 1, with
  * detail saying why, when there is nothing to act on: the pipeline was not
  * running or exited while the harness waited. s is the state before. */
-static sd_err_t sd_process_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
+sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
                                        int *skip, char *detail, size_t dlen, char *err, size_t errlen) {
     *skip = 1;
     sd_sup_state(r->sup, s);
@@ -335,7 +326,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     sd_sup_state_t s;
     sd_landing_t L;
     int skip;
-    sd_err_t e = sd_process_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
+    sd_err_t e = sd_fault_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
     int64_t fid = 0;
     char fdet[256];
@@ -348,7 +339,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     if ((e = sd_process_signal_wait(r, st->proc.signal, "kill", st->proc.signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
     char land[320];
-    sd_process_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
+    sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
     return SD_OK;
 }
@@ -360,7 +351,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     sd_sup_state_t s;
     sd_landing_t L;
     int skip;
-    sd_err_t e = sd_process_reach_point(r, st, "pause", &s, &L, &skip, detail, dlen, err, errlen);
+    sd_err_t e = sd_fault_reach_point(r, st, "pause", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
     if ((e = sd_sup_signal(r->sup, SIGSTOP, NULL, err, errlen))) return e;
     int64_t fid = 0;
@@ -371,7 +362,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if (L.how != SD_PLACED_NOW) {
         /* what the target held when it froze (the process is stopped, so
          * the landing stays true until it resumes) */
-        sd_process_landing(r, fid, &L, s.incarnation, 0, SIGSTOP, 0, land, sizeof(land));
+        sd_fault_landing(r, fid, &L, s.incarnation, 0, SIGSTOP, 0, land, sizeof(land));
     }
     if (st->proc.delay_ms > 0) {
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;

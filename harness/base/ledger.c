@@ -130,6 +130,10 @@ static const char sd_ledger_schema[] =
      * (fault): when, when the client next sent on it, when it gave up and
      * closed it (wall ms; NULL: not in the run) */
     "CREATE TABLE idle_drop(fault INTEGER, dropped_ms INTEGER, used_ms INTEGER, closed_ms INTEGER);\n"
+    /* a broker fault's source partitions that the broker led: who leads
+     * each after it, and how long it had no leader (NULL: no new leader
+     * before the step's timeout) */
+    "CREATE TABLE leader_move(fault INTEGER, partition INTEGER, old_leader INTEGER, new_leader INTEGER, leaderless_ms INTEGER);\n"
     /* how the pipeline recovered from each fault (harness/oracle/recovery.c):
      * times in wall ms, counts; NULL where a figure does not apply, why says
      * what could not be measured */
@@ -1063,6 +1067,18 @@ sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, 
     return sd_ledger_run(l, "INSERT INTO idle_drop(fault,dropped_ms,used_ms,closed_ms) VALUES(?,?,?,?)", "record an idle connection dropped",
                          err, errlen, NULL, "iinn", fault, dropped_ms, used_ms >= 0 ? used_ms : INT64_MIN,
                          closed_ms >= 0 ? closed_ms : INT64_MIN);
+}
+
+sd_err_t sd_ledger_leader_move(sd_ledger_t *l, int64_t fault, int partition, int old_leader, int new_leader, int64_t leaderless_ms,
+                               char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO leader_move(fault,partition,old_leader,new_leader,leaderless_ms) VALUES(?,?,?,?,?)",
+                         "record a leader move", err, errlen, NULL, "iiinn", fault, (int64_t)partition, (int64_t)old_leader,
+                         new_leader >= 0 ? (int64_t)new_leader : INT64_MIN, leaderless_ms >= 0 ? leaderless_ms : INT64_MIN);
+}
+
+sd_err_t sd_ledger_fault_note(sd_ledger_t *l, int64_t id, const char *text, char *err, size_t errlen) {
+    return sd_ledger_run(l, "UPDATE fault SET landing = COALESCE(landing || '; ', '') || ? WHERE id=?", "add to a fault's landing", err,
+                         errlen, NULL, "si", text, id);
 }
 
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen) {

@@ -111,6 +111,12 @@ sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, 
                              size_t errlen);
 sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int incarnation, const char *why, char *err,
                                 size_t errlen);
+/* A source partition a broker fault's broker led: its new leader (-1: none
+ * in time) and how long it had none (-1: not known). */
+sd_err_t sd_ledger_leader_move(sd_ledger_t *l, int64_t fault, int partition, int old_leader, int new_leader, int64_t leaderless_ms,
+                               char *err, size_t errlen);
+/* Append text to fault id's landing ("; " between). */
+sd_err_t sd_ledger_fault_note(sd_ledger_t *l, int64_t id, const char *text, char *err, size_t errlen);
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen);
 

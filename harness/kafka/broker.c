@@ -16,7 +16,28 @@ struct sd_broker_s {
     char *bootstrap;
     pthread_mutex_t lock;
     char last_error[512];           /* from error_cb: names the broker and the cause */
+    const sd_kvlist_t *topic_config; /* given to every topic the harness creates */
 };
+
+void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config) { b->topic_config = config; }
+
+sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) leader[i] = -1, isr[i] = 0;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(5000));
+    rd_kafka_topic_destroy(rkt);
+    if (rerr) return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));
+    for (int t = 0; t < md->topic_cnt; t++)
+        for (int i = 0; i < md->topics[t].partition_cnt; i++) {
+            const rd_kafka_metadata_partition_t *mp = &md->topics[t].partitions[i];
+            if (mp->id < 0 || mp->id >= n) continue;
+            leader[mp->id] = mp->err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ? -1 : mp->leader;
+            isr[mp->id] = mp->isr_cnt;
+        }
+    rd_kafka_metadata_destroy(md);
+    return SD_OK;
+}
 
 static void sd_broker_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
     (void)rk; (void)err;
@@ -193,6 +214,8 @@ sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partition
         char errstr[512];
         rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, replication, errstr, sizeof(errstr));
         if (!nt) return sd_err_set(err, errlen, SD_ERR_USAGE, "create topic %s: %s", topic, errstr);
+        for (int i = 0; b->topic_config && i < b->topic_config->n; i++)
+            rd_kafka_NewTopic_set_config(nt, b->topic_config->v[i].key, b->topic_config->v[i].value);
         rd_kafka_queue_t *q = rd_kafka_queue_new(b->admin);
         rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(b->admin, RD_KAFKA_ADMIN_OP_CREATETOPICS);
         rd_kafka_AdminOptions_set_request_timeout(opt, (int)sd_util_scaled_ms(15000), NULL, 0);

@@ -38,6 +38,13 @@ sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char 
 sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partition, int64_t *lo, int64_t *hi,
                               char *err, size_t errlen);
 
+/* Topic settings (min.insync.replicas, ...) every topic the harness
+ * creates gets from now on; config must outlive b (NULL: none). */
+void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config);
+/* Each partition's leader (-1: none) and in-sync replica count, from a
+ * fresh metadata request; n entries. */
+sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen);
+
 /* Apply -X style properties to a librdkafka configuration. */
 sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,
                               size_t errlen);

@@ -990,6 +990,24 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     return SD_OK;
 }
 
+static sd_err_t sd_fin_broker(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)sc; (void)present;
+    const sd_step_t *st = obj;
+    int op = st->proc.bop, strikes = op == SD_BROKER_KILL || op == SD_BROKER_STOP || op == SD_BROKER_PAUSE || op == SD_BROKER_RESTART;
+    if (strikes && st->proc.broker_id < 0 && st->proc.leader_of < 0)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "broker %s: expected id=N or leader-of=P (which broker), found neither", ts->t[1].text);
+    if (!strikes && st->proc.leader_of >= 0)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected id=N or nothing (every broker the run took down), found leader-of=", ts->t[1].text);
+    if (!strikes && st->proc.mid_batch != SD_LAND_NOW)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected no landing word (only kill, stop, pause and restart strike)", ts->t[1].text);
+    if (st->proc.delay_ms > 0 && (op == SD_BROKER_START || op == SD_BROKER_RESUME || op == SD_BROKER_RESTART))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected for= only with kill, stop or pause", ts->t[1].text);
+    if (st->proc.leader_of >= 0 && sc->has_source && st->proc.leader_of >= sc->partitions)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker: leader-of=%d, but the source has %d partition%s", st->proc.leader_of,
+                       sc->partitions, sc->partitions == 1 ? "" : "s");
+    return SD_OK;
+}
+
 static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     int count = sd_has_key(ts, present, "N"), range = sd_has_key(ts, present, "range");
@@ -1056,6 +1074,7 @@ static const sd_step_t *sd_expect_fault_step(const sd_scenario_t *sc, const sd_s
         *found = s->text;
         switch (s->kind) {
         case SD_STEP_KILL: case SD_STEP_STOP: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_NETWORK: case SD_STEP_DAMAGE:
+        case SD_STEP_BROKER:
             return s;
         default:
             return NULL;
@@ -1151,6 +1170,10 @@ static const sd_lang_key_t sd_keys_source[] = {
      .help = "its replication factor"},
     {.name = "exact", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(exact_topic), .choices = sd_yes_no, .def = 0, .has_def = 1,
      .help = "yes: the topic's name as is, no per-run suffix"},
+    {.name = "min-insync", .form = SD_K_KEY, .type = SD_V_INT, .off = H(min_insync), .min = 1, .max = 10,
+     .help = "the topic's min.insync.replicas (default: the broker's)"},
+    {.name = "unclean-election", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(unclean_election), .choices = sd_yes_no, .def = 0, .has_def = 1,
+     .help = "yes: a replica out of sync may become leader (unclean.leader.election.enable), and acknowledged events may be lost"},
     END};
 
 static const sd_lang_key_t sd_keys_events[] = {
@@ -1272,6 +1295,21 @@ static const sd_lang_key_t sd_keys_stop[] = {TIMEOUT, OPTIONAL, END};
 static const sd_lang_key_t sd_keys_restart[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(proc.variant), .help = "a variant's command line instead of the pipeline's"},
     {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms), .help = "how long the pipeline stays down"},
+    TIMEOUT, OPTIONAL, END};
+
+static const char *const sd_broker_ops[] = {"kill", "stop", "start", "restart", "pause", "resume", NULL};
+
+static const sd_lang_key_t sd_keys_broker[] = {
+    {.name = "kill|stop|start|restart|pause|resume", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(proc.bop), .choices = sd_broker_ops, .required = 1,
+     .help = "kill (SIGKILL), stop (SIGTERM: a controlled shutdown), start (again, on its own data), restart (stop, then start), "
+             "pause (SIGSTOP), resume (SIGCONT)"},
+    {.name = "id", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.broker_id), .min = 0, .max = 1000000, .def = -1, .has_def = 1,
+     .group = 3, .meta = "N", .help = "the broker's node id"},
+    {.name = "leader-of", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.leader_of), .min = 0, .max = 999, .def = -1, .has_def = 1,
+     .group = 3, .meta = "P", .help = "the broker leading source partition P when the step strikes"},
+    LANDING(proc.mid_batch),
+    {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms),
+     .help = "kill, stop, pause: start (or resume) it again after this long"},
     TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_kill[] = {
@@ -1563,6 +1601,14 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .finish = sd_fin_network,
      .usage = "network latency=D | reset | blackhole | bandwidth=R | idle-timeout=D | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
      .meaning = "broker and network faults (see the [catalogue](faults.md#fault-catalogue))"},
+    {.name = "broker", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_BROKER, .keys = sd_keys_broker, .timeout_ms = 60000,
+     .finish = sd_fin_broker,
+     .meaning = "break a broker of the cluster `--cluster DIR` describes (`kafka.sh cluster` starts one): `kill`, `stop`, `pause` "
+                "it, `start` or `resume` it again, or `restart` it; chosen by `id=N` or as the leader of a source partition when the "
+                "step strikes (`leader-of=P`). `mid-batch` and `at-boundary` land as `kill`'s do, in the pipeline's batches. A kill, "
+                "stop or pause waits (up to the timeout) until every source partition has a leader again and records which leaders "
+                "moved and how long a partition had none (`leaderless_s`); `for=D` starts it again after D. The run ends with "
+                "every broker it took down started again."},
     {.name = "resolve", .role = SD_LANG_STEP, .kind = SD_STEP_RESOLVE, .keys = sd_keys_timeout, .timeout_ms = 60000,
      .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "
                 "cannot read past them); the harness commits any still open before it reconciles, and says so"},

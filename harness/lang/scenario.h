@@ -48,7 +48,7 @@ typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
     SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE, SD_STEP_RESOLVE,
-    SD_STEP_OPERATOR,
+    SD_STEP_OPERATOR, SD_STEP_BROKER,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -123,6 +123,8 @@ typedef enum {
     SD_DAMAGE_COMMIT_MARKER = 0, SD_DAMAGE_OFFSETS, SD_DAMAGE_STATE, /* a Spark checkpoint's */
     SD_DAMAGE_FILE_DELETE, SD_DAMAGE_FILE_TRUNCATE                   /* file=PATH */
 } sd_damage_t;
+/* What a `broker` step does to a broker of the cluster (--cluster). */
+typedef enum { SD_BROKER_KILL = 0, SD_BROKER_STOP, SD_BROKER_START, SD_BROKER_RESTART, SD_BROKER_PAUSE, SD_BROKER_RESUME } sd_broker_op_t;
 typedef enum { SD_DRIFT_EXTRA_FIELD = 0, SD_DRIFT_TYPE_CHANGE } sd_drift_t;
 
 /* Which member of a step's union its kind's arguments are in. */
@@ -167,6 +169,9 @@ typedef struct sd_step_s {
             int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
             int64_t delay_ms;      /* restart delay; pause: resumed by the step after this long */
             char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
+            int bop;               /* broker: an sd_broker_op_t */
+            int broker_id;         /* broker id=N, -1: not given */
+            int leader_of;         /* broker leader-of=P: the leader of source partition P, -1: not given */
         } proc;
         /* await sink, await quiescent, await batches */
         struct {
@@ -217,6 +222,8 @@ typedef struct sd_scenario_s {
     int partitions;
     int replication;
     int exact_topic;       /* use the name as is, no per-run suffix */
+    int min_insync;        /* the topics' min.insync.replicas (0: the broker's default) */
+    int unclean_election;  /* the topics' unclean.leader.election.enable=true */
     int source_line;
 
     /* events */

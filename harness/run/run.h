@@ -49,6 +49,7 @@ typedef struct sd_run_opts_s {
     sd_watchdog_t *watchdog;
     const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */
     const char *proxy;            /* --proxy LISTEN=UPSTREAM, or NULL */
+    const char *cluster;          /* --cluster DIR: a cluster whose brokers `broker` steps may break, or NULL */
     const char *version;
     int operator_mode;            /* SD_OPERATOR_*: who answers `operator` steps */
 } sd_run_opts_t;
@@ -74,6 +75,7 @@ typedef struct sd_run_s {
     char *topic;
     uint64_t seed;
     sd_kvlist_t vars;             /* run-time placeholders + user variables */
+    sd_kvlist_t topic_config;     /* settings of the topics the run creates (source min-insync=, unclean-election=) */
     int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */
     int step;                     /* index of the running step */
     int64_t t0_wall, t0_mono;
@@ -198,6 +200,7 @@ typedef struct sd_run_s {
     struct sd_run_faults_s {
         sd_proxy_t *proxy;
         char *proxy_listen;
+        struct sd_cluster_s *cluster; /* --cluster: the brokers `broker` steps break (injectors/broker.c) */
         char *faketime_file;      /* the file libfaketime reads ({run}/faketime.rc) */
         int64_t clock_offset_ms;
         double clock_rate;
@@ -273,6 +276,32 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why);
 /* Undo fn(r, arg) at due_mono (a fault with for=). */
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
 
+/* How a fault was placed: the wait it took before it struck. */
+typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;
+extern const char *const sd_placed_words[];
+
+/* Where a fault lands in the pipeline's batches. */
+typedef struct {
+    sd_placed_t how;
+    int64_t batch;         /* the batch it waited for, -1 if none */
+    int64_t batch_rows;
+    int64_t rows0;         /* target rows when that batch began */
+    int64_t mark0, mark1;  /* after-sink-commit: the sink's mark when the batch was seen begun, and at the freeze */
+} sd_landing_t;
+
+/* The common start of a fault that lands in the pipeline's batches (kill,
+ * pause, broker faults; injectors/process.c): a running pipeline, then the
+ * point st->proc.mid_batch asks for. *skip is 1, with detail saying why,
+ * when there is nothing to act on; s is the pipeline's state before. */
+sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
+                              int *skip, char *detail, size_t dlen, char *err, size_t errlen);
+/* Record where fault fid landed (signal_mono: when it struck; sig SIGKILL:
+ * the batch must not have committed by now; 0: the pipeline was not
+ * signalled and runs on, so a commit after signal_mono is inside). Returns 1 when it landed
+ * where the step asked (a miss is recorded by sd_run_fault_missed). */
+int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, int escalated, int sig, int64_t signal_mono,
+                     char *out, size_t olen);
+
 /* An injector handles some step kinds (Redis-style ops struct). */
 typedef struct sd_injector_s {
     const char *name;
@@ -292,5 +321,6 @@ extern const sd_injector_t sd_injector_data;
 extern const sd_injector_t sd_injector_clock;
 extern const sd_injector_t sd_injector_storage;
 extern const sd_injector_t sd_injector_network;
+extern const sd_injector_t sd_injector_broker;
 
 #endif

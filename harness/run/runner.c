@@ -32,12 +32,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "lang.h"
 #include "observe.h"
 #include "recon.h"
 
 static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &sd_injector_data, &sd_injector_clock,
-                                                        &sd_injector_storage, &sd_injector_network, NULL};
+                                                        &sd_injector_storage, &sd_injector_network, &sd_injector_broker, NULL};
 
 int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
     size_t before = done->len;
@@ -167,6 +168,8 @@ static void sd_run_close(sd_run_t *r) {
     free(r->faults.proxy_listen);
     free(r->faults.faketime_file);
     if (r->broker) sd_broker_close(r->broker);
+    sd_cluster_free(r->faults.cluster);
+    sd_kvlist_free(&r->topic_config);
     r->broker = NULL;
     if (r->ledger) sd_ledger_close(r->ledger);
     r->ledger = NULL;
@@ -395,9 +398,25 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
     const sd_scenario_t *sc = r->sc;
     const sd_run_opts_t *opts = r->opts;
     sd_err_t e;
-    if (opts->brokers) e = sd_broker_external(opts->brokers, opts->xprops, 10000, &r->broker, err, errlen);
+    const char *brokers = opts->brokers;
+    if (opts->cluster) {
+        if ((e = sd_cluster_load(opts->cluster, &r->faults.cluster, err, errlen))) return e;
+        r->faults.cluster->log_dir = sd_util_fmt("%s/logs", r->run_dir);
+        brokers = r->faults.cluster->bootstrap;
+        sd_ledger_meta_set(r->ledger, "cluster", r->faults.cluster->path, NULL, 0);
+    }
+    if (brokers) e = sd_broker_external(brokers, opts->xprops, 10000, &r->broker, err, errlen);
     else e = sd_broker_embedded(1, &r->broker, err, errlen);
     if (e) return e;
+    /* the topics' own settings: a drill that shows what acks=1 and an
+     * unclean election cost sets them */
+    if (sc->min_insync) {
+        char v[16];
+        snprintf(v, sizeof(v), "%d", sc->min_insync);
+        sd_kvlist_add(&r->topic_config, "min.insync.replicas", v);
+    }
+    if (sc->unclean_election) sd_kvlist_add(&r->topic_config, "unclean.leader.election.enable", "true");
+    sd_broker_set_topic_config(r->broker, &r->topic_config);
     sd_kvlist_add(&r->vars, "brokers", sd_broker_bootstrap(r->broker));
     if (opts->proxy) {
         const char *eq = strchr(opts->proxy, '=');

@@ -14,6 +14,17 @@
 #                                           second line "proxy 127.0.0.1:PROXY_PORT=127.0.0.1:P"
 #                                           tells streamdrill --proxy what to forward
 #   kafka.sh stop DIR                       stop it (SIGTERM, then SIGKILL)
+#   kafka.sh cluster DIR [N] [OWNER_PID]    N brokers (default 3), each a KRaft broker and
+#                                           controller of one quorum, topics replicated 3 times
+#                                           with min.insync.replicas=2 by default; prints the
+#                                           bootstrap list and writes DIR/cluster, which
+#                                           `streamdrill run --cluster DIR` reads (each
+#                                           broker's id, address and pid file, and how to
+#                                           start one again)
+#   kafka.sh broker-start DIR ID            start broker ID of the cluster in DIR again (after
+#                                           a kill or a stop), on its own data; returns once it
+#                                           has started
+#   kafka.sh cluster-stop DIR               stop every broker of the cluster
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -107,6 +118,145 @@ LOG
     if [ -n "$proxy" ]; then echo "proxy 127.0.0.1:$proxy=127.0.0.1:$pport"; fi
 }
 
+# node DIR ID VOTERS PORT CPORT NBROKERS: one broker and controller of a
+# cluster, its configuration and log settings in DIR/ID
+node_conf() {
+    d=$1/$2; n=$6
+    mkdir -p "$d/data"
+    rf=3; [ "$n" -ge 3 ] || rf=$n
+    isr=2; [ "$n" -ge 2 ] || isr=1
+    cat > "$d/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=$2
+controller.quorum.voters=$3
+listeners=PLAINTEXT://127.0.0.1:$4,CONTROLLER://127.0.0.1:$5
+advertised.listeners=PLAINTEXT://127.0.0.1:$4
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$d/data
+num.partitions=3
+default.replication.factor=$rf
+min.insync.replicas=$isr
+auto.create.topics.enable=true
+offsets.topic.replication.factor=$rf
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
+transaction.state.log.num.partitions=4
+group.initial.rebalance.delay.ms=0
+log.retention.hours=24
+replica.lag.time.max.ms=10000
+PROPS
+    cat > "$d/log4j2.properties" <<LOG
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = $d/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.apache.name = org.apache.kafka
+logger.apache.level = WARN
+LOG
+}
+
+# launch DIR ID: start the broker in DIR/ID (already formatted), its pid in
+# DIR/ID/pid, killed when the cluster's owner (DIR/owner) ends
+launch() {
+    d=$1/$2
+    [ ! -f "$d/server.log" ] || mv "$d/server.log" "$d/server.log.1"
+    java -Xms192m -Xmx512m -XX:+UseG1GC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$d/log4j2.properties" \
+        -cp "$libs/*" kafka.Kafka "$d/server.properties" >"$d/stdout.log" 2>&1 </dev/null &
+    bpid=$!
+    echo "$bpid" > "$d/pid"
+    owner=$(cat "$1/owner" 2>/dev/null || true)
+    if [ -n "$owner" ]; then
+        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$bpid" 2>/dev/null; do sleep 1; done
+          kill -9 "$bpid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
+    fi
+}
+
+# started DIR ID: wait until broker ID says it started
+started() {
+    d=$1/$2
+    bpid=$(cat "$d/pid")
+    i=0
+    while ! grep -q "Kafka Server started" "$d/server.log" 2>/dev/null; do
+        i=$((i + 1))
+        if ! kill -0 "$bpid" 2>/dev/null || [ $i -gt 1200 ]; then
+            echo "kafka.sh: broker $2 did not start; last lines of $d/server.log and stdout.log:" >&2
+            tail -20 "$d/server.log" "$d/stdout.log" >&2 2>/dev/null || true
+            kill -9 "$bpid" 2>/dev/null || true
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+cluster() {
+    dir=$1; n=${2:-3}; owner=${3:-}
+    fetch
+    case "$n" in [1-9]) ;; *) echo "kafka.sh cluster: N must be 1 to 9, found $n" >&2; exit 2 ;; esac
+    rm -rf "$dir"; mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [ -z "$owner" ] || echo "$owner" > "$dir/owner"
+    used=" "
+    voters=""; ports=""
+    for id in $(seq 1 "$n"); do
+        for which in p c; do
+            q=$(free_port)
+            while case "$used" in *" $q "*) true ;; *) false ;; esac; do q=$(free_port); done
+            used="$used$q "
+            eval "$which$id=$q"
+        done
+        eval "voters=\"\${voters:+\$voters,}$id@127.0.0.1:\$c$id\""
+    done
+    boot=""
+    for id in $(seq 1 "$n"); do
+        eval "port=\$p$id; cport=\$c$id"
+        node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n"
+        boot="${boot:+$boot,}127.0.0.1:$port"
+    done
+    cid=$(java -cp "$libs/*" kafka.tools.StorageTool random-uuid)
+    for id in $(seq 1 "$n"); do
+        java -cp "$libs/*" kafka.tools.StorageTool format -t "$cid" -c "$dir/$id/server.properties" >"$dir/$id/format.log" 2>&1 \
+            || { cat "$dir/$id/format.log" >&2; exit 1; }
+    done
+    for id in $(seq 1 "$n"); do launch "$dir" "$id"; done
+    for id in $(seq 1 "$n"); do started "$dir" "$id" || { cluster_stop "$dir"; exit 1; }; done
+    {
+        echo "# a Kafka cluster started by $here/kafka.sh (read by streamdrill run --cluster $dir)"
+        echo "bootstrap $boot"
+        for id in $(seq 1 "$n"); do eval "echo \"broker $id 127.0.0.1:\$p$id $dir/$id/pid\""; done
+        echo "start $here/kafka.sh broker-start $dir {id}"
+    } > "$dir/cluster"
+    echo "$boot" > "$dir/bootstrap"
+    echo "$boot"
+}
+
+broker_start() {
+    dir=$1; id=$2
+    [ -f "$dir/$id/server.properties" ] || { echo "kafka.sh broker-start: no broker $id in $dir" >&2; exit 2; }
+    if [ -f "$dir/$id/pid" ] && kill -0 "$(cat "$dir/$id/pid")" 2>/dev/null; then
+        echo "kafka.sh broker-start: broker $id is running already (pid $(cat "$dir/$id/pid"))" >&2; exit 1
+    fi
+    launch "$dir" "$id"
+    started "$dir" "$id"
+}
+
+cluster_stop() {
+    dir=$1
+    for d in "$dir"/*/; do
+        [ -f "$d/pid" ] || continue
+        kill -CONT "$(cat "$d/pid")" 2>/dev/null || true
+        stop "${d%/}"
+    done
+}
+
 stop() {
     dir=$1
     [ -f "$dir/pid" ] || return 0
@@ -122,5 +272,8 @@ case "${1:-}" in
     fetch) fetch ;;
     start) shift; start "$@" ;;
     stop) shift; stop "$@" ;;
-    *) echo "usage: kafka.sh fetch | start DIR [PORT] [OWNER_PID] [PROXY_PORT] | stop DIR" >&2; exit 2 ;;
+    cluster) shift; cluster "$@" ;;
+    broker-start) shift; broker_start "$@" ;;
+    cluster-stop) shift; cluster_stop "$@" ;;
+    *) echo "usage: kafka.sh fetch | start DIR [PORT] [OWNER_PID] [PROXY_PORT] | stop DIR | cluster DIR [N] [OWNER_PID] | broker-start DIR ID | cluster-stop DIR" >&2; exit 2 ;;
 esac

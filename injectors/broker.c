@@ -1,0 +1,354 @@
+/* broker.c - faults on the brokers of a Kafka cluster (--cluster DIR).
+ *
+ *   broker kill leader-of=0 mid-batch   SIGKILL to the broker leading source
+ *                                       partition 0, inside a pipeline batch
+ *   broker stop id=2 [for=D]            SIGTERM: a controlled shutdown (its
+ *                                       leaderships move before it exits)
+ *   broker pause id=2 [for=D]           SIGSTOP: alive to the network, silent
+ *   broker start [id=N]                 start it again on its own data (every
+ *                                       broker the run took down, without id=)
+ *   broker restart id=N                 stop, then start
+ *   broker resume [id=N]                SIGCONT
+ *
+ * The broker is chosen when the step strikes: by id, or as the leader of a
+ * source partition in a metadata request made at that moment. A kill, stop
+ * or pause records which source partitions the broker led, then follows
+ * the cluster's metadata (every 100 ms, the run served meanwhile) until each
+ * of them has a leader that is not a broker the run took down; the moves and
+ * how long each partition had none go to run.db `leader_move` and the
+ * fault's landing (`leaderless_s`, figures.h). `mid-batch` and `at-boundary`
+ * land in the pipeline's batches as a pipeline kill does (process.c). The
+ * run ends with every broker it took down started again, and every broker
+ * it paused resumed (`heal`). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "run.h"
+
+static int sd_broker_handles(sd_step_kind_t k) { return k == SD_STEP_BROKER; }
+
+static const char *const sd_bop_words[] = {"kill", "stop", "start", "restart", "pause", "resume"};
+
+/* The incarnation a fault record names (0: no pipeline). */
+static int sd_broker_inc(sd_run_t *r) {
+    sd_sup_state_t s = {0};
+    if (r->sup) sd_sup_state(r->sup, &s);
+    return s.incarnation;
+}
+
+/* Each source partition's leader now (-1: none). */
+static void sd_broker_leaders_now(sd_run_t *r, int32_t *leader, int32_t *isr) {
+    if (sd_broker_leaders(r->broker, r->topic, leader, isr, r->partitions, NULL, 0) != SD_OK)
+        for (int p = 0; p < r->partitions; p++) leader[p] = -1;
+}
+
+/* A leader the clients can use: a broker of the cluster that the run has not
+ * taken down or paused. */
+static int sd_broker_usable(sd_run_t *r, int id) {
+    if (id < 0) return 0;
+    const sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
+    return !b || (!b->down && !b->paused);
+}
+
+/* The broker the step names, or NULL with why said (a partition with no
+ * leader, an id the cluster does not have). */
+static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, const int32_t *leader, char *why, size_t wlen) {
+    sd_cluster_t *c = r->faults.cluster;
+    if (st->proc.broker_id >= 0) {
+        sd_cluster_broker_t *b = sd_cluster_find(c, st->proc.broker_id);
+        if (!b) {
+            size_t l = (size_t)snprintf(why, wlen, "the cluster (%s) has no broker %d; its brokers are", c->path, st->proc.broker_id);
+            for (int i = 0; i < c->n && l < wlen; i++) l += (size_t)snprintf(why + l, wlen - l, "%s %d", i ? "," : "", c->b[i].id);
+        }
+        return b;
+    }
+    int p = st->proc.leader_of;
+    if (p >= r->partitions) {
+        snprintf(why, wlen, "leader-of=%d: the source has %d partitions", p, r->partitions);
+        return NULL;
+    }
+    if (leader[p] < 0) {
+        snprintf(why, wlen, "source partition %d has no leader to strike", p);
+        return NULL;
+    }
+    sd_cluster_broker_t *b = sd_cluster_find(c, leader[p]);
+    if (!b) snprintf(why, wlen, "source partition %d is led by broker %d, which %s does not list", p, leader[p], c->path);
+    return b;
+}
+
+/* Follow the metadata until every source partition the victim led has a
+ * usable leader again (or the step's timeout passes); record each move. */
+static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int victim, const int32_t *before, int64_t t0,
+                             char *out, size_t olen) {
+    int n = r->partitions, led = 0;
+    int64_t *took = sd_util_xcalloc((size_t)n, sizeof(*took));
+    int32_t *now = sd_util_xcalloc((size_t)n, sizeof(*now)), *isr = sd_util_xcalloc((size_t)n, sizeof(*isr));
+    for (int p = 0; p < n; p++) {
+        took[p] = -1;
+        if (before[p] == victim) led++;
+    }
+    int64_t deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
+    int left = led;
+    while (left > 0 && sd_util_mono_ms() < deadline) {
+        if (sd_run_tick(r, 100, NULL, 0) == SD_ERR_INTERRUPTED) break;
+        sd_broker_leaders_now(r, now, isr);
+        for (int p = 0; p < n; p++)
+            if (before[p] == victim && took[p] < 0 && sd_broker_usable(r, now[p])) {
+                took[p] = sd_util_mono_ms() - t0;
+                left--;
+            }
+    }
+    sd_buf_t b;
+    sd_buf_init(&b);
+    if (!led) sd_buf_printf(&b, "broker %d led no source partition", victim);
+    else sd_buf_printf(&b, "broker %d led partition%s", victim, led == 1 ? "" : "s");
+    for (int p = 0, k = 0; p < n; p++)
+        if (before[p] == victim) sd_buf_printf(&b, "%s %d", k++ ? "," : "", p);
+    int64_t worst = 0;
+    for (int p = 0, k = 0; p < n; p++) {
+        if (before[p] != victim) continue;
+        sd_ledger_leader_move(r->ledger, fid, p, victim, took[p] >= 0 ? now[p] : -1, took[p], NULL, 0);
+        if (took[p] >= 0) sd_buf_printf(&b, "%s%d to broker %d after %.1f s", k++ ? ", " : "; leaders moved: ", p, now[p], (double)took[p] / 1000.0);
+        else sd_buf_printf(&b, "%s%d: no other leader within %.0f s", k++ ? ", " : "; leaders moved: ", p, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+        if (took[p] > worst) worst = took[p];
+    }
+    if (led && !left) sd_buf_printf(&b, "; every source partition had a leader again after %.1f s", (double)worst / 1000.0);
+    sd_ledger_fault_note(r->ledger, fid, b.data, NULL, 0);
+    snprintf(out, olen, "%s", b.data);
+    sd_buf_free(&b);
+    free(took);
+    free(now);
+    free(isr);
+}
+
+/* Start a broker again and wait (serving the run) until its start command
+ * says it has started. */
+static sd_err_t sd_broker_start_wait(sd_run_t *r, sd_cluster_broker_t *b, int64_t timeout_ms, char *why, size_t wlen) {
+    char err[512];
+    if (sd_cluster_start_begin(r->faults.cluster, b, err, sizeof(err))) {
+        snprintf(why, wlen, "%.250s", err);
+        return SD_ERR_BROKER;
+    }
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    for (;;) {
+        int done = sd_cluster_start_poll(b, why, wlen);
+        if (done > 0) return SD_OK;
+        if (done < 0) return SD_ERR_BROKER;
+        if (sd_util_mono_ms() > deadline) {
+            snprintf(why, wlen, "not started within %.0f s (see logs/broker-%d-start.log)", (double)timeout_ms / 1000.0, b->id);
+            return SD_ERR_TIMEOUT;
+        }
+        if (sd_run_tick(r, 50, NULL, 0) == SD_ERR_INTERRUPTED) {
+            snprintf(why, wlen, "interrupted");
+            return SD_ERR_INTERRUPTED;
+        }
+    }
+}
+
+/* for=D: the broker comes back (arg: its id) */
+static void sd_broker_undo(sd_run_t *r, int id) {
+    sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
+    if (!b) return;
+    char like[48], det[96];
+    snprintf(like, sizeof(like), "%% broker %d %%", id);
+    if (b->paused) {
+        sd_cluster_signal(b, SIGCONT, NULL, 0);
+        b->paused = 0;
+        snprintf(det, sizeof(det), "SIGCONT to broker %d (for= elapsed)", id);
+        sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+    } else if (b->down && !b->starting) {
+        /* its start runs on while the run goes; heal waits for it */
+        if (sd_cluster_start_begin(r->faults.cluster, b, NULL, 0) == SD_OK) {
+            snprintf(det, sizeof(det), "broker %d started again (for= elapsed)", id);
+            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+        }
+    }
+}
+
+/* kill, stop, pause: strike, then follow the leaderships. */
+static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int op = st->proc.bop;
+    sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
+    if (st->proc.mid_batch != SD_LAND_NOW) {
+        sd_sup_state_t s;
+        int skip;
+        sd_err_t e = sd_fault_reach_point(r, st, sd_bop_words[op], &s, &L, &skip, detail, dlen, err, errlen);
+        if (e || skip) return e;
+    }
+    int n = r->partitions;
+    int32_t *before = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*before));
+    int32_t *isr = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*isr));
+    sd_broker_leaders_now(r, before, isr);
+    char why[512] = "";
+    sd_cluster_broker_t *b = sd_broker_pick(r, st, before, why, sizeof(why));
+    pid_t pid = b ? sd_cluster_pid(b) : -1;
+    if (b && (pid < 0 || b->down)) snprintf(why, sizeof(why), "broker %d is not running", b->id);
+    else if (b && b->paused && op != SD_BROKER_KILL) snprintf(why, sizeof(why), "broker %d is paused already", b->id);
+    if (!b || pid < 0 || b->down || (b->paused && op != SD_BROKER_KILL)) {
+        snprintf(detail, dlen, "nothing to %s: %s", sd_bop_words[op], why);
+        free(before);
+        free(isr);
+        if (st->proc.broker_id >= 0 && !b)
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: %s", r->sc->path, st->line, sd_bop_words[op],
+                              st->proc.broker_id, why);
+        sd_run_fault_missed(r, st, detail);
+        return SD_OK;
+    }
+    char led[160] = "";
+    size_t l = 0;
+    for (int p = 0; p < n && l < sizeof(led); p++)
+        if (before[p] == b->id) l += (size_t)snprintf(led + l, sizeof(led) - l, "%s%d", l ? "," : "", p);
+    char fdet[320];
+    const char *how = op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown" : "SIGSTOP";
+    snprintf(fdet, sizeof(fdet), "%s broker %d (%s; %s%s) %s", sd_bop_words[op], b->id, how, l ? "leader of source partition " : "leader of no source partition",
+             led, sd_placed_words[L.how]);
+    int inc = sd_broker_inc(r);
+    int64_t fid = 0;
+    sd_err_t e = sd_ledger_fault(r->ledger, r->step, "broker", fdet, inc, &fid, err, errlen);
+    if (e) { free(before); free(isr); return e; }
+    sd_run_pump(r, NULL, 0); /* a commit seen from now on came after the strike */
+    int64_t t0 = sd_util_mono_ms();
+    int sig = op == SD_BROKER_KILL ? SIGKILL : op == SD_BROKER_STOP ? SIGTERM : SIGSTOP;
+    if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
+    if (op == SD_BROKER_PAUSE) b->paused = 1;
+    else b->down = 1, b->paused = 0;
+    char land[400] = "";
+    if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, inc, 0, 0, t0, land, sizeof(land));
+    char gone[96] = "";
+    if (op != SD_BROKER_PAUSE) {
+        /* a controlled shutdown takes a while; the leaderships move during it */
+        int64_t wait = op == SD_BROKER_KILL ? 10000 : sd_util_scaled_ms(st->timeout_ms);
+        int64_t until = sd_util_mono_ms() + wait;
+        while (sd_util_mono_ms() < until && !sd_cluster_wait_gone(b, pid, 0))
+            if (sd_run_tick(r, 50, NULL, 0) == SD_ERR_INTERRUPTED) break;
+        if (!sd_cluster_wait_gone(b, pid, 0)) {
+            kill(pid, SIGKILL);
+            sd_cluster_wait_gone(b, pid, 10000);
+            snprintf(gone, sizeof(gone), "; escalated to SIGKILL after %.0f s", (double)wait / 1000.0);
+        } else if (op == SD_BROKER_STOP) {
+            snprintf(gone, sizeof(gone), "; it exited after %.1f s", (double)(sd_util_mono_ms() - t0) / 1000.0);
+        }
+        if (gone[0]) sd_ledger_fault_note(r->ledger, fid, gone + 2, NULL, 0);
+    }
+    char moved[600];
+    sd_broker_follow(r, st, fid, b->id, before, t0, moved, sizeof(moved));
+    if (st->proc.delay_ms > 0) sd_run_schedule_undo(r, t0 + st->proc.delay_ms, sd_broker_undo, b->id);
+    snprintf(detail, dlen, "%s%s%s%s; %s%s", fdet, gone, land[0] ? "; landed " : "", land, moved,
+             st->proc.delay_ms > 0 ? (op == SD_BROKER_PAUSE ? "; resumed after for=" : "; started again after for=") : "");
+    sd_run_data_step_done(r);
+    free(before);
+    free(isr);
+    return SD_OK;
+}
+
+/* start [id=N], resume [id=N]: one broker, or every one the run took down
+ * (paused). */
+static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_cluster_t *c = r->faults.cluster;
+    int resume = st->proc.bop == SD_BROKER_RESUME, did = 0;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    if (st->proc.broker_id >= 0 && !sd_cluster_find(c, st->proc.broker_id)) {
+        sd_buf_free(&b);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: the cluster (%s) has no such broker", r->sc->path, st->line,
+                          resume ? "resume" : "start", st->proc.broker_id, c->path);
+    }
+    for (int i = 0; i < c->n; i++) {
+        sd_cluster_broker_t *k = &c->b[i];
+        if (st->proc.broker_id >= 0 && k->id != st->proc.broker_id) continue;
+        char like[48], det[200], why[256] = "";
+        snprintf(like, sizeof(like), "%% broker %d %%", k->id);
+        if (resume) {
+            if (!k->paused) continue;
+            sd_cluster_signal(k, SIGCONT, NULL, 0);
+            k->paused = 0;
+            snprintf(det, sizeof(det), "SIGCONT to broker %d", k->id);
+            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+        } else {
+            if (!k->down && !k->starting && sd_cluster_pid(k) > 0) continue;
+            int64_t t = sd_util_mono_ms();
+            sd_err_t e = sd_broker_start_wait(r, k, sd_util_scaled_ms(st->timeout_ms), why, sizeof(why));
+            if (e == SD_ERR_INTERRUPTED) { sd_buf_free(&b); return sd_err_set(err, errlen, e, "interrupted"); }
+            if (e) {
+                sd_buf_free(&b);
+                return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %d: could not start it again: %s", k->id, why);
+            }
+            snprintf(det, sizeof(det), "broker %d started again in %.1f s", k->id, (double)(sd_util_mono_ms() - t) / 1000.0);
+            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+        }
+        sd_buf_printf(&b, "%s%s", did++ ? "; " : "", det);
+    }
+    snprintf(detail, dlen, "%s", did ? b.data : resume ? "no broker was paused" : "every broker was running");
+    sd_buf_free(&b);
+    sd_run_data_step_done(r);
+    return SD_OK;
+}
+
+static sd_err_t sd_broker_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    if (!r->faults.cluster)
+        return sd_err_set(err, errlen, SD_ERR_USAGE,
+                          "%s:%d: broker steps need --cluster DIR: a cluster whose brokers the harness may break (start one with "
+                          "scenarios/env/kafka/kafka.sh cluster DIR)", r->sc->path, st->line);
+    switch (st->proc.bop) {
+    case SD_BROKER_KILL: case SD_BROKER_STOP: case SD_BROKER_PAUSE:
+        return sd_broker_strike(r, st, detail, dlen, err, errlen);
+    case SD_BROKER_START: case SD_BROKER_RESUME:
+        return sd_broker_back(r, st, detail, dlen, err, errlen);
+    case SD_BROKER_RESTART: {
+        sd_step_t stop = *st, start = *st;
+        stop.proc.bop = SD_BROKER_STOP;
+        stop.proc.delay_ms = 0;
+        char d1[1024], d2[512];
+        sd_err_t e = sd_broker_strike(r, &stop, d1, sizeof(d1), err, errlen);
+        if (e) return e;
+        /* the broker it stopped (leader-of= may have named it) */
+        int id = -1;
+        for (int i = 0; i < r->faults.cluster->n; i++)
+            if (r->faults.cluster->b[i].down && !r->faults.cluster->b[i].starting) id = r->faults.cluster->b[i].id;
+        if (id < 0) { snprintf(detail, dlen, "%s", d1); return SD_OK; }
+        start.proc.bop = SD_BROKER_START;
+        start.proc.broker_id = id;
+        start.proc.leader_of = -1;
+        if ((e = sd_broker_back(r, &start, d2, sizeof(d2), err, errlen))) return e;
+        snprintf(detail, dlen, "%.700s; %s", d1, d2);
+        return SD_OK;
+    }
+    }
+    return sd_err_set(err, errlen, SD_ERR_INTERNAL, "broker: op %d", st->proc.bop);
+}
+
+/* heal: every paused broker resumed, every broker the run took down started
+ * again (the cluster outlives the run whole). */
+static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
+    sd_cluster_t *c = r->faults.cluster;
+    if (!c) return;
+    for (int i = 0; i < c->n; i++) {
+        sd_cluster_broker_t *k = &c->b[i];
+        char like[48], det[200], why[256] = "";
+        snprintf(like, sizeof(like), "%% broker %d %%", k->id);
+        if (k->paused) {
+            sd_cluster_signal(k, SIGCONT, NULL, 0);
+            k->paused = 0;
+            snprintf(det, sizeof(det), "resumed broker %d", k->id);
+            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+            sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
+        }
+        if (k->down || k->starting) {
+            int was_starting = k->starting > 0;
+            sd_err_t e = sd_broker_start_wait(r, k, sd_util_scaled_ms(120000), why, sizeof(why));
+            if (e) {
+                snprintf(det, sizeof(det), "broker %d could not be started again: %s", k->id, why);
+                sd_ledger_warning(r->ledger, "broker-not-restarted", det, NULL, 0);
+            } else {
+                snprintf(det, sizeof(det), "started broker %d again", k->id);
+                if (!was_starting) sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+            }
+            sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
+        }
+    }
+}
+
+const sd_injector_t sd_injector_broker = {"broker", sd_broker_handles, sd_broker_run, sd_broker_heal, NULL};
