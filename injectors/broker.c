@@ -65,9 +65,18 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
         }
         return b;
     }
-    int p = st->proc.leader_of;
+    int p = st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of;
     if (p >= r->partitions) {
-        snprintf(why, wlen, "leader-of=%d: the source has %d partitions", p, r->partitions);
+        snprintf(why, wlen, "partition %d: the source has %d partitions", p, r->partitions);
+        return NULL;
+    }
+    if (st->proc.follower_of >= 0) {
+        int32_t ids[SD_CLUSTER_MAX];
+        int n = sd_broker_replicas(r->broker, r->topic, p, ids, SD_CLUSTER_MAX);
+        for (int i = 0; i < n; i++)
+            if (ids[i] != leader[p] && sd_broker_usable(r, ids[i]) && sd_cluster_find(c, ids[i])) return sd_cluster_find(c, ids[i]);
+        snprintf(why, wlen, "source partition %d has no follower the run has not taken down or paused (%d replica%s)", p, n < 0 ? 0 : n,
+                 n == 1 ? "" : "s");
         return NULL;
     }
     if (leader[p] < 0) {

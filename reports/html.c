@@ -157,6 +157,8 @@ static void sd_html_top(sd_buf_t *b, const sd_report_model_t *m) {
     sd_h(b, m->brokers);
     sd_buf_puts(b, "</code></td></tr><tr><th>topic</th><td><code>");
     sd_h(b, m->topic);
+    if (m->topic_config[0]) { sd_buf_puts(b, "</code> <code>"); sd_h(b, m->topic_config); }
+    if (m->producer[0]) { sd_buf_puts(b, "</code></td></tr><tr><th>producer</th><td><code>"); sd_h(b, m->producer); }
     sd_buf_puts(b, "</code></td></tr><tr><th>started</th><td>");
     sd_h(b, m->started_at);
     if (m->ended_ms >= 0) sd_buf_printf(b, " (%.1f s)", (double)(m->ended_ms - m->started_ms) / 1000.0);

@@ -107,6 +107,8 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
     sd_report_md_code(&b, m->brokers);
     sd_buf_puts(&b, " |\n| topic | ");
     sd_report_md_code(&b, m->topic);
+    if (m->topic_config[0]) { sd_buf_puts(&b, " "); sd_report_md_code(&b, m->topic_config); }
+    if (m->producer[0]) { sd_buf_puts(&b, " |\n| producer | "); sd_report_md_code(&b, m->producer); }
     sd_buf_printf(&b, " |\n| started | %s |\n", m->started_at);
     if (m->ended_ms >= 0) sd_buf_printf(&b, "| duration | %.1fs |\n", (double)(m->ended_ms - m->started_ms) / 1000.0);
     if (m->vars[0]) { sd_buf_puts(&b, "| variables | "); sd_report_md_escape(&b, m->vars); sd_buf_puts(&b, " |\n"); }

@@ -87,6 +87,8 @@ typedef struct sd_report_model_s {
     char *scenario, *file, *description, *seed, *tag, *topic, *brokers, *broker_kind, *profile;
     char *verdict, *reason, *message, *version, *started_at, *status, *vars;
     char *reproduce;    /* the command that runs the drill again */
+    char *producer;     /* the harness's producer settings a loss by Kafka depends on ("" before they were recorded) */
+    char *topic_config; /* the settings the run gave its topics, or "" */
     int64_t started_ms, ended_ms;
     int64_t harness_cpu_ms, harness_peak_rss_kb, reconcile_ms; /* -1 unknown */
     int64_t harness_idle_ms;  /* waited after the pipeline's last sign of work; -1 unknown */

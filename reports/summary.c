@@ -105,6 +105,8 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_object_set_new(root, "topic", json_string(m->topic));
     json_object_set_new(root, "brokers", json_string(m->brokers));
     json_object_set_new(root, "broker_kind", json_string(m->broker_kind));
+    json_object_set_new(root, "producer", json_string(m->producer));
+    json_object_set_new(root, "topic_config", json_string(m->topic_config));
     json_object_set_new(root, "file", json_string(m->file));
     json_object_set_new(root, "started_at", json_string(m->started_at));
     json_object_set_new(root, "duration_ms", m->ended_ms >= 0 ? json_integer(m->ended_ms - m->started_ms) : json_null());

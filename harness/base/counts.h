@@ -50,6 +50,7 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(valid_quarantined, SD_CK_RUN, 1, "valid, on-time events found in the quarantine")                                      \
     X(late_vanished, SD_CK_RUN, 0, "late events in neither sink though the contract quarantines them")                       \
     X(crashes, SD_CK_RUN, 1, "pipeline exits the drill did not cause")                                                       \
+    X(acked_lost, SD_CK_RUN, 0, "events Kafka acknowledged that are no longer in the source topic (a broker or configuration fault, such as acks=1 or an unclean election, not the pipeline's): left out of every other count") \
     /* end-to-end latency, when the sink gives write times (-1 otherwise) */                                                 \
     X(latency_p50_ms, SD_CK_RUN, 0, "from the harness handing an event to Kafka to its first appearance in the sink: median, ms (-1 without write times)")                \
     X(latency_p95_ms, SD_CK_RUN, 0, "end-to-end latency, 95th percentile (ms)")                                              \

@@ -30,6 +30,8 @@
     X(reconnect_s, 's', "an idle timeout (`network idle-timeout=D`): the longest a client waited on a connection dropped " \
                         "silently, from its first request on it until it gave up and reconnected")                          \
     X(dropped_connections, 'n', "an idle timeout: connections dropped silently for being idle")                          \
+    X(leaderless_s, 's', "a broker fault (`broker kill|stop|pause`): the longest a source partition the broker led had no "  \
+                         "leader the clients could use, from the strike until the cluster's metadata named another")       \
     X(operator_s, 's', "the human part of the recovery: time spent in `operator` steps between the fault and when it "   \
                        "caught up")                                                                                          \
     X(latency_p50_before_ms, 'm', "median latency of events sent before the fault (since the previous recovery)")         \

@@ -1289,6 +1289,28 @@ void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t se
     pthread_mutex_unlock(&l->mu);
 }
 
+void sd_ledger_each_acked_lost(sd_ledger_t *l, const int64_t *ends, int nparts, void (*cb)(void *opaque, int64_t seq, int lost),
+                               void *opaque) {
+    sqlite3_stmt *st;
+    sd_ledger_lock_read(l);
+    /* two acknowledgements of one offset: the partition was cut back and
+     * the offset written again, so the earlier event is gone */
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, partition, offset FROM ledger WHERE offset >= 0 AND error IS NULL"
+                                  " ORDER BY partition, offset, acked_ms, n", -1, &st, NULL) == SQLITE_OK) {
+        int64_t pseq = -1, poff = -1;
+        int ppart = -1, have = 0;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int64_t seq = sqlite3_column_int64(st, 0), off = sqlite3_column_int64(st, 2);
+            int part = sqlite3_column_int(st, 1);
+            if (have) cb(opaque, pseq, (part == ppart && off == poff) || (ppart >= 0 && ppart < nparts && poff >= ends[ppart]));
+            pseq = seq, poff = off, ppart = part, have = 1;
+        }
+        if (have) cb(opaque, pseq, ppart >= 0 && ppart < nparts && poff >= ends[ppart]);
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque) {
     sqlite3_stmt *st;
     sd_ledger_lock_read(l);

@@ -21,6 +21,23 @@ struct sd_broker_s {
 
 void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config) { b->topic_config = config; }
 
+int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int32_t *ids, int max) {
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(5000));
+    rd_kafka_topic_destroy(rkt);
+    if (rerr) return -1;
+    int n = 0;
+    for (int t = 0; t < md->topic_cnt; t++)
+        for (int i = 0; i < md->topics[t].partition_cnt; i++) {
+            const rd_kafka_metadata_partition_t *mp = &md->topics[t].partitions[i];
+            if (mp->id != partition) continue;
+            for (int k = 0; k < mp->replica_cnt && n < max; k++) ids[n++] = mp->replicas[k];
+        }
+    rd_kafka_metadata_destroy(md);
+    return n;
+}
+
 sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) leader[i] = -1, isr[i] = 0;
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);

@@ -45,6 +45,9 @@ void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config);
  * fresh metadata request; n entries. */
 sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen);
 
+/* The replicas of one partition (broker ids, at most max); -1 on error. */
+int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int32_t *ids, int max);
+
 /* Apply -X style properties to a librdkafka configuration. */
 sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,
                               size_t errlen);

@@ -22,6 +22,7 @@ struct sd_producer_s {
     char last_error[512];
     int64_t ends[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: one past the newest offset acknowledged */
     int64_t served_ms;                        /* when this poll served its first delivery report, 0 before */
+    char settings[160];                       /* "acks=all enable.idempotence=true" as configured */
 };
 
 /* Serve delivery reports: those one call serves arrived together and are
@@ -84,6 +85,12 @@ sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvli
         free(p);
         return e;
     }
+    /* what a loss by Kafka depends on, for the report */
+    char acks[32] = "?", idem[16] = "?";
+    size_t al = sizeof(acks), il = sizeof(idem);
+    rd_kafka_conf_get(conf, "acks", acks, &al);
+    rd_kafka_conf_get(conf, "enable.idempotence", idem, &il);
+    snprintf(p->settings, sizeof(p->settings), "acks=%s enable.idempotence=%s", !strcmp(acks, "-1") ? "all" : acks, idem);
     p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
     if (!p->rk) {
         rd_kafka_conf_destroy(conf);
@@ -95,6 +102,8 @@ sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvli
     *out = p;
     return SD_OK;
 }
+
+const char *sd_producer_settings(const sd_producer_t *p) { return p->settings; }
 
 void sd_producer_close(sd_producer_t *p) {
     if (!p) return;

@@ -30,6 +30,8 @@ sd_err_t sd_producer_new(const char *bootstrap, const char *topic, const sd_kvli
                          const sd_kvlist_t *props2, sd_ledger_t *ledger, sd_producer_t **out, char *err,
                          size_t errlen);
 /* Flush (bounded) and destroy. */
+/* The settings a loss by Kafka depends on: "acks=all enable.idempotence=true". */
+const char *sd_producer_settings(const sd_producer_t *p);
 void sd_producer_close(sd_producer_t *p);
 
 /* Send one message; value NULL means a null value (tombstone). n is its

@@ -994,17 +994,19 @@ static sd_err_t sd_fin_broker(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
     (void)sc; (void)present;
     const sd_step_t *st = obj;
     int op = st->proc.bop, strikes = op == SD_BROKER_KILL || op == SD_BROKER_STOP || op == SD_BROKER_PAUSE || op == SD_BROKER_RESTART;
-    if (strikes && st->proc.broker_id < 0 && st->proc.leader_of < 0)
-        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "broker %s: expected id=N or leader-of=P (which broker), found neither", ts->t[1].text);
-    if (!strikes && st->proc.leader_of >= 0)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected id=N or nothing (every broker the run took down), found leader-of=", ts->t[1].text);
+    if (strikes && st->proc.broker_id < 0 && st->proc.leader_of < 0 && st->proc.follower_of < 0)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "broker %s: expected id=N, leader-of=P or follower-of=P (which broker), found none", ts->t[1].text);
+    if (!strikes && (st->proc.leader_of >= 0 || st->proc.follower_of >= 0))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected id=N or nothing (every broker the run took down), found %s", ts->t[1].text,
+                       st->proc.leader_of >= 0 ? "leader-of=" : "follower-of=");
     if (!strikes && st->proc.mid_batch != SD_LAND_NOW)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected no landing word (only kill, stop, pause and restart strike)", ts->t[1].text);
     if (st->proc.delay_ms > 0 && (op == SD_BROKER_START || op == SD_BROKER_RESUME || op == SD_BROKER_RESTART))
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected for= only with kill, stop or pause", ts->t[1].text);
-    if (st->proc.leader_of >= 0 && sc->has_source && st->proc.leader_of >= sc->partitions)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker: leader-of=%d, but the source has %d partition%s", st->proc.leader_of,
-                       sc->partitions, sc->partitions == 1 ? "" : "s");
+    int p = st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of;
+    if (p >= 0 && sc->has_source && p >= sc->partitions)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker: %s=%d, but the source has %d partition%s", st->proc.leader_of >= 0 ? "leader-of" : "follower-of",
+                       p, sc->partitions, sc->partitions == 1 ? "" : "s");
     return SD_OK;
 }
 
@@ -1307,6 +1309,8 @@ static const sd_lang_key_t sd_keys_broker[] = {
      .group = 3, .meta = "N", .help = "the broker's node id"},
     {.name = "leader-of", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.leader_of), .min = 0, .max = 999, .def = -1, .has_def = 1,
      .group = 3, .meta = "P", .help = "the broker leading source partition P when the step strikes"},
+    {.name = "follower-of", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.follower_of), .min = 0, .max = 999, .def = -1, .has_def = 1,
+     .group = 3, .meta = "P", .help = "a replica of source partition P that is not its leader and that the run has not taken down or paused"},
     LANDING(proc.mid_batch),
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms),
      .help = "kill, stop, pause: start (or resume) it again after this long"},

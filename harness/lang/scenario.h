@@ -172,6 +172,7 @@ typedef struct sd_step_s {
             int bop;               /* broker: an sd_broker_op_t */
             int broker_id;         /* broker id=N, -1: not given */
             int leader_of;         /* broker leader-of=P: the leader of source partition P, -1: not given */
+            int follower_of;       /* broker follower-of=P: a replica of P that is not its leader (and not down or paused), -1: not given */
         } proc;
         /* await sink, await quiescent, await batches */
         struct {

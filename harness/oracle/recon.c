@@ -12,7 +12,7 @@ const char *sd_bucket_name(sd_bucket_t b) {
     static const char *const n[SD_B__COUNT] = {
         "delivered", "duplicated", "lost", "unjudgeable", "late_dropped", "late_leaked", "malformed_leaked",
         "quarantined", "malformed_vanished", "late_vanished", "valid_quarantined", "missing_copies", "not_yet_consumed",
-        "aborted_leaked"};
+        "aborted_leaked", "acked_lost"};
     return (int)b >= 0 && b < SD_B__COUNT ? n[b] : "?";
 }
 
@@ -81,6 +81,12 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, co
         int k = sd_seqs_kind(l->seqs, s);
         if (t) seen++;
         if (d == SD_RECON_UNSENT) continue;
+        if (l->vanished && l->vanished[s]) {
+            /* Kafka lost it after acknowledging it: no pipeline could read it */
+            c->acked_lost++;
+            sd_list_add(&out->lists[SD_B_ACKED_LOST], s, t);
+            continue;
+        }
         switch (d) {
         case SD_DISP_TARGET:
         {
@@ -222,7 +228,8 @@ static int sd_count_bucket(const char *count) {
         {"malformed_vanished", SD_B_MALFORMED_VANISHED}, {"late_vanished", SD_B_LATE_VANISHED},
         {"valid_quarantined", SD_B_VALID_QUARANTINED}, {"unjudgeable", SD_B_UNJUDGEABLE},
         {"quarantined", SD_B_QUARANTINED}, {"missing_copies", SD_B_MISSING_COPIES},
-        {"not_yet_consumed", SD_B_NOT_YET_CONSUMED}, {"aborted_leaked", SD_B_ABORTED_LEAKED}, {NULL, 0}};
+        {"not_yet_consumed", SD_B_NOT_YET_CONSUMED}, {"aborted_leaked", SD_B_ABORTED_LEAKED},
+        {"acked_lost", SD_B_ACKED_LOST}, {NULL, 0}};
     for (int i = 0; m[i].c; i++)
         if (!strcmp(m[i].c, count)) return (int)m[i].b;
     return -1;
@@ -242,6 +249,10 @@ static char *sd_check_detail(const sd_recon_ctx_t *ctx, const sd_recon_result_t 
     sd_buf_t d;
     sd_buf_init(&d);
     int64_t show = l->n < 20 ? l->n : 20;
+    if (b == SD_B_ACKED_LOST)
+        sd_buf_puts(&d, "Kafka acknowledged these events and no longer holds them (their offsets are past the partition's end, or "
+                        "another acknowledged event has them now): a broker or configuration fault (acks, min.insync.replicas, "
+                        "unclean leader election), not the pipeline's; ");
     sd_buf_printf(&d, "%s ids%s: ", sd_bucket_name((sd_bucket_t)b), l->n > show ? " (first 20)" : "");
     for (int64_t i = 0; i < show; i++) {
         char id[64];
@@ -324,6 +335,9 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     }
     implicit[ni++] = "valid_quarantined";
     implicit[ni++] = "crashes";
+    /* only when Kafka lost something: the check blames the cluster, and
+     * every other count leaves those events out */
+    if (r->counts.acked_lost) implicit[ni++] = "acked_lost";
     if (ctx->has_quarantine_sink) {
         implicit[ni++] = "malformed_vanished";
         implicit[ni++] = "late_vanished";

@@ -75,6 +75,7 @@ typedef struct sd_recon_ledger_s {
     int expect_sends;        /* the target must hold as many copies of an id as the harness sent
                               * messages with it (`contract duplicates=keep`: the pipeline must
                               * pass input duplicates on); 0: one each */
+    const uint8_t *vanished; /* per seq: Kafka acknowledged it and no longer holds it (acked_lost; may be NULL) */
     int by_model;            /* the target holds derived rows judged by a result model
                               * (result.h): its ids are not judged, target may be NULL */
 } sd_recon_ledger_t;
@@ -82,7 +83,7 @@ typedef struct sd_recon_ledger_s {
 typedef enum {
     SD_B_DELIVERED = 0, SD_B_DUPLICATED, SD_B_LOST, SD_B_UNJUDGEABLE, SD_B_LATE_DROPPED, SD_B_LATE_LEAKED,
     SD_B_MALFORMED_LEAKED, SD_B_QUARANTINED, SD_B_MALFORMED_VANISHED, SD_B_LATE_VANISHED, SD_B_VALID_QUARANTINED,
-    SD_B_MISSING_COPIES, SD_B_NOT_YET_CONSUMED, SD_B_ABORTED_LEAKED,
+    SD_B_MISSING_COPIES, SD_B_NOT_YET_CONSUMED, SD_B_ABORTED_LEAKED, SD_B_ACKED_LOST,
     SD_B__COUNT
 } sd_bucket_t;
 const char *sd_bucket_name(sd_bucket_t b);

@@ -305,6 +305,22 @@ static void sd_reconnect(sd_rdb_t *d, sd_recovery_t *r) {
     }
 }
 
+/* A broker fault: how long the partitions it led had no usable leader
+ * (run.db leader_move; NULL: none within the step's timeout). */
+static void sd_leaderless(sd_rdb_t *d, sd_recovery_t *r) {
+    sqlite3_stmt *st = NULL;
+    int64_t longest = 0, never = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT leaderless_ms FROM leader_move WHERE fault=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, r->fault);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            if (sqlite3_column_type(st, 0) == SQLITE_NULL) never++;
+            else if (sqlite3_column_int64(st, 0) > longest) longest = sqlite3_column_int64(st, 0);
+        }
+    }
+    sqlite3_finalize(st);
+    r->v[SD_FIG_leaderless_s] = never ? SD_FIG_NEVER : longest;
+}
+
 /* ---- the recovery point (faults that end an incarnation) ---- */
 
 static void sd_recovery_point(sd_rdb_t *d, sd_recovery_t *r, const int64_t *rows_visible) {
@@ -437,7 +453,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT f.id, f.t_ms, f.kind, f.incarnation, f.rows_visible, f.end_ms, s.line, s.started_ms, f.detail, f.acked"
                                " FROM fault f LEFT JOIN step s ON s.idx = f.step"
-                               " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage')"
+                               " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage','broker')"
                                " AND f.detail <> 'did not land' ORDER BY f.t_ms, f.id", -1, &st, NULL) != SQLITE_OK) {
         sd_err_set(err, errlen, SD_ERR_IO, "recovery: reading run.db's faults: %s", sqlite3_errmsg(db));
         sd_rdb_free(&d);
@@ -488,6 +504,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         sd_recovery_t *r = &v[i];
         if (in && in->newest_seen) sd_caught_by_target(&d, r);
         else sd_caught_by_commits(&d, r);
+        if (!strcmp(r->kind, "broker")) sd_leaderless(&d, r);
         if (idle[i]) sd_reconnect(&d, r); /* not a stall: nothing stops until a client reuses a dropped connection */
         else if (sd_stall(r->kind)) sd_detect(&d, r);
         if (r->ends && r->incarnation > 0) sd_recovery_point(&d, r, &vis[i]);

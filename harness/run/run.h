@@ -119,6 +119,7 @@ typedef struct sd_run_s {
         int64_t max_event_time;   /* newest event time sent among valid events */
         int64_t valid_sent;
         int64_t late_sent, malformed_sent, replayed, messages;
+        const uint8_t *acked_lost; /* while the run is judged: per seq, Kafka lost it after acknowledging it (NULL: none) */
     } sends;
 
     /* the console (run_base.c) */

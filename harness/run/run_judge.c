@@ -46,17 +46,53 @@ static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
     }
 }
 
-static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
+/* per seq: bit 1 an acknowledgement Kafka still holds, bit 2 one it lost */
+static void sd_run_mark_acked(void *opaque, int64_t s, int lost) {
+    sd_trim_ctx_t *t = opaque;
+    if (s >= 0 && s < t->r->sends.nseq) t->trimmed[s] |= lost ? 2 : 1;
+}
+
+/* Events Kafka acknowledged and no longer holds (acked_lost): judged from
+ * the ledger's acknowledged offsets against the partitions' ends now. The
+ * embedded cluster keeps one copy of each partition and never cuts one
+ * back, so only external brokers are asked. */
+static uint8_t *sd_run_acked_lost(sd_run_t *r, const int64_t *highs) {
+    if (sd_broker_is_embedded(r->broker) || !r->sends.nseq) return NULL;
+    sd_trim_ctx_t t = {.r = r, .trimmed = sd_util_xcalloc((size_t)r->sends.nseq, 1)};
+    sd_ledger_each_acked_lost(r->ledger, highs, r->partitions, sd_run_mark_acked, &t);
+    int64_t n = 0;
+    for (int64_t s = 0; s < r->sends.nseq; s++) {
+        t.trimmed[s] = t.trimmed[s] == 2; /* every acknowledged copy lost */
+        n += t.trimmed[s];
+    }
+    if (!n) {
+        free(t.trimmed);
+        return NULL;
+    }
+    char w[512];
+    snprintf(w, sizeof(w), "Kafka lost %lld events of topic %s after acknowledging them (the producer: %s); they are counted as "
+             "acked_lost, not against the pipeline", (long long)n, r->topic, r->producer ? sd_producer_settings(r->producer) : "?");
+    sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
+    sd_run_say(r, "warning: %s", w);
+    return t.trimmed;
+}
+
+static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out, uint8_t **vanished_out) {
     *trimmed_out = NULL;
     sd_ledger_each_unsent(r->ledger, sd_run_mark_unsent, r);
     /* the broker deleted data below its low watermark: those events cannot
      * be re-read by a pipeline that restarts from an older position */
     int any = 0;
     int64_t *lows = sd_util_xcalloc((size_t)r->partitions + 1, sizeof(int64_t));
+    int64_t *highs = sd_util_xcalloc((size_t)r->partitions + 1, sizeof(int64_t));
+    int all = 1;
     for (int p = 0; p < r->partitions; p++) {
         int64_t lo = 0, hi = 0;
-        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) == SD_OK) {
+        highs[p] = INT64_MAX;
+        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) != SD_OK) all = 0;
+        else {
             lows[p] = lo;
+            highs[p] = hi;
             sd_ledger_watermark(r->ledger, sd_util_wall_ms(), p, lo, hi, NULL, 0);
             if (lo > 0) any = 1;
         }
@@ -72,6 +108,11 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out) {
         sd_run_say(r, "warning: %s", w);
         *trimmed_out = t.trimmed;
     }
+    /* a partition whose end could not be read cuts nothing (INT64_MAX) */
+    *vanished_out = sd_run_acked_lost(r, highs);
+    if (!all) sd_ledger_warning(r->ledger, "watermarks", "a source partition's end could not be read: events Kafka lost past it "
+                                "after acknowledging them are not told apart from the pipeline's losses", NULL, 0);
+    free(highs);
     free(lows);
 }
 
@@ -469,9 +510,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
      * run sent is free by now: give it back before the sinks' per-event
      * arrays are made (the run's peak memory is here) */
     malloc_trim(0);
-    uint8_t *trimmed = NULL;
-    sd_run_ledger_exceptions(r, &trimmed);
-    sd_recon_ledger_t L = {.nseq = r->sends.nseq, .seqs = &r->sends.seqs, .trimmed = trimmed, .pending = pending,
+    uint8_t *trimmed = NULL, *vanished = NULL;
+    sd_run_ledger_exceptions(r, &trimmed, &vanished);
+    r->sends.acked_lost = vanished;
+    sd_recon_ledger_t L = {.nseq = r->sends.nseq, .seqs = &r->sends.seqs, .trimmed = trimmed, .vanished = vanished, .pending = pending,
                            .expect_sends = r->sc->keep_duplicates};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
@@ -590,6 +632,8 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
 out:
     if (have_q) sd_observe_free(&qobs);
     free(trimmed);
+    r->sends.acked_lost = NULL;
+    free(vanished);
     free(pending);
     if (!e) e = sd_ledger_commit(r->ledger, err, errlen);
     return e;

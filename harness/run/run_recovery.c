@@ -23,6 +23,7 @@ static int64_t sd_run_newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_
     int64_t newest = INT64_MIN;
     for (int64_t s = 0; s < r->sends.nseq && s < c->obs->nseq; s++) {
         if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET) continue;
+        if (r->sends.acked_lost && r->sends.acked_lost[s]) continue; /* no pipeline could read it */
         uint32_t sent = sd_stamps_get(&r->sends.sent, s);
         if (sent == UINT32_MAX || r->t0_wall + (int64_t)sent >= t_ms) continue; /* queued in the fault's own millisecond: after it (the steps run in order) */
         (*n)++;
@@ -105,6 +106,9 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
         if (v[i].v[SD_FIG_dropped_connections] != SD_FIG_NA) {
             sd_figure_text(SD_FIG_reconnect_s, v[i].v[SD_FIG_reconnect_s], rc, sizeof(rc));
             snprintf(more, sizeof(more), ", reconnect_s %s (%lld connections dropped)", rc, (long long)v[i].v[SD_FIG_dropped_connections]);
+        } else if (v[i].v[SD_FIG_leaderless_s] != SD_FIG_NA) {
+            sd_figure_text(SD_FIG_leaderless_s, v[i].v[SD_FIG_leaderless_s], rc, sizeof(rc));
+            snprintf(more, sizeof(more), ", leaderless_s %s", rc);
         }
         sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s%s", v[i].kind, v[i].line, rec,
                    v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew, more);

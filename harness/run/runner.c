@@ -450,6 +450,14 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
         if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &sc->producer_props, opts->xprops, r->ledger,
                                  &r->producer, err, errlen)))
             return e;
+        sd_ledger_meta_set(r->ledger, "producer", sd_producer_settings(r->producer), NULL, 0);
+        if (r->topic_config.n) {
+            sd_buf_t tc;
+            sd_buf_init(&tc);
+            for (int i = 0; i < r->topic_config.n; i++) sd_buf_printf(&tc, "%s%s=%s", i ? " " : "", r->topic_config.v[i].key, r->topic_config.v[i].value);
+            sd_ledger_meta_set(r->ledger, "topic_config", tc.data, NULL, 0);
+            sd_buf_free(&tc);
+        }
     }
     if (r->side.topic) {
         int actual = sc->deliveries_partitions;
