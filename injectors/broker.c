@@ -45,6 +45,17 @@ static void sd_broker_leaders_now(sd_run_t *r, int32_t *leader, int32_t *isr) {
         for (int p = 0; p < r->partitions; p++) leader[p] = -1;
 }
 
+/* The leaders, asked again (serving the run) while the partition the step
+ * names has none in the answer, until the deadline: the metadata request
+ * may have gone to a frozen broker. */
+static void sd_broker_leaders_for(sd_run_t *r, int p, int64_t deadline, int32_t *leader, int32_t *isr) {
+    for (;;) {
+        sd_broker_leaders_now(r, leader, isr);
+        if (p < 0 || p >= r->partitions || leader[p] >= 0 || sd_util_mono_ms() > deadline) return;
+        if (sd_run_tick(r, 200, NULL, 0) == SD_ERR_INTERRUPTED) return;
+    }
+}
+
 /* A leader the clients can use: a broker of the cluster that the run has not
  * taken down or paused. */
 static int sd_broker_usable(sd_run_t *r, int id) {
@@ -72,7 +83,8 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
     }
     if (st->proc.follower_of >= 0) {
         int32_t ids[SD_CLUSTER_MAX];
-        int n = sd_broker_replicas(r->broker, r->topic, p, ids, SD_CLUSTER_MAX);
+        int n = -1;
+        for (int tries = 0; tries < 5 && n <= 0; tries++) n = sd_broker_replicas(r->broker, r->topic, p, ids, SD_CLUSTER_MAX);
         for (int i = 0; i < n; i++)
             if (ids[i] != leader[p] && sd_broker_usable(r, ids[i]) && sd_cluster_find(c, ids[i])) return sd_cluster_find(c, ids[i]);
         snprintf(why, wlen, "source partition %d has no follower the run has not taken down or paused (%d replica%s)", p, n < 0 ? 0 : n,
@@ -190,7 +202,8 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     int n = r->partitions;
     int32_t *before = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*before));
     int32_t *isr = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*isr));
-    sd_broker_leaders_now(r, before, isr);
+    sd_broker_leaders_for(r, st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of,
+                          sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), before, isr);
     char why[512] = "";
     sd_cluster_broker_t *b = sd_broker_pick(r, st, before, why, sizeof(why));
     pid_t pid = b ? sd_cluster_pid(b) : -1;

@@ -11,6 +11,7 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: repeat 20 parallel 4              run it N times, every run must meet every expectation
     # test: duplicates-traced                 every sampled duplicated id lists one writer per copy
     # test: needs kafka                       run against the real Apache Kafka broker (started here)
+    # test: needs cluster                     run against a real cluster of 3 Kafka brokers (started here, --cluster)
     # test: needs spark                       PySpark and the Kafka connector must be installed
     # test: kills-landed-at-least 0.95        share of kills (over all repeats) that landed mid-batch
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
@@ -137,6 +138,8 @@ def run_case_once(binary, case, i):
         cmd += ["--brokers", REAL["brokers"]]
     if "proxy" in case.needs:
         cmd += ["--proxy", REAL["proxy"]]
+    if "cluster" in case.needs:
+        cmd += ["--cluster", REAL["cluster"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()
@@ -643,6 +646,43 @@ def stop_real_kafka():
     if REAL.get("dir"):
         subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "stop", REAL["dir"]], timeout=60)
         print("--   Apache Kafka stopped")
+
+
+def start_cluster():
+    """Three Kafka brokers of one KRaft quorum (kafka.sh cluster), stopped
+    with this process at the latest."""
+    d = os.path.join(OUT, "cluster")
+    t0 = time.time()
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "cluster", d, "3", str(os.getpid())],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the Kafka cluster: " + r.stderr[-2000:])
+    REAL["cluster"] = d
+    print(f"--   Kafka cluster of 3 brokers started at {r.stdout.strip().splitlines()[-1]} in {time.time() - t0:.0f}s")
+
+
+def stop_cluster():
+    if REAL.get("cluster"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "cluster-stop", REAL["cluster"]], timeout=120)
+        REAL["cluster"] = None
+        print("--   Kafka cluster stopped")
+
+
+def run_cases_real(binary, cases):
+    """The cases that need real engines: those on the 3-broker cluster first,
+    with the cluster up only for them, then the rest."""
+    ok = True
+    on_cluster = [c for c in cases if "cluster" in c.needs]
+    if on_cluster:
+        start_cluster()
+        try:
+            for case in on_cluster:
+                ok &= run_case(binary, case)
+        finally:
+            stop_cluster()
+    for case in [c for c in cases if "cluster" not in c.needs]:
+        ok &= run_case(binary, case)
+    return ok
 
 
 def start_postgres():
@@ -1826,8 +1866,7 @@ def run_long(binary, only):
             ok &= test_realtime_compare(binary, both_intervals=True)
         if any("postgres" in c.needs for c in cases):
             start_postgres()
-        for case in cases:
-            ok &= run_case(binary, case)
+        ok &= run_cases_real(binary, cases)
     finally:
         stop_postgres()
         stop_real_kafka()
@@ -2190,8 +2229,7 @@ def main():
         try:
             if any("postgres" in c.needs for c in cases):
                 start_postgres()
-            for case in [c for c in cases if c.needs]:
-                ok &= run_case(binary, case)
+            ok &= run_cases_real(binary, [c for c in cases if c.needs])
             if not a.only or a.only in "ledger-kill":
                 ok &= test_ledger_kill(binary)
             if want_rt:

@@ -24,7 +24,7 @@ void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config) { b->
 int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int32_t *ids, int max) {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(5000));
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
     rd_kafka_topic_destroy(rkt);
     if (rerr) return -1;
     int n = 0;
@@ -42,7 +42,7 @@ sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, i
     for (int i = 0; i < n; i++) leader[i] = -1, isr[i] = 0;
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(5000));
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
     rd_kafka_topic_destroy(rkt);
     if (rerr) return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));
     for (int t = 0; t < md->topic_cnt; t++)

@@ -42,7 +42,8 @@ sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partiti
  * creates gets from now on; config must outlive b (NULL: none). */
 void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config);
 /* Each partition's leader (-1: none) and in-sync replica count, from a
- * fresh metadata request; n entries. */
+ * fresh metadata request (up to 2 s: a broker that is frozen may be the
+ * one asked, so a caller that needs an answer asks again); n entries. */
 sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen);
 
 /* The replicas of one partition (broker ids, at most max); -1 on error. */
