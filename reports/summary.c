@@ -98,17 +98,11 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     }
     json_object_set_new(root, "faults", faults);
     /* additions */
-    json_object_set_new(root, "reason", json_string(m->reason));
-    json_object_set_new(root, "message", json_string(m->message));
-    json_object_set_new(root, "profile", json_string(m->profile));
-    json_object_set_new(root, "tag", json_string(m->tag));
-    json_object_set_new(root, "topic", json_string(m->topic));
-    json_object_set_new(root, "brokers", json_string(m->brokers));
-    json_object_set_new(root, "broker_kind", json_string(m->broker_kind));
-    json_object_set_new(root, "producer", json_string(m->producer));
-    json_object_set_new(root, "topic_config", json_string(m->topic_config));
-    json_object_set_new(root, "file", json_string(m->file));
-    json_object_set_new(root, "started_at", json_string(m->started_at));
+    const struct { const char *key, *value; } strs[] = {
+        {"reason", m->reason}, {"message", m->message}, {"profile", m->profile}, {"tag", m->tag}, {"topic", m->topic},
+        {"brokers", m->brokers}, {"broker_kind", m->broker_kind}, {"producer", m->producer}, {"topic_config", m->topic_config},
+        {"file", m->file}, {"started_at", m->started_at}};
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) json_object_set_new(root, strs[i].key, json_string(strs[i].value));
     json_object_set_new(root, "duration_ms", m->ended_ms >= 0 ? json_integer(m->ended_ms - m->started_ms) : json_null());
     json_object_set_new(root, "harness_version", json_string(m->version));
     /* the version of reports/schemas/summary.schema.json this file follows */

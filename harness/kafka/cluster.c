@@ -14,12 +14,26 @@
 
 #include "util.h"
 
+/* The words of a line: split at blanks, a word in double quotes kept whole
+ * (without its quotes). */
 static char **sd_cluster_words(char *s, int *n) {
     char **v = NULL;
     int k = 0;
-    for (char *save = NULL, *t = strtok_r(s, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+    while (*s) {
+        s += strspn(s, " \t");
+        if (!*s) break;
+        char *w;
+        if (*s == '"') {
+            w = ++s;
+            s += strcspn(s, "\"");
+        } else {
+            w = s;
+            s += strcspn(s, " \t");
+        }
+        char *end = s;
+        if (*s) s++;
         v = sd_util_xrealloc(v, (size_t)(k + 2) * sizeof(*v));
-        v[k++] = sd_util_strdup(t);
+        v[k++] = sd_util_strndup(w, (size_t)(end - w));
         v[k] = NULL;
     }
     *n = k;

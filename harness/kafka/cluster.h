@@ -7,8 +7,9 @@
  *   broker ID HOST:PORT PIDFILE       one per broker: its node.id, its client
  *                                     address, the file holding its pid
  *   start PROGRAM ARG... {id}         how to start a broker again on its own
- *                                     data (exec'd without a shell; returns
- *                                     once the broker has started)
+ *                                     data ("a word" in double quotes is one
+ *                                     argument; exec'd without a shell; it
+ *                                     returns once the broker has started)
  *
  * A broker is killed, stopped, paused and resumed by signals to the pid in
  * its file; it is started again by the start command. A broker started

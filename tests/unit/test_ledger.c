@@ -206,3 +206,46 @@ Test(ledger, a_killed_runs_packs_are_unpacked_for_its_report) {
     cr_assert(strstr(err, "pack 77 is damaged"), "got %s", err);
     free(path);
 }
+
+/* acked_lost: a partition cut back below an acknowledged offset, and an
+ * offset acknowledged twice (written again after a failover) */
+typedef struct { int acked[16], lost[16]; } acked_ctx_t;
+static void count_acked(void *opaque, int64_t seq, int lost) {
+    acked_ctx_t *c = opaque;
+    if (seq >= 0 && seq < 16) lost ? c->lost[seq]++ : c->acked[seq]++;
+}
+
+Test(ledger, acked_events_kafka_no_longer_holds) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    char err[512];
+    cr_assert_eq(sd_ledger_create(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    /* partition 0: seqs 0..4 at offsets 0..4, acked at 100 ms; the
+     * partition is cut back to 3 and seqs 5, 6 are written at offsets 3, 4
+     * after the failover (acked at 900 ms): seqs 3 and 4 are lost.
+     * partition 1: seqs 7, 8 at offsets 0, 1; the end is 1 now: seq 8 lost.
+     * seq 9: sent twice (a replay), the first copy lost at offset 2 of
+     * partition 1, the second kept at offset 0 of partition 2: not lost.
+     * seq 10: never acknowledged (an error): neither. */
+    struct { int seq, part; int64_t off, acked_ms; const char *error; } m[] = {
+        {0, 0, 0, 100, NULL}, {1, 0, 1, 100, NULL}, {2, 0, 2, 100, NULL}, {3, 0, 3, 100, NULL}, {4, 0, 4, 100, NULL},
+        {5, 0, 3, 900, NULL}, {6, 0, 4, 900, NULL}, {7, 1, 0, 100, NULL}, {8, 1, 1, 100, NULL}, {9, 1, 2, 100, NULL},
+        {9, 2, 0, 950, NULL}, {10, -1, -1, 999, "Broker: Not enough in-sync replicas"}};
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+        sd_send_t s = {.seq = m[i].seq, .kind = "valid", .disposition = "target", .event_time_ms = 1000, .key = "k", .step = 1};
+        int64_t n;
+        cr_assert_eq(sd_ledger_send(l, &s, 5, &n, err, sizeof(err)), SD_OK, "%s", err);
+        cr_assert_eq(sd_ledger_ack(l, n, m[i].part, m[i].off, m[i].acked_ms, m[i].error, err, sizeof(err)), SD_OK, "%s", err);
+    }
+    cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_OK);
+    int64_t ends[3] = {5, 1, 1};
+    acked_ctx_t c = {{0}, {0}};
+    sd_ledger_each_acked_lost(l, ends, 3, count_acked, &c);
+    static const int want_lost[11] = {0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0}, want_kept[11] = {1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0};
+    for (int s = 0; s <= 10; s++) {
+        cr_assert_eq(c.lost[s], want_lost[s], "seq %d: %d lost copies, expected %d", s, c.lost[s], want_lost[s]);
+        cr_assert_eq(c.acked[s], want_kept[s], "seq %d: %d kept copies, expected %d", s, c.acked[s], want_kept[s]);
+    }
+    sd_ledger_close(l);
+    free(path);
+}

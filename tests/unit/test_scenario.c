@@ -346,3 +346,57 @@ Test(scenario, expect_recovery_figures) {
     parse_err(with, "t.drill:21:8:", "or a fault's figure (recovery_s");
     free(with);
 }
+
+/* broker steps: which broker, what it does, where it lands */
+static const char *cluster_head =
+    "source     kafka topic=s partitions=3 replication=3 min-insync=2 unclean-election=yes\n"
+    "events     parcel-scans seed=1\n"
+    "contract   id=event_id\n"
+    "sink       sqlite db={run}/t.db query=\"SELECT event_id FROM t\"\n"
+    "pipeline   prog {brokers}\n"
+    "start\n";
+
+static char *with_head(const char *steps) { return sd_util_fmt("%s%s", cluster_head, steps); }
+
+Test(scenario, broker_steps) {
+    char *t = with_head("broker kill leader-of=2 mid-batch\nbroker start\nbroker pause follower-of=0 for=5s\nbroker resume id=3\n"
+                        "broker restart id=1 timeout=2m\nbroker stop id=2 for=30s optional\nexpect step=7 leaderless_s<=20\n");
+    sd_scenario_t *sc = parse_ok(t, NULL);
+    cr_assert_eq(sc->min_insync, 2);
+    cr_assert_eq(sc->unclean_election, 1);
+    const sd_step_t *k = &sc->steps[1];
+    cr_assert_eq(k->kind, SD_STEP_BROKER);
+    cr_assert_eq(k->proc.bop, SD_BROKER_KILL);
+    cr_assert_eq(k->proc.leader_of, 2);
+    cr_assert_eq(k->proc.broker_id, -1);
+    cr_assert_eq(k->proc.follower_of, -1);
+    cr_assert_eq(k->proc.mid_batch, SD_LAND_MID_BATCH);
+    cr_assert_eq(sc->steps[2].proc.bop, SD_BROKER_START);
+    cr_assert_eq(sc->steps[2].proc.broker_id, -1, "start without id=: every broker the run took down");
+    cr_assert_eq(sc->steps[3].proc.follower_of, 0);
+    cr_assert_eq(sc->steps[3].proc.delay_ms, 5000);
+    cr_assert_eq(sc->steps[4].proc.bop, SD_BROKER_RESUME);
+    cr_assert_eq(sc->steps[4].proc.broker_id, 3);
+    cr_assert_eq(sc->steps[5].timeout_ms, 120000);
+    cr_assert_eq(sc->steps[6].optional, 1);
+    cr_assert_eq(sc->steps[7].expect.v[0].figure, SD_FIG_leaderless_s);
+    sd_scenario_free(sc);
+    free(t);
+}
+
+Test(scenario, broker_step_errors) {
+    static const struct { const char *step, *where, *what; } bad[] = {
+        {"broker kill\n", "t.drill:7:", "expected id=N, leader-of=P or follower-of=P"},
+        {"broker kill id=1 leader-of=0\n", "t.drill:7:", "leader-of"},
+        {"broker stop leader-of=3\n", "t.drill:7:", "leader-of=3, but the source has 3 partitions"},
+        {"broker start leader-of=0\n", "t.drill:7:", "expected id=N or nothing"},
+        {"broker resume mid-batch\n", "t.drill:7:", "only kill, stop, pause and restart strike"},
+        {"broker start id=1 for=3s\n", "t.drill:7:", "for= only with kill, stop or pause"},
+        {"broker crash id=1\n", "t.drill:7:", "crash"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *t = with_head(bad[i].step);
+        parse_err(t, bad[i].where, bad[i].what);
+        free(t);
+    }
+}
