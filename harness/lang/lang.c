@@ -1617,8 +1617,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "
                 "cannot read past them); the harness commits any still open before it reconciles, and says so"},
     {.name = "heal", .role = SD_LANG_STEP, .kind = SD_STEP_HEAL, .keys = sd_keys_none,
-     .meaning = "end every fault that is still on (a pause, the clock, network faults); the harness also does it before it "
-                "reconciles"},
+     .meaning = "end every fault that is still on (a pause, the clock, network faults, brokers the run took down or froze); the "
+                "harness also does it before it reconciles"},
     {.name = "note", .role = SD_LANG_STEP, .kind = SD_STEP_NOTE, .keys = sd_keys_note,
      .meaning = "a line of the runbook, recorded in run.db and shown in the report's steps: `note \"the on-call pages the owner\"`"},
     {.name = "operator", .role = SD_LANG_STEP, .kind = SD_STEP_OPERATOR, .parse = sd_parse_operator, .timeout_ms = 600000,
@@ -1754,7 +1754,7 @@ static void sd_lang_counts(FILE *f) {
 
 /* Every recovery figure, from its one list (figures.h), as a Markdown table. */
 static void sd_lang_figures(FILE *f) {
-    fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, "
+    fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, broker, "
           "damage), in summary.json's `faults[].recovery`, the runbook's table and `expect` (docs/oracle.md says how each is "
           "measured).\n\n| figure | unit | meaning |\n|---|---|---|\n", f);
     for (int k = 0; k < SD_FIG__COUNT; k++) {
