@@ -577,6 +577,10 @@ static int sd_verb_run(int nfiles, char **files) {
     /* sink commands carry the run's token too, and stop with the run */
     sd_cmd_set_run(token, &sd_run_stop_requested);
     const char *brokers = sd_opt.brokers;
+    if (sd_opt.nbrokers != 1 && (sd_opt.cluster || brokers)) {
+        fprintf(stderr, "streamdrill: --broker-count %d sizes the embedded cluster: expected no --brokers or --cluster beside it\n", sd_opt.nbrokers);
+        return SD_EXIT_USAGE;
+    }
     if (sd_opt.cluster && brokers) {
         fprintf(stderr, "streamdrill: --cluster %s names the brokers already: expected no --brokers beside it\n", sd_opt.cluster);
         return SD_EXIT_USAGE;
@@ -587,7 +591,7 @@ static int sd_verb_run(int nfiles, char **files) {
     }
     sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
                         .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
-                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy, .cluster = sd_opt.cluster,
+                        .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy, .cluster = sd_opt.cluster, .nbrokers = sd_opt.nbrokers,
                         .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
     char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
@@ -869,8 +873,8 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     if (verb->args == SD_VERB_NONE) return verb->run(nargs, args);
-    if (strcmp(cmd, "broker") && sd_opt.nbrokers != 1) {
-        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` only\n", cmd);
+    if (strcmp(cmd, "broker") && strcmp(cmd, "run") && sd_opt.nbrokers != 1) {
+        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` and `streamdrill run` (the embedded cluster) only\n", cmd);
         return SD_EXIT_USAGE;
     }
     if (!nargs) {

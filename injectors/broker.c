@@ -19,7 +19,13 @@
  * fault's landing (`leaderless_s`, figures.h). `mid-batch` and `at-boundary`
  * land in the pipeline's batches as a pipeline kill does (process.c). The
  * run ends with every broker it took down started again, and every broker
- * it paused resumed (`heal`). */
+ * it paused resumed (`heal`).
+ *
+ * On the embedded cluster (`--broker-count N`: librdkafka's mock brokers
+ * 1..N) kill and stop set the broker down and the harness, standing in for
+ * the controller, gives each partition it led to the next broker that is up
+ * at once; start sets it up again (its leaderships stay where they moved).
+ * There is no process to freeze, so pause needs a real cluster. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,9 +151,33 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
     free(isr);
 }
 
+/* The embedded cluster has no controller: the harness elects, giving each
+ * source partition the broker led to the next broker that is up. */
+static void sd_broker_mock_elect(sd_run_t *r, int victim, const int32_t *before) {
+    sd_cluster_t *c = r->faults.cluster;
+    rd_kafka_mock_cluster_t *mock = sd_broker_mock(r->broker);
+    int k = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->b[i].id == victim) k = i;
+    for (int p = 0; p < r->partitions; p++) {
+        if (before[p] != victim) continue;
+        for (int j = 1; j < c->n; j++) {
+            const sd_cluster_broker_t *nb = &c->b[(k + j) % c->n];
+            if (nb->down) continue;
+            rd_kafka_mock_partition_set_leader(mock, r->topic, p, nb->id);
+            break;
+        }
+    }
+}
+
 /* Start a broker again and wait (serving the run) until its start command
  * says it has started. */
 static sd_err_t sd_broker_start_wait(sd_run_t *r, sd_cluster_broker_t *b, int64_t timeout_ms, char *why, size_t wlen) {
+    if (r->faults.cluster->embedded) {
+        rd_kafka_mock_broker_set_up(sd_broker_mock(r->broker), b->id);
+        b->down = 0;
+        return SD_OK;
+    }
     char err[512];
     if (sd_cluster_start_begin(r->faults.cluster, b, err, sizeof(err))) {
         snprintf(why, wlen, "%.250s", err);
@@ -182,7 +212,12 @@ static void sd_broker_undo(sd_run_t *r, int id) {
         sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
     } else if (b->down && !b->starting) {
         /* its start runs on while the run goes; heal waits for it */
-        if (sd_cluster_start_begin(r->faults.cluster, b, NULL, 0) == SD_OK) {
+        if (r->faults.cluster->embedded) {
+            rd_kafka_mock_broker_set_up(sd_broker_mock(r->broker), id);
+            b->down = 0;
+            snprintf(det, sizeof(det), "broker %d set up again (for= elapsed)", id);
+            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+        } else if (sd_cluster_start_begin(r->faults.cluster, b, NULL, 0) == SD_OK) {
             snprintf(det, sizeof(det), "broker %d started again (for= elapsed)", id);
             sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
         }
@@ -191,7 +226,10 @@ static void sd_broker_undo(sd_run_t *r, int id) {
 
 /* kill, stop, pause: strike, then follow the leaderships. */
 static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    int op = st->proc.bop;
+    int op = st->proc.bop, emb = r->faults.cluster->embedded;
+    if (emb && op == SD_BROKER_PAUSE)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker pause needs a real cluster (--cluster DIR): the embedded cluster's "
+                          "brokers are not processes to freeze", r->sc->path, st->line);
     sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
     if (st->proc.mid_batch != SD_LAND_NOW) {
         sd_sup_state_t s;
@@ -206,7 +244,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
                           sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), before, isr);
     char why[512] = "";
     sd_cluster_broker_t *b = sd_broker_pick(r, st, before, why, sizeof(why));
-    pid_t pid = b ? sd_cluster_pid(b) : -1;
+    pid_t pid = !b ? -1 : emb ? (b->down ? -1 : 1) : sd_cluster_pid(b);
     if (b && (pid < 0 || b->down)) snprintf(why, sizeof(why), "broker %d is not running", b->id);
     else if (b && b->paused && op != SD_BROKER_KILL) snprintf(why, sizeof(why), "broker %d is paused already", b->id);
     if (!b || pid < 0 || b->down || (b->paused && op != SD_BROKER_KILL)) {
@@ -224,7 +262,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     for (int p = 0; p < n && l < sizeof(led); p++)
         if (before[p] == b->id) l += (size_t)snprintf(led + l, sizeof(led) - l, "%s%d", l ? "," : "", p);
     char fdet[320];
-    const char *how = op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown" : "SIGSTOP";
+    const char *how = emb ? "the embedded broker set down" : op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown" : "SIGSTOP";
     snprintf(fdet, sizeof(fdet), "%s broker %d (%s; %s%s) %s", sd_bop_words[op], b->id, how, l ? "leader of source partition " : "leader of no source partition",
              led, sd_placed_words[L.how]);
     int inc = sd_broker_inc(r);
@@ -234,13 +272,15 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     sd_run_pump(r, NULL, 0); /* a commit seen from now on came after the strike */
     int64_t t0 = sd_util_mono_ms();
     int sig = op == SD_BROKER_KILL ? SIGKILL : op == SD_BROKER_STOP ? SIGTERM : SIGSTOP;
-    if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
+    if (emb) rd_kafka_mock_broker_set_down(sd_broker_mock(r->broker), b->id);
+    else if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
     if (op == SD_BROKER_PAUSE) b->paused = 1;
     else b->down = 1, b->paused = 0;
     char land[400] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, inc, 0, 0, t0, land, sizeof(land));
     char gone[96] = "";
-    if (op != SD_BROKER_PAUSE) {
+    if (emb) sd_broker_mock_elect(r, b->id, before);
+    else if (op != SD_BROKER_PAUSE) {
         /* a controlled shutdown takes a while; the leaderships move during it */
         int64_t wait = op == SD_BROKER_KILL ? 10000 : sd_util_scaled_ms(st->timeout_ms);
         int64_t until = sd_util_mono_ms() + wait;
@@ -290,7 +330,7 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
             snprintf(det, sizeof(det), "SIGCONT to broker %d", k->id);
             sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
         } else {
-            if (!k->down && !k->starting && sd_cluster_pid(k) > 0) continue;
+            if (!k->down && !k->starting && (c->embedded || sd_cluster_pid(k) > 0)) continue;
             int64_t t = sd_util_mono_ms();
             sd_err_t e = sd_broker_start_wait(r, k, sd_util_scaled_ms(st->timeout_ms), why, sizeof(why));
             if (e == SD_ERR_INTERRUPTED) { sd_buf_free(&b); return sd_err_set(err, errlen, e, "interrupted"); }
@@ -298,7 +338,8 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
                 sd_buf_free(&b);
                 return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %d: could not start it again: %s", k->id, why);
             }
-            snprintf(det, sizeof(det), "broker %d started again in %.1f s", k->id, (double)(sd_util_mono_ms() - t) / 1000.0);
+            if (c->embedded) snprintf(det, sizeof(det), "broker %d set up again", k->id);
+            else snprintf(det, sizeof(det), "broker %d started again in %.1f s", k->id, (double)(sd_util_mono_ms() - t) / 1000.0);
             sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
         }
         sd_buf_printf(&b, "%s%s", did++ ? "; " : "", det);

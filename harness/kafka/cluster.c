@@ -103,6 +103,19 @@ sd_err_t sd_cluster_load(const char *path, sd_cluster_t **out, char *err, size_t
     return SD_OK;
 }
 
+sd_cluster_t *sd_cluster_embedded(int n, const char *bootstrap) {
+    sd_cluster_t *c = sd_util_xcalloc(1, sizeof(*c));
+    c->path = sd_util_strdup("the embedded cluster");
+    c->bootstrap = sd_util_strdup(bootstrap);
+    c->embedded = 1;
+    for (int i = 0; i < n && i < SD_CLUSTER_MAX; i++) {
+        c->b[i].id = i + 1;
+        c->b[i].addr = sd_util_strdup(bootstrap);
+    }
+    c->n = n < SD_CLUSTER_MAX ? n : SD_CLUSTER_MAX;
+    return c;
+}
+
 void sd_cluster_free(sd_cluster_t *c) {
     if (!c) return;
     for (int i = 0; i < c->n; i++) {
@@ -127,6 +140,7 @@ sd_cluster_broker_t *sd_cluster_find(sd_cluster_t *c, int id) {
 }
 
 pid_t sd_cluster_pid(const sd_cluster_broker_t *b) {
+    if (!b->pidfile) return -1;
     FILE *f = fopen(b->pidfile, "r");
     if (!f) return -1;
     long pid = -1;

@@ -42,11 +42,14 @@ typedef struct sd_cluster_s {
     int n;
     char **start_argv;     /* NULL-terminated, {id} unexpanded */
     char *log_dir;         /* where start commands' output goes (the run's logs/), or NULL */
+    int embedded;          /* librdkafka's mock brokers 1..n: no processes, set down and up through its API */
 } sd_cluster_t;
 
 /* Read DIR/cluster (or the file itself when path names a file). Errors
  * name the file:line and the cause (SD_ERR_USAGE). */
 sd_err_t sd_cluster_load(const char *path, sd_cluster_t **out, char *err, size_t errlen);
+/* The embedded cluster's n mock brokers (ids 1..n). */
+sd_cluster_t *sd_cluster_embedded(int n, const char *bootstrap);
 void sd_cluster_free(sd_cluster_t *c);
 sd_cluster_broker_t *sd_cluster_find(sd_cluster_t *c, int id);
 /* The broker's pid from its file; -1 when it has none or it is not running. */

@@ -50,6 +50,7 @@ typedef struct sd_run_opts_s {
     const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */
     const char *proxy;            /* --proxy LISTEN=UPSTREAM, or NULL */
     const char *cluster;          /* --cluster DIR: a cluster whose brokers `broker` steps may break, or NULL */
+    int nbrokers;                 /* --broker-count: brokers of the embedded cluster (0: 1) */
     const char *version;
     int operator_mode;            /* SD_OPERATOR_*: who answers `operator` steps */
 } sd_run_opts_t;

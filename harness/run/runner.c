@@ -406,8 +406,11 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
         sd_ledger_meta_set(r->ledger, "cluster", r->faults.cluster->path, NULL, 0);
     }
     if (brokers) e = sd_broker_external(brokers, opts->xprops, 10000, &r->broker, err, errlen);
-    else e = sd_broker_embedded(1, &r->broker, err, errlen);
+    else e = sd_broker_embedded(opts->nbrokers > 0 ? opts->nbrokers : 1, &r->broker, err, errlen);
     if (e) return e;
+    /* the embedded cluster's brokers are librdkafka's mock brokers 1..N,
+     * which `broker` steps set down and up */
+    if (!brokers) r->faults.cluster = sd_cluster_embedded(opts->nbrokers > 0 ? opts->nbrokers : 1, sd_broker_bootstrap(r->broker));
     /* the topics' own settings: a drill that shows what acks=1 and an
      * unclean election cost sets them */
     if (sc->min_insync) {
