@@ -136,6 +136,7 @@ static void sd_usage(FILE *f) {
           "      --cluster DIR      the cluster DIR/cluster describes (scenarios/env/kafka/kafka.sh\n"
           "                         cluster DIR starts one): its brokers are the bootstrap, and\n"
           "                         `broker` steps may kill, stop, pause and start them\n"
+          "      --broker-count N   the embedded cluster with N brokers (`broker kill|stop|start`)\n"
           "\n"
           "Output options:\n"
           "  -q, --quiet            no progress lines\n"
@@ -156,7 +157,8 @@ static void sd_version(void) {
     printf("  sink readers: sqlite kafka jsonl spark-files\n");
     printf("  injectors: process (start stop kill restart pause resume), data (replay, late, out-of-order, future,\n"
            "             boundaries, bursts, skew, schema drift, malformed), clock (libfaketime), storage (checkpoint\n"
-           "             damage), network (mock cluster faults, TCP proxy)\n");
+           "             damage), network (mock cluster faults, TCP proxy), broker (kill, stop, pause, start a broker\n"
+           "             of a cluster, or of the embedded cluster)\n");
     printf("  explore: random fault schedules from a seed, delta-debugging shrinker with flaky tries\n");
 }
 
@@ -676,6 +678,16 @@ static int sd_verb_explore(int nfiles, char **files) {
         fprintf(stderr, "streamdrill explore: --summary, --proxy and --tag apply to `streamdrill run` only (each schedule is a run of its own)\n");
         return SD_EXIT_USAGE;
     }
+    if (sd_opt.cluster && sd_opt.jobs > 1) {
+        fprintf(stderr, "streamdrill explore: --cluster %s: expected --jobs 1 (the runs share its brokers, and one run's broker fault would "
+                        "strike the others; --broker-count N gives each run an embedded cluster of its own)\n", sd_opt.cluster);
+        return SD_EXIT_USAGE;
+    }
+    if (sd_opt.nbrokers != 1 && (sd_opt.cluster || sd_opt.brokers)) {
+        fprintf(stderr, "streamdrill explore: --broker-count %d sizes the embedded cluster: expected no --brokers or --cluster beside it\n",
+                sd_opt.nbrokers);
+        return SD_EXIT_USAGE;
+    }
     if (!sd_opt.print_only && sd_check_resources()) return SD_EXIT_INTERNAL;
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -695,7 +707,8 @@ static int sd_verb_explore(int nfiles, char **files) {
         sd_util_random_hex(hex, 4);
         seed = strtoull(hex, NULL, 16);
     }
-    sd_explore_opts_t o = {.file = files[0], .out = sd_opt.out, .brokers = brokers, .sets = &sd_opt.sets, .xprops = &sd_opt.xprops,
+    sd_explore_opts_t o = {.file = files[0], .out = sd_opt.out, .brokers = sd_opt.cluster ? NULL : brokers, .cluster = sd_opt.cluster,
+                           .nbrokers = sd_opt.nbrokers, .sets = &sd_opt.sets, .xprops = &sd_opt.xprops,
                            .seed = seed, .runs = sd_opt.runs, .budget_ms = sd_opt.budget_ms, .jobs = sd_opt.jobs,
                            .tries = sd_opt.tries, .confirm = sd_opt.confirm, .shrink_runs = sd_opt.shrink_runs,
                            .keep_steps = sd_opt.keep_steps, .keep_going = sd_opt.keep_going, .print_only = sd_opt.print_only,
@@ -873,8 +886,8 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     if (verb->args == SD_VERB_NONE) return verb->run(nargs, args);
-    if (strcmp(cmd, "broker") && strcmp(cmd, "run") && sd_opt.nbrokers != 1) {
-        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker` and `streamdrill run` (the embedded cluster) only\n", cmd);
+    if (strcmp(cmd, "broker") && strcmp(cmd, "run") && strcmp(cmd, "explore") && sd_opt.nbrokers != 1) {
+        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker`, `run` and `explore` (the embedded cluster) only\n", cmd);
         return SD_EXIT_USAGE;
     }
     if (!nargs) {

@@ -45,10 +45,29 @@ static int sd_broker_inc(sd_run_t *r) {
     return s.incarnation;
 }
 
-/* Each source partition's leader now (-1: none). */
+/* Each source partition's leader now (-1: none). While the run has taken
+ * a broker of a real cluster down or frozen it, the question goes to the
+ * others only: the admin client may be connected to the frozen one and
+ * wait on it. */
+/* The brokers that answer, "h:p,h:p", while the run has taken one of a
+ * real cluster down or frozen it (else "": the admin client will do). */
+static void sd_broker_answering(sd_run_t *r, sd_buf_t *via) {
+    sd_cluster_t *c = r->faults.cluster;
+    int hurt = 0;
+    for (int i = 0; c && !c->embedded && i < c->n; i++) {
+        if (c->b[i].down || c->b[i].paused) hurt = 1;
+        else sd_buf_printf(via, "%s%s", via->len ? "," : "", c->b[i].addr);
+    }
+    if (!hurt) sd_buf_reset(via);
+}
+
 static void sd_broker_leaders_now(sd_run_t *r, int32_t *leader, int32_t *isr) {
-    if (sd_broker_leaders(r->broker, r->topic, leader, isr, r->partitions, NULL, 0) != SD_OK)
+    sd_buf_t via;
+    sd_buf_init(&via);
+    sd_broker_answering(r, &via);
+    if (sd_broker_leaders(r->broker, via.len ? via.data : NULL, r->topic, leader, isr, r->partitions, NULL, 0) != SD_OK)
         for (int p = 0; p < r->partitions; p++) leader[p] = -1;
+    sd_buf_free(&via);
 }
 
 /* The leaders, asked again (serving the run) while the partition the step
@@ -90,7 +109,11 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
     if (st->proc.follower_of >= 0) {
         int32_t ids[SD_CLUSTER_MAX];
         int n = -1;
-        for (int tries = 0; tries < 5 && n <= 0; tries++) n = sd_broker_replicas(r->broker, r->topic, p, ids, SD_CLUSTER_MAX);
+        sd_buf_t via;
+        sd_buf_init(&via);
+        sd_broker_answering(r, &via);
+        for (int tries = 0; tries < 5 && n <= 0; tries++) n = sd_broker_replicas(r->broker, via.len ? via.data : NULL, r->topic, p, ids, SD_CLUSTER_MAX);
+        sd_buf_free(&via);
         for (int i = 0; i < n; i++)
             if (ids[i] != leader[p] && sd_broker_usable(r, ids[i]) && sd_cluster_find(c, ids[i])) return sd_cluster_find(c, ids[i]);
         snprintf(why, wlen, "source partition %d has no follower the run has not taken down or paused (%d replica%s)", p, n < 0 ? 0 : n,
@@ -263,8 +286,9 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
         if (before[p] == b->id) l += (size_t)snprintf(led + l, sizeof(led) - l, "%s%d", l ? "," : "", p);
     char fdet[320];
     const char *how = emb ? "the embedded broker set down" : op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown" : "SIGSTOP";
-    snprintf(fdet, sizeof(fdet), "%s broker %d (%s; %s%s) %s", sd_bop_words[op], b->id, how, l ? "leader of source partition " : "leader of no source partition",
-             led, sd_placed_words[L.how]);
+    snprintf(fdet, sizeof(fdet), "%s broker %d (%s; %s%s) %s", sd_bop_words[op], b->id, how,
+             !l ? "leader of no source partition" : strchr(led, ',') ? "leader of source partitions " : "leader of source partition ", led,
+             sd_placed_words[L.how]);
     int inc = sd_broker_inc(r);
     int64_t fid = 0;
     sd_err_t e = sd_ledger_fault(r->ledger, r->step, "broker", fdet, inc, &fid, err, errlen);

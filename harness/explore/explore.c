@@ -174,7 +174,8 @@ static int sd_x_write_drill(sd_xctx_t *X, const char *path, const char *text) {
 
 static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int slot) {
     const sd_explore_opts_t *o = X->o;
-    char **argv = sd_util_xcalloc((size_t)(8 + 2 * (o->xprops ? o->xprops->n : 0)), sizeof(char *));
+    char **argv = sd_util_xcalloc((size_t)(12 + 2 * (o->xprops ? o->xprops->n : 0)), sizeof(char *));
+    char nb[16];
     int a = 0, rc = -1;
     argv[a++] = (char *)o->exe;
     argv[a++] = "run";
@@ -182,6 +183,12 @@ static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int s
     argv[a++] = "--out";
     argv[a++] = (char *)outdir;
     if (o->brokers) { argv[a++] = "--brokers"; argv[a++] = (char *)o->brokers; }
+    if (o->cluster) { argv[a++] = "--cluster"; argv[a++] = (char *)o->cluster; }
+    if (o->nbrokers > 1) {
+        snprintf(nb, sizeof(nb), "%d", o->nbrokers);
+        argv[a++] = "--broker-count";
+        argv[a++] = nb;
+    }
     for (int i = 0; o->xprops && i < o->xprops->n; i++) {
         argv[a++] = "-X";
         argv[a++] = sd_util_fmt("%s=%s", o->xprops->v[i].key, o->xprops->v[i].value);
@@ -741,7 +748,7 @@ static int sd_x_print(sd_xctx_t *X) {
 }
 
 int sd_explore(const sd_explore_opts_t *o, sd_xreport_t *x) {
-    *x = (sd_xreport_t){.seed = o->seed, .jobs = o->jobs, .tries = o->tries, .broker_kind = o->brokers ? "external" : "embedded"};
+    *x = (sd_xreport_t){.seed = o->seed, .jobs = o->jobs, .tries = o->tries, .broker_kind = o->cluster ? "cluster" : o->brokers ? "external" : "embedded"};
     sd_xctx_t X = {.o = o, .x = x, .t0 = sd_util_mono_ms()};
     char err[2048];
     char *text = NULL;
@@ -772,7 +779,8 @@ int sd_explore(const sd_explore_opts_t *o, sd_xreport_t *x) {
         fprintf(stderr, "streamdrill explore: %s: no `sink` line: nothing would be judged\n", o->file);
         goto done;
     }
-    sd_xsched_caps(sc, !o->brokers, &X.caps);
+    sd_xsched_caps(sc, !o->brokers && !o->cluster, &X.caps);
+    X.caps.brokers = o->cluster || o->nbrokers > 1;
     if (sd_x_prepare_text(&X, text, sc, added_start, err, sizeof(err))) {
         fprintf(stderr, "streamdrill explore: %s\n", err);
         goto done;

@@ -22,6 +22,8 @@ typedef struct {
     const char *file;
     const char *out;            /* parent folder; the explore folder is OUT/<name>-explore */
     const char *brokers;        /* NULL: the embedded cluster */
+    const char *cluster;        /* --cluster DIR: brokers the runs may break, one run at a time */
+    int nbrokers;               /* --broker-count: the embedded cluster's brokers (0, 1: one) */
     const sd_kvlist_t *sets;    /* --set, written into every schedule as a `set` line */
     const sd_kvlist_t *xprops;  /* -X, passed to every run */
     uint64_t seed;

@@ -45,6 +45,7 @@ void sd_xsched_caps(const sd_scenario_t *sc, int embedded, sd_xcaps_t *caps) {
     caps->faketime = sc->faketime;
     caps->future = sc->start_now;
     caps->watermark_ms = sc->watermark_ms;
+    caps->partitions = sc->partitions > 0 ? sc->partitions : 1;
 }
 
 static void sd_xsched_push(sd_xsched_t *s, const sd_xa_t *a) {
@@ -66,8 +67,9 @@ void sd_xsched_copy(sd_xsched_t *dst, const sd_xsched_t *src) {
 
 /* A fault, drawn from the catalogue the header allows. */
 static void sd_xsched_fault(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xa_t *a) {
-    enum { F_KILL_MID, F_KILL_BOUNDARY, F_KILL_NOW, F_STOP, F_RESTART, F_PAUSE, F_NETWORK, F_CLOCK, F_N };
-    int w[F_N] = {caps->batches ? 30 : 0, caps->batches ? 10 : 0, 10, 8, 8, 12, caps->network ? 12 : 0, caps->faketime ? 8 : 0};
+    enum { F_KILL_MID, F_KILL_BOUNDARY, F_KILL_NOW, F_STOP, F_RESTART, F_PAUSE, F_NETWORK, F_CLOCK, F_BROKER, F_N };
+    int w[F_N] = {caps->batches ? 30 : 0, caps->batches ? 10 : 0, 10, 8, 8, 12, caps->network ? 12 : 0, caps->faketime ? 8 : 0,
+                  caps->brokers ? 12 : 0};
     memset(a, 0, sizeof(*a));
     int f = sd_xrng_pick(g, w, F_N);
     switch (f) {
@@ -97,6 +99,12 @@ static void sd_xsched_fault(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xa_t *a) {
         if (a->op == 0) a->n = sd_xrng_range(g, 1, 5) * 100; /* latency in ms */
         if (a->op == 4) { a->n = sd_xrng_range(g, 1, 5); a->variant = (int)sd_xrng_range(g, 0, 2); }
         a->ms = sd_xrng_range(g, 2, 6) * 500;
+        break;
+    case F_BROKER:
+        a->kind = SD_XA_BROKER;
+        a->op = sd_xrng_range(g, 0, 9) < 7 ? 0 : 1; /* kill, or a controlled shutdown */
+        a->where = caps->batches && sd_xrng_range(g, 0, 1) ? SD_XW_MID_BATCH : SD_XW_NOW;
+        a->n = sd_xrng_range(g, 0, caps->partitions - 1);
         break;
     default:
         a->kind = SD_XA_CLOCK;
@@ -250,6 +258,10 @@ static void sd_xsched_steps(const sd_xa_t *a, sd_buf_t *b, const char *sep) {
         sd_xsched_dur(b, a->ms);
         sd_buf_puts(b, opt);
         break;
+    case SD_XA_BROKER:
+        sd_buf_printf(b, "broker %s leader-of=%lld %s timeout=30s%s%sbroker start", a->op ? "stop" : "kill", (long long)a->n,
+                      sd_xsched_where[a->where], opt, sep);
+        break;
     case SD_XA_CLOCK:
         if (a->op == 1) {
             sd_buf_printf(b, "clock rate=2x%s", opt);
@@ -333,6 +345,10 @@ int sd_xsched_simpler(const sd_xa_t *a, sd_xa_t *out, const char **label, int ma
         break;
     case SD_XA_CLOCK:
         if (a->op == 0 && (a->ms > 60000 || a->ms < -60000)) SD_XS_ADD("half the jump", c->ms = a->ms / 2);
+        break;
+    case SD_XA_BROKER:
+        if (a->where == SD_XW_MID_BATCH) SD_XS_ADD("now instead of mid-batch", c->where = SD_XW_NOW);
+        if (a->op == 0) SD_XS_ADD("a controlled shutdown instead of a kill", c->op = 1);
         break;
     default:
         break;

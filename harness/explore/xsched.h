@@ -28,6 +28,7 @@ typedef enum {
     SD_XA_PAUSE,       /* pause WHERE for=D (SIGSTOP, SIGCONT after D) */
     SD_XA_NETWORK,     /* network latency=|blackhole|errors= (op 0, 2, 4) for=D */
     SD_XA_CLOCK,       /* clock jump=+-D (op 0) or rate=2x (op 1); needs `clock faketime` */
+    SD_XA_BROKER,      /* broker kill (op 0) or stop (op 1) leader-of=P (n) WHERE, then broker start; needs brokers to break */
     SD_XA__COUNT
 } sd_xa_kind_t;
 
@@ -63,6 +64,8 @@ typedef struct {
     int network;    /* network faults land (the embedded cluster) */
     int faketime;   /* `clock faketime` */
     int future;     /* events start=now: a future event is judged against the wall clock */
+    int brokers;    /* brokers the runs may break (--cluster, or --broker-count above 1) */
+    int partitions; /* the source's partitions (broker faults pick a leader of one) */
     int64_t watermark_ms;
 } sd_xcaps_t;
 

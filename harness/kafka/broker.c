@@ -19,14 +19,41 @@ struct sd_broker_s {
     const sd_kvlist_t *topic_config; /* given to every topic the harness creates */
 };
 
+static void sd_broker_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
+
+/* The client that asks for metadata: the admin client, or (via) a client
+ * of its own that knows only those brokers, so that its first request goes
+ * to one of them and not to a frozen one. */
+static rd_kafka_t *sd_broker_asker(sd_broker_t *b, const char *via) {
+    if (!via) return b->admin;
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", via, NULL, 0);
+    rd_kafka_conf_set(conf, "client.id", "streamdrill-leaders", NULL, 0);
+    rd_kafka_conf_set_log_cb(conf, sd_broker_log_cb);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, NULL, 0);
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return b->admin;
+    }
+    return rk;
+}
+
+static void sd_broker_asked(sd_broker_t *b, rd_kafka_t *rk) {
+    if (rk != b->admin) rd_kafka_destroy(rk);
+}
+
 void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config) { b->topic_config = config; }
 
-int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int32_t *ids, int max) {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
+int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32_t partition, int32_t *ids, int max) {
+    rd_kafka_t *rk = sd_broker_asker(b, via);
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(rk, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
     rd_kafka_topic_destroy(rkt);
-    if (rerr) return -1;
+    if (rerr) {
+        sd_broker_asked(b, rk);
+        return -1;
+    }
     int n = 0;
     for (int t = 0; t < md->topic_cnt; t++)
         for (int i = 0; i < md->topics[t].partition_cnt; i++) {
@@ -35,16 +62,22 @@ int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int
             for (int k = 0; k < mp->replica_cnt && n < max; k++) ids[n++] = mp->replicas[k];
         }
     rd_kafka_metadata_destroy(md);
+    sd_broker_asked(b, rk);
     return n;
 }
 
-sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen) {
+sd_err_t sd_broker_leaders(sd_broker_t *b, const char *via, const char *topic, int32_t *leader, int32_t *isr, int n, char *err,
+                           size_t errlen) {
     for (int i = 0; i < n; i++) leader[i] = -1, isr[i] = 0;
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(b->admin, topic, NULL);
+    rd_kafka_t *rk = sd_broker_asker(b, via);
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(b->admin, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(rk, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
     rd_kafka_topic_destroy(rkt);
-    if (rerr) return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));
+    if (rerr) {
+        sd_broker_asked(b, rk);
+        return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));
+    }
     for (int t = 0; t < md->topic_cnt; t++)
         for (int i = 0; i < md->topics[t].partition_cnt; i++) {
             const rd_kafka_metadata_partition_t *mp = &md->topics[t].partitions[i];
@@ -53,6 +86,7 @@ sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, i
             isr[mp->id] = mp->isr_cnt;
         }
     rd_kafka_metadata_destroy(md);
+    sd_broker_asked(b, rk);
     return SD_OK;
 }
 

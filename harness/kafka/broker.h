@@ -43,11 +43,14 @@ sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partiti
 void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config);
 /* Each partition's leader (-1: none) and in-sync replica count, from a
  * fresh metadata request (up to 2 s: a broker that is frozen may be the
- * one asked, so a caller that needs an answer asks again); n entries. */
-sd_err_t sd_broker_leaders(sd_broker_t *b, const char *topic, int32_t *leader, int32_t *isr, int n, char *err, size_t errlen);
+ * one asked, so a caller that needs an answer asks again); n entries.
+ * via (NULL: the admin client) asks through a client of its own that
+ * bootstraps from those brokers only: the ones known to answer. */
+sd_err_t sd_broker_leaders(sd_broker_t *b, const char *via, const char *topic, int32_t *leader, int32_t *isr, int n, char *err,
+                           size_t errlen);
 
 /* The replicas of one partition (broker ids, at most max); -1 on error. */
-int sd_broker_replicas(sd_broker_t *b, const char *topic, int32_t partition, int32_t *ids, int max);
+int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32_t partition, int32_t *ids, int max);
 
 /* Apply -X style properties to a librdkafka configuration. */
 sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,

@@ -41,7 +41,8 @@ Test(explore, generated_schedules_are_well_formed) {
         "progress sink\npipeline /bin/true\n";
     for (int variant = 0; variant < 2; variant++) {
         sd_xcaps_t caps = variant ? (sd_xcaps_t){.batches = 0, .network = 0, .faketime = 1, .future = 1, .watermark_ms = 600000}
-                                  : (sd_xcaps_t){.batches = 1, .network = 1, .faketime = 0, .future = 0, .watermark_ms = 600000};
+                                  : (sd_xcaps_t){.batches = 1, .network = 1, .faketime = 0, .future = 0, .watermark_ms = 600000,
+                                                 .brokers = 1, .partitions = 2};
         int kinds[SD_XA__COUNT] = {0};
         for (int run = 1; run <= 300; run++) {
             sd_xsched_t s;
@@ -63,6 +64,12 @@ Test(explore, generated_schedules_are_well_formed) {
                 if (st->kind == SD_STEP_KILL || st->kind == SD_STEP_PAUSE)
                     cr_assert(caps.batches || !st->proc.mid_batch, "run %d: `%s` needs batches", run, st->text);
                 if (st->kind == SD_STEP_INJECT) cr_assert(caps.future || !st->send.inject[SD_INJ_FUTURE], "run %d: a future event", run);
+                if (st->kind == SD_STEP_BROKER && st->proc.bop != SD_BROKER_START) {
+                    cr_assert(caps.brokers, "run %d: a broker fault without brokers to break", run);
+                    cr_assert(st->proc.leader_of >= 0 && st->proc.leader_of < caps.partitions, "run %d: `%s`", run, st->text);
+                    cr_assert(i + 1 < sc->nsteps && sc->steps[i + 1].kind == SD_STEP_BROKER && sc->steps[i + 1].proc.bop == SD_BROKER_START,
+                              "run %d: `%s` without a broker start", run, st->text);
+                }
             }
             for (int i = 0; i < s.n; i++) kinds[s.a[i].kind]++;
             sd_scenario_free(sc);
@@ -70,7 +77,7 @@ Test(explore, generated_schedules_are_well_formed) {
         }
         /* over 300 runs every kind the caps allow shows up */
         for (int k = 0; k < SD_XA__COUNT; k++) {
-            int allowed = !(k == SD_XA_NETWORK && !caps.network) && !(k == SD_XA_CLOCK && !caps.faketime);
+            int allowed = !(k == SD_XA_NETWORK && !caps.network) && !(k == SD_XA_CLOCK && !caps.faketime) && !(k == SD_XA_BROKER && !caps.brokers);
             if (allowed) cr_assert_gt(kinds[k], 0, "caps %d: action kind %d never drawn in 300 runs", variant, k);
             else cr_assert_eq(kinds[k], 0, "caps %d: action kind %d drawn though not allowed", variant, k);
         }
