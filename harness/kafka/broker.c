@@ -44,13 +44,22 @@ static void sd_broker_asked(sd_broker_t *b, rd_kafka_t *rk) {
 
 void sd_broker_set_topic_config(sd_broker_t *b, const sd_kvlist_t *config) { b->topic_config = config; }
 
-int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32_t partition, int32_t *ids, int max) {
-    rd_kafka_t *rk = sd_broker_asker(b, via);
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(rk, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
+/* A fresh metadata request for one topic (up to 2 s), through the asker
+ * (*rk, given back with sd_broker_asked). */
+static rd_kafka_resp_err_t sd_broker_topic_md(sd_broker_t *b, const char *via, const char *topic, rd_kafka_t **rk,
+                                              const struct rd_kafka_metadata **md) {
+    *rk = sd_broker_asker(b, via);
+    *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(*rk, topic, NULL);
+    rd_kafka_resp_err_t rerr = rd_kafka_metadata(*rk, 0, rkt, md, (int)sd_util_scaled_ms(2000));
     rd_kafka_topic_destroy(rkt);
-    if (rerr) {
+    return rerr;
+}
+
+int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32_t partition, int32_t *ids, int max) {
+    rd_kafka_t *rk;
+    const struct rd_kafka_metadata *md;
+    if (sd_broker_topic_md(b, via, topic, &rk, &md)) {
         sd_broker_asked(b, rk);
         return -1;
     }
@@ -69,11 +78,9 @@ int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32
 sd_err_t sd_broker_leaders(sd_broker_t *b, const char *via, const char *topic, int32_t *leader, int32_t *isr, int n, char *err,
                            size_t errlen) {
     for (int i = 0; i < n; i++) leader[i] = -1, isr[i] = 0;
-    rd_kafka_t *rk = sd_broker_asker(b, via);
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t rerr = rd_kafka_metadata(rk, 0, rkt, &md, (int)sd_util_scaled_ms(2000));
-    rd_kafka_topic_destroy(rkt);
+    rd_kafka_t *rk;
+    const struct rd_kafka_metadata *md;
+    rd_kafka_resp_err_t rerr = sd_broker_topic_md(b, via, topic, &rk, &md);
     if (rerr) {
         sd_broker_asked(b, rk);
         return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: metadata of topic %s: %s", b->bootstrap, topic, rd_kafka_err2str(rerr));

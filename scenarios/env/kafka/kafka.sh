@@ -38,6 +38,24 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# log_conf DIR: the broker in DIR logs to DIR/server.log
+log_conf() {
+    cat > "$1/log4j2.properties" <<LOG
+status = error
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = $1/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.apache.name = org.apache.kafka
+logger.apache.level = WARN
+LOG
+}
+
 start() {
     dir=$1; port=${2:-}; owner=${3:-}; proxy=${4:-}
     fetch
@@ -76,20 +94,7 @@ transaction.state.log.num.partitions=4
 group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 PROPS
-    cat > "$dir/log4j2.properties" <<LOG
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $dir/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.apache.name = org.apache.kafka
-logger.apache.level = WARN
-LOG
+    log_conf "$dir"
     cp="$libs/*"
     java -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \
         -c "$dir/server.properties" >"$dir/format.log" 2>&1 || { cat "$dir/format.log" >&2; exit 1; }
@@ -148,20 +153,7 @@ group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 replica.lag.time.max.ms=10000
 PROPS
-    cat > "$d/log4j2.properties" <<LOG
-status = error
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = $d/server.log
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.apache.name = org.apache.kafka
-logger.apache.level = WARN
-LOG
+    log_conf "$d"
 }
 
 # launch DIR ID: start the broker in DIR/ID (already formatted), its pid in
