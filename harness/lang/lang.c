@@ -1608,11 +1608,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "broker", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_BROKER, .keys = sd_keys_broker, .timeout_ms = 60000,
      .finish = sd_fin_broker,
      .meaning = "break a broker of the cluster `--cluster DIR` describes (`kafka.sh cluster` starts one): `kill`, `stop`, `pause` "
-                "it, `start` or `resume` it again, or `restart` it; chosen by `id=N` or as the leader of a source partition when the "
-                "step strikes (`leader-of=P`). `mid-batch` and `at-boundary` land as `kill`'s do, in the pipeline's batches. A kill, "
+                "it, `start` or `resume` it again, or `restart` it; chosen by `id=N`, or as the leader (`leader-of=P`) or a follower "
+                "(`follower-of=P`) of a source partition when the step strikes. `mid-batch` and `at-boundary` land as `kill`'s do, in the pipeline's batches. A kill, "
                 "stop or pause waits (up to the timeout) until every source partition has a leader again and records which leaders "
                 "moved and how long a partition had none (`leaderless_s`); `for=D` starts it again after D. The run ends with "
-                "every broker it took down started again."},
+                "every broker it took down started again. On the embedded cluster (`--broker-count N`) kill and stop set a mock "
+                "broker down and the harness moves its leaderships at once; pause needs a real cluster."},
     {.name = "resolve", .role = SD_LANG_STEP, .kind = SD_STEP_RESOLVE, .keys = sd_keys_timeout, .timeout_ms = 60000,
      .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "
                 "cannot read past them); the harness commits any still open before it reconciles, and says so"},
