@@ -136,6 +136,7 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
     int n = r->partitions, led = 0;
     int64_t *took = sd_util_xcalloc((size_t)n, sizeof(*took));
     int32_t *now = sd_util_xcalloc((size_t)n, sizeof(*now)), *isr = sd_util_xcalloc((size_t)n, sizeof(*isr));
+    int32_t *next = sd_util_xcalloc((size_t)n, sizeof(*next)); /* the leader each partition got, when it got one */
     for (int p = 0; p < n; p++) {
         took[p] = -1;
         if (before[p] == victim) led++;
@@ -148,6 +149,7 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
         for (int p = 0; p < n; p++)
             if (before[p] == victim && took[p] < 0 && sd_broker_usable(r, now[p])) {
                 took[p] = sd_util_mono_ms() - t0;
+                next[p] = now[p];
                 left--;
             }
     }
@@ -160,8 +162,8 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
     int64_t worst = 0;
     for (int p = 0, k = 0; p < n; p++) {
         if (before[p] != victim) continue;
-        sd_ledger_leader_move(r->ledger, fid, p, victim, took[p] >= 0 ? now[p] : -1, took[p], NULL, 0);
-        if (took[p] >= 0) sd_buf_printf(&b, "%s%d to broker %d after %.1f s", k++ ? ", " : "; leaders moved: ", p, now[p], (double)took[p] / 1000.0);
+        sd_ledger_leader_move(r->ledger, fid, p, victim, took[p] >= 0 ? next[p] : -1, took[p], NULL, 0);
+        if (took[p] >= 0) sd_buf_printf(&b, "%s%d to broker %d after %.1f s", k++ ? ", " : "; leaders moved: ", p, next[p], (double)took[p] / 1000.0);
         else sd_buf_printf(&b, "%s%d: no other leader within %.0f s", k++ ? ", " : "; leaders moved: ", p, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
         if (took[p] > worst) worst = took[p];
     }
@@ -171,6 +173,7 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
     sd_buf_free(&b);
     free(took);
     free(now);
+    free(next);
     free(isr);
 }
 
