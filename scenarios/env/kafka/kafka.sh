@@ -56,6 +56,29 @@ logger.apache.level = WARN
 LOG
 }
 
+# alive PID: the process runs (a zombie, killed and not yet reaped, does not)
+alive() {
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# wait_started DIR PID NAME TRIES: wait (TRIES tenths of a second at most)
+# until the broker logging to DIR/server.log says it started; if it dies or
+# takes longer, show its last lines, kill it and fail
+wait_started() {
+    i=0
+    while ! grep -q "Kafka Server started" "$1/server.log" 2>/dev/null; do
+        i=$((i + 1))
+        if ! alive "$2" || [ $i -gt "$4" ]; then
+            echo "kafka.sh: $3 did not start; last lines of $1/server.log and stdout.log:" >&2
+            tail -20 "$1/server.log" "$1/stdout.log" >&2 2>/dev/null || true
+            kill -9 "$2" 2>/dev/null || true
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
 start() {
     dir=$1; port=${2:-}; owner=${3:-}; proxy=${4:-}
     fetch
@@ -104,20 +127,10 @@ PROPS
     echo "$pid" > "$dir/pid"
     if [ -n "$owner" ]; then
         # the broker must not outlive whoever started it
-        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+        ( while kill -0 "$owner" 2>/dev/null && alive "$pid"; do sleep 1; done
           kill -9 "$pid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
     fi
-    i=0
-    while ! grep -q "Kafka Server started" "$dir/server.log" 2>/dev/null; do
-        i=$((i + 1))
-        if ! kill -0 "$pid" 2>/dev/null || [ $i -gt 600 ]; then
-            echo "kafka.sh: the broker did not start; last lines of $dir/server.log and stdout.log:" >&2
-            tail -20 "$dir/server.log" "$dir/stdout.log" >&2 2>/dev/null || true
-            kill -9 "$pid" 2>/dev/null || true
-            exit 1
-        fi
-        sleep 0.1
-    done
+    wait_started "$dir" "$pid" "the broker" 600 || exit 1
     echo "127.0.0.1:$port" > "$dir/bootstrap"
     echo "127.0.0.1:$port"
     if [ -n "$proxy" ]; then echo "proxy 127.0.0.1:$proxy=127.0.0.1:$pport"; fi
@@ -167,26 +180,14 @@ launch() {
     echo "$bpid" > "$d/pid"
     owner=$(cat "$1/owner" 2>/dev/null || true)
     if [ -n "$owner" ]; then
-        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$bpid" 2>/dev/null; do sleep 1; done
+        ( while kill -0 "$owner" 2>/dev/null && alive "$bpid"; do sleep 1; done
           kill -9 "$bpid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
     fi
 }
 
-# started DIR ID: wait until broker ID says it started
+# started DIR ID: wait until broker ID of the cluster in DIR says it started
 started() {
-    d=$1/$2
-    bpid=$(cat "$d/pid")
-    i=0
-    while ! grep -q "Kafka Server started" "$d/server.log" 2>/dev/null; do
-        i=$((i + 1))
-        if ! kill -0 "$bpid" 2>/dev/null || [ $i -gt 1200 ]; then
-            echo "kafka.sh: broker $2 did not start; last lines of $d/server.log and stdout.log:" >&2
-            tail -20 "$d/server.log" "$d/stdout.log" >&2 2>/dev/null || true
-            kill -9 "$bpid" 2>/dev/null || true
-            return 1
-        fi
-        sleep 0.1
-    done
+    wait_started "$1/$2" "$(cat "$1/$2/pid")" "broker $2" 1200
 }
 
 cluster() {
@@ -233,7 +234,7 @@ cluster() {
 broker_start() {
     dir=$1; id=$2
     [ -f "$dir/$id/server.properties" ] || { echo "kafka.sh broker-start: no broker $id in $dir" >&2; exit 2; }
-    if [ -f "$dir/$id/pid" ] && kill -0 "$(cat "$dir/$id/pid")" 2>/dev/null; then
+    if [ -f "$dir/$id/pid" ] && alive "$(cat "$dir/$id/pid")"; then
         echo "kafka.sh broker-start: broker $id is running already (pid $(cat "$dir/$id/pid"))" >&2; exit 1
     fi
     launch "$dir" "$id"
@@ -255,7 +256,7 @@ stop() {
     pid=$(cat "$dir/pid")
     kill "$pid" 2>/dev/null || true
     i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+    while alive "$pid" && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
     kill -9 "$pid" 2>/dev/null || true
     rm -f "$dir/pid"
 }
