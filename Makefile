@@ -44,7 +44,7 @@ HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness
               harness/run/run_base.c harness/run/runner.c harness/run/run_send.c harness/run/run_loop.c harness/run/run_wait.c \
               harness/run/run_judge.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c \
               harness/explore/xsched.c harness/explore/shrink.c harness/explore/explore.c
-INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c injectors/broker.c
+INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c injectors/broker.c injectors/command.c
 REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c
 # the one C++ file: simdjson behind a C interface (harness/sinks/jsonscan.cpp)

@@ -639,24 +639,34 @@ static sd_err_t sd_hook_pipeline(sd_pctx_t *c, sd_scenario_t *sc, void *obj, con
     return SD_OK;
 }
 
-static sd_err_t sd_hook_variant(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
-    (void)obj; (void)present;
+/* NAME PROGRAM ARG...: a named command line (variant, fault-command) */
+static sd_err_t sd_named_command(sd_pctx_t *c, const sd_toks_t *ts, struct sd_variant_s **arr, int *n, const char *what) {
     if (ts->n < 3 || !sd_valid_name(ts->t[1].text))
         return sd_perr(c, ts->t[0].line, ts->n >= 2 ? ts->t[1].col : sd_end_col(ts),
-                       "variant: expected a name and a command line (variant NAME PROGRAM ARG...), found %s",
+                       "%s: expected a name and a command line (%s NAME PROGRAM ARG...), found %s", what, what,
                        ts->n >= 2 ? "no command" : "the end of the line");
-    for (int v = 0; v < sc->nvariants; v++)
-        if (!strcmp(sc->variants[v].name, ts->t[1].text))
-            return sd_perr(c, ts->t[1].line, ts->t[1].col, "variant: expected a new name, found \"%s\" again (line %d)", ts->t[1].text,
-                           sc->variants[v].line);
-    sc->variants = sd_util_xrealloc(sc->variants, sizeof(*sc->variants) * (size_t)(sc->nvariants + 1));
-    struct sd_variant_s *v = &sc->variants[sc->nvariants++];
+    for (int k = 0; k < *n; k++)
+        if (!strcmp((*arr)[k].name, ts->t[1].text))
+            return sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected a new name, found \"%s\" again (line %d)", what, ts->t[1].text,
+                           (*arr)[k].line);
+    *arr = sd_util_xrealloc(*arr, sizeof(**arr) * (size_t)(*n + 1));
+    struct sd_variant_s *v = &(*arr)[(*n)++];
     v->name = sd_util_strdup(ts->t[1].text);
     v->argc = ts->n - 2;
     v->argv = sd_util_xcalloc((size_t)ts->n, sizeof(char *));
     for (int i = 2; i < ts->n; i++) v->argv[i - 2] = sd_util_strdup(ts->t[i].text);
     v->line = ts->t[0].line;
     return SD_OK;
+}
+
+static sd_err_t sd_hook_variant(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    return sd_named_command(c, ts, &sc->variants, &sc->nvariants, "variant");
+}
+
+static sd_err_t sd_hook_fault_command(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    return sd_named_command(c, ts, &sc->fault_cmds, &sc->nfault_cmds, "fault-command");
 }
 
 /* version [files=PATH,...] [PROGRAM ARG...]: leading files= (the only
@@ -1010,6 +1020,20 @@ static sd_err_t sd_fin_broker(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const 
     return SD_OK;
 }
 
+static sd_err_t sd_fin_fault(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)present;
+    const sd_step_t *st = obj;
+    for (int i = 0; i < sc->nfault_cmds; i++)
+        if (!strcmp(sc->fault_cmds[i].name, st->proc.variant)) return SD_OK;
+    sd_buf_t names;
+    sd_buf_init(&names);
+    for (int i = 0; i < sc->nfault_cmds; i++) sd_buf_printf(&names, "%s%s", i ? ", " : "", sc->fault_cmds[i].name);
+    sd_err_t e = sd_perr(c, ts->t[1].line, ts->t[1].col, "fault: expected a name a `fault-command` line declares (%s), found \"%s\"",
+                         names.len ? names.data : "none is declared", st->proc.variant);
+    sd_buf_free(&names);
+    return e;
+}
+
 static sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc;
     int count = sd_has_key(ts, present, "N"), range = sd_has_key(ts, present, "range");
@@ -1076,7 +1100,7 @@ static const sd_step_t *sd_expect_fault_step(const sd_scenario_t *sc, const sd_s
         *found = s->text;
         switch (s->kind) {
         case SD_STEP_KILL: case SD_STEP_STOP: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_NETWORK: case SD_STEP_DAMAGE:
-        case SD_STEP_BROKER:
+        case SD_STEP_BROKER: case SD_STEP_FAULT:
             return s;
         default:
             return NULL;
@@ -1101,7 +1125,7 @@ static sd_err_t sd_parse_expect(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
             return sd_perr(c, ts->t[i].line, ts->t[i].col, "expect: expected step=LINE (the line of a fault step above), found \"%s\"", ts->t[i].text);
         if (!sd_expect_fault_step(sc, st, (int)n, &found))
             return found ? sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
-                                   "expect step=%lld: expected a fault step at line %lld (kill, stop, restart, pause, network, damage), found `%s`",
+                                   "expect step=%lld: expected a fault step at line %lld (kill, stop, restart, pause, network, damage, broker, fault), found `%s`",
                                    (long long)n, (long long)n, found)
                          : sd_perr(c, ts->t[i].line, sd_value_col(&ts->t[i], &kv),
                                    "expect step=%lld: expected a fault step at line %lld above this one, found no step there", (long long)n, (long long)n);
@@ -1316,6 +1340,11 @@ static const sd_lang_key_t sd_keys_broker[] = {
      .help = "kill, stop, pause: start (or resume) it again after this long"},
     TIMEOUT, OPTIONAL, END};
 
+static const sd_lang_key_t sd_keys_fault[] = {
+    {.name = "NAME", .form = SD_K_POS, .type = SD_V_NAME, .off = S(proc.variant), .required = 1, .help = "a name declared by a `fault-command` line"},
+    LANDING(proc.mid_batch),
+    TIMEOUT, OPTIONAL, END};
+
 static const sd_lang_key_t sd_keys_kill[] = {
     LANDING(proc.mid_batch),
     {.name = "after-sink-commit", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(proc.mid_batch), .set = SD_LAND_AFTER_SINK_COMMIT, .group = 2,
@@ -1491,6 +1520,10 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
      .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
                 "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
+    {.name = "fault-command", .role = SD_LANG_HEADER, .parse = sd_hook_fault_command, .usage = "fault-command NAME PROGRAM ARG...",
+     .meaning = "a fault the harness cannot make itself, as a command a `fault NAME` step runs (exec'd without a shell, "
+                "placeholders expanded): a pod deleted, a YARN container or a Spark executor killed, a broker of a managed "
+                "cluster restarted"},
     {.name = "version", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_version, .usage = "version [files=PATH[,PATH...]] [PROGRAM ARG...]",
      .meaning = "the application version each incarnation records in the runbook: what PROGRAM prints (run without a shell when "
                 "the incarnation starts, e.g. `git describe --always` or `spark-submit --version`, its first line, 30 s at most) and "
@@ -1614,6 +1647,13 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "moved and how long a partition had none (`leaderless_s`); `for=D` starts it again after D. The run ends with "
                 "every broker it took down started again. On the embedded cluster (`--broker-count N`) kill and stop set a mock "
                 "broker down and the harness moves its leaderships at once; pause needs a real cluster."},
+    {.name = "fault", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_FAULT, .keys = sd_keys_fault, .timeout_ms = 60000,
+     .finish = sd_fin_fault,
+     .meaning = "run the `fault-command` NAME: `mid-batch` and `at-boundary` land as `kill`'s do, in the pipeline's batches (the "
+                "pipeline is not signalled, so a batch that commits after the command started counts as landed inside it). "
+                "The command's output is in logs/fault-LINE.log; one that fails, is not found or outlasts the timeout did not do "
+                "what the step says: inconclusive unless `optional`. The pipeline's own process is `kill`'s: a fault command that "
+                "ends it is counted as a crash."},
     {.name = "resolve", .role = SD_LANG_STEP, .kind = SD_STEP_RESOLVE, .keys = sd_keys_timeout, .timeout_ms = 60000,
      .meaning = "commit the transactions a `produce ... transactional open=K` left open (until then a `read_committed` reader "
                 "cannot read past them); the harness commits any still open before it reconciles, and says so"},
@@ -1755,7 +1795,7 @@ static void sd_lang_counts(FILE *f) {
 
 /* Every recovery figure, from its one list (figures.h), as a Markdown table. */
 static void sd_lang_figures(FILE *f) {
-    fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, broker, "
+    fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, broker, fault, "
           "damage), in summary.json's `faults[].recovery`, the runbook's table and `expect` (docs/oracle.md says how each is "
           "measured).\n\n| figure | unit | meaning |\n|---|---|---|\n", f);
     for (int k = 0; k < SD_FIG__COUNT; k++) {

@@ -139,7 +139,7 @@ sd_step_args_t sd_step_args(sd_step_kind_t kind) {
     switch (kind) {
     case SD_STEP_PRODUCE: case SD_STEP_REPLAY: case SD_STEP_INJECT: return SD_ARGS_SEND;
     case SD_STEP_START: case SD_STEP_STOP: case SD_STEP_KILL: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_RESUME:
-    case SD_STEP_BROKER:
+    case SD_STEP_BROKER: case SD_STEP_FAULT:
         return SD_ARGS_PROC;
     case SD_STEP_AWAIT_SINK: case SD_STEP_AWAIT_QUIESCENT: case SD_STEP_AWAIT_BATCHES: return SD_ARGS_AWAIT;
     case SD_STEP_CLOCK: return SD_ARGS_CLOCK;
@@ -193,6 +193,12 @@ void sd_scenario_free(sd_scenario_t *sc) {
         free(sc->variants[v].name);
     }
     free(sc->variants);
+    for (int v = 0; v < sc->nfault_cmds; v++) {
+        for (int i = 0; i < sc->fault_cmds[v].argc; i++) free(sc->fault_cmds[v].argv[i]);
+        free(sc->fault_cmds[v].argv);
+        free(sc->fault_cmds[v].name);
+    }
+    free(sc->fault_cmds);
     sd_kvlist_free(&sc->env);
     for (int i = 0; i < sc->version_argc; i++) free(sc->version_argv[i]);
     free(sc->version_argv);

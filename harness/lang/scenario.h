@@ -48,7 +48,7 @@ typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
     SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE, SD_STEP_RESOLVE,
-    SD_STEP_OPERATOR, SD_STEP_BROKER,
+    SD_STEP_OPERATOR, SD_STEP_BROKER, SD_STEP_FAULT,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -168,7 +168,7 @@ typedef struct sd_step_s {
             int64_t after_ms;      /* kill mid-batch: extra delay after batch start, -1 = auto */
             int64_t visible;       /* kill/pause mid-batch: land once this many of the batch's rows are in the target, 0 = aim */
             int64_t delay_ms;      /* restart delay; pause: resumed by the step after this long */
-            char *variant;         /* start/restart as=NAME, or NULL for the pipeline line */
+            char *variant;         /* start/restart as=NAME, or NULL for the pipeline line; fault NAME: the fault command */
             int bop;               /* broker: an sd_broker_op_t */
             int broker_id;         /* broker id=N, -1: not given */
             int leader_of;         /* broker leader-of=P: the leader of source partition P, -1: not given */
@@ -298,6 +298,10 @@ typedef struct sd_scenario_s {
         int line;
     } *variants;
     int nvariants;
+    /* `fault-command NAME PROGRAM ARG...`: what a `fault NAME` step runs (a
+     * pod deleted, a container or an executor killed), placeholders unexpanded */
+    struct sd_variant_s *fault_cmds;
+    int nfault_cmds;
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
     /* `version [files=PATH,...] [PROGRAM ARG...]`: the application version
      * each incarnation records for the runbook (placeholders unexpanded) */

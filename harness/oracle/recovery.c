@@ -453,7 +453,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT f.id, f.t_ms, f.kind, f.incarnation, f.rows_visible, f.end_ms, s.line, s.started_ms, f.detail, f.acked"
                                " FROM fault f LEFT JOIN step s ON s.idx = f.step"
-                               " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage','broker')"
+                               " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage','broker','command')"
                                " AND f.detail <> 'did not land' ORDER BY f.t_ms, f.id", -1, &st, NULL) != SQLITE_OK) {
         sd_err_set(err, errlen, SD_ERR_IO, "recovery: reading run.db's faults: %s", sqlite3_errmsg(db));
         sd_rdb_free(&d);

@@ -278,6 +278,12 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why);
 /* Undo fn(r, arg) at due_mono (a fault with for=). */
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
 
+/* A command line of the scenario with its placeholders expanded,
+ * NULL-terminated; NULL (err says why) when one does not expand; freed by
+ * sd_run_free_argv (run_wait.c). */
+char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen);
+void sd_run_free_argv(char **argv);
+
 /* How a fault was placed: the wait it took before it struck. */
 typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;
 extern const char *const sd_placed_words[];
@@ -324,5 +330,6 @@ extern const sd_injector_t sd_injector_clock;
 extern const sd_injector_t sd_injector_storage;
 extern const sd_injector_t sd_injector_network;
 extern const sd_injector_t sd_injector_broker;
+extern const sd_injector_t sd_injector_command;
 
 #endif

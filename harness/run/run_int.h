@@ -94,11 +94,6 @@ typedef struct sd_bounds_s {
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
 
-/* run_wait.c: a command line of the scenario with its placeholders
- * expanded, NULL-terminated; NULL (err says why) when one does not expand;
- * freed by sd_run_free_argv */
-char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen);
-void sd_run_free_argv(char **argv);
 /* run_operator.c: an `operator` step (a person's confirmation, or its command) */
 sd_err_t sd_run_operator(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 

@@ -38,7 +38,8 @@
 #include "recon.h"
 
 static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &sd_injector_data, &sd_injector_clock,
-                                                        &sd_injector_storage, &sd_injector_network, &sd_injector_broker, NULL};
+                                                        &sd_injector_storage, &sd_injector_network, &sd_injector_broker,
+                                                        &sd_injector_command, NULL};
 
 int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
     size_t before = done->len;

@@ -328,7 +328,7 @@ Test(scenario, expect_recovery_figures) {
     sd_scenario_free(sc);
     free(with);
     with = sd_util_fmt("%sexpect step=12 recovery_s<=30\n", canon);
-    parse_err(with, "t.drill:21:13:", "expected a fault step at line 12 (kill, stop, restart, pause, network, damage), found `produce 100`");
+    parse_err(with, "t.drill:21:13:", "expected a fault step at line 12 (kill, stop, restart, pause, network, damage, broker, fault), found `produce 100`");
     free(with);
     with = sd_util_fmt("%sexpect step=10 recovery_s<=30\n", canon);
     parse_err(with, "t.drill:21:13:", "found no step there");
@@ -399,4 +399,29 @@ Test(scenario, broker_step_errors) {
         parse_err(t, bad[i].where, bad[i].what);
         free(t);
     }
+}
+
+Test(scenario, fault_commands) {
+    char *t = with_head("fault outside mid-batch timeout=20s optional\n");
+    char *full = sd_util_fmt("fault-command outside kubectl delete pod {run}\n%s", t);
+    sd_scenario_t *sc = parse_ok(full, NULL);
+    cr_assert_eq(sc->nfault_cmds, 1);
+    cr_assert_str_eq(sc->fault_cmds[0].name, "outside");
+    cr_assert_eq(sc->fault_cmds[0].argc, 4);
+    cr_assert_str_eq(sc->fault_cmds[0].argv[3], "{run}");
+    const sd_step_t *f = &sc->steps[1];
+    cr_assert_eq(f->kind, SD_STEP_FAULT);
+    cr_assert_str_eq(f->proc.variant, "outside");
+    cr_assert_eq(f->proc.mid_batch, SD_LAND_MID_BATCH);
+    cr_assert_eq(f->optional, 1);
+    sd_scenario_free(sc);
+    free(full);
+    free(t);
+    t = with_head("fault inside\n");
+    full = sd_util_fmt("fault-command outside /bin/true\n%s", t);
+    parse_err(full, "t.drill:8:7:", "expected a name a `fault-command` line declares (outside), found \"inside\"");
+    free(full);
+    free(t);
+    parse_err("fault-command outside\n", "t.drill:1:", "fault-command: expected a name and a command line");
+    parse_err("fault-command a /bin/true\nfault-command a /bin/false\n", "t.drill:2:", "expected a new name, found \"a\" again (line 1)");
 }
