@@ -39,6 +39,8 @@ if [ "$mode" = all ]; then
     command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
     command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
+    # the standalone Spark cluster's executor kill (a fault-command) uses pkill
+    PKGS="$PKGS procps"
 fi
 PKGS="$PKGS $*"
 

@@ -12,6 +12,7 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: duplicates-traced                 every sampled duplicated id lists one writer per copy
     # test: needs kafka                       run against the real Apache Kafka broker (started here)
     # test: needs cluster                     run against a real cluster of 3 Kafka brokers (started here, --cluster)
+    # test: needs sparkcluster                a standalone Spark cluster (a master, 2 workers) started here: --set master=URL
     # test: needs spark                       PySpark and the Kafka connector must be installed
     # test: kills-landed-at-least 0.95        share of kills (over all repeats) that landed mid-batch
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
@@ -140,6 +141,8 @@ def run_case_once(binary, case, i):
         cmd += ["--proxy", REAL["proxy"]]
     if "cluster" in case.needs:
         cmd += ["--cluster", REAL["cluster"]]
+    if "sparkcluster" in case.needs:
+        cmd += ["--set", "master=" + REAL["spark_master"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()
@@ -668,19 +671,39 @@ def stop_cluster():
         print("--   Kafka cluster stopped")
 
 
+def start_spark_cluster():
+    """A standalone Spark cluster (spark.sh cluster: a master, 2 workers)."""
+    d = os.path.join(OUT, "spark-cluster")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "cluster", d, "2", str(os.getpid())],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the standalone Spark cluster: " + r.stderr[-2000:])
+    REAL["spark_master"], REAL["spark_cluster"] = r.stdout.strip().splitlines()[-1], d
+    print(f"--   standalone Spark cluster (a master, 2 workers) started at {REAL['spark_master']}")
+
+
+def stop_spark_cluster():
+    if REAL.get("spark_cluster"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "cluster-stop", REAL["spark_cluster"]], timeout=60)
+        REAL["spark_cluster"] = None
+        print("--   standalone Spark cluster stopped")
+
+
 def run_cases_real(binary, cases):
-    """The cases that need real engines: those on the 3-broker cluster first,
-    with the cluster up only for them, then the rest."""
+    """The cases that need real engines: those on the 3-broker cluster and on
+    the standalone Spark cluster first, each cluster up only for its own
+    cases, then the rest."""
     ok = True
-    on_cluster = [c for c in cases if "cluster" in c.needs]
-    if on_cluster:
-        start_cluster()
-        try:
-            for case in on_cluster:
-                ok &= run_case(binary, case)
-        finally:
-            stop_cluster()
-    for case in [c for c in cases if "cluster" not in c.needs]:
+    for need, start, stop in (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster)):
+        group = [c for c in cases if need in c.needs]
+        if group:
+            start()
+            try:
+                for case in group:
+                    ok &= run_case(binary, case)
+            finally:
+                stop()
+    for case in [c for c in cases if "cluster" not in c.needs and "sparkcluster" not in c.needs]:
         ok &= run_case(binary, case)
     return ok
 

@@ -7,6 +7,12 @@
 #
 #   spark.sh setup     install both, print the virtualenv's python
 #   spark.sh python    print the virtualenv's python (after setup)
+#   spark.sh cluster DIR [WORKERS] [OWNER_PID]
+#                      a standalone Spark cluster on 127.0.0.1 from the PySpark
+#                      installation: a master and WORKERS workers (default 2,
+#                      one core and 1 GB each), killed when OWNER_PID ends; prints
+#                      the master's URL (spark://127.0.0.1:PORT), also in DIR/master
+#   spark.sh cluster-stop DIR
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -44,8 +50,76 @@ setup() {
     echo "$venv/bin/python"
 }
 
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# daemon DIR NAME CLASS ARG...: a Spark daemon in the background, its pid in
+# DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process ends
+daemon() {
+    d=$1; name=$2; shift 2
+    SPARK_HOME="$spark_home" "$spark_home/bin/spark-class" "$@" >"$d/$name.log" 2>&1 </dev/null &
+    dpid=$!
+    echo "$dpid" > "$d/$name.pid"
+    owner=$(cat "$d/owner" 2>/dev/null || true)
+    if [ -n "$owner" ]; then
+        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$dpid" 2>/dev/null; do sleep 1; done
+          kill -9 "$dpid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
+    fi
+}
+
+# wait_log DIR NAME TEXT: until DIR/NAME.log says TEXT (60 s at most)
+wait_log() {
+    i=0
+    while ! grep -q "$3" "$1/$2.log" 2>/dev/null; do
+        i=$((i + 1))
+        if ! kill -0 "$(cat "$1/$2.pid")" 2>/dev/null || [ $i -gt 600 ]; then
+            echo "spark.sh: $2 did not start; the end of $1/$2.log:" >&2
+            tail -20 "$1/$2.log" >&2 2>/dev/null || true
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+cluster() {
+    dir=$1; n=${2:-2}; owner=${3:-}
+    spark_home=$("$venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+    rm -rf "$dir"; mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [ -z "$owner" ] || echo "$owner" > "$dir/owner"
+    port=$(free_port)
+    daemon "$dir" master org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$port" --webui-port 0
+    wait_log "$dir" master "Successfully started service 'sparkMaster'" || { cluster_stop "$dir"; exit 1; }
+    for k in $(seq 1 "$n"); do
+        mkdir -p "$dir/work-$k"
+        daemon "$dir" "worker-$k" org.apache.spark.deploy.worker.Worker "spark://127.0.0.1:$port" --host 127.0.0.1 \
+            --cores 1 --memory 1g --webui-port 0 --work-dir "$dir/work-$k"
+    done
+    for k in $(seq 1 "$n"); do
+        wait_log "$dir" "worker-$k" "Successfully registered with master" || { cluster_stop "$dir"; exit 1; }
+    done
+    echo "spark://127.0.0.1:$port" > "$dir/master"
+    echo "spark://127.0.0.1:$port"
+}
+
+cluster_stop() {
+    for f in "$1"/*.pid; do
+        [ -f "$f" ] || continue
+        kill "$(cat "$f")" 2>/dev/null || true
+    done
+    sleep 1
+    for f in "$1"/*.pid; do
+        [ -f "$f" ] || continue
+        kill -9 "$(cat "$f")" 2>/dev/null || true
+        rm -f "$f"
+    done
+}
+
 case "${1:-}" in
     setup) setup ;;
     python) echo "$venv/bin/python" ;;
-    *) echo "usage: spark.sh setup | python" >&2; exit 2 ;;
+    cluster) shift; cluster "$@" ;;
+    cluster-stop) shift; cluster_stop "$@" ;;
+    *) echo "usage: spark.sh setup | python | cluster DIR [WORKERS] [OWNER_PID] | cluster-stop DIR" >&2; exit 2 ;;
 esac
