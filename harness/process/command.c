@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,13 +55,55 @@ static void sd_cmd_child(char *const *argv, char **envp, int in_fd, int out_fd, 
     _exit(127);
 }
 
+/* Statuses another waiter of this process took (the supervisor reaps every
+ * child while a pipeline runs: the harness is a subreaper), kept for the
+ * command that waits for them. */
+static pthread_mutex_t sd_cmd_reaped_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { pid_t pid; int status; } sd_cmd_reaped_v[64];
+static int sd_cmd_reaped_next;
+
+void sd_cmd_reaped(pid_t pid, int status) {
+    pthread_mutex_lock(&sd_cmd_reaped_mu);
+    sd_cmd_reaped_v[sd_cmd_reaped_next].pid = pid;
+    sd_cmd_reaped_v[sd_cmd_reaped_next].status = status;
+    sd_cmd_reaped_next = (sd_cmd_reaped_next + 1) % 64;
+    pthread_mutex_unlock(&sd_cmd_reaped_mu);
+}
+
+static int sd_cmd_take_reaped(pid_t pid, int *status) {
+    int found = 0;
+    pthread_mutex_lock(&sd_cmd_reaped_mu);
+    for (int i = 0; i < 64 && !found; i++)
+        if (sd_cmd_reaped_v[i].pid == pid) {
+            *status = sd_cmd_reaped_v[i].status;
+            sd_cmd_reaped_v[i].pid = 0;
+            found = 1;
+        }
+    pthread_mutex_unlock(&sd_cmd_reaped_mu);
+    return found;
+}
+
+/* The status of pid when another waiter took it (it records it just after
+ * its waitpid, so allow it a moment); unknown after a second: a failure,
+ * never a success. */
+static int sd_cmd_status_taken(pid_t pid) {
+    int ws;
+    for (int i = 0; i < 200; i++) {
+        if (sd_cmd_take_reaped(pid, &ws)) return ws;
+        usleep(5000);
+    }
+    return W_EXITCODE(255, 0);
+}
+
 /* Wait for pid until the deadline (then, or on a stop request, its group
  * is killed first); its wait status. */
 static int sd_cmd_reap(pid_t pid, int64_t deadline, sd_cmd_status_t *st) {
     int ws = 0;
     for (;;) {
         pid_t w = waitpid(pid, &ws, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR)) return ws;
+        if (w == pid) return ws;
+        if (w < 0 && errno == ECHILD) return sd_cmd_status_taken(pid);
+        if (w < 0 && errno != EINTR) return W_EXITCODE(255, 0);
         if (sd_cmd_stop && *sd_cmd_stop) {
             st->interrupted = 1;
             break;
@@ -72,9 +115,11 @@ static int sd_cmd_reap(pid_t pid, int64_t deadline, sd_cmd_status_t *st) {
         usleep(5000);
     }
     kill(-pid, SIGKILL);
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-    return ws;
+    for (;;) {
+        if (waitpid(pid, &ws, 0) == pid) return ws;
+        if (errno == ECHILD) return sd_cmd_status_taken(pid);
+        if (errno != EINTR) return W_EXITCODE(255, 0);
+    }
 }
 
 sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out, const char *stderr_path,

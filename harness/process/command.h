@@ -40,6 +40,11 @@ void sd_cmd_set_run(const char *token, volatile sig_atomic_t *stop);
 sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out, const char *stderr_path,
                     sd_buf_t *out, sd_cmd_status_t *st, char *err, size_t errlen);
 
+/* The supervisor reaps every child of the harness while a pipeline runs
+ * (a subreaper): it hands the status of a child that is none of its
+ * incarnations here, where the command waiting for it finds it. */
+void sd_cmd_reaped(pid_t pid, int status);
+
 /* "exit 3", "killed by signal 9", "timed out after 60s", "printed more
  * than N bytes (killed)" */
 void sd_cmd_status_text(const sd_cmd_status_t *st, int64_t timeout_ms, size_t max_out, char *out, size_t olen);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "util.h"
 
 extern char **environ;
@@ -360,12 +361,16 @@ static void *sd_sup_thread(void *arg) {
             int status;
             pid_t pid = waitpid(-1, &status, WNOHANG);
             if (pid <= 0) break;
+            int ours = 0;
             for (int i = 0; i < s->nincs; i++)
                 if (s->incs[i].pid == pid && !s->incs[i].exited) {
                     s->incs[i].exited = 1;
                     s->incs[i].status = status;
                     s->incs[i].exited_mono = sd_util_mono_ms();
+                    ours = 1;
                 }
+            /* a helper command's: its waiter takes the status from there */
+            if (!ours) sd_cmd_reaped(pid, status);
         }
         sd_sup_check_exits(s);
         if (stopping && s->nstreams == 0) { pthread_mutex_unlock(&s->lock); break; }

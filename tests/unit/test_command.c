@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "command.h"
@@ -125,4 +126,39 @@ Test(command, its_process_group_dies_with_it_and_it_carries_the_token) {
     usleep(100000);
     cr_expect(!alive((pid_t)pid), "the command's background child %ld was killed with its group", pid);
     sd_buf_free(&out);
+}
+
+/* While a pipeline runs, the supervisor reaps every child of the harness:
+ * a command's exit status taken that way must still reach its waiter, and
+ * a failing command must never read as a success. */
+static volatile int stealing;
+static void *steal(void *arg) {
+    (void)arg;
+    while (stealing) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) sd_cmd_reaped(p, st);
+        usleep(200);
+    }
+    return NULL;
+}
+
+Test(command, an_exit_status_another_waiter_took_reaches_the_command) {
+    stealing = 1;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, steal, NULL), 0);
+    for (int i = 0; i < 20; i++) {
+        char *fail[] = {"/bin/sh", "-c", "sleep 0.02; exit 3", NULL};
+        char *ok[] = {"/bin/sh", "-c", "sleep 0.02", NULL};
+        sd_buf_t out;
+        sd_buf_init(&out);
+        sd_cmd_status_t st;
+        cr_assert_eq(sd_cmd_run(fail, NULL, 0, 5000, 0, NULL, &out, &st, NULL, 0), SD_OK);
+        cr_assert_eq(st.code, 3, "run %d: exit 3 read as %d", i, st.code);
+        cr_assert_eq(sd_cmd_run(ok, NULL, 0, 5000, 0, NULL, &out, &st, NULL, 0), SD_OK);
+        cr_assert_eq(st.code, 0, "run %d: exit 0 read as %d", i, st.code);
+        sd_buf_free(&out);
+    }
+    stealing = 0;
+    pthread_join(t, NULL);
 }
