@@ -459,18 +459,8 @@ static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
     sd_sup_state(r->sup, &s);
     if (!s.running) return;
     /* SIGCONT is harmless to a process that is not stopped */
-    int stopped = 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)s.pid);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (fgets(buf, sizeof(buf), f)) {
-            char *c = strrchr(buf, ')');
-            stopped = c && (c[2] == 'T' || c[2] == 't');
-        }
-        fclose(f);
-    }
-    if (stopped) {
+    char state = sd_util_proc_state(s.pid);
+    if (state == 'T' || state == 't') {
         sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
         sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT by heal", s.incarnation, NULL, 0);
         sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");

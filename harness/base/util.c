@@ -339,6 +339,20 @@ sd_err_t sd_util_rmtree(const char *path, char *err, size_t errlen) {
     return SD_OK;
 }
 
+char sd_util_proc_state(long pid) {
+    char p[64], buf[512];
+    snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) return 0;
+    char state = 0;
+    if (fgets(buf, sizeof(buf), f)) {
+        char *c = strrchr(buf, ')');
+        if (c && c[1] && c[2]) state = c[2];
+    }
+    fclose(f);
+    return state;
+}
+
 int sd_util_exists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;

@@ -111,6 +111,9 @@ sd_err_t sd_util_rmtree(const char *path, char *err, size_t errlen);
  * and is not a folder <whose>: refusing to replace it"). Then created. */
 sd_err_t sd_util_replace_dir(const char *dir, int ours, const char *whose, char *err, size_t errlen);
 int sd_util_exists(const char *path);
+/* A process's state letter from /proc/PID/stat (R, S, T, Z, ...); 0 when
+ * there is no such process. */
+char sd_util_proc_state(long pid);
 int sd_util_is_dir(const char *path);
 /* Read a whole file into *out (NUL-terminated, caller frees). */
 sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen);

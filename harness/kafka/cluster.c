@@ -148,17 +148,7 @@ pid_t sd_cluster_pid(const sd_cluster_broker_t *b) {
     fclose(f);
     if (pid <= 1 || kill((pid_t)pid, 0) != 0) return -1;
     /* a zombie is not running */
-    char p[64], buf[512];
-    snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
-    FILE *s = fopen(p, "r");
-    if (s) {
-        if (fgets(buf, sizeof(buf), s)) {
-            char *c = strrchr(buf, ')');
-            if (c && c[1] && c[2] == 'Z') pid = -1;
-        }
-        fclose(s);
-    }
-    return (pid_t)pid;
+    return sd_util_proc_state(pid) == 'Z' ? -1 : (pid_t)pid;
 }
 
 sd_err_t sd_cluster_signal(sd_cluster_broker_t *b, int sig, char *err, size_t errlen) {
@@ -172,18 +162,8 @@ int sd_cluster_wait_gone(sd_cluster_broker_t *b, pid_t pid, int64_t timeout_ms) 
     (void)b;
     int64_t deadline = sd_util_mono_ms() + timeout_ms;
     for (;;) {
-        if (kill(pid, 0) != 0) return 1;
-        char p[64], buf[512];
-        snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
-        FILE *s = fopen(p, "r");
-        if (!s) return 1;
-        int zombie = 0;
-        if (fgets(buf, sizeof(buf), s)) {
-            char *c = strrchr(buf, ')');
-            zombie = c && c[1] && c[2] == 'Z';
-        }
-        fclose(s);
-        if (zombie) return 1;
+        char state = kill(pid, 0) == 0 ? sd_util_proc_state(pid) : 0;
+        if (!state || state == 'Z') return 1;
         if (sd_util_mono_ms() >= deadline) return 0;
         sd_util_sleep_ms(20);
     }
