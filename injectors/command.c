@@ -56,23 +56,11 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     char land[400] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, s.incarnation, 0, 0, t0, land, sizeof(land));
     char *log = sd_util_fmt("%s/logs/fault-%d.log", r->run_dir, st->line);
-    sd_buf_t out;
-    sd_buf_init(&out);
     sd_cmd_status_t cs;
-    int64_t timeout = sd_util_scaled_ms(st->timeout_ms);
-    e = sd_cmd_run(argv, NULL, 0, timeout, 1 << 20, log, &out, &cs, cerr, sizeof(cerr));
-    if (out.len) {
-        FILE *f = fopen(log, "a");
-        if (f) {
-            fwrite(out.data, 1, out.len, f);
-            fclose(f);
-        }
-    }
-    sd_buf_free(&out);
     char how[600];
+    int ok;
+    e = sd_cmd_run_logged(argv, sd_util_scaled_ms(st->timeout_ms), 1 << 20, log, &cs, &ok, how, sizeof(how), cerr, sizeof(cerr));
     if (e) snprintf(how, sizeof(how), "could not be run: %s", cerr);
-    else sd_cmd_status_text(&cs, timeout, 1 << 20, how, sizeof(how));
-    int ok = !e && !cs.timed_out && !cs.signal && cs.code == 0;
     if (!e && cs.interrupted) {
         e = sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted while the fault command %s ran", fc->name);
     } else {

@@ -55,6 +55,25 @@ static void sd_cmd_child(char *const *argv, char **envp, int in_fd, int out_fd, 
     _exit(127);
 }
 
+sd_err_t sd_cmd_run_logged(char *const *argv, int64_t timeout_ms, size_t max_out, const char *log, sd_cmd_status_t *st, int *ok,
+                           char *how, size_t hlen, char *err, size_t errlen) {
+    sd_buf_t out;
+    sd_buf_init(&out);
+    sd_err_t e = sd_cmd_run(argv, NULL, 0, timeout_ms, max_out, log, &out, st, err, errlen);
+    if (out.len) {
+        /* its stdout beside its stderr, in the same log */
+        FILE *f = fopen(log, "a");
+        if (f) {
+            fwrite(out.data, 1, out.len, f);
+            fclose(f);
+        }
+    }
+    sd_buf_free(&out);
+    if (!e) sd_cmd_status_text(st, timeout_ms, max_out, how, hlen);
+    *ok = !e && !st->timed_out && !st->signal && st->code == 0;
+    return e;
+}
+
 /* Statuses another waiter of this process took (the supervisor reaps every
  * child while a pipeline runs: the harness is a subreaper), kept for the
  * command that waits for them. */

@@ -40,6 +40,13 @@ void sd_cmd_set_run(const char *token, volatile sig_atomic_t *stop);
 sd_err_t sd_cmd_run(char *const *argv, const char *in, size_t inlen, int64_t timeout_ms, size_t max_out, const char *stderr_path,
                     sd_buf_t *out, sd_cmd_status_t *st, char *err, size_t errlen);
 
+/* sd_cmd_run for a step's command: nothing on its stdin, its stderr and
+ * then its stdout (at most max_out bytes) in the file log; *ok when it
+ * ended well (exit 0, no signal, in time), and how it ended in how
+ * ("exit 1"; left alone when it could not be run: the error says why). */
+sd_err_t sd_cmd_run_logged(char *const *argv, int64_t timeout_ms, size_t max_out, const char *log, sd_cmd_status_t *st, int *ok,
+                           char *how, size_t hlen, char *err, size_t errlen);
+
 /* The supervisor reaps every child of the harness while a pipeline runs
  * (a subreaper): it hands the status of a child that is none of its
  * incarnations here, where the command waiting for it finds it. */

@@ -80,24 +80,13 @@ static sd_err_t sd_operator_command(sd_run_t *r, const sd_step_t *st, char *deta
     char **argv = sd_run_expand_argv(r, st->oper.argv, st->oper.argc, cerr, sizeof(cerr));
     if (!argv) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "line %d: operator command: %s", st->line, cerr);
     char *log = sd_util_fmt("%s/logs/operator-%d.log", r->run_dir, st->line);
-    sd_buf_t out;
-    sd_buf_init(&out);
     sd_cmd_status_t cs;
     int64_t t0 = sd_util_mono_ms();
-    sd_err_t e = sd_cmd_run(argv, NULL, 0, st->timeout_ms, 1 << 20, log, &out, &cs, cerr, sizeof(cerr));
-    double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
-    if (out.len) {
-        /* its stdout beside its stderr, in the same log */
-        FILE *f = fopen(log, "a");
-        if (f) {
-            fwrite(out.data, 1, out.len, f);
-            fclose(f);
-        }
-    }
     char how[600];
+    int ok;
+    sd_err_t e = sd_cmd_run_logged(argv, st->timeout_ms, 1 << 20, log, &cs, &ok, how, sizeof(how), cerr, sizeof(cerr));
     if (e) snprintf(how, sizeof(how), "could not run: %s", cerr);
-    else sd_cmd_status_text(&cs, st->timeout_ms, 1 << 20, how, sizeof(how));
-    int ok = !e && !cs.timed_out && !cs.signal && cs.code == 0;
+    double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
     if (!e && cs.interrupted) {
         e = sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted while the operator step's command ran");
     } else {
@@ -111,7 +100,6 @@ static sd_err_t sd_operator_command(sd_run_t *r, const sd_step_t *st, char *deta
         }
         e = SD_OK;
     }
-    sd_buf_free(&out);
     free(log);
     sd_run_free_argv(argv);
     return e;
