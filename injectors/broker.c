@@ -225,28 +225,37 @@ static sd_err_t sd_broker_start_wait(sd_run_t *r, sd_cluster_broker_t *b, int64_
     }
 }
 
+/* Record that broker b is back (kind broker-start or broker-resume): the
+ * broker fault that took it ends here. */
+static void sd_broker_back_record(sd_run_t *r, const sd_cluster_broker_t *b, const char *kind, const char *det) {
+    char like[48];
+    snprintf(like, sizeof(like), "%% broker %d %%", b->id);
+    sd_ledger_fault_undo(r->ledger, r->step, "broker", like, kind, det, 0, NULL, 0);
+}
+
+/* SIGCONT to a broker the run froze, recorded with det. */
+static void sd_broker_resume(sd_run_t *r, sd_cluster_broker_t *b, const char *det) {
+    sd_cluster_signal(b, SIGCONT, NULL, 0);
+    b->paused = 0;
+    sd_broker_back_record(r, b, "broker-resume", det);
+}
+
 /* for=D: the broker comes back (arg: its id) */
 static void sd_broker_undo(sd_run_t *r, int id) {
     sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
     if (!b) return;
-    char like[48], det[96];
-    snprintf(like, sizeof(like), "%% broker %d %%", id);
+    char det[96];
     if (b->paused) {
-        sd_cluster_signal(b, SIGCONT, NULL, 0);
-        b->paused = 0;
         snprintf(det, sizeof(det), "SIGCONT to broker %d (for= elapsed)", id);
-        sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+        sd_broker_resume(r, b, det);
     } else if (b->down && !b->starting) {
-        /* its start runs on while the run goes; heal waits for it */
-        if (r->faults.cluster->embedded) {
-            rd_kafka_mock_broker_set_up(sd_broker_mock(r->broker), id);
-            b->down = 0;
-            snprintf(det, sizeof(det), "broker %d set up again (for= elapsed)", id);
-            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
-        } else if (sd_cluster_start_begin(r->faults.cluster, b, NULL, 0) == SD_OK) {
-            snprintf(det, sizeof(det), "broker %d started again (for= elapsed)", id);
-            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
-        }
+        /* its start runs on while the run goes; heal waits for it (an
+         * embedded broker is set up at once) */
+        char why[256];
+        int embedded = r->faults.cluster->embedded;
+        if (embedded ? sd_broker_start_wait(r, b, 0, why, sizeof(why)) : sd_cluster_start_begin(r->faults.cluster, b, NULL, 0)) return;
+        snprintf(det, sizeof(det), "broker %d %s again (for= elapsed)", id, embedded ? "set up" : "started");
+        sd_broker_back_record(r, b, "broker-start", det);
     }
 }
 
@@ -348,14 +357,11 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
     for (int i = 0; i < c->n; i++) {
         sd_cluster_broker_t *k = &c->b[i];
         if (st->proc.broker_id >= 0 && k->id != st->proc.broker_id) continue;
-        char like[48], det[200], why[256] = "";
-        snprintf(like, sizeof(like), "%% broker %d %%", k->id);
+        char det[200], why[256] = "";
         if (resume) {
             if (!k->paused) continue;
-            sd_cluster_signal(k, SIGCONT, NULL, 0);
-            k->paused = 0;
             snprintf(det, sizeof(det), "SIGCONT to broker %d", k->id);
-            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+            sd_broker_resume(r, k, det);
         } else {
             if (!k->down && !k->starting && (c->embedded || sd_cluster_pid(k) > 0)) continue;
             int64_t t = sd_util_mono_ms();
@@ -367,7 +373,7 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
             }
             if (c->embedded) snprintf(det, sizeof(det), "broker %d set up again", k->id);
             else snprintf(det, sizeof(det), "broker %d started again in %.1f s", k->id, (double)(sd_util_mono_ms() - t) / 1000.0);
-            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+            sd_broker_back_record(r, k, "broker-start", det);
         }
         sd_buf_printf(&b, "%s%s", did++ ? "; " : "", det);
     }
@@ -417,13 +423,10 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
     if (!c) return;
     for (int i = 0; i < c->n; i++) {
         sd_cluster_broker_t *k = &c->b[i];
-        char like[48], det[200], why[256] = "";
-        snprintf(like, sizeof(like), "%% broker %d %%", k->id);
+        char det[200], why[256] = "";
         if (k->paused) {
-            sd_cluster_signal(k, SIGCONT, NULL, 0);
-            k->paused = 0;
             snprintf(det, sizeof(det), "resumed broker %d", k->id);
-            sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-resume", det, 0, NULL, 0);
+            sd_broker_resume(r, k, det);
             sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
         }
         if (k->down || k->starting) {
@@ -434,7 +437,7 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
                 sd_ledger_warning(r->ledger, "broker-not-restarted", det, NULL, 0);
             } else {
                 snprintf(det, sizeof(det), "started broker %d again", k->id);
-                if (!was_starting) sd_ledger_fault_undo(r->ledger, r->step, "broker", like, "broker-start", det, 0, NULL, 0);
+                if (!was_starting) sd_broker_back_record(r, k, "broker-start", det);
             }
             sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
         }
