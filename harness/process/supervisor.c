@@ -27,6 +27,7 @@ extern char **environ;
 typedef struct {
     int fd;
     int inc;
+    int inst;      /* its instance, 0-based */
     int is_err;
     FILE *log;
     sd_buf_t partial;
@@ -48,6 +49,7 @@ typedef struct sd_sup_evnode_s {
 typedef struct {
     pid_t pid;
     int n;
+    int inst;      /* 0-based */
     int exited;
     int64_t exited_mono;
     int status;
@@ -77,13 +79,19 @@ struct sd_sup_s {
     sd_inc_t *incs;
     int nincs;
 
-    sd_sup_state_t st;
+    /* each instance's state (its newest incarnation); sd_sup_state() reads
+     * the one in focus. The counters of every instance (markers, output,
+     * ms_per_row) are kept in all of them. */
+    struct sd_sup_inst_s {
+        sd_sup_state_t st;
+        char tail[SD_SUP_TAIL];
+        size_t tail_len;
+        char telling[1024];  /* sd_sup_telling */
+        int telling_inc;
+    } inst[SD_SUP_MAX_INSTANCES];
+    int focus;           /* 0-based */
     double row_ms_sum;
     int64_t row_sum;
-    char tail[SD_SUP_TAIL];
-    size_t tail_len;
-    char telling[1024];  /* sd_sup_telling */
-    int telling_inc;
 
     sd_sup_evnode_t *head, *tailq;
 };
@@ -178,28 +186,30 @@ static int sd_sup_states_error(const char *line, size_t len) {
 static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len) {
     int64_t now = sd_util_wall_ms();
     if (str->log) sd_sup_log_line(s, str, line, len, now);
-    if (str->is_err && str->inc == s->st.incarnation) {
+    struct sd_sup_inst_s *in = &s->inst[str->inst];
+    sd_sup_state_t *cur = &in->st;
+    if (str->is_err && str->inc == cur->incarnation) {
         /* keep the last few KB of stderr for messages */
         if (len + 1 > SD_SUP_TAIL) { line += len - (SD_SUP_TAIL - 1); len = SD_SUP_TAIL - 1; }
-        if (s->tail_len + len + 1 > SD_SUP_TAIL) {
-            size_t drop = s->tail_len + len + 1 - SD_SUP_TAIL;
-            memmove(s->tail, s->tail + drop, s->tail_len - drop);
-            s->tail_len -= drop;
+        if (in->tail_len + len + 1 > SD_SUP_TAIL) {
+            size_t drop = in->tail_len + len + 1 - SD_SUP_TAIL;
+            memmove(in->tail, in->tail + drop, in->tail_len - drop);
+            in->tail_len -= drop;
         }
-        memcpy(s->tail + s->tail_len, line, len);
-        s->tail_len += len;
-        s->tail[s->tail_len++] = '\n';
+        memcpy(in->tail + in->tail_len, line, len);
+        in->tail_len += len;
+        in->tail[in->tail_len++] = '\n';
         if (sd_sup_states_error(line, len)) {
-            snprintf(s->telling, sizeof(s->telling), "%.*s", (int)(len < sizeof(s->telling) ? len : sizeof(s->telling) - 1), line);
-            s->telling_inc = str->inc;
+            snprintf(in->telling, sizeof(in->telling), "%.*s", (int)(len < sizeof(in->telling) ? len : sizeof(in->telling) - 1), line);
+            in->telling_inc = str->inc;
         }
     }
     int64_t mono = sd_util_mono_ms();
-    s->st.last_output_mono_ms = mono;
+    for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.last_output_mono_ms = mono;
     char *z = sd_util_strndup(line, len);
     sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1, .state = -1};
     const char *m;
-    int current = str->inc == s->st.incarnation;
+    int current = str->inc == cur->incarnation;
     if ((m = strstr(z, "SD-BATCH "))) {
         const char *rest = m + 9;
         int is_begin = !strncmp(rest, "begin", 5), is_commit = !strncmp(rest, "commit", 6);
@@ -209,14 +219,16 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
             sd_sup_field(rest, "rows", &rows);
             ev.batch = id;
             ev.rows = rows;
-            s->st.markers++;
-            s->st.last_marker_mono_ms = mono;
+            for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) {
+                s->inst[k].st.markers++;
+                s->inst[k].st.last_marker_mono_ms = mono;
+            }
             if (is_begin) {
                 ev.type = SD_SUP_EV_BEGIN;
                 if (current) {
-                    s->st.begin_batch = id;
-                    s->st.begin_rows = rows;
-                    s->st.begin_mono_ms = mono;
+                    cur->begin_batch = id;
+                    cur->begin_rows = rows;
+                    cur->begin_mono_ms = mono;
                 }
             } else {
                 ev.type = SD_SUP_EV_COMMIT;
@@ -228,13 +240,13 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
                     ev.text = sd_util_strndup(o, n);
                 }
                 if (current) {
-                    if (s->st.begin_batch == id && s->st.begin_rows > 0) {
-                        s->row_ms_sum += (double)(mono - s->st.begin_mono_ms);
-                        s->row_sum += s->st.begin_rows;
-                        s->st.ms_per_row = s->row_ms_sum / (double)s->row_sum;
+                    if (cur->begin_batch == id && cur->begin_rows > 0) {
+                        s->row_ms_sum += (double)(mono - cur->begin_mono_ms);
+                        s->row_sum += cur->begin_rows;
+                        for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.ms_per_row = s->row_ms_sum / (double)s->row_sum;
                     }
-                    s->st.commit_batch = id;
-                    s->st.commit_mono_ms = mono;
+                    cur->commit_batch = id;
+                    cur->commit_mono_ms = mono;
                 }
             }
             sd_sup_push(s, &ev);
@@ -245,7 +257,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         sd_sup_push(s, &ev);
     } else if (strstr(z, "SD-READY")) {
         ev.type = SD_SUP_EV_READY;
-        if (current) s->st.ready = 1;
+        if (current) cur->ready = 1;
         sd_sup_push(s, &ev);
     }
     free(z);
@@ -282,11 +294,12 @@ static void sd_sup_check_exits(sd_sup_t *s) {
             ev.exit_signal = WIFSIGNALED(inc->status) ? WTERMSIG(inc->status) : 0;
         }
         snprintf(ev.ended_by, sizeof(ev.ended_by), "%s", inc->by[0] ? inc->by : (WIFEXITED(inc->status) && ev.exit_code == 0) ? "exit" : "crash");
-        if (inc->n == s->st.incarnation) {
-            s->st.running = 0;
-            s->st.drained = 1;
-            s->st.exit_code = ev.exit_code;
-            s->st.exit_signal = ev.exit_signal;
+        sd_sup_state_t *cur = &s->inst[inc->inst].st;
+        if (inc->n == cur->incarnation) {
+            cur->running = 0;
+            cur->drained = 1;
+            cur->exit_code = ev.exit_code;
+            cur->exit_signal = ev.exit_signal;
         }
         sd_sup_push(s, &ev);
         pthread_cond_broadcast(&s->cond);
@@ -394,10 +407,12 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     int ne = 0;
     while (environ[ne]) ne++;
     int extra = conf->env ? conf->env->n : 0;
-    s->envp = sd_util_xcalloc((size_t)(ne + extra + 4), sizeof(char *));
+    s->envp = sd_util_xcalloc((size_t)(ne + extra + 5), sizeof(char *));
     int k = 0;
     for (int i = 0; i < ne; i++) {
-        if (!strncmp(environ[i], "STREAMDRILL_RUN_TOKEN=", 22) || !strncmp(environ[i], "STREAMDRILL_INCARNATION=", 24)) continue;
+        if (!strncmp(environ[i], "STREAMDRILL_RUN_TOKEN=", 22) || !strncmp(environ[i], "STREAMDRILL_INCARNATION=", 24) ||
+            !strncmp(environ[i], "STREAMDRILL_INSTANCE=", 21))
+            continue;
         int overridden = 0;
         for (int j = 0; j < extra; j++) {
             size_t kl = strlen(conf->env->v[j].key);
@@ -408,9 +423,10 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     for (int j = 0; j < extra; j++) s->envp[k++] = sd_util_fmt("%s=%s", conf->env->v[j].key, conf->env->v[j].value);
     s->envp[k++] = sd_util_fmt("STREAMDRILL_RUN_TOKEN=%s", conf->token);
     s->envp[k++] = sd_util_strdup("STREAMDRILL_INCARNATION=0"); /* replaced per start */
+    s->envp[k++] = sd_util_strdup("STREAMDRILL_INSTANCE=1");
     s->envp[k] = NULL;
 
-    s->st.begin_batch = s->st.commit_batch = -1;
+    for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.begin_batch = s->inst[k].st.commit_batch = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
     sd_err_t e = sd_util_mkdirs(s->logdir, err, errlen);
@@ -440,19 +456,28 @@ char *sd_sup_log_path(sd_sup_t *s, int n, int is_err) {
     return sd_util_fmt("%s/pipeline-%d.%s.log", s->logdir, n, is_err ? "stderr" : "stdout");
 }
 
-sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, size_t errlen) {
+/* The environment slot that starts with prefix gets prefix followed by n. */
+static void sd_sup_env_int(sd_sup_t *s, const char *prefix, int n) {
+    size_t pl = strlen(prefix);
+    int ei = 0;
+    while (s->envp[ei] && strncmp(s->envp[ei], prefix, pl)) ei++;
+    if (!s->envp[ei]) return;
+    free(s->envp[ei]);
+    s->envp[ei] = sd_util_fmt("%s%d", prefix, n);
+}
+
+sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int instance, int *incarnation, char *err, size_t errlen) {
     char **argv = argv_in ? argv_in : s->argv;
+    if (instance < 1 || instance > SD_SUP_MAX_INSTANCES)
+        return sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: instance %d out of 1..%d", instance, SD_SUP_MAX_INSTANCES);
     int outp[2], errp[2], execp[2];
     if (pipe2(outp, O_CLOEXEC) == -1 || pipe2(errp, O_CLOEXEC) == -1 || pipe2(execp, O_CLOEXEC) == -1)
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "supervisor: pipe: %s", strerror(errno));
     pthread_mutex_lock(&s->lock);
     int n = s->nincs + 1;
     pthread_mutex_unlock(&s->lock);
-    /* environment slot for the incarnation number */
-    int ei = 0;
-    while (s->envp[ei] && strncmp(s->envp[ei], "STREAMDRILL_INCARNATION=", 24)) ei++;
-    free(s->envp[ei]);
-    s->envp[ei] = sd_util_fmt("STREAMDRILL_INCARNATION=%d", n);
+    sd_sup_env_int(s, "STREAMDRILL_INCARNATION=", n);
+    sd_sup_env_int(s, "STREAMDRILL_INSTANCE=", instance);
 
     char *outlog = sd_sup_log_path(s, n, 0), *errlog = sd_sup_log_path(s, n, 1);
     FILE *lo = fopen(outlog, "w+e"), *le = fopen(errlog, "w+e");
@@ -515,25 +540,27 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, 
     memset(inc, 0, sizeof(*inc));
     inc->pid = pid;
     inc->n = n;
+    inc->inst = instance - 1;
     inc->open_streams = 2;
     if (r == sizeof(exec_errno)) snprintf(inc->by, sizeof(inc->by), "exec-failed");
     sd_stream_t *so = &s->streams[s->nstreams++];
     memset(so, 0, sizeof(*so));
-    so->fd = outp[0]; so->inc = n; so->is_err = 0; so->log = lo;
+    so->fd = outp[0]; so->inc = n; so->inst = instance - 1; so->is_err = 0; so->log = lo;
     sd_stream_t *se = &s->streams[s->nstreams++];
     memset(se, 0, sizeof(*se));
-    se->fd = errp[0]; se->inc = n; se->is_err = 1; se->log = le;
+    se->fd = errp[0]; se->inc = n; se->inst = instance - 1; se->is_err = 1; se->log = le;
     fcntl(outp[0], F_SETFL, O_NONBLOCK);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    s->st.incarnation = n;
-    s->st.running = 1;
-    s->st.drained = 0;
-    s->st.ready = 0;
-    s->st.pid = pid;
-    s->st.begin_batch = s->st.commit_batch = -1;
-    s->st.begin_rows = -1;
-    s->st.exit_code = s->st.exit_signal = 0;
-    s->tail_len = 0;
+    struct sd_sup_inst_s *in = &s->inst[instance - 1];
+    in->st.incarnation = n;
+    in->st.running = 1;
+    in->st.drained = 0;
+    in->st.ready = 0;
+    in->st.pid = pid;
+    in->st.begin_batch = in->st.commit_batch = -1;
+    in->st.begin_rows = -1;
+    in->st.exit_code = in->st.exit_signal = 0;
+    in->tail_len = 0;
     pthread_mutex_unlock(&s->lock);
     sd_sup_wake(s);
     *incarnation = n;
@@ -544,7 +571,7 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv_in, int *incarnation, char *err, 
 
 sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen) {
     pthread_mutex_lock(&s->lock);
-    sd_inc_t *inc = sd_sup_inc(s, s->st.incarnation);
+    sd_inc_t *inc = sd_sup_inc(s, s->inst[s->focus].st.incarnation);
     if (!inc || inc->exited) {
         pthread_mutex_unlock(&s->lock);
         return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: signal %s: no incarnation is running", strsignal(sig));
@@ -560,7 +587,7 @@ sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t e
 sd_err_t sd_sup_wait_exit(sd_sup_t *s, int64_t timeout_ms, char *err, size_t errlen) {
     int64_t deadline = sd_util_mono_ms() + timeout_ms;
     pthread_mutex_lock(&s->lock);
-    while (s->st.incarnation && !s->st.drained) {
+    while (s->inst[s->focus].st.incarnation && !s->inst[s->focus].st.drained) {
         int64_t left = deadline - sd_util_mono_ms();
         if (left <= 0) {
             pthread_mutex_unlock(&s->lock);
@@ -638,8 +665,22 @@ void sd_sup_free(sd_sup_t *s) {
 
 void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out) {
     pthread_mutex_lock(&s->lock);
-    *out = s->st;
+    *out = s->inst[s->focus].st;
     pthread_mutex_unlock(&s->lock);
+}
+
+void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out) {
+    pthread_mutex_lock(&s->lock);
+    *out = s->inst[instance >= 1 && instance <= SD_SUP_MAX_INSTANCES ? instance - 1 : s->focus].st;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int sd_sup_focus(sd_sup_t *s, int instance) {
+    pthread_mutex_lock(&s->lock);
+    int was = s->focus + 1;
+    if (instance >= 1 && instance <= SD_SUP_MAX_INSTANCES) s->focus = instance - 1;
+    pthread_mutex_unlock(&s->lock);
+    return was;
 }
 
 int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev) {
@@ -670,14 +711,15 @@ void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms) {
 
 char *sd_sup_telling(sd_sup_t *s) {
     pthread_mutex_lock(&s->lock);
-    char *t = s->telling[0] && s->telling_inc == s->st.incarnation ? sd_util_strdup(s->telling) : NULL;
+    struct sd_sup_inst_s *in = &s->inst[s->focus];
+    char *t = in->telling[0] && in->telling_inc == in->st.incarnation ? sd_util_strdup(in->telling) : NULL;
     pthread_mutex_unlock(&s->lock);
     return t;
 }
 
 char *sd_sup_tail(sd_sup_t *s) {
     pthread_mutex_lock(&s->lock);
-    char *t = sd_util_strndup(s->tail, s->tail_len);
+    char *t = sd_util_strndup(s->inst[s->focus].tail, s->inst[s->focus].tail_len);
     pthread_mutex_unlock(&s->lock);
     return t;
 }

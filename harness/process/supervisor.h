@@ -1,4 +1,6 @@
-/* supervisor.h - runs the pipeline under test, one incarnation at a time.
+/* supervisor.h - runs the pipeline under test: one incarnation at a time
+ * of each of its instances (several instances of one command, side by
+ * side in one consumer group, when the drill declares `instances=N`).
  *
  * Each incarnation is exec'd directly (no shell) in its own process group,
  * so a signal reaches the whole tree, a JVM included. Its stdout and stderr
@@ -18,6 +20,11 @@
  * for the runner's thread, which owns run.db; the current state can be read
  * at any time with sd_sup_state().
  *
+ * Incarnations are numbered across instances (pipeline-N.*.log); each gets
+ * STREAMDRILL_INCARNATION and STREAMDRILL_INSTANCE. The calls that act on
+ * "the" pipeline (state, signal, wait, stop, tail) act on the instance in
+ * focus (sd_sup_focus, instance 1 unless moved).
+ *
  * Every incarnation's process group is registered with the watchdog, and
  * the child has PR_SET_PDEATHSIG=SIGKILL, so nothing outlives the harness. */
 #ifndef SD_SUPERVISOR_H
@@ -31,6 +38,8 @@
 #include "watchdog.h"
 
 typedef struct sd_sup_s sd_sup_t;
+
+#define SD_SUP_MAX_INSTANCES 8
 
 typedef struct sd_sup_conf_s {
     char **argv;                 /* expanded, NULL-terminated */
@@ -77,13 +86,18 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
 /* Kill whatever runs, stop the reader thread, free. */
 void sd_sup_free(sd_sup_t *s);
 
-/* Start a new incarnation, with argv (NULL: the configured command line).
- * Fails with SD_ERR_PIPELINE if exec fails. */
-sd_err_t sd_sup_start(sd_sup_t *s, char **argv, int *incarnation, char *err, size_t errlen);
-/* Send sig to the newest incarnation's process group; by names the cause
+/* Start a new incarnation of instance (1..SD_SUP_MAX_INSTANCES), with argv
+ * (NULL: the configured command line). Fails with SD_ERR_PIPELINE if exec
+ * fails. The focus does not move. */
+sd_err_t sd_sup_start(sd_sup_t *s, char **argv, int instance, int *incarnation, char *err, size_t errlen);
+/* Move the focus to instance (1-based); returns the instance in focus before. */
+int sd_sup_focus(sd_sup_t *s, int instance);
+/* The state of one instance, wherever the focus is. */
+void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out);
+/* Send sig to the focused instance's newest incarnation's process group; by names the cause
  * recorded at its exit ("kill", "stop"). */
 sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen);
-/* Wait until the newest incarnation exited and was drained. Returns
+/* Wait until the focused instance's newest incarnation exited and was drained. Returns
  * SD_ERR_TIMEOUT if it is still running after timeout_ms. */
 sd_err_t sd_sup_wait_exit(sd_sup_t *s, int64_t timeout_ms, char *err, size_t errlen);
 /* Graceful stop: SIGTERM, wait up to grace_ms, then SIGKILL. */

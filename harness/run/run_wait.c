@@ -87,7 +87,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     sd_err_t e = argv ? SD_OK : SD_ERR_SCENARIO;
     for (int i = 0; argv && i < argc; i++) sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
     char *version = e ? NULL : sd_run_version(r);
-    if (!e) e = sd_sup_start(r->sup, argv, &inc, err, errlen);
+    if (!e) e = sd_sup_start(r->sup, argv, 1, &inc, err, errlen);
     sd_run_free_argv(argv);
     if (e == SD_ERR_PIPELINE) {
         char tmp[1024];

@@ -217,7 +217,7 @@ Test(progress, caught_up_against_the_partition_ends) {
     char why[512] = "";
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1, "no pipeline running, no commit: unknown");
     int inc;
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1, "no commit with offsets yet: unknown");
     event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:5,1:2");
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 0);

@@ -56,7 +56,7 @@ Test(supervisor, markers_logs_and_clean_exit) {
                           " echo token=$STREAMDRILL_RUN_TOKEN inc=$STREAMDRILL_INCARNATION; exit 0");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(inc, 1);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_BEGIN, &ev, 5000), 0, "no begin marker");
@@ -96,7 +96,7 @@ Test(supervisor, the_error_line_is_kept_past_a_long_dump) {
                           " i=0; while [ $i -lt 200 ]; do echo \"   +- ~ScanRelation[key#$i, value#$i] KafkaTable\" >&2; i=$((i+1)); done; exit 1");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK, "%s", err);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_EXIT, &ev, 5000), 0, "no exit");
     char *tail = sd_sup_tail(s), *telling = sd_sup_telling(s);
@@ -115,7 +115,7 @@ Test(supervisor, exec_failure_is_a_pipeline_error) {
     char err[256];
     cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
     int inc;
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_ERR_PIPELINE);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_ERR_PIPELINE);
     cr_assert(strstr(err, "/nonexistent/pipeline") && strstr(err, "No such file"), "got %s", err);
     sd_sup_free(s);
 }
@@ -125,7 +125,7 @@ Test(supervisor, kill_reaches_the_whole_process_group) {
     sd_sup_t *s = sup_for("sleep 300 & echo SD-READY; wait");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
     cr_assert_eq(sd_watchdog_count(token), 2, "sh and sleep carry the token, found %d", sd_watchdog_count(token));
@@ -143,7 +143,7 @@ Test(supervisor, graceful_stop_escalates) {
     sd_sup_t *s = sup_for("trap '' TERM; echo SD-READY; while true; do sleep 0.05; done");
     int inc;
     char err[256];
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK);
     sd_sup_event_t ev;
     cr_assert_eq(wait_for(s, SD_SUP_EV_READY, &ev, 5000), 0);
     int64_t t0 = sd_util_mono_ms();
@@ -164,7 +164,7 @@ Test(supervisor, watchdog_kills_the_group_when_its_pipe_closes) {
     sd_sup_t *s;
     cr_assert_eq(sd_sup_new(&c, &s, err, sizeof(err)), SD_OK);
     int inc;
-    cr_assert_eq(sd_sup_start(s, NULL, &inc, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc, err, sizeof(err)), SD_OK);
     sd_util_sleep_ms(200);
     cr_assert_eq(sd_watchdog_count(token), 3, "sh and two sleeps, found %d", sd_watchdog_count(token));
     sd_watchdog_stop(wd); /* as if the harness had died */
@@ -172,4 +172,58 @@ Test(supervisor, watchdog_kills_the_group_when_its_pipe_closes) {
     while (sd_watchdog_count(token) && sd_util_mono_ms() < deadline) sd_util_sleep_ms(20);
     cr_assert_eq(sd_watchdog_count(token), 0, "the watchdog left processes behind");
     sd_sup_free(s);
+}
+
+/* Two instances of one command run side by side: each has its own state
+ * (its incarnation, markers, exit), STREAMDRILL_INSTANCE says which it is,
+ * and a signal reaches only the instance in focus. */
+Test(supervisor, instances_run_side_by_side_and_a_signal_takes_one) {
+    sd_sup_t *s = sup_for("echo SD-READY; echo \"SD-BATCH begin id=$((STREAMDRILL_INSTANCE * 10)) rows=2\";"
+                          " echo inst=$STREAMDRILL_INSTANCE inc=$STREAMDRILL_INCARNATION; exec sleep 300");
+    int inc1, inc2;
+    char err[256];
+    cr_assert_eq(sd_sup_start(s, NULL, 1, &inc1, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_start(s, NULL, 2, &inc2, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(inc1, 1);
+    cr_assert_eq(inc2, 2, "incarnations are numbered across instances");
+    sd_sup_state_t a, b;
+    int64_t deadline = sd_util_mono_ms() + 5000;
+    do {
+        sd_sup_wait_change(s, 50);
+        sd_sup_instance_state(s, 1, &a);
+        sd_sup_instance_state(s, 2, &b);
+    } while ((a.begin_batch < 0 || b.begin_batch < 0) && sd_util_mono_ms() < deadline);
+    cr_assert_eq(a.begin_batch, 10, "instance 1's batch, got %lld", (long long)a.begin_batch);
+    cr_assert_eq(b.begin_batch, 20, "instance 2's batch, got %lld", (long long)b.begin_batch);
+    cr_assert_eq(a.incarnation, 1);
+    cr_assert_eq(b.incarnation, 2);
+    cr_assert(a.ready && b.ready);
+    sd_sup_state_t f;
+    sd_sup_state(s, &f);
+    cr_assert_eq(f.incarnation, 1, "the focus is instance 1 unless moved");
+    cr_assert_eq(sd_sup_focus(s, 2), 1);
+    cr_assert_eq(sd_sup_signal(s, SIGKILL, "kill", err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sup_wait_exit(s, 5000, err, sizeof(err)), SD_OK, "%s", err);
+    sd_sup_instance_state(s, 1, &a);
+    sd_sup_instance_state(s, 2, &b);
+    cr_assert(a.running, "instance 1 was not signalled");
+    cr_assert(!b.running && b.exit_signal == SIGKILL);
+    int inc3;
+    cr_assert_eq(sd_sup_start(s, NULL, 2, &inc3, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(inc3, 3);
+    deadline = sd_util_mono_ms() + 5000;
+    do {
+        sd_sup_wait_change(s, 50);
+        sd_sup_instance_state(s, 2, &b);
+    } while (b.begin_batch < 0 && sd_util_mono_ms() < deadline);
+    cr_assert(b.running && b.incarnation == 3 && b.begin_batch == 20);
+    sd_util_sleep_ms(100);
+    sd_sup_free(s);
+    char *log = sd_util_fmt("%s/logs/pipeline-3.stdout.log", dir);
+    char *text = NULL;
+    size_t tlen;
+    sd_util_read_file(log, &text, &tlen, err, sizeof(err));
+    cr_assert(text && strstr(text, "inst=2 inc=3"), "%s", text ? text : "(no log)");
+    free(text);
+    free(log);
 }
