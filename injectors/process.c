@@ -25,7 +25,7 @@
 
 static int sd_process_handles(sd_step_kind_t k) {
     return k == SD_STEP_START || k == SD_STEP_STOP || k == SD_STEP_KILL || k == SD_STEP_RESTART || k == SD_STEP_PAUSE ||
-           k == SD_STEP_RESUME;
+           k == SD_STEP_RESUME || k == SD_STEP_SCALE;
 }
 
 static const char *sd_sig_name(int sig) {
@@ -47,21 +47,55 @@ static int64_t sd_target_rows(sd_run_t *r) {
     return rows;
 }
 
-/* Send sig, wait for the exit (escalating to SIGKILL after timeout_ms). */
-static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int64_t timeout_ms, int *escalated,
+/* The instances a step acts on: instance=K when it runs, else every
+ * running instance. Their count; out holds SD_MAX_INSTANCES. */
+static int sd_process_targets(sd_run_t *r, const sd_step_t *st, int *out) {
+    if (!st->proc.instance) return sd_run_running_instances(r, out);
+    sd_sup_state_t s;
+    sd_sup_instance_state(r->sup, st->proc.instance, &s);
+    if (!s.running) return 0;
+    out[0] = st->proc.instance;
+    return 1;
+}
+
+/* Send sig to each target instance (SIGSTOP, SIGCONT: no wait). */
+static sd_err_t sd_process_signal_each(sd_run_t *r, const int *t, int n, int sig, const char *by, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    for (int i = 0; i < n && !e; i++) {
+        sd_sup_focus(r->sup, t[i]);
+        e = sd_sup_signal(r->sup, sig, by, err, errlen);
+    }
+    if (n) sd_sup_focus(r->sup, t[0]);
+    return e;
+}
+
+/* Send sig to the target instances, wait for their exits (escalating to
+ * SIGKILL after timeout_ms). The focus is left on the first target, so
+ * sd_sup_state() tells its exit. The plan still wants the pipeline running
+ * when instances other than the targets run. */
+static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig, const char *by, int64_t timeout_ms, int *escalated,
                                        char *err, size_t errlen) {
-    sd_run_want_pipeline(r, 0);
-    sd_err_t e = sd_sup_signal(r->sup, sig, by, err, errlen);
+    int run[SD_MAX_INSTANCES];
+    sd_run_want_pipeline(r, sd_run_running_instances(r, run) > n);
+    sd_err_t e = sd_process_signal_each(r, t, n, sig, by, err, errlen);
     if (e) return e;
     *escalated = 0;
     int64_t deadline = sd_util_mono_ms() + timeout_ms;
     for (;;) {
-        sd_sup_state_t st;
-        sd_sup_state(r->sup, &st);
-        if (st.drained) return SD_OK;
+        int drained = 1;
+        for (int i = 0; i < n; i++) {
+            sd_sup_state_t st;
+            sd_sup_instance_state(r->sup, t[i], &st);
+            if (!st.drained) drained = 0;
+        }
+        if (drained) return SD_OK;
         if (sd_util_mono_ms() > deadline && !*escalated) {
             *escalated = 1;
-            sd_sup_signal(r->sup, SIGKILL, by, NULL, 0);
+            for (int i = 0; i < n; i++) {
+                sd_sup_focus(r->sup, t[i]);
+                sd_sup_signal(r->sup, SIGKILL, by, NULL, 0);
+            }
+            sd_sup_focus(r->sup, t[0]);
             deadline = sd_util_mono_ms() + sd_util_scaled_ms(10000);
         } else if (sd_util_mono_ms() > deadline) {
             return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: still alive 10s after SIGKILL");
@@ -70,6 +104,12 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, int sig, const char *by, int
     }
 }
 
+/* "instance K: " for a pipeline of several instances, else "" */
+static const char *sd_process_who(sd_run_t *r, int instance, char *buf, size_t len) {
+    if (sd_run_instances(r) > 1 && instance) snprintf(buf, len, "instance %d: ", instance);
+    else buf[0] = 0;
+    return buf;
+}
 
 const char *const sd_placed_words[] = {"now", "mid-batch", "at a batch boundary", "when the sink grew", "after the sink's commit"};
 
@@ -251,14 +291,16 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
     sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
-    char land[320];
-    int ok = 1;
+    char land[320], incs[48];
+    int ok = 1, k = sd_run_instances(r) > 1 ? sd_run_instance_of(r, inc) : 0;
+    if (k) snprintf(incs, sizeof(incs), "incarnation %d (instance %d)", inc, k);
+    else snprintf(incs, sizeof(incs), "incarnation %d", inc);
     if (L->batch >= 0 && L->mark1 >= 0) {
         /* after-sink-commit: the group was frozen before the kill, so the
          * checkpoint cannot have moved; read it again all the same */
         int inside = r->pipe.bs.committed < L->batch;
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d: the sink's commit seen (mark %lld -> %lld), %s",
-                 inside ? "after the sink's commit of" : "too late for", (long long)L->batch, inc, (long long)L->mark0, (long long)L->mark1,
+        snprintf(land, sizeof(land), "%s batch %lld of %s: the sink's commit seen (mark %lld -> %lld), %s",
+                 inside ? "after the sink's commit of" : "too late for", (long long)L->batch, incs, (long long)L->mark0, (long long)L->mark1,
                  inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
@@ -270,16 +312,16 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         char seen[96];
         if (visible >= 0) snprintf(seen, sizeof(seen), "%lld rows reached the target between its start and the fault", (long long)visible);
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);
-        snprintf(land, sizeof(land), "%s batch %lld of incarnation %d (%s); %s%s%s",
-                 inside ? "inside" : "after the commit of", (long long)L->batch, inc, size, seen,
+        snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s",
+                 inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen,
                  !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
     } else if (L->batch >= 0) {
         int clean = sd_progress_landed_between(r, L->batch);
-        snprintf(land, sizeof(land), "%s after the commit of batch %lld of incarnation %d%s", clean ? "between batches," : "late: a new batch had begun",
-                 (long long)L->batch, inc, escalated ? "; escalated to SIGKILL" : "");
+        snprintf(land, sizeof(land), "%s after the commit of batch %lld of %s%s", clean ? "between batches," : "late: a new batch had begun",
+                 (long long)L->batch, incs, escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
         if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
     } else {
@@ -304,9 +346,14 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
 sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
                                        int *skip, char *detail, size_t dlen, char *err, size_t errlen) {
     *skip = 1;
+    /* instance=K: its batches; else the lowest running instance's */
+    if (st->kind != SD_STEP_BROKER && st->kind != SD_STEP_FAULT && st->proc.instance) sd_run_focus(r, st->proc.instance);
+    else sd_run_refocus(r);
     sd_sup_state(r->sup, s);
     if (!s->running) {
-        snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
+        if (st->kind != SD_STEP_BROKER && st->kind != SD_STEP_FAULT && st->proc.instance)
+            snprintf(detail, dlen, "nothing to %s: instance %d is not running", verb, st->proc.instance);
+        else snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
         sd_run_fault_missed(r, st, detail);
         return SD_OK;
     }
@@ -329,18 +376,29 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     sd_err_t e = sd_fault_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
     int64_t fid = 0;
-    char fdet[256];
-    snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how]);
+    char fdet[256], who[32];
+    int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
     sd_sup_state(r->sup, &s);
+    int focus = sd_run_instance_of(r, s.incarnation);
+    if (sd_run_instances(r) > 1)
+        snprintf(fdet, sizeof(fdet), "signal=%s %s, %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how],
+                 st->proc.instance ? sd_process_who(r, st->proc.instance, who, sizeof(who)) : "every instance");
+    else snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how]);
+    size_t fl = strlen(fdet);
+    if (fl > 2 && fdet[fl - 2] == ':') fdet[fl - 2] = 0; /* "instance K: " read as "instance K" */
     if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
     int64_t signal_mono = sd_util_mono_ms();
-    if ((e = sd_process_signal_wait(r, st->proc.signal, "kill", st->proc.signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+    /* the instance whose batch the kill waited for first: its exit is told */
+    for (int i = 1; i < n; i++)
+        if (t[i] == focus) { t[i] = t[0]; t[0] = focus; }
+    if ((e = sd_process_signal_wait(r, t, n, st->proc.signal, "kill", st->proc.signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
     sd_sup_state(r->sup, &s);
     char land[320];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+    sd_run_refocus(r);
     return SD_OK;
 }
 
@@ -353,10 +411,14 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     int skip;
     sd_err_t e = sd_fault_reach_point(r, st, "pause", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
-    if ((e = sd_sup_signal(r->sup, SIGSTOP, NULL, err, errlen))) return e;
+    int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
+    if ((e = sd_process_signal_each(r, t, n, SIGSTOP, NULL, err, errlen))) return e;
+    sd_sup_state(r->sup, &s);
     int64_t fid = 0;
-    char fdet[160];
-    snprintf(fdet, sizeof(fdet), "SIGSTOP to the process group %s%s", sd_placed_words[L.how], st->proc.delay_ms > 0 ? ", resumed by the step" : "");
+    char fdet[160], who[32];
+    sd_process_who(r, st->proc.instance, who, sizeof(who));
+    snprintf(fdet, sizeof(fdet), "%sSIGSTOP to the process group%s %s%s", who, n > 1 ? "s" : "", sd_placed_words[L.how],
+             st->proc.delay_ms > 0 ? ", resumed by the step" : "");
     if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
     char land[320] = "";
     if (L.how != SD_PLACED_NOW) {
@@ -366,105 +428,180 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     }
     if (st->proc.delay_ms > 0) {
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
-        if ((e = sd_sup_signal(r->sup, SIGCONT, NULL, err, errlen))) return e;
+        if ((e = sd_process_signal_each(r, t, n, SIGCONT, NULL, err, errlen))) return e;
         sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, NULL, 0);
         sd_run_data_step_done(r);
-        snprintf(detail, dlen, "paused incarnation %d %s for %.1fs%s%s", s.incarnation, sd_placed_words[L.how], (double)st->proc.delay_ms / 1000.0,
+        snprintf(detail, dlen, "%spaused incarnation %d %s for %.1fs%s%s", who, s.incarnation, sd_placed_words[L.how], (double)st->proc.delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
     } else {
-        snprintf(detail, dlen, "paused incarnation %d %s%s%s", s.incarnation, sd_placed_words[L.how], land[0] ? "; landed " : "", land);
+        snprintf(detail, dlen, "%spaused incarnation %d %s%s%s", who, s.incarnation, sd_placed_words[L.how], land[0] ? "; landed " : "", land);
     }
+    sd_run_refocus(r);
+    return SD_OK;
+}
+
+/* scale to=N: start the missing instances of 1..N, each waited for; stop
+ * (SIGTERM, a graceful leave) the running ones above N, highest first. */
+static sd_err_t sd_process_scale(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int want = st->proc.scale_to, run[SD_MAX_INSTANCES], n = sd_run_running_instances(r, run);
+    int t[SD_MAX_INSTANCES], nt = 0;
+    for (int i = n - 1; i >= 0; i--)
+        if (run[i] > want) t[nt++] = run[i];
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_err_t e = SD_OK;
+    char fdet[96];
+    snprintf(fdet, sizeof(fdet), "from %d running instance%s to %d", n, n == 1 ? "" : "s", want);
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    if ((e = sd_ledger_fault(r->ledger, r->step, "scale", fdet, s.incarnation, NULL, err, errlen))) return e;
+    if (nt) {
+        int escalated = 0;
+        if ((e = sd_process_signal_wait(r, t, nt, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) goto out;
+        for (int i = 0; i < nt; i++) {
+            sd_sup_instance_state(r->sup, t[i], &s);
+            sd_buf_printf(&b, "%sinstance %d stopped (incarnation %d)%s", b.len ? "; " : "", t[i], s.incarnation,
+                          escalated ? " after escalating to SIGKILL" : "");
+        }
+    }
+    r->pipe.live = want;
+    if (want > 0) {
+        char d[2048] = "";
+        r->pipe.wanted = 1;
+        e = sd_run_start_pipeline(r, NULL, 0, sd_util_scaled_ms(st->timeout_ms), d, sizeof(d), err, errlen);
+        if (!e && strncmp(d, "every instance", 14)) sd_buf_printf(&b, "%s%s", b.len ? "; " : "", d);
+    }
+    sd_run_refocus(r);
+    sd_run_data_step_done(r);
+out:
+    snprintf(detail, dlen, "%s: %s", fdet, b.len ? b.data : "nothing to do");
+    sd_buf_free(&b);
+    return e;
+}
+
+static sd_err_t sd_process_stop(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t), escalated = 0;
+    char who[32];
+    sd_process_who(r, st->proc.instance, who, sizeof(who));
+    if (!n) {
+        if (st->proc.instance) snprintf(detail, dlen, "nothing to stop: instance %d is not running", st->proc.instance);
+        else snprintf(detail, dlen, "nothing to stop: the pipeline is not running");
+        sd_run_fault_missed(r, st, detail);
+        return SD_OK;
+    }
+    sd_sup_state_t s;
+    sd_sup_focus(r->sup, t[0]);
+    sd_sup_state(r->sup, &s);
+    char fdet[96];
+    snprintf(fdet, sizeof(fdet), "%sSIGTERM, then SIGKILL after the timeout", who);
+    sd_err_t e = sd_ledger_fault(r->ledger, r->step, "stop", fdet, s.incarnation, NULL, err, errlen);
+    if (!e) e = sd_process_signal_wait(r, t, n, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen);
+    if (e) return e;
+    sd_sup_state(r->sup, &s);
+    if (n > 1) snprintf(detail, dlen, "%d instances stopped%s", n, escalated ? " after escalating to SIGKILL" : "");
+    else snprintf(detail, dlen, "%sincarnation %d stopped (exit %s %d)%s", who, s.incarnation, s.exit_signal ? "signal" : "code",
+                  s.exit_signal ? s.exit_signal : s.exit_code, escalated ? " after escalating to SIGKILL" : "");
+    sd_run_refocus(r);
+    return SD_OK;
+}
+
+static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t), escalated = 0;
+    sd_err_t e;
+    char pre[256] = "";
+    if (n) {
+        sd_sup_state_t s;
+        sd_sup_instance_state(r->sup, t[0], &s);
+        if ((e = sd_process_signal_wait(r, t, n, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+        if (n > 1) snprintf(pre, sizeof(pre), "stopped %d instances; ", n);
+        else snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
+    }
+    if (st->proc.delay_ms > 0) {
+        if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
+    }
+    char fdet[128], who[32];
+    sd_process_who(r, st->proc.instance, who, sizeof(who));
+    if (st->proc.variant) snprintf(fdet, sizeof(fdet), "%svariant %s on the same checkpoint%s", who, st->proc.variant, st->proc.delay_ms > 0 ? ", after a delay" : "");
+    else snprintf(fdet, sizeof(fdet), "%ssame command and checkpoint%s", who, st->proc.delay_ms > 0 ? ", after a delay" : "");
+    if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, r->pipe.incarnations + 1, NULL, err, errlen))) return e;
+    char d2[1024];
+    /* timeout= bounds the readiness wait too; without it a restart
+     * waits up to 30 s for the new incarnation to be ready */
+    int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
+    r->pipe.wanted = 1;
+    e = sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
+    if (e == SD_ERR_PIPELINE) {
+        /* a pipeline that cannot come back on its own checkpoint is a
+         * finding, not an inconclusive run: the crash is counted */
+        snprintf(detail, dlen, "%srestart failed: %.900s", pre, err);
+        sd_ledger_warning(r->ledger, "restart-failed", err, NULL, 0);
+        return SD_OK;
+    }
+    if (e) return e;
+    snprintf(detail, dlen, "%s%s", pre, d2);
+    sd_run_data_step_done(r);
+    return SD_OK;
+}
+
+static sd_err_t sd_process_resume(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
+    if (!n) {
+        snprintf(detail, dlen, "nothing to resume: %s", st->proc.instance ? "the instance is not running" : "the pipeline is not running");
+        return SD_OK;
+    }
+    sd_err_t e = sd_process_signal_each(r, t, n, SIGCONT, NULL, err, errlen);
+    if (e) return e;
+    sd_sup_state_t s;
+    sd_sup_state(r->sup, &s);
+    char who[32];
+    sd_process_who(r, st->proc.instance, who, sizeof(who));
+    if ((e = sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen))) return e;
+    if (n > 1) snprintf(detail, dlen, "resumed %d instances", n);
+    else snprintf(detail, dlen, "%sresumed incarnation %d", who, s.incarnation);
+    sd_run_data_step_done(r);
+    sd_run_refocus(r);
     return SD_OK;
 }
 
 static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    sd_sup_state_t s;
-    sd_err_t e;
-    int escalated = 0;
     switch (st->kind) {
     case SD_STEP_START:
-        return sd_run_start_pipeline(r, st->proc.variant, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
+        r->pipe.wanted = 1;
+        return sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_KILL:
         return sd_process_kill(r, st, detail, dlen, err, errlen);
     case SD_STEP_STOP:
-        sd_sup_state(r->sup, &s);
-        if (!s.running) {
-            snprintf(detail, dlen, "nothing to stop: the pipeline is not running");
-            sd_run_fault_missed(r, st, detail);
-            return SD_OK;
-        }
-        if ((e = sd_ledger_fault(r->ledger, r->step, "stop", "SIGTERM, then SIGKILL after the timeout", s.incarnation, NULL, err, errlen))) return e;
-        if ((e = sd_process_signal_wait(r, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
-        sd_sup_state(r->sup, &s);
-        snprintf(detail, dlen, "incarnation %d stopped (exit %s %d)%s", s.incarnation, s.exit_signal ? "signal" : "code",
-                 s.exit_signal ? s.exit_signal : s.exit_code, escalated ? " after escalating to SIGKILL" : "");
-        return SD_OK;
-    case SD_STEP_RESTART: {
-        sd_sup_state(r->sup, &s);
-        char pre[256] = "";
-        if (s.running) {
-            if ((e = sd_process_signal_wait(r, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
-            snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
-        }
-        if (st->proc.delay_ms > 0) {
-            if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
-        }
-        char fdet[128];
-        if (st->proc.variant) snprintf(fdet, sizeof(fdet), "variant %s on the same checkpoint%s", st->proc.variant, st->proc.delay_ms > 0 ? ", after a delay" : "");
-        else snprintf(fdet, sizeof(fdet), "same command and checkpoint%s", st->proc.delay_ms > 0 ? ", after a delay" : "");
-        if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, s.incarnation + 1, NULL, err, errlen))) return e;
-        char d2[1024];
-        /* timeout= bounds the readiness wait too; without it a restart
-         * waits up to 30 s for the new incarnation to be ready */
-        int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
-        e = sd_run_start_pipeline(r, st->proc.variant, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
-        if (e == SD_ERR_PIPELINE) {
-            /* a pipeline that cannot come back on its own checkpoint is a
-             * finding, not an inconclusive run: the crash is counted */
-            snprintf(detail, dlen, "%srestart failed: %.900s", pre, err);
-            sd_ledger_warning(r->ledger, "restart-failed", err, NULL, 0);
-            return SD_OK;
-        }
-        if (e) return e;
-        snprintf(detail, dlen, "%s%s", pre, d2);
-        sd_run_data_step_done(r);
-        return SD_OK;
-    }
+        return sd_process_stop(r, st, detail, dlen, err, errlen);
+    case SD_STEP_RESTART:
+        return sd_process_restart(r, st, detail, dlen, err, errlen);
     case SD_STEP_PAUSE:
         return sd_process_pause(r, st, detail, dlen, err, errlen);
-    case SD_STEP_RESUME: {
-        sd_sup_state(r->sup, &s);
-        int pause = st->kind == SD_STEP_PAUSE;
-        if (!s.running) {
-            snprintf(detail, dlen, "nothing to %s: the pipeline is not running", pause ? "pause" : "resume");
-            return SD_OK;
-        }
-        if ((e = sd_sup_signal(r->sup, pause ? SIGSTOP : SIGCONT, NULL, err, errlen))) return e;
-        e = pause ? sd_ledger_fault(r->ledger, r->step, "pause", "SIGSTOP to the process group", s.incarnation, NULL, err, errlen)
-                  : sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen);
-        if (e) return e;
-        snprintf(detail, dlen, "%s incarnation %d", pause ? "paused" : "resumed", s.incarnation);
-        if (!pause) sd_run_data_step_done(r);
-        return SD_OK;
-    }
+    case SD_STEP_RESUME:
+        return sd_process_resume(r, st, detail, dlen, err, errlen);
+    case SD_STEP_SCALE:
+        return sd_process_scale(r, st, detail, dlen, err, errlen);
     default:
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "process injector: step kind %d", (int)st->kind);
     }
 }
 
-/* heal: a paused pipeline is resumed */
+/* heal: every paused instance is resumed */
 static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
     if (!r->sup) return;
-    sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
-    if (!s.running) return;
-    /* SIGCONT is harmless to a process that is not stopped */
-    char state = sd_util_proc_state(s.pid);
-    if (state == 'T' || state == 't') {
+    int t[SD_MAX_INSTANCES], n = sd_run_running_instances(r, t);
+    for (int i = 0; i < n; i++) {
+        sd_sup_state_t s;
+        sd_sup_instance_state(r->sup, t[i], &s);
+        /* SIGCONT is harmless to a process that is not stopped */
+        char state = sd_util_proc_state(s.pid);
+        if (state != 'T' && state != 't') continue;
+        sd_sup_focus(r->sup, t[i]);
         sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
         sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT by heal", s.incarnation, NULL, 0);
-        sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");
+        if (n > 1) sd_buf_printf(done, "%sresumed paused instance %d", done->len ? "; " : "", t[i]);
+        else sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");
     }
+    sd_run_refocus(r);
 }
 
 const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run, sd_process_heal, NULL};

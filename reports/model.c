@@ -349,7 +349,15 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             c->log_out = sd_col(st, 8);
             c->log_err = sd_col(st, 9);
             c->version = c->resumed = c->reached = NULL;
+            c->instance = 1;
         }
+        sqlite3_finalize(st);
+    }
+    /* a run folder from before instances has no such column: instance 1 */
+    if (sqlite3_prepare_v2(db, "SELECT n, instance FROM incarnation WHERE instance IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int i = 0; i < m->nincs; i++)
+                if (m->incs[i].n == (int)sd_coli(st, 0, 0)) m->incs[i].instance = (int)sd_coli(st, 1, 1);
         sqlite3_finalize(st);
     }
     if (sqlite3_prepare_v2(db, "SELECT sink, bucket, count(*) FROM anomaly GROUP BY sink, bucket ORDER BY sink, bucket", -1, &st, NULL) == SQLITE_OK) {

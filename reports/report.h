@@ -44,6 +44,7 @@ typedef struct sd_rnote_s { int64_t t_ms; char *kind, *detail; } sd_rnote_t;
 typedef struct sd_rstep_s { int idx, line; char *text, *status, *detail; int64_t t_ms, dur_ms; } sd_rstep_t;
 typedef struct sd_rinc_s {
     int n, pid;
+    int instance;                  /* which instance of the pipeline (1 without instances=) */
     char *argv, *ended_by, *log_out, *log_err;
     int64_t started_ms, ended_ms;  /* since the run started, -1 if unknown */
     int exit_code, exit_signal;    /* -1 if unknown */

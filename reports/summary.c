@@ -164,7 +164,8 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_t *incs = json_array();
     for (int i = 0; i < m->nincs; i++) {
         const sd_rinc_t *c = &m->incs[i];
-        json_t *o = json_pack("{s:i, s:i, s:s, s:s, s:s}", "n", c->n, "pid", c->pid, "ended_by", c->ended_by, "stdout", c->log_out, "stderr", c->log_err);
+        json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "n", c->n, "instance", c->instance, "pid", c->pid, "ended_by", c->ended_by,
+                              "stdout", c->log_out, "stderr", c->log_err);
         json_object_set_new(o, "exit_code", c->exit_code >= 0 ? json_integer(c->exit_code) : json_null());
         json_object_set_new(o, "exit_signal", c->exit_signal > 0 ? json_integer(c->exit_signal) : json_null());
         json_array_append_new(incs, o);

@@ -109,7 +109,7 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
-    " ended_ms INTEGER, exit_code INTEGER, exit_signal INTEGER, ended_by TEXT, log_out TEXT, log_err TEXT, version TEXT);\n"
+    " ended_ms INTEGER, exit_code INTEGER, exit_signal INTEGER, ended_by TEXT, log_out TEXT, log_err TEXT, version TEXT, instance INTEGER);\n"
     /* acked: what Kafka had acknowledged of the source at the commit (the backlog) */
     "CREATE TABLE batch(incarnation INTEGER, id INTEGER, begin_ms INTEGER, commit_ms INTEGER,"
     " rows INTEGER, offsets TEXT, acked TEXT, PRIMARY KEY(incarnation, id));\n"
@@ -1086,11 +1086,11 @@ sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail,
                          NULL, "iss", sd_util_wall_ms(), kind, detail);
 }
 
-sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int pid, const char *argv, const char *log_out,
+sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pid, const char *argv, const char *log_out,
                                      const char *log_err, int64_t started_ms, const char *version, char *err, size_t errlen) {
-    return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err,version) VALUES(?,?,?,?,?,?,?)",
-                         "record a pipeline start", err, errlen, NULL, "iisisss", (int64_t)n, (int64_t)pid, argv,
-                         started_ms, log_out, log_err, version);
+    return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err,version,instance) VALUES(?,?,?,?,?,?,?,?)",
+                         "record a pipeline start", err, errlen, NULL, "iisisssi", (int64_t)n, (int64_t)pid, argv,
+                         started_ms, log_out, log_err, version, (int64_t)instance);
 }
 
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,

@@ -630,11 +630,24 @@ static sd_err_t sd_hook_producer(sd_pctx_t *c, sd_scenario_t *sc, void *obj, con
 
 static sd_err_t sd_hook_pipeline(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj; (void)present;
-    if (ts->n < 2)
+    int first = 1;
+    sc->instances = 1;
+    /* pipeline [instances=N] PROGRAM ARG...: a program's name holds no '=' */
+    if (ts->n >= 2 && !strncmp(ts->t[1].text, "instances=", 10)) {
+        const char *v = ts->t[1].text + 10;
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > SD_MAX_INSTANCES)
+            return sd_perr(c, ts->t[1].line, ts->t[1].col + 10, "pipeline: expected instances=N with N from 1 to %d, found \"%s\"",
+                           SD_MAX_INSTANCES, v);
+        sc->instances = (int)n;
+        first = 2;
+    }
+    if (ts->n < first + 1)
         return sd_perr(c, ts->t[0].line, sd_end_col(ts), "pipeline: expected a command line (program and arguments), found the end of the line");
-    sc->argc = ts->n - 1;
+    sc->argc = ts->n - first;
     sc->argv = sd_util_xcalloc((size_t)ts->n, sizeof(char *));
-    for (int i = 1; i < ts->n; i++) sc->argv[i - 1] = sd_util_strdup(ts->t[i].text);
+    for (int i = first; i < ts->n; i++) sc->argv[i - first] = sd_util_strdup(ts->t[i].text);
     sc->pipeline_line = ts->t[0].line;
     return SD_OK;
 }
@@ -983,8 +996,24 @@ static sd_err_t sd_fin_produce(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
 
 /* kill and pause: after= and visible= say where inside a batch, so they
  * need mid-batch, and only one of them can say it */
+/* instance=K names one of the pipeline's instances=N. */
+static sd_err_t sd_fin_instance(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)present;
+    const sd_step_t *st = obj;
+    int n = sc->instances > 0 ? sc->instances : 1;
+    if (st->proc.instance > n) {
+        int i = 1;
+        while (i < ts->n && strncmp(ts->t[i].text, "instance=", 9)) i++;
+        return sd_perr(c, ts->t[0].line, i < ts->n ? ts->t[i].col + 9 : ts->t[0].col,
+                       "%s: expected an instance from 1 to %d (the pipeline line declares %d), found instance=%d", ts->t[0].text, n, n,
+                       st->proc.instance);
+    }
+    return SD_OK;
+}
+
 static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
-    (void)sc; (void)present;
+    sd_err_t ie = sd_fin_instance(c, sc, obj, ts, present);
+    if (ie) return ie;
     const sd_step_t *st = obj;
     const char *verb = st->kind == SD_STEP_PAUSE ? "pause" : "kill";
     if (st->proc.after_ms >= 0 && st->proc.visible > 0)
@@ -1311,17 +1340,26 @@ static const sd_lang_key_t sd_keys_logs[] = {
      .meta = "BYTES", .help = "bytes kept of each of the pipeline's logs (default 64M)"},
     END};
 
+#define INSTANCE {.name = "instance", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.instance), .min = 1, .max = SD_MAX_INSTANCES, \
+                  .meta = "K", .help = "that instance of a pipeline with instances=N only (default: every instance)"}
+
 static const sd_lang_key_t sd_keys_start[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(proc.variant), .help = "a variant's command line instead of the pipeline's"},
-    TIMEOUT, END};
+    INSTANCE, TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_timeout[] = {TIMEOUT, END};
-static const sd_lang_key_t sd_keys_stop[] = {TIMEOUT, OPTIONAL, END};
+static const sd_lang_key_t sd_keys_resume[] = {INSTANCE, TIMEOUT, END};
+static const sd_lang_key_t sd_keys_stop[] = {INSTANCE, TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_restart[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_VARIANT, .off = S(proc.variant), .help = "a variant's command line instead of the pipeline's"},
     {.name = "delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.delay_ms), .help = "how long the pipeline stays down"},
-    TIMEOUT, OPTIONAL, END};
+    INSTANCE, TIMEOUT, OPTIONAL, END};
+
+static const sd_lang_key_t sd_keys_scale[] = {
+    {.name = "to", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.scale_to), .min = 0, .max = SD_MAX_INSTANCES, .required = 1,
+     .meta = "N", .help = "the instances wanted running: the missing ones are started (each waited for), the ones above N stopped (SIGTERM)"},
+    TIMEOUT, END};
 
 static const char *const sd_broker_ops[] = {"kill", "stop", "start", "restart", "pause", "resume", NULL};
 
@@ -1354,7 +1392,7 @@ static const sd_lang_key_t sd_keys_kill[] = {
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.after_ms), .help = "mid-batch: this long after the batch began"},
     {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(proc.visible), .min = 1, .meta = "N",
      .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
-    TIMEOUT, OPTIONAL, END};
+    INSTANCE, TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_pause[] = {
     LANDING(proc.mid_batch),
@@ -1362,7 +1400,7 @@ static const sd_lang_key_t sd_keys_pause[] = {
     {.name = "after", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(proc.after_ms), .help = "mid-batch: this long after the batch began"},
     {.name = "visible", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(proc.visible), .min = 1, .meta = "N",
      .help = "mid-batch: once N of the batch's rows are in the target (at most the batch's size)"},
-    TIMEOUT, OPTIONAL, END};
+    INSTANCE, TIMEOUT, OPTIONAL, END};
 
 static const sd_lang_key_t sd_keys_produce[] = {
     {.name = "N", .form = SD_K_POS, .type = SD_V_COUNT, .off = S(send.count), .min = 1, .required = 1, .help = "a count (e.g. produce 100)"},
@@ -1515,8 +1553,11 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "their name."},
     {.name = "quarantine", .role = SD_LANG_HEADER, .parse = sd_hook_sink, .usage = "quarantine [NAME] KIND ...",
      .meaning = "where malformed (and, with `late=quarantine`, late) events must go; same readers as `sink`"},
-    {.name = "pipeline", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_pipeline, .usage = "pipeline PROGRAM ARG...",
-     .meaning = "the pipeline's command line, exec'd without a shell"},
+    {.name = "pipeline", .role = SD_LANG_HEADER, .once = 1, .parse = sd_hook_pipeline, .usage = "pipeline [instances=N] PROGRAM ARG...",
+     .meaning = "the pipeline's command line, exec'd without a shell. With `instances=N` (at most 8) `start` runs N copies side by "
+                "side, each its own incarnation with its own logs, `{instance}` and `$STREAMDRILL_INSTANCE` (1 to N), for "
+                "consumers that share a consumer group; `kill`, `pause`, `stop`, `restart`, `resume` and `start` act on every "
+                "running instance, or on one with `instance=K`"},
     {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
      .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
                 "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
@@ -1558,7 +1599,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
 
     /* steps */
     {.name = "start", .role = SD_LANG_STEP, .kind = SD_STEP_START, .keys = sd_keys_start, .timeout_ms = 30000,
-     .needs = SD_NEEDS_PIPELINE,
+     .needs = SD_NEEDS_PIPELINE, .finish = sd_fin_instance,
      .meaning = "start the pipeline. With markers, waits for `SD-READY`, a first batch marker, or (a pipeline that prints no "
                 "`SD-READY`) a connection to the broker; otherwise the process must still run after 2 s. A pipeline that cannot be exec'd or exits before it is ready makes the run inconclusive (exit 3)."},
     {.name = "produce", .role = SD_LANG_STEP, .kind = SD_STEP_PRODUCE, .keys = sd_keys_produce, .timeout_ms = 120000,
@@ -1595,9 +1636,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "batch, lands after the batch's commit, or finds no pipeline makes the run inconclusive (see [no pass without "
                 "the drill](pipelines.md#no-pass-without-the-drill)), unless the step says `optional`."},
     {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_stop, .fault = 1, .timeout_ms = 10000,
-     .needs = SD_NEEDS_STARTED, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
+     .needs = SD_NEEDS_STARTED, .finish = sd_fin_instance, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
     {.name = "restart", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,
-     .needs = SD_NEEDS_PIPELINE,
+     .needs = SD_NEEDS_PIPELINE, .finish = sd_fin_instance,
      .meaning = "stop the pipeline if it runs, wait `delay`, start it again with the same command and checkpoint. `timeout=` "
                 "bounds the stop and the wait for the new incarnation to be ready (without it, that wait is up to 30 s). A restart "
                 "that does not come up is a finding (a crash), not an inconclusive run."},
@@ -1605,8 +1646,13 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "SIGSTOP to the process group, landing like `kill`; with `for=` the step resumes it after that long (long enough, "
                 "and a consumer-group member loses its membership)"},
-    {.name = "resume", .role = SD_LANG_STEP, .kind = SD_STEP_RESUME, .keys = sd_keys_timeout, .timeout_ms = 30000,
-     .needs = SD_NEEDS_STARTED, .meaning = "SIGCONT to the process group"},
+    {.name = "resume", .role = SD_LANG_STEP, .kind = SD_STEP_RESUME, .keys = sd_keys_resume, .timeout_ms = 30000,
+     .needs = SD_NEEDS_STARTED, .finish = sd_fin_instance, .meaning = "SIGCONT to the process group"},
+    {.name = "scale", .role = SD_LANG_STEP, .kind = SD_STEP_SCALE, .keys = sd_keys_scale, .timeout_ms = 60000,
+     .needs = SD_NEEDS_STARTED,
+     .meaning = "run N instances of the pipeline while data flows: the missing ones are started one after the other, each "
+                "waited for until it is ready, with its own `{instance}`; the ones above N get SIGTERM (a graceful leave of the "
+                "consumer group). `scale to=0` stops them all"},
     {.name = "await sink", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_SINK, .keys = sd_keys_await_sink, .timeout_ms = 60000,
      .needs = SD_NEEDS_SINK, .finish = sd_fin_await_sink,
      .meaning = "wait until the sink has N rows. A timeout is recorded as a warning; the run goes on and the reconciliation judges."},

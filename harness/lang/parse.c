@@ -242,7 +242,7 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
 /* Checks that need the whole file: what each step needs declared or done
  * before it (the table's `needs`), and the order of start and restart. */
 static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
-    int started = 0, target = 0;
+    int started = 0, running = 0, target = 0;
     for (int k = 0; k < sc->nsinks; k++)
         if (!sc->sinks[k].is_quarantine) target = 1;
     for (int i = 0; i < sc->nsteps; i++) {
@@ -272,9 +272,14 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
         }
         if (st->kind == SD_STEP_EXPECT && !target)
             return sd_perr(c, st->line, 1, "expect: expected a target `sink` line (not only `quarantine`), found none");
-        if (st->kind == SD_STEP_START && started)
-            return sd_perr(c, st->line, 1, "start: expected the pipeline to be stopped, found it started already (use `restart`)");
-        if (st->kind == SD_STEP_START || st->kind == SD_STEP_RESTART) started = 1;
+        /* a start of the whole pipeline needs it stopped (by `stop`, `kill`
+         * or `scale to=0`); `start instance=K` starts one that is not running */
+        if (st->kind == SD_STEP_START && running && !st->proc.instance)
+            return sd_perr(c, st->line, 1, "start: expected the pipeline to be stopped, found it started already (use `restart`, or "
+                           "`stop` or `kill` before this line)");
+        if (st->kind == SD_STEP_START || st->kind == SD_STEP_RESTART) started = running = 1;
+        if ((st->kind == SD_STEP_STOP || st->kind == SD_STEP_KILL) && !st->proc.instance) running = 0;
+        if (st->kind == SD_STEP_SCALE) running = st->proc.scale_to > 0;
     }
     if (sc->model.kind) {
         const char *want = sc->model.sink ? sc->model.sink : "target";

@@ -14,7 +14,7 @@
 
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "proxy", "deliveries", "libexec", NULL};
+    "group", "name", "proxy", "deliveries", "libexec", "instance", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys (counts.h). */
 #define SD_COUNT_NAME(name, kind, grows, meaning) #name,
@@ -139,7 +139,7 @@ sd_step_args_t sd_step_args(sd_step_kind_t kind) {
     switch (kind) {
     case SD_STEP_PRODUCE: case SD_STEP_REPLAY: case SD_STEP_INJECT: return SD_ARGS_SEND;
     case SD_STEP_START: case SD_STEP_STOP: case SD_STEP_KILL: case SD_STEP_RESTART: case SD_STEP_PAUSE: case SD_STEP_RESUME:
-    case SD_STEP_BROKER: case SD_STEP_FAULT:
+    case SD_STEP_BROKER: case SD_STEP_FAULT: case SD_STEP_SCALE:
         return SD_ARGS_PROC;
     case SD_STEP_AWAIT_SINK: case SD_STEP_AWAIT_QUIESCENT: case SD_STEP_AWAIT_BATCHES: return SD_ARGS_AWAIT;
     case SD_STEP_CLOCK: return SD_ARGS_CLOCK;

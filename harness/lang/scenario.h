@@ -44,11 +44,14 @@ typedef struct sd_sink_decl_s {
     int line;
 } sd_sink_decl_t;
 
+/* pipeline instances=N: at most this many copies of the command */
+#define SD_MAX_INSTANCES 8
+
 typedef enum {
     SD_STEP_START, SD_STEP_STOP, SD_STEP_KILL, SD_STEP_RESTART, SD_STEP_PAUSE, SD_STEP_RESUME,
     SD_STEP_PRODUCE, SD_STEP_REPLAY, SD_STEP_INJECT, SD_STEP_AWAIT_SINK, SD_STEP_AWAIT_QUIESCENT, SD_STEP_AWAIT_BATCHES,
     SD_STEP_SLEEP, SD_STEP_EXPECT, SD_STEP_CLOCK, SD_STEP_DAMAGE, SD_STEP_NETWORK, SD_STEP_HEAL, SD_STEP_NOTE, SD_STEP_RESOLVE,
-    SD_STEP_OPERATOR, SD_STEP_BROKER, SD_STEP_FAULT,
+    SD_STEP_OPERATOR, SD_STEP_BROKER, SD_STEP_FAULT, SD_STEP_SCALE,
     SD_STEP__COUNT
 } sd_step_kind_t;
 
@@ -173,6 +176,8 @@ typedef struct sd_step_s {
             int broker_id;         /* broker id=N, -1: not given */
             int leader_of;         /* broker leader-of=P: the leader of source partition P, -1: not given */
             int follower_of;       /* broker follower-of=P: a replica of P that is not its leader (and not down or paused), -1: not given */
+            int instance;          /* start ... kill ... instance=K: that instance only; 0: every running instance */
+            int scale_to;          /* scale to=N: the instances wanted running */
         } proc;
         /* await sink, await quiescent, await batches */
         struct {
@@ -289,6 +294,7 @@ typedef struct sd_scenario_s {
     char **argv;           /* NULL-terminated, placeholders unexpanded */
     int argc;
     int pipeline_line;
+    int instances;         /* pipeline instances=N: copies of the command started side by side (1 without it) */
     /* `variant NAME CMD...`: other command lines of the same pipeline (same
      * checkpoint), chosen by `start as=NAME` / `restart as=NAME` */
     struct sd_variant_s {

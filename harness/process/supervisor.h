@@ -39,7 +39,7 @@
 
 typedef struct sd_sup_s sd_sup_t;
 
-#define SD_SUP_MAX_INSTANCES 8
+#define SD_SUP_MAX_INSTANCES SD_MAX_INSTANCES
 
 typedef struct sd_sup_conf_s {
     char **argv;                 /* expanded, NULL-terminated */

@@ -146,6 +146,9 @@ typedef struct sd_run_s {
         int incarnations;
         int crashes;
         int wanted;               /* the plan expects it running */
+        int live;                 /* instances the plan wants running (`start`: the pipeline line's instances=, `scale to=`) */
+        int *inc_instance;        /* incarnation n's instance at [n] (run_instances.c) */
+        int ninc_instance;
         int64_t last_offsets_mono; /* last commit marker with offsets */
         int64_t *consumed;        /* per source partition, from commit markers (-1 unknown) */
         int64_t *trim_warned;     /* per source partition: low watermark already warned about */
@@ -255,9 +258,27 @@ sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err,
 sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen);
 /* Print a progress line (not with --quiet). */
 void sd_run_say(sd_run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Start a new incarnation (variant NULL: the pipeline line) and wait until it is ready. */
-sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
+/* Start a new incarnation of one instance (variant NULL: the pipeline
+ * line) and wait until it is ready; the focus moves to it (run_wait.c). */
+sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen);
+/* Start every instance of the `live` ones that is not running (instance 0)
+ * or one (instance K), each waited for, then focus on the lowest running
+ * (run_instances.c). */
+sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,
+                               char *err, size_t errlen);
+
+/* Instances (run_instances.c). The supervisor's calls act on the instance
+ * in focus; the batch state (r->pipe.bs) follows the focused instance's
+ * incarnation. */
+int sd_run_instances(const sd_run_t *r);            /* the pipeline line's instances= (1 without it) */
+void sd_run_focus(sd_run_t *r, int instance);       /* focus on it; the batch state follows its incarnation */
+void sd_run_refocus(sd_run_t *r);                   /* focus on the lowest running instance (1 when none runs) */
+/* The running instances (1-based) into out (at most SD_MAX_INSTANCES), their count. */
+int sd_run_running_instances(sd_run_t *r, int *out);
+int sd_run_instance_of(const sd_run_t *r, int incarnation); /* 0 unknown */
+void sd_run_note_instance(sd_run_t *r, int incarnation, int instance);
+void sd_run_set_instance_var(sd_run_t *r, int instance); /* {instance} for the next expansion */
 /* Serve background production and delivery reports, record batch markers,
  * Spark checkpoint changes and pipeline exits now (cheaper than
  * sd_run_tick: no sink sampling, no commit). */

@@ -153,6 +153,7 @@ typedef struct {
     int n;
     sd_growth_t *g;        /* the sink's sampled row counts */
     int ng;
+    const sd_run_t *r;     /* a pipeline of several instances: each incarnation's instance */
 } sd_windows_t;
 
 static void sd_run_add_window(void *opaque, int inc, int64_t batch, int64_t begin_ms, int64_t end_ms) {
@@ -169,6 +170,7 @@ static void sd_run_add_growth(void *opaque, int64_t t_ms, int64_t rows, int inc)
 
 static void sd_run_load_windows(sd_run_t *r, const char *sink, sd_windows_t *ws) {
     memset(ws, 0, sizeof(*ws));
+    ws->r = sd_run_instances(r) > 1 ? r : NULL;
     sd_ledger_each_batch_window(r->ledger, sd_run_add_window, ws);
     sd_ledger_each_growth(r->ledger, sink, sd_run_add_growth, ws);
 }
@@ -200,9 +202,25 @@ static void sd_run_writer_by_growth(const sd_windows_t *ws, const char *label, s
     }
 }
 
+/* The label with each "incarnation N" followed by N's instance. */
+static void sd_run_label_instances(const sd_windows_t *ws, const char *label, size_t len, sd_buf_t *out) {
+    size_t i = 0;
+    while (i < len) {
+        const char *m = memmem(label + i, len - i, "incarnation ", 12);
+        size_t at = m ? (size_t)(m - label) + 12 : len;
+        int n = 0;
+        while (m && at < len && label[at] >= '0' && label[at] <= '9') n = n * 10 + (label[at++] - '0');
+        sd_buf_append(out, label + i, at - i);
+        int k = m ? sd_run_instance_of(ws->r, n) : 0;
+        if (k) sd_buf_printf(out, " (instance %d)", k);
+        i = at;
+    }
+}
+
 static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out) {
     const sd_windows_t *ws = opaque;
-    if (len) sd_buf_append(out, label, len);
+    if (len && ws->r) sd_run_label_instances(ws, label, len, out);
+    else if (len) sd_buf_append(out, label, len);
     else sd_buf_putc(out, '?');
     if (memmem(label, len, "batch", 5) || memmem(label, len, "incarnation", 11)) return;
     if (t_ms == INT64_MIN) {
@@ -212,7 +230,9 @@ static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64
     const sd_window_t *best = NULL;
     for (int i = 0; i < ws->n; i++)
         if (ws->w[i].begin_ms <= t_ms + 5 && t_ms <= ws->w[i].end_ms + 5 && (!best || ws->w[i].begin_ms >= best->begin_ms)) best = &ws->w[i];
-    if (best) sd_buf_printf(out, " (incarnation %d, batch %lld)", best->inc, (long long)best->batch);
+    int k = best && ws->r ? sd_run_instance_of(ws->r, best->inc) : 0;
+    if (best && k) sd_buf_printf(out, " (incarnation %d of instance %d, batch %lld)", best->inc, k, (long long)best->batch);
+    else if (best) sd_buf_printf(out, " (incarnation %d, batch %lld)", best->inc, (long long)best->batch);
 }
 
 /* Rows of a sink whose ids map to no ledger event. */

@@ -70,9 +70,11 @@ static char *sd_run_version(sd_run_t *r) {
     return sd_buf_steal(&b);
 }
 
-sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout_ms, char *detail, size_t dlen,
+sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen) {
     int inc = 0;
+    sd_run_set_instance_var(r, instance);
+    sd_sup_focus(r->sup, instance);
     char **src = r->sc->argv;
     int argc = r->sc->argc, line = r->sc->pipeline_line;
     for (int v = 0; variant && v < r->sc->nvariants; v++)
@@ -87,7 +89,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     sd_err_t e = argv ? SD_OK : SD_ERR_SCENARIO;
     for (int i = 0; argv && i < argc; i++) sd_buf_printf(&b, "%s%s", i ? " " : "", argv[i]);
     char *version = e ? NULL : sd_run_version(r);
-    if (!e) e = sd_sup_start(r->sup, argv, 1, &inc, err, errlen);
+    if (!e) e = sd_sup_start(r->sup, argv, instance, &inc, err, errlen);
     sd_run_free_argv(argv);
     if (e == SD_ERR_PIPELINE) {
         char tmp[1024];
@@ -100,6 +102,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
         return e;
     }
     r->pipe.incarnations = inc;
+    sd_run_note_instance(r, inc, instance);
     r->pipe.inc_started_wall = sd_util_wall_ms();
     sd_progress_new_incarnation(r, inc);
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
@@ -108,7 +111,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int64_t timeout
     char *cmd = sd_buf_steal(&b);
     /* started when its first sample was taken (sd_progress_new_incarnation):
      * the rows after that sample are this incarnation's, to the ms */
-    sd_ledger_incarnation_begin(r->ledger, inc, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, version, NULL, 0);
+    sd_ledger_incarnation_begin(r->ledger, inc, instance, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, version, NULL, 0);
     if (version) sd_run_say(r, "incarnation %d: version %s", inc, version);
     free(version);
     free(cmd);

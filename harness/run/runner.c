@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +179,7 @@ static void sd_run_close(sd_run_t *r) {
     r->events = NULL;
     sd_events_close(r->side.events);
     r->side.events = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); sd_progress_close(r); free(r->pipe.consumed); free(r->side.topic); free(r->side.consumed); free(r->staging.stage); free(r->pipe.trim_warned);
+    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); sd_progress_close(r); free(r->pipe.consumed); free(r->pipe.inc_instance); free(r->side.topic); free(r->side.consumed); free(r->staging.stage); free(r->pipe.trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->staging.sub[i].stage); free(r->staging.sub[i].ns); sd_buf_free(&r->staging.sub[i].arena); }
     sd_buf_free(&r->staging.arena);
     sd_buf_free(&r->staging.payload);
@@ -666,10 +667,16 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     /* 7. stop the pipeline, before the final read: whatever it writes on
      * its way out (a shutdown hook, a last flush) is in the sinks read */
     if (r->sup) {
-        sd_sup_state_t st;
-        sd_sup_state(r->sup, &st);
-        if (st.running) {
-            r->pipe.wanted = 0;
+        /* every running instance, each given its grace */
+        int run[SD_MAX_INSTANCES], n = sd_run_running_instances(r, run);
+        if (n) r->pipe.wanted = 0;
+        for (int i = 0; n > 1 && i < n; i++) {
+            /* together: one instance's leave does not rebalance work onto the next */
+            sd_sup_focus(r->sup, run[i]);
+            sd_sup_signal(r->sup, SIGTERM, "stop", NULL, 0);
+        }
+        for (int i = 0; i < n; i++) {
+            sd_sup_focus(r->sup, run[i]);
             sd_sup_stop(r->sup, sd_util_scaled_ms(5000), NULL, 0);
         }
         sd_sup_kill_all(r->sup);

@@ -250,6 +250,10 @@ static int64_t *next;  /* next offset to read per partition after the last commi
 static int64_t *durable;
 static rd_kafka_t *rk;
 static int assigned = 0;
+/* the partitions this process reads: all of them by assignment, the
+ * group's share with --subscribe (several instances split the topic) */
+static char *owned;
+static char *touched;  /* the partitions the last batch moved */
 
 /* The offsets to start from: SQLite for exactly-once, the group's commits otherwise. */
 static void start_offsets(rd_kafka_topic_partition_list_t *l) {
@@ -281,7 +285,10 @@ static void start_offsets(rd_kafka_topic_partition_list_t *l) {
             rd_kafka_query_watermark_offsets(rk, o.topic, p, &lo, &hi, 10000);
             l->elems[i].offset = lo;
         }
-        if (p >= 0 && p < nparts) next[p] = durable[p] = l->elems[i].offset;
+        if (p >= 0 && p < nparts) {
+            next[p] = durable[p] = l->elems[i].offset;
+            owned[p] = 1;
+        }
     }
 }
 
@@ -295,15 +302,18 @@ static void rebalance_cb(rd_kafka_t *k, rd_kafka_resp_err_t err, rd_kafka_topic_
     } else {
         rd_kafka_assign(k, NULL);
         assigned = 0;
+        memset(owned, 0, (size_t)nparts);
         fprintf(stderr, "refpipe: group revoked the partitions (%s)\n", rd_kafka_err2str(err));
     }
 }
 
-/* 0 when the group accepted the commit. */
+/* 0 when the group accepted the commit. Only the partitions the batch
+ * moved: another member's share is its own to commit. */
 static int commit_kafka(const int64_t *offs) {
     rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
-    for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
-    rd_kafka_resp_err_t e = rd_kafka_commit(rk, cl, 0);
+    for (int p = 0; p < nparts; p++)
+        if (offs[p] != next[p]) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
+    rd_kafka_resp_err_t e = cl->cnt ? rd_kafka_commit(rk, cl, 0) : RD_KAFKA_RESP_ERR_NO_ERROR;
     rd_kafka_topic_partition_list_destroy(cl);
     /* at-least-once and at-most-once carry on when a commit fails, as most
      * consumers do; the rows already written stay written */
@@ -486,6 +496,8 @@ int main(int argc, char **argv) {
 
     next = calloc((size_t)nparts, sizeof(int64_t));
     durable = calloc((size_t)nparts, sizeof(int64_t));
+    owned = calloc((size_t)nparts, 1);
+    touched = calloc((size_t)nparts, 1);
     if (o.subscribe) {
         rd_kafka_topic_partition_list_t *sub = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(sub, o.topic, RD_KAFKA_PARTITION_UA);
@@ -512,7 +524,8 @@ int main(int argc, char **argv) {
     sqlite3_stmt *ins = prep(q);
     snprintf(q, sizeof(q), "INSERT INTO %s(sd_id, reason, raw, partition, offset, sd_incarnation, sd_written_ms) VALUES(?,?,?,?,?,?,?)", o.qtable);
     sqlite3_stmt *rej = prep(q);
-    sqlite3_stmt *setoff = prep("INSERT OR REPLACE INTO sd_offsets(topic, partition, next_offset) VALUES(?,?,?)");
+    sqlite3_stmt *setoff = prep("INSERT INTO sd_offsets(topic, partition, next_offset) VALUES(?,?,?) ON CONFLICT(topic, partition) "
+                                "DO UPDATE SET next_offset = max(next_offset, excluded.next_offset)");
     sqlite3_stmt *setstate = prep("INSERT OR REPLACE INTO sd_state(key, value) VALUES(?,?)");
     sqlite3_stmt *upsert = o.latest ? prep(weak.latest_by_arrival
         ? "INSERT INTO latest VALUES(?,?,?,?,?) ON CONFLICT(parcel_id) DO UPDATE SET location=excluded.location, scan=excluded.scan,"
@@ -766,7 +779,10 @@ int main(int argc, char **argv) {
             }
         }
         if (o.mode == MODE_EO) {
+            /* the partitions the batch moved, never backwards: another
+             * instance may own the rest, and may have gone further */
             for (int p = 0; p < nparts; p++) {
+                if (bnext[p] == next[p]) continue;
                 sqlite3_bind_text(setoff, 1, o.topic, -1, SQLITE_STATIC);
                 sqlite3_bind_int(setoff, 2, p);
                 sqlite3_bind_int64(setoff, 3, bnext[p]);
@@ -817,6 +833,7 @@ int main(int argc, char **argv) {
          * window of `kill after-sink-commit`) */
         if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);
         if (o.mode == MODE_ALO) commit_kafka(bnext);
+        for (int p = 0; p < nparts; p++) touched[p] = bnext[p] != next[p];
         memcpy(next, bnext, sizeof(int64_t) * (size_t)nparts);
         free(bnext);
         max_event = batch_max;
@@ -824,7 +841,9 @@ int main(int argc, char **argv) {
         else printf("SD-BATCH commit id=%lld rows=%d", (long long)batch_id, n);
         if (!o.no_offsets) {
             printf(" offsets=");
-            for (int p = 0; p < nparts; p++) printf("%s%d:%lld", p ? "," : "", p, (long long)durable[p]);
+            int any = 0;
+            for (int p = 0; p < nparts; p++)
+                if (owned[p] || touched[p]) printf("%s%d:%lld", any++ ? "," : "", p, (long long)durable[p]);
         }
         if (state_rows >= 0 && !o.bare_markers) printf(" state=%lld", (long long)state_rows);
         printf(" written=%d quarantined=%d late=%d dropped=%d\n", written, rejected, late, dropped);
@@ -852,6 +871,8 @@ int main(int argc, char **argv) {
     rd_kafka_destroy(rk);
     free(next);
     free(durable);
+    free(owned);
+    free(touched);
     free(b);
     return 0;
 }

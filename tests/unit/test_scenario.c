@@ -425,3 +425,51 @@ Test(scenario, fault_commands) {
     parse_err("fault-command outside\n", "t.drill:1:", "fault-command: expected a name and a command line");
     parse_err("fault-command a /bin/true\nfault-command a /bin/false\n", "t.drill:2:", "expected a new name, found \"a\" again (line 1)");
 }
+
+static const char inst_head[] = "source kafka topic=t partitions=4\nsink sqlite db=x.db query=\"SELECT id FROM t\"\n"
+                                "pipeline instances=3 prog --member {instance}\n";
+
+Test(scenario, instances_and_their_steps) {
+    char *t = sd_util_fmt("%s%s", inst_head,
+                          "start\nproduce 10\nkill instance=2 mid-batch\nstart instance=2\nscale to=1 timeout=20s\n"
+                          "pause instance=1 for=2s\nstop\nstart\nrestart instance=3\nscale to=0\n");
+    sd_scenario_t *sc = parse_ok(t, NULL);
+    cr_assert_eq(sc->instances, 3);
+    cr_assert_eq(sc->argc, 3, "instances= is not part of the command line");
+    cr_assert_str_eq(sc->argv[0], "prog");
+    cr_assert_str_eq(sc->argv[2], "{instance}");
+    cr_assert_eq(sc->steps[0].proc.instance, 0, "start without instance=: every instance");
+    cr_assert_eq(sc->steps[2].proc.instance, 2);
+    cr_assert_eq(sc->steps[2].proc.mid_batch, SD_LAND_MID_BATCH);
+    cr_assert_eq(sc->steps[3].kind, SD_STEP_START);
+    cr_assert_eq(sc->steps[3].proc.instance, 2, "start instance=K while others run");
+    cr_assert_eq(sc->steps[4].kind, SD_STEP_SCALE);
+    cr_assert_eq(sc->steps[4].proc.scale_to, 1);
+    cr_assert_eq(sc->steps[4].timeout_ms, 20000);
+    cr_assert_eq(sc->steps[5].proc.instance, 1);
+    cr_assert_eq(sc->steps[7].kind, SD_STEP_START, "start after stop is accepted");
+    cr_assert_eq(sc->steps[9].proc.scale_to, 0);
+    sd_scenario_free(sc);
+    free(t);
+    /* without instances=: one instance, the command as written */
+    sd_scenario_t *one = parse_ok("source kafka topic=t\nsink sqlite db=x.db query=\"SELECT id FROM t\"\npipeline prog a=b\nstart\n", NULL);
+    cr_assert_eq(one->instances, 1);
+    cr_assert_eq(one->argc, 2);
+    sd_scenario_free(one);
+}
+
+Test(scenario, instance_errors) {
+    static const struct { const char *steps, *where, *what; } bad[] = {
+        {"start\nkill instance=4\n", "t.drill:5:", "expected an instance from 1 to 3"},
+        {"start\nkill instance=0\n", "t.drill:5:", "instance"},
+        {"start\nscale\n", "t.drill:5:", "to="},
+        {"start\nscale to=9\n", "t.drill:5:", "to"},
+        {"start\nstart\n", "t.drill:5:", "found it started already"},
+        {"scale to=2\n", "t.drill:4:", "expected a `start` step before it"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *t = sd_util_fmt("%s%s", inst_head, bad[i].steps);
+        parse_err(t, bad[i].where, bad[i].what);
+        free(t);
+    }
+}

@@ -1,0 +1,95 @@
+/* run_instances.c - several instances of one pipeline (`pipeline
+ * instances=N`): which one the supervisor's calls act on (the focus), the
+ * batch state that follows it, starting the ones the plan wants, and the
+ * instance of each incarnation (writer labels, the runbook). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_int.h"
+
+int sd_run_instances(const sd_run_t *r) { return r->sc->instances > 0 ? r->sc->instances : 1; }
+
+void sd_run_note_instance(sd_run_t *r, int incarnation, int instance) {
+    if (incarnation < 1) return;
+    if (incarnation >= r->pipe.ninc_instance) {
+        int n = incarnation + 8;
+        r->pipe.inc_instance = sd_util_xrealloc(r->pipe.inc_instance, sizeof(int) * (size_t)n);
+        for (int i = r->pipe.ninc_instance; i < n; i++) r->pipe.inc_instance[i] = 0;
+        r->pipe.ninc_instance = n;
+    }
+    r->pipe.inc_instance[incarnation] = instance;
+}
+
+int sd_run_instance_of(const sd_run_t *r, int incarnation) {
+    return incarnation >= 1 && incarnation < r->pipe.ninc_instance ? r->pipe.inc_instance[incarnation] : 0;
+}
+
+void sd_run_set_instance_var(sd_run_t *r, int instance) {
+    char v[16];
+    snprintf(v, sizeof(v), "%d", instance);
+    for (int i = r->vars.n - 1; i >= 0; i--)
+        if (!strcmp(r->vars.v[i].key, "instance")) {
+            free(r->vars.v[i].value);
+            r->vars.v[i].value = sd_util_strdup(v);
+            return;
+        }
+    sd_kvlist_add(&r->vars, "instance", v);
+}
+
+void sd_run_focus(sd_run_t *r, int instance) {
+    if (!r->sup) return;
+    sd_sup_focus(r->sup, instance);
+    sd_sup_state_t st;
+    sd_sup_state(r->sup, &st);
+    if (st.incarnation && st.incarnation != r->pipe.bs.incarnation) {
+        /* the batch state is the focused incarnation's: its markers from now */
+        r->pipe.bs.incarnation = st.incarnation;
+        r->pipe.bs.begun = r->pipe.bs.committed = -1;
+        r->pipe.bs.begun_rows = -1;
+        r->pipe.bs.commits = 0;
+    }
+}
+
+int sd_run_running_instances(sd_run_t *r, int *out) {
+    int n = 0;
+    for (int k = 1; r->sup && k <= SD_MAX_INSTANCES; k++) {
+        sd_sup_state_t st;
+        sd_sup_instance_state(r->sup, k, &st);
+        if (st.running) out[n++] = k;
+    }
+    return n;
+}
+
+void sd_run_refocus(sd_run_t *r) {
+    int run[SD_MAX_INSTANCES];
+    int n = sd_run_running_instances(r, run);
+    sd_run_focus(r, n ? run[0] : 1);
+}
+
+sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,
+                               char *err, size_t errlen) {
+    if (!instance && r->pipe.live <= 0) r->pipe.live = sd_run_instances(r);
+    int from = instance ? instance : 1, to = instance ? instance : r->pipe.live;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_err_t e = SD_OK;
+    int started = 0;
+    for (int k = from; k <= to && !e; k++) {
+        sd_sup_state_t st;
+        sd_sup_instance_state(r->sup, k, &st);
+        if (st.running) continue;
+        char d[1024] = "";
+        e = sd_run_start_instance(r, variant, k, timeout_ms, d, sizeof(d), err, errlen);
+        if (!d[0]) continue;
+        if (sd_run_instances(r) > 1) sd_buf_printf(&b, "%sinstance %d: %s", b.len ? "; " : "", k, d);
+        else sd_buf_printf(&b, "%s", d);
+        started++;
+    }
+    if (!e && !started) sd_buf_printf(&b, "%s", instance ? "the instance runs already" : "every instance runs already");
+    if (instance && instance > r->pipe.live) r->pipe.live = instance;
+    snprintf(detail, dlen, "%s", b.data ? b.data : "");
+    sd_buf_free(&b);
+    if (!e) sd_run_refocus(r);
+    return e;
+}
