@@ -464,10 +464,10 @@ static sd_err_t sd_process_scale(sd_run_t *r, const sd_step_t *st, char *detail,
                           escalated ? " after escalating to SIGKILL" : "");
         }
     }
-    r->pipe.live = want;
+    sd_run_set_live(r, want);
     if (want > 0) {
         char d[2048] = "";
-        r->pipe.wanted = 1;
+        sd_run_want_pipeline(r, 1);
         e = sd_run_start_pipeline(r, NULL, 0, sd_util_scaled_ms(st->timeout_ms), d, sizeof(d), err, errlen);
         if (!e && strncmp(d, "every instance", 14)) sd_buf_printf(&b, "%s%s", b.len ? "; " : "", d);
     }
@@ -528,7 +528,7 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
     /* timeout= bounds the readiness wait too; without it a restart
      * waits up to 30 s for the new incarnation to be ready */
     int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
-    r->pipe.wanted = 1;
+    sd_run_want_pipeline(r, 1);
     e = sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
     if (e == SD_ERR_PIPELINE) {
         /* a pipeline that cannot come back on its own checkpoint is a
@@ -566,7 +566,7 @@ static sd_err_t sd_process_resume(sd_run_t *r, const sd_step_t *st, char *detail
 static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     switch (st->kind) {
     case SD_STEP_START:
-        r->pipe.wanted = 1;
+        sd_run_want_pipeline(r, 1);
         return sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_KILL:
         return sd_process_kill(r, st, detail, dlen, err, errlen);

@@ -279,6 +279,7 @@ int sd_run_running_instances(sd_run_t *r, int *out);
 int sd_run_instance_of(const sd_run_t *r, int incarnation); /* 0 unknown */
 void sd_run_note_instance(sd_run_t *r, int incarnation, int instance);
 void sd_run_set_instance_var(sd_run_t *r, int instance); /* {instance} for the next expansion */
+void sd_run_set_live(sd_run_t *r, int n);           /* `scale to=N`: the instances the plan wants running */
 /* Serve background production and delivery reports, record batch markers,
  * Spark checkpoint changes and pipeline exits now (cheaper than
  * sd_run_tick: no sink sampling, no commit). */

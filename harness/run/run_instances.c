@@ -21,6 +21,8 @@ void sd_run_note_instance(sd_run_t *r, int incarnation, int instance) {
     r->pipe.inc_instance[incarnation] = instance;
 }
 
+void sd_run_set_live(sd_run_t *r, int n) { r->pipe.live = n; }
+
 int sd_run_instance_of(const sd_run_t *r, int incarnation) {
     return incarnation >= 1 && incarnation < r->pipe.ninc_instance ? r->pipe.inc_instance[incarnation] : 0;
 }
