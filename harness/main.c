@@ -18,6 +18,7 @@
 #include "report.h"
 #include "broker.h"
 #include "command.h"
+#include "deployed.h"
 #include "err.h"
 #include "explore.h"
 #include "init.h"
@@ -836,6 +837,8 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    /* the follower of a deployed pipeline, run by the supervisor (deployed.h) */
+    if (!strcmp(cmd, "_deployed")) return sd_deployed_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         sd_usage(stdout);
         return SD_EXIT_PASS;

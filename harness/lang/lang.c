@@ -677,6 +677,28 @@ static sd_err_t sd_hook_variant(sd_pctx_t *c, sd_scenario_t *sc, void *obj, cons
     return sd_named_command(c, ts, &sc->variants, &sc->nvariants, "variant");
 }
 
+/* deploy start|status|stop|kill|logs PROGRAM ARG... */
+static sd_err_t sd_hook_deploy(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    int k = 0;
+    while (ts->n >= 2 && sd_deploy_words[k] && strcmp(sd_deploy_words[k], ts->t[1].text)) k++;
+    if (ts->n < 2 || !sd_deploy_words[k])
+        return sd_perr(c, ts->t[0].line, ts->n >= 2 ? ts->t[1].col : sd_end_col(ts),
+                       "deploy: expected start, status, stop, kill or logs, found %s%s%s", ts->n >= 2 ? "\"" : "the end of the line",
+                       ts->n >= 2 ? ts->t[1].text : "", ts->n >= 2 ? "\"" : "");
+    if (ts->n < 3)
+        return sd_perr(c, ts->t[0].line, sd_end_col(ts), "deploy %s: expected a command line (program and arguments), found the end of the line",
+                       sd_deploy_words[k]);
+    if (sc->deploy[k].argv)
+        return sd_perr(c, ts->t[1].line, ts->t[1].col, "deploy %s: expected one such line, found another (line %d)", sd_deploy_words[k],
+                       sc->deploy[k].line);
+    sc->deploy[k].argc = ts->n - 2;
+    sc->deploy[k].argv = sd_util_xcalloc((size_t)ts->n, sizeof(char *));
+    for (int i = 2; i < ts->n; i++) sc->deploy[k].argv[i - 2] = sd_util_strdup(ts->t[i].text);
+    sc->deploy[k].line = ts->t[0].line;
+    return SD_OK;
+}
+
 static sd_err_t sd_hook_fault_command(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj; (void)present;
     return sd_named_command(c, ts, &sc->fault_cmds, &sc->nfault_cmds, "fault-command");
@@ -1561,6 +1583,11 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
      .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
                 "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
+    {.name = "deploy", .role = SD_LANG_HEADER, .parse = sd_hook_deploy, .usage = "deploy start|status|stop|kill|logs PROGRAM ARG...",
+     .meaning = "a pipeline the harness does not fork, instead of a `pipeline` line (see [deployed pipelines](pipelines.md#pipelines-the-harness-does-not-fork)): "
+                "`start` deploys it (the last line it prints is `{deployment}` in the others), `status` exits 0 while it runs, `kill` "
+                "ends it at once, `stop` gracefully (default: `kill`), `logs` prints its output as it comes (batch markers are read from "
+                "it). start, status and kill are needed; each is exec'd without a shell, placeholders expanded"},
     {.name = "fault-command", .role = SD_LANG_HEADER, .parse = sd_hook_fault_command, .usage = "fault-command NAME PROGRAM ARG...",
      .meaning = "a fault the harness cannot make itself, as a command a `fault NAME` step runs (exec'd without a shell, "
                 "placeholders expanded): a pod deleted, a YARN container or a Spark executor killed, a broker of a managed "

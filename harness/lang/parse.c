@@ -241,8 +241,43 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
 
 /* Checks that need the whole file: what each step needs declared or done
  * before it (the table's `needs`), and the order of start and restart. */
+/* deploy lines: the three a follower needs, and nothing a deployed
+ * pipeline cannot do (process/deployed.h). */
+static sd_err_t sd_validate_deploy(sd_pctx_t *c, sd_scenario_t *sc) {
+    int first = 0;
+    for (int k = 0; k < SD_DEPLOY__COUNT; k++)
+        if (sc->deploy[k].argv && (!first || sc->deploy[k].line < first)) first = sc->deploy[k].line;
+    if (!first) return SD_OK;
+    if (sc->argv)
+        return sd_perr(c, sc->pipeline_line, 1, "pipeline: expected either a `pipeline` line or `deploy` lines (line %d), found both", first);
+    static const int need[] = {SD_DEPLOY_START, SD_DEPLOY_STATUS, SD_DEPLOY_KILL};
+    for (int i = 0; i < 3; i++)
+        if (!sc->deploy[need[i]].argv)
+            return sd_perr(c, first, 1, "deploy: expected `deploy start`, `deploy status` and `deploy kill` lines (stop and logs are "
+                           "optional), found no `deploy %s`", sd_deploy_words[need[i]]);
+    if (sc->nvariants)
+        return sd_perr(c, sc->variants[0].line, 1, "variant: a deployed pipeline has no variants (deploy another drill instead)");
+    for (int i = 0; i < sc->nsteps; i++) {
+        const sd_step_t *st = &sc->steps[i];
+        if (st->kind == SD_STEP_PAUSE || st->kind == SD_STEP_RESUME)
+            return sd_perr(c, st->line, 1, "%s: a deployed pipeline cannot be frozen by the harness (use `fault NAME` with a command "
+                           "that can)", st->kind == SD_STEP_PAUSE ? "pause" : "resume");
+        if (st->kind == SD_STEP_KILL && st->proc.signal != SIGKILL && st->proc.signal != SIGTERM)
+            return sd_perr(c, st->line, 1, "kill: a deployed pipeline is killed by `deploy kill` (signal=KILL) or stopped by `deploy "
+                           "stop` (signal=TERM), found another signal");
+        if (st->kind == SD_STEP_KILL && st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT)
+            return sd_perr(c, st->line, 1, "kill after-sink-commit: a deployed pipeline cannot be frozen at the sink's commit");
+        if ((st->kind == SD_STEP_SCALE) || st->proc.instance)
+            return sd_perr(c, st->line, 1, "%s: a deployed pipeline has one instance (scale it with its own tools, in a `fault` command)",
+                           st->kind == SD_STEP_SCALE ? "scale" : "instance=");
+    }
+    return SD_OK;
+}
+
 static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
     int started = 0, running = 0, target = 0;
+    sd_err_t de = sd_validate_deploy(c, sc);
+    if (de) return de;
     for (int k = 0; k < sc->nsinks; k++)
         if (!sc->sinks[k].is_quarantine) target = 1;
     for (int i = 0; i < sc->nsteps; i++) {
@@ -250,8 +285,8 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
         const sd_lang_entry_t *e = sd_lang_step_entry(st->kind);
         const char *name = st->kind == SD_STEP_DAMAGE ? "damage" : e->name;
         int needs = e->needs;
-        if ((needs & SD_NEEDS_PIPELINE) && !sc->argv)
-            return sd_perr(c, st->line, 1, "%s: expected a `pipeline` line in the header to start, found none", name);
+        if ((needs & SD_NEEDS_PIPELINE) && !sc->argv && !sc->deploy[SD_DEPLOY_START].argv)
+            return sd_perr(c, st->line, 1, "%s: expected a `pipeline` line (or `deploy` lines) in the header to start, found none", name);
         if ((needs & SD_NEEDS_STARTED) && !started)
             return sd_perr(c, st->line, 1, "%s: expected a `start` step before it, found none", name);
         if ((needs & SD_NEEDS_SOURCE) && !sc->has_source)

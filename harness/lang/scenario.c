@@ -12,9 +12,11 @@
 
 #include "util.h"
 
+const char *const sd_deploy_words[] = {"start", "status", "stop", "kill", "logs", NULL};
+
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "proxy", "deliveries", "libexec", "instance", NULL};
+    "group", "name", "proxy", "deliveries", "libexec", "instance", "deployment", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys (counts.h). */
 #define SD_COUNT_NAME(name, kind, grows, meaning) #name,
@@ -199,6 +201,10 @@ void sd_scenario_free(sd_scenario_t *sc) {
         free(sc->fault_cmds[v].name);
     }
     free(sc->fault_cmds);
+    for (int k = 0; k < SD_DEPLOY__COUNT; k++) {
+        for (int i = 0; i < sc->deploy[k].argc; i++) free(sc->deploy[k].argv[i]);
+        free(sc->deploy[k].argv);
+    }
     sd_kvlist_free(&sc->env);
     for (int i = 0; i < sc->version_argc; i++) free(sc->version_argv[i]);
     free(sc->version_argv);

@@ -44,6 +44,10 @@ typedef struct sd_sink_decl_s {
     int line;
 } sd_sink_decl_t;
 
+/* the commands of a deployed pipeline, in the order of sd_deploy_words */
+enum { SD_DEPLOY_START, SD_DEPLOY_STATUS, SD_DEPLOY_STOP, SD_DEPLOY_KILL, SD_DEPLOY_LOGS, SD_DEPLOY__COUNT };
+extern const char *const sd_deploy_words[]; /* "start", "status", "stop", "kill", "logs", NULL */
+
 /* pipeline instances=N: at most this many copies of the command */
 #define SD_MAX_INSTANCES 8
 
@@ -308,6 +312,13 @@ typedef struct sd_scenario_s {
      * pod deleted, a container or an executor killed), placeholders unexpanded */
     struct sd_variant_s *fault_cmds;
     int nfault_cmds;
+    /* `deploy start|status|stop|kill|logs PROGRAM ARG...`: a pipeline the
+     * harness does not fork (process/deployed.h); argv NULL when not given */
+    struct {
+        char **argv;
+        int argc;
+        int line;
+    } deploy[SD_DEPLOY__COUNT];
     sd_kvlist_t env;       /* extra environment, placeholders unexpanded */
     /* `version [files=PATH,...] [PROGRAM ARG...]`: the application version
      * each incarnation records for the runbook (placeholders unexpanded) */

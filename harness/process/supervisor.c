@@ -66,6 +66,7 @@ struct sd_sup_s {
     char *token;
     sd_watchdog_t *wd;
     int64_t log_max;
+    int deployed;
 
     pthread_t thread;
     int thread_running;
@@ -403,6 +404,7 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     s->token = sd_util_strdup(conf->token);
     s->wd = conf->watchdog;
     s->log_max = conf->log_max > 0 ? conf->log_max : SD_LOG_MAX_DEFAULT;
+    s->deployed = conf->deployed;
     /* environment: ours, then the scenario's, then STREAMDRILL_RUN_TOKEN */
     int ne = 0;
     while (environ[ne]) ne++;
@@ -576,9 +578,21 @@ sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t e
         pthread_mutex_unlock(&s->lock);
         return sd_err_set(err, errlen, SD_ERR_PIPELINE, "pipeline: signal %s: no incarnation is running", strsignal(sig));
     }
+    if (s->deployed && (sig == SIGSTOP || sig == SIGCONT)) {
+        pthread_mutex_unlock(&s->lock);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "pipeline: a deployed pipeline cannot be %s by the harness",
+                          sig == SIGSTOP ? "frozen" : "thawed");
+    }
     if (by && !inc->by[0]) snprintf(inc->by, sizeof(inc->by), "%s", by);
     pid_t pg = inc->pid;
     pthread_mutex_unlock(&s->lock);
+    if (s->deployed) {
+        /* to the follower alone (its logs command keeps reading): it runs
+         * the deployment's kill or stop command */
+        if (kill(pg, sig == SIGKILL ? SIGUSR1 : SIGTERM) == -1 && errno != ESRCH)
+            return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: signal the follower %d: %s", (int)pg, strerror(errno));
+        return SD_OK;
+    }
     if (kill(-pg, sig) == -1 && errno != ESRCH)
         return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: signal %s to group %d: %s", strsignal(sig), (int)pg, strerror(errno));
     return SD_OK;

@@ -48,6 +48,8 @@ typedef struct sd_sup_conf_s {
     const char *token;           /* STREAMDRILL_RUN_TOKEN */
     sd_watchdog_t *watchdog;
     int64_t log_max;             /* bytes kept of each log: the first half and the last (0: SD_LOG_MAX_DEFAULT) */
+    int deployed;                /* each incarnation is a deployed pipeline's follower (deployed.h): SIGTERM and
+                                  * SIGKILL become its stop and kill commands, SIGSTOP and SIGCONT are refused */
 } sd_sup_conf_t;
 
 typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS } sd_sup_ev_type_t;
@@ -94,7 +96,9 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv, int instance, int *incarnation, 
 int sd_sup_focus(sd_sup_t *s, int instance);
 /* The state of one instance, wherever the focus is. */
 void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out);
-/* Send sig to the focused instance's newest incarnation's process group; by names the cause
+/* Send sig to the focused instance's newest incarnation's process group
+ * (a deployed pipeline: SIGKILL asks its follower for the kill command,
+ * SIGTERM, SIGINT, SIGQUIT, SIGHUP for the stop command); by names the cause
  * recorded at its exit ("kill", "stop"). */
 sd_err_t sd_sup_signal(sd_sup_t *s, int sig, const char *by, char *err, size_t errlen);
 /* Wait until the focused instance's newest incarnation exited and was drained. Returns

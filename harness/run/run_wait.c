@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "command.h"
+#include "deployed.h"
 #include "progress.h"
 #include "run_int.h"
 
@@ -25,6 +27,31 @@ char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, si
             return NULL;
         }
     return argv;
+}
+
+char **sd_run_deploy_argv(sd_run_t *r, char *err, size_t errlen) {
+    char **ex[SD_DEPLOY__COUNT] = {0};
+    int n[SD_DEPLOY__COUNT] = {0};
+    char **out = NULL;
+    int ok = 1;
+    for (int k = 0; ok && k < SD_DEPLOY__COUNT; k++) {
+        if (!r->sc->deploy[k].argv) continue;
+        n[k] = r->sc->deploy[k].argc;
+        if (!(ex[k] = sd_run_expand_argv(r, r->sc->deploy[k].argv, n[k], err, errlen))) ok = 0;
+    }
+    if (ok) {
+        /* the follower is this very program (`streamdrill _deployed`) */
+        char exe[4096];
+        ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (l > 0) {
+            exe[l] = 0;
+            out = sd_deployed_argv(exe, (char **const *)ex, n);
+        } else {
+            sd_err_set(err, errlen, SD_ERR_INTERNAL, "deploy: cannot find streamdrill's own program (/proc/self/exe)");
+        }
+    }
+    for (int k = 0; k < SD_DEPLOY__COUNT; k++) sd_run_free_argv(ex[k]);
+    return out;
 }
 
 /* The application version for the runbook, from the header's `version`
@@ -83,7 +110,12 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
             argc = r->sc->variants[v].argc;
             line = r->sc->variants[v].line;
         }
-    char **argv = sd_run_expand_argv(r, src, argc, err, errlen);
+    char **argv = r->sc->deploy[SD_DEPLOY_START].argv ? sd_run_deploy_argv(r, err, errlen) : sd_run_expand_argv(r, src, argc, err, errlen);
+    if (argv && r->sc->deploy[SD_DEPLOY_START].argv) {
+        for (argc = 0; argv[argc]; argc++)
+            ;
+        line = r->sc->deploy[SD_DEPLOY_START].line;
+    }
     sd_buf_t b;
     sd_buf_init(&b);
     sd_err_t e = argv ? SD_OK : SD_ERR_SCENARIO;

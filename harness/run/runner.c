@@ -254,6 +254,9 @@ static void sd_run_identity(sd_run_t *r) {
     sd_kvlist_add(&r->vars, "checkpoint", chk);
     free(chk);
     sd_kvlist_add(&r->vars, "seed", seedbuf);
+    /* filled by a deployed pipeline's follower, from `deploy start` */
+    sd_kvlist_add(&r->vars, "deployment", "{deployment}");
+    sd_kvlist_add(&r->vars, "instance", "1");
     sd_kvlist_add(&r->vars, "tag", r->tag);
     char *group = sd_util_fmt("streamdrill-%s-%s", sc->name, r->tag);
     sd_kvlist_add(&r->vars, "group", group);
@@ -506,7 +509,8 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     const sd_scenario_t *sc = r->sc;
     const sd_run_opts_t *opts = r->opts;
     sd_err_t e = SD_OK;
-    if (!sc->argv) return SD_OK;
+    int deployed = sc->deploy[SD_DEPLOY_START].argv != NULL;
+    if (!sc->argv && !deployed) return SD_OK;
     char **argv = sd_util_xcalloc((size_t)sc->argc + 1, sizeof(char *));
     sd_kvlist_t env = {0};
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
@@ -549,13 +553,16 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
         argv[i] = sd_run_expand(r, sc->argv[i], err, errlen);
         if (!argv[i]) e = SD_ERR_SCENARIO;
     }
+    char **follower = !e && deployed ? sd_run_deploy_argv(r, err, errlen) : NULL;
+    if (deployed && !follower) e = SD_ERR_SCENARIO;
     if (!e) {
-        sd_sup_conf_t conf = {.argv = argv, .env = &env, .run_dir = r->run_dir, .token = opts->token,
-                              .watchdog = opts->watchdog, .log_max = sc->log_max};
+        sd_sup_conf_t conf = {.argv = deployed ? follower : argv, .env = &env, .run_dir = r->run_dir, .token = opts->token,
+                              .watchdog = opts->watchdog, .log_max = sc->log_max, .deployed = deployed};
         e = sd_sup_new(&conf, &r->sup, err, errlen);
     }
     for (int i = 0; i < sc->argc; i++) free(argv[i]);
     free(argv);
+    sd_run_free_argv(follower);
     sd_kvlist_free(&env);
     return e;
     
