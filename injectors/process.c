@@ -228,7 +228,11 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 int64_t began = b->begun_mono;
                 int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, misses);
                 int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
-                int use_growth = st->proc.after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0;
+                /* the target's growth tells this batch's rows only when one
+                 * instance writes it */
+                int run[SD_MAX_INSTANCES];
+                int use_growth = st->proc.after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0 &&
+                                 sd_run_running_instances(r, run) <= 1;
                 if (st->proc.visible > 0) {
                     /* visible=N: no time aim, only the target's rows (a
                      * batch smaller than N lands once all of it is there) */
@@ -310,7 +314,9 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[96];
-        if (visible >= 0) snprintf(seen, sizeof(seen), "%lld rows reached the target between its start and the fault", (long long)visible);
+        if (visible >= 0)
+            snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
+                     k ? " (of every instance)" : "");
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);
         snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s",
                  inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen,

@@ -142,7 +142,7 @@ def run_case_once(binary, case, i):
     if "cluster" in case.needs:
         cmd += ["--cluster", REAL["cluster"]]
     if "sparkcluster" in case.needs:
-        cmd += ["--set", "master=" + REAL["spark_master"]]
+        cmd += ["--set", "master=" + REAL["spark_master"], "--set", "sparkdir=" + REAL["spark_cluster"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()

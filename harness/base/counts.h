@@ -92,6 +92,9 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(restarts, SD_CK_RUN, 0, "incarnations of the pipeline after the first")                                               \
     X(log_errors, SD_CK_RUN, 0, "lines of the pipeline's logs that say ERROR, FATAL, Exception or Traceback")               \
     X(log_warnings, SD_CK_RUN, 0, "lines of the pipeline's logs that say WARN")                                              \
+    /* a Spark pipeline's own account of its cluster, from its logs: what the ledger cannot see */                          \
+    X(executors_lost, SD_CK_RUN, 0, "Spark executors the driver lost (its log's \"Lost executor\" lines)")                 \
+    X(tasks_lost, SD_CK_RUN, 0, "Spark tasks that failed and were retried (its log's \"Lost task\" lines)")                \
     /* the small-file problem: a file or Delta sink's log of the files each commit added */                               \
     X(files_written, SD_CK_BOUNDS, 0, "output files the target's commits added (Delta versions, a Spark file sink's batches)") \
     X(files_per_batch_max, SD_CK_BOUNDS, 0, "the most files one commit of the target added")                                \

@@ -1040,6 +1040,9 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
     const char *verb = st->kind == SD_STEP_PAUSE ? "pause" : "kill";
     if (st->proc.after_ms >= 0 && st->proc.visible > 0)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected after= or visible=, found both (each says where in the batch to land)", verb);
+    if (st->proc.visible > 0 && sc->instances > 1)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: visible= counts the target's rows, which every instance of the pipeline writes: "
+                       "use after= or the harness's aim with instances=%d", verb, sc->instances);
     if ((st->proc.after_ms >= 0 || st->proc.visible > 0) && st->proc.mid_batch != SD_LAND_MID_BATCH)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected mid-batch with %s (it says where inside a batch to land), found %s", verb,
                        st->proc.visible > 0 ? "visible=" : "after=", st->proc.mid_batch == SD_LAND_AT_BOUNDARY ? "at-boundary" : st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT ? "after-sink-commit" : "no mid-batch");

@@ -11,7 +11,10 @@
  *                   commit's offsets), summed over the partitions
  *   restarts        incarnations after the first
  *   log_errors      lines of the pipeline's logs with ERROR, FATAL,
- *   log_warnings    Exception or Traceback; with WARN */
+ *   log_warnings    Exception or Traceback; with WARN
+ *   executors_lost  a Spark driver's "Lost executor N" lines (an executor
+ *                   killed or its worker gone)
+ *   tasks_lost      its "Lost task" lines (a task failed and retried) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,14 +110,17 @@ static void sd_health_backlog(sqlite3 *db, sd_health_t *h, void (*point)(void *,
     free(next);
 }
 
-/* Lines of a log file with an error word, with a warning word. */
-static void sd_health_log(const char *path, int64_t *errors, int64_t *warnings) {
+/* Lines of a log file with an error word, with a warning word; Spark's
+ * lost executors and tasks. */
+static void sd_health_log(const char *path, sd_health_t *h) {
     FILE *f = path && *path ? fopen(path, "r") : NULL;
     if (!f) return;
     char line[4096];
     while (fgets(line, sizeof(line), f)) {
-        if (strstr(line, "ERROR") || strstr(line, "FATAL") || strstr(line, "Exception") || strstr(line, "Traceback")) (*errors)++;
-        else if (strstr(line, "WARN")) (*warnings)++;
+        if (strstr(line, "ERROR") || strstr(line, "FATAL") || strstr(line, "Exception") || strstr(line, "Traceback")) h->log_errors++;
+        else if (strstr(line, "WARN")) h->log_warnings++;
+        if (strstr(line, "Lost executor ")) h->executors_lost++;
+        if (strstr(line, "Lost task ")) h->tasks_lost++;
         /* a line longer than the buffer is one line */
         while (!strchr(line, '\n') && fgets(line, sizeof(line), f)) {}
     }
@@ -130,8 +136,8 @@ void sd_health_compute(sqlite3 *db, sd_health_t *h, void (*point)(void *opaque, 
     if (sqlite3_prepare_v2(db, "SELECT log_out, log_err FROM incarnation", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             incs++;
-            sd_health_log((const char *)sqlite3_column_text(st, 0), &h->log_errors, &h->log_warnings);
-            sd_health_log((const char *)sqlite3_column_text(st, 1), &h->log_errors, &h->log_warnings);
+            sd_health_log((const char *)sqlite3_column_text(st, 0), h);
+            sd_health_log((const char *)sqlite3_column_text(st, 1), h);
         }
     }
     sqlite3_finalize(st);

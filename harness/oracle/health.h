@@ -15,6 +15,7 @@ typedef struct sd_health_s {
     int64_t backlog_max;                              /* -1 when no commit names its offsets */
     int64_t restarts;
     int64_t log_errors, log_warnings;
+    int64_t executors_lost, tasks_lost;               /* a Spark driver's "Lost executor" and "Lost task" lines */
     char why[256];                                    /* what could not be measured */
 } sd_health_t;
 

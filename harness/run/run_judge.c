@@ -501,6 +501,8 @@ static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
     c->restarts = b->health.restarts;
     c->log_errors = b->health.log_errors;
     c->log_warnings = b->health.log_warnings;
+    c->executors_lost = b->health.executors_lost;
+    c->tasks_lost = b->health.tasks_lost;
 }
 
 /* What the readers noticed besides rows, once all are read (files a killed

@@ -17,11 +17,21 @@ case $action in
 start)
     mkdir -p "$dir"
     tmp=$dir/starting.$$.log
-    : > "$tmp"
-    setsid "$@" > "$tmp" 2>&1 < /dev/null &
+    # the log is opened here, before the fork: renamed below, it stays the
+    # file the service writes
+    exec 3> "$tmp"
+    setsid "$@" >&3 2>&3 < /dev/null &
     pid=$!
+    exec 3>&-
     mv "$tmp" "$dir/svc-$pid.log"
     echo "$pid" > "$dir/svc-$pid.pid"
+    # detached before this returns: what is left in the caller's process
+    # group when a command ends is killed (the harness's rule for commands)
+    i=0
+    while [ "$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f4)" != "$pid" ] && [ $i -lt 500 ]; do
+        sleep 0.01
+        i=$((i + 1))
+    done
     echo "service.sh: started $1 as svc-$pid" >&2
     echo "svc-$pid"
     ;;

@@ -345,7 +345,10 @@ Test(recovery, health_batches_backlog_restarts_and_logs) {
     char *log = sd_util_fmt("%s/pipeline-1.stderr.log", dir);
     FILE *f = fopen(log, "w");
     fputs("12:00 INFO started\n12:01 WARN slow fetch\n12:02 ERROR lost the coordinator\n12:03 java.lang.IllegalStateException: x\n"
-          "12:04 WARNING retrying\n", f);
+          "12:04 WARNING retrying\n"
+          "12:05 ERROR TaskSchedulerImpl: Lost executor 1 on 127.0.0.1: Command exited with code 137\n"
+          "12:06 WARN TaskSetManager: Lost task 0.0 in stage 3.0 (TID 7) (127.0.0.1 executor 1): ExecutorLostFailure\n"
+          "12:07 WARN TaskSetManager: Lost task 1.0 in stage 3.0 (TID 8) (127.0.0.1 executor 1): ExecutorLostFailure\n", f);
     fclose(f);
     sql("UPDATE incarnation SET log_err='%s' WHERE n=1", log);
     free(log);
@@ -363,8 +366,11 @@ Test(recovery, health_batches_backlog_restarts_and_logs) {
     cr_assert_eq(points[1][1], 35);
     cr_assert_eq(h.backlog_max, 35);
     cr_assert_eq(h.restarts, 1);
-    cr_assert_eq(h.log_errors, 2);
-    cr_assert_eq(h.log_warnings, 2);
+    cr_assert_eq(h.log_errors, 3);
+    cr_assert_eq(h.log_warnings, 4);
+    /* Spark's own account: an executor lost, two tasks retried */
+    cr_assert_eq(h.executors_lost, 1);
+    cr_assert_eq(h.tasks_lost, 2);
     /* no commit names its offsets: no backlog */
     sql("UPDATE batch SET offsets=NULL");
     sd_health_compute(db, &h, NULL, NULL);

@@ -13,6 +13,8 @@
 #                      one core and 1 GB each), killed when OWNER_PID ends; prints
 #                      the master's URL (spark://127.0.0.1:PORT), also in DIR/master
 #   spark.sh cluster-stop DIR
+#   spark.sh worker-kill DIR K     SIGKILL worker K (a `fault-command` of a drill)
+#   spark.sh worker-start DIR K    start worker K again on the same master
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -103,6 +105,21 @@ cluster() {
     echo "spark://127.0.0.1:$port"
 }
 
+# worker-kill DIR K: SIGKILL worker K (its executors exit when they lose it)
+worker_kill() {
+    kill -9 "$(cat "$1/worker-$2.pid")"
+}
+
+# worker-start DIR K: start worker K again, on the same master and folder
+worker_start() {
+    dir=$1; k=$2
+    spark_home=$("$venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+    mv "$dir/worker-$k.log" "$dir/worker-$k.log.$(date +%s)" 2>/dev/null || true
+    daemon "$dir" "worker-$k" org.apache.spark.deploy.worker.Worker "$(cat "$dir/master")" --host 127.0.0.1 \
+        --cores 1 --memory 1g --webui-port 0 --work-dir "$dir/work-$k"
+    wait_log "$dir" "worker-$k" "Successfully registered with master"
+}
+
 cluster_stop() {
     for f in "$1"/*.pid; do
         [ -f "$f" ] || continue
@@ -121,5 +138,7 @@ case "${1:-}" in
     python) echo "$venv/bin/python" ;;
     cluster) shift; cluster "$@" ;;
     cluster-stop) shift; cluster_stop "$@" ;;
-    *) echo "usage: spark.sh setup | python | cluster DIR [WORKERS] [OWNER_PID] | cluster-stop DIR" >&2; exit 2 ;;
+    worker-kill) shift; worker_kill "$@" ;;
+    worker-start) shift; worker_start "$@" ;;
+    *) echo "usage: spark.sh setup | python | cluster DIR [WORKERS] [OWNER_PID] | cluster-stop DIR | worker-kill DIR K | worker-start DIR K" >&2; exit 2 ;;
 esac
