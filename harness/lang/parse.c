@@ -278,6 +278,9 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
     int started = 0, running = 0, target = 0;
     sd_err_t de = sd_validate_deploy(c, sc);
     if (de) return de;
+    if (sc->instances > 1 && sc->progress == SD_PROGRESS_SPARK)
+        return sd_perr(c, sc->pipeline_line, 1, "pipeline: instances= with `progress spark`: a Spark query's checkpoint has one "
+                       "writer (several consumers of one group print markers or use `progress group`)");
     for (int k = 0; k < sc->nsinks; k++)
         if (!sc->sinks[k].is_quarantine) target = 1;
     for (int i = 0; i < sc->nsteps; i++) {
@@ -305,6 +308,13 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
         } else if ((needs & SD_NEEDS_SINK) && !sc->nsinks) {
             return sd_perr(c, st->line, 1, "%s: expected a `sink` line in the header, found none", name);
         }
+        /* a member's own batches are seen only in its markers: the group's
+         * commits, a sink's growth do not say whose batch was in flight */
+        if ((st->kind == SD_STEP_KILL || st->kind == SD_STEP_PAUSE) && st->proc.instance && st->proc.mid_batch != SD_LAND_NOW &&
+            sc->progress != SD_PROGRESS_MARKERS)
+            return sd_perr(c, st->line, 1, "%s instance=%d: landing in one instance's batch needs its batch markers (`progress "
+                           "markers`): the group's commits do not say which member's batch was in flight (kill every instance, "
+                           "or land `now`)", name, st->proc.instance);
         if (st->kind == SD_STEP_EXPECT && !target)
             return sd_perr(c, st->line, 1, "expect: expected a target `sink` line (not only `quarantine`), found none");
         /* a start of the whole pipeline needs it stopped (by `stop`, `kill`

@@ -60,13 +60,17 @@ free_port() {
 # DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process ends
 daemon() {
     d=$1; name=$2; shift 2
-    SPARK_HOME="$spark_home" "$spark_home/bin/spark-class" "$@" >"$d/$name.log" 2>&1 </dev/null &
+    # sessions of their own: started by a drill's fault command, they must
+    # outlive it (what a command leaves in its process group is killed)
+    # and without the run's token: a worker a drill starts again belongs to
+    # the cluster (killed with its owner), not to the run that started it
+    SPARK_HOME="$spark_home" env -u STREAMDRILL_RUN_TOKEN setsid "$spark_home/bin/spark-class" "$@" >"$d/$name.log" 2>&1 </dev/null &
     dpid=$!
     echo "$dpid" > "$d/$name.pid"
     owner=$(cat "$d/owner" 2>/dev/null || true)
     if [ -n "$owner" ]; then
-        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$dpid" 2>/dev/null; do sleep 1; done
-          kill -9 "$dpid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
+        setsid sh -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -9 "$2" 2>/dev/null || true' \
+            owner-watch "$owner" "$dpid" >/dev/null 2>&1 </dev/null &
     fi
 }
 
