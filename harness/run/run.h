@@ -147,7 +147,7 @@ typedef struct sd_run_s {
         int crashes;
         int wanted;               /* the plan expects it running */
         int live;                 /* instances the plan wants running (`start`: the pipeline line's instances=, `scale to=`) */
-        int *inc_instance;        /* incarnation n's instance at [n] (run_instances.c) */
+        int *inc_instance;        /* incarnation n's instance at [n] (set at its start, run_wait.c) */
         int ninc_instance;
         int64_t last_offsets_mono; /* last commit marker with offsets */
         int64_t *consumed;        /* per source partition, from commit markers (-1 unknown) */
@@ -277,8 +277,6 @@ void sd_run_refocus(sd_run_t *r);                   /* focus on the lowest runni
 /* The running instances (1-based) into out (at most SD_MAX_INSTANCES), their count. */
 int sd_run_running_instances(sd_run_t *r, int *out);
 int sd_run_instance_of(const sd_run_t *r, int incarnation); /* 0 unknown */
-void sd_run_note_instance(sd_run_t *r, int incarnation, int instance);
-void sd_run_set_instance_var(sd_run_t *r, int instance); /* {instance} for the next expansion */
 void sd_run_set_live(sd_run_t *r, int n);           /* `scale to=N`: the instances the plan wants running */
 /* Serve background production and delivery reports, record batch markers,
  * Spark checkpoint changes and pipeline exits now (cheaper than

@@ -1,7 +1,8 @@
 /* run_instances.c - several instances of one pipeline (`pipeline
  * instances=N`): which one the supervisor's calls act on (the focus), the
  * batch state that follows it, starting the ones the plan wants, and the
- * instance of each incarnation (writer labels, the runbook). */
+ * instance of each incarnation (recorded at its start, run_wait.c; read by
+ * writer labels and landings). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +11,10 @@
 
 int sd_run_instances(const sd_run_t *r) { return r->sc->instances > 0 ? r->sc->instances : 1; }
 
-void sd_run_note_instance(sd_run_t *r, int incarnation, int instance) {
-    if (incarnation < 1) return;
-    if (incarnation >= r->pipe.ninc_instance) {
-        int n = incarnation + 8;
-        r->pipe.inc_instance = sd_util_xrealloc(r->pipe.inc_instance, sizeof(int) * (size_t)n);
-        for (int i = r->pipe.ninc_instance; i < n; i++) r->pipe.inc_instance[i] = 0;
-        r->pipe.ninc_instance = n;
-    }
-    r->pipe.inc_instance[incarnation] = instance;
-}
-
 void sd_run_set_live(sd_run_t *r, int n) { r->pipe.live = n; }
 
 int sd_run_instance_of(const sd_run_t *r, int incarnation) {
     return incarnation >= 1 && incarnation < r->pipe.ninc_instance ? r->pipe.inc_instance[incarnation] : 0;
-}
-
-void sd_run_set_instance_var(sd_run_t *r, int instance) {
-    char v[16];
-    snprintf(v, sizeof(v), "%d", instance);
-    for (int i = r->vars.n - 1; i >= 0; i--)
-        if (!strcmp(r->vars.v[i].key, "instance")) {
-            free(r->vars.v[i].value);
-            r->vars.v[i].value = sd_util_strdup(v);
-            return;
-        }
-    sd_kvlist_add(&r->vars, "instance", v);
 }
 
 void sd_run_focus(sd_run_t *r, int instance) {

@@ -97,6 +97,31 @@ static char *sd_run_version(sd_run_t *r) {
     return sd_buf_steal(&b);
 }
 
+/* Which instance each incarnation is (run_instances.c reads it). */
+static void sd_run_note_instance(sd_run_t *r, int incarnation, int instance) {
+    if (incarnation < 1) return;
+    if (incarnation >= r->pipe.ninc_instance) {
+        int n = incarnation + 8;
+        r->pipe.inc_instance = sd_util_xrealloc(r->pipe.inc_instance, sizeof(int) * (size_t)n);
+        for (int i = r->pipe.ninc_instance; i < n; i++) r->pipe.inc_instance[i] = 0;
+        r->pipe.ninc_instance = n;
+    }
+    r->pipe.inc_instance[incarnation] = instance;
+}
+
+/* {instance} for the next expansion */
+static void sd_run_set_instance_var(sd_run_t *r, int instance) {
+    char v[16];
+    snprintf(v, sizeof(v), "%d", instance);
+    for (int i = r->vars.n - 1; i >= 0; i--)
+        if (!strcmp(r->vars.v[i].key, "instance")) {
+            free(r->vars.v[i].value);
+            r->vars.v[i].value = sd_util_strdup(v);
+            return;
+        }
+    sd_kvlist_add(&r->vars, "instance", v);
+}
+
 sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,
                                char *err, size_t errlen) {
     int inc = 0;
