@@ -1289,14 +1289,16 @@ void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t se
     pthread_mutex_unlock(&l->mu);
 }
 
-void sd_ledger_each_acked_lost(sd_ledger_t *l, const int64_t *ends, int nparts, void (*cb)(void *opaque, int64_t seq, int lost),
-                               void *opaque) {
+void sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
+                               void (*cb)(void *opaque, int64_t seq, int lost), void *opaque) {
     sqlite3_stmt *st;
     sd_ledger_lock_read(l);
     /* two acknowledgements of one offset: the partition was cut back and
      * the offset written again, so the earlier event is gone */
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, partition, offset FROM ledger WHERE offset >= 0 AND error IS NULL"
-                                  " ORDER BY partition, offset, acked_ms, n", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(l->db, side ? "SELECT seq, partition, offset FROM side_ledger WHERE offset >= 0 AND error IS NULL"
+                                         " ORDER BY partition, offset, acked_ms, n"
+                                       : "SELECT seq, partition, offset FROM ledger WHERE offset >= 0 AND error IS NULL"
+                                         " ORDER BY partition, offset, acked_ms, n", -1, &st, NULL) == SQLITE_OK) {
         int64_t pseq = -1, poff = -1;
         int ppart = -1, have = 0;
         while (sqlite3_step(st) == SQLITE_ROW) {

@@ -196,11 +196,12 @@ typedef struct {
     const char *detail;
 } sd_ledger_group_t;
 sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_group_t *v, int64_t n, char *err, size_t errlen);
-/* Every acknowledged message of the source, with whether Kafka lost it
- * since: its offset is at or past the partition's end now (ends[p], the
- * high watermarks), or a later acknowledgement names the same offset. */
-void sd_ledger_each_acked_lost(sd_ledger_t *l, const int64_t *ends, int nparts, void (*cb)(void *opaque, int64_t seq, int lost),
-                               void *opaque);
+/* Every acknowledged message of the source (side: of the second source,
+ * each named by its scan's seq), with whether Kafka lost it since: its
+ * offset is at or past the partition's end now (ends[p], the high
+ * watermarks), or a later acknowledgement names the same offset. */
+void sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
+                               void (*cb)(void *opaque, int64_t seq, int lost), void *opaque);
 void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
                              void *opaque);
 /* cb(opaque, incarnation, batch, begin_ms, end_ms) for every batch that began,

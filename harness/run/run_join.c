@@ -1,6 +1,7 @@
 /* run_join.c - the runner's side of `model join` (result_join.c): the
  * scans the contract counts (each once, its key read from its own bytes),
- * the deliveries the ledger says were acknowledged, the judged sink's two
+ * the deliveries the ledger says were acknowledged (both without those
+ * Kafka lost after acknowledging them: acked_lost), the judged sink's two
  * id columns, and the final watermark over both sources. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,48 @@ static void sd_join_fix(sd_join_side_t *s) {
     for (int64_t i = 0; i < s->n; i++) s->ev[i].key = s->keys.data + (intptr_t)s->ev[i].key;
 }
 
+typedef struct {
+    sd_join_side_t *side;
+    const uint8_t *lost;  /* by scan seq: every acknowledged copy of its delivery lost by Kafka (NULL: none) */
+    int64_t nseq;
+} sd_join_deliveries_t;
+
 static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key) {
-    if (t_ms == INT64_MIN) return;
-    sd_join_push(opaque, seq, t_ms, key ? key : "", key ? strlen(key) : 0);
+    sd_join_deliveries_t *d = opaque;
+    if (t_ms == INT64_MIN || (d->lost && seq >= 0 && seq < d->nseq && d->lost[seq] == 2)) return;
+    sd_join_push(d->side, seq, t_ms, key ? key : "", key ? strlen(key) : 0);
+}
+
+static void sd_join_mark_lost(void *opaque, int64_t seq, int lost) {
+    sd_join_deliveries_t *d = opaque;
+    if (seq >= 0 && seq < d->nseq) ((uint8_t *)d->lost)[seq] |= lost ? 2 : 1;
+}
+
+/* Deliveries Kafka acknowledged and no longer holds (the second source's
+ * acked_lost, run_judge.c's rule): left out of the join's expected rows and
+ * said in a warning. NULL when none, or on the embedded cluster. */
+static uint8_t *sd_join_lost_deliveries(sd_run_t *r) {
+    if (sd_broker_is_embedded(r->broker) || !r->side.topic || !r->sends.nseq || r->side.partitions <= 0) return NULL;
+    int64_t *highs = sd_util_xcalloc((size_t)r->side.partitions, sizeof(int64_t));
+    for (int p = 0; p < r->side.partitions; p++) {
+        int64_t lo = 0, hi = 0;
+        highs[p] = sd_broker_watermarks(r->broker, r->side.topic, p, &lo, &hi, NULL, 0) == SD_OK ? hi : INT64_MAX;
+    }
+    sd_join_deliveries_t d = {.lost = sd_util_xcalloc((size_t)r->sends.nseq, 1), .nseq = r->sends.nseq};
+    sd_ledger_each_acked_lost(r->ledger, 1, highs, r->side.partitions, sd_join_mark_lost, &d);
+    free(highs);
+    int64_t n = 0;
+    for (int64_t s = 0; s < d.nseq; s++) n += d.lost[s] == 2;
+    if (!n) {
+        free((void *)d.lost);
+        return NULL;
+    }
+    char w[512];
+    snprintf(w, sizeof(w), "Kafka lost %lld deliveries of topic %s after acknowledging them (the producer: %s); the join expects "
+             "no row from them", (long long)n, r->side.topic, r->producer ? sd_producer_settings(r->producer) : "?");
+    sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
+    sd_run_say(r, "warning: %s", w);
+    return (uint8_t *)d.lost;
 }
 
 typedef struct {
@@ -87,6 +127,7 @@ static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t
     char kv[256];
     for (int64_t s = 0; s < n && !e; s++) {
         if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
+        if (r->sends.acked_lost && r->sends.acked_lost[s]) continue; /* Kafka lost it: no pipeline could join it */
         int64_t natural = sd_events_time(r->events, s), et;
         if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));
@@ -104,7 +145,10 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
     sd_buf_init(&L.keys);
     sd_buf_init(&R.keys);
     sd_err_t e = sd_join_scans(r, md->keys ? md->keys : "parcel_id", &L, err, errlen);
-    sd_ledger_each_side(r->ledger, sd_join_delivery, &R);
+    uint8_t *lost = sd_join_lost_deliveries(r);
+    sd_join_deliveries_t dd = {.side = &R, .lost = lost, .nseq = r->sends.nseq};
+    sd_ledger_each_side(r->ledger, sd_join_delivery, &dd);
+    free(lost);
     sd_join_fix(&L);
     sd_join_fix(&R);
     const char *names[3];

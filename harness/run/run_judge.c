@@ -59,7 +59,7 @@ static void sd_run_mark_acked(void *opaque, int64_t s, int lost) {
 static uint8_t *sd_run_acked_lost(sd_run_t *r, const int64_t *highs) {
     if (sd_broker_is_embedded(r->broker) || !r->sends.nseq) return NULL;
     sd_trim_ctx_t t = {.r = r, .trimmed = sd_util_xcalloc((size_t)r->sends.nseq, 1)};
-    sd_ledger_each_acked_lost(r->ledger, highs, r->partitions, sd_run_mark_acked, &t);
+    sd_ledger_each_acked_lost(r->ledger, 0, highs, r->partitions, sd_run_mark_acked, &t);
     int64_t n = 0;
     for (int64_t s = 0; s < r->sends.nseq; s++) {
         t.trimmed[s] = t.trimmed[s] == 2; /* every acknowledged copy lost */

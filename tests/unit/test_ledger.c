@@ -240,12 +240,31 @@ Test(ledger, acked_events_kafka_no_longer_holds) {
     cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_OK);
     int64_t ends[3] = {5, 1, 1};
     acked_ctx_t c = {{0}, {0}};
-    sd_ledger_each_acked_lost(l, ends, 3, count_acked, &c);
+    sd_ledger_each_acked_lost(l, 0, ends, 3, count_acked, &c);
     static const int want_lost[11] = {0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0}, want_kept[11] = {1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0};
     for (int s = 0; s <= 10; s++) {
         cr_assert_eq(c.lost[s], want_lost[s], "seq %d: %d lost copies, expected %d", s, c.lost[s], want_lost[s]);
         cr_assert_eq(c.acked[s], want_kept[s], "seq %d: %d kept copies, expected %d", s, c.acked[s], want_kept[s]);
     }
+    /* the second source, on its own: the deliveries of scans 0, 1, 2 at
+     * offsets 0..2 of its partition 0, whose end is 2 now: 2's is lost */
+    for (int s = 0; s < 3; s++) {
+        sd_send_t d = {.seq = s, .kind = "valid", .disposition = "target", .event_time_ms = 2000, .key = "k", .step = 1, .side = 1};
+        int64_t n;
+        cr_assert_eq(sd_ledger_send(l, &d, 5, &n, err, sizeof(err)), SD_OK, "%s", err);
+        cr_assert_eq(sd_ledger_ack(l, n, 0, s, 100, NULL, err, sizeof(err)), SD_OK, "%s", err);
+    }
+    cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_OK);
+    int64_t side_ends[1] = {2};
+    acked_ctx_t sc = {{0}, {0}};
+    sd_ledger_each_acked_lost(l, 1, side_ends, 1, count_acked, &sc);
+    cr_assert(sc.acked[0] == 1 && sc.acked[1] == 1 && sc.lost[0] == 0 && sc.lost[1] == 0);
+    cr_assert_eq(sc.lost[2], 1, "the delivery past the end is lost");
+    for (int s = 3; s <= 10; s++) cr_assert(!sc.acked[s] && !sc.lost[s], "seq %d: the source's messages are not the second's", s);
+    /* and the source's answer is unchanged by the second source */
+    acked_ctx_t c2 = {{0}, {0}};
+    sd_ledger_each_acked_lost(l, 0, ends, 3, count_acked, &c2);
+    for (int s = 0; s <= 10; s++) cr_assert_eq(c2.lost[s], want_lost[s], "seq %d", s);
     sd_ledger_close(l);
     free(path);
 }
