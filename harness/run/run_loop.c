@@ -90,6 +90,9 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);
             if (!e && !strcmp(ev.ended_by, "crash")) {
                 r->pipe.crashes++;
+                /* the crashed incarnation's own stderr, whichever instance is in focus */
+                int k = sd_run_instance_of(r, ev.incarnation);
+                int was = k ? sd_sup_focus(r->sup, k) : 0;
                 char *tail = sd_sup_tail(r->sup);
                 char detail[1536];
                 /* the most telling line: the last one naming an exception or
@@ -106,6 +109,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                 /* none in the tail: the newest line of the whole stderr that
                  * states an error (a long plan dump can follow a JVM's) */
                 char *telling = t ? NULL : sd_sup_telling(r->sup);
+                if (was) sd_sup_focus(r->sup, was);
                 if (telling) t = telling;
                 if (!t) t = last;
                 if (strlen(t) > 600) t += strlen(t) - 600;
