@@ -81,8 +81,8 @@ struct sd_sup_s {
     int nincs;
 
     /* each instance's state (its newest incarnation); sd_sup_state() reads
-     * the one in focus. The counters of every instance (markers, output,
-     * ms_per_row) are kept in all of them. */
+     * the one in focus, with the counters of every instance (`all`:
+     * markers, last marker, last output, ms_per_row) filled in */
     struct sd_sup_inst_s {
         sd_sup_state_t st;
         char tail[SD_SUP_TAIL];
@@ -91,6 +91,7 @@ struct sd_sup_s {
         int telling_inc;
     } inst[SD_SUP_MAX_INSTANCES];
     int focus;           /* 0-based */
+    sd_sup_state_t all;  /* only the counters above */
     double row_ms_sum;
     int64_t row_sum;
 
@@ -206,7 +207,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         }
     }
     int64_t mono = sd_util_mono_ms();
-    for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.last_output_mono_ms = mono;
+    s->all.last_output_mono_ms = mono;
     char *z = sd_util_strndup(line, len);
     sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1, .state = -1};
     const char *m;
@@ -220,10 +221,8 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
             sd_sup_field(rest, "rows", &rows);
             ev.batch = id;
             ev.rows = rows;
-            for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) {
-                s->inst[k].st.markers++;
-                s->inst[k].st.last_marker_mono_ms = mono;
-            }
+            s->all.markers++;
+            s->all.last_marker_mono_ms = mono;
             if (is_begin) {
                 ev.type = SD_SUP_EV_BEGIN;
                 if (current) {
@@ -244,7 +243,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
                     if (cur->begin_batch == id && cur->begin_rows > 0) {
                         s->row_ms_sum += (double)(mono - cur->begin_mono_ms);
                         s->row_sum += cur->begin_rows;
-                        for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.ms_per_row = s->row_ms_sum / (double)s->row_sum;
+                        s->all.ms_per_row = s->row_ms_sum / (double)s->row_sum;
                     }
                     cur->commit_batch = id;
                     cur->commit_mono_ms = mono;
@@ -428,7 +427,7 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     s->envp[k++] = sd_util_strdup("STREAMDRILL_INSTANCE=1");
     s->envp[k] = NULL;
 
-    for (int k = 0; k < SD_SUP_MAX_INSTANCES; k++) s->inst[k].st.begin_batch = s->inst[k].st.commit_batch = -1;
+    for (int i = 0; i < SD_SUP_MAX_INSTANCES; i++) s->inst[i].st.begin_batch = s->inst[i].st.commit_batch = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
     sd_err_t e = sd_util_mkdirs(s->logdir, err, errlen);
@@ -677,15 +676,24 @@ void sd_sup_free(sd_sup_t *s) {
     free(s);
 }
 
+/* Instance i's state with every instance's counters (lock held). */
+static void sd_sup_fill(sd_sup_t *s, int i, sd_sup_state_t *out) {
+    *out = s->inst[i].st;
+    out->markers = s->all.markers;
+    out->last_marker_mono_ms = s->all.last_marker_mono_ms;
+    out->last_output_mono_ms = s->all.last_output_mono_ms;
+    out->ms_per_row = s->all.ms_per_row;
+}
+
 void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out) {
     pthread_mutex_lock(&s->lock);
-    *out = s->inst[s->focus].st;
+    sd_sup_fill(s, s->focus, out);
     pthread_mutex_unlock(&s->lock);
 }
 
 void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out) {
     pthread_mutex_lock(&s->lock);
-    *out = s->inst[instance >= 1 && instance <= SD_SUP_MAX_INSTANCES ? instance - 1 : s->focus].st;
+    sd_sup_fill(s, instance >= 1 && instance <= SD_SUP_MAX_INSTANCES ? instance - 1 : s->focus, out);
     pthread_mutex_unlock(&s->lock);
 }
 
