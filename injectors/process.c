@@ -91,11 +91,7 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig
         if (drained) return SD_OK;
         if (sd_util_mono_ms() > deadline && !*escalated) {
             *escalated = 1;
-            for (int i = 0; i < n; i++) {
-                sd_sup_focus(r->sup, t[i]);
-                sd_sup_signal(r->sup, SIGKILL, by, NULL, 0);
-            }
-            sd_sup_focus(r->sup, t[0]);
+            sd_process_signal_each(r, t, n, SIGKILL, by, NULL, 0);
             deadline = sd_util_mono_ms() + sd_util_scaled_ms(10000);
         } else if (sd_util_mono_ms() > deadline) {
             return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: still alive 10s after SIGKILL");
@@ -352,13 +348,13 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
 sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb, sd_sup_state_t *s, sd_landing_t *L,
                                        int *skip, char *detail, size_t dlen, char *err, size_t errlen) {
     *skip = 1;
-    /* instance=K: its batches; else the lowest running instance's */
-    if (st->kind != SD_STEP_BROKER && st->kind != SD_STEP_FAULT && st->proc.instance) sd_run_focus(r, st->proc.instance);
+    /* instance=K: its batches; else the lowest running instance's (broker
+     * and fault steps name no instance) */
+    if (st->proc.instance) sd_run_focus(r, st->proc.instance);
     else sd_run_refocus(r);
     sd_sup_state(r->sup, s);
     if (!s->running) {
-        if (st->kind != SD_STEP_BROKER && st->kind != SD_STEP_FAULT && st->proc.instance)
-            snprintf(detail, dlen, "nothing to %s: instance %d is not running", verb, st->proc.instance);
+        if (st->proc.instance) snprintf(detail, dlen, "nothing to %s: instance %d is not running", verb, st->proc.instance);
         else snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
         sd_run_fault_missed(r, st, detail);
         return SD_OK;
@@ -382,16 +378,13 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     sd_err_t e = sd_fault_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
     int64_t fid = 0;
-    char fdet[256], who[32];
+    char fdet[256], which[32] = "";
     int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
     sd_sup_state(r->sup, &s);
     int focus = sd_run_instance_of(r, s.incarnation);
-    if (sd_run_instances(r) > 1)
-        snprintf(fdet, sizeof(fdet), "signal=%s %s, %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how],
-                 st->proc.instance ? sd_process_who(r, st->proc.instance, who, sizeof(who)) : "every instance");
-    else snprintf(fdet, sizeof(fdet), "signal=%s %s", sd_sig_name(st->proc.signal), sd_placed_words[L.how]);
-    size_t fl = strlen(fdet);
-    if (fl > 2 && fdet[fl - 2] == ':') fdet[fl - 2] = 0; /* "instance K: " read as "instance K" */
+    if (sd_run_instances(r) > 1 && st->proc.instance) snprintf(which, sizeof(which), ", instance %d", st->proc.instance);
+    else if (sd_run_instances(r) > 1) snprintf(which, sizeof(which), ", every instance");
+    snprintf(fdet, sizeof(fdet), "signal=%s %s%s", sd_sig_name(st->proc.signal), sd_placed_words[L.how], which);
     if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
@@ -473,7 +466,6 @@ static sd_err_t sd_process_scale(sd_run_t *r, const sd_step_t *st, char *detail,
     sd_run_set_live(r, want);
     if (want > 0) {
         char d[2048] = "";
-        sd_run_want_pipeline(r, 1);
         e = sd_run_start_pipeline(r, NULL, 0, sd_util_scaled_ms(st->timeout_ms), d, sizeof(d), err, errlen);
         if (!e && strncmp(d, "every instance", 14)) sd_buf_printf(&b, "%s%s", b.len ? "; " : "", d);
     }
@@ -534,7 +526,6 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
     /* timeout= bounds the readiness wait too; without it a restart
      * waits up to 30 s for the new incarnation to be ready */
     int64_t ready_ms = st->timeout_given ? st->timeout_ms : st->timeout_ms < 30000 ? 30000 : st->timeout_ms;
-    sd_run_want_pipeline(r, 1);
     e = sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(ready_ms), d2, sizeof(d2), err, errlen);
     if (e == SD_ERR_PIPELINE) {
         /* a pipeline that cannot come back on its own checkpoint is a
@@ -572,7 +563,6 @@ static sd_err_t sd_process_resume(sd_run_t *r, const sd_step_t *st, char *detail
 static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     switch (st->kind) {
     case SD_STEP_START:
-        sd_run_want_pipeline(r, 1);
         return sd_run_start_pipeline(r, st->proc.variant, st->proc.instance, sd_util_scaled_ms(st->timeout_ms), detail, dlen, err, errlen);
     case SD_STEP_KILL:
         return sd_process_kill(r, st, detail, dlen, err, errlen);
