@@ -697,6 +697,14 @@ void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out) {
     pthread_mutex_unlock(&s->lock);
 }
 
+int sd_sup_instance_of(sd_sup_t *s, int n) {
+    pthread_mutex_lock(&s->lock);
+    sd_inc_t *inc = sd_sup_inc(s, n);
+    int k = inc ? inc->inst + 1 : 0;
+    pthread_mutex_unlock(&s->lock);
+    return k;
+}
+
 int sd_sup_focus(sd_sup_t *s, int instance) {
     pthread_mutex_lock(&s->lock);
     int was = s->focus + 1;

@@ -96,6 +96,8 @@ sd_err_t sd_sup_start(sd_sup_t *s, char **argv, int instance, int *incarnation, 
 int sd_sup_focus(sd_sup_t *s, int instance);
 /* The state of one instance, wherever the focus is. */
 void sd_sup_instance_state(sd_sup_t *s, int instance, sd_sup_state_t *out);
+/* The instance (1-based) incarnation n was started as; 0 if none was. */
+int sd_sup_instance_of(sd_sup_t *s, int n);
 /* Send sig to the focused instance's newest incarnation's process group
  * (a deployed pipeline: SIGKILL asks its follower for the kill command,
  * SIGTERM, SIGINT, SIGQUIT, SIGHUP for the stop command); by names the cause

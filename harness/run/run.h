@@ -147,8 +147,6 @@ typedef struct sd_run_s {
         int crashes;
         int wanted;               /* the plan expects it running */
         int live;                 /* instances the plan wants running (`start`: the pipeline line's instances=, `scale to=`) */
-        int *inc_instance;        /* incarnation n's instance at [n] (set at its start, run_wait.c) */
-        int ninc_instance;
         int64_t last_offsets_mono; /* last commit marker with offsets */
         int64_t *consumed;        /* per source partition, from commit markers (-1 unknown) */
         int64_t *trim_warned;     /* per source partition: low watermark already warned about */

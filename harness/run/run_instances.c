@@ -1,8 +1,8 @@
 /* run_instances.c - several instances of one pipeline (`pipeline
  * instances=N`): which one the supervisor's calls act on (the focus), the
  * batch state that follows it, starting the ones the plan wants, and the
- * instance of each incarnation (recorded at its start, run_wait.c; read by
- * writer labels and landings). */
+ * instance of each incarnation (the supervisor's, read by writer labels
+ * and landings). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +13,7 @@ int sd_run_instances(const sd_run_t *r) { return r->sc->instances > 0 ? r->sc->i
 
 void sd_run_set_live(sd_run_t *r, int n) { r->pipe.live = n; }
 
-int sd_run_instance_of(const sd_run_t *r, int incarnation) {
-    return incarnation >= 1 && incarnation < r->pipe.ninc_instance ? r->pipe.inc_instance[incarnation] : 0;
-}
+int sd_run_instance_of(const sd_run_t *r, int incarnation) { return r->sup ? sd_sup_instance_of(r->sup, incarnation) : 0; }
 
 void sd_run_focus(sd_run_t *r, int instance) {
     if (!r->sup) return;

@@ -97,18 +97,6 @@ static char *sd_run_version(sd_run_t *r) {
     return sd_buf_steal(&b);
 }
 
-/* Which instance each incarnation is (run_instances.c reads it). */
-static void sd_run_note_instance(sd_run_t *r, int incarnation, int instance) {
-    if (incarnation < 1) return;
-    if (incarnation >= r->pipe.ninc_instance) {
-        int n = incarnation + 8;
-        r->pipe.inc_instance = sd_util_xrealloc(r->pipe.inc_instance, sizeof(int) * (size_t)n);
-        for (int i = r->pipe.ninc_instance; i < n; i++) r->pipe.inc_instance[i] = 0;
-        r->pipe.ninc_instance = n;
-    }
-    r->pipe.inc_instance[incarnation] = instance;
-}
-
 /* {instance} for the next expansion */
 static void sd_run_set_instance_var(sd_run_t *r, int instance) {
     char v[16];
@@ -159,7 +147,6 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
         return e;
     }
     r->pipe.incarnations = inc;
-    sd_run_note_instance(r, inc, instance);
     r->pipe.inc_started_wall = sd_util_wall_ms();
     sd_progress_new_incarnation(r, inc);
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
