@@ -267,7 +267,8 @@ static sd_err_t sd_validate_deploy(sd_pctx_t *c, sd_scenario_t *sc) {
                            "stop` (signal=TERM), found another signal");
         if (st->kind == SD_STEP_KILL && st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT)
             return sd_perr(c, st->line, 1, "kill after-sink-commit: a deployed pipeline cannot be frozen at the sink's commit");
-        if ((st->kind == SD_STEP_SCALE) || st->proc.instance)
+        /* proc is one member of the step's union: read only in its steps */
+        if (st->kind == SD_STEP_SCALE || (sd_step_args(st->kind) == SD_ARGS_PROC && st->proc.instance))
             return sd_perr(c, st->line, 1, "%s: a deployed pipeline has one instance (scale it with its own tools, in a `fault` command)",
                            st->kind == SD_STEP_SCALE ? "scale" : "instance=");
     }

@@ -473,3 +473,21 @@ Test(scenario, instance_errors) {
         free(t);
     }
 }
+
+/* deploy lines, and the steps of a deployed pipeline: a send step's
+ * arguments share the step's union with a process step's, so an `inject
+ * late=` must not read as an instance= */
+Test(scenario, deployed_pipeline_and_its_steps) {
+    const char *t = "source kafka topic=t\nevents parcel-scans seed=1\ncontract id=event_id\n"
+                    "sink sqlite db=x.db query=\"SELECT id FROM t\"\n"
+                    "deploy start svc start {run}\ndeploy status svc status {deployment}\ndeploy kill svc kill {deployment}\n"
+                    "start\nproduce 10\ninject late=2 malformed=1\nkill mid-batch\nrestart\nstop\n";
+    sd_scenario_t *sc = parse_ok(t, NULL);
+    cr_assert_not_null(sc->deploy[SD_DEPLOY_START].argv);
+    cr_assert_eq(sc->deploy[SD_DEPLOY_START].argc, 3);
+    cr_assert_str_eq(sc->deploy[SD_DEPLOY_STATUS].argv[2], "{deployment}");
+    cr_assert_null(sc->deploy[SD_DEPLOY_STOP].argv, "stop is optional");
+    cr_assert_null(sc->argv, "no pipeline line");
+    cr_assert_eq(sc->steps[2].kind, SD_STEP_INJECT);
+    sd_scenario_free(sc);
+}
