@@ -118,9 +118,15 @@ static pid_t sd_deploy_logs(char **argv, int argc, const char *name) {
     return pid;
 }
 
-static void sd_deploy_sleep(int64_t ms) {
+/* A request (stop, kill) the follower has not acted on yet. */
+static int sd_deploy_pending(int stop_sent, int kill_sent) {
+    return (sd_deploy_kill && !kill_sent) || (sd_deploy_stop && !stop_sent && !kill_sent);
+}
+
+/* Up to ms, cut short by a request not acted on yet. */
+static void sd_deploy_sleep(int64_t ms, int stop_sent, int kill_sent) {
     int64_t end = sd_util_mono_ms() + ms;
-    while (sd_util_mono_ms() < end && !((sd_deploy_stop || sd_deploy_kill) && ms > 100)) sd_util_sleep_ms(20);
+    while (sd_util_mono_ms() < end && !sd_deploy_pending(stop_sent, kill_sent)) sd_util_sleep_ms(20);
 }
 
 int sd_deployed_main(int nargs, char **args) {
@@ -187,7 +193,7 @@ int sd_deployed_main(int nargs, char **args) {
             fprintf(stderr, "streamdrill: deploy logs ended while the pipeline runs: its markers are no longer followed\n");
             logs = -1;
         }
-        sd_deploy_sleep(SD_DEPLOY_POLL_MS);
+        sd_deploy_sleep(SD_DEPLOY_POLL_MS, stop_sent, kill_sent);
     }
     /* its last lines: the logs command may deliver them a little late */
     if (logs > 0) {
