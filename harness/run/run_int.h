@@ -73,6 +73,12 @@ sd_err_t sd_model_store_groups(sd_run_t *r, const char *sink, const char *keys_l
  * (NULL: none, or no way to tell), why saying from what; asked while the
  * pipeline still runs, before it is stopped for the final read. */
 uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen);
+/* The messages of the source (side: of the second source, by their scan's
+ * seq) Kafka acknowledged and no longer holds, every acknowledged copy of
+ * them, as a byte per seq (1: lost), their number in *count; NULL when
+ * none, and on the embedded cluster, which never cuts a partition back.
+ * ends[p]: each partition's end now. */
+uint8_t *sd_run_acked_lost_seqs(sd_run_t *r, int side, const int64_t *ends, int nparts, int64_t *count);
 /* Reconcile every sink (read after the pipeline stopped); pending is
  * sd_run_pending's answer, taken over. *failed counts the failed checks,
  * *settled those of them no further writing could undo (sd_check_t). */

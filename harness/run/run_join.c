@@ -41,13 +41,8 @@ typedef struct {
 
 static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key) {
     sd_join_deliveries_t *d = opaque;
-    if (t_ms == INT64_MIN || (d->lost && seq >= 0 && seq < d->nseq && d->lost[seq] == 2)) return;
+    if (t_ms == INT64_MIN || (d->lost && seq >= 0 && seq < d->nseq && d->lost[seq])) return;
     sd_join_push(d->side, seq, t_ms, key ? key : "", key ? strlen(key) : 0);
-}
-
-static void sd_join_mark_lost(void *opaque, int64_t seq, int lost) {
-    sd_join_deliveries_t *d = opaque;
-    if (seq >= 0 && seq < d->nseq) ((uint8_t *)d->lost)[seq] |= lost ? 2 : 1;
 }
 
 /* Deliveries Kafka acknowledged and no longer holds (the second source's
@@ -60,21 +55,16 @@ static uint8_t *sd_join_lost_deliveries(sd_run_t *r) {
         int64_t lo = 0, hi = 0;
         highs[p] = sd_broker_watermarks(r->broker, r->side.topic, p, &lo, &hi, NULL, 0) == SD_OK ? hi : INT64_MAX;
     }
-    sd_join_deliveries_t d = {.lost = sd_util_xcalloc((size_t)r->sends.nseq, 1), .nseq = r->sends.nseq};
-    sd_ledger_each_acked_lost(r->ledger, 1, highs, r->side.partitions, sd_join_mark_lost, &d);
+    int64_t n;
+    uint8_t *lost = sd_run_acked_lost_seqs(r, 1, highs, r->side.partitions, &n);
     free(highs);
-    int64_t n = 0;
-    for (int64_t s = 0; s < d.nseq; s++) n += d.lost[s] == 2;
-    if (!n) {
-        free((void *)d.lost);
-        return NULL;
-    }
+    if (!lost) return NULL;
     char w[512];
     snprintf(w, sizeof(w), "Kafka lost %lld deliveries of topic %s after acknowledging them (the producer: %s); the join expects "
-             "no row from them", (long long)n, r->side.topic, r->producer ? sd_producer_settings(r->producer) : "?");
+             "no row from them", (long long)n, r->side.topic, r->side.producer ? sd_producer_settings(r->side.producer) : "?");
     sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
     sd_run_say(r, "warning: %s", w);
-    return (uint8_t *)d.lost;
+    return lost;
 }
 
 typedef struct {

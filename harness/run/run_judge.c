@@ -46,35 +46,45 @@ static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
     }
 }
 
+typedef struct {
+    uint8_t *marks;
+    int64_t nseq;
+} sd_acked_ctx_t;
+
 /* per seq: bit 1 an acknowledgement Kafka still holds, bit 2 one it lost */
 static void sd_run_mark_acked(void *opaque, int64_t s, int lost) {
-    sd_trim_ctx_t *t = opaque;
-    if (s >= 0 && s < t->r->sends.nseq) t->trimmed[s] |= lost ? 2 : 1;
+    sd_acked_ctx_t *c = opaque;
+    if (s >= 0 && s < c->nseq) c->marks[s] |= lost ? 2 : 1;
+}
+
+uint8_t *sd_run_acked_lost_seqs(sd_run_t *r, int side, const int64_t *ends, int nparts, int64_t *count) {
+    *count = 0;
+    if (sd_broker_is_embedded(r->broker) || !r->sends.nseq) return NULL;
+    sd_acked_ctx_t c = {.marks = sd_util_xcalloc((size_t)r->sends.nseq, 1), .nseq = r->sends.nseq};
+    sd_ledger_each_acked_lost(r->ledger, side, ends, nparts, sd_run_mark_acked, &c);
+    for (int64_t s = 0; s < c.nseq; s++) {
+        c.marks[s] = c.marks[s] == 2; /* every acknowledged copy lost */
+        *count += c.marks[s];
+    }
+    if (!*count) {
+        free(c.marks);
+        return NULL;
+    }
+    return c.marks;
 }
 
 /* Events Kafka acknowledged and no longer holds (acked_lost): judged from
- * the ledger's acknowledged offsets against the partitions' ends now. The
- * embedded cluster keeps one copy of each partition and never cuts one
- * back, so only external brokers are asked. */
+ * the ledger's acknowledged offsets against the partitions' ends now. */
 static uint8_t *sd_run_acked_lost(sd_run_t *r, const int64_t *highs) {
-    if (sd_broker_is_embedded(r->broker) || !r->sends.nseq) return NULL;
-    sd_trim_ctx_t t = {.r = r, .trimmed = sd_util_xcalloc((size_t)r->sends.nseq, 1)};
-    sd_ledger_each_acked_lost(r->ledger, 0, highs, r->partitions, sd_run_mark_acked, &t);
-    int64_t n = 0;
-    for (int64_t s = 0; s < r->sends.nseq; s++) {
-        t.trimmed[s] = t.trimmed[s] == 2; /* every acknowledged copy lost */
-        n += t.trimmed[s];
-    }
-    if (!n) {
-        free(t.trimmed);
-        return NULL;
-    }
+    int64_t n;
+    uint8_t *lost = sd_run_acked_lost_seqs(r, 0, highs, r->partitions, &n);
+    if (!lost) return NULL;
     char w[512];
     snprintf(w, sizeof(w), "Kafka lost %lld events of topic %s after acknowledging them (the producer: %s); they are counted as "
              "acked_lost, not against the pipeline", (long long)n, r->topic, r->producer ? sd_producer_settings(r->producer) : "?");
     sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
     sd_run_say(r, "warning: %s", w);
-    return t.trimmed;
+    return lost;
 }
 
 static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out, uint8_t **vanished_out) {
