@@ -97,17 +97,15 @@ static char *sd_run_version(sd_run_t *r) {
     return sd_buf_steal(&b);
 }
 
-/* {instance} for the next expansion */
+/* {instance} for the next expansion (the run's variables hold it from the
+ * start, runner.c) */
 static void sd_run_set_instance_var(sd_run_t *r, int instance) {
-    char v[16];
-    snprintf(v, sizeof(v), "%d", instance);
     for (int i = r->vars.n - 1; i >= 0; i--)
         if (!strcmp(r->vars.v[i].key, "instance")) {
             free(r->vars.v[i].value);
-            r->vars.v[i].value = sd_util_strdup(v);
+            r->vars.v[i].value = sd_util_fmt("%d", instance);
             return;
         }
-    sd_kvlist_add(&r->vars, "instance", v);
 }
 
 sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, int64_t timeout_ms, char *detail, size_t dlen,

@@ -253,7 +253,7 @@ static int assigned = 0;
 /* the partitions this process reads: all of them by assignment, the
  * group's share with --subscribe (several instances split the topic) */
 static char *owned;
-static char *touched;  /* the partitions the last batch moved */
+static char *touched;  /* the partitions the batch moves (set before it is written) */
 
 /* The offsets to start from: SQLite for exactly-once, the group's commits otherwise. */
 static void start_offsets(rd_kafka_topic_partition_list_t *l) {
@@ -312,7 +312,7 @@ static void rebalance_cb(rd_kafka_t *k, rd_kafka_resp_err_t err, rd_kafka_topic_
 static int commit_kafka(const int64_t *offs) {
     rd_kafka_topic_partition_list_t *cl = rd_kafka_topic_partition_list_new(nparts);
     for (int p = 0; p < nparts; p++)
-        if (offs[p] != next[p]) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
+        if (touched[p]) rd_kafka_topic_partition_list_add(cl, o.topic, p)->offset = offs[p];
     rd_kafka_resp_err_t e = cl->cnt ? rd_kafka_commit(rk, cl, 0) : RD_KAFKA_RESP_ERR_NO_ERROR;
     rd_kafka_topic_partition_list_destroy(cl);
     /* at-least-once and at-most-once carry on when a commit fails, as most
@@ -600,6 +600,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++)
             if (b[i]->partition >= 0 && b[i]->partition < nparts && b[i]->offset + 1 > bnext[b[i]->partition])
                 bnext[b[i]->partition] = b[i]->offset + 1;
+        for (int p = 0; p < nparts; p++) touched[p] = bnext[p] != next[p];
         if (o.mode == MODE_AMO) commit_kafka(bnext);
         int written = 0, rejected = 0, late = 0, dropped = 0;
         struct { char key[64]; int n; } keys[64];
@@ -782,7 +783,7 @@ int main(int argc, char **argv) {
             /* the partitions the batch moved, never backwards: another
              * instance may own the rest, and may have gone further */
             for (int p = 0; p < nparts; p++) {
-                if (bnext[p] == next[p]) continue;
+                if (!touched[p]) continue;
                 sqlite3_bind_text(setoff, 1, o.topic, -1, SQLITE_STATIC);
                 sqlite3_bind_int(setoff, 2, p);
                 sqlite3_bind_int64(setoff, 3, bnext[p]);
@@ -833,7 +834,6 @@ int main(int argc, char **argv) {
          * window of `kill after-sink-commit`) */
         if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);
         if (o.mode == MODE_ALO) commit_kafka(bnext);
-        for (int p = 0; p < nparts; p++) touched[p] = bnext[p] != next[p];
         memcpy(next, bnext, sizeof(int64_t) * (size_t)nparts);
         free(bnext);
         max_event = batch_max;
