@@ -91,7 +91,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             if (!e && !strcmp(ev.ended_by, "crash")) {
                 r->pipe.crashes++;
                 /* the crashed incarnation's own stderr, whichever instance is in focus */
-                int k = sd_run_instance_of(r, ev.incarnation);
+                int k = sd_sup_instance_of(r->sup, ev.incarnation);
                 int was = k ? sd_sup_focus(r->sup, k) : 0;
                 char *tail = sd_sup_tail(r->sup);
                 char detail[1536];
