@@ -19,6 +19,7 @@
 #include "broker.h"
 #include "command.h"
 #include "deployed.h"
+#include "links.h"
 #include "err.h"
 #include "explore.h"
 #include "init.h"
@@ -839,6 +840,8 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     /* the follower of a deployed pipeline, run by the supervisor (deployed.h) */
     if (!strcmp(cmd, "_deployed")) return sd_deployed_main(argc - 2, argv + 2);
+    /* the cluster's links between brokers, run by kafka.sh cluster (links.h) */
+    if (!strcmp(cmd, "_links")) return sd_links_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         sd_usage(stdout);
         return SD_EXIT_PASS;

@@ -9,6 +9,11 @@
  *                                       broker the run took down, without id=)
  *   broker restart id=N                 stop, then start
  *   broker resume [id=N]                SIGCONT
+ *   broker isolate leader-of=0 [for=D]  cut it off from the other brokers (its
+ *                                       inter-broker and controller links,
+ *                                       through the cluster's link proxies,
+ *                                       links.h) while clients still reach it
+ *   broker rejoin [id=N]                give the links back
  *
  * The broker is chosen when the step strikes: by id, or as the leader of a
  * source partition in a metadata request made at that moment. A kill, stop
@@ -36,7 +41,7 @@
 
 static int sd_broker_handles(sd_step_kind_t k) { return k == SD_STEP_BROKER; }
 
-static const char *const sd_bop_words[] = {"kill", "stop", "start", "restart", "pause", "resume"};
+static const char *const sd_bop_words[] = {"kill", "stop", "start", "restart", "pause", "resume", "isolate", "rejoin"};
 
 /* The incarnation a fault record names (0: no pipeline). */
 static int sd_broker_inc(sd_run_t *r) {
@@ -55,7 +60,7 @@ static void sd_broker_answering(sd_run_t *r, sd_buf_t *via) {
     sd_cluster_t *c = r->faults.cluster;
     int hurt = 0;
     for (int i = 0; c && !c->embedded && i < c->n; i++) {
-        if (c->b[i].down || c->b[i].paused) hurt = 1;
+        if (c->b[i].down || c->b[i].paused || c->b[i].isolated) hurt = 1; /* a cut-off broker's metadata is stale */
         else sd_buf_printf(via, "%s%s", via->len ? "," : "", c->b[i].addr);
     }
     if (!hurt) sd_buf_reset(via);
@@ -86,7 +91,7 @@ static void sd_broker_leaders_for(sd_run_t *r, int p, int64_t deadline, int32_t 
 static int sd_broker_usable(sd_run_t *r, int id) {
     if (id < 0) return 0;
     const sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
-    return !b || (!b->down && !b->paused);
+    return !b || (!b->down && !b->paused && !b->isolated);
 }
 
 /* The broker the step names, or NULL with why said (a partition with no
@@ -240,12 +245,24 @@ static void sd_broker_resume(sd_run_t *r, sd_cluster_broker_t *b, const char *de
     sd_broker_back_record(r, b, "broker-resume", det);
 }
 
+/* The links of a broker the run cut off given back, recorded with det. */
+static sd_err_t sd_broker_rejoin(sd_run_t *r, sd_cluster_broker_t *b, const char *det, char *err, size_t errlen) {
+    b->isolated = 0;
+    sd_err_t e = sd_cluster_cut(r->faults.cluster, 5000, err, errlen);
+    if (!e) sd_broker_back_record(r, b, "broker-rejoin", det);
+    return e;
+}
+
 /* for=D: the broker comes back (arg: its id) */
 static void sd_broker_undo(sd_run_t *r, int id) {
     sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
     if (!b) return;
     char det[96];
-    if (b->paused) {
+    if (b->isolated) {
+        char err[512];
+        snprintf(det, sizeof(det), "broker %d rejoined the others (for= elapsed)", id);
+        if (sd_broker_rejoin(r, b, det, err, sizeof(err))) sd_ledger_warning(r->ledger, "broker-not-rejoined", err, NULL, 0);
+    } else if (b->paused) {
         snprintf(det, sizeof(det), "SIGCONT to broker %d (for= elapsed)", id);
         sd_broker_resume(r, b, det);
     } else if (b->down && !b->starting) {
@@ -265,6 +282,13 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     if (emb && op == SD_BROKER_PAUSE)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker pause needs a real cluster (--cluster DIR): the embedded cluster's "
                           "brokers are not processes to freeze", r->sc->path, st->line);
+    if (emb && op == SD_BROKER_ISOLATE)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker isolate needs a real cluster (--cluster DIR): the embedded cluster's "
+                          "brokers share one process and have no links between them to cut", r->sc->path, st->line);
+    if (op == SD_BROKER_ISOLATE && !r->faults.cluster->cut_path)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker isolate: %s has no `isolate FILE` line, so its brokers do not reach "
+                          "each other through links the harness can cut (start the cluster with scenarios/env/kafka/kafka.sh cluster)",
+                          r->sc->path, st->line, r->faults.cluster->path);
     sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
     if (st->proc.mid_batch != SD_LAND_NOW) {
         sd_sup_state_t s;
@@ -282,7 +306,8 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     pid_t pid = !b ? -1 : emb ? (b->down ? -1 : 1) : sd_cluster_pid(b);
     if (b && (pid < 0 || b->down)) snprintf(why, sizeof(why), "broker %d is not running", b->id);
     else if (b && b->paused && op != SD_BROKER_KILL) snprintf(why, sizeof(why), "broker %d is paused already", b->id);
-    if (!b || pid < 0 || b->down || (b->paused && op != SD_BROKER_KILL)) {
+    else if (b && b->isolated && op == SD_BROKER_ISOLATE) snprintf(why, sizeof(why), "broker %d is cut off already", b->id);
+    if (!b || pid < 0 || b->down || (b->paused && op != SD_BROKER_KILL) || (b->isolated && op == SD_BROKER_ISOLATE)) {
         snprintf(detail, dlen, "nothing to %s: %s", sd_bop_words[op], why);
         free(before);
         free(isr);
@@ -297,7 +322,8 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     for (int p = 0; p < n && l < sizeof(led); p++)
         if (before[p] == b->id) l += (size_t)snprintf(led + l, sizeof(led) - l, "%s%d", l ? "," : "", p);
     char fdet[320];
-    const char *how = emb ? "the embedded broker set down" : op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown" : "SIGSTOP";
+    const char *how = emb ? "the embedded broker set down" : op == SD_BROKER_KILL ? "SIGKILL" : op == SD_BROKER_STOP ? "SIGTERM, a controlled shutdown"
+                    : op == SD_BROKER_ISOLATE ? "its links to the other brokers cut, clients still reach it" : "SIGSTOP";
     snprintf(fdet, sizeof(fdet), "%s broker %d (%s; %s%s) %s", sd_bop_words[op], b->id, how,
              !l ? "leader of no source partition" : strchr(led, ',') ? "leader of source partitions " : "leader of source partition ", led,
              sd_placed_words[L.how]);
@@ -308,15 +334,18 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     sd_run_pump(r, NULL, 0); /* a commit seen from now on came after the strike */
     int64_t t0 = sd_util_mono_ms();
     int sig = op == SD_BROKER_KILL ? SIGKILL : op == SD_BROKER_STOP ? SIGTERM : SIGSTOP;
-    if (emb) rd_kafka_mock_broker_set_down(sd_broker_mock(r->broker), b->id);
+    if (op == SD_BROKER_ISOLATE) {
+        b->isolated = 1;
+        if ((e = sd_cluster_cut(r->faults.cluster, 5000, err, errlen))) { b->isolated = 0; free(before); free(isr); return e; }
+    } else if (emb) rd_kafka_mock_broker_set_down(sd_broker_mock(r->broker), b->id);
     else if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
     if (op == SD_BROKER_PAUSE) b->paused = 1;
-    else b->down = 1, b->paused = 0;
+    else if (op != SD_BROKER_ISOLATE) b->down = 1, b->paused = 0;
     char land[400] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, inc, 0, 0, t0, land, sizeof(land));
     char gone[96] = "";
     if (emb) sd_broker_mock_elect(r, b->id, before);
-    else if (op != SD_BROKER_PAUSE) {
+    else if (op != SD_BROKER_PAUSE && op != SD_BROKER_ISOLATE) {
         /* a controlled shutdown takes a while; the leaderships move during it */
         int64_t wait = op == SD_BROKER_KILL ? 10000 : sd_util_scaled_ms(st->timeout_ms);
         int64_t until = sd_util_mono_ms() + wait;
@@ -335,7 +364,8 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     sd_broker_follow(r, st, fid, b->id, before, t0, moved, sizeof(moved));
     if (st->proc.delay_ms > 0) sd_run_schedule_undo(r, t0 + st->proc.delay_ms, sd_broker_undo, b->id);
     snprintf(detail, dlen, "%s%s%s%s; %s%s", fdet, gone, land[0] ? "; landed " : "", land, moved,
-             st->proc.delay_ms > 0 ? (op == SD_BROKER_PAUSE ? "; resumed after for=" : "; started again after for=") : "");
+             st->proc.delay_ms > 0 ? (op == SD_BROKER_PAUSE ? "; resumed after for=" : op == SD_BROKER_ISOLATE ? "; rejoins after for="
+                                                                                                        : "; started again after for=") : "");
     sd_run_data_step_done(r);
     free(before);
     free(isr);
@@ -346,19 +376,24 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
  * (paused). */
 static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_cluster_t *c = r->faults.cluster;
-    int resume = st->proc.bop == SD_BROKER_RESUME, did = 0;
+    int resume = st->proc.bop == SD_BROKER_RESUME, rejoin = st->proc.bop == SD_BROKER_REJOIN, did = 0;
     sd_buf_t b;
     sd_buf_init(&b);
     if (st->proc.broker_id >= 0 && !sd_cluster_find(c, st->proc.broker_id)) {
         sd_buf_free(&b);
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: the cluster (%s) has no such broker", r->sc->path, st->line,
-                          resume ? "resume" : "start", st->proc.broker_id, c->path);
+                          sd_bop_words[st->proc.bop], st->proc.broker_id, c->path);
     }
     for (int i = 0; i < c->n; i++) {
         sd_cluster_broker_t *k = &c->b[i];
         if (st->proc.broker_id >= 0 && k->id != st->proc.broker_id) continue;
         char det[200], why[256] = "";
-        if (resume) {
+        if (rejoin) {
+            if (!k->isolated) continue;
+            snprintf(det, sizeof(det), "broker %d rejoined the others", k->id);
+            sd_err_t e = sd_broker_rejoin(r, k, det, err, errlen);
+            if (e) { sd_buf_free(&b); return e; }
+        } else if (resume) {
             if (!k->paused) continue;
             snprintf(det, sizeof(det), "SIGCONT to broker %d", k->id);
             sd_broker_resume(r, k, det);
@@ -377,7 +412,7 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
         }
         sd_buf_printf(&b, "%s%s", did++ ? "; " : "", det);
     }
-    snprintf(detail, dlen, "%s", did ? b.data : resume ? "no broker was paused" : "every broker was running");
+    snprintf(detail, dlen, "%s", did ? b.data : rejoin ? "no broker was cut off" : resume ? "no broker was paused" : "every broker was running");
     sd_buf_free(&b);
     sd_run_data_step_done(r);
     return SD_OK;
@@ -389,9 +424,9 @@ static sd_err_t sd_broker_run(sd_run_t *r, const sd_step_t *st, char *detail, si
                           "%s:%d: broker steps need --cluster DIR: a cluster whose brokers the harness may break (start one with "
                           "scenarios/env/kafka/kafka.sh cluster DIR)", r->sc->path, st->line);
     switch (st->proc.bop) {
-    case SD_BROKER_KILL: case SD_BROKER_STOP: case SD_BROKER_PAUSE:
+    case SD_BROKER_KILL: case SD_BROKER_STOP: case SD_BROKER_PAUSE: case SD_BROKER_ISOLATE:
         return sd_broker_strike(r, st, detail, dlen, err, errlen);
-    case SD_BROKER_START: case SD_BROKER_RESUME:
+    case SD_BROKER_START: case SD_BROKER_RESUME: case SD_BROKER_REJOIN:
         return sd_broker_back(r, st, detail, dlen, err, errlen);
     case SD_BROKER_RESTART: {
         sd_step_t stop = *st, start = *st;
@@ -424,6 +459,15 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
     for (int i = 0; i < c->n; i++) {
         sd_cluster_broker_t *k = &c->b[i];
         char det[200], why[256] = "";
+        if (k->isolated) {
+            char err[512];
+            snprintf(det, sizeof(det), "broker %d rejoined the others", k->id);
+            if (sd_broker_rejoin(r, k, det, err, sizeof(err))) {
+                sd_ledger_warning(r->ledger, "broker-not-rejoined", err, NULL, 0);
+                snprintf(det, sizeof(det), "broker %d could not rejoin the others", k->id);
+            }
+            sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
+        }
         if (k->paused) {
             snprintf(det, sizeof(det), "resumed broker %d", k->id);
             sd_broker_resume(r, k, det);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "links.h"
 #include "util.h"
 
 /* The words of a line: split at blanks, a word in double quotes kept whole
@@ -85,12 +86,15 @@ sd_err_t sd_cluster_load(const char *path, sd_cluster_t **out, char *err, size_t
                 b->addr = sd_util_strdup(w[2]);
                 b->pidfile = sd_util_strdup(w[3]);
             }
+        } else if (!strcmp(w[0], "isolate") && n == 2) {
+            free(c->cut_path);
+            c->cut_path = sd_util_strdup(w[1]);
         } else if (!strcmp(w[0], "start") && n >= 2) {
             sd_cluster_words_free(c->start_argv);
             c->start_argv = sd_util_xcalloc((size_t)n, sizeof(char *));
             for (int i = 1; i < n; i++) c->start_argv[i - 1] = sd_util_strdup(w[i]);
         } else {
-            e = sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: expected `bootstrap LIST`, `broker ID ADDRESS PIDFILE` or `start PROGRAM ARG...`, "
+            e = sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: expected `bootstrap LIST`, `broker ID ADDRESS PIDFILE`, `start PROGRAM ARG...` or `isolate FILE`, "
                            "found \"%.80s\"", file, ln, p);
         }
         sd_cluster_words_free(w);
@@ -130,6 +134,7 @@ void sd_cluster_free(sd_cluster_t *c) {
     free(c->bootstrap);
     free(c->path);
     free(c->log_dir);
+    free(c->cut_path);
     free(c);
 }
 
@@ -228,4 +233,42 @@ int sd_cluster_start_poll(sd_cluster_broker_t *b, char *why, size_t wlen) {
     else if (w > 0) snprintf(why, wlen, "its start command was killed by signal %d", WTERMSIG(status));
     else snprintf(why, wlen, "its start command ended and the broker is not running");
     return -1;
+}
+
+/* the ids of mask, "1 3" */
+static void sd_cluster_ids(uint32_t mask, char *out, size_t olen) {
+    size_t l = 0;
+    out[0] = 0;
+    for (int id = 1; id < 32 && l < olen; id++)
+        if ((mask >> id) & 1u) l += (size_t)snprintf(out + l, olen - l, "%s%d", l ? " " : "", id);
+}
+
+sd_err_t sd_cluster_cut(sd_cluster_t *c, int64_t timeout_ms, char *err, size_t errlen) {
+    uint32_t mask = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->b[i].isolated && c->b[i].id > 0 && c->b[i].id < 32) mask |= 1u << c->b[i].id;
+    if (!c->cut_path)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s: no `isolate FILE` line: the brokers do not reach each other through links "
+                          "the harness can cut (start the cluster with scenarios/env/kafka/kafka.sh cluster)", c->path);
+    char ids[128], tmp[4200], done[4200];
+    sd_cluster_ids(mask, ids, sizeof(ids));
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", c->cut_path, (int)getpid());
+    snprintf(done, sizeof(done), "%s.done", c->cut_path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", ids) < 0 || fclose(f) || rename(tmp, c->cut_path)) {
+        sd_err_t e = sd_err_set(err, errlen, SD_ERR_IO, "write %s: %s", c->cut_path, strerror(errno));
+        unlink(tmp);
+        return e;
+    }
+    /* the link proxies apply it within 50 ms and say so in FILE.done */
+    int64_t until = sd_util_mono_ms() + timeout_ms;
+    for (;;) {
+        int64_t got = sd_links_read_cut(done);
+        if (got == (int64_t)mask) return SD_OK;
+        if (sd_util_mono_ms() > until)
+            return sd_err_set(err, errlen, SD_ERR_BROKER, "%s: the cluster's link proxies did not apply the cut within %.1f s (%s says "
+                              "\"%s\" was asked; is `streamdrill _links` running? its pid is in links.pid beside it)", c->path,
+                              (double)timeout_ms / 1000.0, c->cut_path, ids);
+        usleep(20 * 1000);
+    }
 }

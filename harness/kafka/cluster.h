@@ -6,6 +6,10 @@
  *   bootstrap HOST:PORT,HOST:PORT,...
  *   broker ID HOST:PORT PIDFILE       one per broker: its node.id, its client
  *                                     address, the file holding its pid
+ *   isolate FILE                      the file that cuts brokers off from the
+ *                                     others (links.h; kafka.sh cluster's
+ *                                     brokers reach each other through
+ *                                     `streamdrill _links`)
  *   start PROGRAM ARG... {id}         how to start a broker again on its own
  *                                     data ("a word" in double quotes is one
  *                                     argument; exec'd without a shell; it
@@ -31,6 +35,7 @@ typedef struct sd_cluster_broker_s {
     char *pidfile;
     int down;              /* killed or stopped by the run, not started again yet */
     int paused;            /* SIGSTOP by the run */
+    int isolated;          /* cut off from the other brokers by the run */
     pid_t starting;        /* a start command running (0: none) */
     int64_t start_began;   /* its monotonic start */
 } sd_cluster_broker_t;
@@ -43,6 +48,7 @@ typedef struct sd_cluster_s {
     char **start_argv;     /* NULL-terminated, {id} unexpanded */
     char *log_dir;         /* where start commands' output goes (the run's logs/), or NULL */
     int embedded;          /* librdkafka's mock brokers 1..n: no processes, set down and up through its API */
+    char *cut_path;        /* `isolate FILE`: the link proxies' cut (links.h), or NULL */
 } sd_cluster_t;
 
 /* Read DIR/cluster (or the file itself when path names a file). Errors
@@ -58,6 +64,9 @@ pid_t sd_cluster_pid(const sd_cluster_broker_t *b);
 sd_err_t sd_cluster_signal(sd_cluster_broker_t *b, int sig, char *err, size_t errlen);
 /* Wait until the broker's process has exited (up to timeout_ms); 1 when it has. */
 int sd_cluster_wait_gone(sd_cluster_broker_t *b, pid_t pid, int64_t timeout_ms);
+/* Cut every broker marked isolated off from the others, and no other (the
+ * link proxies applied it when this returns SD_OK). */
+sd_err_t sd_cluster_cut(sd_cluster_t *c, int64_t timeout_ms, char *err, size_t errlen);
 /* Start the broker's start command (it runs on; poll it with
  * sd_cluster_start_poll). */
 sd_err_t sd_cluster_start_begin(sd_cluster_t *c, sd_cluster_broker_t *b, char *err, size_t errlen);

@@ -42,6 +42,7 @@ typedef struct {
     int64_t last_byte;         /* monotonic ms of the last byte either way */
     int zombie;                /* dropped for being idle: drops[drop] */
     int drop;
+    int tag;                   /* who connected (the tagger's answer; 0: unknown) */
 } sd_pair_t;
 
 struct sd_proxy_s {
@@ -59,7 +60,18 @@ struct sd_proxy_s {
     sd_pair_t pairs[SD_PROXY_MAX];
     int npairs;
     int64_t conns, bytes;
+    int (*tagger)(int fd, void *opaque);
+    void *tag_opaque;
+    int self_tag;
+    uint32_t cut;              /* tags cut off: bit t for tag t */
 };
+
+/* A pair in a cut: the proxy's own side is cut off, or whoever connected. */
+static int sd_pair_cut(const sd_proxy_t *px, const sd_pair_t *p) {
+    if (!px->cut) return 0;
+    if (px->self_tag > 0 && px->self_tag < 32 && (px->cut >> px->self_tag) & 1u) return 1;
+    return p->tag > 0 && p->tag < 32 && (px->cut >> p->tag) & 1u;
+}
 
 static int sd_proxy_split(const char *addr, char **host, char **port) {
     const char *c = strrchr(addr, ':');
@@ -163,13 +175,16 @@ static void *sd_proxy_thread(void *arg) {
                 continue;
             }
             if (px->idle_ms > 0 && p->last_byte + px->idle_ms + 1 < next_due) next_due = p->last_byte + px->idle_ms + 1;
+            int ph = hole || sd_pair_cut(px, p);
             for (int d = 0; d < 2; d++) {
                 short ev = 0;
                 /* read from fd[d] into q[1-d] unless backed up or in a blackhole */
-                if (!hole && p->queued[1 - d] < (4u << 20)) ev |= POLLIN;
-                if (!hole && p->q[d] && p->q[d]->due <= now) ev |= POLLOUT;
+                if (!ph && p->queued[1 - d] < (4u << 20)) ev |= POLLIN;
+                if (!ph && p->q[d] && p->q[d]->due <= now) ev |= POLLOUT;
                 if (p->q[d] && p->q[d]->due > now && p->q[d]->due < next_due) next_due = p->q[d]->due;
-                pf[n].fd = p->fd[d];
+                /* a cut pair is not polled: its bytes, and a close, wait
+                 * in the kernel until the cut is cleared */
+                pf[n].fd = ph && !hole ? -1 : p->fd[d];
                 pf[n++].events = ev;
             }
         }
@@ -198,6 +213,7 @@ static void *sd_proxy_thread(void *arg) {
                     p->fd[0] = cfd;
                     p->fd[1] = ufd;
                     p->last_refill = p->last_byte = sd_util_mono_ms();
+                    p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
                     px->conns++;
                 }
             }
@@ -250,7 +266,8 @@ static void *sd_proxy_thread(void *arg) {
                     }
                 }
             }
-            for (int d = 0; d < 2 && !dead && !hole; d++) {
+            int ph = hole || sd_pair_cut(px, p);
+            for (int d = 0; d < 2 && !dead && !ph; d++) {
                 while (p->q[d] && p->q[d]->due <= now) {
                     sd_chunk_t *c = p->q[d];
                     size_t want = c->len - c->off;
@@ -351,6 +368,24 @@ void sd_proxy_idle_timeout(sd_proxy_t *px, int64_t ms, int64_t tag) {
     for (int i = 0; ms > 0 && i < px->npairs; i++) px->pairs[i].last_byte = now;
     pthread_mutex_unlock(&px->lock);
     sd_proxy_poke(px);
+}
+
+void sd_proxy_tagger(sd_proxy_t *px, int self_tag, int (*fn)(int fd, void *opaque), void *opaque) {
+    pthread_mutex_lock(&px->lock);
+    px->self_tag = self_tag;
+    px->tagger = fn;
+    px->tag_opaque = opaque;
+    pthread_mutex_unlock(&px->lock);
+}
+
+void sd_proxy_cut(sd_proxy_t *px, uint32_t tags) { SD_PROXY_SET(cut, tags); }
+
+int sd_proxy_pairs_tagged(sd_proxy_t *px, int tag) {
+    pthread_mutex_lock(&px->lock);
+    int n = 0;
+    for (int i = 0; i < px->npairs; i++) n += !px->pairs[i].zombie && px->pairs[i].tag == tag;
+    pthread_mutex_unlock(&px->lock);
+    return n;
 }
 
 int sd_proxy_drops(sd_proxy_t *px, sd_proxy_drop_t **out) {

@@ -38,6 +38,19 @@ void sd_proxy_bandwidth(sd_proxy_t *p, int64_t bytes_per_s);
  * fault each drop is recorded under. */
 void sd_proxy_idle_timeout(sd_proxy_t *p, int64_t ms, int64_t tag);
 
+/* Name who connects: fn(fd, opaque) is asked once per accepted connection
+ * (on the proxy's thread) and answers a tag from 1 to 31, or 0 when it
+ * cannot tell; self_tag is the tag of the side the proxy stands in front
+ * of. Set it before the first connection. */
+void sd_proxy_tagger(sd_proxy_t *p, int self_tag, int (*fn)(int fd, void *opaque), void *opaque);
+/* Cut tags off (bit t for tag t; 0: none): a connection whose tag is cut,
+ * or every connection when self_tag is cut, forwards nothing either way
+ * until it is cleared; the bytes wait, as on a network that drops packets
+ * and a TCP stack that resends them. */
+void sd_proxy_cut(sd_proxy_t *p, uint32_t tags);
+/* Open connections with this tag (for tests). */
+int sd_proxy_pairs_tagged(sd_proxy_t *p, int tag);
+
 /* One connection dropped for being idle (wall-clock ms; -1: not yet). */
 typedef struct {
     int64_t tag, dropped_ms, used_ms, closed_ms;

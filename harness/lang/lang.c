@@ -1057,16 +1057,17 @@ static sd_err_t sd_fin_landing(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const
 static sd_err_t sd_fin_broker(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)sc; (void)present;
     const sd_step_t *st = obj;
-    int op = st->proc.bop, strikes = op == SD_BROKER_KILL || op == SD_BROKER_STOP || op == SD_BROKER_PAUSE || op == SD_BROKER_RESTART;
+    int op = st->proc.bop, strikes = op == SD_BROKER_KILL || op == SD_BROKER_STOP || op == SD_BROKER_PAUSE || op == SD_BROKER_RESTART ||
+                                     op == SD_BROKER_ISOLATE;
     if (strikes && st->proc.broker_id < 0 && st->proc.leader_of < 0 && st->proc.follower_of < 0)
         return sd_perr(c, ts->t[0].line, sd_end_col(ts), "broker %s: expected id=N, leader-of=P or follower-of=P (which broker), found none", ts->t[1].text);
     if (!strikes && (st->proc.leader_of >= 0 || st->proc.follower_of >= 0))
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected id=N or nothing (every broker the run took down), found %s", ts->t[1].text,
                        st->proc.leader_of >= 0 ? "leader-of=" : "follower-of=");
     if (!strikes && st->proc.mid_batch != SD_LAND_NOW)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected no landing word (only kill, stop, pause and restart strike)", ts->t[1].text);
-    if (st->proc.delay_ms > 0 && (op == SD_BROKER_START || op == SD_BROKER_RESUME || op == SD_BROKER_RESTART))
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected for= only with kill, stop or pause", ts->t[1].text);
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected no landing word (only kill, stop, pause, isolate and restart strike)", ts->t[1].text);
+    if (st->proc.delay_ms > 0 && (op == SD_BROKER_START || op == SD_BROKER_RESUME || op == SD_BROKER_RESTART || op == SD_BROKER_REJOIN))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker %s: expected for= only with kill, stop, pause or isolate", ts->t[1].text);
     int p = st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of;
     if (p >= 0 && sc->has_source && p >= sc->partitions)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "broker: %s=%d, but the source has %d partition%s", st->proc.leader_of >= 0 ? "leader-of" : "follower-of",
@@ -1386,12 +1387,13 @@ static const sd_lang_key_t sd_keys_scale[] = {
      .meta = "N", .help = "the instances wanted running: the missing ones are started (each waited for), the ones above N stopped (SIGTERM)"},
     TIMEOUT, END};
 
-static const char *const sd_broker_ops[] = {"kill", "stop", "start", "restart", "pause", "resume", NULL};
+static const char *const sd_broker_ops[] = {"kill", "stop", "start", "restart", "pause", "resume", "isolate", "rejoin", NULL};
 
 static const sd_lang_key_t sd_keys_broker[] = {
-    {.name = "kill|stop|start|restart|pause|resume", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(proc.bop), .choices = sd_broker_ops, .required = 1,
+    {.name = "kill|stop|start|restart|pause|resume|isolate|rejoin", .form = SD_K_POS, .type = SD_V_CHOICE, .off = S(proc.bop), .choices = sd_broker_ops, .required = 1,
      .help = "kill (SIGKILL), stop (SIGTERM: a controlled shutdown), start (again, on its own data), restart (stop, then start), "
-             "pause (SIGSTOP), resume (SIGCONT)"},
+             "pause (SIGSTOP), resume (SIGCONT), isolate (cut off from the other brokers while clients still reach it), "
+             "rejoin (the links back)"},
     {.name = "id", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.broker_id), .min = 0, .max = 1000000, .def = -1, .has_def = 1,
      .group = 3, .meta = "N", .help = "the broker's node id"},
     {.name = "leader-of", .form = SD_K_KEY, .type = SD_V_INT, .off = S(proc.leader_of), .min = 0, .max = 999, .def = -1, .has_def = 1,
@@ -1717,11 +1719,12 @@ const sd_lang_entry_t sd_lang_entries[] = {
     {.name = "broker", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_BROKER, .keys = sd_keys_broker, .timeout_ms = 60000,
      .finish = sd_fin_broker,
      .meaning = "break a broker of the cluster `--cluster DIR` describes (`kafka.sh cluster` starts one): `kill`, `stop`, `pause` "
-                "it, `start` or `resume` it again, or `restart` it; chosen by `id=N`, or as the leader (`leader-of=P`) or a follower "
+                "it, `start` or `resume` it again, or `restart` it; `isolate` cuts it off from the other brokers (its inter-broker and "
+                "controller links) while clients still reach it, and `rejoin` gives the links back; chosen by `id=N`, or as the leader (`leader-of=P`) or a follower "
                 "(`follower-of=P`) of a source partition when the step strikes. `mid-batch` and `at-boundary` land as `kill`'s do, in the pipeline's batches. A kill, "
                 "stop or pause waits (up to the timeout) until every source partition has a leader again and records which leaders "
                 "moved and how long a partition had none (`leaderless_s`); `for=D` starts it again after D. The run ends with "
-                "every broker it took down started again. On the embedded cluster (`--broker-count N`) kill and stop set a mock "
+                "every broker it took down started again and every broker it cut off rejoined. On the embedded cluster (`--broker-count N`) kill and stop set a mock "
                 "broker down and the harness moves its leaderships at once; pause needs a real cluster."},
     {.name = "fault", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_FAULT, .keys = sd_keys_fault, .timeout_ms = 60000,
      .finish = sd_fin_fault,

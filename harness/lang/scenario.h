@@ -131,7 +131,8 @@ typedef enum {
     SD_DAMAGE_FILE_DELETE, SD_DAMAGE_FILE_TRUNCATE                   /* file=PATH */
 } sd_damage_t;
 /* What a `broker` step does to a broker of the cluster (--cluster). */
-typedef enum { SD_BROKER_KILL = 0, SD_BROKER_STOP, SD_BROKER_START, SD_BROKER_RESTART, SD_BROKER_PAUSE, SD_BROKER_RESUME } sd_broker_op_t;
+typedef enum { SD_BROKER_KILL = 0, SD_BROKER_STOP, SD_BROKER_START, SD_BROKER_RESTART, SD_BROKER_PAUSE, SD_BROKER_RESUME,
+               SD_BROKER_ISOLATE, SD_BROKER_REJOIN } sd_broker_op_t;
 typedef enum { SD_DRIFT_EXTRA_FIELD = 0, SD_DRIFT_TYPE_CHANGE } sd_drift_t;
 
 /* Which member of a step's union its kind's arguments are in. */

@@ -1,7 +1,8 @@
 /* test_cluster.c - the description of a cluster whose brokers the harness
  * may break (kafka.sh cluster writes it), and starting a broker again
- * through its start command. */
+ * through its start command; the cut that isolates brokers. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "links.h"
 #include "util.h"
 
 static char dir[64];
@@ -97,4 +99,63 @@ Test(cluster, errors_name_the_line) {
     cr_assert_eq(sd_cluster_load(none, &c, err, sizeof(err)), SD_ERR_USAGE);
     cr_assert(strstr(err, "kafka.sh cluster DIR"), "%s", err);
     free(none);
+}
+
+/* the cut file the link proxies read (links.h): written whole, and done
+ * only when they say so */
+static void *links_daemon(void *arg) {
+    /* stands in for `streamdrill _links`: applies the cut after 100 ms */
+    usleep(100 * 1000);
+    char *cut = sd_util_fmt("%s/cut", (const char *)arg), *done = sd_util_fmt("%s/cut.done", (const char *)arg);
+    int64_t mask = sd_links_read_cut(cut);
+    FILE *f = fopen(done, "w");
+    for (int id = 1; id < 32; id++)
+        if ((mask >> id) & 1) fprintf(f, "%d ", id);
+    fputc('\n', f);
+    fclose(f);
+    free(cut);
+    free(done);
+    return NULL;
+}
+
+Test(cluster, a_cut_is_written_and_waits_for_the_links) {
+    char *text = sd_util_fmt("bootstrap 127.0.0.1:1\nbroker 1 127.0.0.1:1 %s/1.pid\nbroker 3 127.0.0.1:2 %s/3.pid\nisolate %s/cut\n", dir, dir, dir);
+    write_desc(text);
+    free(text);
+    sd_cluster_t *c = NULL;
+    char err[512];
+    cr_assert_eq(sd_cluster_load(dir, &c, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_not_null(c->cut_path);
+    c->b[1].isolated = 1;
+    pthread_t t;
+    pthread_create(&t, NULL, links_daemon, dir);
+    cr_assert_eq(sd_cluster_cut(c, 3000, err, sizeof(err)), SD_OK, "%s", err);
+    pthread_join(t, NULL);
+    char *cut = sd_util_fmt("%s/cut", dir);
+    cr_assert_eq(sd_links_read_cut(cut), (int64_t)1 << 3, "broker 3 and no other is cut off");
+    /* no daemon to apply the next one: the cut times out and says where to look */
+    c->b[1].isolated = 0;
+    cr_assert_eq(sd_cluster_cut(c, 300, err, sizeof(err)), SD_ERR_BROKER);
+    cr_assert(strstr(err, "did not apply the cut") && strstr(err, "links.pid"), "%s", err);
+    cr_assert_eq(sd_links_read_cut(cut), 0, "the cut file asks for no cut");
+    free(cut);
+    sd_cluster_free(c);
+    /* a cut file with something else than ids is refused by the reader */
+    write_desc("1 x\n");
+    char *bad = sd_util_fmt("%s/cluster", dir);
+    cr_assert_eq(sd_links_read_cut(bad), -1);
+    free(bad);
+}
+
+Test(cluster, a_cut_needs_an_isolate_line) {
+    char *text = sd_util_fmt("bootstrap 127.0.0.1:1\nbroker 1 127.0.0.1:1 %s/1.pid\n", dir);
+    write_desc(text);
+    free(text);
+    sd_cluster_t *c = NULL;
+    char err[512];
+    cr_assert_eq(sd_cluster_load(dir, &c, err, sizeof(err)), SD_OK, "%s", err);
+    c->b[0].isolated = 1;
+    cr_assert_eq(sd_cluster_cut(c, 300, err, sizeof(err)), SD_ERR_USAGE);
+    cr_assert(strstr(err, "isolate FILE"), "%s", err);
+    sd_cluster_free(c);
 }

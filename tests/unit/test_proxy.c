@@ -4,7 +4,9 @@
  * hands them on once lifted (nothing lost), a reset closes the client's
  * connection, a bandwidth limit paces a large write, an idle timeout drops
  * a quiet connection without a word (and records when the client reused it
- * and gave up) while a busy one and a new one go through. */
+ * and gave up) while a busy one and a new one go through; a cut holds the
+ * connections of the side cut off (told by the socket's owning process,
+ * links.c) and lets the others through. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "links.h"
 #include "proxy.h"
 #include "util.h"
 
@@ -216,4 +219,48 @@ Test(proxy, an_idle_timeout_drops_a_quiet_connection_silently) {
     cr_assert_eq(sd_proxy_drops(px, &d), 1);
     free(d);
     close(fd);
+}
+
+/* the tagger of links.c: this process is broker 4 */
+static int tag_me(int fd, void *opaque) {
+    (void)opaque;
+    int ids[] = {9, 4}, pids[] = {1 << 22 /* no such process */, (int)getpid()};
+    return sd_links_who(fd, ids, pids, 2);
+}
+
+Test(proxy, a_cut_holds_the_connections_of_the_side_cut_off) {
+    sd_proxy_tagger(px, 2, tag_me, NULL);
+    int fd = client();
+    cr_assert(round_trip(fd, "warm", 2000) >= 0);
+    cr_assert_eq(sd_proxy_pairs_tagged(px, 4), 1, "the connection is told to come from this process (broker 4)");
+    sd_proxy_cut(px, 1u << 9);
+    cr_assert(round_trip(fd, "pass", 2000) >= 0, "cutting another broker off leaves this link alone");
+    sd_proxy_cut(px, 1u << 4);
+    cr_assert_eq(write(fd, "held", 4), 4);
+    char buf[8];
+    cr_assert_eq(read_n(fd, buf, 4, 400), 0, "nothing passes from a broker cut off");
+    sd_proxy_cut(px, 0);
+    cr_assert_eq(read_n(fd, buf, 4, 3000), 4, "the held bytes arrive once the links are back");
+    cr_assert_eq(memcmp(buf, "held", 4), 0);
+    sd_proxy_cut(px, 1u << 2);
+    cr_assert_eq(write(fd, "held", 4), 4);
+    cr_assert_eq(read_n(fd, buf, 4, 400), 0, "nothing reaches the broker the proxy stands for when it is cut off");
+    sd_proxy_cut(px, 0);
+    cr_assert_eq(read_n(fd, buf, 4, 3000), 4);
+    close(fd);
+}
+
+Test(proxy, who_connected_is_told_by_the_sockets_owner) {
+    int port, l = listener(&port);
+    cr_assert_eq(listen(l, 4), 0);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+    int s = accept(l, NULL, NULL);
+    int ids[] = {3, 7}, mine[] = {1 << 22, (int)getpid()}, others[] = {1 << 22, 1 << 22};
+    cr_assert_eq(sd_links_who(s, ids, mine, 2), 7);
+    cr_assert_eq(sd_links_who(s, ids, others, 2), 0, "no listed process holds it");
+    close(s);
+    close(c);
+    close(l);
 }

@@ -382,6 +382,16 @@ Test(scenario, broker_steps) {
     cr_assert_eq(sc->steps[7].expect.v[0].figure, SD_FIG_leaderless_s);
     sd_scenario_free(sc);
     free(t);
+    t = with_head("broker isolate leader-of=1 mid-batch for=20s\nbroker rejoin id=2\n");
+    sc = parse_ok(t, NULL);
+    cr_assert_eq(sc->steps[1].proc.bop, SD_BROKER_ISOLATE);
+    cr_assert_eq(sc->steps[1].proc.leader_of, 1);
+    cr_assert_eq(sc->steps[1].proc.mid_batch, SD_LAND_MID_BATCH);
+    cr_assert_eq(sc->steps[1].proc.delay_ms, 20000);
+    cr_assert_eq(sc->steps[2].proc.bop, SD_BROKER_REJOIN);
+    cr_assert_eq(sc->steps[2].proc.broker_id, 2);
+    sd_scenario_free(sc);
+    free(t);
 }
 
 Test(scenario, broker_step_errors) {
@@ -390,8 +400,11 @@ Test(scenario, broker_step_errors) {
         {"broker kill id=1 leader-of=0\n", "t.drill:7:", "leader-of"},
         {"broker stop leader-of=3\n", "t.drill:7:", "leader-of=3, but the source has 3 partitions"},
         {"broker start leader-of=0\n", "t.drill:7:", "expected id=N or nothing"},
-        {"broker resume mid-batch\n", "t.drill:7:", "only kill, stop, pause and restart strike"},
-        {"broker start id=1 for=3s\n", "t.drill:7:", "for= only with kill, stop or pause"},
+        {"broker resume mid-batch\n", "t.drill:7:", "only kill, stop, pause, isolate and restart strike"},
+        {"broker start id=1 for=3s\n", "t.drill:7:", "for= only with kill, stop, pause or isolate"},
+        {"broker rejoin id=1 for=3s\n", "t.drill:7:", "for= only with kill, stop, pause or isolate"},
+        {"broker rejoin leader-of=0\n", "t.drill:7:", "expected id=N or nothing"},
+        {"broker isolate\n", "t.drill:7:", "expected id=N, leader-of=P or follower-of=P"},
         {"broker crash id=1\n", "t.drill:7:", "crash"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

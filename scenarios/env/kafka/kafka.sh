@@ -19,8 +19,10 @@
 #                                           with min.insync.replicas=2 by default; prints the
 #                                           bootstrap list and writes DIR/cluster, which
 #                                           `streamdrill run --cluster DIR` reads (each
-#                                           broker's id, address and pid file, and how to
-#                                           start one again)
+#                                           broker's id, address and pid file, how to
+#                                           start one again, and the file that cuts
+#                                           one off from the others: the brokers reach
+#                                           each other through `streamdrill _links DIR`)
 #   kafka.sh broker-start DIR ID            start broker ID of the cluster in DIR again (after
 #                                           a kill or a stop), on its own data; returns once it
 #                                           has started
@@ -36,6 +38,16 @@ fetch() {
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# streamdrill_bin: the streamdrill that runs a cluster's link proxies:
+# $STREAMDRILL, this checkout's build, or the one on PATH
+streamdrill_bin() {
+    if [ -n "${STREAMDRILL:-}" ]; then echo "$STREAMDRILL"
+    elif [ -x "$root/build/streamdrill" ]; then echo "$root/build/streamdrill"
+    elif command -v streamdrill >/dev/null 2>&1; then command -v streamdrill
+    else echo "kafka.sh cluster: streamdrill runs the links between the brokers; build it (make) or set STREAMDRILL" >&2; exit 2
+    fi
 }
 
 # log_conf DIR: the broker in DIR logs to DIR/server.log
@@ -136,8 +148,12 @@ PROPS
     if [ -n "$proxy" ]; then echo "proxy 127.0.0.1:$proxy=127.0.0.1:$pport"; fi
 }
 
-# node DIR ID VOTERS PORT CPORT NBROKERS: one broker and controller of a
-# cluster, its configuration and log settings in DIR/ID
+# node DIR ID VOTERS PORT CPORT NBROKERS RPORT RLINK: one broker and
+# controller of a cluster, its configuration and log settings in DIR/ID.
+# Clients use PORT; the other brokers reach its inter-broker listener
+# (RPORT) at RLINK and its controller listener (CPORT) at the port VOTERS
+# gives it: ports of the link proxies (`streamdrill _links`), so that a
+# drill can cut it off from them while clients still reach it.
 node_conf() {
     d=$1/$2; n=$6
     mkdir -p "$d/data"
@@ -147,11 +163,11 @@ node_conf() {
 process.roles=broker,controller
 node.id=$2
 controller.quorum.voters=$3
-listeners=PLAINTEXT://127.0.0.1:$4,CONTROLLER://127.0.0.1:$5
-advertised.listeners=PLAINTEXT://127.0.0.1:$4
+listeners=PLAINTEXT://127.0.0.1:$4,REPLICATION://127.0.0.1:$7,CONTROLLER://127.0.0.1:$5
+advertised.listeners=PLAINTEXT://127.0.0.1:$4,REPLICATION://127.0.0.1:$8
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=REPLICATION
 log.dirs=$d/data
 num.partitions=3
 default.replication.factor=$rf
@@ -197,23 +213,36 @@ cluster() {
     rm -rf "$dir"; mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
     [ -z "$owner" ] || echo "$owner" > "$dir/owner"
+    sd=$(streamdrill_bin) && [ -n "$sd" ] || exit 2
     used=" "
     voters=""; ports=""
+    # p: clients; r, c: the inter-broker and controller listeners; rl, cl:
+    # the link proxies in front of them
     for id in $(seq 1 "$n"); do
-        for which in p c; do
+        for which in p c r rl cl; do
             q=$(free_port)
             while case "$used" in *" $q "*) true ;; *) false ;; esac; do q=$(free_port); done
             used="$used$q "
             eval "$which$id=$q"
         done
-        eval "voters=\"\${voters:+\$voters,}$id@127.0.0.1:\$c$id\""
+        eval "voters=\"\${voters:+\$voters,}$id@127.0.0.1:\$cl$id\""
     done
     boot=""
+    : > "$dir/links"
     for id in $(seq 1 "$n"); do
-        eval "port=\$p$id; cport=\$c$id"
-        node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n"
+        eval "port=\$p$id; cport=\$c$id; rport=\$r$id; rlink=\$rl$id; clink=\$cl$id"
+        node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n" "$rport" "$rlink"
         boot="${boot:+$boot,}127.0.0.1:$port"
+        { echo "broker $id $dir/$id/pid"
+          echo "link $id 127.0.0.1:$rlink=127.0.0.1:$rport"
+          echo "link $id 127.0.0.1:$clink=127.0.0.1:$cport"; } >> "$dir/links"
     done
+    # the links first: the brokers reach each other only through them
+    "$sd" _links "$dir" >"$dir/links.log" 2>&1 </dev/null &
+    lpid=$!
+    echo "$lpid" > "$dir/links.pid"
+    sleep 0.2
+    alive "$lpid" || { echo "kafka.sh cluster: the link proxies did not start:" >&2; cat "$dir/links.log" >&2; exit 1; }
     cid=$(java -cp "$libs/*" kafka.tools.StorageTool random-uuid)
     for id in $(seq 1 "$n"); do
         java -cp "$libs/*" kafka.tools.StorageTool format -t "$cid" -c "$dir/$id/server.properties" >"$dir/$id/format.log" 2>&1 \
@@ -226,6 +255,7 @@ cluster() {
         echo "bootstrap $boot"
         for id in $(seq 1 "$n"); do eval "echo \"broker $id 127.0.0.1:\$p$id $dir/$id/pid\""; done
         echo "start $here/kafka.sh broker-start $dir {id}"
+        echo "isolate $dir/cut"
     } > "$dir/cluster"
     echo "$boot" > "$dir/bootstrap"
     echo "$boot"
@@ -243,6 +273,7 @@ broker_start() {
 
 cluster_stop() {
     dir=$1
+    if [ -f "$dir/links.pid" ]; then kill "$(cat "$dir/links.pid")" 2>/dev/null || true; rm -f "$dir/links.pid"; fi
     for d in "$dir"/*/; do
         [ -f "$d/pid" ] || continue
         kill -CONT "$(cat "$d/pid")" 2>/dev/null || true
