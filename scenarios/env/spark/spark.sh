@@ -11,7 +11,8 @@
 #                      a standalone Spark cluster on 127.0.0.1 from the PySpark
 #                      installation: a master and WORKERS workers (default 2,
 #                      one core and 1 GB each), killed when OWNER_PID ends; prints
-#                      the master's URL (spark://127.0.0.1:PORT), also in DIR/master
+#                      the master's URL (spark://127.0.0.1:PORT), also in DIR/master;
+#                      its REST submission server's (cluster deploy mode) in DIR/rest
 #   spark.sh cluster-stop DIR
 #   spark.sh worker-kill DIR K     SIGKILL worker K (a `fault-command` of a drill)
 #   spark.sh worker-start DIR K    start worker K again on the same master
@@ -95,7 +96,13 @@ cluster() {
     dir=$(cd "$dir" && pwd)
     [ -z "$owner" ] || echo "$owner" > "$dir/owner"
     port=$(free_port)
-    daemon "$dir" master org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$port" --webui-port 0
+    rport=$(free_port)
+    while [ "$rport" = "$port" ]; do rport=$(free_port); done
+    # the REST submission server: drivers submitted in cluster deploy mode
+    # are asked for and killed through it (scenarios/deployed/spark-cluster.sh)
+    printf 'spark.master.rest.enabled true\nspark.master.rest.host 127.0.0.1\nspark.master.rest.port %s\n' "$rport" > "$dir/master.conf"
+    daemon "$dir" master org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$port" --webui-port 0 \
+        --properties-file "$dir/master.conf"
     wait_log "$dir" master "Successfully started service 'sparkMaster'" || { cluster_stop "$dir"; exit 1; }
     for k in $(seq 1 "$n"); do
         mkdir -p "$dir/work-$k"
@@ -106,6 +113,7 @@ cluster() {
         wait_log "$dir" "worker-$k" "Successfully registered with master" || { cluster_stop "$dir"; exit 1; }
     done
     echo "spark://127.0.0.1:$port" > "$dir/master"
+    echo "spark://127.0.0.1:$rport" > "$dir/rest"
     echo "spark://127.0.0.1:$port"
 }
 
