@@ -1863,6 +1863,53 @@ def test_explore_real(binary):
     return not problems
 
 
+EXPLORE_CLUSTER = os.path.join(ROOT, "scenarios", "explore", "refpipe-cluster.drill")
+
+
+def test_explore_cluster(binary):
+    """explore on the 3-broker cluster (one run at a time: the runs share its
+    brokers): the correct refpipe survives the broker kills, shutdowns and
+    cut-offs it draws; weak=fatal-errors (it gives up on a lost broker
+    connection) is found through a broker fault and shrunk to a drill that
+    keeps one and fails every confirmation."""
+    base = os.path.join(OUT, "explore-cluster")
+    shutil.rmtree(base, ignore_errors=True)
+    problems = []
+
+    def run(out, *args):
+        t0 = time.time()
+        p = subprocess.run([binary, "explore", EXPLORE_CLUSTER, "--cluster", REAL["cluster"], "--out", out, "--quiet", *args],
+                           capture_output=True, text=True, errors="backslashreplace")
+        path = os.path.join(out, "refpipe-cluster-explore", "explore.json")
+        return p, (json.load(open(path)) if os.path.exists(path) else None), time.time() - t0
+
+    p, doc, secs = run(os.path.join(base, "ok"), "--seed", "3", "--runs", "6")
+    drawn = {c["kind"] for c in doc["coverage"]} if doc else set()
+    if p.returncode != 0 or not doc or doc["counts"]["passed"] != 6:
+        problems.append(f"correct: exit {p.returncode}, {doc and doc['counts']}")
+    if "broker" not in drawn:
+        problems.append(f"correct: no broker fault drawn in 6 runs ({sorted(drawn)})")
+    weak = os.path.join(base, "fatal-errors")
+    p2, doc2, secs2 = run(weak, "--seed", "3", "--runs", "10", "--confirm", "5", "--set", "weak=fatal-errors")
+    fails = doc2["failures"] if doc2 else []
+    minimal = ""
+    if p2.returncode != 1 or not fails:
+        problems.append(f"fatal-errors: exit {p2.returncode}, {doc2 and doc2['counts']}")
+    else:
+        f = fails[0]
+        minimal = open(os.path.join(weak, "refpipe-cluster-explore", f["minimal"])).read()
+        if not re.search(r"^broker (kill|stop|isolate) ", minimal, re.M):
+            problems.append("fatal-errors: the minimal drill keeps no broker fault:\n" + minimal)
+        if f["faults"] > 3 or f["confirm_failed"] != f["confirm_runs"]:
+            problems.append(f"fatal-errors: {f['faults']} faults, confirmed {f['confirm_failed']} of {f['confirm_runs']}")
+    return result("explore-cluster", problems,
+                  f"correct refpipe 6 of 6 passed with {', '.join(sorted(drawn))} drawn ({secs:.0f}s); fatal-errors "
+                  f"[{fails[0]['signature'] if fails else ''}] found in run {fails[0]['first_run'] if fails else 0}, shrunk "
+                  f"{fails[0]['actions_before'] if fails else 0} -> {fails[0]['actions'] if fails else 0} actions keeping "
+                  f"`{(re.search(r'^broker .*$', minimal, re.M) or [''])[0]}`, confirmed "
+                  f"{fails[0]['confirm_failed'] if fails else 0} of {fails[0]['confirm_runs'] if fails else 0} ({secs2:.0f}s)")
+
+
 def run_long(binary, only):
     """The longer real-stack matrix (tests/long/): repeated drills on the real
     broker, Kafka Connect and Spark, each case as in tests/scenarios/."""
@@ -1870,6 +1917,12 @@ def run_long(binary, only):
     cases = [c for c in cases if not only or only in c.name]
     t0 = time.time()
     ok = True
+    if not only or only in "explore-cluster":
+        start_cluster()
+        try:
+            ok &= test_explore_cluster(binary)
+        finally:
+            stop_cluster()
     if not only or "explore" in only:
         ok &= test_explore_long(binary, only)
         if only and not cases:

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "err.h"
 #include "run.h"
 #include "shrink.h"
@@ -781,6 +782,16 @@ int sd_explore(const sd_explore_opts_t *o, sd_xreport_t *x) {
     }
     sd_xsched_caps(sc, !o->brokers && !o->cluster, &X.caps);
     X.caps.brokers = o->cluster || o->nbrokers > 1;
+    if (o->cluster) {
+        /* a cluster whose brokers reach each other through links the runs can cut */
+        sd_cluster_t *cl = NULL;
+        if (sd_cluster_load(o->cluster, &cl, err, sizeof(err))) {
+            fprintf(stderr, "streamdrill explore: %s\n", err);
+            goto done;
+        }
+        X.caps.isolate = cl->cut_path != NULL;
+        sd_cluster_free(cl);
+    }
     if (sd_x_prepare_text(&X, text, sc, added_start, err, sizeof(err))) {
         fprintf(stderr, "streamdrill explore: %s\n", err);
         goto done;

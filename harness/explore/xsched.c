@@ -102,7 +102,11 @@ static void sd_xsched_fault(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xa_t *a) {
         break;
     case F_BROKER:
         a->kind = SD_XA_BROKER;
-        a->op = sd_xrng_range(g, 0, 9) < 7 ? 0 : 1; /* kill, or a controlled shutdown */
+        {
+            /* kill, a controlled shutdown, or cut off from the others */
+            int64_t r = sd_xrng_range(g, 0, 9);
+            a->op = r < (caps->isolate ? 5 : 7) ? 0 : !caps->isolate || r < 7 ? 1 : 2;
+        }
         a->where = caps->batches && sd_xrng_range(g, 0, 1) ? SD_XW_MID_BATCH : SD_XW_NOW;
         a->n = sd_xrng_range(g, 0, caps->partitions - 1);
         break;
@@ -259,8 +263,8 @@ static void sd_xsched_steps(const sd_xa_t *a, sd_buf_t *b, const char *sep) {
         sd_buf_puts(b, opt);
         break;
     case SD_XA_BROKER:
-        sd_buf_printf(b, "broker %s leader-of=%lld %s timeout=30s%s%sbroker start", a->op ? "stop" : "kill", (long long)a->n,
-                      sd_xsched_where[a->where], opt, sep);
+        sd_buf_printf(b, "broker %s leader-of=%lld %s timeout=30s%s%sbroker %s", a->op == 2 ? "isolate" : a->op ? "stop" : "kill",
+                      (long long)a->n, sd_xsched_where[a->where], opt, sep, a->op == 2 ? "rejoin" : "start");
         break;
     case SD_XA_CLOCK:
         if (a->op == 1) {

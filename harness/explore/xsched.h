@@ -28,7 +28,8 @@ typedef enum {
     SD_XA_PAUSE,       /* pause WHERE for=D (SIGSTOP, SIGCONT after D) */
     SD_XA_NETWORK,     /* network latency=|blackhole|errors= (op 0, 2, 4) for=D */
     SD_XA_CLOCK,       /* clock jump=+-D (op 0) or rate=2x (op 1); needs `clock faketime` */
-    SD_XA_BROKER,      /* broker kill (op 0) or stop (op 1) leader-of=P (n) WHERE, then broker start; needs brokers to break */
+    SD_XA_BROKER,      /* broker kill (op 0) or stop (op 1) leader-of=P (n) WHERE, then broker start; or isolate (op 2), then
+                        * broker rejoin; needs brokers to break (and to cut off, for op 2) */
     SD_XA__COUNT
 } sd_xa_kind_t;
 
@@ -65,6 +66,7 @@ typedef struct {
     int faketime;   /* `clock faketime` */
     int future;     /* events start=now: a future event is judged against the wall clock */
     int brokers;    /* brokers the runs may break (--cluster, or --broker-count above 1) */
+    int isolate;    /* and cut off from each other (a cluster with links, cluster.h `isolate`) */
     int partitions; /* the source's partitions (broker faults pick a leader of one) */
     int64_t watermark_ms;
 } sd_xcaps_t;

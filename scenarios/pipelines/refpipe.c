@@ -39,7 +39,8 @@
  *   need-key            abort() on a record without a key
  *   commit-on-term      on SIGTERM, commit the batch's offsets and exit
  *                       without writing the rest of it
- *   fatal-errors        exit on any consumer error (a broker hiccup)
+ *   fatal-errors        exit on any consumer error (a broker hiccup: a
+ *                       lost connection to a broker included)
  *   exit-when-idle      take a second without records for the end of the
  *                       stream and exit (a slow broker ends the job)
  *   hostile-bytes       also write three rows whose ids are no text: one
@@ -292,6 +293,16 @@ static void start_offsets(rd_kafka_topic_partition_list_t *l) {
     }
 }
 
+/* fatal-errors: a lost broker connection is taken for the end of the world */
+static void fatal_error_cb(rd_kafka_t *k, int err, const char *reason, void *opaque) {
+    (void)k; (void)opaque;
+    fprintf(stderr, "refpipe: client error: %s: %s\n", rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+    if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
+        fprintf(stderr, "refpipe: giving up on a consumer error\n");
+        exit(3);
+    }
+}
+
 static void rebalance_cb(rd_kafka_t *k, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *parts, void *opaque) {
     (void)opaque;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
@@ -478,6 +489,7 @@ int main(int argc, char **argv) {
         free(kv);
     }
     if (o.subscribe) rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+    if (weak.fatal_errors) rd_kafka_conf_set_error_cb(conf, fatal_error_cb);
     rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) die("consumer: %s", errstr);
 
@@ -566,6 +578,7 @@ int main(int argc, char **argv) {
              * time caught up. */
             (void)wait;
             rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 0);
+            if (weak.fatal_errors) rd_kafka_poll(rk, 0); /* serves the error callback */
             if (!m) {
                 if (weak.exit_when_idle && last_record && !n && mono_ms() - last_record > 1000) {
                     fprintf(stderr, "refpipe: no record for a second: taking it for the end of the stream\n");
