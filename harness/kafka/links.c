@@ -116,7 +116,18 @@ static int sd_links_tag(int fd, void *opaque) {
             fclose(f);
         }
     }
-    return sd_links_who(fd, b->ids, pids, b->n);
+    int who = sd_links_who(fd, b->ids, pids, b->n);
+    struct sockaddr_storage peer, self;
+    socklen_t pl = sizeof(peer), sl = sizeof(self);
+    if (!getpeername(fd, (struct sockaddr *)&peer, &pl) && !getsockname(fd, (struct sockaddr *)&self, &sl)) {
+        /* the record of who opened what (links.log) */
+        if (who) fprintf(stderr, "%lld port %d: a connection from broker %d (port %d)\n", (long long)sd_util_wall_ms(),
+                         sd_links_port(&self), who, sd_links_port(&peer));
+        else fprintf(stderr, "%lld port %d: a connection from port %d, of no broker it knows\n", (long long)sd_util_wall_ms(),
+                     sd_links_port(&self), sd_links_port(&peer));
+        fflush(stderr);
+    }
+    return who;
 }
 
 static volatile sig_atomic_t sd_links_stop;
@@ -199,6 +210,8 @@ int sd_links_main(int argc, char **argv) {
         if (want >= 0 && want != applied) {
             for (int i = 0; i < np; i++) sd_proxy_cut(px[i], (uint32_t)want);
             applied = want;
+            fprintf(stderr, "%lld cut: mask %#llx\n", (long long)sd_util_wall_ms(), (unsigned long long)want);
+            fflush(stderr);
             sd_links_write_ids(done, want);
         }
         if (owner > 0 && tick % 20 == 0 && kill(owner, 0) && errno == ESRCH) break;

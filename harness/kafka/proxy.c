@@ -215,6 +215,9 @@ static void *sd_proxy_thread(void *arg) {
                     p->last_refill = p->last_byte = sd_util_mono_ms();
                     p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
                     px->conns++;
+                    /* a new connection across a cut is refused, as a peer
+                     * cut off is unreachable: the ones open before it wait */
+                    if (sd_pair_cut(px, p)) sd_proxy_drop(px, px->npairs - 1, 1);
                 }
             }
         }

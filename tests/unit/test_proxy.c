@@ -245,6 +245,10 @@ Test(proxy, a_cut_holds_the_connections_of_the_side_cut_off) {
     sd_proxy_cut(px, 1u << 2);
     cr_assert_eq(write(fd, "held", 4), 4);
     cr_assert_eq(read_n(fd, buf, 4, 400), 0, "nothing reaches the broker the proxy stands for when it is cut off");
+    int late = client();
+    cr_assert_eq(write(late, "new!", 4), 4);
+    cr_assert_eq(read_n(late, buf, 4, 1000), -1, "a connection opened across the cut is refused");
+    close(late);
     sd_proxy_cut(px, 0);
     cr_assert_eq(read_n(fd, buf, 4, 3000), 4);
     close(fd);

@@ -65,6 +65,8 @@ logger.kafka.name = kafka
 logger.kafka.level = INFO
 logger.apache.name = org.apache.kafka
 logger.apache.level = WARN
+logger.raft.name = org.apache.kafka.raft
+logger.raft.level = INFO
 LOG
 }
 
@@ -148,12 +150,14 @@ PROPS
     if [ -n "$proxy" ]; then echo "proxy 127.0.0.1:$proxy=127.0.0.1:$pport"; fi
 }
 
-# node DIR ID VOTERS PORT CPORT NBROKERS RPORT RLINK: one broker and
+# node DIR ID VOTERS PORT CPORT NBROKERS RPORT RLINK CLINK: one broker and
 # controller of a cluster, its configuration and log settings in DIR/ID.
 # Clients use PORT; the other brokers reach its inter-broker listener
-# (RPORT) at RLINK and its controller listener (CPORT) at the port VOTERS
-# gives it: ports of the link proxies (`streamdrill _links`), so that a
-# drill can cut it off from them while clients still reach it.
+# (RPORT) at RLINK and its controller listener (CPORT) at CLINK (in VOTERS,
+# and advertised: the quorum passes a leader's advertised controller
+# endpoint on to its followers): ports of the link proxies (`streamdrill
+# _links`), so that a drill can cut it off from them while clients still
+# reach it.
 node_conf() {
     d=$1/$2; n=$6
     mkdir -p "$d/data"
@@ -164,7 +168,7 @@ process.roles=broker,controller
 node.id=$2
 controller.quorum.voters=$3
 listeners=PLAINTEXT://127.0.0.1:$4,REPLICATION://127.0.0.1:$7,CONTROLLER://127.0.0.1:$5
-advertised.listeners=PLAINTEXT://127.0.0.1:$4,REPLICATION://127.0.0.1:$8
+advertised.listeners=PLAINTEXT://127.0.0.1:$4,REPLICATION://127.0.0.1:$8,CONTROLLER://127.0.0.1:$9
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=REPLICATION
@@ -231,7 +235,7 @@ cluster() {
     : > "$dir/links"
     for id in $(seq 1 "$n"); do
         eval "port=\$p$id; cport=\$c$id; rport=\$r$id; rlink=\$rl$id; clink=\$cl$id"
-        node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n" "$rport" "$rlink"
+        node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n" "$rport" "$rlink" "$clink"
         boot="${boot:+$boot,}127.0.0.1:$port"
         { echo "broker $id $dir/$id/pid"
           echo "link $id 127.0.0.1:$rlink=127.0.0.1:$rport"
