@@ -235,14 +235,6 @@ int sd_cluster_start_poll(sd_cluster_broker_t *b, char *why, size_t wlen) {
     return -1;
 }
 
-/* the ids of mask, "1 3" */
-static void sd_cluster_ids(uint32_t mask, char *out, size_t olen) {
-    size_t l = 0;
-    out[0] = 0;
-    for (int id = 1; id < 32 && l < olen; id++)
-        if ((mask >> id) & 1u) l += (size_t)snprintf(out + l, olen - l, "%s%d", l ? " " : "", id);
-}
-
 sd_err_t sd_cluster_cut(sd_cluster_t *c, int64_t timeout_ms, char *err, size_t errlen) {
     uint32_t mask = 0;
     for (int i = 0; i < c->n; i++)
@@ -251,7 +243,7 @@ sd_err_t sd_cluster_cut(sd_cluster_t *c, int64_t timeout_ms, char *err, size_t e
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s: no `isolate FILE` line: the brokers do not reach each other through links "
                           "the harness can cut (start the cluster with scenarios/env/kafka/kafka.sh cluster)", c->path);
     char ids[128], tmp[4200], done[4200];
-    sd_cluster_ids(mask, ids, sizeof(ids));
+    sd_links_ids(mask, ids, sizeof(ids));
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", c->cut_path, (int)getpid());
     snprintf(done, sizeof(done), "%s.done", c->cut_path);
     FILE *f = fopen(tmp, "w");

@@ -67,11 +67,15 @@ static int sd_links_port(const struct sockaddr_storage *a) {
     return -1;
 }
 
-int sd_links_who(int fd, const int *ids, const int *pids, int n) {
+/* sd_links_who, and the two ports it read (-1: unknown) */
+static int sd_links_who_ports(int fd, const int *ids, const int *pids, int n, int *lport_out, int *pport_out) {
     struct sockaddr_storage peer, self;
     socklen_t pl = sizeof(peer), sl = sizeof(self);
+    *lport_out = *pport_out = -1;
     if (getpeername(fd, (struct sockaddr *)&peer, &pl) || getsockname(fd, (struct sockaddr *)&self, &sl)) return 0;
     int pport = sd_links_port(&peer), lport = sd_links_port(&self);
+    *lport_out = lport;
+    *pport_out = pport;
     if (pport < 0 || lport < 0) return 0;
     /* the connecting side's socket: its local port is our peer's, its
      * remote port our own (a JVM's sockets are in tcp6) */
@@ -81,6 +85,11 @@ int sd_links_who(int fd, const int *ids, const int *pids, int n) {
     for (int i = 0; i < n; i++)
         if (pids[i] > 0 && sd_links_holds(pids[i], inode)) return ids[i];
     return 0;
+}
+
+int sd_links_who(int fd, const int *ids, const int *pids, int n) {
+    int lport, pport;
+    return sd_links_who_ports(fd, ids, pids, n, &lport, &pport);
 }
 
 int64_t sd_links_read_cut(const char *path) {
@@ -116,33 +125,32 @@ static int sd_links_tag(int fd, void *opaque) {
             fclose(f);
         }
     }
-    int who = sd_links_who(fd, b->ids, pids, b->n);
-    struct sockaddr_storage peer, self;
-    socklen_t pl = sizeof(peer), sl = sizeof(self);
-    if (!getpeername(fd, (struct sockaddr *)&peer, &pl) && !getsockname(fd, (struct sockaddr *)&self, &sl)) {
-        /* the record of who opened what (links.log) */
-        if (who) fprintf(stderr, "%lld port %d: a connection from broker %d (port %d)\n", (long long)sd_util_wall_ms(),
-                         sd_links_port(&self), who, sd_links_port(&peer));
-        else fprintf(stderr, "%lld port %d: a connection from port %d, of no broker it knows\n", (long long)sd_util_wall_ms(),
-                     sd_links_port(&self), sd_links_port(&peer));
-        fflush(stderr);
-    }
+    int lport, pport, who = sd_links_who_ports(fd, b->ids, pids, b->n, &lport, &pport);
+    /* the record of who opened what (links.log) */
+    if (who) fprintf(stderr, "%lld port %d: a connection from broker %d (port %d)\n", (long long)sd_util_wall_ms(), lport, who, pport);
+    else fprintf(stderr, "%lld port %d: a connection from port %d, of no broker it knows\n", (long long)sd_util_wall_ms(), lport, pport);
+    fflush(stderr);
     return who;
 }
 
 static volatile sig_atomic_t sd_links_stop;
 static void sd_links_on_signal(int sig) { (void)sig; sd_links_stop = 1; }
 
+void sd_links_ids(uint32_t mask, char *out, size_t olen) {
+    size_t l = 0;
+    out[0] = 0;
+    for (int id = 1; id < 32 && l < olen; id++)
+        if ((mask >> id) & 1u) l += (size_t)snprintf(out + l, olen - l, "%s%d", l ? " " : "", id);
+}
+
 /* Write the ids of mask to path, through a rename (a reader never sees half). */
 static void sd_links_write_ids(const char *path, int64_t mask) {
-    char tmp[4200];
+    char tmp[4200], ids[128];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    sd_links_ids((uint32_t)mask, ids, sizeof(ids));
     FILE *f = fopen(tmp, "w");
     if (!f) return;
-    int k = 0;
-    for (int id = 1; id < 32; id++)
-        if ((mask >> id) & 1) fprintf(f, "%s%d", k++ ? " " : "", id);
-    fputc('\n', f);
+    fprintf(f, "%s\n", ids);
     if (fclose(f) == 0) rename(tmp, path);
 }
 

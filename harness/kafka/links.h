@@ -22,6 +22,7 @@
 #ifndef SD_LINKS_H
 #define SD_LINKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* streamdrill _links DIR: exit status 0 on SIGTERM or the owner's end, 2
@@ -31,6 +32,9 @@ int sd_links_main(int argc, char **argv);
 /* Which of n processes (pids[i], id ids[i]) opened the TCP connection
  * accepted as fd; 0 when none of them did or it cannot be told. */
 int sd_links_who(int fd, const int *ids, const int *pids, int n);
+
+/* The ids of mask (bit K for broker K), "1 3", into out ("" for none). */
+void sd_links_ids(uint32_t mask, char *out, size_t olen);
 
 /* Read a cut file ("1 3\n") into a mask (bit K for broker K); -1 when the
  * file holds something else than ids from 1 to 31. A missing file is 0. */
