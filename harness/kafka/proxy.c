@@ -144,6 +144,30 @@ static void sd_proxy_drop(sd_proxy_t *px, int i, int rst) {
     px->pairs[i] = px->pairs[--px->npairs];
 }
 
+/* Accepts one connection and pairs it with a new one upstream; called
+ * with px->lock held. */
+static void sd_proxy_accept(sd_proxy_t *px) {
+    int cfd = accept4(px->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (cfd < 0) return;
+    int ufd = px->npairs < SD_PROXY_MAX ? sd_proxy_connect(px->upstream_host, px->upstream_port) : -1;
+    if (ufd < 0) {
+        close(cfd);
+        return;
+    }
+    int one = 1;
+    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    sd_pair_t *p = &px->pairs[px->npairs++];
+    memset(p, 0, sizeof(*p));
+    p->fd[0] = cfd;
+    p->fd[1] = ufd;
+    p->last_refill = p->last_byte = sd_util_mono_ms();
+    p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
+    px->conns++;
+    /* a new connection across a cut is refused, as a peer cut off is
+     * unreachable: the ones open before it wait */
+    if (sd_pair_cut(px, p)) sd_proxy_drop(px, px->npairs - 1, 1);
+}
+
 static void *sd_proxy_thread(void *arg) {
     sd_proxy_t *px = arg;
     char buf[65536];
@@ -199,28 +223,7 @@ static void *sd_proxy_thread(void *arg) {
             while (read(px->wake[0], t, sizeof(t)) > 0)
                 ;
         }
-        if (pf[1].revents & POLLIN) {
-            int cfd = accept4(px->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-            if (cfd >= 0) {
-                int ufd = px->npairs < SD_PROXY_MAX ? sd_proxy_connect(px->upstream_host, px->upstream_port) : -1;
-                if (ufd < 0) {
-                    close(cfd);
-                } else {
-                    int one = 1;
-                    setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-                    sd_pair_t *p = &px->pairs[px->npairs++];
-                    memset(p, 0, sizeof(*p));
-                    p->fd[0] = cfd;
-                    p->fd[1] = ufd;
-                    p->last_refill = p->last_byte = sd_util_mono_ms();
-                    p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
-                    px->conns++;
-                    /* a new connection across a cut is refused, as a peer
-                     * cut off is unreachable: the ones open before it wait */
-                    if (sd_pair_cut(px, p)) sd_proxy_drop(px, px->npairs - 1, 1);
-                }
-            }
-        }
+        if (pf[1].revents & POLLIN) sd_proxy_accept(px);
         /* pairs may have been added: only the ones polled (index < polled) have revents */
         int polled = (n - 2) / 2;
         now = sd_util_mono_ms();
