@@ -692,12 +692,10 @@ static int sd_verb_explore(int nfiles, char **files) {
     }
     if (!sd_opt.print_only && sd_check_resources()) return SD_EXIT_INTERNAL;
     char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) {
+    if (sd_util_self_exe(exe, sizeof(exe))) {
         fprintf(stderr, "streamdrill explore: cannot find its own binary (/proc/self/exe): %s\n", strerror(errno));
         return SD_EXIT_INTERNAL;
     }
-    exe[n] = 0;
     const char *brokers = sd_opt.brokers;
     if (!brokers) {
         const char *env = getenv("KAFKA_BOOTSTRAP_SERVERS");

@@ -98,8 +98,63 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     return SD_OK;
 }
 
+/* Was the delivery numbered dseq sent (not held back by lag=, not a log
+ * line still to come)? Its rendering into r->staging then, and 1. */
+static int sd_data_delivery_sent(sd_run_t *r, int64_t dseq, int64_t *t, char *err, size_t errlen) {
+    if (r->side.events) /* a log's: line dseq, sent once its scan was */
+        return dseq < r->side.next &&
+               sd_events_render(r->side.events, dseq, INT64_MIN, &r->staging.payload, &r->staging.key, t, err, errlen) == SD_OK;
+    if (!sd_data_valid_target(r, dseq) || (r->side.held_n && dseq >= r->side.held[r->side.held_head].seq)) return 0;
+    int64_t scan_t;
+    sd_buf_t p, k;
+    sd_buf_init(&p);
+    sd_buf_init(&k);
+    int ok = sd_events_render(r->events, dseq, INT64_MIN, &p, &k, &scan_t, err, errlen) == SD_OK &&
+             sd_events_delivery(r->events, dseq, scan_t, &r->staging.payload, &r->staging.key, t);
+    sd_buf_free(&p);
+    sd_buf_free(&k);
+    return ok;
+}
+
+/* replay N source=deliveries: deliveries already sent, sent again byte for
+ * byte on the second source (a correct join joins each once). */
+static sd_err_t sd_data_replay_deliveries(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int64_t end = r->side.events ? r->side.next : r->sends.nseq, n = 0, first = -1, last = -1, t0 = sd_util_mono_ms();
+    int64_t s = st->send.replay_from_last ? end - 1 : 0, dir = st->send.replay_from_last ? -1 : 1;
+    sd_err_t e;
+    for (; n < st->send.count && s >= 0 && s < end; s += dir) {
+        int64_t t;
+        if (!sd_data_delivery_sent(r, s, &t, err, errlen)) continue;
+        if ((e = sd_run_pace(r, t0, n, st->send.rate, err, errlen))) return e;
+        /* the pace may have flushed: render it again into the staging buffers */
+        if (!sd_data_delivery_sent(r, s, &t, err, errlen)) continue;
+        if (r->side.events) { /* keyed by the log's key field, as when first sent */
+            char kv[256];
+            const char *kf = r->sc->deliveries_key ? r->sc->deliveries_key : "parcel_id";
+            int kn = sd_sink_json_field(r->staging.payload.data, r->staging.payload.len, kf, kv, sizeof(kv));
+            sd_buf_reset(&r->staging.key);
+            if (kn > 0) sd_buf_append(&r->staging.key, kv, (size_t)kn);
+        }
+        sd_run_stage_delivery(r, s, t);
+        if (first < 0) first = s;
+        last = s;
+        n++;
+    }
+    if (n < st->send.count)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld source=deliveries: only %lld deliveries were sent before it",
+                          r->sc->path, st->line, (long long)st->send.count, (long long)n);
+    if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
+    char a[64], b[64];
+    sd_events_delivery_id(r->events, first, a);
+    sd_events_delivery_id(r->events, last, b);
+    snprintf(detail, dlen, "replayed %lld deliveries already sent (%s .. %s), byte for byte", (long long)n, a, b);
+    sd_run_data_step_done(r);
+    return SD_OK;
+}
+
 static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     if (st->send.range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
+    if (st->send.replay_side) return sd_data_replay_deliveries(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->sends.nseq; s++)
         if (sd_data_valid_target(r, s)) have++;
@@ -244,6 +299,68 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
     return SD_OK;
 }
 
+/* inject edges=: the i-th event on the next edge the model declares, after
+ * newest (the newest event time sent). Windows: a scan 1 ms before, on
+ * or 1 ms after the next window boundary; join: a new scan at newest and
+ * its delivery on a bound of the range or 1 ms beside one. Each is in
+ * run.db edge. */
+static sd_err_t sd_data_edge(sd_run_t *r, int64_t i, int64_t newest, char *err, size_t errlen) {
+    const struct sd_model_decl_s *md = &r->sc->model;
+    char det[160], iso[32], id[64];
+    int64_t seq;
+    sd_err_t e;
+    if (md->kind == SD_MODEL_WINDOWS) {
+        int64_t s = md->slide_ms ? md->slide_ms : md->size_ms;
+        int64_t b = (newest >= 0 ? newest / s + 1 : -((-newest) / s)) * s; /* the first boundary after newest */
+        int off = (int)(i % 3) - 1;
+        snprintf(det, sizeof(det), "edge: %s the window boundary %s", off < 0 ? "1 ms before" : off ? "1 ms after" : "exactly on",
+                 sd_util_iso8601(b, iso, sizeof(iso)));
+        if ((e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "edge", det, b + off, 0, NULL, 0, &seq, err, errlen))) return e;
+        sd_events_id(r->events, seq, id);
+        return sd_ledger_edge(r->ledger, id, "source", sd_edge_name(SD_EDGE_WINDOW), b, off, err, errlen);
+    }
+    static const struct { int upper, off; } at[6] = {{1, 0}, {0, 0}, {1, 1}, {1, -1}, {0, -1}, {0, 1}};
+    int upper = at[i % 6].upper, off = at[i % 6].off;
+    int64_t bound = upper ? md->within_ms : 0;
+    snprintf(det, sizeof(det), "edge: its delivery %s the join range's %s bound", off < 0 ? "1 ms before" : off ? "1 ms after" : "exactly on",
+             upper ? "upper" : "lower");
+    if ((e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "edge", det, newest, 0, NULL, 0, &seq, err, errlen))) return e;
+    if (!r->side.producer) return SD_OK;
+    int64_t td = newest + bound + off;
+    sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
+    sd_run_stage_delivery(r, seq, td);
+    sd_events_delivery_id(r->events, seq, id);
+    return sd_ledger_edge(r->ledger, id, "deliveries", sd_edge_name(upper ? SD_EDGE_JOIN_UPPER : SD_EDGE_JOIN_LOWER), bound, off, err,
+                          errlen);
+}
+
+/* inject delete=: the i-th of n tombstones, for the key of the newest
+ * valid event whose key this step has not deleted yet (deleted holds
+ * them, each between two \x1e); said in d. */
+static sd_err_t sd_data_delete(sd_run_t *r, int64_t i, int64_t n, sd_buf_t *deleted, sd_buf_t *d, char *err, size_t errlen) {
+    char key[128] = "", det[160];
+    sd_err_t e = SD_OK;
+    for (int64_t s = r->sends.nseq - 1; s >= 0 && !key[0] && !e; s--) {
+        if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->sends.seqs, s)) continue;
+        int64_t et;
+        if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &et, err, errlen))) break;
+        if (!r->staging.key.len || r->staging.key.len >= sizeof(key)) continue;
+        char k2[130];
+        snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->staging.key.len, r->staging.key.data);
+        if (deleted->data && strstr(deleted->data, k2)) continue;
+        snprintf(key, sizeof(key), "%.*s", (int)r->staging.key.len, r->staging.key.data);
+        sd_buf_puts(deleted, k2);
+    }
+    if (e || !key[0]) return e;
+    int64_t seq = sd_run_new_seq(r, SD_KIND_DELETE, SD_DISP_DROPPED);
+    snprintf(det, sizeof(det), "tombstone for key %s", key);
+    sd_run_stage(r, seq, "delete", "dropped", det, INT64_MIN, key, strlen(key), NULL, 0, 1);
+    if (i == 0) sd_buf_printf(d, " (keys %s", key);
+    else sd_buf_printf(d, ", %s", key);
+    if (i == n - 1) sd_buf_puts(d, ")");
+    return SD_OK;
+}
+
 static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     const sd_scenario_t *sc = r->sc;
@@ -316,29 +433,12 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             case SD_INJ_NO_KEY:
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "no-key", "no message key", INT64_MIN, 1, NULL, 0, NULL, err, errlen);
                 break;
-            case SD_INJ_DELETE: {
-                /* the key of the i-th newest valid event whose key this step has not deleted yet */
-                char key[128] = "";
-                for (int64_t s = r->sends.nseq - 1; s >= 0 && !key[0] && !e; s--) {
-                    if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->sends.seqs, s)) continue;
-                    int64_t et;
-                    if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &et, err, errlen))) break;
-                    if (!r->staging.key.len || r->staging.key.len >= sizeof(key)) continue;
-                    char k2[130];
-                    snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->staging.key.len, r->staging.key.data);
-                    if (deleted.data && strstr(deleted.data, k2)) continue;
-                    snprintf(key, sizeof(key), "%.*s", (int)r->staging.key.len, r->staging.key.data);
-                    sd_buf_puts(&deleted, k2);
-                }
-                if (e || !key[0]) break;
-                int64_t seq = sd_run_new_seq(r, SD_KIND_DELETE, SD_DISP_DROPPED);
-                snprintf(det, sizeof(det), "tombstone for key %s", key);
-                sd_run_stage(r, seq, "delete", "dropped", det, INT64_MIN, key, strlen(key), NULL, 0, 1);
-                if (i == 0) sd_buf_printf(&d, " (keys %s", key);
-                else sd_buf_printf(&d, ", %s", key);
-                if (i == n - 1) sd_buf_puts(&d, ")");
+            case SD_INJ_DELETE:
+                e = sd_data_delete(r, i, n, &deleted, &d, err, errlen);
                 break;
-            }
+            case SD_INJ_EDGE:
+                e = sd_data_edge(r, i, newest, err, errlen);
+                break;
             case SD_INJ_RETRY_DUP: {
                 int64_t seq;
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);

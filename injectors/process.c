@@ -291,7 +291,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
     sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
-    char land[320], incs[48];
+    char land[512], incs[48];
     int ok = 1, k = sd_run_instances(r) > 1 ? sd_run_instance_of(r, inc) : 0;
     if (k) snprintf(incs, sizeof(incs), "incarnation %d (instance %d)", inc, k);
     else snprintf(incs, sizeof(incs), "incarnation %d", inc);
@@ -309,8 +309,11 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
-        char seen[96];
-        if (visible >= 0)
+        char seen[160];
+        if (visible == 0)
+            snprintf(seen, sizeof(seen), "none of its rows visible in the target yet%s (as expected of a pipeline that makes a "
+                     "batch's rows visible at its commit)", k ? " (of any instance)" : "");
+        else if (visible > 0)
             snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
                      k ? " (of every instance)" : "");
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);

@@ -63,7 +63,7 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(aborted_sent, SD_CK_RUN, 0, "events the harness sent in aborted transactions")                                         \
     X(aborted_leaked, SD_CK_RUN, 1, "events of aborted transactions found in the target")                                    \
     /* a result model's groups (result.h) */                                                                                 \
-    X(groups_expected, SD_CK_MODEL, 0, "result groups a correct pipeline holds (model)")                                     \
+    X(groups_expected, SD_CK_MODEL, 0, "result groups a correct pipeline holds at the end, pending ones not counted (model)")                                     \
     X(groups_observed, SD_CK_MODEL, 0, "result groups read from the sink")                                                   \
     X(groups_correct, SD_CK_MODEL, 0, "groups whose values match")                                                           \
     X(wrong_value, SD_CK_MODEL, 0, "groups present with a wrong value")                                                      \

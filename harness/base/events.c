@@ -203,9 +203,67 @@ int sd_events_id_parse(const char *tag, size_t taglen, const char *s, size_t len
     return sd_events_seq_digits(s + taglen + 1, s + len, taglen + 1 >= 8, seq);
 }
 
+const char *sd_edge_name(sd_edge_kind_t kind) {
+    switch (kind) {
+    case SD_EDGE_WINDOW: return "window boundary";
+    case SD_EDGE_JOIN_LOWER: return "join lower bound";
+    case SD_EDGE_JOIN_UPPER: return "join upper bound";
+    case SD_EDGE_TIE: return "equal event time";
+    default: return "none";
+    }
+}
+
+static int64_t sd_floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The generator's event time of seq, and the window edge it probes. Every
+ * window boundary b (a multiple of the slide) is probed by the three scans
+ * at or before it, moved to b - 1, b and b + 1 (when three steps fit in a
+ * slide; else the last one alone, to one of the three by a hash): each
+ * moves forward or by 1 ms, the next scan is at b + 1 or later, so the
+ * order of event times is kept and no scan becomes late. Pure in
+ * (seed, seq). */
+/* Does scan seq tie with the one before it (latest: one key, equal event
+ * times)? Never two in a row, so the one before keeps its own. */
+static int sd_events_ties(const sd_events_t *ev, int64_t seq) {
+    if (!ev->conf.edge_ties || ev->conf.edge_share <= 0 || seq < 1) return 0;
+    uint64_t salt = ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ 0x71E5EDC0DE5ULL;
+    return (int)(sd_util_mix64(salt ^ (uint64_t)seq) % 100u) < ev->conf.edge_share &&
+           (int)(sd_util_mix64(salt ^ (uint64_t)(seq - 1)) % 100u) >= ev->conf.edge_share;
+}
+
+static int64_t sd_events_gen_time(const sd_events_t *ev, int64_t seq, sd_edge_t *edge) {
+    int64_t t = ev->conf.start_ms + seq * ev->conf.step_ms, s = ev->conf.edge_slide_ms, step = ev->conf.step_ms;
+    if (edge) edge->kind = SD_EDGE_NONE;
+    if (sd_events_ties(ev, seq)) {
+        t -= step;
+        if (edge) *edge = (sd_edge_t){.kind = SD_EDGE_TIE, .offset_ms = 0, .at_ms = t};
+        return t;
+    }
+    if (ev->conf.edge_share <= 0 || s <= 0 || step < 3) return t;
+    int64_t b = sd_floor_div(t + s - 1, s) * s, k = (b - t) / step; /* k: scans between it and b */
+    int off;
+    if (3 * step <= s) {
+        if (k > 2) return t;
+        off = 1 - (int)k;
+    } else {
+        if (k > 0) return t;
+        off = (int)(sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq ^ 0x5EDC0DE5EDC0DE5ULL) % 3u) - 1;
+    }
+    if (edge) *edge = (sd_edge_t){.kind = SD_EDGE_WINDOW, .offset_ms = off, .at_ms = b};
+    return b + off;
+}
+
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq) {
     if (ev->conf.kind == SD_EVENTS_LOG) return seq >= 0 && seq < ev->nlines ? ev->times[seq] : INT64_MIN;
-    return ev->conf.start_ms + seq * ev->conf.step_ms;
+    return sd_events_gen_time(ev, seq, NULL);
+}
+
+int sd_events_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out) {
+    if (ev->conf.kind == SD_EVENTS_LOG) return 0;
+    sd_events_gen_time(ev, seq, out);
+    return out->kind != SD_EDGE_NONE;
 }
 
 /* The pieces of an event, one after another: room made once, each piece's
@@ -220,15 +278,19 @@ static void sd_events_cat(sd_buf_t *b, const char *const *parts, size_t n) {
     b->data[b->len] = 0;
 }
 
-/* The parcel id of the event whose first hash is h: "P%08u"; its length. */
-static size_t sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) {
-    unsigned parcel = (unsigned)(h % (uint64_t)ev->conf.parcels);
+/* Parcel number parcel's id, "P%08u"; its length. */
+static size_t sd_events_parcel_id(unsigned parcel, char pid[16]) {
     if (parcel < 100000000u) {
         pid[0] = 'P';
         *sd_util_put_digits(pid + 1, parcel, 8) = 0;
         return 9;
     }
     return (size_t)snprintf(pid, 16, "P%08u", parcel);
+}
+
+/* The parcel id of the event whose first hash is h; its length. */
+static size_t sd_events_parcel(const sd_events_t *ev, uint64_t h, char pid[16]) {
+    return sd_events_parcel_id((unsigned)(h % (uint64_t)ev->conf.parcels), pid);
 }
 
 size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out) {
@@ -242,18 +304,49 @@ int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, s
     return sd_events_seq_digits(s + taglen + 2, s + len, taglen + 2 >= 8, seq);
 }
 
-int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,
-                       int64_t *event_time_ms) {
+/* Is the delivery whose own hash is d for a parcel never scanned (orphans=)? */
+static int sd_events_orphan(const sd_events_t *ev, uint64_t d) {
+    return ev->conf.delivery_orphans > 0 && (int)(sd_util_mix64(d ^ 0x0F0F0F0F0F0F0F0FULL) % 100u) < ev->conf.delivery_orphans;
+}
+
+/* Whether scan seq has a delivery (its hashes in *h and *d), and the
+ * join edge its delay probes. Edges take the exact bounds twice as often
+ * as 1 ms to either side: an exclusive bound is the commoner bug. */
+static int sd_events_delivery_draw(const sd_events_t *ev, int64_t seq, uint64_t *h, uint64_t *d, sd_edge_t *edge) {
+    edge->kind = SD_EDGE_NONE;
     if (ev->conf.kind == SD_EVENTS_LOG || ev->conf.delivery_share <= 0) return 0;
-    uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
+    *h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
     /* a third hash, for the delivery's own draws */
-    uint64_t d = sd_util_mix64(h ^ 0xD1B54A32D192ED03ULL);
-    if ((int)(d % 100u) >= ev->conf.delivery_share) return 0;
-    int64_t span = ev->conf.delivery_max_ms - ev->conf.delivery_min_ms;
-    int64_t t = scan_time_ms + ev->conf.delivery_min_ms + (span > 0 ? (int64_t)((d >> 8) % (uint64_t)(span + 1)) : 0);
+    *d = sd_util_mix64(*h ^ 0xD1B54A32D192ED03ULL);
+    if ((int)(*d % 100u) >= ev->conf.delivery_share) return 0;
+    if (sd_events_orphan(ev, *d)) return 1; /* no scan to lie on an edge of */
+    if (ev->conf.edge_join && ev->conf.edge_share > 0) {
+        uint64_t e = sd_util_mix64(*d ^ 0x5EDC0DE5EDC0DE5ULL);
+        if ((int)(e % 100u) < ev->conf.edge_share) {
+            static const signed char upper[8] = {1, 1, 0, 0, 1, 1, 0, 0}, off[8] = {0, 0, 0, 0, 1, -1, -1, 1};
+            unsigned k = (unsigned)((e >> 8) % 8u);
+            edge->kind = upper[k] ? SD_EDGE_JOIN_UPPER : SD_EDGE_JOIN_LOWER;
+            edge->offset_ms = off[k];
+            edge->at_ms = upper[k] ? ev->conf.edge_upper_ms : ev->conf.edge_lower_ms;
+        }
+    }
+    return 1;
+}
+
+int sd_events_delivery_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out) {
+    uint64_t h, d;
+    return sd_events_delivery_draw(ev, seq, &h, &d, out) && out->kind != SD_EDGE_NONE;
+}
+
+/* Delivery seq's bytes at event time t, its hashes h and d (orphan: for
+ * a parcel never scanned). */
+static void sd_events_delivery_bytes(const sd_events_t *ev, int64_t seq, uint64_t h, uint64_t d, int orphan, int64_t t,
+                                     sd_buf_t *payload, sd_buf_t *key) {
     char id[64], pid[16], iso[32], courier[8];
     sd_events_delivery_id(ev, seq, id);
-    sd_events_parcel(ev, h, pid);
+    /* an orphan's parcel lies past the ones the generator scans */
+    if (orphan) sd_events_parcel_id((unsigned)ev->conf.parcels + (unsigned)((d >> 20) % (uint64_t)ev->conf.parcels), pid);
+    else sd_events_parcel(ev, h, pid);
     sd_util_iso8601(t, iso, sizeof(iso));
     snprintf(courier, sizeof(courier), "C%02u", (unsigned)((d >> 40) % 40u));
     sd_buf_reset(payload);
@@ -262,8 +355,24 @@ int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms,
     const char *parts[] = {"{\"delivery_id\":\"", id, "\",\"parcel_id\":\"", pid, "\",\"delivered_at\":\"", iso,
                            "\",\"courier\":\"", courier, "\"}"};
     sd_events_cat(payload, parts, sizeof(parts) / sizeof(parts[0]));
+}
+
+int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,
+                       int64_t *event_time_ms) {
+    uint64_t h, d;
+    sd_edge_t edge;
+    if (!sd_events_delivery_draw(ev, seq, &h, &d, &edge)) return 0;
+    int64_t span = ev->conf.delivery_max_ms - ev->conf.delivery_min_ms, t;
+    if (edge.kind != SD_EDGE_NONE) t = scan_time_ms + edge.at_ms + edge.offset_ms;
+    else t = scan_time_ms + ev->conf.delivery_min_ms + (span > 0 ? (int64_t)((d >> 8) % (uint64_t)(span + 1)) : 0);
+    sd_events_delivery_bytes(ev, seq, h, d, sd_events_orphan(ev, d), t, payload, key);
     if (event_time_ms) *event_time_ms = t;
     return 1;
+}
+
+void sd_events_delivery_at(const sd_events_t *ev, int64_t seq, int64_t t, sd_buf_t *payload, sd_buf_t *key) {
+    uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
+    sd_events_delivery_bytes(ev, seq, h, sd_util_mix64(h ^ 0xD1B54A32D192ED03ULL), 0, t, payload, key);
 }
 
 sd_err_t sd_events_render(const sd_events_t *ev, int64_t seq, int64_t time_ms, sd_buf_t *payload, sd_buf_t *key,
@@ -302,7 +411,9 @@ sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t tim
     }
     uint64_t h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)seq);
     uint64_t h2 = sd_util_mix64(h);
-    int64_t t = time_ms != INT64_MIN ? time_ms : ev->conf.start_ms + seq * ev->conf.step_ms;
+    int64_t t = time_ms != INT64_MIN ? time_ms : sd_events_gen_time(ev, seq, NULL);
+    /* a tie: the key (parcel, location) of the scan before it */
+    if (ev->conf.edge_ties && sd_events_ties(ev, seq)) h = sd_util_mix64(ev->conf.seed * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(seq - 1));
     unsigned loc = (unsigned)((h >> 32) % (uint64_t)ev->conf.locations);
     unsigned scan = (unsigned)(h2 % (sizeof(sd_scan_types) / sizeof(sd_scan_types[0])));
     /* {"<id>":"<tag-seq>","parcel_id":"P%08u","<time>":"<iso>","location":"<hub>-%02u","scan":"<scan>","weight_g":N},

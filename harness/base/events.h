@@ -38,7 +38,33 @@ typedef struct sd_events_conf_s {
      * max_ms after the scan's event time (0 share: none) */
     int delivery_share;
     int64_t delivery_min_ms, delivery_max_ms;
+    int delivery_orphans;         /* percent of the deliveries for a parcel never scanned */
+    /* edges (`events ... edges=PCT`; 0: none): events put exactly on an
+     * edge the drill declares, or 1 ms to either side of it. Scans: the
+     * three before each window boundary (a multiple of edge_slide_ms; 0:
+     * no windows) move to it, 1 ms before and 1 ms after; deliveries
+     * (edge_join): edge_share percent have a delay from their scan at a
+     * bound of the join range [edge_lower_ms, edge_upper_ms]; ties: a scan
+     * takes the parcel, location and event time of the scan before it
+     * (one key, two events, equal event times). */
+    int edge_share;
+    int edge_ties;                /* latest by event time: edge_share percent of the scans tie with the one before */
+    int64_t edge_slide_ms;
+    int edge_join;
+    int64_t edge_lower_ms, edge_upper_ms;
 } sd_events_conf_t;
+
+/* The edge an event probes. */
+typedef enum { SD_EDGE_NONE = 0, SD_EDGE_WINDOW, SD_EDGE_JOIN_LOWER, SD_EDGE_JOIN_UPPER, SD_EDGE_TIE } sd_edge_kind_t;
+
+typedef struct sd_edge_s {
+    sd_edge_kind_t kind;
+    int offset_ms;     /* -1, 0 (exactly on it) or +1 */
+    int64_t at_ms;     /* the edge: a window boundary or a tie's event time, or a join bound (a delay) */
+} sd_edge_t;
+
+/* "window boundary", "join lower bound", "join upper bound", "equal event time" */
+const char *sd_edge_name(sd_edge_kind_t kind);
 
 sd_err_t sd_events_open(const sd_events_conf_t *conf, sd_events_t **out, char *err, size_t errlen);
 void sd_events_close(sd_events_t *ev);
@@ -68,12 +94,21 @@ sd_err_t sd_events_render_append(const sd_events_t *ev, int64_t seq, int64_t tim
  * keyed by the parcel. Returns 1 and renders it, 0 when the scan has none. */
 int sd_events_delivery(const sd_events_t *ev, int64_t seq, int64_t scan_time_ms, sd_buf_t *payload, sd_buf_t *key,
                        int64_t *event_time_ms);
+/* The delivery of scan seq at event time t, whatever the share says, keyed
+ * by the scan's parcel (`inject edges=`: a delivery placed on a bound). */
+void sd_events_delivery_at(const sd_events_t *ev, int64_t seq, int64_t t, sd_buf_t *payload, sd_buf_t *key);
 /* The delivery id of scan seq into out (at least 48 bytes); its length. */
 size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out);
 /* Parse a delivery id of this run's tag: 0 and *seq (the scan's), -1 if it is not one. */
 int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq);
 
-/* Natural event time of seq (no rendering). */
+/* Natural event time of seq (no rendering): an edge's, when it probes one. */
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq);
+
+/* The edge scan seq probes (1, *out set) or none (0). */
+int sd_events_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out);
+/* The edge the delivery of scan seq probes (1) or none (0: no delivery,
+ * or not on an edge). */
+int sd_events_delivery_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out);
 
 #endif

@@ -134,6 +134,11 @@ static const char sd_ledger_schema[] =
      * each after it, and how long it had no leader (NULL: no new leader
      * before the step's timeout) */
     "CREATE TABLE leader_move(fault INTEGER, partition INTEGER, old_leader INTEGER, new_leader INTEGER, leaderless_ms INTEGER);\n"
+    /* the generated events that probe an edge the drill's model declares
+     * (events.h): source scans or deliveries, the edge, and where it lies
+     * (an event time for a window boundary, a delay for a join bound);
+     * offset_ms -1, 0 or +1 from it */
+    "CREATE TABLE edge(id TEXT, source TEXT, edge TEXT, at_ms INTEGER, offset_ms INTEGER);\n"
     /* how the pipeline recovered from each fault (harness/oracle/recovery.c):
      * times in wall ms, counts; NULL where a figure does not apply, why says
      * what could not be measured */
@@ -1074,6 +1079,12 @@ sd_err_t sd_ledger_leader_move(sd_ledger_t *l, int64_t fault, int partition, int
     return sd_ledger_run(l, "INSERT INTO leader_move(fault,partition,old_leader,new_leader,leaderless_ms) VALUES(?,?,?,?,?)",
                          "record a leader move", err, errlen, NULL, "iiinn", fault, (int64_t)partition, (int64_t)old_leader,
                          new_leader >= 0 ? (int64_t)new_leader : INT64_MIN, leaderless_ms >= 0 ? leaderless_ms : INT64_MIN);
+}
+
+sd_err_t sd_ledger_edge(sd_ledger_t *l, const char *id, const char *source, const char *edge, int64_t at_ms, int offset_ms,
+                        char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO edge(id,source,edge,at_ms,offset_ms) VALUES(?,?,?,?,?)", "record an edge", err, errlen, NULL,
+                         "sssii", id, source, edge, at_ms, (int64_t)offset_ms);
 }
 
 sd_err_t sd_ledger_fault_note(sd_ledger_t *l, int64_t id, const char *text, char *err, size_t errlen) {

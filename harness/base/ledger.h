@@ -116,6 +116,9 @@ sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int 
 sd_err_t sd_ledger_leader_move(sd_ledger_t *l, int64_t fault, int partition, int old_leader, int new_leader, int64_t leaderless_ms,
                                char *err, size_t errlen);
 /* Append text to fault id's landing ("; " between). */
+/* A generated event probing an edge (run.db edge). */
+sd_err_t sd_ledger_edge(sd_ledger_t *l, const char *id, const char *source, const char *edge, int64_t at_ms, int offset_ms,
+                        char *err, size_t errlen);
 sd_err_t sd_ledger_fault_note(sd_ledger_t *l, int64_t id, const char *text, char *err, size_t errlen);
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen);

@@ -443,6 +443,17 @@ char *sd_util_stem(const char *path) {
     return dot && dot != base ? sd_util_strndup(base, (size_t)(dot - base)) : sd_util_strdup(base);
 }
 
+int sd_util_self_exe(char *out, size_t len) {
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0) return -1;
+    out[n] = 0;
+    /* the program was replaced while it runs (a package upgraded, a
+     * rebuild): its path names the new one, or nothing; the running one
+     * is still /proc/self/exe, which a forked child execs as itself */
+    if (n > 10 && !strcmp(out + n - 10, " (deleted)")) snprintf(out, len, "/proc/self/exe");
+    return 0;
+}
+
 char *sd_util_exe_dir(void) {
     char buf[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);

@@ -126,6 +126,9 @@ char *sd_util_dirname(const char *path);
 /* File name without directory and without extension. Caller frees. */
 char *sd_util_stem(const char *path);
 /* Folder that holds the running executable. Caller frees. */
+/* This program's path into out (0), for a child to exec it again:
+ * "/proc/self/exe" when the file was replaced while it runs. -1: unknown. */
+int sd_util_self_exe(char *out, size_t len);
 char *sd_util_exe_dir(void);
 /* The folder of streamdrill's own helper programs (refpipe, refjoin, the
  * Parquet reader), the run-time placeholder {libexec}: $STREAMDRILL_LIBEXEC

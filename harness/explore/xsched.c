@@ -44,6 +44,7 @@ void sd_xsched_caps(const sd_scenario_t *sc, int embedded, sd_xcaps_t *caps) {
     caps->network = embedded;
     caps->faketime = sc->faketime;
     caps->future = sc->start_now;
+    caps->edges = sc->model.kind == SD_MODEL_WINDOWS || (sc->model.kind == SD_MODEL_JOIN && !sc->deliveries_log);
     caps->watermark_ms = sc->watermark_ms;
     caps->partitions = sc->partitions > 0 ? sc->partitions : 1;
 }
@@ -133,6 +134,7 @@ static void sd_xsched_data(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xsched_t *s)
     w[1 + SD_INJ_DRIFT] = 6;
     w[1 + SD_INJ_NO_KEY] = 5;
     w[1 + SD_INJ_RETRY_DUP] = 6;
+    w[1 + SD_INJ_EDGE] = caps->edges ? 8 : 0;
     w[1 + SD_XI_MALFORMED] = 10;
     int k = sd_xrng_pick(g, w, SD_INJ__COUNT + 2);
     sd_xa_t a = {0};

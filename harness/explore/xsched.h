@@ -65,6 +65,7 @@ typedef struct {
     int network;    /* network faults land (the embedded cluster) */
     int faketime;   /* `clock faketime` */
     int future;     /* events start=now: a future event is judged against the wall clock */
+    int edges;      /* a windows or join model: `inject edges=` places events on its edges */
     int brokers;    /* brokers the runs may break (--cluster, or --broker-count above 1) */
     int isolate;    /* and cut off from each other (a cluster with links, cluster.h `isolate`) */
     int partitions; /* the source's partitions (broker faults pick a leader of one) */

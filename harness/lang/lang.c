@@ -570,6 +570,7 @@ static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK,
 static const char *const sd_batch_words[] = {"micro", "real-time", NULL};
 static const char *const sd_preload_words[] = {"all", "children", NULL};
 static const char *const sd_from_words[] = {"first", "last", NULL};
+static const char *const sd_source_words[] = {"scans", "deliveries", NULL};
 static const char *const sd_drift_words[] = {"extra-field", "type-change", NULL};
 static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
@@ -935,6 +936,10 @@ static sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
             if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' || *p == ','))
                 return sd_perr(c, ts->line, 1, "model: expected field names separated by commas in %s=, found \"%s\"",
                                list == m->keys ? "key" : "fields", list);
+    for (int a = 0; a < 5; a++)
+        if (m->agg_cols[a] && m->kind != 1)
+            return sd_perr(c, ts->line, 1, "model %s: expected no count=, sum=, min=, max= or avg= (they name a windows model's "
+                           "columns), found one", ts->t[1].text);
     if (m->kind != 4 && (m->within_ms || m->left_col || m->right_col || m->join_type))
         return sd_perr(c, ts->line, 1, "model %s: expected no type=, within=, left= or right= (they are for join), found one",
                        ts->t[1].text);
@@ -1268,6 +1273,10 @@ static const sd_lang_key_t sd_keys_events[] = {
      .help = "distinct parcel ids"},
     {.name = "locations", .form = SD_K_KEY, .type = SD_V_INT, .off = H(locations), .min = 1, .def = 24, .has_def = 1,
      .help = "distinct locations"},
+    {.name = "edges", .form = SD_K_KEY, .type = SD_V_INT, .off = H(edge_share), .min = 0, .max = 100, .def = 25, .has_def = 1,
+     .help = "events on the edges the model declares (0: none): the three scans before each window boundary moved to 1 ms before "
+             "it, onto it and 1 ms after; this percent of the deliveries at a join bound or 1 ms beside it; this percent of the "
+             "scans tied (key and event time) with the one before, for latest"},
     {.name = "log", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(log_path), .tag_off = H(events_kind), .tag = SD_EVENTS_LOG,
      .help = "a JSON-lines file to replay instead"},
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(log_id_field), .help = "the log's id field"},
@@ -1284,6 +1293,11 @@ static const sd_lang_key_t sd_keys_deliveries[] = {
      .help = "a delivery's event time is at least this after its scan's"},
     {.name = "max-delay", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(delivery_max_ms), .def = 1200000, .has_def = 1,
      .help = "and at most this"},
+    {.name = "orphans", .form = SD_K_KEY, .type = SD_V_INT, .off = H(delivery_orphans), .min = 0, .max = 100, .def = 0, .has_def = 1,
+     .help = "percent of the deliveries for a parcel no scan has (a full outer join owes each a null row; the others, nothing)"},
+    {.name = "lag", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(delivery_lag_ms),
+     .help = "each delivery sent this long after its scan (wall clock: it reaches the pipeline later, in another batch, whatever "
+             "its event time); those still held when the run ends are never sent (default: right behind its scan)"},
     {.name = "log", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(deliveries_log),
      .help = "a JSON-lines file of deliveries instead (one sent behind each new scan, in order)"},
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(deliveries_id), .help = "log: its id field (default delivery_id)"},
@@ -1341,6 +1355,12 @@ static const sd_lang_key_t sd_keys_model[] = {
     {.name = "sink", .form = SD_K_KEY, .type = SD_V_NAME, .off = H(model.sink), .help = "the sink it judges (default target)"},
     {.name = "start", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.start_col), .meta = "COLUMN",
      .help = "the column holding a window's start (default window_start)"},
+    {.name = "count", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.agg_cols[0]), .meta = "COLUMN",
+     .help = "windows: the column holding the count (default count); sum=, min=, max=, avg= the same for theirs"},
+    {.name = "sum", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.agg_cols[1]), .meta = "COLUMN", .help = "windows: the sum's column"},
+    {.name = "min", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.agg_cols[2]), .meta = "COLUMN", .help = "windows: the min's column"},
+    {.name = "max", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.agg_cols[3]), .meta = "COLUMN", .help = "windows: the max's column"},
+    {.name = "avg", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.agg_cols[4]), .meta = "COLUMN", .help = "windows: the avg's column"},
     {.name = "fields", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(model.fields), .meta = "FIELD[,FIELD...]",
      .help = "latest, rows: the fields whose values a row must hold"},
     {.name = "order", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.by_arrival), .choices = sd_order_words, .has_def = 1,
@@ -1449,6 +1469,8 @@ static const sd_lang_key_t sd_keys_replay[] = {
     {.name = "range", .form = SD_K_KEY, .type = SD_V_RANGE, .off = SD_NOWHERE, .help = "P:FROM-TO, offsets FROM to TO-1 of partition P"},
     {.name = "from", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.replay_from_last), .choices = sd_from_words, .has_def = 1,
      .help = "the oldest or the newest events"},
+    {.name = "source", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.replay_side), .choices = sd_source_words, .has_def = 1,
+     .help = "scans (the source) or deliveries (the second source: deliveries already sent, sent again byte for byte)"},
     {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(send.rate), .help = "events per second"},
     TIMEOUT, END};
 
@@ -1468,6 +1490,8 @@ static const sd_lang_key_t sd_keys_inject[] = {
     INJ(SD_INJ_NO_KEY, "no-key", "valid events without a message key"),
     INJ(SD_INJ_RETRY_DUP, "retry-dup", "each new event sent twice in a row"),
     INJ(SD_INJ_DELETE, "delete", "tombstones for the keys of the newest events"),
+    INJ(SD_INJ_EDGE, "edges", "events on the next edge the model declares: scans 1 ms before, on and 1 ms after the next window "
+                              "boundary; or new scans with a delivery on a join bound or 1 ms beside one"),
     INJ_D(send.late_by_ms, "by", 3600000, "late: how far behind the watermark"),
     {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(send.within_ms), .min = 1, .def = -1, .has_def = 1,
      .help = "out-of-order: how far behind the newest (default half the watermark)"},
@@ -1554,7 +1578,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "the topic the harness produces to. Each run uses `NAME-<tag>` so reruns on a shared broker never read stale data; "
                 "`exact=yes` uses NAME as is."},
     {.name = "events", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_events, .finish = sd_fin_events,
-     .meaning = "the seeded generator (the default): event *n* has event time `start + n*step`, a `parcel_id`, a `location` (one of `locations=`), a `scan` type and a `weight_g` of 50 to 30,000 (integers), each a function of the seed and *n*; `start=now` starts at the run's "
+     .meaning = "the seeded generator (the default): event *n* has event time `start + n*step` (but for the events put on the edges the model declares, see docs/oracle.md, \"Edges\"; `edges=0`: none), a `parcel_id`, a `location` (one of `locations=`), a `scan` type and a `weight_g` of 50 to 30,000 (integers), each a function of the seed and *n*; `start=now` starts at the run's "
                 "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
                 "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},

@@ -176,6 +176,36 @@ static void sd_subst_raw(sd_pctx_t *c, sd_toks_t *ts) {
     ts->raw = sd_buf_steal(&b);
 }
 
+/* {name:unit}: user variable name, a duration, written as a whole number
+ * of unit (ms, s, m or h) into b: `--within {within:ms}` beside the
+ * model's `within={within}`, one value for both. */
+static sd_err_t sd_subst_unit(sd_pctx_t *c, const sd_tok_t *t, const char *name, size_t nl, const char *unit, size_t ul, int at,
+                              sd_buf_t *b) {
+    static const struct { const char *u; int64_t ms; } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+    int col = t->col + (t->quoted ? 0 : at);
+    char *nm = sd_util_strndup(name, nl);
+    const char *v = sd_kvlist_get(c->vars, nm);
+    int64_t per = 0, ms = 0;
+    for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+        if (strlen(units[k].u) == ul && !memcmp(units[k].u, unit, ul)) per = units[k].ms;
+    sd_err_t e = SD_OK;
+    if (!per)
+        e = sd_perr(c, t->line, col, "{%s:%.*s}: expected a unit of ms, s, m or h after the colon, found \"%.*s\"", nm, (int)ul, unit,
+                    (int)ul, unit);
+    else if (!v)
+        e = sd_perr(c, t->line, col, "undefined variable {%s} in {%s:%.*s}: expected a `set %s=DURATION` line or --set %s=DURATION "
+                    "(a unit renders a variable of the drill, not a run-time placeholder)", nm, nm, (int)ul, unit, nm, nm);
+    else if (sd_util_parse_duration(v, &ms))
+        e = sd_perr(c, t->line, col, "{%s:%.*s}: expected %s to hold a duration (5m, 300s, 1500ms), found \"%s\"", nm, (int)ul, unit, nm, v);
+    else if (ms % per)
+        e = sd_perr(c, t->line, col, "{%s:%.*s}: %s=%s is not a whole number of %.*s (write {%s:ms})", nm, (int)ul, unit, nm, v, (int)ul,
+                    unit, nm);
+    else
+        sd_buf_printf(b, "%lld", (long long)(ms / per));
+    free(nm);
+    return e;
+}
+
 /* Substitute user variables in a token; keep run-time ones. */
 static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
     const char *s = t->text;
@@ -188,6 +218,14 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
         if (s[i] == '{') {
             const char *end = strchr(s + i, '}');
             size_t n = end ? (size_t)(end - (s + i + 1)) : 0;
+            /* {name:unit}: a duration variable in ms, s, m or h */
+            const char *colon = end ? memchr(s + i + 1, ':', n) : NULL;
+            if (colon) {
+                sd_err_t e = sd_subst_unit(c, t, s + i + 1, (size_t)(colon - (s + i + 1)), colon + 1, (size_t)(end - colon - 1), (int)i, &b);
+                if (e) { sd_buf_free(&b); return e; }
+                i += n + 2;
+                continue;
+            }
             int ok = end && n > 0;
             for (size_t k = 0; ok && k < n; k++) {
                 char ch = s[i + 1 + k];
@@ -316,6 +354,17 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
             return sd_perr(c, st->line, 1, "%s instance=%d: landing in one instance's batch needs its batch markers (`progress "
                            "markers`): the group's commits do not say which member's batch was in flight (kill every instance, "
                            "or land `now`)", name, st->proc.instance);
+        if (st->kind == SD_STEP_INJECT && st->send.inject[SD_INJ_EDGE] && sc->model.kind != SD_MODEL_WINDOWS &&
+            sc->model.kind != SD_MODEL_JOIN)
+            return sd_perr(c, st->line, 1, "inject edges=: expected a `model windows` or `model join` line (the edges are the "
+                           "model's), found %s", sc->model.kind ? "another model" : "none");
+        if (st->kind == SD_STEP_INJECT && st->send.inject[SD_INJ_EDGE] && sc->model.kind == SD_MODEL_JOIN && sc->deliveries_log)
+            return sd_perr(c, st->line, 1, "inject edges=: a join's edges are placed on generated deliveries, found `deliveries log=`");
+        if (st->kind == SD_STEP_REPLAY && st->send.replay_side && !sc->has_deliveries)
+            return sd_perr(c, st->line, 1, "replay source=deliveries: expected a `deliveries` line in the header (the second source), "
+                           "found none");
+        if (st->kind == SD_STEP_REPLAY && st->send.replay_side && st->send.range_partition >= 0)
+            return sd_perr(c, st->line, 1, "replay source=deliveries: expected N deliveries, not range= (a range is of the source topic)");
         if (st->kind == SD_STEP_EXPECT && !target)
             return sd_perr(c, st->line, 1, "expect: expected a target `sink` line (not only `quarantine`), found none");
         /* a start of the whole pipeline needs it stopped (by `stop`, `kill`

@@ -80,7 +80,7 @@ static const char *const sd_malformed_names[SD_MAL__COUNT] = {
     "duplicate-keys"};
 
 static const char *const sd_inject_names[SD_INJ__COUNT] = {
-    "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup", "delete"};
+    "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup", "delete", "edges"};
 
 const char *sd_inject_name(sd_inject_kind_t k) {
     return (int)k >= 0 && k < SD_INJ__COUNT ? sd_inject_names[k] : "?";
@@ -212,6 +212,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     free(sc->checkpoint);
     free(sc->progress_group);
     free(sc->model.sink); free(sc->model.keys); free(sc->model.value); free(sc->model.aggs); free(sc->model.start_col); free(sc->model.fields); free(sc->model.left_col); free(sc->model.right_col);
+    for (int a = 0; a < 5; a++) free(sc->model.agg_cols[a]);
     sd_kvlist_free(&sc->producer_props);
     sd_kvlist_free(&sc->vars);
     free(sc->faketime_lib);

@@ -114,6 +114,7 @@ typedef enum {
     SD_INJ_NO_KEY,        /* a valid event without a message key */
     SD_INJ_RETRY_DUP,     /* a new event sent twice in a row, as a producer retry would */
     SD_INJ_DELETE,        /* a tombstone (null value) for the key of a newest event */
+    SD_INJ_EDGE,          /* on the next edge the model declares (a window boundary, a join bound) */
     SD_INJ__COUNT
 } sd_inject_kind_t;
 
@@ -166,6 +167,7 @@ typedef struct sd_step_s {
             char *skew_key;
             sd_drift_t drift_type; /* inject drift: an extra field, or a field of another type */
             int replay_from_last;  /* replay the newest events instead of the oldest */
+            int replay_side;       /* source=deliveries: replay deliveries already sent, on the second source */
             int range_partition;   /* replay range=P:A-B: the records at offsets [A, B) of partition P; -1 if not */
             int64_t range_from, range_to;
         } send;
@@ -246,6 +248,7 @@ typedef struct sd_scenario_s {
     int start_now;         /* events ... start=now: event times from the run's start (not reproducible) */
     int64_t step_ms;
     int parcels, locations;
+    int edge_share;        /* events edges=PCT: of the candidates, the share put on an edge the models declare */
     char *log_path;        /* events log=... (placeholders unexpanded) */
     char *log_id_field;
     int events_line;
@@ -257,6 +260,8 @@ typedef struct sd_scenario_s {
     int deliveries_partitions;
     int delivery_share;
     int64_t delivery_min_ms, delivery_max_ms;
+    int delivery_orphans;    /* orphans=PCT: deliveries for a parcel never scanned */
+    int64_t delivery_lag_ms; /* lag=: each delivery sent this long (wall clock) after its scan (0: right behind it) */
     char *deliveries_log;  /* deliveries log=PATH: a user's JSON lines instead of the generator */
     char *deliveries_id, *deliveries_key, *deliveries_time; /* its id, key and event-time fields */
     int deliveries_line;
@@ -287,6 +292,7 @@ typedef struct sd_scenario_s {
         char *aggs;          /* count,sum,min,max,avg (default count) */
         int output;          /* 0 append, 1 update */
         char *start_col;     /* the column (field) that holds a window's start (default window_start) */
+        char *agg_cols[5];   /* count=, sum=, min=, max=, avg=: the column holding each aggregate (default its name) */
         char *fields;        /* latest: the fields compared, comma-separated */
         int by_arrival;      /* latest order=arrival: the newest is the last sent, not the newest event time */
         int join_type;       /* join: 0 inner, 1 left outer, 2 full outer */

@@ -361,10 +361,10 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         int64_t judged = k->groups_correct + k->wrong_value + k->missing_group + k->unexpected_group + k->emitted_twice +
                          k->emitted_early + k->null_for_matched;
         char why[400] = "";
-        if (!judged && k->groups_expected > 0)
+        if (!judged && k->groups_expected + k->groups_pending > 0)
             snprintf(why, sizeof(why), "result model: it judged none of the %lld groups it expected (%lld pending: the final "
                      "watermark closed none of them); a drill must send events past the windows it judges",
-                     (long long)k->groups_expected, (long long)k->groups_pending);
+                     (long long)(k->groups_expected + k->groups_pending), (long long)k->groups_pending);
         else if (!judged && k->produced > 0)
             snprintf(why, sizeof(why), "result model: no counted event belongs to any group and the sink holds none (are the "
                      "events' times and the model's fields readable?)");

@@ -208,6 +208,21 @@ static void sd_list_ids(const sd_result_conf_t *conf, const sd_result_event_t *e
     if (n > shown) sd_buf_printf(b, ", ...");
 }
 
+/* A wrong window's events on its edges (exactly on its start, 1 ms before
+ * its end): the signature of an off-by-one window bound. */
+static void sd_window_edges(const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc, int64_t start, int64_t end, sd_buf_t *b) {
+    int64_t on_start = 0, before_end = 0;
+    for (int64_t i = 0; i < nc; i++) {
+        const sd_result_event_t *e = &ev[c[i].ev];
+        if (!e->copies) continue;
+        on_start += e->t_ms == start;
+        before_end += e->t_ms == end - 1;
+    }
+    if (on_start || before_end)
+        sd_buf_printf(b, "; on its edges: %lld of its events lie exactly on its start, %lld 1 ms before its end (a window bound "
+                         "off by one moves them)", (long long)on_start, (long long)before_end);
+}
+
 static int sd_is_counted(const sd_result_event_t *e) { return e->copies > 0; }
 static int sd_is_late(const sd_result_event_t *e) { return e->late; }
 static int sd_is_resent(const sd_result_event_t *e) { return e->copies > 0 && e->sent > e->copies; }
@@ -255,11 +270,14 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
     }
     int expected = any;
     if (!expected && !nr) return; /* only events that must not count, and no row: nothing to judge */
-    out->groups_expected += expected;
     out->groups_observed += nr > 0;
     int64_t end = start + conf->size_ms;
     int closed = conf->final_wm != INT64_MIN && end <= conf->final_wm;
     int boundary = conf->final_wm != INT64_MIN && end == conf->final_wm;
+    /* the groups a correct pipeline holds by now: in append mode, not a
+     * window the final watermark has not closed (pending), as for a join's
+     * null rows */
+    out->groups_expected += expected && !(conf->output == SD_OUT_APPEND && (!closed || boundary));
     unsigned flags = 0;
     sd_buf_t d;
     sd_buf_init(&d);
@@ -327,6 +345,7 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
             } else {
                 sd_list_ids(conf, ev, c, nc, sd_is_counted, "its events", &d);
             }
+            sd_window_edges(ev, c, nc, start, end, &d);
         }
         sd_buf_free(&v);
         if (conf->output == SD_OUT_APPEND && nr > 1) {
@@ -408,6 +427,8 @@ static int sd_cmp_ev_key(const void *a, const void *b) {
     int c = strcmp(x->keys, y->keys);
     if (c) return c;
     if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    /* equal event times: the one sent last is the newest */
+    if (x->arrival != y->arrival) return x->arrival < y->arrival ? -1 : 1;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -487,7 +508,10 @@ static void sd_latest_group(const sd_result_conf_t *conf, const sd_result_event_
                     char oid[64];
                     sd_result_id(conf, o->seq, oid, sizeof(oid));
                     sd_buf_printf(&d, "; the row holds the values of %s, %s", oid, o->late ? "a late event the contract drops"
-                                  : o->rank < want->rank ? "an older event" : "an event the contract does not count");
+                                  : o->rank < want->rank ? "an older event"
+                                  : o->rank == want->rank ? "an event of the same event time sent before it (on equal event times "
+                                                            "the one sent last is the newest)"
+                                                          : "an event the contract does not count");
                     break;
                 }
             }

@@ -117,7 +117,8 @@ int sd_result_aggs(const char *list);
 int sd_result_parse_start(const char *s, size_t len, int64_t *out);
 
 /* latest: the final row per key. The expected row is the counted event
- * with the highest rank (event time, or arrival order) for that key; the
+ * with the highest rank (event time, or arrival order) for that key (on
+ * equal event times, the one sent last); the
  * sink must hold exactly one row per key whose fields equal that event's
  * (numbers compared as numbers). A key with no counted event is
  * unexpected; two rows for a key are emitted_twice. */

@@ -84,6 +84,19 @@ static void sd_jadd(const sd_join_conf_t *c, sd_result_t *out, int64_t l, int64_
     out->anomalies[out->nanomalies++] = (sd_result_group_t){.start_ms = t, .keys = sd_util_strdup(keys), .flags = flags, .detail = detail};
 }
 
+/* Where a pair's distance d (right.t - left.t) lies against the range's
+ * bounds, when on one or 1 ms beside it: "; the delivery lies exactly on
+ * the join range's upper bound" (an off-by-one bug's signature), or "". */
+static const char *sd_join_edge(const sd_join_conf_t *c, int64_t d, char *buf, size_t len) {
+    static const char *const where[] = {"1 ms before", "exactly on", "1 ms after"};
+    int64_t off = d - c->upper_ms;
+    const char *bound = "upper";
+    if (off < -1 || off > 1) off = d - c->lower_ms, bound = "lower";
+    if (off < -1 || off > 1) return "";
+    snprintf(buf, len, "; the delivery lies %s the join range's %s bound", where[off + 1], bound);
+    return buf;
+}
+
 /* The expected groups: every matched pair, and the null rows the type asks for. */
 static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t nl, const sd_join_event_t *R, int64_t nr,
                                    int64_t *nexp, uint8_t *lmatched, uint8_t *rmatched) {
@@ -163,9 +176,11 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
     } else if (row->left < -1 || row->right < -1) {
         sd_buf_printf(&d, "a row whose ids are not this run's (by %s)", w);
     } else if (row->left >= 0 && row->right >= 0) {
-        sd_buf_printf(&d, "%s + %s (by %s): they do not match: keys %s and %s, %+.1f s apart (the condition asks %.1f..%.1f s)", a, b, w,
+        char edge[96];
+        sd_buf_printf(&d, "%s + %s (by %s): they do not match: keys %s and %s, %+.3f s apart (the condition asks %.3f..%.3f s)%s", a, b, w,
                       L[lpos].key, R[rpos].key, (double)(R[rpos].t_ms - L[lpos].t_ms) / 1000.0, (double)c->lower_ms / 1000.0,
-                      (double)c->upper_ms / 1000.0);
+                      (double)c->upper_ms / 1000.0,
+                      strcmp(L[lpos].key, R[rpos].key) ? "" : sd_join_edge(c, R[rpos].t_ms - L[lpos].t_ms, edge, sizeof(edge)));
     } else {
         sd_buf_printf(&d, "%s + %s (by %s): a null row the join type does not write", a, b, w);
     }
@@ -209,7 +224,7 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
         }
         const sd_jexp_t *g = &x[i++];
         int fin = g->kind ? sd_join_final(c, g->horizon) : 1;
-        char a[64], b[64];
+        char a[64], b[64], edge[96];
         sd_jid(c, 0, g->left, a, sizeof(a));
         sd_jid(c, 1, g->right, b, sizeof(b));
         int64_t t = g->left >= 0 ? L[lpos[g->left]].t_ms : R[rpos[g->right]].t_ms;
@@ -220,8 +235,9 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
                 sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_MISSING,
                         g->kind ? sd_util_fmt("%s + %s: no row; %s matched nothing and the final watermark passed its horizon %.1f s "
                                               "before the end", a, b, g->kind == 1 ? a : b, (double)(c->final_wm - g->horizon) / 1000.0)
-                                : sd_util_fmt("%s + %s: no row for a matching pair (keys equal, %+.1f s apart)", a, b,
-                                              (double)(R[rpos[g->right]].t_ms - L[lpos[g->left]].t_ms) / 1000.0));
+                                : sd_util_fmt("%s + %s: no row for a matching pair (keys equal, %+.3f s apart)%s", a, b,
+                                              (double)(R[rpos[g->right]].t_ms - L[lpos[g->left]].t_ms) / 1000.0,
+                                              sd_join_edge(c, R[rpos[g->right]].t_ms - L[lpos[g->left]].t_ms, edge, sizeof(edge))));
             } else {
                 out->n[SD_G_PENDING]++;
             }

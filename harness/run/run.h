@@ -102,6 +102,9 @@ typedef struct sd_run_s {
         int64_t messages;
         sd_events_t *events;      /* deliveries log=: the user's deliveries (NULL: the generator's) */
         int64_t next;             /* its next line */
+        /* deliveries lag=: those held back, in the order they are due */
+        struct sd_run_held_s { int64_t seq, scan_t, due; } *held;
+        int64_t held_head, held_n, held_cap;
     } side;
     /* `produce ... transactional`: its producer, and the transactions left open (run_send.c) */
     struct sd_run_txn_s {
@@ -189,6 +192,7 @@ typedef struct sd_run_s {
          * it with a background `produce`); NULL: none */
         sd_err_t (*serve)(struct sd_run_s *r, char *err, size_t errlen);
         int64_t total, done, t0;
+        int64_t side_due;        /* deliveries lag=: when the next held delivery is due (INT64_MAX: none) */
         double rate;
     } bg;
 
@@ -246,6 +250,9 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp);
 /* Stage one message (value NULL: null value); flushed by sd_run_flush(). */
 void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail,
                   int64_t event_time, const void *key, size_t keylen, const void *value, size_t vlen, int null_value);
+/* A delivery numbered dseq, its event time t, its bytes in r->staging's
+ * payload and key, staged for the second source (no copy of a scan). */
+void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t);
 /* Record staged messages in run.db, commit, then hand them to Kafka. */
 sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen);
 /* For a step sending at `rate` per second since t0 (monotonic ms): when

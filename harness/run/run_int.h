@@ -60,6 +60,8 @@ typedef struct sd_model_ops_s {
 int64_t *sd_run_event_times(sd_run_t *r);
 /* The ledger id of seq (opaque: the run), for the models' and checks' details. */
 void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen);
+/* The sent events that probe an edge into run.db edge, and a line saying so. */
+void sd_run_record_edges(sd_run_t *r);
 /* The model that judges sink, or NULL. */
 const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink);
 /* run_join.c: `model join`. */

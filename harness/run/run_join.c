@@ -37,11 +37,21 @@ typedef struct {
     sd_join_side_t *side;
     const uint8_t *lost;  /* by scan seq: every acknowledged copy of its delivery lost by Kafka (NULL: none) */
     int64_t nseq;
+    uint8_t *seen;        /* by delivery seq: already on the side (a replayed delivery is one event) */
+    int64_t nseen;
 } sd_join_deliveries_t;
 
 static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key) {
     sd_join_deliveries_t *d = opaque;
-    if (t_ms == INT64_MIN || (d->lost && seq >= 0 && seq < d->nseq && d->lost[seq])) return;
+    if (t_ms == INT64_MIN || seq < 0 || (d->lost && seq < d->nseq && d->lost[seq])) return;
+    if (seq >= d->nseen) {
+        int64_t n = seq * 2 + 64;
+        d->seen = sd_util_xrealloc(d->seen, (size_t)n);
+        memset(d->seen + d->nseen, 0, (size_t)(n - d->nseen));
+        d->nseen = n;
+    }
+    if (d->seen[seq]) return;
+    d->seen[seq] = 1;
     sd_join_push(d->side, seq, t_ms, key ? key : "", key ? strlen(key) : 0);
 }
 
@@ -139,6 +149,7 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
     sd_join_deliveries_t dd = {.side = &R, .lost = lost, .nseq = r->sends.nseq};
     sd_ledger_each_side(r->ledger, sd_join_delivery, &dd);
     free(lost);
+    free(dd.seen);
     sd_join_fix(&L);
     sd_join_fix(&R);
     const char *names[3];

@@ -542,6 +542,14 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
      * run sent is free by now: give it back before the sinks' per-event
      * arrays are made (the run's peak memory is here) */
     malloc_trim(0);
+    sd_run_record_edges(r);
+    if (r->side.held_n) {
+        char w[256];
+        snprintf(w, sizeof(w), "%lld deliveries held back by lag=%.1fs were never sent: the run ended before they were due",
+                 (long long)r->side.held_n, (double)r->sc->delivery_lag_ms / 1000.0);
+        sd_ledger_warning(r->ledger, "deliveries-held", w, NULL, 0);
+        sd_run_say(r, "note: %s", w);
+    }
     uint8_t *trimmed = NULL, *vanished = NULL;
     sd_run_ledger_exceptions(r, &trimmed, &vanished);
     r->sends.acked_lost = vanished;

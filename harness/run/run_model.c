@@ -52,6 +52,44 @@ int64_t *sd_run_event_times(sd_run_t *r) {
     return t;
 }
 
+/* The sent events that probe an edge (events.h) into run.db edge, and a
+ * line saying how many of each kind: the drill's edges were probed. */
+void sd_run_record_edges(sd_run_t *r) {
+    int64_t n[SD_EDGE_TIE + 1][3] = {{0}};
+    char id[64];
+    sd_edge_t e;
+    int k = r->sc->model.kind;
+    if (r->sc->edge_share <= 0 || (k != SD_MODEL_WINDOWS && k != SD_MODEL_JOIN && k != SD_MODEL_LATEST)) return;
+    /* an event sent at another time than its own (injected: late, out of
+     * order, on an edge by `inject edges=`) probes no generated edge */
+    int64_t *t = sd_run_event_times(r);
+    for (int64_t s = 0; s < r->sends.nseq; s++) {
+        if (sd_seqs_disp(&r->sends.seqs, s) == SD_RECON_UNSENT || t[s] != sd_events_time(r->events, s)) continue;
+        if (sd_events_edge(r->events, s, &e)) {
+            sd_events_id(r->events, s, id);
+            sd_ledger_edge(r->ledger, id, "source", sd_edge_name(e.kind), e.at_ms, e.offset_ms, NULL, 0);
+            n[e.kind][e.offset_ms + 1]++;
+        }
+        int held = r->side.held_n && s >= r->side.held[r->side.held_head].seq; /* lag=: not sent (the queue is in seq order) */
+        if (r->side.producer && !r->side.events && !held && sd_events_delivery_edge(r->events, s, &e)) {
+            sd_events_delivery_id(r->events, s, id);
+            sd_ledger_edge(r->ledger, id, "deliveries", sd_edge_name(e.kind), e.at_ms, e.offset_ms, NULL, 0);
+            n[e.kind][e.offset_ms + 1]++;
+        }
+    }
+    sd_buf_t b;
+    sd_buf_init(&b);
+    for (int k = SD_EDGE_WINDOW; k <= SD_EDGE_JOIN_UPPER; k++)
+        if (n[k][0] + n[k][1] + n[k][2])
+            sd_buf_printf(&b, "%s%lld on a %s, %lld 1 ms before, %lld 1 ms after", b.len ? "; " : "", (long long)n[k][1],
+                          sd_edge_name((sd_edge_kind_t)k), (long long)n[k][0], (long long)n[k][2]);
+    if (n[SD_EDGE_TIE][1])
+        sd_buf_printf(&b, "%s%lld scans with the key and event time of the scan before them", b.len ? "; " : "", (long long)n[SD_EDGE_TIE][1]);
+    if (b.len) sd_run_say(r, "edges probed (run.db edge): %s", b.data);
+    sd_buf_free(&b);
+    free(t);
+}
+
 /* Comma list -> its fields joined by '\x1f' from a payload. */
 static void sd_model_join(const char *payload, size_t len, const char *list, sd_buf_t *out) {
     char buf[256];
@@ -282,8 +320,13 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     static const char *const an[] = {"count", "sum", "min", "max", "avg"}, *const opt[] = {"?count", "?sum", "?min", "?max", "?avg"};
     if (latest)
         for (char *k = strtok_r(fcopy, ",", &save); k && nn < 24; k = strtok_r(NULL, ",", &save)) names[nn++] = k, nfields++;
-    else
-        for (int a = 0; a < 5; a++) names[nn++] = (aggs & (1 << a)) ? an[a] : opt[a];
+    char *mapped[5] = {NULL};
+    if (!latest)
+        for (int a = 0; a < 5; a++) {
+            const char *col = md->agg_cols[a];
+            if (col) names[nn++] = mapped[a] = (aggs & (1 << a)) ? sd_util_strdup(col) : sd_util_fmt("?%s", col);
+            else names[nn++] = (aggs & (1 << a)) ? an[a] : opt[a];
+        }
     names[nn++] = "?sd_writer";
     sd_model_rows_t m = {.nkeys = nkeys, .nfields = nfields};
     sd_buf_init(&m.keys);
@@ -293,6 +336,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     if (!e) e = sd_sink_scan_cols(sink, names, nn, sd_model_row, &m, err, errlen);
     free(kcopy);
     free(fcopy);
+    for (int a = 0; a < 5; a++) free(mapped[a]);
     if (!e) {
         for (int64_t i = 0; i < m.n; i++) {
             m.rows[i].keys = m.keys.data + (intptr_t)m.rows[i].keys;

@@ -66,6 +66,13 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     sd_run_stage_at(r, seq, kind, disp, detail, event_time, key, keylen, off, vlen, null_value);
 }
 
+void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t) {
+    sd_run_stage(r, dseq, "delivery", "target", NULL, t, r->staging.key.data, r->staging.key.len, r->staging.payload.data,
+                 r->staging.payload.len, 0);
+    r->staging.stage[r->staging.nstage - 1].side = 1;
+    if (dseq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, dseq, -1); /* a delivery is no copy of a scan */
+}
+
 /* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
 static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
     struct sd_run_subbatch_s *b = &r->staging.sub[r->staging.sub_head];
@@ -203,6 +210,48 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
 
 /* Make and stage one new event: valid (bound for the target), or of an
  * aborted transaction (never to be seen). */
+/* deliveries lag=: scan seq's delivery (its scan at scan_t) joins the held
+ * queue, due lag after now; the event loop sends it then. */
+static void sd_run_side_hold(sd_run_t *r, int64_t seq, int64_t scan_t) {
+    struct sd_run_side_s *s = &r->side;
+    if (s->held_head + s->held_n == s->held_cap) {
+        if (s->held_head) { /* slide the queue down before growing it */
+            memmove(s->held, s->held + s->held_head, sizeof(*s->held) * (size_t)s->held_n);
+            s->held_head = 0;
+        }
+        if (s->held_n == s->held_cap) {
+            s->held_cap = s->held_cap ? s->held_cap * 2 : 256;
+            s->held = sd_util_xrealloc(s->held, sizeof(*s->held) * (size_t)s->held_cap);
+        }
+    }
+    int64_t due = sd_util_mono_ms() + r->sc->delivery_lag_ms;
+    s->held[s->held_head + s->held_n++] = (struct sd_run_held_s){.seq = seq, .scan_t = scan_t, .due = due};
+    r->bg.side_due = s->held[s->held_head].due; /* one lag for all: the queue's head is due first */
+    if (!r->bg.serve) r->bg.serve = sd_run_background;
+}
+
+/* Send the held deliveries that are due: staged and flushed as any other
+ * message, recorded in the ledger when sent. */
+static sd_err_t sd_run_side_release(sd_run_t *r, char *err, size_t errlen) {
+    struct sd_run_side_s *s = &r->side;
+    int64_t now = sd_util_mono_ms(), n = 0;
+    sd_err_t e = SD_OK;
+    while (!e && s->held_n && s->held[s->held_head].due <= now) {
+        struct sd_run_held_s h = s->held[s->held_head++];
+        s->held_n--;
+        int64_t dt;
+        if (sd_events_delivery(r->events, h.seq, h.scan_t, &r->staging.payload, &r->staging.key, &dt)) {
+            sd_run_stage_delivery(r, h.seq, dt);
+            n++;
+        }
+        if (r->staging.nstage >= 1000) e = sd_run_flush(r, err, errlen);
+    }
+    if (!s->held_n) s->held_head = 0;
+    r->bg.side_due = s->held_n ? s->held[s->held_head].due : INT64_MAX;
+    if (!e && n) e = sd_run_flush(r, err, errlen);
+    return e;
+}
+
 static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t errlen) {
     int64_t seq = sd_run_new_seq(r, aborted ? SD_KIND_ABORTED : SD_KIND_VALID, aborted ? SD_DISP_DROPPED : SD_DISP_TARGET);
     int64_t t;
@@ -231,14 +280,13 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
             if (kn > 0) sd_buf_append(&r->staging.key, kv, (size_t)kn);
             have = 1;
         }
+    } else if (r->side.producer && r->sc->delivery_lag_ms > 0) {
+        /* lag=: held back, sent when due (sd_run_side_release) */
+        if (sd_events_delivery(r->events, seq, t, &r->staging.payload, &r->staging.key, &dt)) sd_run_side_hold(r, seq, t);
     } else if (r->side.producer) {
         have = sd_events_delivery(r->events, seq, t, &r->staging.payload, &r->staging.key, &dt);
     }
-    if (have) {
-        sd_run_stage(r, dseq, "delivery", "target", NULL, dt, r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, 0);
-        r->staging.stage[r->staging.nstage - 1].side = 1;
-        if (dseq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, dseq, -1); /* a delivery is no copy of a scan */
-    }
+    if (have) sd_run_stage_delivery(r, dseq, dt);
     return SD_OK;
 }
 
@@ -350,7 +398,14 @@ sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dl
 /* Background production (`produce N rate=R/s background`): every tick sends
  * what is due, so the next steps (a kill, a pause) run while events flow. */
 sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
-    if (!r->bg.active || r->bg.busy) return SD_OK;
+    if (r->bg.busy) return SD_OK;
+    if (r->side.held_n && r->bg.side_due <= sd_util_mono_ms()) {
+        r->bg.busy = 1;
+        sd_err_t e = sd_run_side_release(r, err, errlen);
+        r->bg.busy = 0;
+        if (e) { sd_run_set_fatal(r, e, err); return e; }
+    }
+    if (!r->bg.active) return SD_OK;
     r->bg.busy = 1;
     sd_err_t e = SD_OK;
     int64_t now = sd_util_mono_ms();

@@ -42,9 +42,7 @@ char **sd_run_deploy_argv(sd_run_t *r, char *err, size_t errlen) {
     if (ok) {
         /* the follower is this very program (`streamdrill _deployed`) */
         char exe[4096];
-        ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (l > 0) {
-            exe[l] = 0;
+        if (!sd_util_self_exe(exe, sizeof(exe))) {
             out = sd_deployed_argv(exe, (char **const *)ex, n);
         } else {
             sd_err_set(err, errlen, SD_ERR_INTERNAL, "deploy: cannot find streamdrill's own program (/proc/self/exe)");
@@ -237,6 +235,10 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                                        char *err, size_t errlen) {
     sd_err_t e;
     if ((e = sd_run_background_wait(r, err, errlen))) return e;
+    /* deliveries lag=: quiescence is everything sent consumed, and the
+     * held deliveries are still to be sent (each within the lag) */
+    while (r->side.held_n)
+        if ((e = sd_run_tick(r, 20, err, errlen))) return e;
     int64_t t0 = sd_util_mono_ms();
     int64_t deadline = t0 + sd_util_scaled_ms(timeout_ms);
     if ((e = sd_run_drain(r, sd_util_scaled_ms(timeout_ms), err, errlen))) return e;

@@ -179,6 +179,8 @@ static void sd_run_close(sd_run_t *r) {
     r->events = NULL;
     sd_events_close(r->side.events);
     r->side.events = NULL;
+    free(r->side.held);
+    r->side.held = NULL;
     free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); sd_progress_close(r); free(r->pipe.consumed); free(r->side.topic); free(r->side.consumed); free(r->staging.stage); free(r->pipe.trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->staging.sub[i].stage); free(r->staging.sub[i].ns); sd_buf_free(&r->staging.sub[i].arena); }
     sd_buf_free(&r->staging.arena);
@@ -288,7 +290,12 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
                            .step_ms = sc->step_ms, .parcels = sc->parcels, .locations = sc->locations,
                            .id_field = sc->events_kind == SD_EVENTS_LOG ? sc->log_id_field : sc->id_field,
                            .time_field = sc->time_field, .delivery_share = sc->has_deliveries ? sc->delivery_share : 0,
-                           .delivery_min_ms = sc->delivery_min_ms, .delivery_max_ms = sc->delivery_max_ms};
+                           .delivery_min_ms = sc->delivery_min_ms, .delivery_max_ms = sc->delivery_max_ms,
+                           .edge_share = sc->edge_share, .delivery_orphans = sc->delivery_orphans};
+    /* the edges the model declares (see events.h) */
+    if (sc->model.kind == SD_MODEL_WINDOWS) ec.edge_slide_ms = sc->model.slide_ms ? sc->model.slide_ms : sc->model.size_ms;
+    if (sc->model.kind == SD_MODEL_JOIN) ec.edge_join = 1, ec.edge_lower_ms = 0, ec.edge_upper_ms = sc->model.within_ms;
+    if (sc->model.kind == SD_MODEL_LATEST && !sc->model.by_arrival) ec.edge_ties = 1;
     if (sc->has_deliveries && sc->events_kind == SD_EVENTS_LOG && !sc->deliveries_log)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: deliveries: expected log=PATH (a file of deliveries) with events "
                           "log= (the generator's deliveries follow its own scans), found none", sc->path, sc->deliveries_line);

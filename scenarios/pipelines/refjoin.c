@@ -39,6 +39,11 @@
  *   keep-state    never evict: right output, state that grows with every
  *                 record
  *   no-dedup      a replayed scan is joined again (its pairs written twice)
+ *   no-dedup-deliveries  a replayed delivery is joined again
+ *   exclusive-upper  a delivery exactly --within after its scan does not
+ *                 match (the range's upper bound taken as exclusive)
+ *   exclusive-lower  a delivery at its scan's very event time does not
+ *                 match (the lower bound taken as exclusive)
  *
  * SIGTERM finishes the current batch and exits 0. */
 #include <getopt.h>
@@ -60,7 +65,7 @@ static struct {
     int type;   /* 0 inner, 1 left, 2 full */
     int max_batch, trigger_ms, incarnation, row_delay_ms;
 } o = {.watermark_ms = 60000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2};
-static struct { int null_early, keep_state, no_dedup; } weak;
+static struct { int null_early, keep_state, no_dedup, no_dedup_deliveries, exclusive_upper, exclusive_lower; } weak;
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int s) { (void)s; stop_flag = 1; }
@@ -175,12 +180,14 @@ static void join_one(int side, const char *id, const char *parcel, int64_t t) {
     sqlite3_bind_text(ins, 2, parcel, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(ins, 3, t);
     done(ins);
-    if (!sqlite3_changes(db) && !(side == 0 && weak.no_dedup)) return; /* a replay: already joined */
+    if (!sqlite3_changes(db) && !(side == 0 && weak.no_dedup) && !(side == 1 && weak.no_dedup_deliveries))
+        return; /* a replay: already joined */
     /* scans: deliveries in [t, t + within]; deliveries: scans in [t - within, t] */
     sqlite3_stmt *m = side ? match_right : match_left;
     sqlite3_bind_text(m, 1, parcel, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(m, 2, side ? t - o.within_ms : t);
-    sqlite3_bind_int64(m, 3, side ? t : t + o.within_ms);
+    int64_t lo = weak.exclusive_lower, hi = weak.exclusive_upper; /* ms taken off each end by the weak modes */
+    sqlite3_bind_int64(m, 2, side ? t - o.within_ms + hi : t + lo);
+    sqlite3_bind_int64(m, 3, side ? t - lo : t + o.within_ms - hi);
     int matched = 0;
     char **other = NULL;
     int nother = 0;
@@ -284,7 +291,11 @@ int main(int argc, char **argv) {
                 if (!strcmp(w, "null-early")) weak.null_early = 1;
                 else if (!strcmp(w, "keep-state")) weak.keep_state = 1;
                 else if (!strcmp(w, "no-dedup")) weak.no_dedup = 1;
-                else if (strcmp(w, "none")) die("--weak %s: unknown (null-early, keep-state, no-dedup)", w);
+                else if (!strcmp(w, "no-dedup-deliveries")) weak.no_dedup_deliveries = 1;
+                else if (!strcmp(w, "exclusive-upper")) weak.exclusive_upper = 1;
+                else if (!strcmp(w, "exclusive-lower")) weak.exclusive_lower = 1;
+                else if (strcmp(w, "none"))
+                    die("--weak %s: unknown (null-early, keep-state, no-dedup, no-dedup-deliveries, exclusive-upper, exclusive-lower)", w);
             }
             break;
         default: die("usage: refjoin --brokers B --scans T --deliveries T --db PATH --within D [--watermark D] [--type inner|left|full]");

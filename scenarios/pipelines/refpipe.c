@@ -54,6 +54,11 @@
  *                       (already written) windows again with them counted
  *   inclusive-end       --window: a record exactly at a window's end is
  *                       counted in that window instead of the next
+ *   round-seconds       --window: event times rounded to the nearest
+ *                       second before windowing, so a record in the last
+ *                       half second of a window counts in the next (only
+ *                       a record off the whole second shows it: the
+ *                       edges a drill probes by default)
  *   no-dedup            --window, exactly-once: bronze has no primary key,
  *                       so a replayed record counts again in its window
  *   read-uncommitted    read with isolation.level=read_uncommitted: records of
@@ -73,6 +78,10 @@
  *                       state store's eviction does)
  *   latest-by-arrival   --latest: the last record read wins, even when its
  *                       event time is older (a blind upsert)
+ *   first-on-tie        --latest: a record whose event time equals the
+ *                       row's does not replace it (`>` where `>=` is
+ *                       meant): the first of two equal times wins, where
+ *                       the one read last is the newest
  *   tz-shift            write event_time an hour later than it was sent
  *                       (a time zone mistake): the id is right, the value
  *                       is not
@@ -169,7 +178,7 @@ static struct {
     int drop_ooo, no_watermark, late_inclusive, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
-        latest_by_arrival, tz_shift, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
+        latest_by_arrival, first_on_tie, tz_shift, round_seconds, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
         rewind;
 } weak;
 
@@ -192,9 +201,9 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
+        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
-        {"latest-by-arrival", &weak.latest_by_arrival}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind}, {NULL, NULL}};
+        {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -544,6 +553,9 @@ int main(int argc, char **argv) {
           " sd_event_ms=excluded.sd_event_ms, sd_writer=excluded.sd_writer"
         : "INSERT INTO latest VALUES(?,?,?,?,?) ON CONFLICT(parcel_id) DO UPDATE SET location=excluded.location, scan=excluded.scan,"
           " sd_event_ms=excluded.sd_event_ms, sd_writer=excluded.sd_writer WHERE excluded.sd_event_ms >= latest.sd_event_ms") : NULL;
+    if (o.latest && weak.first_on_tie) /* the bug: a newer record of the same event time does not replace the row */
+        upsert = prep("INSERT INTO latest VALUES(?,?,?,?,?) ON CONFLICT(parcel_id) DO UPDATE SET location=excluded.location, scan=excluded.scan,"
+                      " sd_event_ms=excluded.sd_event_ms, sd_writer=excluded.sd_writer WHERE excluded.sd_event_ms > latest.sd_event_ms");
 
     if (!o.bare_markers) printf("SD-READY\n");
     rd_kafka_message_t **b = calloc((size_t)o.max_batch, sizeof(*b));
@@ -741,7 +753,7 @@ int main(int argc, char **argv) {
                 sqlite3_bind_int(ins, 4, o.incarnation);
                 sqlite3_bind_int64(ins, 5, batch_id);
                 sqlite3_bind_int64(ins, 6, now_ms());
-                sqlite3_bind_int64(ins, 7, et);
+                sqlite3_bind_int64(ins, 7, weak.round_seconds ? (et + 500) / 1000 * 1000 : et);
                 step_done(ins, "write a row");
                 if (upsert) {
                     const char *pid = json_string_value(json_object_get(j, "parcel_id"));

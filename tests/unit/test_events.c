@@ -304,3 +304,139 @@ Test(events, deliveries_follow_their_scans) {
     sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
     sd_events_close(ev);
 }
+
+/* Window edges: with edges on, the three scans before each window
+ * boundary (a multiple of the slide) move to 1 ms before it, onto it and
+ * 1 ms after it, the same from the same seed; every other scan keeps its
+ * time, and the order of event times is kept. With a step over a third of
+ * the slide, the last scan before each boundary alone. */
+static void check_window_edges(int64_t step, int64_t slide, int triple) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 11, .tag = "a1b2c3d4", .start_ms = 1767254400000LL + 500, .step_ms = step,
+                          .parcels = 50, .locations = 24, .edge_share = 25, .edge_slide_ms = slide};
+    sd_events_t *ev, *ev2, *off;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_events_open(&c, &ev2, err, sizeof(err)), SD_OK, "%s", err);
+    sd_events_conf_t c0 = c;
+    c0.edge_share = 0;
+    cr_assert_eq(sd_events_open(&c0, &off, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t by_off[3] = {0}, boundaries = 0, prev = INT64_MIN, last_b = INT64_MIN;
+    sd_buf_t p, k;
+    sd_buf_init(&p); sd_buf_init(&k);
+    for (int64_t s = 0; s < 6000; s++) {
+        int64_t t = sd_events_time(ev, s), natural = c.start_ms + s * step, b = (natural + slide - 1) / slide * slide, rt;
+        sd_edge_t e, e2;
+        int is = sd_events_edge(ev, s, &e);
+        cr_assert_eq(is, sd_events_edge(ev2, s, &e2), "seq %lld: not reproducible", (long long)s);
+        cr_assert(!sd_events_edge(off, s, &e2) && sd_events_time(off, s) == natural, "edges=0 moved seq %lld", (long long)s);
+        int64_t before = (b - natural) / step; /* scans between it and the boundary */
+        if (before <= (triple ? 2 : 0)) {
+            cr_assert(is, "seq %lld, %lld scans before boundary %lld, probes nothing", (long long)s, (long long)before, (long long)b);
+            cr_assert_eq(e.kind, SD_EDGE_WINDOW);
+            cr_assert_eq(e.at_ms, b, "seq %lld: edge at %lld, boundary %lld", (long long)s, (long long)e.at_ms, (long long)b);
+            if (triple) cr_assert_eq(e.offset_ms, 1 - before);
+            cr_assert(e.offset_ms >= -1 && e.offset_ms <= 1);
+            cr_assert_eq(t, b + e.offset_ms, "seq %lld: time %lld, edge %lld%+d", (long long)s, (long long)t, (long long)b, e.offset_ms);
+            by_off[e.offset_ms + 1]++;
+            if (b != last_b) boundaries++, last_b = b;
+        } else {
+            cr_assert(!is && t == natural, "seq %lld moved without an edge", (long long)s);
+        }
+        cr_assert(t > prev, "seq %lld at %lld is not after the scan ahead of it (%lld)", (long long)s, (long long)t, (long long)prev);
+        prev = t;
+        /* the rendered event carries that time, to the millisecond */
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &p, &k, &rt, err, sizeof(err)), SD_OK);
+        cr_assert_eq(rt, t);
+    }
+    int64_t want = 6000 * step / slide;
+    cr_assert(boundaries >= want - 1 && boundaries <= want + 1, "%lld boundaries probed of %lld", (long long)boundaries, (long long)want);
+    for (int i = 0; i < 3; i++)
+        cr_assert(triple ? by_off[i] == boundaries || by_off[i] == boundaries - 1 : by_off[i] > boundaries / 5, "offset %d: %lld of %lld",
+                  i - 1, (long long)by_off[i], (long long)boundaries);
+    sd_buf_free(&p); sd_buf_free(&k);
+    sd_events_close(ev); sd_events_close(ev2); sd_events_close(off);
+}
+
+Test(events, window_edges_lie_on_the_boundary_and_1ms_either_side) {
+    check_window_edges(7000, 60000, 1);
+    check_window_edges(2000, 60000, 1);
+    check_window_edges(25000, 60000, 0);
+}
+
+/* Join edges: a share of the deliveries lies exactly on the join range's
+ * lower or upper bound (a delay of 0 or within) or 1 ms to either side;
+ * the exact bounds are the commonest; the delivery's event time is its
+ * scan's plus that delay, reproducibly. */
+Test(events, join_edges_lie_on_the_bounds_and_1ms_either_side) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 5, .tag = "a1b2c3d4", .start_ms = 1767254400000LL, .step_ms = 1000,
+                          .parcels = 50, .locations = 24, .delivery_share = 70, .delivery_min_ms = 60000, .delivery_max_ms = 480000,
+                          .edge_share = 25, .edge_join = 1, .edge_lower_ms = 0, .edge_upper_ms = 300000};
+    sd_events_t *ev;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k, sp, sk;
+    sd_buf_init(&p); sd_buf_init(&k); sd_buf_init(&sp); sd_buf_init(&sk);
+    int64_t n[4][3] = {{0}}, have = 0;
+    for (int64_t s = 0; s < 4000; s++) {
+        int64_t st, dt, dt2;
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &sp, &sk, &st, err, sizeof(err)), SD_OK);
+        sd_edge_t e;
+        int is = sd_events_delivery_edge(ev, s, &e);
+        if (!sd_events_delivery(ev, s, st, &p, &k, &dt)) {
+            cr_assert(!is, "seq %lld: an edge without a delivery", (long long)s);
+            continue;
+        }
+        have++;
+        cr_assert(sd_events_delivery(ev, s, st, &p, &k, &dt2) && dt2 == dt);
+        if (!is) {
+            cr_assert(dt - st >= 60000 && dt - st <= 480000);
+            continue;
+        }
+        cr_assert(e.kind == SD_EDGE_JOIN_LOWER || e.kind == SD_EDGE_JOIN_UPPER);
+        cr_assert_eq(e.at_ms, e.kind == SD_EDGE_JOIN_UPPER ? 300000 : 0);
+        cr_assert_eq(dt - st, e.at_ms + e.offset_ms, "seq %lld: delay %lld, edge %s%+d", (long long)s, (long long)(dt - st),
+                     sd_edge_name(e.kind), e.offset_ms);
+        n[e.kind][e.offset_ms + 1]++;
+    }
+    int64_t edges = 0;
+    for (int kk = SD_EDGE_JOIN_LOWER; kk <= SD_EDGE_JOIN_UPPER; kk++) {
+        edges += n[kk][0] + n[kk][1] + n[kk][2];
+        cr_assert(n[kk][1] > n[kk][0] && n[kk][1] > n[kk][2] && n[kk][0] > 0 && n[kk][2] > 0, "%s: %lld/%lld/%lld",
+                  sd_edge_name((sd_edge_kind_t)kk), (long long)n[kk][0], (long long)n[kk][1], (long long)n[kk][2]);
+    }
+    cr_assert(edges > have * 20 / 100 && edges < have * 30 / 100, "%lld edges of %lld deliveries", (long long)edges, (long long)have);
+    sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
+    sd_events_close(ev);
+}
+
+/* orphans=: that share of the deliveries is for a parcel no scan has (a
+ * parcel number past the generator's), never on a join edge; the rest
+ * keep their scan's parcel. */
+Test(events, orphan_deliveries_name_parcels_never_scanned) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 9, .tag = "a1b2c3d4", .start_ms = 1767254400000LL, .step_ms = 1000,
+                          .parcels = 50, .locations = 24, .delivery_share = 100, .delivery_min_ms = 0, .delivery_max_ms = 1000,
+                          .delivery_orphans = 20, .edge_share = 25, .edge_join = 1, .edge_upper_ms = 300000};
+    sd_events_t *ev;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k, sp, sk;
+    sd_buf_init(&p); sd_buf_init(&k); sd_buf_init(&sp); sd_buf_init(&sk);
+    int orphans = 0;
+    for (int64_t s = 0; s < 2000; s++) {
+        int64_t st, dt;
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &sp, &sk, &st, err, sizeof(err)), SD_OK);
+        cr_assert(sd_events_delivery(ev, s, st, &p, &k, &dt));
+        unsigned parcel = (unsigned)strtoul(k.data + 1, NULL, 10);
+        sd_edge_t e;
+        if (parcel >= 50) {
+            orphans++;
+            cr_assert(parcel < 100, "orphan parcel %u", parcel);
+            cr_assert(!sd_events_delivery_edge(ev, s, &e), "an orphan on an edge");
+        } else {
+            cr_assert(k.len == sk.len && !memcmp(k.data, sk.data, k.len), "keyed by its scan's parcel");
+        }
+    }
+    cr_assert(orphans > 300 && orphans < 500, "%d orphans of 2000, expected about 20%%", orphans);
+    sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
+    sd_events_close(ev);
+}

@@ -109,6 +109,38 @@ Test(scenario, variables_in_numbers_are_checked_after_substitution) {
     sd_kvlist_free(&over);
 }
 
+/* {name:unit}: one duration written once, rendered in the pipeline's unit;
+ * a unit it does not divide, a value that is no duration and an unknown
+ * unit are each refused at their column. */
+Test(scenario, duration_variables_render_in_a_unit) {
+    const char *t = "set within=5m\nsource kafka topic=t\ndeliveries share=70\nsink sqlite db=x query=\"SELECT a, b FROM j\"\n"
+                    "model join within={within}\npipeline /bin/prog --ms {within:ms} --s={within:s} {within:m}\nstart\n";
+    sd_scenario_t *sc = parse_ok(t, NULL);
+    cr_assert_eq(sc->model.within_ms, 300000);
+    cr_assert_str_eq(sc->argv[2], "300000");
+    cr_assert_str_eq(sc->argv[3], "--s=300");
+    cr_assert_str_eq(sc->argv[4], "5");
+    sd_scenario_free(sc);
+    static const struct { const char *set, *want; } bad[] = {
+        {"90s", "t.drill:6:52: {within:m}: within=90s is not a whole number of m (write {within:ms})"},
+        {"soon", "t.drill:5:19: model within: expected a duration"},
+    };
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        sd_kvlist_t over = {0};
+        sd_kvlist_add(&over, "within", bad[k].set);
+        sd_scenario_t *no = NULL;
+        char err[512];
+        cr_assert_eq(sd_scenario_parse_text("t.drill", t, &over, &no, err, sizeof(err)), SD_ERR_SCENARIO);
+        cr_assert(strstr(err, bad[k].want), "within=%s: got %s", bad[k].set, err);
+        sd_kvlist_free(&over);
+    }
+    sd_scenario_t *no = NULL;
+    char err[512];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", "set w=1s\nsource kafka topic=t\npipeline /bin/prog {w:days}\nstart\n", NULL, &no, err,
+                                        sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "t.drill:3:20: {w:days}: expected a unit of ms, s, m or h"), "got %s", err);
+}
+
 Test(scenario, continuation_and_quotes) {
     const char *t = "source kafka topic=t\n"
                     "pipeline /bin/prog --a \"two words\" 'single \"q\"' \\\n"
