@@ -1360,6 +1360,19 @@ void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, i
     pthread_mutex_unlock(&l->mu);
 }
 
+void sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque) {
+    sqlite3_stmt *st;
+    const char *sql = "SELECT 0, seq, event_time_ms, n FROM ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL UNION ALL"
+                      " SELECT 1, seq, event_time_ms, n FROM side_ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL ORDER BY 4";
+    sd_ledger_lock_read(l);
+    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            cb(opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l) {
     sqlite3_stmt *st;
     int64_t v = INT64_MIN;

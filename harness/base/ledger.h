@@ -170,6 +170,9 @@ void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq,
 /* Each acknowledged message of the second source (`deliveries`): the seq
  * of its scan, its event time, its key. */
 void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque);
+/* Each acknowledged message with an event time, of the source (side 0) and
+ * the second source (side 1), in the order they were handed to Kafka. */
+void sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque);
 
 /* The oldest of the partitions' newest event times, over the events sent to
  * the target and the second source's: the watermark an engine that keeps

@@ -137,6 +137,8 @@ typedef struct sd_join_event_s {
     int64_t seq;
     int64_t t_ms;
     const char *key;
+    int maybe_late;        /* it reached Kafka after events that put a watermark past its time: an engine may
+                              have dropped it as late or joined it (the arrival's race); its rows are pending */
 } sd_join_event_t;
 typedef struct sd_join_row_s {
     int64_t left, right;   /* seqs; -1 null, -2 a value that is no id of the run */

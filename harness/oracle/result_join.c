@@ -23,6 +23,15 @@
  * null_for_matched: the outer-join bug of emitting the null row first and
  * the pair later.
  *
+ * An event that reached Kafka after others had put a watermark past its
+ * event time (maybe_late: a delivery held back behind a burst of scans)
+ * is dropped as late by an engine that read those first and joined by
+ * one that did not: the race of its arrival decides. Every group that
+ * rests on it (its pairs; the null row of an event matched only through
+ * it, or of the event itself) is pending either way; a null row beside a
+ * pair the sink holds is still null_for_matched, and a group written
+ * twice is still written twice.
+ *
  * The expected groups and the sink's rows are sorted by (left, right) and
  * merged in one walk. O((pairs + rows) log). */
 #include "result.h"
@@ -37,6 +46,7 @@ typedef struct {
     int64_t left, right;   /* -1 null */
     int kind;              /* 0 pair, 1 left null, 2 right null */
     int64_t horizon;       /* null rows: when it is final */
+    int maybe;             /* rests on an event that may have been dropped as late: pending either way */
 } sd_jexp_t;
 
 static int sd_cmp_lr(int64_t al, int64_t ar, int64_t bl, int64_t br) {
@@ -113,21 +123,27 @@ static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_
                 int64_t d = R[ri[b]].t_ms - L[li[a]].t_ms;
                 if (d < c->lower_ms || d > c->upper_ms) continue;
                 if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
-                x[n++] = (sd_jexp_t){.left = L[li[a]].seq, .right = R[ri[b]].seq, .kind = 0};
-                lmatched[li[a]] = rmatched[ri[b]] = 1;
+                int maybe = L[li[a]].maybe_late || R[ri[b]].maybe_late;
+                x[n++] = (sd_jexp_t){.left = L[li[a]].seq, .right = R[ri[b]].seq, .kind = 0, .maybe = maybe};
+                /* 1: matched for sure; 2: only by pairs that rest on a maybe-late event */
+                if (!maybe) lmatched[li[a]] = rmatched[ri[b]] = 1;
+                if (!lmatched[li[a]]) lmatched[li[a]] = 2;
+                if (!rmatched[ri[b]]) rmatched[ri[b]] = 2;
             }
         i = i2;
         j = j2;
     }
     for (int64_t i = 0; c->type >= SD_JOIN_LEFT && i < nl; i++) {
-        if (lmatched[i]) continue;
+        if (lmatched[i] == 1) continue;
         if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
-        x[n++] = (sd_jexp_t){.left = L[i].seq, .right = -1, .kind = 1, .horizon = L[i].t_ms + c->upper_ms};
+        x[n++] = (sd_jexp_t){.left = L[i].seq, .right = -1, .kind = 1, .horizon = L[i].t_ms + c->upper_ms,
+                             .maybe = lmatched[i] == 2 || L[i].maybe_late};
     }
     for (int64_t j = 0; c->type == SD_JOIN_FULL && j < nr; j++) {
-        if (rmatched[j]) continue;
+        if (rmatched[j] == 1) continue;
         if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
-        x[n++] = (sd_jexp_t){.left = -1, .right = R[j].seq, .kind = 2, .horizon = R[j].t_ms - c->lower_ms};
+        x[n++] = (sd_jexp_t){.left = -1, .right = R[j].seq, .kind = 2, .horizon = R[j].t_ms - c->lower_ms,
+                             .maybe = rmatched[j] == 2 || R[j].maybe_late};
     }
     free(li);
     free(ri);
@@ -163,10 +179,10 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
     sd_buf_init(&d);
     unsigned flags = 1u << SD_G_UNEXPECTED;
     int64_t t = lpos >= 0 ? L[lpos].t_ms : rpos >= 0 ? R[rpos].t_ms : 0;
-    if (row->right == -1 && lpos >= 0 && lmatched[lpos]) {
+    if (row->right == -1 && lpos >= 0 && lmatched[lpos] == 1) {
         flags = 1u << SD_G_NULL_MATCHED;
         sd_buf_printf(&d, "%s + null (by %s): %s did match a right row, so no null row may be written for it", a, w, a);
-    } else if (row->left == -1 && rpos >= 0 && rmatched[rpos]) {
+    } else if (row->left == -1 && rpos >= 0 && rmatched[rpos] == 1) {
         flags = 1u << SD_G_NULL_MATCHED;
         sd_buf_printf(&d, "null + %s (by %s): %s did match a left row, so no null row may be written for it", b, w, b);
     } else if (row->left >= 0 && lpos < 0) {
@@ -206,6 +222,15 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
     for (int64_t i = 0; i < nr; i++) rpos[R[i].seq] = i;
     sd_join_row_t *rs = sd_util_xmalloc(sizeof(*rs) * (size_t)(nrows ? nrows : 1));
     memcpy(rs, rows, sizeof(*rs) * (size_t)nrows);
+    /* the events some row joins as a matching pair: a null row beside such a
+     * row is wrong even when the pair rests on a maybe-late event */
+    uint8_t *lobs = sd_util_xcalloc((size_t)(nl ? nl : 1), 1), *robs = sd_util_xcalloc((size_t)(nr ? nr : 1), 1);
+    for (int64_t k = 0; k < nrows; k++) {
+        int64_t a = sd_join_find(L, nl, lpos, lmax, rows[k].left), b = sd_join_find(R, nr, rpos, rmax, rows[k].right);
+        if (a < 0 || b < 0 || strcmp(L[a].key, R[b].key)) continue;
+        int64_t d = R[b].t_ms - L[a].t_ms;
+        if (d >= c->lower_ms && d <= c->upper_ms) lobs[a] = robs[b] = 1;
+    }
     if (nrows) qsort(rs, (size_t)nrows, sizeof(*rs), sd_cmp_jrow); /* stable enough: the writer shown is one of the group's */
     int64_t i = 0, j = 0;
     while (i < nexp || j < nrows) {
@@ -224,6 +249,7 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
         }
         const sd_jexp_t *g = &x[i++];
         int fin = g->kind ? sd_join_final(c, g->horizon) : 1;
+        if (g->maybe && fin > 0) fin = 0;
         char a[64], b[64], edge[96];
         sd_jid(c, 0, g->left, a, sizeof(a));
         sd_jid(c, 1, g->right, b, sizeof(b));
@@ -252,6 +278,15 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
                     sd_util_fmt("%s + %s (by %s): written before it could be final: the watermark had not passed its horizon "
                                 "(%.1f s after the final watermark)", a, b, w, (double)(g->horizon - c->final_wm) / 1000.0));
             if (copies > 1) out->n[SD_G_TWICE]++;
+        } else if (fin == 0 && g->maybe && g->kind && (g->kind == 1 ? lobs[lpos[g->left]] : robs[rpos[g->right]])) {
+            out->n[SD_G_NULL_MATCHED]++;
+            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_NULL_MATCHED,
+                    sd_util_fmt("%s + %s (by %s): %s is joined in another row of the sink, so no null row may be written for it", a, b,
+                                w, g->kind == 1 ? a : b));
+        } else if (fin == 0 && copies > 1) {
+            out->n[SD_G_TWICE]++;
+            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_TWICE, sd_util_fmt("%s + %s: %lld rows (the last by %s)", a, b,
+                                                                                 (long long)copies, w));
         } else if (fin == 0) {
             out->n[SD_G_PENDING]++;
         } else if (copies > 1) {
@@ -268,4 +303,6 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
     free(lpos);
     free(rpos);
     free(rs);
+    free(lobs);
+    free(robs);
 }

@@ -139,6 +139,47 @@ static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t
     return e;
 }
 
+/* The maybe-late events (result_join.c): those whose event time lies
+ * behind the watermark the messages handed to Kafka before them could set
+ * (each source's newest event time, the older of the two, minus the
+ * contract's watermark): an engine that read those first dropped them as
+ * late. A copy's replay comes later, under a watermark no lower: the
+ * first copy decides. */
+typedef struct {
+    int64_t top[2];    /* each source's newest event time so far */
+    int64_t wm_ms;
+    uint8_t *late[2];  /* by seq: 0 unseen, 1 maybe late, 2 on time */
+    int64_t nseq[2];
+} sd_join_arrivals_t;
+
+static void sd_join_arrival(void *opaque, int side, int64_t seq, int64_t t) {
+    sd_join_arrivals_t *v = opaque;
+    if (seq < 0) return;
+    if (seq >= v->nseq[side]) {
+        int64_t n = seq * 2 + 256;
+        v->late[side] = sd_util_xrealloc(v->late[side], (size_t)n);
+        memset(v->late[side] + v->nseq[side], 0, (size_t)(n - v->nseq[side]));
+        v->nseq[side] = n;
+    }
+    int64_t wm = v->top[0] < v->top[1] ? v->top[0] : v->top[1];
+    uint8_t *l = &v->late[side][seq];
+    if (!*l) *l = wm != INT64_MIN && t < wm - v->wm_ms ? 1 : 2;
+    if (t > v->top[side]) v->top[side] = t;
+}
+
+static void sd_join_maybe_late(sd_run_t *r, sd_join_side_t *sides[2], int64_t nlate[2]) {
+    sd_join_arrivals_t v = {.top = {INT64_MIN, INT64_MIN}, .wm_ms = r->sc->watermark_ms};
+    sd_ledger_each_arrival(r->ledger, sd_join_arrival, &v);
+    for (int s = 0; s < 2; s++) {
+        for (int64_t i = 0; i < sides[s]->n; i++) {
+            int64_t q = sides[s]->ev[i].seq;
+            sides[s]->ev[i].maybe_late = q >= 0 && q < v.nseq[s] && v.late[s][q] == 1;
+            nlate[s] += sides[s]->ev[i].maybe_late;
+        }
+        free(v.late[s]);
+    }
+}
+
 sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, char **detail, char *err, size_t errlen) {
     const struct sd_model_decl_s *md = &r->sc->model;
     sd_join_side_t L = {.newest = INT64_MIN}, R = {.newest = INT64_MIN};
@@ -152,6 +193,17 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
     free(dd.seen);
     sd_join_fix(&L);
     sd_join_fix(&R);
+    sd_join_side_t *sides[2] = {&L, &R};
+    int64_t nlate[2] = {0, 0};
+    sd_join_maybe_late(r, sides, nlate);
+    if (nlate[0] || nlate[1]) {
+        char w[512];
+        snprintf(w, sizeof(w), "%lld scans and %lld deliveries reached Kafka after messages whose event times could put the "
+                 "watermark past theirs: an engine that read those first drops them as late, one that did not joins them; the join "
+                 "rows that rest on them are pending", (long long)nlate[0], (long long)nlate[1]);
+        sd_ledger_warning(r->ledger, "maybe-late", w, NULL, 0);
+        sd_run_say(r, "note: %s", w);
+    }
     const char *names[3];
     char lc[130], rc[130];
     snprintf(lc, sizeof(lc), "?%s", md->left_col ? md->left_col : "event_id");

@@ -411,6 +411,45 @@ Test(result, join_full_outer_right_nulls_and_the_boundaries) {
     sd_result_free(&r);
 }
 
+Test(result, join_a_maybe_late_delivery_leaves_its_rows_pending) {
+    /* d0 (s-0's only certain partner besides d3) reached Kafka after a
+     * faster message moved the watermark: dropped or joined, both right */
+    sd_join_event_t r4[4];
+    memcpy(r4, JR, sizeof r4);
+    r4[0].maybe_late = 1;
+    sd_join_conf_t c = jconf(SD_JOIN_LEFT);
+    sd_result_t r;
+    /* the pair left out: pending, not missing */
+    sd_join_row_t without[] = {{0, 3, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, without, 3, &r);
+    cr_assert_eq(r.n[SD_G_MISSING], 0);
+    cr_assert_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* d3 late too: s-0 is matched only through maybe-late pairs, so its
+     * null row is pending whether it was written or not */
+    r4[1].maybe_late = 1;
+    sd_join_row_t nulled[] = {{0, -1, "b2"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, nulled, 3, &r);
+    cr_assert_eq(r.nanomalies, 0);
+    cr_assert_eq(r.n[SD_G_CORRECT], 2);
+    sd_result_free(&r);
+    sd_result_join(&c, JL, 4, r4, 4, nulled + 1, 2, &r);
+    cr_assert_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* its null row and one of its pairs both written: one of them is wrong */
+    sd_join_row_t both[] = {{0, -1, "b1"}, {0, 0, "b2"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, both, 4, &r);
+    cr_assert_eq(r.n[SD_G_NULL_MATCHED], 1);
+    cr_assert(jflagged(&r, "s-0\x1fnull", SD_G_NULL_MATCHED));
+    sd_result_free(&r);
+    /* an uncertain pair written twice is still written twice */
+    sd_join_row_t twice[] = {{0, 0, "b1"}, {0, 0, "b2"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, twice, 4, &r);
+    cr_assert_eq(r.n[SD_G_TWICE], 1);
+    cr_assert(jflagged(&r, "s-0\x1fs-d0", SD_G_TWICE));
+    sd_result_free(&r);
+}
+
 Test(result, latest_a_tombstone_removes_the_key_until_a_later_event) {
     /* P1: events at arrival 0 and 1, a tombstone at 2: no row; P2: a tombstone at 1, an event at 3: its row */
     sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1f" "a"), lev(1, 30, "P1", "BER\x1f" "b"), lev(2, 0, "P1", ""),
