@@ -43,7 +43,7 @@ static struct {
     const char *cluster;
     sd_kvlist_t sets;
     sd_kvlist_t xprops;
-    int quiet, verbose;
+    int quiet, verbose, json;
     int operator_mode;
     int nbrokers;
     /* explore */
@@ -55,7 +55,7 @@ static struct {
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_CLUSTER, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
-       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR };
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR, OPT_JSON };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -64,6 +64,7 @@ static const struct option sd_long_opts[] = {
     {"tag", required_argument, NULL, OPT_TAG},
     {"set", required_argument, NULL, OPT_SET},
     {"summary", required_argument, NULL, OPT_SUMMARY},
+    {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
@@ -108,6 +109,7 @@ static void sd_usage(FILE *f) {
           "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
           "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
           "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "      --json             print each scenario's summary.json on stdout, one line each\n"
           "      --operator MODE    who answers `operator` steps: ask (a person, on this terminal) or auto (their\n"
           "                         command=); default: ask when stdin is a terminal, else auto\n"
           "\n"
@@ -185,7 +187,7 @@ static int sd_verb_check(int nfiles, char **files) {
     int bad = 0;
     for (int i = 0; i < nfiles; i++) {
         sd_scenario_t *sc;
-        char err[2048];
+        char err[16384]; /* up to SD_PARSE_MAX_ERRORS lines, each named */
         if (sd_scenario_parse(files[i], &sd_opt.sets, &sc, err, sizeof(err))) {
             fprintf(stderr, "%s\n", err);
             bad = 1;
@@ -214,10 +216,16 @@ static int sd_verb_init(int nfiles, char **files) {
     sd_buf_init(&b);
     int rc = SD_EXIT_PASS;
     sd_scenario_t *sc = NULL;
-    if (sd_init_drill(&o, &b, err, sizeof(err))) {
+    const char *hole = NULL;
+    /* the placeholder left for the user is filled in for init's own parse only */
+    sd_kvlist_t sets = {0};
+    for (int i = 0; i < sd_opt.sets.n; i++) sd_kvlist_add(&sets, sd_opt.sets.v[i].key, sd_opt.sets.v[i].value);
+    sd_err_t ie = sd_init_drill(&o, &b, &hole, err, sizeof(err));
+    if (!ie && hole) sd_kvlist_add(&sets, hole, "x");
+    if (ie) {
         fprintf(stderr, "streamdrill init: %s\n", err);
         rc = SD_EXIT_USAGE;
-    } else if (sd_scenario_parse_text(to_stdout ? "<stdout>" : file, b.data, &sd_opt.sets, &sc, err, sizeof(err))) {
+    } else if (sd_scenario_parse_text(to_stdout ? "<stdout>" : file, b.data, &sets, &sc, err, sizeof(err))) {
         /* a pipeline line the language refuses (an unknown {placeholder}, a quote left open) */
         fprintf(stderr, "streamdrill init: the drill it would write does not parse: %s\n", err);
         rc = SD_EXIT_USAGE;
@@ -227,23 +235,35 @@ static int sd_verb_init(int nfiles, char **files) {
         fprintf(stderr, "streamdrill init: %s exists: refusing to replace it\n", file);
         rc = SD_EXIT_USAGE;
     } else {
-        /* "x": created here or not at all (sd_util_write_file would replace a file made meanwhile) */
-        FILE *f = fopen(file, "wx");
+        /* its folder made first (`init drills/first.drill` in a new repository);
+         * "x": created here or not at all (sd_util_write_file would replace a file made meanwhile) */
+        char *dir = sd_util_dirname(file);
+        char derr[512] = "";
+        int made = !strcmp(dir, ".") || !sd_util_mkdirs(dir, derr, sizeof(derr));
+        free(dir);
+        FILE *f = made ? fopen(file, "wx") : NULL;
         int bad = !f;
-        if (f) {
+        if (!made) {
+            fprintf(stderr, "streamdrill init: %s\n", derr);
+            rc = SD_EXIT_INTERNAL;
+        } else if (f) {
             bad = fwrite(b.data, 1, b.len, f) != b.len;
             bad |= fclose(f) != 0;
         }
-        if (bad) {
+        if (bad && made) {
             fprintf(stderr, "streamdrill init: write %s: %s\n", file, strerror(errno));
             if (f) unlink(file);
             rc = SD_EXIT_INTERNAL;
-        } else if (!sd_opt.quiet) {
+        } else if (!bad && !sd_opt.quiet) {
             printf("%s: written (%s, %d steps); check it with `streamdrill check %s`, run it with `streamdrill run %s`\n",
                    file, sc->name, sc->nsteps, file, file);
+            if (hole)
+                printf("%s: fill in {%s} first (the path your pipeline's sink writes; its command line names none), or "
+                       "pass --set %s=PATH\n", file, hole, hole);
         }
     }
     if (sc) sd_scenario_free(sc);
+    sd_kvlist_free(&sets);
     sd_buf_free(&b);
     free(stem);
     return rc;
@@ -461,6 +481,26 @@ static int sd_verb_broker(int nargs, char **args) {
     return SD_EXIT_PASS;
 }
 
+/* --json: a run's summary.json on stdout as one line (JSON Lines over
+ * several scenarios); the live lines stay on stderr. */
+static int sd_print_summary_json(const char *run_dir) {
+    char *path = sd_util_fmt("%s/summary.json", run_dir);
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    int rc = -1;
+    if (!j) {
+        fprintf(stderr, "streamdrill: --json: %s:%d: %s\n", path, je.line, je.text);
+    } else {
+        char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (text && printf("%s\n", text) >= 0 && fflush(stdout) == 0) rc = 0;
+        else fprintf(stderr, "streamdrill: --json: cannot write to stdout: %s\n", strerror(errno));
+        free(text);
+        json_decref(j);
+    }
+    free(path);
+    return rc;
+}
+
 static int sd_append_summary(const char *run_dir, const char *file) {
     char *md = sd_util_fmt("%s/report.md", run_dir);
     char *text = NULL;
@@ -518,7 +558,7 @@ static int sd_verb_run(int nfiles, char **files) {
     sd_scenario_t **scs = sd_util_xcalloc((size_t)nfiles, sizeof(*scs));
     int bad = 0;
     for (int i = 0; i < nfiles; i++) {
-        char err[2048];
+        char err[16384];
         if (sd_scenario_parse(files[i], &sd_opt.sets, &scs[i], err, sizeof(err))) {
             fprintf(stderr, "%s\n", err);
             bad = 1;
@@ -598,6 +638,9 @@ static int sd_verb_run(int nfiles, char **files) {
                         .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy, .cluster = sd_opt.cluster, .nbrokers = sd_opt.nbrokers,
                         .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
+    /* the verdict in colour on a terminal, unless NO_COLOR (no-color.org) says not */
+    const char *term = getenv("TERM"), *nocolour = getenv("NO_COLOR");
+    int colour = isatty(2) && term && strcmp(term, "dumb") && !(nocolour && *nocolour);
     char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
     int nrun_dirs = 0;
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
@@ -608,7 +651,9 @@ static int sd_verb_run(int nfiles, char **files) {
         if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
         int code = sd_err_exit_code(res.status);
         const char *V = res.status == SD_OK ? "PASS" : res.status == SD_ERR_CHECK_FAILED ? "FAIL" : !strcmp(res.verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
-        fprintf(stderr, "%s: %s%s%s%s\n", scs[i]->name, V, res.message[0] ? " (" : "", res.message, res.message[0] ? ")" : "");
+        const char *on = !colour ? "" : code == SD_EXIT_PASS ? "\033[1;32m" : code == SD_EXIT_FAIL ? "\033[1;31m" : "\033[1;33m";
+        fprintf(stderr, "%s: %s%s%s%s%s%s\n", scs[i]->name, on, V, colour ? "\033[0m" : "", res.message[0] ? " (" : "", res.message,
+                res.message[0] ? ")" : "");
         if (res.status != SD_OK && res.status != SD_ERR_CHECK_FAILED && res.message[0] && !sd_opt.quiet)
             fprintf(stderr, "streamdrill: %s: %s: %s\n", scs[i]->name, sd_strerror(res.status), res.message);
         if (res.run_dir[0]) {
@@ -618,6 +663,7 @@ static int sd_verb_run(int nfiles, char **files) {
             if (sd_opt.summary && sd_append_summary(res.run_dir, sd_opt.summary))
                 fprintf(stderr, "streamdrill: --summary %s: cannot append: %s\n", sd_opt.summary, strerror(errno));
         }
+        if (sd_opt.json && res.recorded && sd_print_summary_json(res.run_dir)) any_error = 1;
         if (code == SD_EXIT_FAIL) any_fail = 1;
         else if (code == SD_EXIT_INCONCLUSIVE) any_inconclusive = 1;
         else if (code == SD_EXIT_USAGE) any_usage = 1;
@@ -676,8 +722,8 @@ static int sd_verb_explore(int nfiles, char **files) {
         fprintf(stderr, "streamdrill explore: expected one scenario file, found %d\n", nfiles);
         return SD_EXIT_USAGE;
     }
-    if (sd_opt.summary || sd_opt.proxy || sd_opt.tag) {
-        fprintf(stderr, "streamdrill explore: --summary, --proxy and --tag apply to `streamdrill run` only (each schedule is a run of its own)\n");
+    if (sd_opt.summary || sd_opt.proxy || sd_opt.tag || sd_opt.json) {
+        fprintf(stderr, "streamdrill explore: --summary, --json, --proxy and --tag apply to `streamdrill run` only (each schedule is a run of its own)\n");
         return SD_EXIT_USAGE;
     }
     if (sd_opt.cluster && sd_opt.jobs > 1) {
@@ -762,6 +808,7 @@ static int sd_parse_options(int argc, char **argv) {
             if (sd_parse_kv(optarg, &sd_opt.xprops, "-X")) return SD_EXIT_USAGE;
             break;
         case OPT_SUMMARY: sd_opt.summary = optarg; break;
+        case OPT_JSON: sd_opt.json = 1; break;
         case OPT_CLUSTER: sd_opt.cluster = optarg; break;
         case OPT_PROXY:
             if (!strchr(optarg, '=')) {

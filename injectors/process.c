@@ -207,6 +207,14 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
             if (!s.running) { *gone = 1; return SD_OK; }
+            if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0)
+                /* batches came and went: say so, and what would make it land */
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: each of the %d batches that began within %.0fs committed "
+                                  "before the harness could act; to land inside a batch: batches that last longer than the fault "
+                                  "takes to arrive (more rows per batch, a slower sink or trigger)%s, or batch markers with rows= "
+                                  "so the harness aims by the batch's size", st->kind == SD_STEP_PAUSE ? "pause" : "kill", misses,
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
+                                  st->proc.after_ms >= 0 ? ", a shorter after= (it waits past the batch's end)" : "");
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
                                   st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
@@ -322,7 +330,14 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
                  !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
-        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
+        if (!inside) {
+            /* what would make it land, said where the miss is */
+            char why[1024];
+            snprintf(why, sizeof(why), "%s; to land inside a batch: batches that last longer than the fault takes to arrive "
+                     "(more rows per batch, a slower sink or trigger), `after=1ms` to act as soon as one begins%s",
+                     land, L->batch_rows >= 0 ? "" : ", or batch markers with rows= so the harness aims by the batch's size");
+            sd_run_fault_missed(r, &r->sc->steps[r->step], why), ok = 0;
+        }
     } else if (L->batch >= 0) {
         int clean = sd_progress_landed_between(r, L->batch);
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of %s%s", clean ? "between batches," : "late: a new batch had begun",
@@ -535,6 +550,7 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
          * finding, not an inconclusive run: the crash is counted */
         snprintf(detail, dlen, "%srestart failed: %.900s", pre, err);
         sd_ledger_warning(r->ledger, "restart-failed", err, NULL, 0);
+        sd_run_restart_failed(r); /* not "ok" in the step's status */
         return SD_OK;
     }
     if (e) return e;

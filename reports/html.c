@@ -167,24 +167,15 @@ static void sd_html_top(sd_buf_t *b, const sd_report_model_t *m) {
     sd_buf_puts(b, "</table>\n");
 }
 
-/* What was judged: counts, charts, checks, faults, anomalies, the pipeline's own account. */
-static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
-    sd_buf_puts(b, "<h2>Counts</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
-    for (int i = 0; i < m->ncounts; i++) {
-        sd_buf_puts(b, "<tr><td>");
-        sd_h(b, m->counts[i].name);
-        if (m->counts[i].value < 0) sd_buf_puts(b, "</td><td class=\"n\">n/a</td></tr>\n");
-        else sd_buf_printf(b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
-    }
-    sd_buf_puts(b, "</table>\n<h2>Charts</h2>\n");
-    sd_html_svg(b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
-    sd_html_svg(b, m->run_dir, "latency", "end-to-end latency quantiles over time");
-    sd_html_svg(b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
-    sd_html_svg(b, m->run_dir, "state", "state rows kept after each batch, and the watermark");
-
+/* What was judged, verdict first: the checks (failed ones first), the
+ * anomalies with their ids, the faults and where they landed, the
+ * pipeline's own account, the charts, then every count. */
+static void sd_html_checks(sd_buf_t *b, const sd_report_model_t *m) {
     sd_buf_puts(b, "<h2>Checks</h2>\n<table id=\"checks\"><tr><th>check</th><th>expected</th><th>actual</th><th>result</th><th>detail</th></tr>\n");
-    for (int i = 0; i < m->nchecks; i++) {
-        const sd_rcheck_t *c = &m->checks[i];
+    /* the failed ones first */
+    for (int k = 0; k < 2 * m->nchecks; k++) {
+        const sd_rcheck_t *c = &m->checks[k % m->nchecks];
+        if ((k < m->nchecks) == c->pass) continue;
         sd_buf_puts(b, "<tr><td>");
         sd_h(b, c->name);
         sd_buf_puts(b, "</td><td>");
@@ -196,7 +187,11 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
         sd_buf_puts(b, "</td></tr>\n");
     }
     if (!m->nchecks) sd_buf_puts(b, "<tr><td colspan=\"5\">none: the run ended before the reconciliation</td></tr>\n");
-    sd_buf_puts(b, "</table>\n<h2>Faults</h2>\n");
+    sd_buf_puts(b, "</table>\n");
+}
+
+static void sd_html_faults(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Faults</h2>\n");
     if (!m->nfaults) sd_buf_puts(b, "<p>None.</p>\n");
     else {
         sd_buf_puts(b, "<table id=\"faults\"><tr><th>t (s)</th><th>fault</th><th>detail</th><th>incarnation</th><th>where it landed</th></tr>\n");
@@ -212,6 +207,9 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
         }
         sd_buf_puts(b, "</table>\n");
     }
+}
+
+static void sd_html_anomalies(sd_buf_t *b, const sd_report_model_t *m) {
     sd_buf_puts(b, "<h2>Anomalies</h2>\n");
     if (!m->nbuckets && !m->nunexpected && !m->ngroups) sd_buf_puts(b, "<p>None: every id is where the contract says.</p>\n");
     for (int i = 0; i < m->nbuckets; i++) sd_html_ids(b, &m->buckets[i], 0);
@@ -226,6 +224,9 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
         }
         sd_buf_puts(b, "</table>\n");
     }
+}
+
+static void sd_html_account(sd_buf_t *b, const sd_report_model_t *m) {
     if (m->naccounts) {
         sd_buf_puts(b, "<h2>The pipeline's own account</h2>\n<table><tr><th>query</th><th>batches reported</th><th>input rows</th>"
                         "<th>ledger messages at those offsets</th><th>batches disagreeing</th><th>dropped by watermark</th><th>late events sent there</th></tr>\n");
@@ -240,6 +241,34 @@ static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
         }
         sd_buf_puts(b, "</table>\n");
     }
+}
+
+static void sd_html_charts(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Charts</h2>\n");
+    sd_html_svg(b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
+    sd_html_svg(b, m->run_dir, "latency", "end-to-end latency quantiles over time");
+    sd_html_svg(b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
+    sd_html_svg(b, m->run_dir, "state", "state rows kept after each batch, and the watermark");
+
+}
+
+static void sd_html_counts(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_buf_puts(b, "<h2>Every count</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
+    for (int i = 0; i < m->ncounts; i++) {
+        sd_buf_puts(b, "<tr><td>");
+        sd_h(b, m->counts[i].name);
+        if (m->counts[i].value < 0) sd_buf_puts(b, "</td><td class=\"n\">n/a</td></tr>\n");
+        else sd_buf_printf(b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
+    }
+    sd_buf_puts(b, "</table>\n");
+}
+
+static void sd_html_results(sd_buf_t *b, const sd_report_model_t *m) {
+    sd_html_checks(b, m);
+    sd_html_anomalies(b, m);
+    sd_html_faults(b, m);
+    sd_html_account(b, m);
+    sd_html_charts(b, m);
 }
 
 /* The runbook: the checkpoint, each incarnation's command and version, the
@@ -311,7 +340,10 @@ static void sd_html_run(sd_buf_t *b, const sd_report_model_t *m) {
         const sd_rstep_t *p = &m->steps[i];
         sd_buf_printf(b, "<tr><td class=\"n\">%d</td><td><code>", p->line);
         sd_h(b, p->text);
-        sd_buf_puts(b, "</code></td><td>");
+        /* a step that did not do what it says stands out: never a plain "ok"-like cell */
+        int bad = !strcmp(p->status, "missed") || !strcmp(p->status, "restart failed") || !strcmp(p->status, "timeout") ||
+                  !strcmp(p->status, "failed");
+        sd_buf_puts(b, bad ? "</code></td><td class=\"bad\">" : "</code></td><td>");
         sd_h(b, p->status);
         sd_buf_puts(b, "</td><td>");
         sd_h(b, p->detail);
@@ -359,6 +391,7 @@ static sd_err_t sd_html_write(const sd_report_model_t *m, const char *path, char
     sd_html_results(&b, m);
     sd_html_run(&b, m);
     sd_html_runbook(&b, m);
+    sd_html_counts(&b, m);
     sd_buf_puts(&b, "<h2>Reproduce</h2>\n<pre id=\"reproduce\">");
     sd_h(&b, m->reproduce);
     sd_buf_puts(&b, "</pre>\n<p class=\"note\">streamdrill ");

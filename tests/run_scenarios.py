@@ -142,7 +142,10 @@ def run_case_once(binary, case, i):
     if "cluster" in case.needs:
         cmd += ["--cluster", REAL["cluster"]]
     if "sparkcluster" in case.needs:
-        cmd += ["--set", "master=" + REAL["spark_master"], "--set", "sparkdir=" + REAL["spark_cluster"]]
+        # only the variables the drill uses: --set of one it does not is an error
+        text = open(case.scenario).read()
+        cmd += [a for k, v in (("master", REAL["spark_master"]), ("sparkdir", REAL["spark_cluster"]))
+                if re.search(r"^set .*\b%s=|\{%s[}:]" % (k, k), text, re.M) for a in ("--set", f"{k}={v}")]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()
@@ -172,6 +175,14 @@ def run_case_once(binary, case, i):
             size = os.path.getsize(os.path.join(rdir, name)) if os.path.exists(os.path.join(rdir, name)) else 0
             if case.reports_max and size > case.reports_max:
                 problems.append(f"{name} has {size} bytes, over {case.reports_max}")
+    if "--json" in case.args:
+        # --json: stdout is summary.json, one line, and nothing else
+        lines = p.stdout.splitlines()
+        try:
+            if len(lines) != 1 or json.loads(lines[0]) != summary:
+                problems.append(f"--json: stdout is not summary.json on one line: {p.stdout[:200]!r}")
+        except ValueError as e:
+            problems.append(f"--json: stdout is not JSON ({e}): {p.stdout[:200]!r}")
     if summary and not case.allow_timeouts:
         # a healthy drill never waits out a readiness or await timeout
         waited = [w for w in summary.get("warnings", []) if w.get("kind") in ("no-ready-marker", "await-timeout")]
@@ -540,16 +551,12 @@ def test_reports(binary):
     return True
 
 
-def test_live_progress(binary):
-    """On a terminal a live progress line (step, sent, acknowledged, target rows)
-    is redrawn in place; on a pipe the same run prints plain lines only."""
+def run_on_a_terminal(binary, args, env=None):
+    """Run streamdrill with stdout and stderr on a pseudo-terminal; its exit code and everything it drew."""
     import pty
-    scenario = os.path.join(ROOT, "scenarios", "faults", "late.drill")
-    out = os.path.join(OUT, "live-progress")
-    shutil.rmtree(out, ignore_errors=True)
     master, slave = pty.openpty()
-    p = subprocess.Popen([binary, "run", scenario, "--out", os.path.join(out, "tty")], stdin=subprocess.DEVNULL, stdout=slave,
-                         stderr=slave, env=dict(os.environ, TERM="xterm"))
+    p = subprocess.Popen([binary] + args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                         env=dict(os.environ, TERM="xterm", **(env or {})))
     os.close(slave)
     raw = b""
     while True:
@@ -562,26 +569,49 @@ def test_live_progress(binary):
         raw += chunk
     p.wait()
     os.close(master)
-    tty = raw.decode(errors="replace")
+    return p.returncode, raw.decode(errors="replace")
+
+
+def test_live_progress(binary):
+    """On a terminal a live progress line (step, sent, acknowledged, target rows) is redrawn in place, a step that
+    counts toward a number over a second shows a bar, its rate and the time left, and the verdict is in colour
+    (plain with NO_COLOR); on a pipe the same run prints plain lines only."""
+    scenario = os.path.join(ROOT, "scenarios", "faults", "late.drill")
+    out = os.path.join(OUT, "live-progress")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    rc, tty = run_on_a_terminal(binary, ["run", scenario, "--out", os.path.join(out, "tty")])
     frames = [f for f in tty.split("\r\x1b[K") if re.match(r"\[late [0-9.]+s\] step \d+/\d+: .* \| sent \d+, acked \d+ \| target", f)]
     piped = subprocess.run([binary, "run", scenario, "--out", os.path.join(out, "pipe")], capture_output=True, text=True)
+    # a slow produce and an await behind it: both over a second
+    slow = os.path.join(out, "slow.drill")
+    with open(slow, "w") as f:
+        f.write(open(scenario).read().split("\nstart\n")[0].replace("{here}/../pipelines", os.path.join(ROOT, "scenarios", "pipelines"))
+                + "\nstart\nproduce 300 rate=150\nawait sink rows>=300 timeout=20s\n")
+    src, stty = run_on_a_terminal(binary, ["run", slow, "--out", os.path.join(out, "slow")], {"NO_COLOR": "1"})
+    bars = re.findall(r"step 2/3: produce 300 rate=150 \[[#.]{10}\] \d+% \d+/s, ~\d+s left \| sent", stty)
     problems = []
-    if p.returncode != 0 or piped.returncode != 0:
-        problems.append(f"exit {p.returncode} on a terminal, {piped.returncode} on a pipe")
+    if rc != 0 or piped.returncode != 0 or src not in (0, 1):
+        problems.append(f"exit {rc} on a terminal, {piped.returncode} on a pipe, {src} for the slow produce")
     if len(frames) < 3:
         problems.append(f"{len(frames)} progress frames on a terminal")
     elif not any(re.search(r"sent (\d+), acked \1 \| target [1-9]\d* rows", f) for f in frames):
         problems.append("no frame shows events acknowledged and rows in the target")
+    if not bars:
+        problems.append("no bar with a rate and the time left while 300 events went out at 150/s: " + stty[-600:])
     if "\x1b[" in piped.stdout + piped.stderr:
         problems.append("terminal control sequences on a pipe")
     if "step 1/" not in piped.stderr or "late: PASS" not in piped.stderr:
         problems.append("the plain output lacks its step lines or the verdict")
-    if "late: PASS" not in tty:
-        problems.append("no verdict on the terminal")
+    if "late: \x1b[1;32mPASS\x1b[0m" not in tty:
+        problems.append("no green PASS on the terminal")
+    if not re.search(r"slow: (PASS|FAIL|INCONCLUSIVE)", stty) or "\x1b[1;3" in stty:
+        problems.append("NO_COLOR did not make the verdict plain")
     if problems:
         print("FAIL live-progress: " + "; ".join(problems))
         return False
-    print(f"ok   live-progress: {len(frames)} frames redrawn on a terminal, e.g. {frames[-1].strip()!r}; plain lines on a pipe")
+    print(f"ok   live-progress: {len(frames)} frames redrawn on a terminal, e.g. {frames[-1].strip()!r}; a bar with the time "
+          f"left, e.g. {bars[-1]!r}; the verdict green, plain with NO_COLOR; plain lines on a pipe")
     return True
 
 
@@ -1966,13 +1996,14 @@ INIT_KINDS = ("sqlite", "postgres", "kafka", "jsonl", "spark-files", "delta", "c
 
 
 def test_init(binary):
-    """streamdrill init: the refpipe drill checks and runs green as written; every sink kind with a pipeline checks;
+    """streamdrill init: the refpipe drill (its folder made) checks and runs green as written; every sink kind with a pipeline checks;
     an existing file is never replaced; a bad --sink or pipeline line is exit 2 with the reason."""
     base = os.path.join(OUT, "init")
     shutil.rmtree(base, ignore_errors=True)
     os.makedirs(base)
     problems = []
-    first = os.path.join(base, "first.drill")
+    # into a folder that does not exist yet, as in a new repository
+    first = os.path.join(base, "drills", "first.drill")
     p = subprocess.run([binary, "init", first], capture_output=True, text=True)
     if p.returncode or not os.path.exists(first):
         problems.append(f"init first.drill: exit {p.returncode}: {p.stderr.strip()}")
@@ -1991,13 +2022,24 @@ def test_init(binary):
             problems.append(f"init over an existing file: exit {p.returncode}, {p.stderr.strip()}")
     for kind in INIT_KINDS:
         path = os.path.join(base, kind + ".drill")
-        p = subprocess.run([binary, "init", path, "--sink", kind, "--pipeline", "python3 job.py --brokers {brokers} --topic {topic}"],
+        # the sink follows the path the command writes (a file for sqlite and jsonl, a folder for the others)
+        out = {"sqlite": " --db {run}/sink.db", "jsonl": " --out {run}/out/rows.jsonl"}.get(kind, " --out {run}/table")
+        p = subprocess.run([binary, "init", path, "--sink", kind, "--pipeline", "python3 job.py --brokers {brokers} --topic {topic}" + out],
                            capture_output=True, text=True)
         c = subprocess.run([binary, "check", path], capture_output=True, text=True)
         if p.returncode or c.returncode:
             problems.append(f"init --sink {kind}: exit {p.returncode}/check {c.returncode}: {p.stderr.strip()} {c.stderr.strip()}")
         elif f"\nsink       {kind} " not in open(path).read():
             problems.append(f"init --sink {kind}: no `sink {kind}` line")
+    # no path on the command line: a placeholder check refuses until it is filled in
+    hole = os.path.join(base, "hole.drill")
+    p = subprocess.run([binary, "init", hole, "--pipeline", "python3 job.py --brokers {brokers}"], capture_output=True, text=True)
+    c = subprocess.run([binary, "check", hole], capture_output=True, text=True)
+    f = subprocess.run([binary, "check", hole, "--set", "sink_path=/tmp/x.db"], capture_output=True, text=True)
+    if p.returncode or "fill in {sink_path}" not in p.stdout or c.returncode != 2 or "undefined variable {sink_path}" not in c.stderr \
+            or f.returncode:
+        problems.append(f"init without a sink path: exit {p.returncode} {p.stdout.strip()!r}; check exit {c.returncode} "
+                        f"{c.stderr.strip()!r}; check --set sink_path= exit {f.returncode} {f.stderr.strip()!r}")
     for args, want in [(["--sink", "parquet"], "--sink parquet: expected one of"),
                        (["--sink", "kafka"], "needs --pipeline"),
                        (["--pipeline", "job --x {nope}"], "undefined variable {nope}"),
@@ -2006,8 +2048,8 @@ def test_init(binary):
         p = subprocess.run([binary, "init", path] + args, capture_output=True, text=True)
         if p.returncode != 2 or want not in p.stderr or os.path.exists(path):
             problems.append(f"init {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()!r} (wanted exit 2 with {want!r}, no file)")
-    return result("init", problems, f"the refpipe drill passes as written; {len(INIT_KINDS)} sink kinds check; existing files kept; "
-                  "bad options exit 2")
+    return result("init", problems, f"the refpipe drill passes as written; {len(INIT_KINDS)} sink kinds check, each sink on the "
+                  "command's path; none on it: a placeholder check refuses; existing files kept; bad options exit 2")
 
 
 # every file `make install` writes under PREFIX, as docs/install.md lists them
@@ -2154,12 +2196,14 @@ def test_ci_recipes(binary):
 
 
 def test_pytest_plugin(binary):
-    """pytest, with the plugin `pip install ./python` put in the test virtualenv, over the repository's drills and drills
-    made to fail, to be inconclusive and broken (tests/test_pytest_plugin.py)."""
+    """pytest, with the package `pip install ./python` put in the test virtualenv: the plugin over the repository's drills
+    and drills made to fail, to be inconclusive and broken (tests/test_pytest_plugin.py), and the Python API on a pass, a
+    fail and an inconclusive drill (tests/test_python_api.py)."""
     py = venv_python("pytest-plugin")
     if not py:
         return False
-    p = subprocess.run([py, "-m", "pytest", os.path.join(ROOT, "tests", "test_pytest_plugin.py"), "-q",
+    p = subprocess.run([py, "-m", "pytest", os.path.join(ROOT, "tests", "test_pytest_plugin.py"),
+                        os.path.join(ROOT, "tests", "test_python_api.py"), "-q",
                         "-p", "no:cacheprovider"], capture_output=True, text=True, cwd=os.path.join(OUT),
                        env=dict(os.environ, STREAMDRILL_BIN=binary))
     last = (p.stdout.strip().splitlines() or [""])[-1]

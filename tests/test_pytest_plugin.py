@@ -46,7 +46,9 @@ def test_outcomes(drills):
     assert m, out[-3000:]
     failure = m.group(0)
     assert re.search(r"check duplicated: expected = 0, actual [1-9]", failure), failure
-    assert re.search(r"target\.duplicated: [0-9a-f]+-\d+ x2 \[incarnation", failure), failure
+    # the copies the kill caused named apart from the harness's replays
+    assert re.search(r"target\.duplicated \(\d+ in all\): written again by the pipeline: [0-9a-f]+-\d+ x2 \[incarnation", failure), failure
+    assert re.search(r"sent again by the harness: [0-9a-f]+-\d+ x2 sent 2 times", failure), failure
     assert "streamdrill run folder: " + str(drills.path / "out" / "parcel-restart") in failure or \
            "streamdrill run folder: " in failure, failure
     # inconclusive and broken are errors, each with why

@@ -1,13 +1,14 @@
 #!/bin/sh
 # The tests' virtualenv (.cache/testvenv): tests/requirements.txt and the
-# pytest plugin of python/ (`pip install ./python`, as a user installs it).
+# Python package of python/ (the streamdrill API and its pytest plugin;
+# `pip install ./python`, as a user installs it).
 # Idempotent: reinstalled only when either changes. Prints the
 # virtualenv's python.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.cache/testvenv"
 req="$root/tests/requirements.txt"
-sum=$(cat "$req" "$root/python/pyproject.toml" "$root"/python/pytest_streamdrill/*.py | cksum | cut -d' ' -f1)
+sum=$(cat "$req" "$root/python/pyproject.toml" "$root"/python/pytest_streamdrill/*.py "$root"/python/streamdrill/*.py | cksum | cut -d' ' -f1)
 stamp="$venv/.requirements-$sum"
 if [ ! -f "$stamp" ]; then
     python3 -m venv "$venv" >&2

@@ -5,6 +5,8 @@
  * runs green as it is, which tests/run_scenarios.py (init) holds. */
 #include "init.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -56,7 +58,69 @@ static const char *sd_init_progress_note(const char *p) {
            "# caught up is the sinks standing still)";
 }
 
-sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t errlen) {
+/* The path a path-kind sink reads, taken from the pipeline's command
+ * line: the first word (or the value of a --opt=VALUE word) that ends in
+ * one of exts, or for exts NULL, the first that lies under {run}/ and is
+ * not a checkpoint. NULL when none: the drill then keeps a {sink_path}
+ * placeholder that check refuses until it is filled in. */
+static char *sd_init_guess_path(const char *cmd, const char *const *exts) {
+    const char *p = cmd;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        size_t n = strcspn(p, " \t");
+        if (!n) break;
+        const char *w = p;
+        size_t wn = n;
+        const char *eq = memchr(w, '=', wn);
+        if (w[0] == '-' && eq) wn -= (size_t)(eq + 1 - w), w = eq + 1;
+        if (wn && (*w == '\'' || *w == '"') && w[wn - 1] == *w && wn > 1) w++, wn -= 2;
+        int hit = 0;
+        if (exts) {
+            for (int i = 0; exts[i] && !hit; i++) {
+                size_t el = strlen(exts[i]);
+                hit = wn > el && !memcmp(w + wn - el, exts[i], el);
+            }
+        } else {
+            char word[512];
+            snprintf(word, sizeof(word), "%.*s", (int)(wn < 511 ? wn : 511), w);
+            hit = strstr(word, "{run}/") && !strstr(word, "checkpoint") && !strchr(word, '*');
+        }
+        if (hit) {
+            char *out = sd_util_xcalloc(wn + 1, 1);
+            memcpy(out, w, wn);
+            return out;
+        }
+        p += n;
+    }
+    return NULL;
+}
+
+/* The sink line for a pipeline of the user's: a path-kind sink follows
+ * the command's path, or keeps the {sink_path} placeholder. */
+static void sd_init_sink_line(sd_buf_t *out, int si, const char *kind, const char *pipeline, const char **placeholder) {
+    static const char *const db_exts[] = {".db", ".sqlite", ".sqlite3", NULL}, *const jsonl_exts[] = {".jsonl", NULL};
+    const char *const *exts = !strcmp(kind, "sqlite") ? db_exts : !strcmp(kind, "jsonl") ? jsonl_exts : NULL;
+    const char *key = !strcmp(kind, "sqlite") ? "db=" : "path=";
+    int path_kind = !strcmp(kind, "sqlite") || !strcmp(kind, "jsonl") || !strcmp(kind, "spark-files") || !strcmp(kind, "delta");
+    if (!path_kind) {
+        sd_buf_printf(out, "sink       %s\n", sd_init_sinks[si].line);
+        return;
+    }
+    char *path = sd_init_guess_path(pipeline, exts);
+    if (!path) {
+        sd_buf_printf(out, "# {sink_path}: the %s your pipeline writes (its command line names none that\n"
+                           "# init could see); `streamdrill check` refuses the drill until it is filled in\n",
+                      !strcmp(kind, "sqlite") ? "SQLite file" : !strcmp(kind, "jsonl") ? "JSON-lines files (a glob)" : "folder");
+        *placeholder = "sink_path";
+    }
+    const char *line = sd_init_sinks[si].line, *at = strstr(line, key);
+    size_t before = (size_t)(at - line) + strlen(key), plen = strcspn(at + strlen(key), " ");
+    sd_buf_printf(out, "sink       %.*s%s%s\n", (int)before, line, path ? path : "{sink_path}", at + strlen(key) + plen);
+    free(path);
+}
+
+sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **placeholder, char *err, size_t errlen) {
+    *placeholder = NULL;
     int si = -1;
     const char *kind = o->sink ? o->sink : "sqlite";
     for (size_t i = 0; i < sizeof(sd_init_sinks) / sizeof(sd_init_sinks[0]); i++)
@@ -82,7 +146,7 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t
                   "# and a restart on the same checkpoint; 10 events sent again byte for byte;\n"
                   "# 3 malformed events and 2 late ones. An exactly-once pipeline ends with 120\n"
                   "# unique ids in its sink: none lost, none twice, no malformed one among them.\n"
-                  "#\n"
+                  "\n"
                   "# Check it:  streamdrill check %s.drill\n"
                   "# Run it:    streamdrill run %s.drill     (exit 0 pass, 1 fail, 3 inconclusive)\n"
                   "# Every line is explained by `streamdrill help NAME` and in streamdrill(1).\n",
@@ -114,7 +178,8 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t
                     "pipeline   {libexec}/refpipe --brokers {brokers} --topic {topic} --db {run}/target.db "
                     "--mode exactly-once --group {group}\n");
     } else {
-        sd_buf_printf(out, "# %s\nsink       %s\n", sd_init_sinks[si].note, sd_init_sinks[si].line);
+        sd_buf_printf(out, "# %s\n", sd_init_sinks[si].note);
+        sd_init_sink_line(out, si, kind, o->pipeline, placeholder);
         sd_buf_puts(out,
                     "# a pipeline with a dead-letter sink declares it, and the contract says\n"
                     "# malformed=quarantine:\n"
@@ -125,7 +190,9 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t
         sd_buf_printf(out, "pipeline   %s\n", o->pipeline);
     }
     sd_buf_printf(out, "%s\nprogress   %s\n", sd_init_progress_note(progress), progress);
-    const char *start_to = ref ? "30s" : "3m";
+    /* a first run's waits: long enough for a JVM's first batch, short
+     * enough that a drill that cannot work says so in minutes */
+    const char *start_to = ref ? "30s" : "2m";
     sd_buf_printf(out,
                   "\n# the drill\n"
                   "start      timeout=%s\n"
@@ -139,7 +206,7 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t
                   "inject     malformed=3 late=2\n"
                   "await      quiescent 3s timeout=%s\n"
                   "expect     unique=120 lost=0 duplicated=0%s late_leaked=0\n",
-                  start_to, ref ? "30s" : "3m", ref ? "30s" : "3m", ref ? "60s" : "5m",
+                  start_to, ref ? "30s" : "2m", ref ? "30s" : "2m", ref ? "60s" : "3m",
                   ref ? " quarantined=3" : " malformed_leaked=0");
     return SD_OK;
 }

@@ -16,8 +16,9 @@ typedef struct {
 
 /* Append the drill's text to out. SD_ERR_USAGE (err filled) for an
  * unknown sink kind or progress source, or a pipeline line that is empty
- * or spans lines. */
-sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, char *err, size_t errlen);
+ * or spans lines. *placeholder: the name of a {placeholder} left for the
+ * user to fill in (a sink path the command line does not show), or NULL. */
+sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **placeholder, char *err, size_t errlen);
 /* The sink kinds init knows, for messages and --help. */
 const char *sd_init_sink_kinds(void);
 

@@ -324,7 +324,9 @@ static sd_err_t sd_unknown(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_tok_
     sd_buf_t b;
     sd_buf_init(&b);
     sd_known(e, &b);
-    sd_err_t err = e->keys && e->keys[0].name ? sd_perr(c, t->line, t->col, "%s: expected one of %s, found \"%s\"", e->name, b.data, t->text)
+    char near[96];
+    sd_err_t err = e->keys && e->keys[0].name ? sd_perr(c, t->line, t->col, "%s: expected one of %s, found \"%s\"%s", e->name, b.data, t->text,
+                                                        sd_lang_near(t->text, b.data, near, sizeof(near)))
                                               : sd_perr(c, t->line, t->col, "%s: expected nothing after it, found \"%s\"", e->name, t->text);
     sd_buf_free(&b);
     return err;
@@ -472,10 +474,16 @@ static sd_err_t sd_second_word(sd_pctx_t *c, const sd_toks_t *ts) {
             sd_buf_printf(&b, "%s`%s`", n ? ", " : "", e->name + a + 1);
             n++;
         }
+    if (!n) {
+        sd_buf_free(&b);
+        return SD_OK;
+    }
+    char near[96];
     sd_err_t err = ts->n < 2 ? sd_perr(c, ts->t[0].line, sd_end_col(ts), "%s: expected %s, found the end of the line", ts->t[0].text, b.data)
-                             : sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected %s, found \"%s\"", ts->t[0].text, b.data, ts->t[1].text);
+                             : sd_perr(c, ts->t[1].line, ts->t[1].col, "%s: expected %s, found \"%s\"%s", ts->t[0].text, b.data, ts->t[1].text,
+                                       sd_lang_near(ts->t[1].text, b.data, near, sizeof(near)));
     sd_buf_free(&b);
-    return n ? err : SD_OK;
+    return err;
 }
 
 /* The first words of the entries of one role, each once: "source, events, ...". */
@@ -500,8 +508,10 @@ static sd_err_t sd_not_found(sd_pctx_t *c, const sd_toks_t *ts) {
     sd_buf_init(&s);
     sd_first_words(SD_LANG_HEADER, &h);
     sd_first_words(SD_LANG_STEP, &s);
-    sd_err_t err = sd_perr(c, ts->t[0].line, ts->t[0].col, "expected a directive (%s) or a step (%s), found \"%s\"", h.data, s.data,
-                           ts->t[0].text);
+    char near[96];
+    sd_buf_printf(&h, ", %s", s.data);
+    sd_err_t err = sd_perr(c, ts->t[0].line, ts->t[0].col, "expected a directive (%.*s) or a step (%s), found \"%s\"%s",
+                           (int)(h.len - s.len - 2), h.data, s.data, ts->t[0].text, sd_lang_near(ts->t[0].text, h.data, near, sizeof(near)));
     sd_buf_free(&h);
     sd_buf_free(&s);
     return err;
@@ -846,8 +856,9 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
             sd_buf_t b;
             sd_buf_init(&b);
             for (int k = 0; sd_sink_kinds[kind].keys[k]; k++) sd_buf_printf(&b, "%s%s=", k ? ", " : "", sd_sink_kinds[kind].keys[k]);
-            err = sd_perr(c, ts->t[i].line, ts->t[i].col, "%s %s: expected one of %s, found \"%s\"", what, sd_sink_kinds[kind].kind, b.data,
-                          ts->t[i].text);
+            char near[96];
+            err = sd_perr(c, ts->t[i].line, ts->t[i].col, "%s %s: expected one of %s, found \"%s\"%s", what, sd_sink_kinds[kind].kind, b.data,
+                          ts->t[i].text, sd_lang_near(ts->t[i].text, b.data, near, sizeof(near)));
             sd_buf_free(&b);
         } else if (kv.op != SD_OP_EQ) {
             err = sd_perr(c, ts->t[i].line, ts->t[i].col + (int)strlen(kv.key), "%s: expected `%s=`, found `%s%s`", what, kv.key, kv.key,
@@ -1711,7 +1722,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "consumer group). `scale to=0` stops them all"},
     {.name = "await sink", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_SINK, .keys = sd_keys_await_sink, .timeout_ms = 60000,
      .needs = SD_NEEDS_SINK, .finish = sd_fin_await_sink,
-     .meaning = "wait until the sink has N rows. A timeout is recorded as a warning; the run goes on and the reconciliation judges."},
+     .meaning = "wait until the sink has N rows. A timeout is recorded as a warning; the run goes on and the reconciliation judges. A sink that cannot be read (no such file, table or topic) is named on the live line and in the warnings (`sink-unreadable`) after 3 s; once every pipeline instance has exited with it still unreadable, the step ends 2 s later and the run is inconclusive (exit 3), naming the sink and the exit."},
     {.name = "await quiescent", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_QUIESCENT, .keys = sd_keys_await_quiescent,
      .timeout_ms = 60000, .needs = SD_NEEDS_SINK,
      .meaning = "wait until every sink's row count and the batch markers have been still for D and, when the pipeline reports "

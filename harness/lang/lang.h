@@ -50,6 +50,10 @@ typedef struct {
 #define SD_EXPAND_MAX ((size_t)16 << 20)
 
 sd_err_t sd_perr(sd_pctx_t *c, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* "; did you mean X?" for the candidate of list (", "-separated, as the
+ * messages list them; backticks ignored) nearest to word, a KEY=VALUE word
+ * compared by its KEY=; "" when none is near enough to be a typo. */
+const char *sd_lang_near(const char *word, const char *list, char *out, size_t outlen);
 
 /* ---- the table ---- */
 

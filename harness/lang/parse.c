@@ -138,6 +138,47 @@ out:
     return rc;
 }
 
+/* Edit distance of a and b, capped at 3 (for "did you mean"). */
+static int sd_edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return 3;
+    int d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int m = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < m) m = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < m) m = d[i][j - 1] + 1;
+            d[i][j] = m;
+        }
+    return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+const char *sd_lang_near(const char *word, const char *list, char *out, size_t outlen) {
+    char w[65], best[65] = "";
+    size_t wl = strcspn(word, "=");
+    if (wl > 63) return out[0] = 0, out;
+    snprintf(w, sizeof(w), "%.*s%s", (int)wl, word, word[wl] == '=' ? "=" : "");
+    int bestd = 3;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        char cand[65];
+        size_t i = 0;
+        for (size_t k = 0; k < n && i < 64; k++)
+            if (p[k] != '`' && p[k] != ' ') cand[i++] = p[k];
+        cand[i] = 0;
+        /* a short word is near only one edit away, a longer one two */
+        int d = i ? sd_edit_distance(w, cand) : 3, most = i >= 5 ? 2 : 1;
+        if (d > 0 && d <= most && d < bestd) bestd = d, snprintf(best, sizeof(best), "%s", cand);
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (best[0]) snprintf(out, outlen, "; did you mean %s?", best);
+    else out[0] = 0;
+    return out;
+}
+
 static int sd_is_runtime_var(const char *name, size_t n) {
     for (int i = 0; sd_scenario_runtime_vars[i]; i++)
         if (strlen(sd_scenario_runtime_vars[i]) == n && !strncmp(sd_scenario_runtime_vars[i], name, n))
@@ -252,10 +293,16 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
             } else if (sd_is_runtime_var(name, n)) {
                 sd_buf_append(&b, s + i, n + 2);
             } else {
+                sd_buf_t known;
+                sd_buf_init(&known);
+                for (int j = 0; sd_scenario_runtime_vars[j]; j++) sd_buf_printf(&known, "%s%s", j ? ", " : "", sd_scenario_runtime_vars[j]);
+                for (int j = 0; c->vars && j < c->vars->n; j++) sd_buf_printf(&known, ", %s", c->vars->v[j].key);
+                char near[96];
                 sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
                                      "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE "
-                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name, libexec)",
-                                     name, name, name);
+                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name, libexec)%s",
+                                     name, name, name, sd_lang_near(name, known.data, near, sizeof(near)));
+                sd_buf_free(&known);
                 free(name);
                 sd_buf_free(&b);
                 return e;
@@ -413,24 +460,66 @@ static char *sd_description(const char *text) {
     return sd_buf_steal(&d);
 }
 
+/* Does the drill's text use {name} (or {name:unit})? */
+static int sd_text_uses(const char *text, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = strchr(text, '{'); p; p = strchr(p + 1, '{'))
+        if (!strncmp(p + 1, name, n) && (p[1 + n] == '}' || p[1 + n] == ':')) return 1;
+    return 0;
+}
+
+/* --set NAME=... for a name the drill neither sets nor uses is a typo, not
+ * a no-op: refused, with the names it does use. */
+static sd_err_t sd_check_overrides(sd_pctx_t *c, const sd_kvlist_t *declared, const char *text, const sd_kvlist_t *overrides) {
+    for (int i = 0; overrides && i < overrides->n; i++) {
+        const char *k = overrides->v[i].key;
+        if (sd_kvlist_get(declared, k) || sd_text_uses(text, k)) continue;
+        sd_buf_t names;
+        sd_buf_init(&names);
+        const char *near = NULL;
+        for (int j = 0; j < declared->n; j++) {
+            sd_buf_printf(&names, "%s%s", j ? ", " : "", declared->v[j].key);
+            if (sd_edit_distance(k, declared->v[j].key) <= 2 && !near) near = declared->v[j].key;
+        }
+        sd_err_t e = sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s: --set %s=...: the drill has no variable %s (%s%s%s)%s%s%s", c->path, k,
+                                k, declared->n ? "its `set` variables: " : "it sets none", names.len ? names.data : "", "",
+                                near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        sd_buf_free(&names);
+        return e;
+    }
+    return SD_OK;
+}
+
 /* Pass 1: `set` lines define defaults; overrides win. They are read first
  * so a variable may be used above its `set` line. */
 static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *text, const sd_kvlist_t *overrides) {
     size_t pos = 0;
     int lineno = 1;
     sd_err_t rc = SD_OK;
+    sd_kvlist_t declared = {0};
     while (text[pos] && !rc) {
         sd_toks_t ts;
-        if ((rc = sd_tokenize(c, text, &pos, &lineno, &ts))) return rc;
+        size_t at = pos;
+        if ((rc = sd_tokenize(c, text, &pos, &lineno, &ts))) {
+            /* a line that cannot be split is named by pass 2, with the others */
+            sd_toks_free(&ts);
+            if (pos == at) { sd_kvlist_free(&declared); return rc; }
+            rc = SD_OK;
+            continue;
+        }
         if (ts.n && !strcmp(ts.t[0].text, "set")) {
             sd_kvlist_t tmp = {0};
             rc = sd_lang_parse_kvs(c, &ts, "set", &tmp, 0);
-            for (int i = 0; !rc && i < tmp.n; i++)
+            for (int i = 0; !rc && i < tmp.n; i++) {
                 if (!sd_kvlist_get(overrides, tmp.v[i].key)) sd_kvlist_add(&sc->vars, tmp.v[i].key, tmp.v[i].value);
+                sd_kvlist_add(&declared, tmp.v[i].key, tmp.v[i].value);
+            }
             sd_kvlist_free(&tmp);
         }
         sd_toks_free(&ts);
     }
+    if (!rc) rc = sd_check_overrides(c, &declared, text, overrides);
+    sd_kvlist_free(&declared);
     if (rc) return rc;
     for (int i = 0; overrides && i < overrides->n; i++) sd_kvlist_add(&sc->vars, overrides->v[i].key, overrides->v[i].value);
     /* a value may hold run-time placeholders ({run}, ...), nothing else:
@@ -456,6 +545,9 @@ static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *t
     return SD_OK;
 }
 
+/* How many refused lines one parse names. */
+#define SD_PARSE_MAX_ERRORS 10
+
 sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvlist_t *overrides,
                                 sd_scenario_t **out, char *err, size_t errlen) {
     sd_scenario_t *sc = sd_util_xcalloc(1, sizeof(*sc));
@@ -473,17 +565,34 @@ sd_err_t sd_scenario_parse_text(const char *path, const char *text, const sd_kvl
     sc->description = sd_description(text);
 
     if ((rc = sd_read_variables(&c, sc, text, overrides))) goto fail;
+    /* every line is read even after one is refused, so `check` names each
+     * wrong line at once (up to SD_PARSE_MAX_ERRORS); the plan is kept only
+     * when none is, and only then is it validated as a whole */
+    sd_buf_t errs;
+    sd_buf_init(&errs);
+    int nerrs = 0;
     size_t pos = 0;
     int lineno = 1;
     while (text[pos]) {
         sd_toks_t ts;
-        if ((rc = sd_tokenize(&c, text, &pos, &lineno, &ts))) goto fail;
-        for (int i = 0; !rc && i < ts.n; i++) rc = sd_subst_user(&c, &ts.t[i]);
-        if (!rc) sd_subst_raw(&c, &ts);
-        if (!rc && ts.n) rc = sd_lang_parse_line(&c, sc, &ts);
+        size_t at = pos;
+        sd_err_t e = sd_tokenize(&c, text, &pos, &lineno, &ts);
+        for (int i = 0; !e && i < ts.n; i++) e = sd_subst_user(&c, &ts.t[i]);
+        if (!e) sd_subst_raw(&c, &ts);
+        if (!e && ts.n) e = sd_lang_parse_line(&c, sc, &ts);
         sd_toks_free(&ts);
-        if (rc) goto fail;
+        if (!e) continue;
+        rc = e;
+        if (nerrs++ < SD_PARSE_MAX_ERRORS) sd_buf_printf(&errs, "%s%s", errs.len ? "\n" : "", err);
+        if (pos == at) break; /* the tokenizer could not move past it */
     }
+    if (nerrs) {
+        if (nerrs > SD_PARSE_MAX_ERRORS) sd_buf_printf(&errs, "\n%s: %d more errors not shown", path, nerrs - SD_PARSE_MAX_ERRORS);
+        snprintf(err, errlen, "%s", errs.data);
+        sd_buf_free(&errs);
+        goto fail;
+    }
+    sd_buf_free(&errs);
     if ((rc = sd_validate(&c, sc))) goto fail;
     *out = sc;
     return SD_OK;

@@ -62,6 +62,8 @@ struct sd_group_s {
     int evidence;                /* the group had a member or a commit during the run: until then, nothing it shows
                                   * (rows past a commit, the connection rule's readiness) is a sign of the pipeline */
     int warned_ready;            /* the incarnation whose readiness was taken without evidence was said */
+    int old_listed;              /* members of earlier incarnations still in the last description */
+    int warned_session;          /* the incarnation whose wait for a dead member's session was said */
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -133,9 +135,11 @@ static void sd_group_describe(sd_group_t *g) {
     g->describe = 1;
     size_t m = rd_kafka_ConsumerGroupDescription_member_count(gd[0]);
     g->members_now = (int)m;
+    g->old_listed = 0;
     for (size_t i = 0; i < m; i++) {
         const rd_kafka_MemberDescription_t *md = rd_kafka_ConsumerGroupDescription_member(gd[0], i);
         const char *id = rd_kafka_MemberDescription_consumer_id(md);
+        if (id && sd_group_known(g->old, g->nold, id)) g->old_listed++;
         if (!id || sd_group_known(g->old, g->nold, id)) continue;
         if (!sd_group_known(g->seen, g->nseen, id) && g->nseen < SD_GROUP_MAX_MEMBERS) g->seen[g->nseen++] = sd_util_strdup(id);
         g->evidence = 1;
@@ -233,6 +237,20 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     if (st->ready) return 1;
     sd_group_poll(r, NULL, 0);
     if (g->ready) return 1;
+    /* a killed member stays in the group until its session expires, and
+     * the group gives the new one nothing until then: say why the wait is
+     * long, once per incarnation */
+    if (g->describe > 0 && g->old_listed > 0 && up_ms >= sd_util_scaled_ms(5000) && g->warned_session != r->pipe.bs.incarnation) {
+        g->warned_session = r->pipe.bs.incarnation;
+        char w[640];
+        snprintf(w, sizeof(w), "incarnation %d waits for consumer group %s: %d member%s of an earlier incarnation %s still listed, and "
+                 "the group assigns nothing to the new one until %s session expires (the consumer's session.timeout.ms: 45 s by "
+                 "default in librdkafka and the Java client; a pipeline that sets it lower, or leaves the group on SIGTERM, "
+                 "restarts sooner)", r->pipe.bs.incarnation, g->name, g->old_listed, g->old_listed == 1 ? "" : "s",
+                 g->old_listed == 1 ? "is" : "are", g->old_listed == 1 ? "its" : "their");
+        sd_ledger_warning(r->ledger, "group-session-wait", w, NULL, 0);
+        sd_run_say(r, "  %s", w);
+    }
     /* a broker that cannot describe groups, or a group without members (a
      * pipeline that assigns its partitions itself) after 5 s up: the
      * connection to the broker */

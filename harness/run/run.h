@@ -131,6 +131,9 @@ typedef struct sd_run_s {
         int live;                 /* a live progress line on stderr (a terminal) */
         int live_shown;           /* the line is on screen now */
         int64_t live_next_mono;
+        /* the step the progress estimate follows, and where it began */
+        int est_step;
+        int64_t est_t0_mono, est_sent0, est_rows0;
     } console;
 
     /* sampling of sink row counts (run_loop.c) */
@@ -224,7 +227,7 @@ typedef struct sd_run_s {
     /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
     struct sd_run_verdict_s {
         int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
-        uint8_t *missed_step;     /* per step: it already did not land (a step is counted once) */
+        uint8_t *missed_step;     /* per step: 1 it already did not land (a step is counted once), 2 the pipeline did not come back */
         char missed_msg[1536];
         int unmeasured;           /* expectations on figures the run could not measure */
         char unmeasured_why[512];
@@ -300,6 +303,9 @@ void sd_run_want_pipeline(sd_run_t *r, int wanted);
  * and the run cannot pass (inconclusive, fault-not-landed) unless the step
  * is `optional`. */
 void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why);
+/* The current step's restart did not bring the pipeline back: its status
+ * is "restart failed", not "ok" (a finding, the run goes on). */
+void sd_run_restart_failed(sd_run_t *r);
 /* Undo fn(r, arg) at due_mono (a fault with for=). */
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg);
 

@@ -23,8 +23,41 @@ void sd_run_live_clear(sd_run_t *r) {
     r->console.live_shown = 0;
 }
 
+/* A step that counts toward a number (produce N, await sink rows>=N) and
+ * has run for over a second: a bar, the rate and the time left, from what
+ * it did since it began. Nothing for the other steps. */
+static void sd_run_estimate(sd_run_t *r, int64_t now, int64_t sent, int64_t rows, char *out, size_t len) {
+    const sd_step_t *st = &r->sc->steps[r->step];
+    out[0] = 0;
+    if (r->console.est_step != r->step + 1) {
+        r->console.est_step = r->step + 1;
+        r->console.est_t0_mono = now, r->console.est_sent0 = sent, r->console.est_rows0 = rows;
+        return;
+    }
+    int64_t ms = now - r->console.est_t0_mono, goal, done, base;
+    if (ms < 1000) return;
+    if (st->kind == SD_STEP_PRODUCE && !st->send.background && st->send.count > 0) {
+        goal = st->send.count, done = sent - r->console.est_sent0, base = 0;
+    } else if (st->kind == SD_STEP_AWAIT_SINK && rows >= 0 && st->await.rows > 0) {
+        goal = st->await.rows, done = rows, base = r->console.est_rows0 > 0 ? r->console.est_rows0 : 0;
+    } else {
+        return;
+    }
+    if (done < 0) done = 0;
+    if (done > goal) done = goal;
+    double rate = (double)(done - base) * 1000.0 / (double)ms;
+    char bar[11];
+    int fill = (int)(done * 10 / goal);
+    for (int i = 0; i < 10; i++) bar[i] = i < fill ? '#' : '.';
+    bar[10] = 0;
+    int n = snprintf(out, len, " [%s] %d%% %.0f/s", bar, (int)(done * 100 / goal), rate);
+    if (n > 0 && (size_t)n < len && rate > 0 && done < goal)
+        snprintf(out + n, len - (size_t)n, ", ~%.0fs left", (double)(goal - done) / rate);
+}
+
 /* The live progress line: step, events sent and acknowledged, rows in the
- * target, elapsed time; redrawn at most five times a second. */
+ * target, elapsed time, and for a step that counts toward a number its
+ * bar and estimate; redrawn at most five times a second. */
 void sd_run_live(sd_run_t *r) {
     int64_t now = sd_util_mono_ms();
     if (!r->console.live || now < r->console.live_next_mono) return;
@@ -34,9 +67,11 @@ void sd_run_live(sd_run_t *r) {
     int64_t rows = -1;
     for (int i = 0; i < r->sink.n; i++)
         if (r->sink.v[i] == r->sink.target && r->sampling.sampled) rows = r->sampling.counts[i];
-    char line[256];
-    int n = snprintf(line, sizeof(line), "[%s %.1fs] step %d/%d: %s | sent %lld, acked %lld | target ", r->sc->name,
-                     (double)sd_run_elapsed_ms(r) / 1000.0, r->step + 1, r->sc->nsteps, r->sc->steps[r->step].text,
+    char line[384], est[96];
+    sd_run_estimate(r, now, st.sent, rows, est, sizeof(est));
+    /* the estimate before the counts: a narrow terminal cuts the end */
+    int n = snprintf(line, sizeof(line), "[%s %.1fs] step %d/%d: %s%s | sent %lld, acked %lld | target ", r->sc->name,
+                     (double)sd_run_elapsed_ms(r) / 1000.0, r->step + 1, r->sc->nsteps, r->sc->steps[r->step].text, est,
                      (long long)st.sent, (long long)st.acked);
     if (n > 0 && (size_t)n < sizeof(line)) {
         if (rows >= 0) snprintf(line + n, sizeof(line) - (size_t)n, "%lld rows", (long long)rows);
@@ -88,6 +123,11 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
     sd_run_say(r, "  %s: %s", st->optional ? "skipped (optional)" : "did not land", w);
     if (st->optional) return;
     if (!r->verdict.missed++) snprintf(r->verdict.missed_msg, sizeof(r->verdict.missed_msg), "%s", w);
+}
+
+void sd_run_restart_failed(sd_run_t *r) {
+    if (!r->verdict.missed_step) r->verdict.missed_step = sd_util_xcalloc((size_t)r->sc->nsteps + 1, 1);
+    if (!r->verdict.missed_step[r->step]) r->verdict.missed_step[r->step] = 2;
 }
 
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {

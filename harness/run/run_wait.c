@@ -14,6 +14,11 @@
 #include "progress.h"
 #include "run_int.h"
 
+/* await sink: how long a sink may stay unreadable before the live line
+ * names it, and how long after the pipeline exited before the step ends */
+#define SD_SINK_UNREADABLE_SAY_MS 3000
+#define SD_SINK_GONE_GRACE_MS 2000
+
 void sd_run_free_argv(char **argv) {
     for (int i = 0; argv && argv[i]; i++) free(argv[i]);
     free(argv);
@@ -207,24 +212,71 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
     }
 }
 
+/* Whether every instance of a pipeline the harness forked has exited
+ * (after a first start): nothing left that could still create a sink. */
+static int sd_run_pipeline_gone(sd_run_t *r, sd_sup_state_t *last) {
+    if (!r->sup || r->sc->deploy[SD_DEPLOY_START].argv) return 0;
+    int run[SD_MAX_INSTANCES];
+    if (sd_run_running_instances(r, run)) return 0;
+    sd_sup_state(r->sup, last);
+    return last->incarnation > 0;
+}
+
+/* await sink: the sink is read as it would be judged (a missing file or
+ * table is an error here), so a sink the pipeline never creates is named
+ * within a few seconds rather than after the timeout as "0 rows"; and
+ * once the pipeline has exited with it still unreadable, nothing can
+ * change that: the step ends at once (exit 7, inconclusive). */
 sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sink_t *s = NULL;
     for (int i = 0; i < r->sink.n; i++)
         if (!strcmp(r->sink.v[i]->name, st->await.sink)) s = r->sink.v[i];
     int64_t t0 = sd_util_mono_ms();
     int64_t deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
-    int64_t rows = 0;
+    int64_t rows = 0, bad_since = -1, gone_since = -1;
+    int said = 0;
+    char cause[1024] = "";
     sd_err_t e;
     for (;;) {
         char serr[1024];
-        if (sd_sink_count(s, 1, &rows, serr, sizeof(serr)) == SD_OK && sd_op_eval(st->await.op, rows, st->await.rows)) {
-            snprintf(detail, dlen, "sink %s has %lld rows after %.2fs", s->name, (long long)rows,
-                     (double)(sd_util_mono_ms() - t0) / 1000.0);
-            return SD_OK;
+        int64_t now = sd_util_mono_ms();
+        if (sd_sink_count(s, 0, &rows, serr, sizeof(serr)) == SD_OK) {
+            bad_since = -1;
+            if (sd_op_eval(st->await.op, rows, st->await.rows)) {
+                snprintf(detail, dlen, "sink %s has %lld rows after %.2fs", s->name, (long long)rows, (double)(now - t0) / 1000.0);
+                return SD_OK;
+            }
+        } else {
+            rows = 0;
+            snprintf(cause, sizeof(cause), "%s", serr);
+            if (bad_since < 0) bad_since = now;
+            if (!said && now - bad_since >= SD_SINK_UNREADABLE_SAY_MS) {
+                said = 1;
+                char w[1280];
+                snprintf(w, sizeof(w), "line %d: the sink still cannot be read after %.1fs (right if the pipeline has not written yet; "
+                         "otherwise check the sink line's path): %s", st->line, (double)(now - bad_since) / 1000.0, cause);
+                sd_ledger_warning(r->ledger, "sink-unreadable", w, NULL, 0);
+                sd_run_say(r, "  waiting: %s", w);
+            }
+            sd_sup_state_t last;
+            if (!sd_run_pipeline_gone(r, &last)) gone_since = -1;
+            else if (gone_since < 0) gone_since = now;
+            else if (now - gone_since >= SD_SINK_GONE_GRACE_MS) {
+                char how[64];
+                if (last.exit_signal) snprintf(how, sizeof(how), "was killed by signal %d", last.exit_signal);
+                else snprintf(how, sizeof(how), "exited with status %d", last.exit_code);
+                return sd_err_set(err, errlen, SD_ERR_SINK,
+                                  "%s; the pipeline (incarnation %d) %s and nothing else will write it: does the sink line name "
+                                  "what the pipeline writes?", cause, last.incarnation, how);
+            }
         }
-        if (sd_util_mono_ms() > deadline) {
-            snprintf(detail, dlen, "sink %s has %lld rows after %.1fs, expected rows%s%lld", s->name, (long long)rows,
-                     (double)(sd_util_mono_ms() - t0) / 1000.0, sd_op_text(st->await.op), (long long)st->await.rows);
+        if (now > deadline) {
+            if (bad_since >= 0)
+                snprintf(detail, dlen, "sink %s could not be read for %.1fs, expected rows%s%lld: %s", s->name,
+                         (double)(now - bad_since) / 1000.0, sd_op_text(st->await.op), (long long)st->await.rows, cause);
+            else
+                snprintf(detail, dlen, "sink %s has %lld rows after %.1fs, expected rows%s%lld", s->name, (long long)rows,
+                         (double)(now - t0) / 1000.0, sd_op_text(st->await.op), (long long)st->await.rows);
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s", detail);
         }
         if ((e = sd_run_tick(r, 50, err, errlen))) return e;

@@ -590,12 +590,14 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
         err[0] = 0;
         int64_t t0 = sd_util_mono_ms();
         e = sd_run_step(r, st, detail, dlen, err, errlen);
-        /* a fault that did not do what the step says is not "ok" */
-        int missed = r->verdict.missed_step && r->verdict.missed_step[i];
-        const char *status = e == SD_OK ? (missed ? (st->optional ? "skipped" : "missed") : "ok") : e == SD_ERR_TIMEOUT ? "timeout" : "failed";
+        /* a fault that did not do what the step says is not "ok", nor a
+         * "timeout" like a wait's: it missed */
+        int missed = r->verdict.missed_step ? r->verdict.missed_step[i] : 0;
+        int fault = sd_lang_step_entry(st->kind)->fault;
+        const char *status = e == SD_OK ? (missed == 2 ? "restart failed" : missed ? (st->optional ? "skipped" : "missed") : "ok")
+                           : e == SD_ERR_TIMEOUT ? (fault ? (st->optional ? "skipped" : "missed") : "timeout") : "failed";
         sd_ledger_step_end(r->ledger, i, status, e ? err : detail, NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
-        int fault = sd_lang_step_entry(st->kind)->fault;
         if (e == SD_ERR_TIMEOUT) {
             sd_ledger_warning(r->ledger, "await-timeout", err, NULL, 0);
             sd_run_say(r, "  timeout (%.2fs): %s", (double)(sd_util_mono_ms() - t0) / 1000.0, err);

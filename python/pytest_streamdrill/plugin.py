@@ -1,19 +1,17 @@
 """Collect streamdrill drills (*.drill) as pytest items and run each with
-`streamdrill run`. The drill runs in the item's setup, so a drill that
-could not be judged (exit 3: inconclusive; 2: a bad drill; 4: a harness
-error) is reported as an error, and one whose checks failed (exit 1) as a
-failure whose message lists the failed checks and sample ids from the run's
-summary.json."""
+streamdrill.run (`streamdrill run --json`). The drill runs in the item's
+setup, so a drill that could not be judged (exit 3: inconclusive; 2: a bad
+drill; 4: a harness error) is reported as an error, and one whose checks
+failed (exit 1) as a failure whose message lists the failed checks and
+sample ids of each kind from the run's summary."""
 import fnmatch
-import json
 import os
 import shutil
-import signal
-import subprocess
 
 import pytest
 
-EXIT_NAMES = {0: "pass", 1: "fail", 2: "bad usage or bad drill", 3: "inconclusive", 4: "harness error", 130: "interrupted"}
+import streamdrill
+from streamdrill import EXIT_NAMES
 
 
 def pytest_addoption(parser):
@@ -62,34 +60,35 @@ def _binary(config):
     return b
 
 
-def _summary(run_dir):
-    try:
-        with open(os.path.join(run_dir, "summary.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+def _ids(samples, limit):
+    return ", ".join(s.id + (f" x{s.copies}" if s.copies != 1 else "") + (f" sent {s.times_sent} times" if s.replayed_by_harness else "")
+                     + (f" [{s.writers}]" if s.writers else "") for s in samples[:limit])
 
 
 def _describe(summary, limit=5):
-    """The failed checks, then up to `limit` sample ids of each anomaly bucket."""
-    lines = []
-    for c in summary.get("checks", []):
-        if not c.get("pass"):
-            detail = f" ({c['detail']})" if c.get("detail") else ""
-            lines.append(f"check {c['name']}: expected {c['expected']}, actual {c['actual']}{detail}")
-    for sink, buckets in sorted(summary.get("anomalies", {}).items()):
-        for bucket, b in sorted(buckets.items()):
-            sample = b.get("sample", [])
-            if bucket == "groups":
-                ids = ", ".join(f"{g.get('window_start', '')} {g.get('keys', '')} {g.get('buckets', '')}".strip() for g in sample[:limit])
+    """The failed checks, then up to `limit` sample ids of each anomaly
+    bucket; duplicates in two kinds, so the one a kill caused is not hidden
+    behind the harness's replays: written again by the pipeline (sent once)
+    and sent more than once by the harness."""
+    lines = [f"check {c.name}: expected {c.expected}, actual {c.actual}" + (f" ({c.detail})" if c.detail else "")
+             for c in summary.failed_checks]
+    for sink, buckets in sorted(summary.anomalies.items()):
+        for name, b in sorted(buckets.items()):
+            more = f", ... ({b.total} in all)" if b.total > limit else ""
+            if isinstance(b, streamdrill.Groups):
+                ids = ", ".join(f"{g.window_start} {g.keys} {g.buckets}".strip() for g in b.sample[:limit])
+                lines.append(f"{sink}.{name}: {ids}{more}")
+            elif name == "duplicated":
+                rerun, replayed = summary.duplicates_by_cause(sink)
+                lines.append(f"{sink}.duplicated ({b.total} in all): ")
+                if rerun:
+                    lines[-1] += f"written again by the pipeline: {_ids(rerun, limit)}"
+                if replayed:
+                    lines[-1] += ("; " if rerun else "") + f"sent again by the harness: {_ids(replayed, limit)}"
             else:
-                ids = ", ".join(
-                    s["id"] + (f" x{s['copies']}" if s.get("copies", 1) != 1 else "") + (f" [{s['writers']}]" if s.get("writers") else "")
-                    for s in sample[:limit])
-            more = f", ... ({b.get('total', len(sample))} in all)" if b.get("total", 0) > limit else ""
-            lines.append(f"{sink}.{bucket}: {ids}{more}")
-    if summary.get("message"):
-        lines.append(summary["message"])
+                lines.append(f"{sink}.{name}: {_ids(b.sample, limit)}{more}")
+    if summary.message:
+        lines.append(summary.message)
     return lines
 
 
@@ -97,65 +96,41 @@ class DrillItem(pytest.Item):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.run_dir = None
-        self.outcome = None
-
-    def _command(self, out):
-        cfg = self.config
-        cmd = [_binary(cfg), "run", str(self.path), "--out", out, "--quiet"]
-        for s in cfg.getoption("streamdrill_set"):
-            cmd += ["--set", s]
-        if cfg.getoption("streamdrill_brokers"):
-            cmd += ["--brokers", cfg.getoption("streamdrill_brokers")]
-        return cmd + cfg.getoption("streamdrill_arg")
+        self.summary = None
 
     def setup(self):
         cfg = self.config
-        out = cfg.getoption("streamdrill_out") or os.path.join(str(cfg.rootpath), "streamdrill-out")
-        out = os.path.abspath(out)
-        cmd = self._command(out)
-        # its own process group, so a timeout reaches the pipeline too
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out = os.path.abspath(cfg.getoption("streamdrill_out") or os.path.join(str(cfg.rootpath), "streamdrill-out"))
+        sets = dict(a.split("=", 1) for a in cfg.getoption("streamdrill_set"))
+        timeout = cfg.getoption("streamdrill_timeout")
         try:
-            stdout, stderr = p.communicate(timeout=cfg.getoption("streamdrill_timeout"))
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGTERM)
-            try:
-                stdout, stderr = p.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                stdout, stderr = p.communicate()
-            raise DrillNotJudged(f"streamdrill run did not finish within {cfg.getoption('streamdrill_timeout'):.0f}s: "
-                                 + " ".join(cmd))
-        self.outcome = (p.returncode, stdout, stderr)
-        summary_dir = None
-        # streamdrill names each run's report on stderr: "  report: DIR/report.md"
-        for line in (stderr + stdout).splitlines():
-            line = line.strip()
-            if line.startswith("report: "):
-                summary_dir = os.path.dirname(line[len("report: "):])
-        self.run_dir = summary_dir
+            summary = streamdrill.run(str(self.path), set=sets, brokers=cfg.getoption("streamdrill_brokers"), out=out,
+                                      args=cfg.getoption("streamdrill_arg"), binary=_binary(cfg), timeout=timeout)
+        except streamdrill.StreamdrillError as e:
+            rc = e.exit_code
+            lines = [f"streamdrill exit {rc} ({EXIT_NAMES.get(rc, 'unknown')})" if rc is not None else str(e)]
+            if rc is not None:
+                lines += e.stderr.strip().splitlines()[-10:]
+            raise DrillNotJudged("\n".join(lines))
+        self.summary = summary
+        self.run_dir = summary.run_dir
         if self.run_dir:
             self.user_properties.append(("streamdrill_run_dir", self.run_dir))
-        if p.returncode not in (0, 1):
-            summary = _summary(self.run_dir) if self.run_dir else None
-            lines = [f"streamdrill exit {p.returncode} ({EXIT_NAMES.get(p.returncode, 'unknown')})"]
-            if summary:
-                lines.append(f"verdict {summary.get('verdict')}, reason {summary.get('reason') or '-'}")
-                lines += _describe(summary)
-            elif stderr.strip():
-                lines += stderr.strip().splitlines()[-10:]
+        if summary.exit_code not in (0, 1):
+            rc = summary.exit_code
+            lines = [f"streamdrill exit {rc} ({EXIT_NAMES.get(rc, 'unknown')})",
+                     f"verdict {summary.verdict}, reason {summary.reason or '-'}"]
+            lines += _describe(summary)
             if self.run_dir:
                 lines.append(f"streamdrill run folder: {self.run_dir}")
             raise DrillNotJudged("\n".join(lines))
 
     def runtest(self):
-        rc, stdout, stderr = self.outcome
+        summary = self.summary
         if self.run_dir:
-            self.add_report_section("call", "streamdrill", f"run folder: {self.run_dir}\n{stderr}")
-        if rc == 1:
-            summary = _summary(self.run_dir) if self.run_dir else None
-            lines = ["streamdrill exit 1 (fail): the pipeline broke its contract"]
-            lines += _describe(summary) if summary else stderr.strip().splitlines()[-10:]
+            self.add_report_section("call", "streamdrill", f"run folder: {self.run_dir}")
+        if summary.exit_code == 1:
+            lines = ["streamdrill exit 1 (fail): the pipeline broke its contract"] + _describe(summary)
             lines.append(f"streamdrill run folder: {self.run_dir}")
             raise DrillFailed("\n".join(lines))
 

@@ -141,6 +141,69 @@ Test(scenario, duration_variables_render_in_a_unit) {
     cr_assert(strstr(err, "t.drill:3:20: {w:days}: expected a unit of ms, s, m or h"), "got %s", err);
 }
 
+/* --set of a name the drill neither sets nor uses is a typo: refused with
+ * the names it has and the near one; a name it only uses is accepted. */
+Test(scenario, set_of_an_unknown_name_is_refused) {
+    const char *t = "set mode=exactly-once weak=none\nsource kafka topic=t\npipeline /bin/prog {mode} {weak} {extra}\nstart\n";
+    sd_kvlist_t over = {0};
+    sd_kvlist_add(&over, "moed", "at-least-once");
+    sd_scenario_t *no = NULL;
+    char err[512];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", t, &over, &no, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "t.drill: --set moed=...: the drill has no variable moed (its `set` variables: mode, weak); did you mean mode?"),
+              "got %s", err);
+    sd_kvlist_free(&over);
+    sd_kvlist_add(&over, "extra", "x");
+    sd_scenario_t *sc = parse_ok(t, &over);
+    cr_assert_str_eq(sc->argv[3], "x", "a name the drill uses but does not set is accepted");
+    sd_scenario_free(sc);
+    sd_kvlist_free(&over);
+}
+
+/* Every refused line is named in one parse, each misspelling with the
+ * word it is near; a word near nothing gets no guess. */
+Test(scenario, every_wrong_line_is_named_with_did_you_mean) {
+    const char *t = "source kafka topic=t partitions=1\n"
+                    "sink sqlite db={run}/x.db qurey=\"SELECT a FROM b\"\n"
+                    "pipeline /bin/true {brokres}\n"
+                    "strat\n"
+                    "produce 10 rat=5\n"
+                    "await quiescnt 1s\n"
+                    "kill mid-bacth\n"
+                    "zzzzzz\n"
+                    "produce \"open\n"
+                    "start\n";
+    sd_scenario_t *no = NULL;
+    char err[16384];
+    cr_assert_eq(sd_scenario_parse_text("t.drill", t, NULL, &no, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert_null(no);
+    static const char *const want[] = {
+        "t.drill:2:27: sink sqlite: expected one of db=, query=, found \"qurey=SELECT a FROM b\"; did you mean query=?\n",
+        "t.drill:3:20: undefined variable {brokres}:", "; did you mean brokers?\n",
+        "t.drill:4:1: expected a directive", "found \"strat\"; did you mean start?\n",
+        "t.drill:5:12: produce: expected one of", "found \"rat=5\"; did you mean rate=?\n",
+        "t.drill:6:7: await: expected `sink`, `quiescent`, `batches`, found \"quiescnt\"; did you mean quiescent?\n",
+        "t.drill:7:6: kill: expected one of", "found \"mid-bacth\"; did you mean mid-batch?\n",
+        "found \"zzzzzz\"\n",
+        "t.drill:9:9: unterminated double quote",
+    };
+    const char *at = err;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const char *p = strstr(at, want[i]);
+        cr_assert(p, "expected \"%s\" (in order) in:\n%s", want[i], err);
+        at = p + strlen(want[i]);
+    }
+    /* at most 10 named, the rest counted */
+    sd_buf_t many;
+    sd_buf_init(&many);
+    sd_buf_puts(&many, "source kafka topic=t\n");
+    for (int i = 0; i < 14; i++) sd_buf_puts(&many, "strat\n");
+    cr_assert_eq(sd_scenario_parse_text("m.drill", many.data, NULL, &no, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "m.drill:11:1:") && !strstr(err, "m.drill:12:1:"), "%s", err);
+    cr_assert(strstr(err, "\nm.drill: 4 more errors not shown"), "%s", err);
+    sd_buf_free(&many);
+}
+
 Test(scenario, continuation_and_quotes) {
     const char *t = "source kafka topic=t\n"
                     "pipeline /bin/prog --a \"two words\" 'single \"q\"' \\\n"
@@ -225,14 +288,14 @@ Test(scenario, exclusive_and_required_keys_come_from_the_table) {
 
 Test(scenario, what_check_accepts_run_can_do) {
     sd_kvlist_t over = {0};
-    sd_kvlist_add(&over, "extra", "{nosuch}");
+    sd_kvlist_add(&over, "mode", "{nosuch}");
     sd_scenario_t *sc = NULL;
     char err[1024];
     cr_assert_eq(sd_scenario_parse_text("t.drill", canon, &over, &sc, err, sizeof(err)), SD_ERR_SCENARIO,
                  "a variable holding an unknown placeholder is refused at parse time");
     cr_assert(strstr(err, "{nosuch} is no run-time placeholder"), "got: %s", err);
     sd_kvlist_free(&over);
-    sd_kvlist_add(&over, "extra", "{run}/x {{literal}}");
+    sd_kvlist_add(&over, "mode", "{run}/x {{literal}}");
     sd_scenario_t *ok = parse_ok(canon, &over);
     sd_scenario_free(ok);
     sd_kvlist_free(&over);
