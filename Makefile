@@ -20,6 +20,7 @@
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
+LDFLAGS ?=
 WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports
 CXX     ?= c++
@@ -76,7 +77,7 @@ $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
@@ -128,15 +129,17 @@ MANDIR      = $(PREFIX)/share/man/man1
 COMPDIR     = $(PREFIX)/share/bash-completion/completions
 DOCDIR      = $(PREFIX)/share/doc/streamdrill
 EXAMPLES    = $(wildcard scenarios/parcel-*.drill)
+# the references README.md links to, beside it
+DOCS        = $(wildcard docs/*.md)
 # what install writes, one path a line, for uninstall (and nothing else)
 INSTALLED   = $(BINDIR)/streamdrill $(LIBEXECDIR)/refpipe $(LIBEXECDIR)/refjoin $(LIBEXECDIR)/parquet_rows.py \
               $(EXAMPLES:scenarios/%=$(DATADIR)/scenarios/%) $(DATADIR)/scenarios/readers/sqlite_rows.py \
               $(DATADIR)/schemas/summary.schema.json $(DATADIR)/schemas/manifest.schema.json \
-              $(MANDIR)/streamdrill.1 $(COMPDIR)/streamdrill $(DOCDIR)/README.md
+              $(MANDIR)/streamdrill.1 $(COMPDIR)/streamdrill $(DOCDIR)/README.md $(DOCS:%=$(DOCDIR)/%)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/scenarios/readers $(DESTDIR)$(DATADIR)/schemas \
-	  $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)
+	  $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR) $(DESTDIR)$(DOCDIR)/docs
 	install -m 755 $(BUILD)/streamdrill $(DESTDIR)$(BINDIR)/streamdrill
 	install -m 755 $(PIPELINES) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 644 harness/sinks/parquet_rows.py $(DESTDIR)$(LIBEXECDIR)/
@@ -147,13 +150,14 @@ install: all
 	chmod 644 $(DESTDIR)$(MANDIR)/streamdrill.1
 	install -m 644 dist/streamdrill.bash-completion $(DESTDIR)$(COMPDIR)/streamdrill
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs/
 
 # removes the files install wrote and the folders of streamdrill's own
 # that are left empty; nothing else
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(DATADIR)/scenarios/readers $(DESTDIR)$(DATADIR)/scenarios $(DESTDIR)$(DATADIR)/schemas \
-	  $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+	  $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # a Debian package of `make install PREFIX=/usr`: Depends from
 # dpkg-shlibdeps over the binaries, then lintian (an error fails the target)
@@ -163,24 +167,20 @@ DEB       = $(BUILD)/streamdrill_$(VERSION)_$(DEB_ARCH).deb
 deb: $(DEB)
 
 # the build tools first (a fresh machine has no compiler), then the build
-# itself: a recursive make, so that `make -j deb` cannot start compiling early
-$(DEB): deps-build dist/debian/control.in dist/debian/copyright dist/debian/changelog
-	$(MAKE) --no-print-directory all
-	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/root/DEBIAN $(BUILD)/deb/src/debian
-	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(CURDIR)/$(BUILD)/deb/root
-	cd $(BUILD)/deb/root && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-	  usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin
-	gzip -9n $(BUILD)/deb/root/usr/share/man/man1/streamdrill.1
-	install -m 644 dist/debian/copyright $(BUILD)/deb/root/usr/share/doc/streamdrill/copyright
-	gzip -9nc dist/debian/changelog > $(BUILD)/deb/root/usr/share/doc/streamdrill/changelog.gz
-	chmod 644 $(BUILD)/deb/root/usr/share/doc/streamdrill/changelog.gz
-	printf 'Source: streamdrill\n\nPackage: streamdrill\nArchitecture: any\n' > $(BUILD)/deb/src/debian/control
-	cd $(BUILD)/deb/src && dpkg-shlibdeps -O -e../root/usr/bin/streamdrill -e../root/usr/libexec/streamdrill/refpipe \
-	  -e../root/usr/libexec/streamdrill/refjoin | sed -n 's/^shlibs:Depends=//p' > ../depends
-	sed -e 's#@VERSION@#$(VERSION)#' -e 's#@ARCH@#$(DEB_ARCH)#' -e "s#@DEPENDS@#$$(cat $(BUILD)/deb/depends)#" \
-	  -e "s#@SIZE@#$$(du -sk $(BUILD)/deb/root/usr | cut -f1)#" dist/debian/control.in > $(BUILD)/deb/root/DEBIAN/control
-	dpkg-deb --root-owner-group -Zxz --build $(BUILD)/deb/root $@
-	lintian --fail-on error $@
+# itself with Debian's hardening flags (dpkg-buildflags), in a folder of
+# its own so the development build keeps its flags, then the package
+# (scripts/deb.sh); one line per phase, the whole output in build/logs/
+DEB_BUILD   = $(BUILD)/pkg
+DEB_FLAGS   = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+DEB_CFLAGS  = $(shell $(DEB_FLAGS) CFLAGS) $(shell $(DEB_FLAGS) CPPFLAGS)
+DEB_LDFLAGS = $(shell $(DEB_FLAGS) LDFLAGS)
+$(DEB): deps-build dist/debian/control.in dist/debian/copyright dist/debian/changelog scripts/deb.sh
+	@scripts/phase.sh "building streamdrill with Debian's hardening flags" $(BUILD)/logs/deb-build.log \
+	  $(MAKE) --no-print-directory BUILD=$(DEB_BUILD) CFLAGS="$(DEB_CFLAGS)" CXXFLAGS="$(DEB_CFLAGS)" LDFLAGS="$(DEB_LDFLAGS)" all
+	@scripts/phase.sh "laying out the package, dpkg-deb, lintian" $(BUILD)/logs/deb-package.log \
+	  env CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" DEB_CFLAGS="$(DEB_CFLAGS)" DEB_LDFLAGS="$(DEB_LDFLAGS)" \
+	  scripts/deb.sh $(DEB_BUILD) $(BUILD)/deb $@ $(VERSION) $(DEB_ARCH)
+	@echo "package: $@"
 
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t --jobs 2 --short-filename; done

@@ -108,7 +108,7 @@ static void sd_usage(FILE *f) {
           "      --seed N           seed of the event generator (overrides the scenario's)\n"
           "      --tag TAG          run tag, the prefix of every ledger id (default: random)\n"
           "      --set NAME=VALUE   set a scenario {variable}; repeatable\n"
-          "      --summary FILE     append report.md to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
+          "      --summary FILE     append each verdict, its checks and faults to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
           "      --json             print each scenario's summary.json on stdout, one line each\n"
           "      --operator MODE    who answers `operator` steps: ask (a person, on this terminal) or auto (their\n"
           "                         command=); default: ask when stdin is a terminal, else auto\n"
@@ -158,7 +158,11 @@ static void sd_version(void) {
     printf("  sqlite %s\n", sqlite3_libversion());
     printf("  jansson %s\n", JANSSON_VERSION);
     printf("  report writers: summary.json junit.xml report.md report.html charts/ (gnuplot) export/ (CSV); index.html over several runs\n");
-    printf("  sink readers: sqlite kafka jsonl spark-files\n");
+    sd_buf_t kinds;
+    sd_buf_init(&kinds);
+    sd_lang_sink_kinds(&kinds);
+    printf("  sink readers: %s\n", kinds.data);
+    sd_buf_free(&kinds);
     printf("  injectors: process (start stop kill restart pause resume), data (replay, late, out-of-order, future,\n"
            "             boundaries, bursts, skew, schema drift, malformed), clock (libfaketime), storage (checkpoint\n"
            "             damage), network (mock cluster faults, TCP proxy), broker (kill, stop, pause, start a broker\n"
@@ -501,7 +505,12 @@ static int sd_print_summary_json(const char *run_dir) {
     return rc;
 }
 
+/* --summary: the part of report.md a job summary needs (the verdict, the
+ * checks, the anomalies, the faults), without the charts (a relative path
+ * a job summary cannot show) nor the sections a reader opens the full
+ * report for; it ends by naming the full report. */
 static int sd_append_summary(const char *run_dir, const char *file) {
+    static const char *const skip[] = {"## Counts", "## Steps", "## Pipeline incarnations", "## Runbook", "## Reproduce", NULL};
     char *md = sd_util_fmt("%s/report.md", run_dir);
     char *text = NULL;
     size_t len = 0;
@@ -509,8 +518,19 @@ static int sd_append_summary(const char *run_dir, const char *file) {
     if (!sd_util_read_file(md, &text, &len, NULL, 0)) {
         FILE *f = fopen(file, "a");
         if (f) {
-            fwrite(text, 1, len, f);
-            fputc('\n', f);
+            int keep = 1;
+            for (char *line = text; line && *line;) {
+                char *nl = strchr(line, '\n');
+                size_t n = nl ? (size_t)(nl - line) : strlen(line);
+                if (!strncmp(line, "## ", 3)) {
+                    keep = 1;
+                    for (int i = 0; skip[i]; i++)
+                        if (n == strlen(skip[i]) && !strncmp(line, skip[i], n)) keep = 0;
+                }
+                if (keep && strncmp(line, "![", 2)) fprintf(f, "%.*s\n", (int)n, line);
+                line = nl ? nl + 1 : NULL;
+            }
+            fprintf(f, "\nFull report (counts, steps, runbook, charts): `%s/report.html`\n\n", run_dir);
             if (fclose(f)) rc = -1;
         } else {
             rc = -1;

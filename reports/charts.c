@@ -147,7 +147,7 @@ static void sd_charts_faults(sd_charts_t *c) {
 static const char *sd_chart_head =
     "set terminal svg size 920,420 dynamic enhanced font 'DejaVu Sans,11' background '#ffffff'\n"
     "set output '%s.svg'\n"
-    "set border lc rgb '#555555'\nset grid lc rgb '#e5e5e5'\nset key outside below horizontal font ',9' maxrows 2\n"
+    "set border lc rgb '#555555'\nset grid lc rgb '#e5e5e5'\nset key outside top center horizontal font ',9' maxrows 2\n"
     "set xlabel 'seconds since the run started'\nset title '%s' font ',12'\n";
 
 static const char *sd_chart_png = "set terminal pngcairo size 920,420 enhanced font 'DejaVu Sans,10' background '#ffffff'\nset output '%s.png'\nreplot\n";
@@ -430,10 +430,17 @@ static int sd_chart_batches(sd_charts_t *c, char *err, size_t errlen) {
     fclose(f);
     sd_buf_t g;
     sd_chart_begin(&g, "batches", "rows per batch, in order (a re-run is a batch a later incarnation ran again)");
-    sd_buf_puts(&g, "set xlabel 'batches, in the order they began'\nset ylabel 'rows'\nset yrange [0:*]\nset style fill solid 0.8 noborder\nset boxwidth 0.8\n");
-    sd_buf_puts(&g, shown <= 30 ? "set xtics 1\n" : "set format x '%.0f'\n");
-    sd_buf_printf(&g, "plot 'batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
-                      "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
+    /* a few bars are labelled with their batch ids, the numbers the text
+     * uses ("batch 2"); many are counted in the order they began */
+    sd_buf_puts(&g, "set ylabel 'rows'\nset yrange [0:*]\nset style fill solid 0.8 noborder\nset boxwidth 0.8\n");
+    if (shown <= 30)
+        sd_buf_printf(&g, "set xlabel 'batch id, in the order the batches began'\n"
+                          "plot 'batches.dat' using 1:4:xticlabels(3) with boxes lc rgb '#2980b9' title 'first run', \\\n"
+                          "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
+    else
+        sd_buf_printf(&g, "set xlabel 'batches, in the order they began'\nset format x '%%.0f'\n"
+                          "plot 'batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
+                          "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
     int rc = sd_chart_done(c, &g, "batches", err, errlen);
     return rc;
 }

@@ -295,6 +295,12 @@ def main():
     md, text, tokens, _ = md_render(os.path.join(out, "summary.md"))
     h1 = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h1"]
     check(sorted(h1) == sorted(f"streamdrill: {n}: PASS" for n in sums), f"{out}/summary.md: headings {h1}")
+    # short: the verdict, checks and faults of each, no image a job summary cannot show, a pointer to the full report
+    h2 = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
+    check("Checks" in h2 and "Faults" in h2 and not {"Counts", "Steps", "Runbook"} & set(h2), f"{out}/summary.md: sections {h2}")
+    check("![" not in text and "charts/" not in text, f"{out}/summary.md: embeds a chart by a relative path")
+    check(text.count("Full report (counts, steps, runbook, charts)") == len(sums), f"{out}/summary.md: no pointer to each full report")
+    check(text.count("\n") < 60 * len(sums), f"{out}/summary.md: {text.count(chr(10))} lines for {len(sums)} drills")
 
     # 2. the failing at-least-once drill: duplicates, traced to their writers
     alo = os.path.join(out, "alo", "parcel-restart")

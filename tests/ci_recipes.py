@@ -129,6 +129,8 @@ def main():
     env = {"STREAMDRILL_GIT": "file:///src"}
     # GitHub Actions: the job's steps in order, in a container of its own
     job = gh["jobs"]["drills"]
+    if any("junit" in st.get("uses", "") for st in job["steps"]) and (gh.get("permissions") or {}).get("checks") != "write":
+        problems.append("the workflow publishes a JUnit report without `permissions: checks: write`, which the action needs")
     if job.get("container") != "debian:bookworm":
         problems.append(f"the workflow's container is {job.get('container')}, not the debian:bookworm tested here")
     chroot = container(work, "gh-root", src, user, "/work/gh")

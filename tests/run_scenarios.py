@@ -930,6 +930,20 @@ def update_readme_reference(binary):
     return True
 
 
+def test_terminal_help(binary):
+    """`streamdrill help NAME` reads as text on a terminal (a Markdown link shown as its text and page), and --version
+    names every sink reader the language has."""
+    problems = []
+    kill = subprocess.run([binary, "help", "kill"], capture_output=True, text=True).stdout
+    if "](" in kill or "see no pass without the drill (docs/pipelines.md)" not in kill or "(see progress sources)" not in kill:
+        problems.append("help kill shows Markdown links: " + kill[:400])
+    ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+    readers = next((l.split(":", 1)[1].split() for l in ver.splitlines() if "sink readers:" in l), [])
+    if sorted(readers) != sorted(INIT_KINDS):
+        problems.append(f"--version names the sink readers {readers}, the language has {sorted(INIT_KINDS)}")
+    return result("terminal-help", problems, f"help kill as plain text, --version names the {len(readers)} sink readers")
+
+
 def test_readme_reference(binary):
     """docs/language.md's reference is what `streamdrill help --markdown` prints from the table."""
     gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True).stdout
@@ -2058,7 +2072,8 @@ INSTALL_LAYOUT = ["bin/streamdrill", "libexec/streamdrill/refpipe", "libexec/str
                   "share/streamdrill/schemas/summary.schema.json", "share/streamdrill/schemas/manifest.schema.json",
                   "share/man/man1/streamdrill.1", "share/bash-completion/completions/streamdrill",
                   "share/doc/streamdrill/README.md"] + \
-                 ["share/streamdrill/scenarios/" + os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "scenarios", "parcel-*.drill"))]
+                 ["share/streamdrill/scenarios/" + os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "scenarios", "parcel-*.drill"))] + \
+                 ["share/doc/streamdrill/docs/" + os.path.basename(f) for f in glob.glob(os.path.join(ROOT, "docs", "*.md"))]
 
 
 def test_install(binary):
@@ -2120,11 +2135,16 @@ def test_install(binary):
 
 
 def test_deb(binary):
-    """make deb (lintian clean), then the package on a bare Debian 12 root with its Depends only (tests/deb/test_deb.sh)."""
+    """make deb (one line per phase, lintian clean, pedantic included), then the package on a bare Debian 12 root with its
+    Depends only (tests/deb/test_deb.sh)."""
     t0 = time.time()
-    p = subprocess.run(["make", "-s", "deb"], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(["make", "--no-print-directory", "deb"], capture_output=True, text=True, cwd=ROOT)
     if p.returncode:
         print("FAIL deb: make deb: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    lines = (p.stdout + p.stderr).splitlines()
+    if len(lines) > 12 or not any("with Debian's hardening flags ... done" in l for l in lines):
+        print(f"FAIL deb: make deb printed {len(lines)} lines, not one per phase: {lines[:5]}")
         return False
     debs = glob.glob(os.path.join(os.path.dirname(binary), "streamdrill_*.deb"))
     if len(debs) != 1:
@@ -2268,6 +2288,7 @@ def main():
         ok &= test_golden(binary)
     if not a.only or a.only in "readme-reference":
         ok &= test_readme_reference(binary)
+        ok &= test_terminal_help(binary)
         ok &= test_doc_links()
         ok &= test_run_db_tables()
         ok &= test_structure()

@@ -784,6 +784,10 @@ static const struct {
     {"command", {"id", "writer", "time", "timeout", "max-output", NULL}, {NULL}},
     {NULL, {NULL}, {NULL}}};
 
+void sd_lang_sink_kinds(sd_buf_t *b) {
+    for (int i = 0; sd_sink_kinds[i].kind; i++) sd_buf_printf(b, "%s%s", i ? " " : "", sd_sink_kinds[i].kind);
+}
+
 static int sd_sink_kind(const char *s) {
     for (int i = 0; sd_sink_kinds[i].kind; i++)
         if (!strcmp(s, sd_sink_kinds[i].kind)) return i;
@@ -1972,8 +1976,20 @@ int sd_lang_help(FILE *f, const char *name) {
         sd_buf_t u;
         sd_buf_init(&u);
         sd_lang_usage(e, &u);
+        /* a terminal shows a Markdown link as its text, and the page it names */
+        sd_buf_t plain;
+        sd_buf_init(&plain);
+        for (const char *p = e->meaning; *p;) {
+            const char *close = *p == '[' ? strstr(p, "](") : NULL, *end = close ? strchr(close, ')') : NULL;
+            if (!end || memchr(p, '\n', (size_t)(end - p))) { sd_buf_putc(&plain, *p++); continue; }
+            sd_buf_append(&plain, p + 1, (size_t)(close - p - 1));
+            size_t page = strcspn(close + 2, "#)");
+            if (page) sd_buf_printf(&plain, " (docs/%.*s)", (int)page, close + 2);
+            p = end + 1;
+        }
         fprintf(f, "%s%s (%s)\n  %s\n\n  %s\n", found ? "\n" : "", e->name, e->role == SD_LANG_HEADER ? "header directive" : "step",
-                u.data, e->meaning);
+                u.data, plain.data ? plain.data : "");
+        sd_buf_free(&plain);
         sd_buf_free(&u);
         if (e->role == SD_LANG_STEP && e->timeout_ms) {
             char d[32];

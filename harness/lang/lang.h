@@ -168,6 +168,8 @@ void sd_lang_header_defaults(sd_scenario_t *sc);
 void sd_lang_usage(const sd_lang_entry_t *e, sd_buf_t *out);
 /* `streamdrill help [NAME]` to f; 1 when NAME is no entry. */
 int sd_lang_help(FILE *f, const char *name);
+/* The sink kinds the language reads, space-separated (for --version). */
+void sd_lang_sink_kinds(sd_buf_t *b);
 /* The reference tables of docs/language.md (header, steps) in Markdown. */
 void sd_lang_markdown(FILE *f);
 /* The same two tables as roff (.SS and .TP), for the man page streamdrill(1). */

@@ -5,7 +5,9 @@
 # exactly what its Depends name), then from the installed files alone:
 # --version, check of every example drill, init + run of a first drill and
 # a run of the installed parcel drill on the embedded Kafka, both PASS; then
-# the package removed and its files gone. Needs root (chroot, mount).
+# the package removed and its files gone. Before all that, lintian
+# -EvIL +pedantic: no tag above info, no hardening tag. Needs root
+# (chroot, mount).
 #
 #   tests/deb/test_deb.sh build/streamdrill_0.1.0_amd64.deb OUTDIR
 #
@@ -16,6 +18,10 @@ out=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache="$root/.cache/deb-test"
 mkdir -p "$cache"
+# lintian at its most pedantic: no tag above info, no hardening tag, md5sums present
+tags=$(lintian -EvIL +pedantic "$deb" 2>&1 | grep -v 'running with root privileges' | grep -E '^[EWIPX]: ' || true)
+bad=$(printf '%s\n' "$tags" | grep -E '^[EW]: |hardening-|no-md5sums' || true)
+[ -z "$bad" ] || { printf 'test_deb: lintian -EvIL +pedantic:\n%s\n' "$bad" >&2; exit 1; }
 chr=$(mktemp -u /tmp/streamdrill-deb-XXXXXX)
 trap '"$root/tests/deb/bare-root.sh" destroy "$chr" 2>/dev/null || true' EXIT INT TERM
 "$root/tests/deb/bare-root.sh" create "$chr"
@@ -47,10 +53,12 @@ inside streamdrill run /usr/share/streamdrill/scenarios/parcel-restart.drill --o
 [ "$rc" = 0 ] || { echo "test_deb: the installed parcel drill exited $rc" >&2; exit 1; }
 inside sh -c 'grep -q "\"verdict\": \"pass\"" /tmp/out/first/summary.json && test -s /tmp/out/parcel-restart/report.html'
 rm -rf "$out" && mkdir -p "$out" && cp -r "$chr/tmp/out/." "$out/"
+# the references the README links to are beside it
+inside sh -c 'test -s /usr/share/doc/streamdrill/README.md && test -s /usr/share/doc/streamdrill/docs/oracle.md'
 # bash completion answers from the installed file
 inside sh -c 'test -s /usr/share/bash-completion/completions/streamdrill'
 inside dpkg -r streamdrill >>"$cache/apt.log" 2>&1
 for f in /usr/bin/streamdrill /usr/libexec/streamdrill /usr/share/streamdrill /usr/share/man/man1/streamdrill.1.gz; do
     [ ! -e "$chr$f" ] || { echo "test_deb: $f is still there after dpkg -r" >&2; exit 1; }
 done
-echo "test_deb: installed on a bare Debian 12 root with its Depends only, ran two drills (pass), removed cleanly"
+echo "test_deb: lintian -EvIL +pedantic: $(printf '%s\n' "$tags" | grep -c . || true) tags, none above info nor of hardening; installed on a bare Debian 12 root with its Depends only, ran two drills (pass), removed cleanly"
