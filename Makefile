@@ -15,6 +15,7 @@
 #                   bash completion (make uninstall removes exactly those files)
 #   make deb        build/streamdrill_VERSION_ARCH.deb (runtime dependencies from dpkg-shlibdeps),
 #                   checked with lintian
+#   make image      build/streamdrill-oci.tar: an OCI image of that package (mmdebstrap, umoci; no daemon)
 #   make clean
 
 CC      ?= cc
@@ -182,6 +183,16 @@ $(DEB): deps-build dist/debian/control.in dist/debian/copyright dist/debian/chan
 	  scripts/deb.sh $(DEB_BUILD) $(BUILD)/deb $@ $(VERSION) $(DEB_ARCH)
 	@echo "package: $@"
 
+# an OCI container image of the package, built with Debian's tools and no
+# daemon (scripts/image.sh); tests/image/test_image.sh runs a drill in it
+IMAGE = $(BUILD)/streamdrill-oci.tar
+image: $(IMAGE)
+
+$(IMAGE): $(DEB) scripts/image.sh
+	@scripts/deps.sh build mmdebstrap umoci
+	@scripts/phase.sh "building the OCI image (mmdebstrap, umoci)" $(BUILD)/logs/image.log scripts/image.sh $(DEB) $@
+	@echo "image: $@ (podman load -i $@, or skopeo copy oci-archive:$@ ...)"
+
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t --jobs 2 --short-filename; done
 	@python3 scripts/sizes.py --top 0 --max-lines 150 >/dev/null && echo "== sizes: no function over 150 lines without a reason above it"
@@ -268,7 +279,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb deps-build all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb image deps-build all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -34,6 +34,8 @@ if [ "$mode" = all ]; then
     PKGS="$PKGS chromium"
     # the .deb test installs the package on a bare Debian root made with mmdebstrap
     PKGS="$PKGS mmdebstrap"
+    # make image: an OCI image of the package, laid out with umoci (no daemon)
+    PKGS="$PKGS umoci"
     # the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
     # jars come from Maven Central), PySpark a Python with venv
     command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"

@@ -2160,6 +2160,24 @@ def test_deb(binary):
     return True
 
 
+def test_image(binary):
+    """make image: an OCI image of the package (mmdebstrap, umoci), unpacked as a runtime would and the parcel drill run in
+    it (tests/image/test_image.sh)."""
+    t0 = time.time()
+    p = subprocess.run(["make", "--no-print-directory", "image"], capture_output=True, text=True, cwd=ROOT)
+    img = os.path.join(os.path.dirname(binary), "streamdrill-oci.tar")
+    if p.returncode or not os.path.exists(img):
+        print("FAIL image: make image: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    p = subprocess.run([os.path.join(ROOT, "tests", "image", "test_image.sh"), img], capture_output=True, text=True, timeout=900)
+    last = [l for l in p.stdout.splitlines() if l.startswith("test_image: ")]
+    if p.returncode or not last:
+        print("FAIL image: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    print(f"ok   image: {last[-1].replace('test_image: ', '')} ({time.time() - t0:.0f}s)")
+    return True
+
+
 def test_quiet_phases(binary):
     """make demo prints at most 30 lines (one per install or build phase, the drill, the report's path); a phase that fails
     prints FAILED, its log's path and the log's last lines; deps.sh's apt output stays in its log."""
@@ -2359,6 +2377,8 @@ def main():
         ok &= test_quiet_phases(binary)
     if not a.no_real and (not a.only or a.only in "deb"):
         ok &= test_deb(binary)
+    if not a.no_real and (not a.only or a.only in "image"):
+        ok &= test_image(binary)
     if not a.no_real and (not a.only or a.only in "ci-recipes"):
         ok &= test_ci_recipes(binary)
     if real:
