@@ -2178,6 +2178,23 @@ def test_image(binary):
     return True
 
 
+def test_walkthrough(binary):
+    """A new user's first hour on a bare Debian 12 root: the package, init around a small at-least-once consumer of one's
+    own, check, a FAIL naming the kill's duplicates, the idempotent fix's PASS (tests/walkthrough/walkthrough.sh)."""
+    debs = glob.glob(os.path.join(os.path.dirname(binary), "streamdrill_*.deb"))
+    if len(debs) != 1:
+        print(f"FAIL walkthrough: expected one .deb beside {binary} (make deb), found {debs}")
+        return False
+    p = subprocess.run([os.path.join(ROOT, "tests", "walkthrough", "walkthrough.sh"), debs[0], os.path.join(OUT, "walkthrough")],
+                       capture_output=True, text=True, timeout=900)
+    lines = [l.replace("walkthrough: ", "") for l in p.stdout.splitlines() if l.startswith("walkthrough: ")]
+    if p.returncode or not lines:
+        print("FAIL walkthrough: " + (p.stdout + p.stderr)[-1500:])
+        return False
+    print(f"ok   walkthrough: {lines[-1]} ({'; '.join(l.split(': ', 1)[1] for l in lines[:-1])})")
+    return True
+
+
 def test_quiet_phases(binary):
     """make demo prints at most 30 lines (one per install or build phase, the drill, the report's path); a phase that fails
     prints FAILED, its log's path and the log's last lines; deps.sh's apt output stays in its log."""
@@ -2379,6 +2396,8 @@ def main():
         ok &= test_deb(binary)
     if not a.no_real and (not a.only or a.only in "image"):
         ok &= test_image(binary)
+    if not a.no_real and (not a.only or a.only in "walkthrough"):
+        ok &= test_walkthrough(binary)
     if not a.no_real and (not a.only or a.only in "ci-recipes"):
         ok &= test_ci_recipes(binary)
     if real:

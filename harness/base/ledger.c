@@ -1051,8 +1051,12 @@ sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int 
     if (!sd_ledger_scalar(l, sql))
         e = sd_ledger_fault(l, step, kind, "did not land", incarnation, NULL, err, errlen);
     if (!e)
-        e = sd_ledger_run(l, "UPDATE fault SET landed=0, landing=CASE WHEN landing IS NULL OR landing='' THEN ? ELSE landing || '; ' || ? END"
-                             " WHERE step=?", "record a fault that did not land", err, errlen, NULL, "ssi", why, why, (int64_t)step);
+        /* the reason joins the landing once: a reason that already holds
+         * the landing (the landing and what would fix it) replaces it */
+        e = sd_ledger_run(l, "UPDATE fault SET landed=0, landing=CASE WHEN landing IS NULL OR landing='' THEN ?1"
+                             " WHEN instr(?1, landing) = 1 THEN ?1 WHEN instr(landing, ?1) > 0 THEN landing"
+                             " ELSE landing || '; ' || ?1 END WHERE step=?2", "record a fault that did not land", err, errlen, NULL,
+                          "si", why, (int64_t)step);
     return e;
 }
 

@@ -79,6 +79,35 @@ Test(ledger, uncommitted_writes_are_committed_on_close) {
     free(path);
 }
 
+static char *s1(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sql);
+    char *v = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sd_util_strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* A missed fault's reason joins its landing once: a reason that repeats
+ * the landing and adds the fix replaces it, a reason said twice is kept once. */
+Test(ledger, a_missed_faults_landing_says_each_reason_once) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    cr_assert_eq(sd_ledger_create(path, &l, NULL, 0), SD_OK);
+    int64_t fid;
+    cr_assert_eq(sd_ledger_fault(l, 3, "kill", "signal=KILL mid-batch", 1, &fid, NULL, 0), SD_OK);
+    cr_assert_eq(sd_ledger_fault_landing(l, fid, 7, 0, 4, 20, "after the commit of batch 7", NULL, 0), SD_OK);
+    cr_assert_eq(sd_ledger_fault_missed(l, 3, "kill", 1, "after the commit of batch 7; to land inside a batch: slower batches", NULL, 0), SD_OK);
+    cr_assert_eq(sd_ledger_fault_missed(l, 3, "kill", 1, "the group never committed", NULL, 0), SD_OK);
+    cr_assert_eq(sd_ledger_fault_missed(l, 3, "kill", 1, "the group never committed", NULL, 0), SD_OK);
+    char *landing = s1(sd_ledger_db(l), "SELECT landing FROM fault WHERE step=3");
+    cr_assert_str_eq(landing, "after the commit of batch 7; to land inside a batch: slower batches; the group never committed");
+    cr_assert_eq(q1(sd_ledger_db(l), "SELECT landed FROM fault WHERE step=3"), 0);
+    free(landing);
+    sd_ledger_close(l);
+    free(path);
+}
+
 Test(ledger, create_refuses_an_existing_file_and_open_a_missing_one) {
     char *path = sd_util_fmt("%s/run.db", dir);
     sd_ledger_t *l;
