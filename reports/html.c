@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counts.h"
 #include "util.h"
 #include "report.h"
 
@@ -252,13 +253,37 @@ static void sd_html_charts(sd_buf_t *b, const sd_report_model_t *m) {
 
 }
 
+/* Every count, grouped as counts.h groups them (the run, a result model,
+ * the pipeline's own account) and each with its meaning. */
+static const struct {
+    const char *name, *meaning;
+    int kind;
+} sd_html_count_info[] = {
+#define SD_HTML_COUNT(name, kind, grows, meaning) {#name, meaning, kind},
+    SD_COUNTS(SD_HTML_COUNT)
+#undef SD_HTML_COUNT
+};
+
 static void sd_html_counts(sd_buf_t *b, const sd_report_model_t *m) {
-    sd_buf_puts(b, "<h2>Every count</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th></tr>\n");
-    for (int i = 0; i < m->ncounts; i++) {
-        sd_buf_puts(b, "<tr><td>");
-        sd_h(b, m->counts[i].name);
-        if (m->counts[i].value < 0) sd_buf_puts(b, "</td><td class=\"n\">n/a</td></tr>\n");
-        else sd_buf_printf(b, "</td><td class=\"n\">%lld</td></tr>\n", (long long)m->counts[i].value);
+    static const char *const groups[] = {"the run", "the result model", "the pipeline's own account of batches and state"};
+    sd_buf_puts(b, "<h2>Every count</h2>\n<table class=\"counts\" id=\"counts\"><tr><th>count</th><th>value</th><th>meaning</th></tr>\n");
+    const size_t ninfo = sizeof(sd_html_count_info) / sizeof(sd_html_count_info[0]);
+    for (int g = 0; g < 3; g++) {
+        int said = 0;
+        for (int i = 0; i < m->ncounts; i++) {
+            const char *meaning = "";
+            int kind = SD_CK_RUN;
+            for (size_t k = 0; k < ninfo; k++)
+                if (!strcmp(sd_html_count_info[k].name, m->counts[i].name)) meaning = sd_html_count_info[k].meaning, kind = sd_html_count_info[k].kind;
+            if (kind != g) continue;
+            if (!said++) sd_buf_printf(b, "<tr><th colspan=\"3\">%s</th></tr>\n", groups[g]);
+            sd_buf_puts(b, "<tr><td>");
+            sd_h(b, m->counts[i].name);
+            if (m->counts[i].value < 0) sd_buf_puts(b, "</td><td class=\"n\">n/a</td><td class=\"note\">");
+            else sd_buf_printf(b, "</td><td class=\"n\">%lld</td><td class=\"note\">", (long long)m->counts[i].value);
+            sd_h(b, meaning);
+            sd_buf_puts(b, "</td></tr>\n");
+        }
     }
     sd_buf_puts(b, "</table>\n");
 }
