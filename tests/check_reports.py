@@ -114,6 +114,13 @@ def check_html(run, summary, expect_verdict, extra_text=()):
     V = expect_verdict.upper()
     where = os.path.relpath(page)
     check(f"{name}: {V}" in dom.text("verdict"), f"{where}: the verdict banner does not say '{name}: {V}'")
+    # verdict first: the checks, anomalies and faults before the charts, every count last
+    html = open(page, encoding="utf-8").read()
+    order = [html.find(h) for h in ("<h2>Checks", "<h2>Anomalies", "<h2>Faults", "<h2>Charts", "<h2>Every count")]
+    check(all(i >= 0 for i in order) and order == sorted(order), f"{where}: sections not verdict-first: {order}")
+    fails = [m.start() for m in re.finditer(r'class="bad">FAIL', html)]
+    passes = [m.start() for m in re.finditer(r'class="ok">pass', html)]
+    check(not fails or not passes or max(fails) < min(passes), f"{where}: a failed check listed after a passing one")
     counts = dom.text("counts")
     for key in ("observed_unique", "duplicated", "lost", "quarantined"):
         v = summary["counts"].get(key)
@@ -309,6 +316,9 @@ def main():
     check(s["verdict"] == "fail" and dup > 0, f"{alo}: expected a failure with duplicates: {s['verdict']} duplicated={dup}")
     samples = s.get("anomalies", {}).get("target", {}).get("duplicated", {}).get("sample", [])
     dom = check_html(alo, s, "fail", extra_text=[x["id"] for x in samples[:20]])
+    # a few batches are labelled by their ids, the numbers the text uses
+    gp = open(os.path.join(alo, "charts", "batches.gp")).read()
+    check("xticlabels(3)" in gp, f"{alo}/charts/batches.gp: batches not labelled by id")
     for x in samples[:20]:
         check(x["writers"] and x["writers"] in dom.text(), f"{alo}/report.html: writers of {x['id']} ({x['writers']!r}) not shown")
     check_markdown(alo, s, "fail")
