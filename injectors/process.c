@@ -263,6 +263,13 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     }
                     sd_util_sleep_ms(2);
                 }
+                /* a source read every 100 ms (a consumer group's commits)
+                 * may not have seen the commit yet: ask it now, and take
+                 * the next batch if this one is in fact done */
+                if (!missed) {
+                    if ((e = sd_progress_refresh(r, err, errlen))) return e;
+                    if (b->committed >= batch || b->begun != batch) missed = 1;
+                }
                 if (!missed) {
                     L->batch = batch;
                     L->batch_rows = batch_rows;

@@ -167,6 +167,11 @@ sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {
     return r->pipe.progress && r->pipe.progress->poll ? r->pipe.progress->poll(r, err, errlen) : SD_OK;
 }
 
+sd_err_t sd_progress_refresh(sd_run_t *r, char *err, size_t errlen) {
+    if (r->pipe.progress && r->pipe.progress->refresh) return r->pipe.progress->refresh(r, err, errlen);
+    return sd_progress_poll(r, err, errlen);
+}
+
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     return r->pipe.progress->ready(r, st, up_ms);
 }

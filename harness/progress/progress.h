@@ -48,6 +48,9 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);
 sd_err_t sd_progress_open(struct sd_run_s *r, char *err, size_t errlen);
 void sd_progress_close(struct sd_run_s *r);
 sd_err_t sd_progress_poll(struct sd_run_s *r, char *err, size_t errlen);
+/* Poll the progress source now, not at its next turn (before a fault
+ * acts on the batch it believes open: a commit polled 100 ms ago is old). */
+sd_err_t sd_progress_refresh(struct sd_run_s *r, char *err, size_t errlen);
 int sd_progress_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
 /* Is a batch of the newest incarnation in flight? Polls first. */
 int sd_progress_in_flight(struct sd_run_s *r);

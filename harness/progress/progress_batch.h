@@ -38,6 +38,9 @@ typedef struct sd_progress_ops_s {
     /* turn what changed since the last call into batch events (NULL: the
      * events are pushed by the supervisor) */
     sd_err_t (*poll)(struct sd_run_s *r, char *err, size_t errlen);
+    /* poll now, however recently it polled (NULL: poll is always fresh):
+     * a fault about to act on a batch it believes open asks first */
+    sd_err_t (*refresh)(struct sd_run_s *r, char *err, size_t errlen);
     /* is the newest incarnation ready? st: its process; up_ms: since it started */
     int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
     /* what a readiness wait that timed out did not see (the warning's words) */

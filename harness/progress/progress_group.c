@@ -232,6 +232,13 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
     return e;
 }
 
+/* The committed offsets read now, not at the next 100 ms turn. */
+static sd_err_t sd_group_refresh(sd_run_t *r, char *err, size_t errlen) {
+    sd_group_t *g = r->pipe.source;
+    if (g) g->next_poll_mono = 0;
+    return sd_group_poll(r, err, errlen);
+}
+
 static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     sd_group_t *g = r->pipe.source;
     if (st->ready) return 1;
@@ -336,5 +343,5 @@ int sd_progress_group_unseen(const sd_run_t *r) {
 }
 
 const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,
-                                             .poll = sd_group_poll, .ready = sd_group_ready,
+                                             .poll = sd_group_poll, .refresh = sd_group_refresh, .ready = sd_group_ready,
                                              .not_ready = "no new member of its consumer group held an assignment"};

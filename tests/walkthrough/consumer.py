@@ -32,7 +32,7 @@ c = Consumer({"bootstrap.servers": a.brokers, "group.id": a.group, "enable.auto.
               "auto.offset.reset": "earliest", "session.timeout.ms": 6000})
 c.subscribe([a.topic])
 while True:
-    msgs = [m for m in c.consume(50, 0.5) if not m.error()]
+    msgs = [m for m in c.consume(20, 0.5) if not m.error()]
     for m in msgs:
         try:
             e = json.loads(m.value())
