@@ -138,46 +138,6 @@ out:
     return rc;
 }
 
-/* Edit distance of a and b, capped at 3 (for "did you mean"). */
-static int sd_edit_distance(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return 3;
-    int d[65][65];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int m = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < m) m = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < m) m = d[i][j - 1] + 1;
-            d[i][j] = m;
-        }
-    return d[la][lb] < 3 ? d[la][lb] : 3;
-}
-
-const char *sd_lang_near(const char *word, const char *list, char *out, size_t outlen) {
-    char w[65], best[65] = "";
-    size_t wl = strcspn(word, "=");
-    if (wl > 63) return out[0] = 0, out;
-    snprintf(w, sizeof(w), "%.*s%s", (int)wl, word, word[wl] == '=' ? "=" : "");
-    int bestd = 3;
-    for (const char *p = list ? list : ""; *p;) {
-        size_t n = strcspn(p, ",");
-        char cand[65];
-        size_t i = 0;
-        for (size_t k = 0; k < n && i < 64; k++)
-            if (p[k] != '`' && p[k] != ' ') cand[i++] = p[k];
-        cand[i] = 0;
-        /* a short word is near only one edit away, a longer one two */
-        int d = i ? sd_edit_distance(w, cand) : 3, most = i >= 5 ? 2 : 1;
-        if (d > 0 && d <= most && d < bestd) bestd = d, snprintf(best, sizeof(best), "%s", cand);
-        p += n;
-        if (*p == ',') p++;
-    }
-    if (best[0]) snprintf(out, outlen, "; did you mean %s?", best);
-    else out[0] = 0;
-    return out;
-}
 
 static int sd_is_runtime_var(const char *name, size_t n) {
     for (int i = 0; sd_scenario_runtime_vars[i]; i++)
@@ -476,14 +436,11 @@ static sd_err_t sd_check_overrides(sd_pctx_t *c, const sd_kvlist_t *declared, co
         if (sd_kvlist_get(declared, k) || sd_text_uses(text, k)) continue;
         sd_buf_t names;
         sd_buf_init(&names);
-        const char *near = NULL;
-        for (int j = 0; j < declared->n; j++) {
-            sd_buf_printf(&names, "%s%s", j ? ", " : "", declared->v[j].key);
-            if (sd_edit_distance(k, declared->v[j].key) <= 2 && !near) near = declared->v[j].key;
-        }
-        sd_err_t e = sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s: --set %s=...: the drill has no variable %s (%s%s%s)%s%s%s", c->path, k,
-                                k, declared->n ? "its `set` variables: " : "it sets none", names.len ? names.data : "", "",
-                                near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+        for (int j = 0; j < declared->n; j++) sd_buf_printf(&names, "%s%s", j ? ", " : "", declared->v[j].key);
+        char near[96];
+        sd_err_t e = sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO, "%s: --set %s=...: the drill has no variable %s (%s%s)%s", c->path, k,
+                                k, declared->n ? "its `set` variables: " : "it sets none", names.len ? names.data : "",
+                                sd_lang_near(k, names.data, near, sizeof(near)));
         sd_buf_free(&names);
         return e;
     }

@@ -216,8 +216,10 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
  * (after a first start): nothing left that could still create a sink. */
 static int sd_run_pipeline_gone(sd_run_t *r, sd_sup_state_t *last) {
     if (!r->sup || r->sc->deploy[SD_DEPLOY_START].argv) return 0;
-    int run[SD_MAX_INSTANCES];
-    if (sd_run_running_instances(r, run)) return 0;
+    for (int k = 1; k <= SD_MAX_INSTANCES; k++) {
+        sd_sup_instance_state(r->sup, k, last);
+        if (last->running) return 0;
+    }
     sd_sup_state(r->sup, last);
     return last->incarnation > 0;
 }
