@@ -659,8 +659,8 @@ static int sd_verb_run(int nfiles, char **files) {
                         .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
     /* the verdict in colour on a terminal, unless NO_COLOR (no-color.org) says not */
-    const char *term = getenv("TERM"), *nocolour = getenv("NO_COLOR");
-    int colour = isatty(2) && term && strcmp(term, "dumb") && !(nocolour && *nocolour);
+    const char *nocolour = getenv("NO_COLOR");
+    int colour = sd_util_is_terminal(2) && !(nocolour && *nocolour);
     char **run_dirs = sd_util_xcalloc((size_t)nfiles, sizeof(char *));
     int nrun_dirs = 0;
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {

@@ -167,6 +167,16 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
     }
 }
 
+/* What would make a mid-batch fault land, for its message: batches that
+ * outlast the fault's way in; after= set: a shorter one, else after=1ms;
+ * a batch of unknown size (batch_rows < 0): markers with rows=. */
+static void sd_fault_land_hint(const sd_step_t *st, int64_t batch_rows, char *out, size_t len) {
+    snprintf(out, len, "to land inside a batch: batches that last longer than the fault takes to arrive (more rows per batch, "
+             "a slower sink or trigger), %s%s", st->proc.after_ms >= 0 ? "a shorter after= (it waits past the batch's end)"
+                                                                      : "`after=1ms` to act as soon as one begins",
+             batch_rows >= 0 ? "" : ", or batch markers with rows= so the harness aims by the batch's size");
+}
+
 /* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
  * (see the top of this file), right after a batch's commit before the next
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
@@ -207,14 +217,14 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
             if (!s.running) { *gone = 1; return SD_OK; }
-            if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0)
+            if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0) {
                 /* batches came and went: say so, and what would make it land */
+                char hint[512];
+                sd_fault_land_hint(st, -1, hint, sizeof(hint));
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: each of the %d batches that began within %.0fs committed "
-                                  "before the harness could act; to land inside a batch: batches that last longer than the fault "
-                                  "takes to arrive (more rows per batch, a slower sink or trigger)%s, or batch markers with rows= "
-                                  "so the harness aims by the batch's size", st->kind == SD_STEP_PAUSE ? "pause" : "kill", misses,
-                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
-                                  st->proc.after_ms >= 0 ? ", a shorter after= (it waits past the batch's end)" : "");
+                                  "before the harness could act; %s", st->kind == SD_STEP_PAUSE ? "pause" : "kill", misses,
+                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, hint);
+            }
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
                                   st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
@@ -339,10 +349,9 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) {
             /* what would make it land, said where the miss is */
-            char why[1024];
-            snprintf(why, sizeof(why), "%s; to land inside a batch: batches that last longer than the fault takes to arrive "
-                     "(more rows per batch, a slower sink or trigger), `after=1ms` to act as soon as one begins%s",
-                     land, L->batch_rows >= 0 ? "" : ", or batch markers with rows= so the harness aims by the batch's size");
+            char why[1024], hint[400]; /* the hint is under 300 characters */
+            sd_fault_land_hint(&r->sc->steps[r->step], L->batch_rows, hint, sizeof(hint));
+            snprintf(why, sizeof(why), "%s; %s", land, hint);
             sd_run_fault_missed(r, &r->sc->steps[r->step], why), ok = 0;
         }
     } else if (L->batch >= 0) {

@@ -433,14 +433,11 @@ static int sd_chart_batches(sd_charts_t *c, char *err, size_t errlen) {
     /* a few bars are labelled with their batch ids, the numbers the text
      * uses ("batch 2"); many are counted in the order they began */
     sd_buf_puts(&g, "set ylabel 'rows'\nset yrange [0:*]\nset style fill solid 0.8 noborder\nset boxwidth 0.8\n");
-    if (shown <= 30)
-        sd_buf_printf(&g, "set xlabel 'batch id, in the order the batches began'\n"
-                          "plot 'batches.dat' using 1:4:xticlabels(3) with boxes lc rgb '#2980b9' title 'first run', \\\n"
-                          "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
-    else
-        sd_buf_printf(&g, "set xlabel 'batches, in the order they began'\nset format x '%%.0f'\n"
-                          "plot 'batches.dat' using 1:4 with boxes lc rgb '#2980b9' title 'first run', \\\n"
-                          "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n");
+    int labelled = shown <= 30;
+    sd_buf_puts(&g, labelled ? "set xlabel 'batch id, in the order the batches began'\n"
+                             : "set xlabel 'batches, in the order they began'\nset format x '%.0f'\n");
+    sd_buf_printf(&g, "plot 'batches.dat' using 1:4%s with boxes lc rgb '#2980b9' title 'first run', \\\n"
+                      "     '' using 1:5 with boxes lc rgb '#c0392b' title 're-run (replayed)'\n", labelled ? ":xticlabels(3)" : "");
     int rc = sd_chart_done(c, &g, "batches", err, errlen);
     return rc;
 }

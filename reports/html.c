@@ -366,9 +366,7 @@ static void sd_html_run(sd_buf_t *b, const sd_report_model_t *m) {
         sd_buf_printf(b, "<tr><td class=\"n\">%d</td><td><code>", p->line);
         sd_h(b, p->text);
         /* a step that did not do what it says stands out: never a plain "ok"-like cell */
-        int bad = !strcmp(p->status, "missed") || !strcmp(p->status, "restart failed") || !strcmp(p->status, "timeout") ||
-                  !strcmp(p->status, "failed");
-        sd_buf_puts(b, bad ? "</code></td><td class=\"bad\">" : "</code></td><td>");
+        sd_buf_puts(b, sd_report_step_bad(p->status) ? "</code></td><td class=\"bad\">" : "</code></td><td>");
         sd_h(b, p->status);
         sd_buf_puts(b, "</td><td>");
         sd_h(b, p->detail);

@@ -169,9 +169,7 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
         const sd_rstep_t *p = &m->steps[i];
         sd_buf_printf(&b, "| %d | ", p->line);
         sd_report_md_code(&b, p->text);
-        int bad = !strcmp(p->status, "missed") || !strcmp(p->status, "restart failed") || !strcmp(p->status, "timeout") ||
-                  !strcmp(p->status, "failed");
-        sd_buf_printf(&b, bad ? " | **%s** | " : " | %s | ", p->status);
+        sd_buf_printf(&b, sd_report_step_bad(p->status) ? " | **%s** | " : " | %s | ", p->status);
         sd_report_md_escape(&b, p->detail);
         sd_buf_puts(&b, " |\n");
     }

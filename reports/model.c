@@ -581,6 +581,10 @@ void sd_report_md_escape(sd_buf_t *b, const char *s) {
     }
 }
 
+int sd_report_step_bad(const char *status) {
+    return !strcmp(status, "missed") || !strcmp(status, "restart failed") || !strcmp(status, "timeout") || !strcmp(status, "failed");
+}
+
 void sd_report_md_code(sd_buf_t *b, const char *s) {
     if (!s || !*s) return; /* an empty code span would print as two backticks */
     /* a fence one backtick longer than the longest run inside */

@@ -158,6 +158,9 @@ void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, con
 void sd_report_md_escape(sd_buf_t *b, const char *s);
 /* s as a Markdown code span, safe inside a table cell. */
 void sd_report_md_code(sd_buf_t *b, const char *s);
+/* A step's status that says it did not do what it says (missed, restart
+ * failed, timeout, failed): shown so it stands out, never like "ok". */
+int sd_report_step_bad(const char *status);
 
 /* explore.json, explore.md and explore.html in x->dir (explore.h). */
 struct sd_xreport_s;

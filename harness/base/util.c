@@ -30,6 +30,11 @@ int64_t sd_util_mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int sd_util_is_terminal(int fd) {
+    const char *term = getenv("TERM");
+    return isatty(fd) && term && strcmp(term, "dumb") != 0;
+}
+
 int64_t sd_util_mono_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

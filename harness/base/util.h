@@ -18,6 +18,8 @@
 int64_t sd_util_wall_ms(void);
 /* Monotonic clock in milliseconds (what every wait and timeout uses). */
 int64_t sd_util_mono_ms(void);
+/* fd is a terminal that draws (TERM set and not "dumb"): live lines, colour. */
+int sd_util_is_terminal(int fd);
 /* Monotonic clock in microseconds (benchmarks). */
 int64_t sd_util_mono_us(void);
 /* Sleep for ms milliseconds, restarting after signals. */

@@ -138,7 +138,6 @@ out:
     return rc;
 }
 
-
 static int sd_is_runtime_var(const char *name, size_t n) {
     for (int i = 0; sd_scenario_runtime_vars[i]; i++)
         if (strlen(sd_scenario_runtime_vars[i]) == n && !strncmp(sd_scenario_runtime_vars[i], name, n))
@@ -253,15 +252,16 @@ static sd_err_t sd_subst_user(sd_pctx_t *c, sd_tok_t *t) {
             } else if (sd_is_runtime_var(name, n)) {
                 sd_buf_append(&b, s + i, n + 2);
             } else {
+                /* the run-time placeholders, then the drill's own variables: the words a typo may be near */
                 sd_buf_t known;
                 sd_buf_init(&known);
                 for (int j = 0; sd_scenario_runtime_vars[j]; j++) sd_buf_printf(&known, "%s%s", j ? ", " : "", sd_scenario_runtime_vars[j]);
+                size_t runtime_len = known.len;
                 for (int j = 0; c->vars && j < c->vars->n; j++) sd_buf_printf(&known, ", %s", c->vars->v[j].key);
                 char near[96];
                 sd_err_t e = sd_perr(c, t->line, t->col + (t->quoted ? 0 : (int)i),
-                                     "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE "
-                                     "(run-time placeholders: run, brokers, proxy, topic, checkpoint, pipelines, here, seed, tag, group, name, libexec)%s",
-                                     name, name, name, sd_lang_near(name, known.data, near, sizeof(near)));
+                                     "undefined variable {%s}: expected a `set %s=...` line or --set %s=VALUE (run-time placeholders: %.*s)%s",
+                                     name, name, name, (int)runtime_len, known.data, sd_lang_near(name, known.data, near, sizeof(near)));
                 sd_buf_free(&known);
                 free(name);
                 sd_buf_free(&b);

@@ -228,7 +228,7 @@ static int sd_run_pipeline_gone(sd_run_t *r, sd_sup_state_t *last) {
  * table is an error here), so a sink the pipeline never creates is named
  * within a few seconds rather than after the timeout as "0 rows"; and
  * once the pipeline has exited with it still unreadable, nothing can
- * change that: the step ends at once (exit 7, inconclusive). */
+ * change that: the step ends at once (SD_ERR_SINK: inconclusive, exit 3). */
 sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sink_t *s = NULL;
     for (int i = 0; i < r->sink.n; i++)

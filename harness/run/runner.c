@@ -797,10 +797,7 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
     memset(res, 0, sizeof(*res));
     r->sc = sc;
     r->opts = opts;
-    {
-        const char *term = getenv("TERM");
-        r->console.live = !opts->quiet && !opts->verbose && isatty(2) && term && strcmp(term, "dumb");
-    }
+    r->console.live = !opts->quiet && !opts->verbose && sd_util_is_terminal(2);
     r->t0_mono = sd_util_mono_ms();
     r->t0_wall = sd_util_wall_ms();
     r->sends.max_event_time = INT64_MIN;
