@@ -154,7 +154,7 @@ static sd_err_t sd_data_replay_deliveries(sd_run_t *r, const sd_step_t *st, char
 
 static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     if (st->send.range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
-    if (st->send.replay_side) return sd_data_replay_deliveries(r, st, detail, dlen, err, errlen);
+    if (st->send.side) return sd_data_replay_deliveries(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
     for (int64_t s = 0; s < r->sends.nseq; s++)
         if (sd_data_valid_target(r, s)) have++;
@@ -196,8 +196,9 @@ static void sd_data_set_json(sd_buf_t *p, json_t *o) {
     if (s) { sd_buf_reset(p); sd_buf_puts(p, s); free(s); }
 }
 
-/* Break a rendered event the way `kind` says. */
-static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *null_value) {
+/* Break a rendered event (whose id and time are in the fields id_field and
+ * time_field) the way `kind` says. */
+static void sd_data_mangle(const char *id_field, const char *time_field, sd_malformed_t kind, sd_buf_t *p, int *null_value) {
     *null_value = 0;
     char id[64];
     switch (kind) {
@@ -209,7 +210,7 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
     }
     case SD_MAL_NOT_JSON: {
         /* take the id from the payload so the text names the event */
-        int n = sd_sink_json_field(p->data, p->len, r->sc->id_field, id, sizeof(id));
+        int n = sd_sink_json_field(p->data, p->len, id_field, id, sizeof(id));
         sd_buf_reset(p);
         sd_buf_printf(p, "parcel scan %s at hub 7, status=received (this line is not JSON)", n > 0 ? id : "?");
         break;
@@ -218,8 +219,8 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
     case SD_MAL_WRONG_TYPE: {
         json_t *o = json_loadb(p->data, p->len, 0, NULL);
         if (!o) break;
-        if (kind == SD_MAL_MISSING_ID) json_object_del(o, r->sc->id_field);
-        else json_object_set_new(o, r->sc->time_field, json_integer(1767254400)); /* a number where a timestamp string belongs */
+        if (kind == SD_MAL_MISSING_ID) json_object_del(o, id_field);
+        else json_object_set_new(o, time_field, json_integer(1767254400)); /* a number where a timestamp string belongs */
         sd_data_set_json(p, o);
         break;
     }
@@ -264,7 +265,7 @@ static void sd_data_mangle(sd_run_t *r, sd_malformed_t kind, sd_buf_t *p, int *n
         if (p->len > 1 && p->data[p->len - 1] == '}') {
             p->len--;
             p->data[p->len] = 0;
-            sd_buf_printf(p, ",\"%s\":\"1999-12-31T23:59:59.000Z\"}", r->sc->time_field);
+            sd_buf_printf(p, ",\"%s\":\"1999-12-31T23:59:59.000Z\"}", time_field);
         }
         break;
     }
@@ -361,8 +362,154 @@ static sd_err_t sd_data_delete(sd_run_t *r, int64_t i, int64_t n, sd_buf_t *dele
     return SD_OK;
 }
 
+/* inject ... source=deliveries. Each delivery is for a scan already sent
+ * that has no delivery of its own (the generator gave it none, no step
+ * sent one): its parcel, its seq (the delivery's id), so that a pipeline
+ * that took it would join it with that scan. */
+typedef struct {
+    uint8_t *has;      /* by scan seq: a delivery of it reached Kafka */
+    int64_t n;
+    int64_t newest;    /* the newest event time of a delivery the contract sends to the target */
+} sd_data_side_seen_t;
+
+static void sd_data_side_seen(void *opaque, int64_t seq, int64_t t, const char *key, const char *disp) {
+    sd_data_side_seen_t *v = opaque;
+    (void)key;
+    if (seq >= 0 && seq < v->n) v->has[seq] = 1;
+    if (!strcmp(disp, "target") && t != INT64_MIN && t > v->newest) v->newest = t;
+}
+
+typedef struct {
+    int64_t *seq;      /* the scans without a delivery, newest first */
+    int64_t n, used;
+    uint8_t *taken;    /* by index into seq */
+    const int64_t *t;  /* each scan's event time as sent */
+} sd_data_bare_t;
+
+/* The newest scan not taken yet whose join range [t, t + within] holds td
+ * (a pipeline that took the delivery would join them), else the newest
+ * not taken; -1 when every one is taken. */
+static int64_t sd_data_bare_pick(sd_data_bare_t *b, int64_t td, int64_t within) {
+    int64_t any = -1;
+    for (int64_t i = 0; i < b->n; i++) {
+        if (b->taken[i]) continue;
+        if (any < 0) any = i;
+        if (td != INT64_MIN && b->t[b->seq[i]] <= td && td <= b->t[b->seq[i]] + within) { any = i; break; }
+    }
+    if (any < 0) return -1;
+    b->taken[any] = 1;
+    b->used++;
+    return b->seq[any];
+}
+
+/* The malformed kind after k (in mask, default the first five). */
+static sd_malformed_t sd_data_next_malformed(int *k, int mask) {
+    if (!mask) mask = (1 << 5) - 1;
+    while (!(mask & (1 << *k))) *k = (*k + 1) % SD_MAL__COUNT;
+    sd_malformed_t kind = (sd_malformed_t)*k;
+    *k = (*k + 1) % SD_MAL__COUNT;
+    return kind;
+}
+
+static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    const sd_scenario_t *sc = r->sc;
+    int64_t want = st->send.malformed;
+    for (int k = 0; k < SD_INJ__COUNT; k++) want += st->send.inject[k];
+    sd_data_side_seen_t seen = {.has = sd_util_xcalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1), 1), .n = r->sends.nseq,
+                                .newest = INT64_MIN};
+    sd_ledger_each_side(r->ledger, sd_data_side_seen, &seen);
+    int64_t *t = sd_run_event_times(r);
+    sd_data_bare_t bare = {.seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)(r->sends.nseq ? r->sends.nseq : 1)), .t = t};
+    for (int64_t s = r->sends.nseq - 1; s >= 0; s--)
+        if (sd_data_valid_target(r, s) && t[s] != INT64_MIN && !seen.has[s] && !sd_events_has_delivery(r->events, s))
+            bare.seq[bare.n++] = s;
+    bare.taken = sd_util_xcalloc((size_t)(bare.n ? bare.n : 1), 1);
+    free(seen.has);
+    sd_err_t e = SD_OK;
+    if (bare.n < want)
+        e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: inject source=deliveries: each of its %lld deliveries is for a scan "
+                       "already sent without a delivery of its own, and %lld such scans were sent (send more scans before it, or "
+                       "lower `deliveries share=`)", sc->path, st->line, (long long)want, (long long)bare.n);
+    int64_t J = sc->model.kind == SD_MODEL_JOIN ? sc->model.within_ms : 0, W = sc->watermark_ms;
+    int64_t newest_scan = r->sends.max_event_time, newest_del = seen.newest != INT64_MIN ? seen.newest : newest_scan;
+    int64_t wm = (newest_scan < newest_del ? newest_scan : newest_del) - W, top = newest_scan > newest_del ? newest_scan : newest_del;
+    sd_buf_t d;
+    sd_buf_init(&d);
+    char det[200], iso[32], sid[64];
+    static const sd_inject_kind_t kinds[] = {SD_INJ_LATE, SD_INJ_OUT_OF_ORDER, SD_INJ_FUTURE, SD_INJ_RETRY_DUP};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !e; k++) {
+        int64_t n = st->send.inject[kinds[k]];
+        if (n) sd_buf_printf(&d, "%s%lld %s deliveries", d.len ? ", " : "", (long long)n, sd_inject_name(kinds[k]));
+        for (int64_t i = 0; i < n && !e; i++) {
+            int64_t td = INT64_MIN, seq;
+            const char *kind = "delivery";
+            sd_disp_t disp = SD_DISP_TARGET;
+            switch (kinds[k]) {
+            case SD_INJ_LATE: /* behind the watermark over both sources, by `by` */
+                td = wm - st->send.late_by_ms - i;
+                kind = "late", disp = sc->late_disp;
+                break;
+            case SD_INJ_OUT_OF_ORDER: { /* behind the newest delivery, within the watermark */
+                int64_t within = st->send.within_ms > 0 ? st->send.within_ms : W / 2;
+                td = newest_del - within * (i + 1) / (n + 1);
+                kind = "out-of-order";
+                break;
+            }
+            case SD_INJ_FUTURE:
+                td = top + st->send.ahead_ms + i;
+                kind = "future", disp = sc->future_disp;
+                break;
+            default: /* retry-dup: on time, inside its scan's range */
+                break;
+            }
+            seq = sd_data_bare_pick(&bare, kinds[k] == SD_INJ_FUTURE ? INT64_MIN : td, J);
+            if (td == INT64_MIN) td = t[seq] + J / 2;
+            if (kinds[k] == SD_INJ_OUT_OF_ORDER && (td < t[seq] || td > t[seq] + J)) td = td < t[seq] ? t[seq] : t[seq] + J;
+            sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
+            sd_events_id(r->events, seq, sid);
+            int joins = J > 0 && t[seq] <= td && td <= t[seq] + J;
+            snprintf(det, sizeof(det), "delivery at %s for the parcel of scan %s%s", sd_util_iso8601(td, iso, sizeof(iso)), sid,
+                     joins ? " (inside its join range)" : "");
+            sd_run_stage_side(r, seq, kind, sd_disp_name(disp), det, td, 0);
+            if (kinds[k] == SD_INJ_RETRY_DUP) sd_run_stage_side(r, seq, "duplicate", "target", "producer retry", td, 0);
+            if (i == 0 && kinds[k] != SD_INJ_RETRY_DUP)
+                sd_buf_printf(&d, " (%s%s; expected: %s)", kinds[k] == SD_INJ_OUT_OF_ORDER ? "from " : "event time ",
+                              sd_util_iso8601(td, iso, sizeof(iso)), disp == SD_DISP_TARGET ? "joined" : sd_disp_name(disp));
+            if (r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
+        }
+    }
+    int mk = 0, used[SD_MAL__COUNT] = {0};
+    for (int64_t i = 0; i < st->send.malformed && !e; i++) {
+        sd_malformed_t kind = sd_data_next_malformed(&mk, st->send.malformed_kinds);
+        int64_t seq = sd_data_bare_pick(&bare, INT64_MIN, J), td = t[seq] + J / 2;
+        int null_value = 0;
+        sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
+        sd_data_mangle("delivery_id", "delivered_at", kind, &r->staging.payload, &null_value);
+        sd_run_stage_side(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN, null_value);
+        used[kind]++;
+        if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
+    }
+    if (!e && st->send.malformed) {
+        sd_buf_printf(&d, "%s%lld malformed deliveries (", d.len ? ", " : "", (long long)st->send.malformed);
+        for (int m = 0, first = 1; m < SD_MAL__COUNT; m++)
+            if (used[m]) { sd_buf_printf(&d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }
+        sd_buf_printf(&d, "; expected: %s)", sd_disp_name(sc->malformed_disp));
+    }
+    free(t);
+    free(bare.seq);
+    free(bare.taken);
+    if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
+    if (!e) {
+        snprintf(detail, dlen, "%s, each for a scan without a delivery of its own", d.data ? d.data : "");
+        sd_run_data_step_done(r);
+    }
+    sd_buf_free(&d);
+    return e;
+}
+
 static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
+    if (st->send.side) return sd_data_inject_deliveries(r, st, detail, dlen, err, errlen);
     const sd_scenario_t *sc = r->sc;
     int64_t newest = r->sends.max_event_time != INT64_MIN ? r->sends.max_event_time : sd_events_time(r->events, 0);
     int64_t W = sc->watermark_ms;
@@ -456,18 +603,15 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         }
     }
-    int mask = st->send.malformed_kinds ? st->send.malformed_kinds : (1 << 5) - 1; /* default: the first five kinds */
     int k = 0;
     int used[SD_MAL__COUNT] = {0};
     for (int64_t i = 0; i < st->send.malformed && !e; i++) {
-        while (!(mask & (1 << k))) k = (k + 1) % SD_MAL__COUNT;
-        sd_malformed_t kind = (sd_malformed_t)k;
-        k = (k + 1) % SD_MAL__COUNT;
+        sd_malformed_t kind = sd_data_next_malformed(&k, st->send.malformed_kinds);
         int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, sc->malformed_disp);
         int64_t t;
         if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) break;
         int null_value = 0;
-        sd_data_mangle(r, kind, &r->staging.payload, &null_value);
+        sd_data_mangle(r->sc->id_field, r->sc->time_field, kind, &r->staging.payload, &null_value);
         sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
                      r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, null_value);
         sd_run_count_sent(r, 0, 0, 1);

@@ -18,6 +18,7 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
     # test: needs connect                     Kafka Connect's jars must be fetched (done here)
     # test: file-count NAME                   count the JSON-lines file NAME in the run folder
+    # test: rundb SQL ;; OP V                 a query on the run's run.db (its first value), compared like summary
                                               independently (ids per line against the ledger's
                                               sends): rows, duplicated, duplicate_rows and lost
                                               must match summary.json
@@ -87,6 +88,7 @@ class Case:
         self.writers_contain = []
         self.file_counts = []
         self.runbook_contains = []
+        self.rundb = []
         for line in open(path):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
             if not m:
@@ -124,6 +126,10 @@ class Case:
                 self.file_counts.append(rest)
             elif key == "runbook-contains":
                 self.runbook_contains.append(rest)
+            elif key == "rundb":
+                sql, cmp = rest.split(";;")
+                op, v = cmp.split(None, 1)
+                self.rundb.append((sql.strip(), op, v.strip()))
             else:
                 raise SystemExit(f"{path}: unknown test directive {key}")
 
@@ -226,6 +232,17 @@ def run_case_once(binary, case, i):
     for name in case.file_counts:
         if sdirs:
             problems += independent_file_count(os.path.dirname(sdirs[0]), name, summary)
+    for sql, op, want in case.rundb:
+        if not sdirs:
+            problems.append("no run.db to query")
+            break
+        import sqlite3
+        db = sqlite3.connect(os.path.join(os.path.dirname(sdirs[0]), "run.db"))
+        row = db.execute(sql).fetchone()
+        db.close()
+        got = row[0] if row else None
+        if not compare(got, op, want):
+            problems.append(f"run.db: {sql} = {got!r}, expected {op} {want}")
     if case.runbook_contains and sdirs:
         rb = subprocess.run([binary, "runbook", os.path.dirname(sdirs[0])], capture_output=True, text=True).stdout
         for pattern in case.runbook_contains:

@@ -62,6 +62,9 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     /* events of aborted transactions: sent, and seen in the target */                                                       \
     X(aborted_sent, SD_CK_RUN, 0, "events the harness sent in aborted transactions")                                         \
     X(aborted_leaked, SD_CK_RUN, 1, "events of aborted transactions found in the target")                                    \
+    /* the second source's deliveries the contract quarantines (inject ... source=deliveries) */                            \
+    X(deliveries_quarantined, SD_CK_RUN, 0, "deliveries the contract quarantines (late, future or malformed ones) found in the quarantine sink") \
+    X(deliveries_vanished, SD_CK_RUN, 0, "deliveries the contract quarantines found in no quarantine row")                    \
     /* a result model's groups (result.h) */                                                                                 \
     X(groups_expected, SD_CK_MODEL, 0, "result groups a correct pipeline holds at the end, pending ones not counted (model)")                                     \
     X(groups_observed, SD_CK_MODEL, 0, "result groups read from the sink")                                                   \

@@ -209,6 +209,7 @@ const char *sd_edge_name(sd_edge_kind_t kind) {
     case SD_EDGE_JOIN_LOWER: return "join lower bound";
     case SD_EDGE_JOIN_UPPER: return "join upper bound";
     case SD_EDGE_TIE: return "equal event time";
+    case SD_EDGE_WATERMARK: return "watermark cut-off";
     default: return "none";
     }
 }
@@ -336,6 +337,12 @@ static int sd_events_delivery_draw(const sd_events_t *ev, int64_t seq, uint64_t 
 int sd_events_delivery_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out) {
     uint64_t h, d;
     return sd_events_delivery_draw(ev, seq, &h, &d, out) && out->kind != SD_EDGE_NONE;
+}
+
+int sd_events_has_delivery(const sd_events_t *ev, int64_t seq) {
+    uint64_t h, d;
+    sd_edge_t e;
+    return sd_events_delivery_draw(ev, seq, &h, &d, &e);
 }
 
 /* Delivery seq's bytes at event time t, its hashes h and d (orphan: for

@@ -55,7 +55,7 @@ typedef struct sd_events_conf_s {
 } sd_events_conf_t;
 
 /* The edge an event probes. */
-typedef enum { SD_EDGE_NONE = 0, SD_EDGE_WINDOW, SD_EDGE_JOIN_LOWER, SD_EDGE_JOIN_UPPER, SD_EDGE_TIE } sd_edge_kind_t;
+typedef enum { SD_EDGE_NONE = 0, SD_EDGE_WINDOW, SD_EDGE_JOIN_LOWER, SD_EDGE_JOIN_UPPER, SD_EDGE_TIE, SD_EDGE_WATERMARK } sd_edge_kind_t;
 
 typedef struct sd_edge_s {
     sd_edge_kind_t kind;
@@ -110,5 +110,7 @@ int sd_events_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out);
 /* The edge the delivery of scan seq probes (1) or none (0: no delivery,
  * or not on an edge). */
 int sd_events_delivery_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out);
+/* Does scan seq have a delivery of the generator's (share=)? */
+int sd_events_has_delivery(const sd_events_t *ev, int64_t seq);
 
 #endif

@@ -94,7 +94,7 @@ static const char sd_ledger_schema[] =
     /* messages to the second source (`deliveries`): seq is the scan whose
      * delivery it is; its delivery report is in ack like any message's */
     "CREATE TABLE side(n INTEGER PRIMARY KEY, seq INTEGER NOT NULL, event_time_ms INTEGER, msg_key TEXT, step INTEGER,"
-    " queued_ms INTEGER);\n"
+    " queued_ms INTEGER, kind TEXT, disposition TEXT, detail TEXT);\n"
     "CREATE VIEW side_ledger AS SELECT s.*, a.partition AS partition, a.offset AS offset, a.acked_ms AS acked_ms,"
     " a.error AS error FROM side s LEFT JOIN ack a ON a.n = s.n;\n"
     /* the hot path's form of messages and delivery reports: one row per
@@ -201,7 +201,8 @@ static void sd_bind_text_or_null(sqlite3_stmt *st, int i, const sd_buf_t *text, 
 
 /* Under mu: one batch's messages, then its delivery reports, committed. */
 static sd_err_t sd_ledger_write_side(sd_ledger_t *l, const sd_lbatch_t *b, const sd_lsend_t *m, char *err, size_t errlen) {
-    if (!l->ins_side && sqlite3_prepare_v2(l->db, "INSERT INTO side(n,seq,event_time_ms,msg_key,step,queued_ms) VALUES(?,?,?,?,?,?)",
+    if (!l->ins_side && sqlite3_prepare_v2(l->db, "INSERT INTO side(n,seq,event_time_ms,msg_key,step,queued_ms,kind,disposition,"
+                                           "detail) VALUES(?,?,?,?,?,?,?,?,?)",
                                            -1, &l->ins_side, NULL) != SQLITE_OK)
         return sd_ledger_sqlerr(l, "prepare the second source's record", err, errlen);
     sqlite3_stmt *st = l->ins_side;
@@ -212,6 +213,9 @@ static sd_err_t sd_ledger_write_side(sd_ledger_t *l, const sd_lbatch_t *b, const
     sd_bind_text_or_null(st, 4, &b->text, m->key_off);
     sqlite3_bind_int(st, 5, m->step);
     sqlite3_bind_int64(st, 6, m->queued_ms);
+    sqlite3_bind_text(st, 7, m->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, m->disp, -1, SQLITE_STATIC);
+    sd_bind_text_or_null(st, 9, &b->text, m->detail_off);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SD_OK : sd_ledger_sqlerr(l, "record the second source's messages", err, errlen);
@@ -1351,14 +1355,15 @@ void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq,
     pthread_mutex_unlock(&l->mu);
 }
 
-void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque) {
+void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
+                         void *opaque) {
     sqlite3_stmt *st;
     sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms, msg_key FROM side_ledger WHERE offset IS NOT NULL ORDER BY n", -1, &st,
-                           NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms, msg_key, coalesce(disposition, 'target') FROM side_ledger"
+                           " WHERE offset IS NOT NULL ORDER BY n", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
             cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 1),
-               (const char *)sqlite3_column_text(st, 2));
+               (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3));
         sqlite3_finalize(st);
     }
     pthread_mutex_unlock(&l->mu);

@@ -168,8 +168,11 @@ void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
 /* Each acknowledged tombstone (`inject delete=`): its seq and its key. */
 void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque);
 /* Each acknowledged message of the second source (`deliveries`): the seq
- * of its scan, its event time, its key. */
-void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key), void *opaque);
+ * of its scan, its event time, its key, and where the contract sends it
+ * ("target"; "dropped" or "quarantine" for a late, future or malformed
+ * delivery). */
+void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
+                         void *opaque);
 /* Each acknowledged message with an event time, of the source (side 0) and
  * the second source (side 1), in the order they were handed to Kafka. */
 void sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque);

@@ -1527,7 +1527,7 @@ static const sd_lang_key_t sd_keys_replay[] = {
     {.name = "range", .form = SD_K_KEY, .type = SD_V_RANGE, .off = SD_NOWHERE, .help = "P:FROM-TO, offsets FROM to TO-1 of partition P"},
     {.name = "from", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.replay_from_last), .choices = sd_from_words, .has_def = 1,
      .help = "the oldest or the newest events"},
-    {.name = "source", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.replay_side), .choices = sd_source_words, .has_def = 1,
+    {.name = "source", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.side), .choices = sd_source_words, .has_def = 1,
      .help = "scans (the source) or deliveries (the second source: deliveries already sent, sent again byte for byte)"},
     {.name = "rate", .form = SD_K_KEY, .type = SD_V_RATE, .off = S(send.rate), .help = "events per second"},
     TIMEOUT, END};
@@ -1560,6 +1560,9 @@ static const sd_lang_key_t sd_keys_inject[] = {
      .help = "drift: extra-field or type-change"},
     {.name = "kinds", .form = SD_K_KEY, .type = SD_V_KINDS, .off = S(send.malformed_kinds),
      .help = "malformed kinds to cycle through (default: the first five)"},
+    {.name = "source", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.side), .choices = sd_source_words, .has_def = 1,
+     .help = "scans (the source) or deliveries (the second source: late=, out-of-order=, future=, retry-dup= and malformed= "
+             "deliveries, each for a scan already sent that has no delivery of its own)"},
     TIMEOUT, END};
 
 static const sd_lang_key_t sd_keys_await_sink[] = {

@@ -367,10 +367,19 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                            "model's), found %s", sc->model.kind ? "another model" : "none");
         if (st->kind == SD_STEP_INJECT && st->send.inject[SD_INJ_EDGE] && sc->model.kind == SD_MODEL_JOIN && sc->deliveries_log)
             return sd_perr(c, st->line, 1, "inject edges=: a join's edges are placed on generated deliveries, found `deliveries log=`");
-        if (st->kind == SD_STEP_REPLAY && st->send.replay_side && !sc->has_deliveries)
-            return sd_perr(c, st->line, 1, "replay source=deliveries: expected a `deliveries` line in the header (the second source), "
-                           "found none");
-        if (st->kind == SD_STEP_REPLAY && st->send.replay_side && st->send.range_partition >= 0)
+        if ((st->kind == SD_STEP_REPLAY || st->kind == SD_STEP_INJECT) && st->send.side && !sc->has_deliveries)
+            return sd_perr(c, st->line, 1, "%s source=deliveries: expected a `deliveries` line in the header (the second source), "
+                           "found none", name);
+        if (st->kind == SD_STEP_INJECT && st->send.side) {
+            if (sc->deliveries_log)
+                return sd_perr(c, st->line, 1, "inject source=deliveries: the deliveries it sends are the generator's, found "
+                               "`deliveries log=` (put such deliveries in the log)");
+            for (int k = 0; k < SD_INJ__COUNT; k++)
+                if (st->send.inject[k] && k != SD_INJ_LATE && k != SD_INJ_OUT_OF_ORDER && k != SD_INJ_FUTURE && k != SD_INJ_RETRY_DUP)
+                    return sd_perr(c, st->line, 1, "inject source=deliveries: expected late=, out-of-order=, future=, retry-dup= "
+                                   "or malformed= (the faults a delivery can have), found %s=", sd_inject_name((sd_inject_kind_t)k));
+        }
+        if (st->kind == SD_STEP_REPLAY && st->send.side && st->send.range_partition >= 0)
             return sd_perr(c, st->line, 1, "replay source=deliveries: expected N deliveries, not range= (a range is of the source topic)");
         if (st->kind == SD_STEP_EXPECT && !target)
             return sd_perr(c, st->line, 1, "expect: expected a target `sink` line (not only `quarantine`), found none");

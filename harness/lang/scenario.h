@@ -167,7 +167,8 @@ typedef struct sd_step_s {
             char *skew_key;
             sd_drift_t drift_type; /* inject drift: an extra field, or a field of another type */
             int replay_from_last;  /* replay the newest events instead of the oldest */
-            int replay_side;       /* source=deliveries: replay deliveries already sent, on the second source */
+            int side;              /* source=deliveries: on the second source (replay: deliveries already sent; inject: late,
+                                    * out-of-order, future, retry-dup and malformed deliveries) */
             int range_partition;   /* replay range=P:A-B: the records at offsets [A, B) of partition P; -1 if not */
             int64_t range_from, range_to;
         } send;

@@ -150,6 +150,26 @@ int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const ch
     return -1;
 }
 
+void sd_observe_claim_unexpected(sd_observe_t *o, int (*known)(void *opaque, const sd_unexpected_t *u), void *opaque) {
+    int64_t kept = 0;
+    for (int64_t i = 0; i < o->n_unexpected; i++) {
+        sd_unexpected_t *u = &o->unexpected[i];
+        if (!known(opaque, u)) {
+            o->unexpected[kept++] = *u;
+            continue;
+        }
+        o->unexpected_rows -= u->copies;
+        o->unexpected_unique--;
+        free(u->id);
+        free(u->raw);
+        free(u->writers);
+    }
+    o->n_unexpected = kept;
+    sd_uindex_t *ix = o->index; /* its slots point into the list as it was */
+    if (ix) { free(ix->slots); free(ix->over); free(ix); }
+    o->index = NULL;
+}
+
 typedef struct {
     sd_observe_t *o;
     const char *tag;

@@ -68,6 +68,9 @@ int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 sd_err_t sd_observe_sink(sd_sink_t *sink, const char *tag, int64_t nseq, int64_t base_ms, const sd_stamps_t *sent,
                          sd_observe_t *out, char *err, size_t errlen);
 void sd_observe_free(sd_observe_t *o);
+/* Take out of o's unexpected ids those `known` claims (nonzero), with
+ * their rows; after it no more rows may be added to o. */
+void sd_observe_claim_unexpected(sd_observe_t *o, int (*known)(void *opaque, const sd_unexpected_t *u), void *opaque);
 /* Count the rows sd_observe_row has not counted in copies yet. */
 void sd_observe_flush(sd_observe_t *o);
 

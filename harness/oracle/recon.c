@@ -341,6 +341,7 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
     if (ctx->has_quarantine_sink) {
         implicit[ni++] = "malformed_vanished";
         implicit[ni++] = "late_vanished";
+        if (r->counts.deliveries_quarantined + r->counts.deliveries_vanished) implicit[ni++] = "deliveries_vanished";
     }
     for (int i = 0; i < ni; i++) {
         int overridden = 0;

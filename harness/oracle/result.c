@@ -211,16 +211,20 @@ static void sd_list_ids(const sd_result_conf_t *conf, const sd_result_event_t *e
 /* A wrong window's events on its edges (exactly on its start, 1 ms before
  * its end): the signature of an off-by-one window bound. */
 static void sd_window_edges(const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc, int64_t start, int64_t end, sd_buf_t *b) {
-    int64_t on_start = 0, before_end = 0;
+    int64_t on_start = 0, before_end = 0, wm[2] = {0, 0};
     for (int64_t i = 0; i < nc; i++) {
         const sd_result_event_t *e = &ev[c[i].ev];
         if (!e->copies) continue;
         on_start += e->t_ms == start;
         before_end += e->t_ms == end - 1;
+        if (e->wm_edge) wm[e->wm_edge - 1]++;
     }
     if (on_start || before_end)
         sd_buf_printf(b, "; on its edges: %lld of its events lie exactly on its start, %lld 1 ms before its end (a window bound "
                          "off by one moves them)", (long long)on_start, (long long)before_end);
+    if (wm[0] || wm[1])
+        sd_buf_printf(b, "; %lld of its events were sent exactly on the watermark's cut-off, %lld 1 ms inside it (a pipeline that "
+                         "takes an event at the watermark as late drops the first)", (long long)wm[0], (long long)wm[1]);
 }
 
 static int sd_is_counted(const sd_result_event_t *e) { return e->copies > 0; }

@@ -58,6 +58,8 @@ typedef struct sd_result_event_s {
     uint32_t copies;     /* how many times it must count (0: dropped or quarantined) */
     uint32_t sent;       /* how many times the harness sent it */
     uint8_t late;        /* dropped by the contract as late */
+    uint8_t wm_edge;     /* sent on the watermark's cut-off (1) or 1 ms inside it (2), when the newest event time sent was
+                          * already that far ahead: an engine that takes an event at the watermark as late drops the first */
     const char *fields;  /* latest: the compared field values joined by '\x1f' */
     int64_t rank;        /* latest: the order that decides which event is the newest (event time or arrival) */
     int64_t arrival;     /* latest: the order it was sent in */

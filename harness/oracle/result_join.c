@@ -188,7 +188,7 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
     } else if (row->left >= 0 && lpos < 0) {
         sd_buf_printf(&d, "%s + %s (by %s): %s is not an event the contract counts (late, malformed or never sent)", a, b, w, a);
     } else if (row->right >= 0 && rpos < 0) {
-        sd_buf_printf(&d, "%s + %s (by %s): %s was never sent", a, b, w, b);
+        sd_buf_printf(&d, "%s + %s (by %s): %s is not a delivery the contract counts (late, malformed, or never sent)", a, b, w, b);
     } else if (row->left < -1 || row->right < -1) {
         sd_buf_printf(&d, "a row whose ids are not this run's (by %s)", w);
     } else if (row->left >= 0 && row->right >= 0) {

@@ -123,6 +123,11 @@ typedef struct sd_run_s {
         int64_t max_event_time;   /* newest event time sent among valid events */
         int64_t valid_sent;
         int64_t late_sent, malformed_sent, replayed, messages;
+        /* edges on a windows or join model: the first scans of a data step
+         * after the first go on the watermark's cut-off (the newest event
+         * time sent minus the contract's delay), then 1 ms inside it */
+        int wm_edges_due;
+        int64_t *wm_edges, nwm_edges; /* those sent: seq * 2 + (1: the one inside) */
         const uint8_t *acked_lost; /* while the run is judged: per seq, Kafka lost it after acknowledging it (NULL: none) */
     } sends;
 
@@ -256,6 +261,12 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
 /* A delivery numbered dseq, its event time t, its bytes in r->staging's
  * payload and key, staged for the second source (no copy of a scan). */
 void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t);
+/* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
+ * [nseq] on its arrival rank (the order of its last send); caller frees. */
+int64_t *sd_run_event_times(sd_run_t *r);
+/* The same with its kind, disposition and detail in the ledger (a late,
+ * future, malformed or duplicate delivery); null_value: a tombstone. */
+void sd_run_stage_side(sd_run_t *r, int64_t dseq, const char *kind, const char *disp, const char *detail, int64_t t, int null_value);
 /* Record staged messages in run.db, commit, then hand them to Kafka. */
 sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen);
 /* For a step sending at `rate` per second since t0 (monotonic ms): when

@@ -55,9 +55,6 @@ typedef struct sd_model_ops_s {
     int groups;
     sd_err_t (*judge)(sd_run_t *r, sd_sink_t *sink, struct sd_recon_counts_s *c, char **detail, char *err, size_t errlen);
 } sd_model_ops_t;
-/* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
- * [nseq] on its arrival rank (the order of its last send); caller frees. */
-int64_t *sd_run_event_times(sd_run_t *r);
 /* The ledger id of seq (opaque: the run), for the models' and checks' details. */
 void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen);
 /* The sent events that probe an edge into run.db edge, and a line saying so. */
@@ -111,5 +108,9 @@ struct sd_observe_s;
  * target as read (NULL for a model-judged one), sink its name. */
 sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char *sink, const sd_step_t *const *expects, int nexp,
                          int *check_idx, int *failed, char *err, size_t errlen);
+/* run_join.c: the deliveries the contract quarantines against the
+ * quarantine sink as read: those found there (taken out of its
+ * unexpected ids) and those vanished */
+void sd_run_deliveries_quarantine(sd_run_t *r, struct sd_observe_s *qobs, int64_t *found, int64_t *vanished);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "observe.h"
 #include "recon.h"
 #include "result.h"
 #include "run_int.h"
@@ -41,9 +42,12 @@ typedef struct {
     int64_t nseen;
 } sd_join_deliveries_t;
 
-static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key) {
+/* A delivery the contract does not send to the target (late, future or
+ * malformed: `inject ... source=deliveries`) joins nothing: a row with it
+ * is unexpected. */
+static void sd_join_delivery(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
     sd_join_deliveries_t *d = opaque;
-    if (t_ms == INT64_MIN || seq < 0 || (d->lost && seq < d->nseq && d->lost[seq])) return;
+    if (strcmp(disp, "target") || t_ms == INT64_MIN || seq < 0 || (d->lost && seq < d->nseq && d->lost[seq])) return;
     if (seq >= d->nseen) {
         int64_t n = seq * 2 + 64;
         d->seen = sd_util_xrealloc(d->seen, (size_t)n);
@@ -75,6 +79,57 @@ static uint8_t *sd_join_lost_deliveries(sd_run_t *r) {
     sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
     sd_run_say(r, "warning: %s", w);
     return lost;
+}
+
+/* The deliveries the contract quarantines (late, future or malformed ones
+ * a step sent) against the quarantine sink's rows of delivery ids: found
+ * or vanished; the rows found leave the quarantine's unexpected ids. */
+typedef struct {
+    uint8_t *want;   /* by delivery seq: 1 expected in the quarantine, 2 found there */
+    int64_t n, expected;
+} sd_join_quarantine_t;
+
+static void sd_join_quarantined(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
+    sd_join_quarantine_t *q = opaque;
+    (void)t_ms, (void)key;
+    if (seq < 0 || strcmp(disp, "quarantine")) return;
+    if (seq >= q->n) {
+        int64_t n = seq * 2 + 64;
+        q->want = sd_util_xrealloc(q->want, (size_t)n);
+        memset(q->want + q->n, 0, (size_t)(n - q->n));
+        q->n = n;
+    }
+    if (!q->want[seq]) q->expected++;
+    q->want[seq] = 1;
+}
+
+typedef struct {
+    sd_run_t *r;
+    sd_join_quarantine_t *q;
+    size_t taglen;
+    int64_t found;
+} sd_join_claim_t;
+
+static int sd_join_claim(void *opaque, const sd_unexpected_t *u) {
+    sd_join_claim_t *c = opaque;
+    int64_t seq;
+    if (sd_events_delivery_id_parse(c->r->tag, c->taglen, u->raw, u->rawlen, &seq) || seq >= c->q->n || c->q->want[seq] != 1)
+        return 0;
+    c->q->want[seq] = 2;
+    c->found++;
+    return 1;
+}
+
+void sd_run_deliveries_quarantine(sd_run_t *r, sd_observe_t *qobs, int64_t *found, int64_t *vanished) {
+    *found = *vanished = 0;
+    if (!r->side.topic) return;
+    sd_join_quarantine_t q = {0};
+    sd_ledger_each_side(r->ledger, sd_join_quarantined, &q);
+    sd_join_claim_t c = {.r = r, .q = &q, .taglen = strlen(r->tag)};
+    if (q.expected) sd_observe_claim_unexpected(qobs, sd_join_claim, &c);
+    *found = c.found;
+    *vanished = q.expected - c.found;
+    free(q.want);
 }
 
 typedef struct {
@@ -163,7 +218,9 @@ static void sd_join_arrival(void *opaque, int side, int64_t seq, int64_t t) {
     }
     int64_t wm = v->top[0] < v->top[1] ? v->top[0] : v->top[1];
     uint8_t *l = &v->late[side][seq];
-    if (!*l) *l = wm != INT64_MIN && t < wm - v->wm_ms ? 1 : 2;
+    /* at the cut-off itself engines differ: Spark takes an event there as
+     * late once its watermark is there, Flink and refjoin do not */
+    if (!*l) *l = wm != INT64_MIN && t <= wm - v->wm_ms ? 1 : 2;
     if (t > v->top[side]) v->top[side] = t;
 }
 

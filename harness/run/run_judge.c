@@ -515,6 +515,18 @@ static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
     c->tasks_lost = b->health.tasks_lost;
 }
 
+/* The quarantine sink read (the run's ids counted in q), and the
+ * deliveries the contract sends there: found (qdel[0]) and vanished. */
+static sd_err_t sd_run_read_quarantine(sd_run_t *r, sd_observe_t *q, int64_t qdel[2], char *err, size_t errlen) {
+    int64_t t0 = sd_util_mono_ms();
+    sd_err_t e = sd_observe_sink(r->sink.quarantine, r->tag, r->sends.nseq, r->t0_wall, NULL, q, err, errlen);
+    if (e) return e;
+    sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->sink.quarantine->name, (long long)q->rows,
+               (double)(sd_util_mono_ms() - t0) / 1000.0);
+    sd_run_deliveries_quarantine(r, q, &qdel[0], &qdel[1]);
+    return SD_OK;
+}
+
 /* What the readers noticed besides rows, once all are read (files a killed
  * Spark batch left behind, an output transaction left open, ...). */
 static void sd_run_sink_notes(sd_run_t *r) {
@@ -557,14 +569,9 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
                            .expect_sends = r->sc->keep_duplicates};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
-    int have_q = 0;
-    if (r->sink.quarantine) {
-        int64_t t0 = sd_util_mono_ms();
-        if ((e = sd_observe_sink(r->sink.quarantine, r->tag, r->sends.nseq, r->t0_wall, NULL, &qobs, err, errlen))) goto out;
-        have_q = 1;
-        sd_run_say(r, "read quarantine sink %s: %lld rows in %.2fs", r->sink.quarantine->name, (long long)qobs.rows,
-                   (double)(sd_util_mono_ms() - t0) / 1000.0);
-    }
+    int64_t qdel[2] = {0, 0}; /* deliveries the contract quarantines: found there, vanished */
+    int have_q = r->sink.quarantine != NULL;
+    if (have_q && (e = sd_run_read_quarantine(r, &qobs, qdel, err, errlen))) goto out;
     /* the same for every sink: what reached Kafka, what did not */
     int64_t produced = sd_ledger_count_produced(r->ledger);
     int64_t send_failed = sd_ledger_count_send_failed(r->ledger);
@@ -606,6 +613,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             goto out;
         }
         res.counts.quarantine_unexpected = have_q ? qobs.unexpected_rows : 0;
+        res.counts.deliveries_quarantined = qdel[0], res.counts.deliveries_vanished = qdel[1];
         res.counts.produced = produced;
         res.counts.send_failed = send_failed;
         res.counts.late_sent = r->sends.late_sent;

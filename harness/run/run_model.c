@@ -85,6 +85,10 @@ void sd_run_record_edges(sd_run_t *r) {
                           sd_edge_name((sd_edge_kind_t)k), (long long)n[k][0], (long long)n[k][2]);
     if (n[SD_EDGE_TIE][1])
         sd_buf_printf(&b, "%s%lld scans with the key and event time of the scan before them", b.len ? "; " : "", (long long)n[SD_EDGE_TIE][1]);
+    int64_t wm[2] = {0, 0};
+    for (int64_t i = 0; i < r->sends.nwm_edges; i++) wm[r->sends.wm_edges[i] % 2]++;
+    if (wm[0] + wm[1])
+        sd_buf_printf(&b, "%s%lld on the watermark's cut-off, %lld 1 ms inside it", b.len ? "; " : "", (long long)wm[0], (long long)wm[1]);
     if (b.len) sd_run_say(r, "edges probed (run.db edge): %s", b.data);
     sd_buf_free(&b);
     free(t);
@@ -268,6 +272,9 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     sd_buf_init(&key);
     sd_buf_init(&one);
     int64_t newest = INT64_MIN;
+    uint8_t *wm_edge = sd_util_xcalloc((size_t)(n ? n : 1), 1);
+    for (int64_t i = 0; i < r->sends.nwm_edges; i++)
+        if (r->sends.wm_edges[i] / 2 < n) wm_edge[r->sends.wm_edges[i] / 2] = (uint8_t)(1 + r->sends.wm_edges[i] % 2);
     sd_err_t e = SD_OK;
     for (int64_t s = 0; s < n && !e; s++) {
         int disp = sd_seqs_disp(&r->sends.seqs, s);
@@ -296,6 +303,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         x->copies = copies;
         x->sent = sd_seqs_sends(&r->sends.seqs, s);
         x->late = (uint8_t)late;
+        x->wm_edge = wm_edge[s];
         if (copies && t[s] > newest) newest = t[s];
         nev++;
     }
@@ -384,6 +392,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
     sd_buf_free(&key);
     sd_buf_free(&one);
     free(keyoff);
+    free(wm_edge);
     free(ev);
     free(t);
     return e;

@@ -66,12 +66,14 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     sd_run_stage_at(r, seq, kind, disp, detail, event_time, key, keylen, off, vlen, null_value);
 }
 
-void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t) {
-    sd_run_stage(r, dseq, "delivery", "target", NULL, t, r->staging.key.data, r->staging.key.len, r->staging.payload.data,
-                 r->staging.payload.len, 0);
+void sd_run_stage_side(sd_run_t *r, int64_t dseq, const char *kind, const char *disp, const char *detail, int64_t t, int null_value) {
+    sd_run_stage(r, dseq, kind, disp, detail, t, r->staging.key.data, r->staging.key.len, r->staging.payload.data,
+                 r->staging.payload.len, null_value);
     r->staging.stage[r->staging.nstage - 1].side = 1;
     if (dseq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, dseq, -1); /* a delivery is no copy of a scan */
 }
+
+void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t) { sd_run_stage_side(r, dseq, "delivery", "target", NULL, t, 0); }
 
 /* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
 static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
@@ -83,8 +85,8 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
         sd_run_staged_t *m = &b->stage[i];
         if (m->side) {
             sd_events_delivery_id(r->events, m->seq, id);
-            e = sd_producer_send(r->side.producer, b->arena.data + m->key_off, m->keylen, b->arena.data + m->value_off, m->vlen, id,
-                                 b->ns[i], err, errlen);
+            e = sd_producer_send(r->side.producer, b->arena.data + m->key_off, m->keylen, m->null_value ? NULL : b->arena.data + m->value_off,
+                                 m->vlen, id, b->ns[i], err, errlen);
             r->side.messages++;
             continue;
         }
@@ -254,14 +256,30 @@ static sd_err_t sd_run_side_release(sd_run_t *r, char *err, size_t errlen) {
 
 static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t errlen) {
     int64_t seq = sd_run_new_seq(r, aborted ? SD_KIND_ABORTED : SD_KIND_VALID, aborted ? SD_DISP_DROPPED : SD_DISP_TARGET);
-    int64_t t;
+    int64_t t, at = INT64_MIN, cut = 0;
+    int off = -1;
+    char det[96];
+    if (r->sends.wm_edges_due > 0 && !aborted) { /* on the watermark's cut-off, then 1 ms inside it */
+        off = 2 - r->sends.wm_edges_due--;
+        cut = r->sends.max_event_time - r->sc->watermark_ms;
+        at = cut + off;
+        snprintf(det, sizeof(det), "edge: %s the watermark's cut-off (the newest event time sent minus %.0fs)",
+                 off ? "1 ms inside" : "exactly on", (double)r->sc->watermark_ms / 1000.0);
+    }
     /* rendered where it is staged: no copy */
-    size_t off = r->staging.arena.len;
+    size_t off_arena = r->staging.arena.len;
     sd_buf_reset(&r->staging.key);
-    sd_err_t e = sd_events_render_append(r->events, seq, INT64_MIN, &r->staging.arena, &r->staging.key, &t, err, errlen);
+    sd_err_t e = sd_events_render_append(r->events, seq, at, &r->staging.arena, &r->staging.key, &t, err, errlen);
     if (e) return e;
-    sd_run_stage_at(r, seq, aborted ? "aborted" : "valid", aborted ? "dropped" : "target", NULL, t, r->staging.key.data, r->staging.key.len, off,
-                    r->staging.arena.len - off, 0);
+    sd_run_stage_at(r, seq, aborted ? "aborted" : off >= 0 ? "edge" : "valid", aborted ? "dropped" : "target", off >= 0 ? det : NULL, t,
+                    r->staging.key.data, r->staging.key.len, off_arena, r->staging.arena.len - off_arena, 0);
+    if (off >= 0) {
+        char id[64];
+        sd_events_id(r->events, seq, id);
+        if ((e = sd_ledger_edge(r->ledger, id, "source", sd_edge_name(SD_EDGE_WATERMARK), cut, off, err, errlen))) return e;
+        if (!(r->sends.nwm_edges & 63)) r->sends.wm_edges = sd_util_xrealloc(r->sends.wm_edges, sizeof(int64_t) * (size_t)(r->sends.nwm_edges + 64));
+        r->sends.wm_edges[r->sends.nwm_edges++] = seq * 2 + off;
+    }
     if (t != INT64_MIN && t > r->sends.max_event_time) r->sends.max_event_time = t;
     r->sends.valid_sent++;
     /* its delivery, if it has one, right behind it on the second source:
@@ -457,11 +475,15 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
                           r->sc->path, st->line, (long long)st->send.count, (long long)avail, (long long)r->sends.nseq);
     if (st->send.transactional) return sd_run_produce_txn(r, st, detail, dlen, err, errlen);
+    int k = r->sc->model.kind;
+    if (r->sc->edge_share > 0 && (k == SD_MODEL_WINDOWS || k == SD_MODEL_JOIN) && r->sc->events_kind != SD_EVENTS_LOG &&
+        r->sends.max_event_time != INT64_MIN && st->send.count >= 2)
+        r->sends.wm_edges_due = 2;
     /* room made once, not doubled on the way (up to 2^26 events ahead: more
      * is made as they come, as it always was) */
     sd_run_reserve_seqs(r, r->sends.nseq + (st->send.count < ((int64_t)1 << 26) ? st->send.count : ((int64_t)1 << 26)));
     int64_t t0 = sd_util_mono_ms();
-    int64_t first = r->sends.nseq;
+    int64_t first = r->sends.nseq, wm0 = r->sends.nwm_edges;
     char a[64], b[64];
     if (st->send.background) {
         r->bg.active = 1;
@@ -488,8 +510,9 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
     sd_events_id(r->events, first, a);
     sd_events_id(r->events, r->sends.nseq - 1, b);
-    snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged", (long long)st->send.count, a, b, secs,
-             secs > 0 ? (double)st->send.count / secs : 0.0);
+    snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged%s", (long long)st->send.count, a, b, secs,
+             secs > 0 ? (double)st->send.count / secs : 0.0,
+             r->sends.nwm_edges > wm0 ? "; the first 2 on the watermark's cut-off and 1 ms inside it (edges)" : "");
     r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }

@@ -44,6 +44,11 @@
  *                 match (the range's upper bound taken as exclusive)
  *   exclusive-lower  a delivery at its scan's very event time does not
  *                 match (the lower bound taken as exclusive)
+ *   join-late     a record behind the watermark is joined instead of
+ *                 dropped as late (a late delivery finds its scan still
+ *                 in state)
+ *   drop-bad-deliveries  a malformed delivery is dropped, not written to
+ *                 table rejected
  *
  * SIGTERM finishes the current batch and exits 0. */
 #include <getopt.h>
@@ -65,7 +70,7 @@ static struct {
     int type;   /* 0 inner, 1 left, 2 full */
     int max_batch, trigger_ms, incarnation, row_delay_ms;
 } o = {.watermark_ms = 60000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2};
-static struct { int null_early, keep_state, no_dedup, no_dedup_deliveries, exclusive_upper, exclusive_lower; } weak;
+static struct { int null_early, keep_state, no_dedup, no_dedup_deliveries, exclusive_upper, exclusive_lower, join_late, drop_bad_deliveries; } weak;
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int s) { (void)s; stop_flag = 1; }
@@ -258,9 +263,10 @@ static void one_record(rd_kafka_message_t *m, int side, int64_t wm, int *late, i
         char buf[128];
         sqlite3_bind_text(ins_rej, 1, header_id(m, buf, sizeof(buf)), -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(ins_rej, 2, !j ? "not JSON" : "a field missing or of the wrong type", -1, SQLITE_STATIC);
-        done(ins_rej);
+        if (side == 1 && weak.drop_bad_deliveries) sqlite3_reset(ins_rej), sqlite3_clear_bindings(ins_rej);
+        else done(ins_rej);
         (*bad)++;
-    } else if (wm != INT64_MIN && t < wm) {
+    } else if (wm != INT64_MIN && t < wm && !weak.join_late) {
         (*late)++;
     } else {
         join_one(side, id, parcel, t);
@@ -294,8 +300,11 @@ int main(int argc, char **argv) {
                 else if (!strcmp(w, "no-dedup-deliveries")) weak.no_dedup_deliveries = 1;
                 else if (!strcmp(w, "exclusive-upper")) weak.exclusive_upper = 1;
                 else if (!strcmp(w, "exclusive-lower")) weak.exclusive_lower = 1;
+                else if (!strcmp(w, "join-late")) weak.join_late = 1;
+                else if (!strcmp(w, "drop-bad-deliveries")) weak.drop_bad_deliveries = 1;
                 else if (strcmp(w, "none"))
-                    die("--weak %s: unknown (null-early, keep-state, no-dedup, no-dedup-deliveries, exclusive-upper, exclusive-lower)", w);
+                    die("--weak %s: unknown (null-early, keep-state, no-dedup, no-dedup-deliveries, exclusive-upper, exclusive-lower, "
+                        "join-late, drop-bad-deliveries)", w);
             }
             break;
         default: die("usage: refjoin --brokers B --scans T --deliveries T --db PATH --within D [--watermark D] [--type inner|left|full]");
