@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "scenario.h"
+#include "sink.h"
 
 static sd_events_t *gen(uint64_t seed, const char *tag) {
     sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = seed, .tag = tag, .start_ms = 1767254400000LL, .step_ms = 1000,
@@ -406,6 +407,73 @@ Test(events, join_edges_lie_on_the_bounds_and_1ms_either_side) {
     }
     cr_assert(edges > have * 20 / 100 && edges < have * 30 / 100, "%lld edges of %lld deliveries", (long long)edges, (long long)have);
     sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
+    sd_events_close(ev);
+}
+
+/* Ties (latest by event time): a share of the scans take the key
+ * (parcel, location) and the event time of the scan before them, never two
+ * in a row, reproducibly; with edges=0 none does. */
+Test(events, tied_scans_share_the_key_and_time_of_the_one_before) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 9, .tag = "a1b2c3d4", .start_ms = 1767254400000LL, .step_ms = 2000,
+                          .parcels = 5000, .locations = 24, .edge_share = 25, .edge_ties = 1};
+    sd_events_t *ev, *ev2, *off;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_events_open(&c, &ev2, err, sizeof(err)), SD_OK, "%s", err);
+    sd_events_conf_t c0 = c;
+    c0.edge_share = 0;
+    cr_assert_eq(sd_events_open(&c0, &off, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k, pp, pk;
+    sd_buf_init(&p); sd_buf_init(&k); sd_buf_init(&pp); sd_buf_init(&pk);
+    char loc[64], ploc[64];
+    int64_t ties = 0, prev_tie = 0, pt = 0;
+    for (int64_t s = 0; s < 4000; s++) {
+        int64_t t;
+        sd_edge_t e, e2;
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &p, &k, &t, err, sizeof(err)), SD_OK);
+        int is = sd_events_edge(ev, s, &e);
+        cr_assert_eq(is, sd_events_edge(ev2, s, &e2), "seq %lld: not reproducible", (long long)s);
+        cr_assert(!sd_events_edge(off, s, &e2), "edges=0 tied seq %lld", (long long)s);
+        sd_sink_json_field(p.data, p.len, "location", loc, sizeof(loc));
+        if (is) {
+            cr_assert_eq(e.kind, SD_EDGE_TIE);
+            cr_assert(!prev_tie, "seq %lld ties right after a tie", (long long)s);
+            cr_assert_eq(t, pt, "seq %lld: time %lld, the one before %lld", (long long)s, (long long)t, (long long)pt);
+            cr_assert_eq(e.at_ms, t);
+            cr_assert(k.len == pk.len && !memcmp(k.data, pk.data, k.len), "seq %lld: another parcel", (long long)s);
+            cr_assert_str_eq(loc, ploc, "seq %lld: another location", (long long)s);
+            ties++;
+        }
+        prev_tie = is;
+        pt = t;
+        snprintf(ploc, sizeof(ploc), "%s", loc);
+        sd_buf_reset(&pk);
+        sd_buf_append(&pk, k.data, k.len);
+    }
+    cr_assert(ties > 4000 * 15 / 100 && ties < 4000 * 25 / 100, "%lld ties of 4000", (long long)ties);
+    sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&pp); sd_buf_free(&pk);
+    sd_events_close(ev); sd_events_close(ev2); sd_events_close(off);
+}
+
+/* A scan has a delivery of the generator's exactly when the generator
+ * renders one for it (what `inject ... source=deliveries` leaves alone). */
+Test(events, has_delivery_agrees_with_the_delivery_rendered) {
+    sd_events_conf_t c = {.kind = SD_EVENTS_PARCEL, .seed = 3, .tag = "a1b2c3d4", .start_ms = 1767254400000LL, .step_ms = 1000,
+                          .parcels = 50, .locations = 24, .delivery_share = 70, .delivery_min_ms = 60000, .delivery_max_ms = 480000,
+                          .delivery_orphans = 5};
+    sd_events_t *ev;
+    char err[256];
+    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k;
+    sd_buf_init(&p); sd_buf_init(&k);
+    int64_t have = 0, t;
+    for (int64_t s = 0; s < 2000; s++) {
+        int d = sd_events_delivery(ev, s, 1767254400000LL, &p, &k, &t);
+        cr_assert_eq(sd_events_has_delivery(ev, s), d, "seq %lld", (long long)s);
+        have += d;
+    }
+    cr_assert(have > 2000 * 60 / 100 && have < 2000 * 80 / 100, "%lld of 2000", (long long)have);
+    sd_buf_free(&p); sd_buf_free(&k);
     sd_events_close(ev);
 }
 

@@ -151,8 +151,8 @@ static char *dump(sqlite3 *db) {
                                     "SELECT group_concat(r, '|') FROM (SELECT quote(n)||quote(seq)||quote(kind)||quote(disposition)||"
                                     "quote(detail)||quote(event_time_ms)||quote(msg_key)||quote(step)||quote(queued_ms)||quote(partition)||"
                                     "quote(offset)||quote(acked_ms)||quote(error) AS r FROM ledger UNION ALL SELECT quote(n)||quote(seq)||"
-                                    "quote(event_time_ms)||quote(msg_key)||quote(step)||quote(queued_ms)||quote(partition)||quote(offset) FROM "
-                                    "side_ledger ORDER BY 1)",
+                                    "quote(event_time_ms)||quote(msg_key)||quote(step)||quote(queued_ms)||quote(partition)||quote(offset)||"
+                                    "quote(kind)||quote(disposition)||quote(detail) FROM side_ledger ORDER BY 1)",
                                     -1, &st, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(db));
     cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
@@ -176,6 +176,8 @@ Test(ledger, packed_messages_come_back_exactly) {
                         " AND event_time_ms=-1935 AND queued_ms=1001930 AND partition=96 AND offset=79499"
                         " AND acked_ms=70 AND msg_key IS NULL AND step=19 AND detail IS NULL AND error IS NULL"),
                  1, "one message, field by field");
+    cr_assert_eq(q1(db, "SELECT count(*) FROM side WHERE seq=20 AND kind='late' AND disposition='dropped'"
+                        " AND detail='xxxxxxxxxxxxxxxxxxxx'"), 1, "a delivery keeps its kind, disposition and detail");
     char *packed = dump(db);
     sd_ledger_close(l);
 

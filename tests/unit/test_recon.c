@@ -313,6 +313,37 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
     sd_observe_free(&o);
 }
 
+/* The quarantine's delivery ids the contract sends there are claimed out
+ * of its unexpected ids with their rows; the rest stay unexpected. */
+static int claim_deliveries(void *opaque, const sd_unexpected_t *u) {
+    int *claimed = opaque;
+    int64_t seq;
+    if (sd_events_delivery_id_parse("abc", 3, u->raw, u->rawlen, &seq) || seq > 5) return 0;
+    (*claimed)++;
+    return 1;
+}
+
+Test(recon, claimed_unexpected_ids_leave_with_their_rows) {
+    sd_observe_t o = {0};
+    o.nseq = 5;
+    sd_counts_init(&o.copies, 5);
+    const char *rows[] = {"abc-d1", "abc-d1", "abc-1", "abc-d3", "abc-d9", "xyz-d2", NULL};
+    for (int i = 0; rows[i]; i++) sd_observe_row(&o, "abc", 3, rows[i], strlen(rows[i]), "w", 1);
+    sd_observe_flush(&o);
+    cr_assert_eq(o.unexpected_rows, 5);
+    cr_assert_eq(o.unexpected_unique, 4);
+    int claimed = 0;
+    sd_observe_claim_unexpected(&o, claim_deliveries, &claimed);
+    cr_assert_eq(claimed, 2, "abc-d1 and abc-d3: %d", claimed);
+    cr_assert_eq(o.unexpected_rows, 2, "the rows of abc-d9 and xyz-d2 stay: %lld", (long long)o.unexpected_rows);
+    cr_assert_eq(o.unexpected_unique, 2);
+    cr_assert_eq(o.n_unexpected, 2);
+    cr_assert_str_eq(o.unexpected[0].id, "abc-d9");
+    cr_assert_str_eq(o.unexpected[1].id, "xyz-d2");
+    cr_assert_eq(sd_counts_get(&o.copies, 1), 1u);
+    sd_observe_free(&o);
+}
+
 /* past the cap on kept unexpected ids, distinct ones are still counted
  * exactly: 200,000 distinct unexpected ids, each in 3 rows (R-04: they
  * were 5,100,000 "unique" in a 10-million-row sink) */
