@@ -1978,6 +1978,10 @@ def run_long(binary, only):
     cases = [c for c in cases if not only or only in c.name]
     t0 = time.time()
     ok = True
+    if not only or only in "image":
+        ok &= test_image(binary)  # the OCI image (make image), about a minute
+        if only and not cases:
+            return ok
     if not only or only in "explore-cluster":
         start_cluster()
         try:
@@ -2411,8 +2415,6 @@ def main():
         ok &= test_quiet_phases(binary)
     if not a.no_real and (not a.only or a.only in "deb"):
         ok &= test_deb(binary)
-    if not a.no_real and (not a.only or a.only in "image"):
-        ok &= test_image(binary)
     if not a.no_real and (not a.only or a.only in "walkthrough"):
         ok &= test_walkthrough(binary)
     if not a.no_real and (not a.only or a.only in "ci-recipes"):
