@@ -306,6 +306,17 @@ Test(events, deliveries_follow_their_scans) {
     sd_events_close(ev);
 }
 
+/* The generator of c twice (the same seed must give the same edges) and
+ * once with edges=0. */
+static void open_with_edges_and_without(const sd_events_conf_t *c, sd_events_t **ev, sd_events_t **ev2, sd_events_t **off) {
+    char err[256];
+    cr_assert_eq(sd_events_open(c, ev, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_events_open(c, ev2, err, sizeof(err)), SD_OK, "%s", err);
+    sd_events_conf_t c0 = *c;
+    c0.edge_share = 0;
+    cr_assert_eq(sd_events_open(&c0, off, err, sizeof(err)), SD_OK, "%s", err);
+}
+
 /* Window edges: with edges on, the three scans before each window
  * boundary (a multiple of the slide) move to 1 ms before it, onto it and
  * 1 ms after it, the same from the same seed; every other scan keeps its
@@ -316,11 +327,7 @@ static void check_window_edges(int64_t step, int64_t slide, int triple) {
                           .parcels = 50, .locations = 24, .edge_share = 25, .edge_slide_ms = slide};
     sd_events_t *ev, *ev2, *off;
     char err[256];
-    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
-    cr_assert_eq(sd_events_open(&c, &ev2, err, sizeof(err)), SD_OK, "%s", err);
-    sd_events_conf_t c0 = c;
-    c0.edge_share = 0;
-    cr_assert_eq(sd_events_open(&c0, &off, err, sizeof(err)), SD_OK, "%s", err);
+    open_with_edges_and_without(&c, &ev, &ev2, &off);
     int64_t by_off[3] = {0}, boundaries = 0, prev = INT64_MIN, last_b = INT64_MIN;
     sd_buf_t p, k;
     sd_buf_init(&p); sd_buf_init(&k);
@@ -418,11 +425,7 @@ Test(events, tied_scans_share_the_key_and_time_of_the_one_before) {
                           .parcels = 5000, .locations = 24, .edge_share = 25, .edge_ties = 1};
     sd_events_t *ev, *ev2, *off;
     char err[256];
-    cr_assert_eq(sd_events_open(&c, &ev, err, sizeof(err)), SD_OK, "%s", err);
-    cr_assert_eq(sd_events_open(&c, &ev2, err, sizeof(err)), SD_OK, "%s", err);
-    sd_events_conf_t c0 = c;
-    c0.edge_share = 0;
-    cr_assert_eq(sd_events_open(&c0, &off, err, sizeof(err)), SD_OK, "%s", err);
+    open_with_edges_and_without(&c, &ev, &ev2, &off);
     sd_buf_t p, k, pp, pk;
     sd_buf_init(&p); sd_buf_init(&k); sd_buf_init(&pp); sd_buf_init(&pk);
     char loc[64], ploc[64];
