@@ -108,9 +108,5 @@ struct sd_observe_s;
  * target as read (NULL for a model-judged one), sink its name. */
 sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char *sink, const sd_step_t *const *expects, int nexp,
                          int *check_idx, int *failed, char *err, size_t errlen);
-/* run_join.c: the deliveries the contract quarantines against the
- * quarantine sink as read: those found there (taken out of its
- * unexpected ids) and those vanished */
-void sd_run_deliveries_quarantine(sd_run_t *r, struct sd_observe_s *qobs, int64_t *found, int64_t *vanished);
 
 #endif

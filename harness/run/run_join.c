@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "observe.h"
 #include "recon.h"
 #include "result.h"
 #include "run_int.h"
@@ -79,57 +78,6 @@ static uint8_t *sd_join_lost_deliveries(sd_run_t *r) {
     sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
     sd_run_say(r, "warning: %s", w);
     return lost;
-}
-
-/* The deliveries the contract quarantines (late, future or malformed ones
- * a step sent) against the quarantine sink's rows of delivery ids: found
- * or vanished; the rows found leave the quarantine's unexpected ids. */
-typedef struct {
-    uint8_t *want;   /* by delivery seq: 1 expected in the quarantine, 2 found there */
-    int64_t n, expected;
-} sd_join_quarantine_t;
-
-static void sd_join_quarantined(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
-    sd_join_quarantine_t *q = opaque;
-    (void)t_ms, (void)key;
-    if (seq < 0 || strcmp(disp, "quarantine")) return;
-    if (seq >= q->n) {
-        int64_t n = seq * 2 + 64;
-        q->want = sd_util_xrealloc(q->want, (size_t)n);
-        memset(q->want + q->n, 0, (size_t)(n - q->n));
-        q->n = n;
-    }
-    if (!q->want[seq]) q->expected++;
-    q->want[seq] = 1;
-}
-
-typedef struct {
-    sd_run_t *r;
-    sd_join_quarantine_t *q;
-    size_t taglen;
-    int64_t found;
-} sd_join_claim_t;
-
-static int sd_join_claim(void *opaque, const sd_unexpected_t *u) {
-    sd_join_claim_t *c = opaque;
-    int64_t seq;
-    if (sd_events_delivery_id_parse(c->r->tag, c->taglen, u->raw, u->rawlen, &seq) || seq >= c->q->n || c->q->want[seq] != 1)
-        return 0;
-    c->q->want[seq] = 2;
-    c->found++;
-    return 1;
-}
-
-void sd_run_deliveries_quarantine(sd_run_t *r, sd_observe_t *qobs, int64_t *found, int64_t *vanished) {
-    *found = *vanished = 0;
-    if (!r->side.topic) return;
-    sd_join_quarantine_t q = {0};
-    sd_ledger_each_side(r->ledger, sd_join_quarantined, &q);
-    sd_join_claim_t c = {.r = r, .q = &q, .taglen = strlen(r->tag)};
-    if (q.expected) sd_observe_claim_unexpected(qobs, sd_join_claim, &c);
-    *found = c.found;
-    *vanished = q.expected - c.found;
-    free(q.want);
 }
 
 typedef struct {

@@ -515,6 +515,57 @@ static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
     c->tasks_lost = b->health.tasks_lost;
 }
 
+/* The deliveries the contract quarantines (late, future or malformed ones
+ * a step sent) against the quarantine sink's rows of delivery ids: found
+ * or vanished; the rows found leave the quarantine's unexpected ids. */
+typedef struct {
+    uint8_t *want;   /* by delivery seq: 1 expected in the quarantine, 2 found there */
+    int64_t n, expected;
+} sd_join_quarantine_t;
+
+static void sd_join_quarantined(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
+    sd_join_quarantine_t *q = opaque;
+    (void)t_ms, (void)key;
+    if (seq < 0 || strcmp(disp, "quarantine")) return;
+    if (seq >= q->n) {
+        int64_t n = seq * 2 + 64;
+        q->want = sd_util_xrealloc(q->want, (size_t)n);
+        memset(q->want + q->n, 0, (size_t)(n - q->n));
+        q->n = n;
+    }
+    if (!q->want[seq]) q->expected++;
+    q->want[seq] = 1;
+}
+
+typedef struct {
+    sd_run_t *r;
+    sd_join_quarantine_t *q;
+    size_t taglen;
+    int64_t found;
+} sd_join_claim_t;
+
+static int sd_join_claim(void *opaque, const sd_unexpected_t *u) {
+    sd_join_claim_t *c = opaque;
+    int64_t seq;
+    if (sd_events_delivery_id_parse(c->r->tag, c->taglen, u->raw, u->rawlen, &seq) || seq >= c->q->n || c->q->want[seq] != 1)
+        return 0;
+    c->q->want[seq] = 2;
+    c->found++;
+    return 1;
+}
+
+static void sd_run_deliveries_quarantine(sd_run_t *r, sd_observe_t *qobs, int64_t *found, int64_t *vanished) {
+    *found = *vanished = 0;
+    if (!r->side.topic) return;
+    sd_join_quarantine_t q = {0};
+    sd_ledger_each_side(r->ledger, sd_join_quarantined, &q);
+    sd_join_claim_t c = {.r = r, .q = &q, .taglen = strlen(r->tag)};
+    if (q.expected) sd_observe_claim_unexpected(qobs, sd_join_claim, &c);
+    *found = c.found;
+    *vanished = q.expected - c.found;
+    free(q.want);
+}
+
 /* The quarantine sink read (the run's ids counted in q), and the
  * deliveries the contract sends there: found (qdel[0]) and vanished. */
 static sd_err_t sd_run_read_quarantine(sd_run_t *r, sd_observe_t *q, int64_t qdel[2], char *err, size_t errlen) {
