@@ -72,6 +72,42 @@ Test(result, lost_event_is_a_wrong_value_naming_the_window_events) {
     sd_result_free(&r);
 }
 
+/* An event sent exactly on the watermark's cut-off may be taken as late
+ * (Spark) or counted (refpipe, Flink's windows): its window is right with
+ * it or without it, and wrong with anything else; one 1 ms inside the
+ * cut-off must count. A window whose only event lies on the cut-off may
+ * have no row. */
+Test(result, an_event_on_the_watermarks_cut_off_may_count_or_not) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    e[1].wm_edge = 1; /* A's second event in window 0, on the cut-off */
+    e[2].wm_edge = 1; /* B's only event */
+    e[3].wm_edge = 2; /* A's event in window 1, 1 ms inside */
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_t r;
+    sd_result_row_t with[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, with, 3, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3, "counted: right");
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE] + r.n[SD_G_MISSING], 0);
+    sd_result_free(&r);
+    sd_result_row_t without[] = {row(0, "A", 1, 10), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, without, 2, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2, "taken as late: right too");
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE] + r.n[SD_G_MISSING], 0, "B's window with its only event on the cut-off may be absent");
+    sd_result_free(&r);
+    sd_result_row_t wrong[] = {row(0, "A", 3, 40), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, wrong, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "neither with it nor without it: wrong");
+    cr_assert(r.nanomalies >= 1);
+    cr_expect(strstr(r.anomalies[0].detail, "1 of its events were sent exactly on the watermark's cut-off") != NULL, "%s",
+              r.anomalies[0].detail);
+    sd_result_free(&r);
+    sd_result_row_t inside_dropped[] = {row(0, "A", 2, 30), row(0, "B", 1, 5)};
+    sd_result_windows(&c, e, n, inside_dropped, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1, "the event 1 ms inside must count: its window is missing");
+    sd_result_free(&r);
+}
+
 Test(result, late_event_counted_is_traced_to_it) {
     sd_result_event_t e[8];
     int n = base(e);
