@@ -474,7 +474,7 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
             if (kinds[k] == SD_INJ_RETRY_DUP) sd_run_stage_side(r, seq, "duplicate", "target", "producer retry", td, 0);
             if (i == 0 && kinds[k] != SD_INJ_RETRY_DUP)
                 sd_buf_printf(&d, " (%s%s; expected: %s)", kinds[k] == SD_INJ_OUT_OF_ORDER ? "from " : "event time ",
-                              sd_util_iso8601(td, iso, sizeof(iso)), disp == SD_DISP_TARGET ? "joined" : sd_disp_name(disp));
+                              sd_util_iso8601(td, iso, sizeof(iso)), disp == SD_DISP_TARGET ? "accepted" : sd_disp_name(disp));
             if (r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         }
     }
