@@ -381,7 +381,7 @@ static void sd_data_side_seen(void *opaque, int64_t seq, int64_t t, const char *
 
 typedef struct {
     int64_t *seq;      /* the scans without a delivery, newest first */
-    int64_t n, used;
+    int64_t n;
     uint8_t *taken;    /* by index into seq */
     const int64_t *t;  /* each scan's event time as sent */
 } sd_data_bare_t;
@@ -398,7 +398,6 @@ static int64_t sd_data_bare_pick(sd_data_bare_t *b, int64_t td, int64_t within) 
     }
     if (any < 0) return -1;
     b->taken[any] = 1;
-    b->used++;
     return b->seq[any];
 }
 
@@ -409,6 +408,16 @@ static sd_malformed_t sd_data_next_malformed(int *k, int mask) {
     sd_malformed_t kind = (sd_malformed_t)*k;
     *k = (*k + 1) % SD_MAL__COUNT;
     return kind;
+}
+
+/* "N malformed[ what] (kind xK, ...; expected: disp)" into d, for a step
+ * that sent n, used[k] of kind k. */
+static void sd_data_say_malformed(sd_buf_t *d, int64_t n, const char *what, const int used[SD_MAL__COUNT], sd_disp_t disp) {
+    if (!n) return;
+    sd_buf_printf(d, "%s%lld malformed%s (", d->len ? ", " : "", (long long)n, what);
+    for (int m = 0, first = 1; m < SD_MAL__COUNT; m++)
+        if (used[m]) { sd_buf_printf(d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }
+    sd_buf_printf(d, "; expected: %s)", sd_disp_name(disp));
 }
 
 static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
@@ -436,15 +445,15 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
     sd_buf_t d;
     sd_buf_init(&d);
     char det[200], iso[32], sid[64];
-    static const sd_inject_kind_t kinds[] = {SD_INJ_LATE, SD_INJ_OUT_OF_ORDER, SD_INJ_FUTURE, SD_INJ_RETRY_DUP};
-    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !e; k++) {
-        int64_t n = st->send.inject[kinds[k]];
-        if (n) sd_buf_printf(&d, "%s%lld %s deliveries", d.len ? ", " : "", (long long)n, sd_inject_name(kinds[k]));
+    for (int ik = 0; ik < SD_INJ__COUNT && !e; ik++) {
+        sd_inject_kind_t kd = (sd_inject_kind_t)ik;
+        int64_t n = sd_inject_on_deliveries(kd) ? st->send.inject[kd] : 0;
+        if (n) sd_buf_printf(&d, "%s%lld %s deliveries", d.len ? ", " : "", (long long)n, sd_inject_name(kd));
         for (int64_t i = 0; i < n && !e; i++) {
             int64_t td = INT64_MIN, seq;
             const char *kind = "delivery";
             sd_disp_t disp = SD_DISP_TARGET;
-            switch (kinds[k]) {
+            switch (kd) {
             case SD_INJ_LATE: /* behind the watermark over both sources, by `by` */
                 td = wm - st->send.late_by_ms - i;
                 kind = "late", disp = sc->late_disp;
@@ -462,18 +471,18 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
             default: /* retry-dup: on time, inside its scan's range */
                 break;
             }
-            seq = sd_data_bare_pick(&bare, kinds[k] == SD_INJ_FUTURE ? INT64_MIN : td, J);
+            seq = sd_data_bare_pick(&bare, kd == SD_INJ_FUTURE ? INT64_MIN : td, J);
             if (td == INT64_MIN) td = t[seq] + J / 2;
-            if (kinds[k] == SD_INJ_OUT_OF_ORDER && (td < t[seq] || td > t[seq] + J)) td = td < t[seq] ? t[seq] : t[seq] + J;
+            if (kd == SD_INJ_OUT_OF_ORDER && (td < t[seq] || td > t[seq] + J)) td = td < t[seq] ? t[seq] : t[seq] + J;
             sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
             sd_events_id(r->events, seq, sid);
             int joins = J > 0 && t[seq] <= td && td <= t[seq] + J;
             snprintf(det, sizeof(det), "delivery at %s for the parcel of scan %s%s", sd_util_iso8601(td, iso, sizeof(iso)), sid,
                      joins ? " (inside its join range)" : "");
             sd_run_stage_side(r, seq, kind, sd_disp_name(disp), det, td, 0);
-            if (kinds[k] == SD_INJ_RETRY_DUP) sd_run_stage_side(r, seq, "duplicate", "target", "producer retry", td, 0);
-            if (i == 0 && kinds[k] != SD_INJ_RETRY_DUP)
-                sd_buf_printf(&d, " (%s%s; expected: %s)", kinds[k] == SD_INJ_OUT_OF_ORDER ? "from " : "event time ",
+            if (kd == SD_INJ_RETRY_DUP) sd_run_stage_side(r, seq, "duplicate", "target", "producer retry", td, 0);
+            if (i == 0 && kd != SD_INJ_RETRY_DUP)
+                sd_buf_printf(&d, " (%s%s; expected: %s)", kd == SD_INJ_OUT_OF_ORDER ? "from " : "event time ",
                               sd_util_iso8601(td, iso, sizeof(iso)), disp == SD_DISP_TARGET ? "accepted" : sd_disp_name(disp));
             if (r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
         }
@@ -489,12 +498,7 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
         used[kind]++;
         if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
     }
-    if (!e && st->send.malformed) {
-        sd_buf_printf(&d, "%s%lld malformed deliveries (", d.len ? ", " : "", (long long)st->send.malformed);
-        for (int m = 0, first = 1; m < SD_MAL__COUNT; m++)
-            if (used[m]) { sd_buf_printf(&d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }
-        sd_buf_printf(&d, "; expected: %s)", sd_disp_name(sc->malformed_disp));
-    }
+    if (!e) sd_data_say_malformed(&d, st->send.malformed, " deliveries", used, sc->malformed_disp);
     free(t);
     free(bare.seq);
     free(bare.taken);
@@ -624,13 +628,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         sd_buf_free(&d);
         return e;
     }
-    if (st->send.malformed) {
-        sd_buf_printf(&d, "%s%lld malformed (", d.len ? ", " : "", (long long)st->send.malformed);
-        int first = 1;
-        for (int m = 0; m < SD_MAL__COUNT; m++)
-            if (used[m]) { sd_buf_printf(&d, "%s%s x%d", first ? "" : ", ", sd_malformed_name((sd_malformed_t)m), used[m]); first = 0; }
-        sd_buf_printf(&d, "; expected: %s)", sd_disp_name(sc->malformed_disp));
-    }
+    sd_data_say_malformed(&d, st->send.malformed, "", used, sc->malformed_disp);
     snprintf(detail, dlen, "%s", d.data ? d.data : "");
     sd_buf_free(&d);
     sd_run_data_step_done(r);

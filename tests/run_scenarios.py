@@ -18,10 +18,10 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
     # test: needs connect                     Kafka Connect's jars must be fetched (done here)
     # test: file-count NAME                   count the JSON-lines file NAME in the run folder
-    # test: rundb SQL ;; OP V                 a query on the run's run.db (its first value), compared like summary
                                               independently (ids per line against the ledger's
                                               sends): rows, duplicated, duplicate_rows and lost
                                               must match summary.json
+    # test: rundb SQL ;; OP V                 a query on the run's run.db (its first value), compared like summary
 
 Cases under tests/long/ (`--long`, make test-real-long) are the longer
 real-stack matrix: the same directives, run against the real broker.
@@ -236,7 +236,6 @@ def run_case_once(binary, case, i):
         if not sdirs:
             problems.append("no run.db to query")
             break
-        import sqlite3
         db = sqlite3.connect(os.path.join(os.path.dirname(sdirs[0]), "run.db"))
         row = db.execute(sql).fetchone()
         db.close()

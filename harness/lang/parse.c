@@ -375,7 +375,7 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                 return sd_perr(c, st->line, 1, "inject source=deliveries: the deliveries it sends are the generator's, found "
                                "`deliveries log=` (put such deliveries in the log)");
             for (int k = 0; k < SD_INJ__COUNT; k++)
-                if (st->send.inject[k] && k != SD_INJ_LATE && k != SD_INJ_OUT_OF_ORDER && k != SD_INJ_FUTURE && k != SD_INJ_RETRY_DUP)
+                if (st->send.inject[k] && !sd_inject_on_deliveries((sd_inject_kind_t)k))
                     return sd_perr(c, st->line, 1, "inject source=deliveries: expected late=, out-of-order=, future=, retry-dup= "
                                    "or malformed= (the faults a delivery can have), found %s=", sd_inject_name((sd_inject_kind_t)k));
         }

@@ -86,6 +86,10 @@ const char *sd_inject_name(sd_inject_kind_t k) {
     return (int)k >= 0 && k < SD_INJ__COUNT ? sd_inject_names[k] : "?";
 }
 
+int sd_inject_on_deliveries(sd_inject_kind_t k) {
+    return k == SD_INJ_LATE || k == SD_INJ_OUT_OF_ORDER || k == SD_INJ_FUTURE || k == SD_INJ_RETRY_DUP;
+}
+
 const char *sd_malformed_name(sd_malformed_t m) {
     return (int)m >= 0 && m < SD_MAL__COUNT ? sd_malformed_names[m] : "?";
 }

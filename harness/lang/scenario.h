@@ -119,6 +119,9 @@ typedef enum {
 } sd_inject_kind_t;
 
 const char *sd_inject_name(sd_inject_kind_t k);
+/* Can `inject ... source=deliveries` send kind k (late, out-of-order,
+ * future, retry-dup; malformed= is counted apart)? */
+int sd_inject_on_deliveries(sd_inject_kind_t k);
 
 /* transactions a `produce ... transactional open=K` may leave open at once
  * (each holds a producer of its own) */

@@ -246,7 +246,6 @@ static void sd_group_judged(sd_result_t *out, int64_t start, const char *keys, u
         (sd_result_group_t){.start_ms = start, .keys = sd_util_strdup(keys), .flags = flags, .detail = sd_buf_steal(d)};
 }
 
-/* One group: its contributions c[0..nc) and its rows idx[0..nr) (sink order). */
 /* What a group's counted events give: each aggregate, the count, and how
  * many hold no numeric value. skip_cut: without the events sent exactly on
  * the watermark's cut-off (an engine may rightly have dropped them). */
@@ -301,6 +300,7 @@ static int sd_group_agrees(const sd_result_conf_t *conf, const sd_group_want_t *
     return 1;
 }
 
+/* One group: its contributions c[0..nc) and its rows idx[0..nr) (sink order). */
 static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc,
                            const sd_result_row_t *rows, const int64_t *idx, int64_t nr, int64_t start, const char *keys,
                            sd_result_t *out) {

@@ -521,10 +521,10 @@ static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
 typedef struct {
     uint8_t *want;   /* by delivery seq: 1 expected in the quarantine, 2 found there */
     int64_t n, expected;
-} sd_join_quarantine_t;
+} sd_run_side_quarantine_t;
 
-static void sd_join_quarantined(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
-    sd_join_quarantine_t *q = opaque;
+static void sd_run_side_quarantined(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp) {
+    sd_run_side_quarantine_t *q = opaque;
     (void)t_ms, (void)key;
     if (seq < 0 || strcmp(disp, "quarantine")) return;
     if (seq >= q->n) {
@@ -539,13 +539,13 @@ static void sd_join_quarantined(void *opaque, int64_t seq, int64_t t_ms, const c
 
 typedef struct {
     sd_run_t *r;
-    sd_join_quarantine_t *q;
+    sd_run_side_quarantine_t *q;
     size_t taglen;
     int64_t found;
-} sd_join_claim_t;
+} sd_run_side_claim_t;
 
-static int sd_join_claim(void *opaque, const sd_unexpected_t *u) {
-    sd_join_claim_t *c = opaque;
+static int sd_run_side_claim(void *opaque, const sd_unexpected_t *u) {
+    sd_run_side_claim_t *c = opaque;
     int64_t seq;
     if (sd_events_delivery_id_parse(c->r->tag, c->taglen, u->raw, u->rawlen, &seq) || seq >= c->q->n || c->q->want[seq] != 1)
         return 0;
@@ -557,10 +557,10 @@ static int sd_join_claim(void *opaque, const sd_unexpected_t *u) {
 static void sd_run_deliveries_quarantine(sd_run_t *r, sd_observe_t *qobs, int64_t *found, int64_t *vanished) {
     *found = *vanished = 0;
     if (!r->side.topic) return;
-    sd_join_quarantine_t q = {0};
-    sd_ledger_each_side(r->ledger, sd_join_quarantined, &q);
-    sd_join_claim_t c = {.r = r, .q = &q, .taglen = strlen(r->tag)};
-    if (q.expected) sd_observe_claim_unexpected(qobs, sd_join_claim, &c);
+    sd_run_side_quarantine_t q = {0};
+    sd_ledger_each_side(r->ledger, sd_run_side_quarantined, &q);
+    sd_run_side_claim_t c = {.r = r, .q = &q, .taglen = strlen(r->tag)};
+    if (q.expected) sd_observe_claim_unexpected(qobs, sd_run_side_claim, &c);
     *found = c.found;
     *vanished = q.expected - c.found;
     free(q.want);

@@ -261,10 +261,11 @@ static void one_record(rd_kafka_message_t *m, int side, int64_t wm, int *late, i
     int64_t t;
     if (!id || !parcel || parse_iso(json_string_value(json_object_get(j, f[side][2])), &t)) {
         char buf[128];
-        sqlite3_bind_text(ins_rej, 1, header_id(m, buf, sizeof(buf)), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(ins_rej, 2, !j ? "not JSON" : "a field missing or of the wrong type", -1, SQLITE_STATIC);
-        if (side == 1 && weak.drop_bad_deliveries) sqlite3_reset(ins_rej), sqlite3_clear_bindings(ins_rej);
-        else done(ins_rej);
+        if (!(side == 1 && weak.drop_bad_deliveries)) {
+            sqlite3_bind_text(ins_rej, 1, header_id(m, buf, sizeof(buf)), -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(ins_rej, 2, !j ? "not JSON" : "a field missing or of the wrong type", -1, SQLITE_STATIC);
+            done(ins_rej);
+        }
         (*bad)++;
     } else if (wm != INT64_MIN && t < wm && !weak.join_late) {
         (*late)++;
