@@ -42,7 +42,7 @@ HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
               harness/sinks/sink_postgres.c \
               harness/progress/spark_checkpoint.c harness/progress/progress_batch.c harness/progress/progress.c \
-              harness/progress/progress_spark.c harness/progress/progress_group.c \
+              harness/progress/progress_spark.c harness/progress/progress_group.c harness/progress/progress_flink.c \
               harness/run/run_base.c harness/run/runner.c harness/run/run_send.c harness/run/run_loop.c harness/run/run_wait.c harness/run/run_instances.c \
               harness/run/run_judge.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c \
               harness/explore/xsched.c harness/explore/shrink.c harness/explore/explore.c

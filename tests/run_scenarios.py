@@ -14,6 +14,8 @@ Each tests/scenarios/*.drill case carries its expectations in `# test:` lines:
     # test: needs cluster                     run against a real cluster of 3 Kafka brokers (started here, --cluster)
     # test: needs sparkcluster                a standalone Spark cluster (a master, 2 workers) started here: --set master=URL
     # test: needs spark                       PySpark and the Kafka connector must be installed
+    # test: needs flink                       a Flink session cluster (a JobManager, a TaskManager of 2 slots)
+    #                                         started here: --set flinkdir=DIR
     # test: kills-landed-at-least 0.95        share of kills (over all repeats) that landed mid-batch
     # test: writers-contain TEXT              every sampled duplicate's writers mention TEXT
     # test: needs connect                     Kafka Connect's jars must be fetched (done here)
@@ -152,6 +154,8 @@ def run_case_once(binary, case, i):
         text = open(case.scenario).read()
         cmd += [a for k, v in (("master", REAL["spark_master"]), ("sparkdir", REAL["spark_cluster"]))
                 if re.search(r"^set .*\b%s=|\{%s[}:]" % (k, k), text, re.M) for a in ("--set", f"{k}={v}")]
+    if "flink" in case.needs:
+        cmd += ["--set", "flinkdir=" + REAL["flink_cluster"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()
@@ -735,12 +739,33 @@ def stop_spark_cluster():
         print("--   standalone Spark cluster stopped")
 
 
+def start_flink_cluster():
+    """A Flink session cluster (flink.sh cluster: a JobManager, a TaskManager
+    of two slots)."""
+    d = os.path.join(OUT, "flink-cluster")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "cluster", d, str(os.getpid())],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the Flink session cluster: " + r.stderr[-2000:])
+    REAL["flink_cluster"] = d
+    print(f"--   Flink session cluster (a JobManager, a TaskManager) started at {r.stdout.strip().splitlines()[-1]}")
+
+
+def stop_flink_cluster():
+    if REAL.get("flink_cluster"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "cluster-stop", REAL["flink_cluster"]], timeout=60)
+        REAL["flink_cluster"] = None
+        print("--   Flink session cluster stopped")
+
+
 def run_cases_real(binary, cases):
-    """The cases that need real engines: those on the 3-broker cluster and on
-    the standalone Spark cluster first, each cluster up only for its own
-    cases, then the rest."""
+    """The cases that need real engines: those on the 3-broker cluster, on
+    the standalone Spark cluster and on the Flink cluster first, each
+    cluster up only for its own cases, then the rest."""
     ok = True
-    for need, start, stop in (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster)):
+    clusters = (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster),
+                ("flink", start_flink_cluster, stop_flink_cluster))
+    for need, start, stop in clusters:
         group = [c for c in cases if need in c.needs]
         if group:
             start()
@@ -749,7 +774,7 @@ def run_cases_real(binary, cases):
                     ok &= run_case(binary, case)
             finally:
                 stop()
-    for case in [c for c in cases if "cluster" not in c.needs and "sparkcluster" not in c.needs]:
+    for case in [c for c in cases if not any(need in c.needs for need, _, _ in clusters)]:
         ok &= run_case(binary, case)
     return ok
 
@@ -790,6 +815,11 @@ def install_phase(what, name, cmd, timeout=1800):
 
 def setup_connect():
     install_phase("Kafka Connect's jars (Maven)", "connect-fetch", [os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"])
+
+
+def setup_flink():
+    install_phase("Flink's runtime (pip: apache-flink-libraries) and its Kafka connector (Maven)", "flink-setup",
+                  [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup"])
 
 
 def setup_spark():
@@ -1997,6 +2027,8 @@ def run_long(binary, only):
         setup_spark()
     if any("connect" in c.needs for c in cases):
         setup_connect()
+    if any("flink" in c.needs for c in cases):
+        setup_flink()
     start_real_kafka()
     try:
         if not only or "explore" in only:
@@ -2423,6 +2455,8 @@ def main():
         setup_spark()
         if any("connect" in c.needs for c in cases):
             setup_connect()
+        if any("flink" in c.needs for c in cases):
+            setup_flink()
         start_real_kafka()
         try:
             if any("postgres" in c.needs for c in cases):

@@ -98,6 +98,12 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     /* a Spark pipeline's own account of its cluster, from its logs: what the ledger cannot see */                          \
     X(executors_lost, SD_CK_RUN, 0, "Spark executors the driver lost (its log's \"Lost executor\" lines)")                 \
     X(tasks_lost, SD_CK_RUN, 0, "Spark tasks that failed and were retried (its log's \"Lost task\" lines)")                \
+    /* a Flink job's own account, from its JobManager's lines about it */                                                 \
+    X(job_restarts, SD_CK_RUN, 0, "restarts of a Flink job under its restart strategy (\"switched from state RUNNING to RESTARTING\")") \
+    X(checkpoints_completed, SD_CK_RUN, 0, "a Flink job's completed checkpoints (\"Completed checkpoint\" lines)")           \
+    X(checkpoints_failed, SD_CK_RUN, 0, "a Flink job's checkpoints that failed, expired or were declined")                  \
+    X(checkpoint_max_ms, SD_CK_RUN, 0, "the longest completed checkpoint of a Flink job (its checkpointDuration, ms)")       \
+    X(checkpoint_bytes_max, SD_CK_RUN, 0, "the largest completed checkpoint of a Flink job (bytes)")                        \
     /* the small-file problem: a file or Delta sink's log of the files each commit added */                               \
     X(files_written, SD_CK_BOUNDS, 0, "output files the target's commits added (Delta versions, a Spark file sink's batches)") \
     X(files_per_batch_max, SD_CK_BOUNDS, 0, "the most files one commit of the target added")                                \

@@ -575,8 +575,8 @@ static const int sd_future_values[] = {SD_DISP_QUARANTINE, SD_DISP_TARGET};
 static const char *const sd_schema_words[] = {"lenient", "strict", NULL};
 static const int sd_schema_values[] = {SD_DISP_TARGET, SD_DISP_QUARANTINE};
 static const char *const sd_dup_words[] = {"drop", "keep", NULL};
-static const char *const sd_progress_words[] = {"markers", "spark", "group", "sink", "none", NULL};
-static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_GROUP, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
+static const char *const sd_progress_words[] = {"markers", "spark", "flink", "group", "sink", "none", NULL};
+static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_FLINK, SD_PROGRESS_GROUP, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
 static const char *const sd_batch_words[] = {"micro", "real-time", NULL};
 static const char *const sd_preload_words[] = {"all", "children", NULL};
 static const char *const sd_from_words[] = {"first", "last", NULL};
@@ -975,12 +975,13 @@ static sd_err_t sd_fin_deliveries(sd_pctx_t *c, sd_scenario_t *sc, void *obj, co
 
 static sd_err_t sd_fin_progress(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj;
-    /* checkpoint= and batches= belong to progress spark, group= to progress group */
-    int spark_keys = sd_has_key(ts, present, "checkpoint") || sd_has_key(ts, present, "batches");
-    if ((sc->progress != SD_PROGRESS_SPARK && spark_keys) || (sc->progress != SD_PROGRESS_GROUP && sd_has_key(ts, present, "group")))
-        return sd_perr(c, ts->t[2].line, ts->t[2].col, "progress %s: expected nothing more (checkpoint= and batches= are for "
-                       "progress spark, group= for progress group), found \"%s\"", ts->t[1].text, ts->t[2].text);
-    if (sc->progress == SD_PROGRESS_SPARK && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
+    /* checkpoint= belongs to progress spark and flink, batches= to spark, group= to progress group */
+    int chk = sc->progress == SD_PROGRESS_SPARK || sc->progress == SD_PROGRESS_FLINK;
+    if ((!chk && sd_has_key(ts, present, "checkpoint")) || (sc->progress != SD_PROGRESS_SPARK && sd_has_key(ts, present, "batches")) ||
+        (sc->progress != SD_PROGRESS_GROUP && sd_has_key(ts, present, "group")))
+        return sd_perr(c, ts->t[2].line, ts->t[2].col, "progress %s: expected nothing more (checkpoint= is for progress spark and "
+                       "flink, batches= for spark, group= for progress group), found \"%s\"", ts->t[1].text, ts->t[2].text);
+    if (chk && !sc->checkpoint) sc->checkpoint = sd_util_strdup("{checkpoint}");
     return SD_OK;
 }
 
@@ -1384,9 +1385,10 @@ static const sd_lang_key_t sd_keys_contract[] = {
     END};
 
 static const sd_lang_key_t sd_keys_progress[] = {
-    {.name = "markers|spark|group|sink|none", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(progress), .choices = sd_progress_words,
-     .values = sd_progress_values, .required = 1, .help = "markers, spark, group, sink or none"},
-    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(checkpoint), .meta = "PATH", .help = "progress spark: the checkpoint (default {checkpoint})"},
+    {.name = "markers|spark|flink|group|sink|none", .form = SD_K_POS, .type = SD_V_CHOICE, .off = H(progress), .choices = sd_progress_words,
+     .values = sd_progress_values, .required = 1, .help = "markers, spark, flink, group, sink or none"},
+    {.name = "checkpoint", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(checkpoint), .meta = "PATH",
+     .help = "progress spark: the checkpoint; progress flink: the job's checkpoint storage, DIR/JOB/chk-N (default {checkpoint})"},
     {.name = "batches", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(spark_realtime), .choices = sd_batch_words, .has_def = 1,
      .help = "progress spark: micro-batches or real-time intervals"},
     {.name = "group", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(progress_group), .meta = "NAME",

@@ -342,8 +342,9 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
             return sd_perr(c, st->line, 1, "%s: expected a `source kafka topic=...` line in the header, found none", name);
         if ((needs & SD_NEEDS_FAKETIME) && !sc->faketime)
             return sd_perr(c, st->line, 1, "%s: expected a `clock faketime` line in the header (the pipeline must run under libfaketime), found none", name);
-        if ((needs & SD_NEEDS_BATCHES) && sc->progress != SD_PROGRESS_MARKERS && sc->progress != SD_PROGRESS_SPARK)
-            return sd_perr(c, st->line, 1, "%s: expected `progress markers` or `progress spark` (batches must be visible), found none", name);
+        if ((needs & SD_NEEDS_BATCHES) && sc->progress != SD_PROGRESS_MARKERS && sc->progress != SD_PROGRESS_SPARK &&
+            sc->progress != SD_PROGRESS_FLINK)
+            return sd_perr(c, st->line, 1, "%s: expected `progress markers`, `progress spark` or `progress flink` (batches must be visible), found none", name);
         if (st->kind == SD_STEP_AWAIT_SINK) {
             int found = 0;
             for (int k = 0; k < sc->nsinks; k++)

@@ -29,7 +29,7 @@
 
 typedef enum { SD_DISP_TARGET = 0, SD_DISP_DROPPED, SD_DISP_QUARANTINE, SD_DISP__COUNT } sd_disp_t;
 typedef enum { SD_PROFILE_EXACTLY_ONCE = 0, SD_PROFILE_AT_LEAST_ONCE, SD_PROFILE_AT_MOST_ONCE } sd_profile_t;
-typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE, SD_PROGRESS_GROUP } sd_progress_t;
+typedef enum { SD_PROGRESS_MARKERS = 0, SD_PROGRESS_SPARK, SD_PROGRESS_SINK, SD_PROGRESS_NONE, SD_PROGRESS_GROUP, SD_PROGRESS_FLINK } sd_progress_t;
 
 const char *sd_disp_name(sd_disp_t d);
 const char *sd_profile_name(sd_profile_t p);

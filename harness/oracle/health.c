@@ -14,7 +14,15 @@
  *   log_warnings    Exception or Traceback; with WARN
  *   executors_lost  a Spark driver's "Lost executor N" lines (an executor
  *                   killed or its worker gone)
- *   tasks_lost      its "Lost task" lines (a task failed and retried) */
+ *   tasks_lost      its "Lost task" lines (a task failed and retried)
+ *   job_restarts, checkpoints_completed, checkpoints_failed,
+ *   checkpoint_max_ms, checkpoint_bytes_max
+ *                   a Flink JobManager's lines about the job (what
+ *                   scenarios/deployed/flink-job.sh logs prints): "switched
+ *                   from state RUNNING to RESTARTING", "Completed checkpoint
+ *                   N for job J (B bytes, checkpointDuration=D ms, ...)",
+ *                   and a checkpoint that failed to trigger or complete,
+ *                   expired or was declined */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +118,24 @@ static void sd_health_backlog(sqlite3 *db, sd_health_t *h, void (*point)(void *,
     free(next);
 }
 
+/* A Flink JobManager's line about the job: a restart, a checkpoint. */
+static void sd_health_flink_line(const char *line, sd_health_t *h) {
+    const char *c;
+    if (strstr(line, "switched from state RUNNING to RESTARTING")) h->job_restarts++;
+    if ((c = strstr(line, "Completed checkpoint "))) {
+        long long id, bytes, ms;
+        char job[64];
+        h->checkpoints_completed++;
+        if (sscanf(c, "Completed checkpoint %lld for job %63s (%lld bytes, checkpointDuration=%lld ms", &id, job, &bytes, &ms) == 4) {
+            if (ms > h->checkpoint_max_ms) h->checkpoint_max_ms = ms;
+            if (bytes > h->checkpoint_bytes_max) h->checkpoint_bytes_max = bytes;
+        }
+    }
+    if (strstr(line, "Failed to trigger checkpoint") || strstr(line, "Failed to trigger or complete checkpoint") ||
+        (strstr(line, "Checkpoint ") && strstr(line, " expired before completing")) || strstr(line, "Decline checkpoint"))
+        h->checkpoints_failed++;
+}
+
 /* Lines of a log file with an error word, with a warning word; Spark's
  * lost executors and tasks. */
 static void sd_health_log(const char *path, sd_health_t *h) {
@@ -121,6 +147,7 @@ static void sd_health_log(const char *path, sd_health_t *h) {
         else if (strstr(line, "WARN")) h->log_warnings++;
         if (strstr(line, "Lost executor ")) h->executors_lost++;
         if (strstr(line, "Lost task ")) h->tasks_lost++;
+        sd_health_flink_line(line, h);
         /* a line longer than the buffer is one line */
         while (!strchr(line, '\n') && fgets(line, sizeof(line), f)) {}
     }

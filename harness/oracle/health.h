@@ -16,6 +16,9 @@ typedef struct sd_health_s {
     int64_t restarts;
     int64_t log_errors, log_warnings;
     int64_t executors_lost, tasks_lost;               /* a Spark driver's "Lost executor" and "Lost task" lines */
+    int64_t job_restarts;                             /* a Flink JobManager's lines about the job: restarts, */
+    int64_t checkpoints_completed, checkpoints_failed; /* checkpoints, the longest and the largest */
+    int64_t checkpoint_max_ms, checkpoint_bytes_max;
     char why[256];                                    /* what could not be measured */
 } sd_health_t;
 

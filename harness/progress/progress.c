@@ -40,6 +40,10 @@ int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
     return (int64_t)(icpt + slope * (double)rows);
 }
 
+int sd_progress_intervals(const sd_run_t *r) {
+    return r->sc->spark_realtime || (r->pipe.progress && r->pipe.progress->intervals);
+}
+
 int sd_progress_in_flight(sd_run_t *r) {
     sd_progress_poll(r, NULL, 0);
     return r->pipe.bs.begun > r->pipe.bs.committed;
@@ -102,7 +106,7 @@ int64_t sd_progress_aim_ms(const sd_run_t *r, int64_t batch_rows, int misses) {
     int64_t aim;
     /* real-time intervals last as long as the trigger says, whatever they
      * hold: the middle of the intervals seen */
-    if (r->sc->spark_realtime) return (sd_progress_expected_batch_ms(r, -1) / 2) >> (misses >= 30 ? 30 : misses);
+    if (sd_progress_intervals(r)) return (sd_progress_expected_batch_ms(r, -1) / 2) >> (misses >= 30 ? 30 : misses);
     /* a marker without rows=: what was sent past the newest commit */
     if (batch_rows <= 0) batch_rows = sd_progress_rows_pending(r);
     if (batch_rows > 0) {
@@ -149,6 +153,7 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
     case SD_PROGRESS_SINK: return &sd_progress_sink;
     case SD_PROGRESS_NONE: return &sd_progress_none;
     case SD_PROGRESS_GROUP: return &sd_progress_group;
+    case SD_PROGRESS_FLINK: return &sd_progress_flink;
     }
     return &sd_progress_none;
 }

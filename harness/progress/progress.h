@@ -11,6 +11,8 @@
  *   spark    a Spark checkpoint: offsets/N without commits/N   progress_spark.c
  *   sink     no batches: readiness by staying up, a mid-batch kill lands
  *            when the sink grows                               progress_batch.c
+ *   flink    a Flink job's checkpoints: a batch is the interval between two
+ *            completed ones                                    progress_flink.c
  *   group    the consumer group's committed offsets (a client of the
  *            group's id that never joins it): a commit when they move, a batch in flight while the sink
  *            holds rows past the newest commit      progress_group.c
@@ -34,6 +36,15 @@ typedef struct sd_group_s sd_group_t;
 
 extern const sd_progress_ops_t sd_progress_spark;
 extern const sd_progress_ops_t sd_progress_group;
+extern const sd_progress_ops_t sd_progress_flink;
+
+/* progress flink: the newest completed checkpoint under a job's checkpoint
+ * storage DIR (DIR/JOB/chk-N holding _metadata), its _metadata's mtime in
+ * epoch ms, and the newest triggered one (chk-N made); -1 when none. */
+void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered);
+/* Do the batches run from commit to commit, always open (Spark's real-time
+ * intervals, Flink's checkpoint intervals)? */
+int sd_progress_intervals(const struct sd_run_s *r);
 
 /* progress group: the group watched (NULL for the other sources). */
 const char *sd_progress_group_name(const struct sd_run_s *r);

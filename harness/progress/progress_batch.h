@@ -31,6 +31,10 @@ typedef struct sd_progress_ops_s {
     /* it sees batches begin and commit: kills and pauses land on them, and
      * `await batches` counts them */
     int batches;
+    /* a batch runs from one commit to the next and is always open while the
+     * pipeline runs (Flink's checkpoint intervals): a kill aims at the
+     * middle of an interval, and an open one is not work under way */
+    int intervals;
     /* the source's own state for the run (both may be NULL): open returns
      * it in *state, the run keeps it (r->pipe.source) and hands it back to close */
     sd_err_t (*open)(struct sd_run_s *r, void **state, char *err, size_t errlen);

@@ -513,6 +513,11 @@ static void sd_run_bounds_counts(const sd_bounds_t *b, sd_recon_counts_t *c) {
     c->log_warnings = b->health.log_warnings;
     c->executors_lost = b->health.executors_lost;
     c->tasks_lost = b->health.tasks_lost;
+    c->job_restarts = b->health.job_restarts;
+    c->checkpoints_completed = b->health.checkpoints_completed;
+    c->checkpoints_failed = b->health.checkpoints_failed;
+    c->checkpoint_max_ms = b->health.checkpoint_max_ms;
+    c->checkpoint_bytes_max = b->health.checkpoint_bytes_max;
 }
 
 /* The deliveries the contract quarantines (late, future or malformed ones

@@ -309,7 +309,10 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         sd_sup_state_t st = {0};
         if (r->sup) sd_sup_state(r->sup, &st);
         int64_t since = r->sampling.last_change_mono;
-        if (r->pipe.bs.last_event_mono > since) since = r->pipe.bs.last_event_mono;
+        /* a batch event is a change, but for intervals that commit whether or
+         * not they held data (Flink's checkpoints): those go on while nothing
+         * changes */
+        if (!sd_progress_intervals(r) && r->pipe.bs.last_event_mono > since) since = r->pipe.bs.last_event_mono;
         if (t0 > since) since = t0;
         /* caught up (every partition committed to its end, proven by the
          * source's offsets) needs no stillness window: only a short settle,
@@ -321,7 +324,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
          * closes). Real-time intervals are always open, and a consumer
          * group's "batch" is rows past its commit, which the caught-up test
          * below already weighs with the committed offsets: neither counts */
-        int flying = settled && st.running && !r->sc->spark_realtime && r->sc->progress != SD_PROGRESS_GROUP &&
+        int flying = settled && st.running && !sd_progress_intervals(r) && r->sc->progress != SD_PROGRESS_GROUP &&
                      sd_progress_in_flight(r);
         if (flying) {
             quiet = settled = 0;

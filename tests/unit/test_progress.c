@@ -230,3 +230,85 @@ Test(progress, caught_up_against_the_partition_ends) {
     sd_watchdog_sweep(token);
     sd_broker_close(b);
 }
+
+/* progress flink: a hand-made checkpoint storage, DIR/JOB/chk-N with
+ * _metadata once complete */
+static void flink_chk(const char *job, int n, int complete) {
+    char *d = sd_util_fmt("%s/cp/%s/chk-%d", dir, job, n);
+    char *cmd = sd_util_fmt("mkdir -p '%s'", d);
+    cr_assert_eq(system(cmd), 0);
+    if (complete) {
+        char *m = sd_util_fmt("%s/_metadata", d);
+        FILE *f = fopen(m, "w");
+        cr_assert_not_null(f);
+        fputs("x", f);
+        fclose(f);
+        free(m);
+    }
+    free(cmd);
+    free(d);
+}
+
+Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
+    char *cp = sd_util_fmt("%s/cp", dir);
+    int64_t done, done_ms, trig;
+    sd_flink_scan(cp, &done, &done_ms, &trig);
+    cr_assert_eq(done, -1, "no storage yet");
+    cr_assert_eq(trig, -1);
+    flink_chk("aaaa", 1, 1);
+    flink_chk("aaaa", 2, 0); /* triggered, not complete */
+    flink_chk("bbbb", 7, 1); /* a job submitted again numbers on */
+    flink_chk("bbbb", 8, 0);
+    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/bbbb/chk-x' '%s/cp/bbbb/chk-' '%s/cp/bbbb/shared'", dir, dir, dir)), 0);
+    sd_flink_scan(cp, &done, &done_ms, &trig);
+    cr_assert_eq(done, 7);
+    cr_assert_eq(trig, 8);
+    cr_assert(done_ms > 0 && done_ms <= sd_util_wall_ms());
+    free(cp);
+}
+
+/* a batch is a checkpoint interval: it begins when one completes and
+ * commits when the next completes; a new incarnation's first interval
+ * begins at its first completed checkpoint */
+Test(progress, flink_batches_are_checkpoint_intervals) {
+    sc.progress = SD_PROGRESS_FLINK;
+    sc.checkpoint = sd_util_fmt("%s/cp", dir);
+    char err[256];
+    cr_assert_eq(sd_progress_open(&R, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert(sd_progress_intervals(&R));
+    sd_sup_state_t st = {0};
+    flink_chk("aaaa", 1, 0);
+    cr_assert_not(sd_progress_ready(&R, &st, 10000), "no checkpoint completed yet");
+    cr_assert_not(sd_progress_in_flight(&R));
+    flink_chk("aaaa", 1, 1);
+    cr_assert(sd_progress_ready(&R, &st, 0), "a checkpoint completed");
+    cr_assert_eq(R.pipe.bs.committed, 1);
+    cr_assert_eq(R.pipe.bs.begun, 2, "the next interval is open");
+    cr_assert(sd_progress_in_flight(&R));
+    /* checkpoint 2 failed (its folder gone), 3 completed: the open interval commits as 3 */
+    flink_chk("aaaa", 3, 1);
+    sd_progress_poll(&R, err, sizeof(err));
+    cr_assert_eq(R.pipe.bs.committed, 3);
+    cr_assert_eq(R.pipe.bs.begun, 4);
+    cr_assert(sd_progress_landed_inside(&R, 4, 0, 0, NULL), "interval 4 has not committed");
+    cr_assert_not(sd_progress_landed_inside(&R, 3, 0, 0, NULL));
+    /* a second incarnation (the job submitted again from checkpoint 3) */
+    sd_progress_new_incarnation(&R, 2);
+    sd_progress_poll(&R, err, sizeof(err));
+    cr_assert_eq(R.pipe.bs.begun, -1, "nothing begins before the new job completes a checkpoint");
+    cr_assert_not(sd_progress_ready(&R, &st, 10000));
+    flink_chk("bbbb", 4, 1);
+    cr_assert(sd_progress_ready(&R, &st, 0));
+    cr_assert_eq(R.pipe.bs.committed, 4);
+    cr_assert_eq(R.pipe.bs.begun, 5);
+    /* the ledger holds every interval's commit */
+    sqlite3 *db = sd_ledger_db(R.ledger);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT group_concat(id) FROM (SELECT id FROM batch WHERE commit_ms IS NOT NULL ORDER BY id)", -1,
+                                    &q, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "1,3,4");
+    sqlite3_finalize(q);
+    sd_progress_close(&R);
+    free(sc.checkpoint);
+}

@@ -377,3 +377,30 @@ Test(recovery, health_batches_backlog_restarts_and_logs) {
     cr_assert_eq(h.backlog_max, -1);
     cr_assert(strstr(h.why, "backlog"), "%s", h.why);
 }
+
+/* A Flink JobManager's lines about the job (flink-job.sh logs): its
+ * restarts, completed checkpoints with their duration and size, and the
+ * ones that failed */
+Test(recovery, health_counts_a_flink_jobs_account) {
+    kill_and_restart(20);
+    char *log = sd_util_fmt("%s/pipeline-1.stdout.log", dir);
+    FILE *f = fopen(log, "w");
+    const char *cc = "INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - ";
+    fprintf(f, "%sCompleted checkpoint 4 for job 5a89 (9374 bytes, checkpointDuration=34 ms, finalizationTime=0 ms).\n", cc);
+    fprintf(f, "%sCompleted checkpoint 5 for job 5a89 (12001 bytes, checkpointDuration=3330 ms, finalizationTime=1 ms).\n", cc);
+    fputs("INFO  ExecutionGraph [] - Job streamdrill-dedup-scans (5a89) switched from state RUNNING to RESTARTING.\n"
+          "INFO  ExecutionGraph [] - Job streamdrill-dedup-scans (5a89) switched from state RESTARTING to RUNNING.\n"
+          "INFO  CheckpointFailureManager [] - Failed to trigger checkpoint for job 5a89 since Checkpoint triggering task "
+          "Source: scans (1/1) of job 5a89 is not being executed at the moment.\n"
+          "INFO  CheckpointCoordinator [] - Checkpoint 6 of job 5a89 expired before completing.\n", f);
+    fclose(f);
+    sql("UPDATE incarnation SET log_out='%s' WHERE n=1", log);
+    free(log);
+    sd_health_t h;
+    sd_health_compute(db, &h, NULL, NULL);
+    cr_assert_eq(h.job_restarts, 1);
+    cr_assert_eq(h.checkpoints_completed, 2);
+    cr_assert_eq(h.checkpoints_failed, 2);
+    cr_assert_eq(h.checkpoint_max_ms, 3330);
+    cr_assert_eq(h.checkpoint_bytes_max, 12001);
+}

@@ -1,0 +1,118 @@
+#!/bin/sh
+# A Flink job submitted to a session cluster, as a drill's `deploy`
+# commands (scenarios/flink-kafka-sink.drill). The cluster is the one
+# scenarios/env/flink/flink.sh cluster FLINKDIR started: FLINKDIR/rest is its
+# REST address, FLINKDIR/conf its configuration.
+#
+#   flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG...
+#                         compile SOURCE.java against the runtime's jars
+#                         (once; .cache/flink/jobs), submit it detached with
+#                         its checkpoints under CHECKPOINTS, resumed from the
+#                         newest completed checkpoint there (CHECKPOINTS/JOB/
+#                         chk-N with its _metadata) when there is one, as a
+#                         job cancelled and submitted again is; print the job id
+#   flink-job.sh status FLINKDIR ID   exit 0 while the job is created, running
+#                                     or restarting (a lost TaskManager)
+#   flink-job.sh kill FLINKDIR ID     cancel the job (its checkpoints are kept)
+#   flink-job.sh logs FLINKDIR ID     follow the JobManager's lines that name
+#                                     the job (its checkpoints, restarts and
+#                                     failures: the run's counts of them)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+flink="$root/scenarios/env/flink/flink.sh"
+
+rest() {
+    [ -f "$1/rest" ] || { echo "flink-job.sh: $1/rest: no Flink cluster there (start one with flink.sh cluster)" >&2; exit 2; }
+    cat "$1/rest"
+}
+
+# build SOURCE.java: the jar holding it, compiled when missing or older
+build() {
+    src=$1; name=$(basename "$src" .java); out="$root/.cache/flink/jobs"
+    jar="$out/$name.jar"
+    if [ ! -f "$jar" ] || [ "$src" -nt "$jar" ]; then
+        rm -rf "$out/$name.classes"; mkdir -p "$out/$name.classes"
+        javac -nowarn -cp "$("$flink" classpath)" -d "$out/$name.classes" "$src" >&2
+        (cd "$out/$name.classes" && jar cf "$jar.tmp" .) && mv "$jar.tmp" "$jar"
+    fi
+    echo "$jar"
+}
+
+# newest CHECKPOINTS: the newest completed checkpoint under it, or nothing
+newest() {
+    best=""; bestn=-1
+    for m in "$1"/*/chk-*/_metadata; do
+        [ -f "$m" ] || continue
+        d=$(dirname "$m"); n=${d##*/chk-}
+        if [ "$n" -gt "$bestn" ]; then bestn=$n; best=$d; fi
+    done
+    echo "$best"
+}
+
+start() {
+    dir=$1; chk=$2; src=$3; shift 3
+    jar=$(build "$src")
+    mkdir -p "$chk"; chk=$(cd "$chk" && pwd)
+    from=$(newest "$chk")
+    log=$(mktemp)
+    set -- -d -m "$(rest "$dir" | sed 's|^http://||')" -Dexecution.checkpointing.dir="file://$chk" \
+        ${from:+-s "file://$from"} -c "$(basename "$src" .java)" "$jar" "$@"
+    # shellcheck disable=SC2046
+    if ! FLINK_CONF_DIR="$dir/conf" java $("$flink" jvm-opts) -Xmx256m -cp "$("$flink" classpath)" \
+            -Dlog4j.configurationFile="file:$dir/conf/log4j-cli.properties" -Dlog.file="$dir/client.log" \
+            org.apache.flink.client.cli.CliFrontend run "$@" >"$log" 2>&1; then
+        cat "$log" >&2; rm -f "$log"; exit 1
+    fi
+    id=$(sed -n 's/.*JobID \([0-9a-f]\{32\}\).*/\1/p' "$log" | tail -1)
+    [ -n "$id" ] || { echo "flink-job.sh: the client named no job:" >&2; cat "$log" >&2; rm -f "$log"; exit 1; }
+    rm -f "$log"
+    [ -z "$from" ] || echo "flink-job.sh: job $id resumed from $from" >&2
+    echo "$id"
+}
+
+# ask METHOD FLINKDIR PATH: the JSON answer's "state" (or "accepted" for a
+# PATCH), three tries
+ask() {
+    python3 - "$1" "$(rest "$2")$3" <<'PY'
+import json, sys, time, urllib.request
+method, url = sys.argv[1], sys.argv[2]
+for attempt in range(3):
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as r:
+            body = r.read()
+            print(json.loads(body).get("state", "?") if method == "GET" else "accepted")
+        sys.exit(0)
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            print("UNKNOWN")
+            sys.exit(0)
+        err = e
+    except Exception as e:  # the JobManager busy or restarting: try again
+        err = e
+    time.sleep(1)
+sys.stderr.write(f"flink-job.sh: {url}: {err}\n")
+sys.exit(2)
+PY
+}
+
+status() {
+    state=$(ask GET "$1" "/jobs/$2") || exit 2
+    case "$state" in INITIALIZING|CREATED|RUNNING|RESTARTING|FAILING|RECONCILING) exit 0 ;; *) echo "job $2: $state" >&2; exit 1 ;; esac
+}
+
+cancel() {
+    ask PATCH "$1" "/jobs/$2?mode=cancel" >/dev/null
+}
+
+logs() {
+    exec tail -n +1 -F "$1/jobmanager.log" 2>/dev/null | grep --line-buffered -F "$2"
+}
+
+case "${1:-}" in
+    start) shift; start "$@" ;;
+    status) shift; status "$@" ;;
+    kill) shift; cancel "$@" ;;
+    logs) shift; logs "$@" ;;
+    *) echo "usage: flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | logs FLINKDIR ID" >&2; exit 2 ;;
+esac

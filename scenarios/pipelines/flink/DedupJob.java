@@ -1,0 +1,192 @@
+/* DedupJob.java - the reference Flink job: parcel scans from Kafka,
+ * deduplicated by event id in keyed state, written to a Kafka topic; the
+ * malformed records, with their sd-id header, to a quarantine topic.
+ *
+ *   --guarantee exactly-once   (default) Flink's transactional Kafka sink:
+ *                              records go out in a transaction that commits
+ *                              when the checkpoint completes (two-phase
+ *                              commit), so a read_committed reader sees each
+ *                              once however the job fails
+ *   --guarantee at-least-once  the same job with the non-transactional sink:
+ *                              after a restart from a checkpoint the records
+ *                              written since it are written again (a wrong
+ *                              variant the drills must catch)
+ *   --row-delay-ms N           sleep N ms a record (longer checkpoint intervals
+ *                              with records in flight)
+ *
+ * Every output record carries header sd-writer = "job J attempt A": the
+ * submission (the first 8 digits of its job id) and the restart of it
+ * (Flink's attempt number) that wrote it, so a duplicate names the restart
+ * that wrote each copy. Checkpoints every --checkpoint-ms (default 2000).
+ * Compiled against the runtime's jars by scenarios/deployed/flink-job.sh. */
+import java.nio.charset.StandardCharsets;
+import java.time.OffsetDateTime;
+import java.util.HashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+public final class DedupJob {
+    /* a record as read: its payload, sd-id header, partition and offset */
+    public static final class Rec {
+        public String raw, sdId, eventId, writer;
+        public int partition;
+        public long offset;
+        public boolean valid;
+        public Rec() {}
+    }
+
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    static Rec read(ConsumerRecord<byte[], byte[]> m) {
+        Rec r = new Rec();
+        r.raw = m.value() == null ? "" : new String(m.value(), StandardCharsets.UTF_8);
+        Header h = m.headers().lastHeader("sd-id");
+        r.sdId = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+        r.partition = m.partition();
+        r.offset = m.offset();
+        try {
+            JsonNode j = JSON.readTree(r.raw);
+            if (j != null && j.isObject() && j.path("event_id").isTextual() && j.path("event_time").isTextual()) {
+                OffsetDateTime.parse(j.get("event_time").asText());
+                r.eventId = j.get("event_id").asText();
+                r.valid = true;
+            }
+        } catch (Exception e) {
+            r.valid = false;
+        }
+        return r;
+    }
+
+    /* the first record of each event id goes on; malformed ones to the side */
+    static final class Dedup extends KeyedProcessFunction<String, Rec, Rec> {
+        final OutputTag<Rec> bad;
+        final long delay;
+        transient ValueState<Boolean> seen;
+        transient String writer;
+
+        Dedup(OutputTag<Rec> bad, long delay) { this.bad = bad; this.delay = delay; }
+
+        @Override
+        public void open(OpenContext ctx) {
+            seen = getRuntimeContext().getState(new ValueStateDescriptor<>("seen", Types.BOOLEAN));
+            writer = "job " + getRuntimeContext().getJobInfo().getJobId().toString().substring(0, 8) + " attempt "
+                     + getRuntimeContext().getTaskInfo().getAttemptNumber();
+        }
+
+        @Override
+        public void processElement(Rec r, Context ctx, Collector<Rec> out) throws Exception {
+            if (delay > 0) Thread.sleep(delay);
+            r.writer = writer;
+            if (!r.valid) { ctx.output(bad, r); return; }
+            if (seen.value() != null) return;
+            seen.update(Boolean.TRUE);
+            out.collect(r);
+        }
+    }
+
+    /* the output record: the event with where it was read, and who wrote it */
+    static KafkaRecordSerializationSchema<Rec> serializer(String topic, boolean quarantine) {
+        return (r, ctx, ts) -> {
+            byte[] value;
+            try {
+                ObjectNode o;
+                if (quarantine) {
+                    o = JSON.createObjectNode();
+                    o.put("sd_id", r.sdId != null ? r.sdId : r.eventId);
+                    o.put("raw", r.raw);
+                } else {
+                    o = (ObjectNode) JSON.readTree(r.raw);
+                }
+                o.put("sd_partition", r.partition);
+                o.put("sd_offset", r.offset);
+                o.put("sd_processed_ms", System.currentTimeMillis());
+                value = JSON.writeValueAsBytes(o);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+            RecordHeaders hs = new RecordHeaders();
+            hs.add("sd-writer", (r.writer != null ? r.writer : "?").getBytes(StandardCharsets.UTF_8));
+            return new ProducerRecord<>(topic, null, null, null, value, hs);
+        };
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        a.put("--row-delay-ms", "0");
+        a.put("--guarantee", "exactly-once");
+        a.put("--checkpoint-ms", "2000");
+        for (int i = 0; i + 1 < args.length; i += 2) a.put(args[i], args[i + 1]);
+        for (String need : new String[] {"--brokers", "--topic"})
+            if (!a.containsKey(need)) {
+                System.err.println("DedupJob: " + need + " is required");
+                System.exit(2);
+            }
+        String topic = a.get("--topic");
+        String out = a.getOrDefault("--out-topic", topic + "-out");
+        String quarantine = a.getOrDefault("--quarantine-topic", topic + "-quarantine");
+        boolean exactly = a.get("--guarantee").equals("exactly-once");
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.enableCheckpointing(Long.parseLong(a.get("--checkpoint-ms")), CheckpointingMode.EXACTLY_ONCE);
+        env.setParallelism(1);
+
+        KafkaSource<Rec> source = KafkaSource.<Rec>builder()
+            .setBootstrapServers(a.get("--brokers"))
+            .setTopics(topic)
+            .setGroupId("streamdrill-flink-" + topic)
+            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setDeserializer(new KafkaRecordDeserializationSchema<Rec>() {
+                @Override
+                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<Rec> c) { c.collect(read(m)); }
+
+                @Override
+                public TypeInformation<Rec> getProducedType() { return TypeInformation.of(Rec.class); }
+            })
+            .build();
+        OutputTag<Rec> bad = new OutputTag<Rec>("malformed") {};
+        SingleOutputStreamOperator<Rec> kept = env.fromSource(source, WatermarkStrategy.noWatermarks(), "scans").uid("scans")
+            .keyBy(r -> r.valid ? "e:" + r.eventId : "m:" + r.partition + ":" + r.offset)
+            .process(new Dedup(bad, Long.parseLong(a.get("--row-delay-ms"))))
+            .name("dedup").uid("dedup");
+        DeliveryGuarantee g = exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
+        kept.getSideOutput(bad).sinkTo(sink(a, quarantine, true, g, "q")).name("quarantine").uid("quarantine");
+        kept.sinkTo(sink(a, out, false, g, "t")).name("target").uid("target");
+        env.execute("streamdrill-dedup-" + topic);
+    }
+
+    static KafkaSink<Rec> sink(Map<String, String> a, String topic, boolean quarantine, DeliveryGuarantee g, String tag) {
+        var b = KafkaSink.<Rec>builder()
+            .setBootstrapServers(a.get("--brokers"))
+            .setRecordSerializer(serializer(topic, quarantine))
+            .setDeliveryGuarantee(g)
+            .setProperty("transaction.timeout.ms", "60000");
+        if (g == DeliveryGuarantee.EXACTLY_ONCE) b.setTransactionalIdPrefix("sd-" + a.get("--topic") + "-" + tag);
+        return b.build();
+    }
+}
