@@ -778,6 +778,7 @@ static const struct {
     {"kafka", {"topic", "id", "header", "isolation", NULL}, {"topic", NULL}},
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
     {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
+    {"flink-files", {"path", "id", "time", NULL}, {"path", NULL}},
     {"delta", {"path", "id", "time", "python", NULL}, {"path", NULL}},
     {"postgres", {"dsn", "query", NULL}, {"dsn", "query", NULL}},
     /* its options, then PROGRAM ARG... (stored as arg= in order) */
@@ -860,7 +861,7 @@ static sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const s
     (void)obj; (void)present;
     int quarantine = !strcmp(ts->t[0].text, "quarantine");
     const char *what = ts->t[0].text;
-    const char *kinds = "sqlite, postgres, kafka, jsonl, spark-files, delta, command";
+    const char *kinds = "sqlite, postgres, kafka, jsonl, spark-files, flink-files, delta, command";
     int i = 1;
     if (sc->nsinks >= SD_MAX_SINKS)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s: expected at most %d sinks, found more", what, SD_MAX_SINKS);
@@ -1660,7 +1661,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
      .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
-              "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | "
+              "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | flink-files path=DIR [id=FIELD] [time=FIELD] | "
               "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] [max-output=N] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
                 "contract is about (named `target` unless named); further sinks are reconciled too, their checks prefixed with "
@@ -1707,11 +1708,13 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "sink's rows name their columns: a window's start (`start=`, epoch ms or ISO-8601), each key field, and "
                 "`count`, `sum`, `min`, `max`, `avg`, or the `fields=`."},
     {.name = "progress", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_progress, .finish = sd_fin_progress,
-     .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time] / progress group [group={group}]",
+     .usage = "progress markers|sink|none / progress spark [checkpoint={checkpoint}] [batches=micro|real-time] / progress flink "
+              "[checkpoint={checkpoint}] / progress group [group={group}]",
      .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "
                 "(default), sink growth, not at all, a Spark checkpoint (batch N is in flight while `offsets/N` exists and "
-                "`commits/N` does not; with `batches=real-time`, interval N runs from the commit of N-1 to its own commit), or the "
-                "pipeline's consumer group (a commit when its committed offsets move, a batch in flight while the target holds rows "
+                "`commits/N` does not; with `batches=real-time`, interval N runs from the commit of N-1 to its own commit), a Flink job's "
+                "checkpoints (batch N runs from the completion of checkpoint N-1 to that of N: `DIR/JOB/chk-N` holding `_metadata`), "
+                "or the pipeline's consumer group (a commit when its committed offsets move, a batch in flight while the target holds rows "
                 "past the newest commit, ready when a new member holds an assignment)"},
     {.name = "producer", .role = SD_LANG_HEADER, .parse = sd_hook_producer, .usage = "producer PROP=VALUE ...",
      .meaning = "librdkafka properties of the harness's producer (before `-X`)"},

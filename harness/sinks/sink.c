@@ -11,7 +11,7 @@
 #include "jsonscan.h"
 #include "util.h"
 
-static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, &sd_sink_command,
+static const sd_sink_ops_t *const sd_sink_readers[] = {&sd_sink_sqlite, &sd_sink_kafka, &sd_sink_jsonl, &sd_sink_spark_files, &sd_sink_flink_files, &sd_sink_command,
                                                       &sd_sink_delta, &sd_sink_postgres, NULL};
 
 const sd_sink_ops_t *sd_sink_find(const char *name) {

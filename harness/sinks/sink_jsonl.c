@@ -7,7 +7,16 @@
  * so the runner can tell from the sink's growth which incarnation wrote
  * line N), "FILE:N" otherwise. time=FIELD names a field holding the
  * row's write time (epoch ms or ISO-8601), for the latency figures. Counting is incremental: a file that
- * only grew is read from where the last count stopped. */
+ * only grew is read from where the last count stopped.
+ *
+ * flink-files path=DIR [id=FIELD] [time=FIELD]: a Flink FileSink's output
+ * (JSON lines), read as Flink's contract says: only finished part files,
+ * in DIR or in its bucket folders (DIR/BUCKET/part-...). A part file
+ * being written, or closed and waiting for the checkpoint that commits it
+ * (in-progress and pending), is a hidden ".part-....inprogress.UUID" file
+ * that becomes output when that checkpoint completes, and one left by a
+ * job that failed never does: those are not rows, and are counted in the
+ * notes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -35,6 +44,8 @@ typedef struct {
 
 typedef struct {
     char *pattern;
+    char *pattern2;    /* flink-files: the bucket folders' files beside DIR's own */
+    char *flink_dir;   /* flink-files: DIR */
     char *id_field;
     char *time_field;  /* time=FIELD: the row's write time, for latency; NULL if none */
     int one_file;      /* path= is a file name, not a glob */
@@ -59,8 +70,43 @@ static sd_err_t sd_jsonl_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
     return SD_OK;
 }
 
+/* flink-files: the finished part files of DIR and DIR/BUCKET (glob leaves
+ * out the hidden in-progress ones; folders and any name still marked
+ * in-progress are dropped here); *inprogress counts the hidden ones. */
+static void sd_flink_files_keep(glob_t *g) {
+    size_t k = 0;
+    for (size_t i = 0; i < g->gl_pathc; i++) {
+        struct stat st;
+        const char *base = strrchr(g->gl_pathv[i], '/');
+        base = base ? base + 1 : g->gl_pathv[i];
+        if (stat(g->gl_pathv[i], &st) || !S_ISREG(st.st_mode) || strstr(base, ".inprogress") || base[0] == '_')
+            free(g->gl_pathv[i]);
+        else
+            g->gl_pathv[k++] = g->gl_pathv[i];
+    }
+    g->gl_pathc = k;
+}
+
+int64_t sd_flink_files_in_progress(const char *dir) {
+    glob_t g = {0};
+    char *a = sd_util_fmt("%s/.*.inprogress.*", dir), *b = sd_util_fmt("%s/*/.*.inprogress.*", dir);
+    int rc = glob(a, GLOB_PERIOD, NULL, &g);
+    rc = glob(b, GLOB_PERIOD | (rc == 0 ? GLOB_APPEND : 0), NULL, &g);
+    int64_t n = (int64_t)g.gl_pathc;
+    globfree(&g);
+    free(a);
+    free(b);
+    return n;
+}
+
 static sd_err_t sd_jsonl_glob(sd_jsonl_sink_t *s, glob_t *g, int missing_ok, char *err, size_t errlen) {
     int rc = glob(s->pattern, 0, NULL, g);
+    if (s->pattern2) {
+        int rc2 = glob(s->pattern2, rc == 0 ? GLOB_APPEND : 0, NULL, g);
+        if (rc == GLOB_NOMATCH) rc = rc2;
+        if (!rc) sd_flink_files_keep(g);
+        if (!rc && !g->gl_pathc) rc = GLOB_NOMATCH;
+    }
     if (rc == GLOB_NOMATCH) {
         if (missing_ok) return SD_OK;
         return sd_err_set(err, errlen, SD_ERR_SINK, "no file matches %s", s->pattern);
@@ -623,6 +669,8 @@ static void sd_jsonl_close(void *state) {
     for (int i = 0; i < s->nfiles; i++) free(s->files[i].path);
     free(s->files);
     free(s->pattern);
+    free(s->pattern2);
+    free(s->flink_dir);
     free(s->id_field);
     free(s->time_field);
     free(s->cut_first);
@@ -636,6 +684,33 @@ static char *sd_jsonl_notes(void *state) {
                        "%s%s", (long long)s->cut_lines, s->cut_lines == 1 ? "" : "s", s->cut_lines == 1 ? "s" : "",
                        s->cut_lines == 1 ? "" : "s", s->cut_first ? s->cut_first : "", s->cut_lines > 1 ? ", ..." : "");
 }
+
+static sd_err_t sd_flink_files_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ctx, void **state, char *err, size_t errlen) {
+    sd_err_t e = sd_jsonl_open(params, ctx, state, err, errlen);
+    if (e) return e;
+    sd_jsonl_sink_t *s = *state;
+    char *dir = s->pattern;
+    s->pattern = sd_util_fmt("%s/*", dir);
+    s->pattern2 = sd_util_fmt("%s/*/*", dir);
+    s->flink_dir = dir;
+    s->one_file = 0;
+    return SD_OK;
+}
+
+static char *sd_flink_files_notes(void *state) {
+    sd_jsonl_sink_t *s = state;
+    char *cut = sd_jsonl_notes(state);
+    int64_t n = sd_flink_files_in_progress(s->flink_dir);
+    if (!n) return cut;
+    char *out = sd_util_fmt("%s%s%lld in-progress or pending part file%s in %s not read (Flink's FileSink makes a part file output "
+                            "when the checkpoint after it completes; one left by a job that failed never is)",
+                            cut ? cut : "", cut ? "; " : "", (long long)n, n == 1 ? "" : "s", s->flink_dir);
+    free(cut);
+    return out;
+}
+
+const sd_sink_ops_t sd_sink_flink_files = {"flink-files", sd_flink_files_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close,
+                                           sd_flink_files_notes, sd_jsonl_scan_cols, NULL, NULL};
 
 const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, sd_jsonl_notes,
                                      sd_jsonl_scan_cols, NULL, NULL};

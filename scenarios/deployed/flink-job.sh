@@ -8,12 +8,19 @@
 #                         compile SOURCE.java against the runtime's jars
 #                         (once; .cache/flink/jobs), submit it detached with
 #                         its checkpoints under CHECKPOINTS, resumed from the
-#                         newest completed checkpoint there (CHECKPOINTS/JOB/
-#                         chk-N with its _metadata) when there is one, as a
-#                         job cancelled and submitted again is; print the job id
+#                         newest completed checkpoint or savepoint there
+#                         (CHECKPOINTS/JOB/chk-N, CHECKPOINTS/savepoints/
+#                         savepoint-..., each with its _metadata) when there
+#                         is one, as a job cancelled or stopped and submitted
+#                         again is; print the job id
 #   flink-job.sh status FLINKDIR ID   exit 0 while the job is created, running
 #                                     or restarting (a lost TaskManager)
 #   flink-job.sh kill FLINKDIR ID     cancel the job (its checkpoints are kept)
+#   flink-job.sh stop FLINKDIR ID CHECKPOINTS
+#                                     stop the job with a savepoint in
+#                                     CHECKPOINTS/savepoints (Flink's graceful
+#                                     stop: the sinks commit what the savepoint
+#                                     holds); returns once it is taken
 #   flink-job.sh logs FLINKDIR ID     follow the JobManager's lines that name
 #                                     the job (its checkpoints, restarts and
 #                                     failures: the run's counts of them)
@@ -39,15 +46,12 @@ build() {
     echo "$jar"
 }
 
-# newest CHECKPOINTS: the newest completed checkpoint under it, or nothing
+# newest CHECKPOINTS: the newest completed checkpoint or savepoint under
+# it (by its _metadata's time), or nothing
 newest() {
-    best=""; bestn=-1
-    for m in "$1"/*/chk-*/_metadata; do
-        [ -f "$m" ] || continue
-        d=$(dirname "$m"); n=${d##*/chk-}
-        if [ "$n" -gt "$bestn" ]; then bestn=$n; best=$d; fi
-    done
-    echo "$best"
+    # shellcheck disable=SC2012
+    m=$(ls -t "$1"/*/chk-*/_metadata "$1"/savepoints/savepoint-*/_metadata 2>/dev/null | head -1)
+    [ -z "$m" ] || dirname "$m"
 }
 
 start() {
@@ -105,6 +109,29 @@ cancel() {
     ask PATCH "$1" "/jobs/$2?mode=cancel" >/dev/null
 }
 
+# stop FLINKDIR ID CHECKPOINTS: POST /jobs/ID/stop, then wait for the
+# savepoint (two minutes at most)
+stop() {
+    mkdir -p "$3/savepoints"
+    python3 - "$(rest "$1")" "$2" "$(cd "$3/savepoints" && pwd)" <<'PY'
+import json, sys, time, urllib.request
+base, job, target = sys.argv[1:4]
+body = json.dumps({"targetDirectory": "file://" + target, "drain": False}).encode()
+req = urllib.request.Request(f"{base}/jobs/{job}/stop", data=body, method="POST", headers={"Content-Type": "application/json"})
+trigger = json.load(urllib.request.urlopen(req, timeout=30))["request-id"]
+for _ in range(240):
+    doc = json.load(urllib.request.urlopen(f"{base}/jobs/{job}/savepoints/{trigger}", timeout=10))
+    if doc.get("status", {}).get("id") == "COMPLETED":
+        op = doc.get("operation") or {}
+        if "location" in op:
+            print(f"flink-job.sh: job {job} stopped with savepoint {op['location']}", file=sys.stderr)
+            sys.exit(0)
+        sys.exit(f"flink-job.sh: stop {job}: {json.dumps(op.get('failure-cause', op))[:2000]}")
+    time.sleep(0.5)
+sys.exit(f"flink-job.sh: stop {job}: no savepoint within 2 minutes")
+PY
+}
+
 logs() {
     exec tail -n +1 -F "$1/jobmanager.log" 2>/dev/null | grep --line-buffered -F "$2"
 }
@@ -113,6 +140,7 @@ case "${1:-}" in
     start) shift; start "$@" ;;
     status) shift; status "$@" ;;
     kill) shift; cancel "$@" ;;
+    stop) shift; stop "$@" ;;
     logs) shift; logs "$@" ;;
-    *) echo "usage: flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | logs FLINKDIR ID" >&2; exit 2 ;;
+    *) echo "usage: flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
 esac

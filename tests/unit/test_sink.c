@@ -888,3 +888,66 @@ Test(sink, command_rows_with_blanks_count_as_they_scan) {
     cr_expect_eq(r.n, 3);
     cr_expect_str_eq(r.ids[1], "a-2");
 }
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A Flink FileSink's folder, made by hand as a killed job leaves it:
+ * finished part files in a bucket and in the base folder, and hidden
+ * in-progress (or pending) part files that hold a row already committed
+ * (the interval the restart replays) and a row not yet committed. A reader
+ * that lists every file counts both; flink-files reads finished files
+ * only and names the others in its notes. */
+Test(sink, flink_files_reads_finished_part_files_only) {
+    char *bucket = sd_util_fmt("%s/2026-12-04--20", dir);
+    cr_assert_eq(mkdir(bucket, 0755), 0);
+    char *p;
+    write_file(p = sd_util_fmt("%s/part-7f3a-0", bucket), "{\"event_id\":\"e-1\"}\n{\"event_id\":\"e-2\"}\n"), free(p);
+    write_file(p = sd_util_fmt("%s/part-7f3a-1", bucket), "{\"event_id\":\"e-3\"}\n"), free(p);
+    write_file(p = sd_util_fmt("%s/part-9c1d-0", dir), "{\"event_id\":\"e-4\"}\n"), free(p);
+    write_file(p = sd_util_fmt("%s/.part-7f3a-2.inprogress.0b9e", bucket), "{\"event_id\":\"e-3\"}\n{\"event_id\":\"e-5\"}\n"), free(p);
+    write_file(p = sd_util_fmt("%s/.part-9c1d-1.inprogress.77aa", dir), "{\"event_id\":\"e-6\"}\n"), free(p);
+    char err[512];
+    /* every file, in-progress ones too: 7 rows, e-3 twice, e-5 and e-6 not yet output */
+    char *all = sd_util_fmt("%s/*/.part*", dir), *all2 = sd_util_fmt("%s/.part*", dir);
+    sd_sink_t *naive = open_sink("jsonl", "path", all, NULL, NULL, NULL), *naive2 = open_sink("jsonl", "path", all2, NULL, NULL, NULL);
+    rows_t wrong = {0};
+    cr_assert_eq(sd_sink_scan(naive, collect, &wrong, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_sink_scan(naive2, collect, &wrong, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(wrong.n, 3, "the in-progress files alone hold 3 rows");
+    sd_sink_close(naive);
+    sd_sink_close(naive2);
+    sd_sink_t *s = open_sink("flink-files", "path", dir, NULL, NULL, NULL);
+    int64_t rows = -1;
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(rows, 4, "finished files only, got %lld", (long long)rows);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 4);
+    for (int i = 0; i < r.n; i++) {
+        cr_assert(strcmp(r.ids[i], "e-5") && strcmp(r.ids[i], "e-6"), "row %s of an in-progress file read", r.ids[i]);
+        cr_assert_null(strstr(r.writers[i], "inprogress"), "%s", r.writers[i]);
+    }
+    char *notes = sd_sink_notes(s);
+    cr_assert_not_null(notes);
+    cr_assert(strstr(notes, "2 in-progress or pending part files"), "%s", notes);
+    cr_assert_eq(sd_flink_files_in_progress(dir), 2);
+    free(notes);
+    sd_sink_close(s);
+    /* an empty folder: no rows yet while waiting, an error when judged */
+    char *empty = sd_util_fmt("%s/none", dir);
+    cr_assert_eq(mkdir(empty, 0755), 0);
+    s = open_sink("flink-files", "path", empty, NULL, NULL, NULL);
+    cr_assert_eq(sd_sink_count(s, 1, &rows, err, sizeof(err)), SD_OK);
+    cr_assert_eq(rows, 0);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_ERR_SINK);
+    sd_sink_close(s);
+    free(empty);
+    free(all);
+    free(all2);
+    free(bucket);
+}

@@ -11,6 +11,10 @@
  *                              after a restart from a checkpoint the records
  *                              written since it are written again (a wrong
  *                              variant the drills must catch)
+ *   --out DIR --quarantine DIR Flink's FileSink instead of Kafka: JSON lines in
+ *                              part files, rolled at every checkpoint and
+ *                              made visible (renamed from a hidden in-progress
+ *                              file) when the checkpoint completes
  *   --row-delay-ms N           sleep N ms a record (longer checkpoint intervals
  *                              with records in flight)
  *
@@ -29,21 +33,25 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -110,23 +118,33 @@ public final class DedupJob {
         }
     }
 
-    /* the output record: the event with where it was read, and who wrote it */
+    /* the output row: the event (or, quarantined, its sd-id and raw text)
+     * with where it was read and who wrote it */
+    static ObjectNode row(Rec r, boolean quarantine) {
+        try {
+            ObjectNode o;
+            if (quarantine) {
+                o = JSON.createObjectNode();
+                o.put("sd_id", r.sdId != null ? r.sdId : r.eventId);
+                o.put("raw", r.raw);
+            } else {
+                o = (ObjectNode) JSON.readTree(r.raw);
+            }
+            o.put("sd_partition", r.partition);
+            o.put("sd_offset", r.offset);
+            o.put("sd_processed_ms", System.currentTimeMillis());
+            o.put("sd_writer", r.writer != null ? r.writer : "?");
+            return o;
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static KafkaRecordSerializationSchema<Rec> serializer(String topic, boolean quarantine) {
         return (r, ctx, ts) -> {
             byte[] value;
             try {
-                ObjectNode o;
-                if (quarantine) {
-                    o = JSON.createObjectNode();
-                    o.put("sd_id", r.sdId != null ? r.sdId : r.eventId);
-                    o.put("raw", r.raw);
-                } else {
-                    o = (ObjectNode) JSON.readTree(r.raw);
-                }
-                o.put("sd_partition", r.partition);
-                o.put("sd_offset", r.offset);
-                o.put("sd_processed_ms", System.currentTimeMillis());
-                value = JSON.writeValueAsBytes(o);
+                value = JSON.writeValueAsBytes(row(r, quarantine));
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
@@ -174,10 +192,21 @@ public final class DedupJob {
             .keyBy(r -> r.valid ? "e:" + r.eventId : "m:" + r.partition + ":" + r.offset)
             .process(new Dedup(bad, Long.parseLong(a.get("--row-delay-ms"))))
             .name("dedup").uid("dedup");
-        DeliveryGuarantee g = exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
-        kept.getSideOutput(bad).sinkTo(sink(a, quarantine, true, g, "q")).name("quarantine").uid("quarantine");
-        kept.sinkTo(sink(a, out, false, g, "t")).name("target").uid("target");
+        if (a.containsKey("--out")) {
+            kept.getSideOutput(bad).map(r -> row(r, true).toString()).returns(Types.STRING).sinkTo(files(a.get("--quarantine"))).name("quarantine").uid("quarantine");
+            kept.map(r -> row(r, false).toString()).returns(Types.STRING).sinkTo(files(a.get("--out"))).name("target").uid("target");
+        } else {
+            DeliveryGuarantee g = exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
+            kept.getSideOutput(bad).sinkTo(sink(a, quarantine, true, g, "q")).name("quarantine").uid("quarantine");
+            kept.sinkTo(sink(a, out, false, g, "t")).name("target").uid("target");
+        }
         env.execute("streamdrill-dedup-" + topic);
+    }
+
+    static FileSink<String> files(String dir) {
+        return FileSink.forRowFormat(new Path(dir), new SimpleStringEncoder<String>("UTF-8"))
+            .withRollingPolicy(OnCheckpointRollingPolicy.build())
+            .build();
     }
 
     static KafkaSink<Rec> sink(Map<String, String> a, String topic, boolean quarantine, DeliveryGuarantee g, String tag) {
