@@ -213,11 +213,6 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     }
     if (st->proc.mid_batch == SD_LAND_MID_BATCH && tracked) {
         L->how = SD_PLACED_MID_BATCH;
-        /* intervals (always open, one after the other): one found already
-         * past its aim is left for the next, not tried again with a shorter
-         * aim (an interval held open by a restart inside the pipeline or a
-         * checkpoint that failed ends at any moment) */
-        int64_t stale = -1;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(r->sup, &s);
@@ -236,7 +231,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                                   st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
             const sd_run_batches_t *b = &r->pipe.bs;
-            if (b->begun > b->committed && b->begun != stale && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
+            if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
                 /* a sink that takes long to count (a command, a table read
                  * by Spark) is not counted here unless visible= needs it:
@@ -263,11 +258,9 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     use_growth = 1;
                 }
                 int missed = 0;
-                /* seen too late to land where it should: take the next batch */
-                if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) {
-                    missed = 1;
-                    if (sd_progress_intervals(r)) stale = batch;
-                }
+                /* seen too late to land where it should (a long real-time
+                 * interval already past the point): take the next batch */
+                if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) missed = 1;
                 for (; !missed;) {
                     if ((e = sd_run_pump(r, err, errlen))) return e;
                     sd_sup_state(r->sup, &s);

@@ -36,9 +36,9 @@ if [ "$mode" = all ]; then
     PKGS="$PKGS mmdebstrap"
     # make image: an OCI image of the package, laid out with umoci (no daemon)
     PKGS="$PKGS umoci"
-    # the real-stack tests: Apache Kafka and Spark need a JDK 17 and Maven (their
-    # jars come from Maven Central), PySpark a Python with venv
-    command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
+    # the real-stack tests: Apache Kafka, Spark and Flink need a JDK 17 and Maven (their
+    # jars come from Maven Central; the Flink job is compiled), PySpark a Python with venv
+    { command -v java && command -v javac; } >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
     command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
     # the standalone Spark cluster's executor kill (a fault-command) uses pkill

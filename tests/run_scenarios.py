@@ -721,41 +721,46 @@ def stop_cluster():
         print("--   Kafka cluster stopped")
 
 
-def start_spark_cluster():
-    """A standalone Spark cluster (spark.sh cluster: a master, 2 workers)."""
-    d = os.path.join(OUT, "spark-cluster")
-    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "cluster", d, "2", str(os.getpid())],
+def start_engine_cluster(engine, what, key, *args):
+    """ENGINE's cluster (scenarios/env/ENGINE/ENGINE.sh cluster DIR ARGS...
+    OWNER_PID), killed with this process at the latest: its folder in
+    REAL[key]; returns the address it prints."""
+    d = os.path.join(OUT, key.replace("_", "-"))
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", engine, engine + ".sh"), "cluster", d, *args, str(os.getpid())],
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
-        raise SystemExit("cannot start the standalone Spark cluster: " + r.stderr[-2000:])
-    REAL["spark_master"], REAL["spark_cluster"] = r.stdout.strip().splitlines()[-1], d
-    print(f"--   standalone Spark cluster (a master, 2 workers) started at {REAL['spark_master']}")
+        raise SystemExit(f"cannot start the {what}: " + r.stderr[-2000:])
+    REAL[key] = d
+    address = r.stdout.strip().splitlines()[-1]
+    print(f"--   {what} started at {address}")
+    return address
+
+
+def stop_engine_cluster(engine, what, key):
+    if REAL.get(key):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", engine, engine + ".sh"), "cluster-stop", REAL[key]], timeout=60)
+        REAL[key] = None
+        print(f"--   {what} stopped")
+
+
+SPARK_CLUSTER = "standalone Spark cluster (a master, 2 workers)"
+FLINK_CLUSTER = "Flink session cluster (a JobManager, a TaskManager of two slots)"
+
+
+def start_spark_cluster():
+    REAL["spark_master"] = start_engine_cluster("spark", SPARK_CLUSTER, "spark_cluster", "2")
 
 
 def stop_spark_cluster():
-    if REAL.get("spark_cluster"):
-        subprocess.run([os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "cluster-stop", REAL["spark_cluster"]], timeout=60)
-        REAL["spark_cluster"] = None
-        print("--   standalone Spark cluster stopped")
+    stop_engine_cluster("spark", SPARK_CLUSTER, "spark_cluster")
 
 
 def start_flink_cluster():
-    """A Flink session cluster (flink.sh cluster: a JobManager, a TaskManager
-    of two slots)."""
-    d = os.path.join(OUT, "flink-cluster")
-    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "cluster", d, str(os.getpid())],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise SystemExit("cannot start the Flink session cluster: " + r.stderr[-2000:])
-    REAL["flink_cluster"] = d
-    print(f"--   Flink session cluster (a JobManager, a TaskManager) started at {r.stdout.strip().splitlines()[-1]}")
+    start_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
 
 
 def stop_flink_cluster():
-    if REAL.get("flink_cluster"):
-        subprocess.run([os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "cluster-stop", REAL["flink_cluster"]], timeout=60)
-        REAL["flink_cluster"] = None
-        print("--   Flink session cluster stopped")
+    stop_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
 
 
 def run_cases_real(binary, cases):

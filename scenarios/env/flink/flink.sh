@@ -25,6 +25,7 @@ FLINK_VERSION=2.2.0
 py="$root/.cache/flink/py"
 lib="$py/pyflink/lib"
 conn="$root/.cache/flink/connector"
+. "$here/../daemons.sh"
 
 setup() {
     if [ ! -f "$py/.flink-$FLINK_VERSION" ]; then
@@ -73,34 +74,14 @@ daemon() {
     env -u STREAMDRILL_RUN_TOKEN setsid java $(jvm_opts) "$@" -cp "$(classpath)" -Dlog.file="$d/$name.log" \
         -Dlog4j.configurationFile="file:$d/conf/log4j.properties" "$cls" --configDir "$d/conf" \
         >"$d/$name.out" 2>&1 </dev/null &
-    dpid=$!
-    echo "$dpid" > "$d/$name.pid"
-    owner=$(cat "$d/owner" 2>/dev/null || true)
-    if [ -n "$owner" ]; then
-        setsid sh -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -9 "$2" 2>/dev/null || true' \
-            owner-watch "$owner" "$dpid" >/dev/null 2>&1 </dev/null &
-    fi
-}
-
-# wait_log DIR NAME TEXT: until DIR/NAME.log says TEXT (90 s at most)
-wait_log() {
-    i=0
-    while ! grep -q "$3" "$1/$2.log" 2>/dev/null; do
-        i=$((i + 1))
-        if ! kill -0 "$(cat "$1/$2.pid")" 2>/dev/null || [ $i -gt 900 ]; then
-            echo "flink.sh: $2 did not start; the end of $1/$2.log and $1/$2.out:" >&2
-            tail -20 "$1/$2.log" >&2 2>/dev/null || true
-            tail -20 "$1/$2.out" >&2 2>/dev/null || true
-            return 1
-        fi
-        sleep 0.1
-    done
+    echo "$!" > "$d/$name.pid"
+    owner_watch "$d" "$!"
 }
 
 jobmanager_start() {
     mv "$1/jobmanager.log" "$1/jobmanager.log.$(date +%s%N)" 2>/dev/null || true
     daemon "$1" jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint -Xmx512m
-    wait_log "$1" jobmanager "Rest endpoint listening at"
+    wait_log flink.sh "$1" jobmanager "Rest endpoint listening at" 90
 }
 
 taskmanager_start() {
@@ -109,7 +90,7 @@ taskmanager_start() {
     # (what Flink's start-up script computes from them)
     daemon "$1" taskmanager org.apache.flink.runtime.taskexecutor.TaskManagerRunner -Xmx384m -Xms384m \
         -XX:MaxDirectMemorySize=192m -XX:MaxMetaspaceSize=256m
-    wait_log "$1" taskmanager "Successful registration at resource manager"
+    wait_log flink.sh "$1" taskmanager "Successful registration at resource manager" 90
 }
 
 cluster() {
@@ -175,19 +156,6 @@ EOF
     taskmanager_start "$dir" || { cluster_stop "$dir"; exit 1; }
     echo "http://127.0.0.1:$rest" > "$dir/rest"
     echo "http://127.0.0.1:$rest"
-}
-
-cluster_stop() {
-    for f in "$1"/*.pid; do
-        [ -f "$f" ] || continue
-        kill "$(cat "$f")" 2>/dev/null || true
-    done
-    sleep 1
-    for f in "$1"/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 "$(cat "$f")" 2>/dev/null || true
-        rm -f "$f"
-    done
 }
 
 case "${1:-}" in

@@ -26,6 +26,7 @@ DELTA_VERSION=4.4.0
 PYARROW_VERSION=26.0.1
 PSYCOPG_VERSION=3.3.9
 delta_jars="$root/.cache/spark/delta-jars"
+. "$here/../daemons.sh"
 
 setup() {
     if [ ! -f "$venv/.pyspark-$PYSPARK_VERSION" ]; then
@@ -66,27 +67,8 @@ daemon() {
     # and without the run's token: a worker a drill starts again belongs to
     # the cluster (killed with its owner), not to the run that started it
     SPARK_HOME="$spark_home" env -u STREAMDRILL_RUN_TOKEN setsid "$spark_home/bin/spark-class" "$@" >"$d/$name.log" 2>&1 </dev/null &
-    dpid=$!
-    echo "$dpid" > "$d/$name.pid"
-    owner=$(cat "$d/owner" 2>/dev/null || true)
-    if [ -n "$owner" ]; then
-        setsid sh -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -9 "$2" 2>/dev/null || true' \
-            owner-watch "$owner" "$dpid" >/dev/null 2>&1 </dev/null &
-    fi
-}
-
-# wait_log DIR NAME TEXT: until DIR/NAME.log says TEXT (60 s at most)
-wait_log() {
-    i=0
-    while ! grep -q "$3" "$1/$2.log" 2>/dev/null; do
-        i=$((i + 1))
-        if ! kill -0 "$(cat "$1/$2.pid")" 2>/dev/null || [ $i -gt 600 ]; then
-            echo "spark.sh: $2 did not start; the end of $1/$2.log:" >&2
-            tail -20 "$1/$2.log" >&2 2>/dev/null || true
-            return 1
-        fi
-        sleep 0.1
-    done
+    echo "$!" > "$d/$name.pid"
+    owner_watch "$d" "$!"
 }
 
 cluster() {
@@ -103,14 +85,14 @@ cluster() {
     printf 'spark.master.rest.enabled true\nspark.master.rest.host 127.0.0.1\nspark.master.rest.port %s\n' "$rport" > "$dir/master.conf"
     daemon "$dir" master org.apache.spark.deploy.master.Master --host 127.0.0.1 --port "$port" --webui-port 0 \
         --properties-file "$dir/master.conf"
-    wait_log "$dir" master "Successfully started service 'sparkMaster'" || { cluster_stop "$dir"; exit 1; }
+    wait_log spark.sh "$dir" master "Successfully started service 'sparkMaster'" || { cluster_stop "$dir"; exit 1; }
     for k in $(seq 1 "$n"); do
         mkdir -p "$dir/work-$k"
         daemon "$dir" "worker-$k" org.apache.spark.deploy.worker.Worker "spark://127.0.0.1:$port" --host 127.0.0.1 \
             --cores 1 --memory 1g --webui-port 0 --work-dir "$dir/work-$k"
     done
     for k in $(seq 1 "$n"); do
-        wait_log "$dir" "worker-$k" "Successfully registered with master" || { cluster_stop "$dir"; exit 1; }
+        wait_log spark.sh "$dir" "worker-$k" "Successfully registered with master" || { cluster_stop "$dir"; exit 1; }
     done
     echo "spark://127.0.0.1:$port" > "$dir/master"
     echo "spark://127.0.0.1:$rport" > "$dir/rest"
@@ -129,20 +111,7 @@ worker_start() {
     mv "$dir/worker-$k.log" "$dir/worker-$k.log.$(date +%s)" 2>/dev/null || true
     daemon "$dir" "worker-$k" org.apache.spark.deploy.worker.Worker "$(cat "$dir/master")" --host 127.0.0.1 \
         --cores 1 --memory 1g --webui-port 0 --work-dir "$dir/work-$k"
-    wait_log "$dir" "worker-$k" "Successfully registered with master"
-}
-
-cluster_stop() {
-    for f in "$1"/*.pid; do
-        [ -f "$f" ] || continue
-        kill "$(cat "$f")" 2>/dev/null || true
-    done
-    sleep 1
-    for f in "$1"/*.pid; do
-        [ -f "$f" ] || continue
-        kill -9 "$(cat "$f")" 2>/dev/null || true
-        rm -f "$f"
-    done
+    wait_log spark.sh "$dir" "worker-$k" "Successfully registered with master"
 }
 
 case "${1:-}" in
