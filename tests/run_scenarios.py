@@ -2063,7 +2063,7 @@ def result(name, problems, ok_text):
 
 # ---- adoption: init, install, the Debian package, the pytest plugin
 
-INIT_KINDS = ("sqlite", "postgres", "kafka", "jsonl", "spark-files", "delta", "command")
+INIT_KINDS = ("sqlite", "postgres", "kafka", "jsonl", "spark-files", "flink-files", "delta", "command")
 
 
 def test_init(binary):

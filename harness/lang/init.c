@@ -30,6 +30,9 @@ static const struct {
      "JSON-lines files (a glob); each line's contract id field is the id"},
     {"spark-files", "spark-files path={run}/out",
      "a Spark file sink (JSON), read through its _spark_metadata log"},
+    {"flink-files", "flink-files path={run}/out",
+     "a Flink FileSink (JSON lines): its finished part files only, in the folder\n"
+     "# and its bucket folders (in-progress and pending ones are not yet output)"},
     {"delta", "delta path={run}/delta",
      "a Delta Lake table, read through its _delta_log (rows decoded with pyarrow)"},
     {"command", "command timeout=30s {here}/read-sink.py {run}",
@@ -37,9 +40,9 @@ static const struct {
      "# id in field \"id\" (and optionally \"writer\" and \"time\"); no shell is used"},
 };
 
-static const char *const sd_init_progress[] = {"markers", "group", "spark", "sink", NULL};
+static const char *const sd_init_progress[] = {"markers", "group", "spark", "flink", "sink", NULL};
 
-const char *sd_init_sink_kinds(void) { return "sqlite, postgres, kafka, jsonl, spark-files, delta, command"; }
+const char *sd_init_sink_kinds(void) { return "sqlite, postgres, kafka, jsonl, spark-files, flink-files, delta, command"; }
 
 static const char *sd_init_progress_note(const char *p) {
     if (!strcmp(p, "markers"))
@@ -54,6 +57,10 @@ static const char *sd_init_progress_note(const char *p) {
         return "# progress: the Spark checkpoint ({checkpoint}, which the query must use as its\n"
                "# checkpointLocation): batch N is in flight while offsets/N exists and commits/N\n"
                "# does not";
+    if (!strcmp(p, "flink"))
+        return "# progress: the Flink job's checkpoints ({checkpoint}, which the job must use as\n"
+               "# its execution.checkpointing.dir): a batch is the interval between two\n"
+               "# completed checkpoints";
     return "# progress: the target's growth alone (a kill lands while rows are written;\n"
            "# caught up is the sinks standing still)";
 }
@@ -101,7 +108,8 @@ static void sd_init_sink_line(sd_buf_t *out, int si, const char *kind, const cha
     static const char *const db_exts[] = {".db", ".sqlite", ".sqlite3", NULL}, *const jsonl_exts[] = {".jsonl", NULL};
     const char *const *exts = !strcmp(kind, "sqlite") ? db_exts : !strcmp(kind, "jsonl") ? jsonl_exts : NULL;
     const char *key = !strcmp(kind, "sqlite") ? "db=" : "path=";
-    int path_kind = !strcmp(kind, "sqlite") || !strcmp(kind, "jsonl") || !strcmp(kind, "spark-files") || !strcmp(kind, "delta");
+    int path_kind = !strcmp(kind, "sqlite") || !strcmp(kind, "jsonl") || !strcmp(kind, "spark-files") || !strcmp(kind, "flink-files") ||
+                    !strcmp(kind, "delta");
     if (!path_kind) {
         sd_buf_printf(out, "sink       %s\n", sd_init_sinks[si].line);
         return;
@@ -134,7 +142,7 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **plac
     int pi = -1;
     for (int i = 0; sd_init_progress[i]; i++)
         if (!strcmp(sd_init_progress[i], progress)) pi = i;
-    if (pi < 0) return sd_err_set(err, errlen, SD_ERR_USAGE, "--progress %s: expected markers, group, spark or sink", progress);
+    if (pi < 0) return sd_err_set(err, errlen, SD_ERR_USAGE, "--progress %s: expected markers, group, spark, flink or sink", progress);
     if (o->pipeline && (!*o->pipeline || strpbrk(o->pipeline, "\n\r")))
         return sd_err_set(err, errlen, SD_ERR_USAGE, "--pipeline: expected one command line, found %s",
                           *o->pipeline ? "a line break" : "nothing");

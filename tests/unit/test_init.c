@@ -40,7 +40,7 @@ Test(init, refpipe_drill) {
 }
 
 Test(init, every_sink_kind_with_a_pipeline) {
-    static const char *kinds[] = {"sqlite", "postgres", "kafka", "jsonl", "spark-files", "delta", "command"};
+    static const char *kinds[] = {"sqlite", "postgres", "kafka", "jsonl", "spark-files", "flink-files", "delta", "command"};
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         sd_init_opts_t o = {.pipeline = "spark-submit job.py --brokers {brokers} --checkpoint {checkpoint}", .sink = kinds[i],
                             .progress = i % 2 ? "spark" : NULL, .name = "orders"};
