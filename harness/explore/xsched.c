@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
+
 typedef struct {
     uint64_t s;
 } sd_xrng_t;
@@ -40,8 +42,7 @@ static int sd_xrng_pick(sd_xrng_t *g, const int *w, int n) {
 
 void sd_xsched_caps(const sd_scenario_t *sc, int embedded, sd_xcaps_t *caps) {
     memset(caps, 0, sizeof(*caps));
-    caps->batches = sc->progress == SD_PROGRESS_MARKERS || sc->progress == SD_PROGRESS_SPARK || sc->progress == SD_PROGRESS_GROUP ||
-                    sc->progress == SD_PROGRESS_FLINK;
+    caps->batches = sd_progress_get(sc->progress)->batches;
     caps->network = embedded;
     caps->faketime = sc->faketime;
     caps->future = sc->start_now;

@@ -67,14 +67,14 @@ extern const sd_sink_ops_t sd_sink_kafka;
 extern const sd_sink_ops_t sd_sink_jsonl;
 extern const sd_sink_ops_t sd_sink_spark_files;
 extern const sd_sink_ops_t sd_sink_flink_files;
+extern const sd_sink_ops_t sd_sink_command;
+extern const sd_sink_ops_t sd_sink_delta;
+extern const sd_sink_ops_t sd_sink_postgres;
 
 /* A Flink FileSink's part files under DIR (and its bucket folders) that
  * are in progress or pending: hidden ".part-....inprogress.UUID" files,
  * not output until the checkpoint after them completes (sink_jsonl.c). */
 int64_t sd_flink_files_in_progress(const char *dir);
-extern const sd_sink_ops_t sd_sink_command;
-extern const sd_sink_ops_t sd_sink_delta;
-extern const sd_sink_ops_t sd_sink_postgres;
 
 /* Reader by name, or NULL. */
 const sd_sink_ops_t *sd_sink_find(const char *name);

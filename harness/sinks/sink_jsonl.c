@@ -72,7 +72,8 @@ static sd_err_t sd_jsonl_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
 
 /* flink-files: the finished part files of DIR and DIR/BUCKET (glob leaves
  * out the hidden in-progress ones; folders and any name still marked
- * in-progress are dropped here); *inprogress counts the hidden ones. */
+ * in-progress are dropped here; sd_flink_files_in_progress counts the
+ * hidden ones for the notes). */
 static void sd_flink_files_keep(glob_t *g) {
     size_t k = 0;
     for (size_t i = 0; i < g->gl_pathc; i++) {
