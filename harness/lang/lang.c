@@ -1675,7 +1675,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "running instance, or on one with `instance=K`"},
     {.name = "variant", .role = SD_LANG_HEADER, .parse = sd_hook_variant, .usage = "variant NAME PROGRAM ARG...",
      .meaning = "another command line of the same pipeline (same checkpoint, same placeholders), started by `start as=NAME` or "
-                "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`"},
+                "`restart as=NAME`: changed code, or the same query with `Trigger.AvailableNow`; with `deploy` lines, another "
+                "`deploy start` command line (a job upgraded from its savepoint)"},
     {.name = "deploy", .role = SD_LANG_HEADER, .parse = sd_hook_deploy, .usage = "deploy start|status|stop|kill|logs PROGRAM ARG...",
      .meaning = "a pipeline the harness does not fork, instead of a `pipeline` line (see [deployed pipelines](pipelines.md#pipelines-the-harness-does-not-fork)): "
                 "`start` deploys it (the last line it prints is `{deployment}` in the others), `status` exits 0 while it runs, `kill` "

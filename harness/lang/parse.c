@@ -300,8 +300,6 @@ static sd_err_t sd_validate_deploy(sd_pctx_t *c, sd_scenario_t *sc) {
         if (!sc->deploy[need[i]].argv)
             return sd_perr(c, first, 1, "deploy: expected `deploy start`, `deploy status` and `deploy kill` lines (stop and logs are "
                            "optional), found no `deploy %s`", sd_deploy_words[need[i]]);
-    if (sc->nvariants)
-        return sd_perr(c, sc->variants[0].line, 1, "variant: a deployed pipeline has no variants (deploy another drill instead)");
     for (int i = 0; i < sc->nsteps; i++) {
         const sd_step_t *st = &sc->steps[i];
         if (st->kind == SD_STEP_PAUSE || st->kind == SD_STEP_RESUME)

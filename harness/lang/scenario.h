@@ -311,7 +311,8 @@ typedef struct sd_scenario_s {
     int pipeline_line;
     int instances;         /* pipeline instances=N: copies of the command started side by side (1 without it) */
     /* `variant NAME CMD...`: other command lines of the same pipeline (same
-     * checkpoint), chosen by `start as=NAME` / `restart as=NAME` */
+     * checkpoint), chosen by `start as=NAME` / `restart as=NAME`; with
+     * `deploy` lines, other `deploy start` command lines */
     struct sd_variant_s {
         char *name;
         char **argv;

@@ -318,7 +318,10 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
     out->groups_observed += nr > 0;
     int64_t end = start + conf->size_ms;
     int closed = conf->final_wm != INT64_MIN && end <= conf->final_wm;
-    int boundary = conf->final_wm != INT64_MIN && end == conf->final_wm;
+    /* at the final watermark, or past an engine's that keeps one per
+     * partition: closed or not, as the engine saw it */
+    int boundary = conf->final_wm != INT64_MIN &&
+                   (end == conf->final_wm || (conf->final_wm_gap > 0 && end > conf->final_wm - conf->final_wm_gap && closed));
     /* the groups a correct pipeline holds by now: in append mode, not a
      * window the final watermark has not closed (pending), as for a join's
      * null rows */
@@ -337,8 +340,12 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
     } else if (!nr) {
         if (conf->output == SD_OUT_APPEND && (!closed || boundary)) {
             flags |= 1u << SD_G_PENDING;
-            sd_buf_printf(&d, "no row yet; %s", boundary ? "the window ends exactly at the final watermark (engines differ on "
-                                                          "whether that closes it)" : "the final watermark has not closed it");
+            sd_buf_printf(&d, "no row yet; %s",
+                          !boundary ? "the final watermark has not closed it"
+                          : end == conf->final_wm ? "the window ends exactly at the final watermark (engines differ on whether that "
+                                                    "closes it)"
+                                                  : "the window ends past the final watermark of an engine that keeps one per "
+                                                    "partition (the oldest partition's newest event time less the delay)");
         } else {
             flags |= 1u << SD_G_MISSING;
             sd_buf_printf(&d, "no row; expected count %.0f", cnt);

@@ -82,6 +82,8 @@ typedef struct sd_result_conf_s {
     int aggs;            /* SD_AGG_* bits */
     int output;          /* SD_OUT_* */
     int64_t final_wm;    /* INT64_MIN: nothing is closed */
+    int64_t final_wm_gap; /* how far behind final_wm the final watermark of an engine that keeps one per partition
+                           * (Flink) is (0: none): a window ending in that gap may be unwritten (pending) */
     const char *key_names; /* "location,scan" for messages */
     const char *field_names; /* latest: "location,scan" */
     /* formats a seq as its id (may be NULL) */

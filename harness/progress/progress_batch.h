@@ -35,6 +35,11 @@ typedef struct sd_progress_ops_s {
      * pipeline runs (Flink's checkpoint intervals): a kill aims at the
      * middle of an interval, and an open one is not work under way */
     int intervals;
+    /* the engine keeps an event-time watermark per source partition, the
+     * oldest of them (Flink's Kafka source): a window closes later than
+     * under one watermark per source (Spark's), which the result models
+     * allow for */
+    int partition_watermark;
     /* the source's own state for the run (both may be NULL): open returns
      * it in *state, the run keeps it (r->pipe.source) and hands it back to close */
     sd_err_t (*open)(struct sd_run_s *r, void **state, char *err, size_t errlen);

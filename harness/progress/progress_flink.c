@@ -119,6 +119,6 @@ static int sd_flink_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     return r->pipe.bs.commits > 0;
 }
 
-const sd_progress_ops_t sd_progress_flink = {.name = "flink", .batches = 1, .intervals = 1, .open = sd_flink_open,
+const sd_progress_ops_t sd_progress_flink = {.name = "flink", .batches = 1, .intervals = 1, .partition_watermark = 1, .open = sd_flink_open,
                                              .close = sd_flink_close, .poll = sd_flink_poll, .ready = sd_flink_ready,
                                              .not_ready = "completed no checkpoint"};

@@ -326,8 +326,9 @@ void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r,
 char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, size_t errlen);
 void sd_run_free_argv(char **argv);
 /* A deployed pipeline's follower command line (process/deployed.h): this
- * program with the `deploy` commands expanded; NULL when one does not. */
-char **sd_run_deploy_argv(sd_run_t *r, char *err, size_t errlen);
+ * program with the `deploy` commands expanded, start_as's command line
+ * (a `variant`, may be NULL) for `deploy start`; NULL when one does not. */
+char **sd_run_deploy_argv(sd_run_t *r, const struct sd_variant_s *start_as, char *err, size_t errlen);
 
 /* How a fault was placed: the wait it took before it struck. */
 typedef enum { SD_PLACED_NOW = 0, SD_PLACED_MID_BATCH, SD_PLACED_AT_BOUNDARY, SD_PLACED_SINK_GREW, SD_PLACED_AFTER_SINK_COMMIT } sd_placed_t;

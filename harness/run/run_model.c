@@ -351,8 +351,13 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
             if (latest) m.rows[i].fields = m.fields.data + (intptr_t)m.rows[i].fields;
             if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
         }
+        /* an engine that keeps a watermark per partition closes windows
+         * at the oldest partition's newest event time */
+        int64_t oldest = r->pipe.progress && r->pipe.progress->partition_watermark ? sd_ledger_oldest_partition_max(r->ledger)
+                                                                                 : INT64_MIN;
         sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
                                  .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
+                                 .final_wm_gap = oldest == INT64_MIN || newest == INT64_MIN ? 0 : newest - oldest,
                                  .key_names = md->keys, .field_names = md->fields, .fmt_id = sd_run_fmt_id, .fmt_opaque = r};
         sd_result_t res;
         if (latest) sd_result_latest(&conf, ev, nev, m.rows, m.n, &res);

@@ -34,15 +34,17 @@ char **sd_run_expand_argv(sd_run_t *r, char *const *src, int argc, char *err, si
     return argv;
 }
 
-char **sd_run_deploy_argv(sd_run_t *r, char *err, size_t errlen) {
+char **sd_run_deploy_argv(sd_run_t *r, const struct sd_variant_s *start_as, char *err, size_t errlen) {
     char **ex[SD_DEPLOY__COUNT] = {0};
     int n[SD_DEPLOY__COUNT] = {0};
     char **out = NULL;
     int ok = 1;
     for (int k = 0; ok && k < SD_DEPLOY__COUNT; k++) {
         if (!r->sc->deploy[k].argv) continue;
-        n[k] = r->sc->deploy[k].argc;
-        if (!(ex[k] = sd_run_expand_argv(r, r->sc->deploy[k].argv, n[k], err, errlen))) ok = 0;
+        /* a variant is another `deploy start` command line */
+        char *const *src = k == SD_DEPLOY_START && start_as ? start_as->argv : r->sc->deploy[k].argv;
+        n[k] = k == SD_DEPLOY_START && start_as ? start_as->argc : r->sc->deploy[k].argc;
+        if (!(ex[k] = sd_run_expand_argv(r, src, n[k], err, errlen))) ok = 0;
     }
     if (ok) {
         /* the follower is this very program (`streamdrill _deployed`) */
@@ -118,17 +120,16 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
     sd_sup_focus(r->sup, instance);
     char **src = r->sc->argv;
     int argc = r->sc->argc, line = r->sc->pipeline_line;
+    const struct sd_variant_s *as = NULL;
     for (int v = 0; variant && v < r->sc->nvariants; v++)
-        if (!strcmp(r->sc->variants[v].name, variant)) {
-            src = r->sc->variants[v].argv;
-            argc = r->sc->variants[v].argc;
-            line = r->sc->variants[v].line;
-        }
-    char **argv = r->sc->deploy[SD_DEPLOY_START].argv ? sd_run_deploy_argv(r, err, errlen) : sd_run_expand_argv(r, src, argc, err, errlen);
-    if (argv && r->sc->deploy[SD_DEPLOY_START].argv) {
+        if (!strcmp(r->sc->variants[v].name, variant)) as = &r->sc->variants[v];
+    if (as) src = as->argv, argc = as->argc, line = as->line;
+    int deployed = r->sc->deploy[SD_DEPLOY_START].argv != NULL;
+    char **argv = deployed ? sd_run_deploy_argv(r, as, err, errlen) : sd_run_expand_argv(r, src, argc, err, errlen);
+    if (argv && deployed) {
         for (argc = 0; argv[argc]; argc++)
             ;
-        line = r->sc->deploy[SD_DEPLOY_START].line;
+        if (!as) line = r->sc->deploy[SD_DEPLOY_START].line;
     }
     sd_buf_t b;
     sd_buf_init(&b);

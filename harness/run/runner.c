@@ -560,7 +560,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
         argv[i] = sd_run_expand(r, sc->argv[i], err, errlen);
         if (!argv[i]) e = SD_ERR_SCENARIO;
     }
-    char **follower = !e && deployed ? sd_run_deploy_argv(r, err, errlen) : NULL;
+    char **follower = !e && deployed ? sd_run_deploy_argv(r, NULL, err, errlen) : NULL;
     if (deployed && !follower) e = SD_ERR_SCENARIO;
     if (!e) {
         sd_sup_conf_t conf = {.argv = deployed ? follower : argv, .env = &env, .run_dir = r->run_dir, .token = opts->token,

@@ -7,7 +7,8 @@
  * the default, so aborted transactions are not counted as output. The id
  * is the payload's id field, or a header when header= is given. The writer
  * label is the header sd-writer when the pipeline sets one, else the
- * record's position "p<partition>@<offset>". */
+ * record's position "p<partition>@<offset>". For a result model each
+ * record's value is a JSON object whose fields are the row's columns. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,8 +137,16 @@ static size_t sd_kafka_position(char *out, int p, int64_t off) {
     return n;
 }
 
-static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
-    sd_kafka_sink_t *s = state;
+/* One record read by sd_kafka_sink_each: its payload, partition, offset,
+ * timestamp and writer label. Returns 1 to stop, -1 with err set for a
+ * record that cannot be read as a row, else 0. */
+typedef int (*sd_kafka_rec_cb)(void *ctx, const rd_kafka_message_t *m, const char *writer, size_t wlen, int64_t ts, char *err,
+                               size_t errlen);
+
+/* Every record of the topic up to the end offsets seen when the read
+ * began, read_committed unless isolation= says otherwise; an open
+ * transaction at the end is kept for the notes. */
+static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, void *ctx, char *err, size_t errlen) {
     int n = 0, missing = 0;
     sd_err_t e = sd_kafka_sink_partitions(s, &n, &missing, err, errlen);
     if (e) return e;
@@ -170,7 +179,7 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
     }
     rd_kafka_assign(rk, parts);
     rd_kafka_topic_partition_list_destroy(parts);
-    char idbuf[512], wbuf[64];
+    char wbuf[64];
     int64_t idle_deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
     int stop = 0;
     /* whether the pipeline labels its records (header sd-writer): looked
@@ -215,20 +224,7 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
                 continue;
             }
             if (p >= 0 && p < n && !done[p] && m->offset < hi[p]) {
-                int idlen = -1;
                 rd_kafka_headers_t *hdrs = NULL;
-                if (s->header) {
-                    const void *hv;
-                    size_t hl;
-                    if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, s->header, &hv, &hl) && hv &&
-                        hl < sizeof(idbuf)) {
-                        memcpy(idbuf, hv, hl);
-                        idbuf[hl] = 0;
-                        idlen = (int)hl;
-                    }
-                } else {
-                    idlen = sd_sink_json_field(m->payload, m->len, s->id_field, idbuf, sizeof(idbuf));
-                }
                 size_t wlen = 0;
                 const void *wv;
                 size_t wl;
@@ -244,8 +240,9 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
                 seen++;
                 rd_kafka_timestamp_type_t tt;
                 int64_t ts = rd_kafka_message_timestamp(m, &tt);
-                if (cb(opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, wbuf, wlen, ts >= 0 ? ts : INT64_MIN))
-                    stop = 1;
+                int rc = on_rec(ctx, m, wbuf, wlen, ts >= 0 ? ts : INT64_MIN, err, errlen);
+                if (rc < 0) e = SD_ERR_SINK;
+                else if (rc) stop = 1;
             }
             if (p >= 0 && p < n && !done[p] && m->offset + 1 >= hi[p]) { done[p] = 1; remaining--; }
             rd_kafka_message_destroy(m);
@@ -263,6 +260,81 @@ static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque,
     return e;
 }
 
+typedef struct {
+    sd_kafka_sink_t *s;
+    sd_sink_row_cb cb;
+    void *opaque;
+} sd_kafka_ids_t;
+
+/* the id: the payload's id field, or the header= header */
+static int sd_kafka_row_id(void *ctx, const rd_kafka_message_t *m, const char *writer, size_t wlen, int64_t ts, char *err,
+                           size_t errlen) {
+    (void)err, (void)errlen;
+    sd_kafka_ids_t *x = ctx;
+    char idbuf[512];
+    int idlen = -1;
+    if (x->s->header) {
+        rd_kafka_headers_t *hdrs = NULL;
+        const void *hv;
+        size_t hl;
+        if (!rd_kafka_message_headers((rd_kafka_message_t *)m, &hdrs) && !rd_kafka_header_get_last(hdrs, x->s->header, &hv, &hl) && hv &&
+            hl < sizeof(idbuf)) {
+            memcpy(idbuf, hv, hl);
+            idbuf[hl] = 0;
+            idlen = (int)hl;
+        }
+    } else {
+        idlen = sd_sink_json_field(m->payload, m->len, x->s->id_field, idbuf, sizeof(idbuf));
+    }
+    return x->cb(x->opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, writer, wlen, ts) ? 1 : 0;
+}
+
+static sd_err_t sd_kafka_sink_scan(void *state, sd_sink_row_cb cb, void *opaque, char *err, size_t errlen) {
+    sd_kafka_ids_t x = {state, cb, opaque};
+    return sd_kafka_sink_each(state, sd_kafka_row_id, &x, err, errlen);
+}
+
+typedef struct {
+    sd_kafka_sink_t *s;
+    const char *const *names;
+    int n;
+    sd_sink_cols_cb cb;
+    void *opaque;
+} sd_kafka_cols_t;
+
+/* a row of named columns: the payload is a JSON object (a result model's
+ * rows: windows, latest state, joined pairs); the writer label stands in
+ * for a missing sd_writer field */
+static int sd_kafka_row_cols(void *ctx, const rd_kafka_message_t *m, const char *writer, size_t wlen, int64_t ts, char *err,
+                             size_t errlen) {
+    (void)wlen, (void)ts;
+    sd_kafka_cols_t *x = ctx;
+    int rc = m->payload ? sd_sink_json_cols(m->payload, m->len, x->names, x->n, writer, x->cb, x->opaque) : -1;
+    if (rc < 0) {
+        char shown[81];
+        size_t l = m->payload ? (m->len < 80 ? m->len : 80) : 0;
+        for (size_t i = 0; i < l; i++) {
+            unsigned char ch = ((const unsigned char *)m->payload)[i];
+            shown[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+        }
+        shown[l] = 0;
+        sd_err_set(err, errlen, SD_ERR_SINK, "topic %s [%d] offset %lld: %s", x->s->topic, m->partition, (long long)m->offset,
+                   m->payload ? "the record's value is not a JSON object" : "the record has no value (a tombstone), not a row");
+        if (l) {
+            size_t used = strlen(err);
+            if (used < errlen) snprintf(err + used, errlen - used, ": %s%s", shown, m->len > 80 ? "..." : "");
+        }
+        return -1;
+    }
+    return rc;
+}
+
+static sd_err_t sd_kafka_sink_scan_cols(void *state, const char *const *names, int n, sd_sink_cols_cb cb, void *opaque, char *err,
+                                        size_t errlen) {
+    sd_kafka_cols_t x = {state, names, n, cb, opaque};
+    return sd_kafka_sink_each(state, sd_kafka_row_cols, &x, err, errlen);
+}
+
 static char *sd_kafka_sink_notes(void *state) {
     sd_kafka_sink_t *s = state;
     return s->open_note ? sd_util_strdup(s->open_note) : NULL;
@@ -277,5 +349,5 @@ static void sd_kafka_sink_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes, NULL,
-                                     NULL, NULL};
+const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes,
+                                     sd_kafka_sink_scan_cols, NULL, NULL};

@@ -200,6 +200,44 @@ Test(result, missing_closed_window_and_the_boundary) {
     sd_result_free(&r);
 }
 
+/* An engine that keeps a watermark per partition (Flink) closes windows at
+ * the oldest partition's newest event time: a window ending in the gap
+ * between that watermark and the final one may be unwritten (pending), and
+ * when written it is judged like any closed window. */
+Test(result, a_per_partition_watermark_leaves_the_windows_in_its_gap_pending) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    sd_result_row_t rows[] = {row(0, "A", 2, 30), row(0, "B", 1, 5)};
+    sd_result_t r;
+    /* window 1 of A ends at 2 min, closed under the final watermark */
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 30000);
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1, "one watermark per source: window 1 of A is owed");
+    sd_result_free(&r);
+    /* the oldest partition 40 s behind: its watermark has not reached 2 min */
+    c.final_wm_gap = 40000;
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 0);
+    cr_expect_eq(r.n[SD_G_PENDING], 2, "window 1 of A in the gap, window 3 open");
+    cr_expect_eq(r.groups_expected, 2);
+    cr_assert(r.nanomalies >= 1);
+    int said = 0;
+    for (int64_t i = 0; i < r.nanomalies; i++) said |= strstr(r.anomalies[i].detail, "one per partition") != NULL;
+    cr_expect(said, "the pending window says why");
+    sd_result_free(&r);
+    /* written in the gap: judged, a wrong value is still wrong */
+    sd_result_row_t wrong[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 2, 14)};
+    sd_result_windows(&c, e, n, wrong, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect_eq(r.n[SD_G_EARLY], 0, "the final watermark had closed it");
+    sd_result_free(&r);
+    /* 20 s behind: its watermark passed 2 min too, the window is owed */
+    c.final_wm_gap = 20000;
+    sd_result_windows(&c, e, n, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1);
+    sd_result_free(&r);
+}
+
 Test(result, sliding_windows_count_an_event_in_each_window) {
     sd_result_event_t e[2] = {ev(0, 90000, "", 1), ev(1, 150000, "", 1)};
     sd_result_conf_t c = {.size_ms = 2 * MIN, .slide_ms = MIN, .aggs = SD_AGG_COUNT, .output = SD_OUT_UPDATE, .final_wm = INT64_MIN};
