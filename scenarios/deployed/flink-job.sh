@@ -13,6 +13,11 @@
 #                         savepoint-..., each with its _metadata) when there
 #                         is one, as a job cancelled or stopped and submitted
 #                         again is; print the job id
+#                         (with --allow-non-restored-state[=yes] first, state of the
+#                         checkpoint or savepoint that no operator of the job
+#                         claims is dropped instead of refused); a job that
+#                         fails while it starts (Flink refuses the savepoint)
+#                         is an error with Flink's message
 #   flink-job.sh status FLINKDIR ID   exit 0 while the job is created, running
 #                                     or restarting (a lost TaskManager)
 #   flink-job.sh kill FLINKDIR ID     cancel the job (its checkpoints are kept)
@@ -34,13 +39,17 @@ rest() {
     cat "$1/rest"
 }
 
-# build SOURCE.java: the jar holding it, compiled when missing or older
+# build SOURCE.java: the jar holding it and the classes it uses from the
+# sources beside it, compiled when missing or older than one of them
 build() {
     src=$1; name=$(basename "$src" .java); out="$root/.cache/flink/jobs"
     jar="$out/$name.jar"
-    if [ ! -f "$jar" ] || [ "$src" -nt "$jar" ]; then
+    stale=
+    [ -f "$jar" ] || stale=1
+    for f in "$(dirname "$src")"/*.java; do [ "$f" -nt "$jar" ] && stale=1; done
+    if [ -n "$stale" ]; then
         rm -rf "$out/$name.classes"; mkdir -p "$out/$name.classes"
-        javac -nowarn -cp "$("$flink" classpath)" -d "$out/$name.classes" "$src" >&2
+        javac -nowarn -cp "$("$flink" classpath)" -sourcepath "$(dirname "$src")" -d "$out/$name.classes" "$src" >&2
         (cd "$out/$name.classes" && jar cf "$jar.tmp" .) && mv "$jar.tmp" "$jar"
     fi
     echo "$jar"
@@ -55,24 +64,66 @@ newest() {
 }
 
 start() {
+    allow=
+    case "$1" in
+        --allow-non-restored-state|--allow-non-restored-state=yes) allow=1; shift ;;
+        --allow-non-restored-state=no) shift ;;
+    esac
     dir=$1; chk=$2; src=$3; shift 3
     jar=$(build "$src")
     mkdir -p "$chk"; chk=$(cd "$chk" && pwd)
     from=$(newest "$chk")
     log=$(mktemp)
     set -- -d -m "$(rest "$dir" | sed 's|^http://||')" -Dexecution.checkpointing.dir="file://$chk" \
-        ${from:+-s "file://$from"} -c "$(basename "$src" .java)" "$jar" "$@"
+        ${from:+-s "file://$from"} ${from:+${allow:+-n}} -c "$(basename "$src" .java)" "$jar" "$@"
     # shellcheck disable=SC2046
     if ! FLINK_CONF_DIR="$dir/conf" java $("$flink" jvm-opts) -Xmx256m -cp "$("$flink" classpath)" \
             -Dlog4j.configurationFile="file:$dir/conf/log4j-cli.properties" -Dlog.file="$dir/client.log" \
             org.apache.flink.client.cli.CliFrontend run "$@" >"$log" 2>&1; then
-        cat "$log" >&2; rm -f "$log"; exit 1
+        # the causes without their stack frames, the innermost (what Flink
+        # refused: a savepoint it cannot map, a class it cannot load) last
+        grep -v '^[[:space:]]*at \|^[[:space:]]*\.\.\. [0-9]* more' "$log" >&2
+        cause=$(grep '^Caused by: ' "$log" | tail -1 | cut -c1-600)
+        [ -z "$cause" ] || echo "flink-job.sh: Flink refused the job: ${cause#Caused by: }" >&2
+        rm -f "$log"; exit 1
     fi
     id=$(sed -n 's/.*JobID \([0-9a-f]\{32\}\).*/\1/p' "$log" | tail -1)
     [ -n "$id" ] || { echo "flink-job.sh: the client named no job:" >&2; cat "$log" >&2; rm -f "$log"; exit 1; }
     rm -f "$log"
-    [ -z "$from" ] || echo "flink-job.sh: job $id resumed from $from" >&2
+    [ -z "$from" ] || echo "flink-job.sh: job $id resumed from $from${allow:+ (state no operator of the job claims is dropped)}" >&2
+    settled "$dir" "$id" || exit 1
     echo "$id"
+}
+
+# settled FLINKDIR ID: wait until the job has left its initialization (a
+# minute at most); a job that failed there (a checkpoint or savepoint it
+# cannot restore: operators it cannot map, state it cannot read) is an
+# error with Flink's own message
+settled() {
+    python3 - "$(rest "$1")" "$2" <<'PY'
+import json, sys, time, urllib.request
+base, job = sys.argv[1:3]
+for _ in range(120):
+    try:
+        state = json.load(urllib.request.urlopen(f"{base}/jobs/{job}", timeout=10)).get("state")
+    except Exception:
+        state = None
+    if state in ("FAILED", "CANCELED"):
+        why = ""
+        try:
+            doc = json.load(urllib.request.urlopen(f"{base}/jobs/{job}/exceptions", timeout=10))
+            entries = (doc.get("exceptionHistory") or {}).get("entries") or []
+            trace = entries[0].get("stacktrace", "") if entries else doc.get("root-exception", "")
+            # the causes, outermost first: the innermost names what Flink refused
+            why = "\n".join(l for l in trace.splitlines() if not l.startswith("\t"))[:3000]
+        except Exception as e:
+            why = f"(its exceptions could not be read: {e})"
+        sys.exit(f"flink-job.sh: job {job} {state.lower()} while it started:\n{why}")
+    if state not in (None, "INITIALIZING", "CREATED"):
+        sys.exit(0)
+    time.sleep(0.5)
+sys.exit(0)
+PY
 }
 
 # ask METHOD FLINKDIR PATH: the JSON answer's "state" (or "accepted" for a
@@ -142,5 +193,5 @@ case "${1:-}" in
     kill) shift; cancel "$@" ;;
     stop) shift; stop "$@" ;;
     logs) shift; logs "$@" ;;
-    *) echo "usage: flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
+    *) echo "usage: flink-job.sh start [--allow-non-restored-state[=yes|no]] FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
 esac

@@ -17,6 +17,14 @@
  *                              file) when the checkpoint completes
  *   --row-delay-ms N           sleep N ms a record (longer checkpoint intervals
  *                              with records in flight)
+ *   --version 2                changed code: event ids trimmed in a new operator
+ *                              before the deduplication (an upgrade restored
+ *                              from a savepoint of version 1)
+ *   --uids no                  no operator uids: Flink derives each operator's
+ *                              id from the graph, so version 2 cannot map the
+ *                              state of version 1's savepoint (Flink refuses
+ *                              it, or, allowed to drop it, starts without its
+ *                              offsets and deduplication state)
  *
  * Every output record carries header sd-writer = "job J attempt A": the
  * submission (the first 8 digits of its job id) and the restart of it
@@ -48,6 +56,7 @@ import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsIni
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -62,10 +71,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 public final class DedupJob {
     /* a record as read: its payload, sd-id header, partition and offset */
     public static final class Rec {
-        public String raw, sdId, eventId, writer;
+        public String raw, sdId, eventId, writer, location;
         public int partition;
-        public long offset;
-        public boolean valid;
+        public long offset, timeMs, weight;
+        public boolean valid, hasWeight;
         public Rec() {}
     }
 
@@ -81,8 +90,11 @@ public final class DedupJob {
         try {
             JsonNode j = JSON.readTree(r.raw);
             if (j != null && j.isObject() && j.path("event_id").isTextual() && j.path("event_time").isTextual()) {
-                OffsetDateTime.parse(j.get("event_time").asText());
+                r.timeMs = OffsetDateTime.parse(j.get("event_time").asText()).toInstant().toEpochMilli();
                 r.eventId = j.get("event_id").asText();
+                r.location = j.path("location").asText("");
+                r.hasWeight = j.path("weight_g").isIntegralNumber();
+                r.weight = r.hasWeight ? j.get("weight_g").asLong() : 0;
                 r.valid = true;
             }
         } catch (Exception e) {
@@ -95,10 +107,13 @@ public final class DedupJob {
     static final class Dedup extends KeyedProcessFunction<String, Rec, Rec> {
         final OutputTag<Rec> bad;
         final long delay;
+        final boolean keep;   /* pass every record on: no deduplication (a wrong variant) */
         transient ValueState<Boolean> seen;
         transient String writer;
 
-        Dedup(OutputTag<Rec> bad, long delay) { this.bad = bad; this.delay = delay; }
+        Dedup(OutputTag<Rec> bad, long delay) { this(bad, delay, false); }
+
+        Dedup(OutputTag<Rec> bad, long delay, boolean keep) { this.bad = bad; this.delay = delay; this.keep = keep; }
 
         @Override
         public void open(OpenContext ctx) {
@@ -112,7 +127,7 @@ public final class DedupJob {
             if (delay > 0) Thread.sleep(delay);
             r.writer = writer;
             if (!r.valid) { ctx.output(bad, r); return; }
-            if (seen.value() != null) return;
+            if (seen.value() != null && !keep) return;
             seen.update(Boolean.TRUE);
             out.collect(r);
         }
@@ -187,21 +202,34 @@ public final class DedupJob {
                 public TypeInformation<Rec> getProducedType() { return TypeInformation.of(Rec.class); }
             })
             .build();
+        boolean uids = !a.getOrDefault("--uids", "yes").equals("no");
         OutputTag<Rec> bad = new OutputTag<Rec>("malformed") {};
-        SingleOutputStreamOperator<Rec> kept = env.fromSource(source, WatermarkStrategy.noWatermarks(), "scans").uid("scans")
+        SingleOutputStreamOperator<Rec> scans = uid(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scans"), "scans", uids);
+        /* version 2 of the job: event ids trimmed before the deduplication,
+         * a new operator in the graph (stateless) */
+        if (a.getOrDefault("--version", "1").equals("2"))
+            scans = uid(scans.map(r -> { if (r.eventId != null) r.eventId = r.eventId.trim(); return r; }).returns(Rec.class).name("trim"), "trim", uids);
+        SingleOutputStreamOperator<Rec> kept = uid(scans
             .keyBy(r -> r.valid ? "e:" + r.eventId : "m:" + r.partition + ":" + r.offset)
             .process(new Dedup(bad, Long.parseLong(a.get("--row-delay-ms"))))
-            .name("dedup").uid("dedup");
+            .name("dedup"), "dedup", uids);
         if (a.containsKey("--out")) {
-            kept.getSideOutput(bad).map(r -> row(r, true).toString()).returns(Types.STRING).sinkTo(files(a.get("--quarantine"))).name("quarantine").uid("quarantine");
-            kept.map(r -> row(r, false).toString()).returns(Types.STRING).sinkTo(files(a.get("--out"))).name("target").uid("target");
+            uid(kept.getSideOutput(bad).map(r -> row(r, true).toString()).returns(Types.STRING).sinkTo(files(a.get("--quarantine"))).name("quarantine"), "quarantine", uids);
+            uid(kept.map(r -> row(r, false).toString()).returns(Types.STRING).sinkTo(files(a.get("--out"))).name("target"), "target", uids);
         } else {
             DeliveryGuarantee g = exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
-            kept.getSideOutput(bad).sinkTo(sink(a, quarantine, true, g, "q")).name("quarantine").uid("quarantine");
-            kept.sinkTo(sink(a, out, false, g, "t")).name("target").uid("target");
+            uid(kept.getSideOutput(bad).sinkTo(sink(a, quarantine, true, g, "q")).name("quarantine"), "quarantine", uids);
+            uid(kept.sinkTo(sink(a, out, false, g, "t")).name("target"), "target", uids);
         }
         env.execute("streamdrill-dedup-" + topic);
     }
+
+    /* an operator's uid, which maps its state in a savepoint to the
+     * operator of the job restored from it; without (--uids no) Flink
+     * derives one from the graph's shape, which changed code changes */
+    static <T> SingleOutputStreamOperator<T> uid(SingleOutputStreamOperator<T> op, String id, boolean on) { return on ? op.uid(id) : op; }
+
+    static <T> DataStreamSink<T> uid(DataStreamSink<T> sink, String id, boolean on) { return on ? sink.uid(id) : sink; }
 
     static FileSink<String> files(String dir) {
         return FileSink.forRowFormat(new Path(dir), new SimpleStringEncoder<String>("UTF-8"))

@@ -1,0 +1,185 @@
+/* WindowJob.java - the reference Flink windowed count: parcel scans from
+ * Kafka, deduplicated by event id, counted and weighed per location in
+ * tumbling event-time windows, each window written once to a Kafka topic
+ * when the watermark passes its end.
+ *
+ * Event time is the scan's event_time; the watermark is Flink's bounded
+ * out-of-orderness one, kept per Kafka partition by the source (the job's
+ * watermark is the oldest partition's), with idle partitions left out after
+ * --idle-ms. A record whose window the watermark has passed is late and
+ * dropped; malformed records are dropped.
+ *
+ *   --window-ms N             window size (default 60000)
+ *   --watermark-ms N          out-of-orderness allowed (default 60000)
+ *   --idle-ms N               a partition without records this long does not
+ *                             hold the watermark back (default 5000)
+ *   --guarantee exactly-once  (default) the transactional Kafka sink: a
+ *                             window fired after the last checkpoint is
+ *                             written in a transaction that a failure aborts,
+ *                             and fired again after the restart
+ *   --guarantee at-least-once the sink without transactions: those windows are
+ *                             written twice (a wrong variant)
+ *   --dedup no                no deduplication: a scan sent twice is counted
+ *                             twice (a wrong variant)
+ *   --row-delay-ms N          sleep N ms a record
+ *
+ * Rows: {"window_start": epoch ms, "location", "count", "sum" (of weight_g,
+ * null when no scan had one), "sd_writer"}, with the header sd-writer =
+ * "job J attempt A" (DedupJob.java). Compiled with DedupJob.java beside it
+ * by scenarios/deployed/flink-job.sh. */
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+public final class WindowJob {
+    /* a window's result as written */
+    public static final class Win {
+        public long start, count, sum;
+        public boolean hasSum;
+        public String location, writer;
+        public Win() {}
+    }
+
+    /* count and sum of one window and location: {count, sum, scans with a weight} */
+    static final class CountSum implements AggregateFunction<DedupJob.Rec, long[], long[]> {
+        public long[] createAccumulator() { return new long[3]; }
+
+        public long[] add(DedupJob.Rec r, long[] acc) {
+            acc[0]++;
+            if (r.hasWeight) { acc[1] += r.weight; acc[2]++; }
+            return acc;
+        }
+
+        public long[] getResult(long[] acc) { return acc; }
+
+        public long[] merge(long[] a, long[] b) { return new long[] {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+    }
+
+    static final class Emit extends ProcessWindowFunction<long[], Win, String, TimeWindow> {
+        transient String writer;
+
+        @Override
+        public void open(OpenContext ctx) {
+            writer = "job " + getRuntimeContext().getJobInfo().getJobId().toString().substring(0, 8) + " attempt "
+                     + getRuntimeContext().getTaskInfo().getAttemptNumber();
+        }
+
+        @Override
+        public void process(String location, Context ctx, Iterable<long[]> in, Collector<Win> out) {
+            for (long[] acc : in) {
+                Win w = new Win();
+                w.start = ctx.window().getStart();
+                w.location = location;
+                w.count = acc[0];
+                w.sum = acc[1];
+                w.hasSum = acc[2] > 0;
+                w.writer = writer;
+                out.collect(w);
+            }
+        }
+    }
+
+    static KafkaRecordSerializationSchema<Win> serializer(String topic) {
+        return (w, ctx, ts) -> {
+            ObjectNode o = DedupJob.JSON.createObjectNode();
+            o.put("window_start", w.start);
+            o.put("location", w.location);
+            o.put("count", w.count);
+            if (w.hasSum) o.put("sum", w.sum);
+            else o.putNull("sum");
+            o.put("sd_writer", w.writer);
+            RecordHeaders hs = new RecordHeaders();
+            hs.add("sd-writer", w.writer.getBytes(StandardCharsets.UTF_8));
+            return new ProducerRecord<>(topic, null, null, w.location.getBytes(StandardCharsets.UTF_8),
+                                        o.toString().getBytes(StandardCharsets.UTF_8), hs);
+        };
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        a.put("--row-delay-ms", "0");
+        a.put("--guarantee", "exactly-once");
+        a.put("--checkpoint-ms", "2000");
+        a.put("--window-ms", "60000");
+        a.put("--watermark-ms", "60000");
+        a.put("--idle-ms", "5000");
+        a.put("--dedup", "yes");
+        for (int i = 0; i + 1 < args.length; i += 2) a.put(args[i], args[i + 1]);
+        for (String need : new String[] {"--brokers", "--topic"})
+            if (!a.containsKey(need)) {
+                System.err.println("WindowJob: " + need + " is required");
+                System.exit(2);
+            }
+        String topic = a.get("--topic");
+        String out = a.getOrDefault("--out-topic", topic + "-out");
+        boolean exactly = a.get("--guarantee").equals("exactly-once");
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.enableCheckpointing(Long.parseLong(a.get("--checkpoint-ms")), CheckpointingMode.EXACTLY_ONCE);
+        env.setParallelism(1);
+
+        KafkaSource<DedupJob.Rec> source = KafkaSource.<DedupJob.Rec>builder()
+            .setBootstrapServers(a.get("--brokers"))
+            .setTopics(topic)
+            .setGroupId("streamdrill-flink-" + topic)
+            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setDeserializer(new KafkaRecordDeserializationSchema<DedupJob.Rec>() {
+                @Override
+                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<DedupJob.Rec> c) { c.collect(DedupJob.read(m)); }
+
+                @Override
+                public TypeInformation<DedupJob.Rec> getProducedType() { return TypeInformation.of(DedupJob.Rec.class); }
+            })
+            .build();
+        /* the source keeps a watermark per partition and forwards the oldest */
+        WatermarkStrategy<DedupJob.Rec> wm = WatermarkStrategy
+            .<DedupJob.Rec>forBoundedOutOfOrderness(Duration.ofMillis(Long.parseLong(a.get("--watermark-ms"))))
+            .withTimestampAssigner((r, ts) -> r.valid ? r.timeMs : Long.MIN_VALUE)
+            .withIdleness(Duration.ofMillis(Long.parseLong(a.get("--idle-ms"))));
+        DataStream<DedupJob.Rec> scans = env.fromSource(source, wm, "scans").uid("scans")
+            .filter(r -> r.valid).name("valid").uid("valid");
+        /* the same graph either way: --dedup no passes duplicates on */
+        OutputTag<DedupJob.Rec> bad = new OutputTag<DedupJob.Rec>("malformed") {};
+        scans = scans.keyBy(r -> r.eventId)
+            .process(new DedupJob.Dedup(bad, Long.parseLong(a.get("--row-delay-ms")), a.get("--dedup").equals("no")))
+            .name("dedup").uid("dedup");
+        DataStream<Win> windows = scans
+            .keyBy(r -> r.location)
+            .window(TumblingEventTimeWindows.of(Duration.ofMillis(Long.parseLong(a.get("--window-ms")))))
+            .aggregate(new CountSum(), new Emit())
+            .name("windows").uid("windows");
+        var b = KafkaSink.<Win>builder()
+            .setBootstrapServers(a.get("--brokers"))
+            .setRecordSerializer(serializer(out))
+            .setDeliveryGuarantee(exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
+            .setProperty("transaction.timeout.ms", "60000");
+        if (exactly) b.setTransactionalIdPrefix("sd-" + topic + "-w");
+        windows.sinkTo(b.build()).name("target").uid("target");
+        env.execute("streamdrill-windows-" + topic);
+    }
+}
