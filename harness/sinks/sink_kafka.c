@@ -242,7 +242,7 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
                 int64_t ts = rd_kafka_message_timestamp(m, &tt);
                 int rc = on_rec(ctx, m, wbuf, wlen, ts >= 0 ? ts : INT64_MIN, err, errlen);
                 if (rc < 0) e = SD_ERR_SINK;
-                else if (rc) stop = 1;
+                if (rc) stop = 1;
             }
             if (p >= 0 && p < n && !done[p] && m->offset + 1 >= hi[p]) { done[p] = 1; remaining--; }
             rd_kafka_message_destroy(m);
@@ -311,19 +311,16 @@ static int sd_kafka_row_cols(void *ctx, const rd_kafka_message_t *m, const char 
     sd_kafka_cols_t *x = ctx;
     int rc = m->payload ? sd_sink_json_cols(m->payload, m->len, x->names, x->n, writer, x->cb, x->opaque) : -1;
     if (rc < 0) {
-        char shown[81];
-        size_t l = m->payload ? (m->len < 80 ? m->len : 80) : 0;
-        for (size_t i = 0; i < l; i++) {
-            unsigned char ch = ((const unsigned char *)m->payload)[i];
-            shown[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-        }
-        shown[l] = 0;
-        sd_err_set(err, errlen, SD_ERR_SINK, "topic %s [%d] offset %lld: %s", x->s->topic, m->partition, (long long)m->offset,
-                   m->payload ? "the record's value is not a JSON object" : "the record has no value (a tombstone), not a row");
-        if (l) {
-            size_t used = strlen(err);
-            if (used < errlen) snprintf(err + used, errlen - used, ": %s%s", shown, m->len > 80 ? "..." : "");
-        }
+        sd_buf_t b;
+        sd_buf_init(&b);
+        if (m->payload) sd_buf_put_printable(&b, m->payload, m->len, 80);
+        if (m->payload)
+            sd_err_set(err, errlen, SD_ERR_SINK, "topic %s [%d] offset %lld: expected a JSON object, found \"%s\"", x->s->topic,
+                       m->partition, (long long)m->offset, b.data ? b.data : "");
+        else
+            sd_err_set(err, errlen, SD_ERR_SINK, "topic %s [%d] offset %lld: the record has no value (a tombstone), not a row",
+                       x->s->topic, m->partition, (long long)m->offset);
+        sd_buf_free(&b);
         return -1;
     }
     return rc;
