@@ -59,7 +59,21 @@ static int sd_cmp_jexp(const void *a, const void *b) {
 }
 static int sd_cmp_jrow(const void *a, const void *b) {
     const sd_join_row_t *x = a, *y = b;
-    return sd_cmp_lr(x->left, x->right, y->left, y->right);
+    int c = sd_cmp_lr(x->left, x->right, y->left, y->right);
+    return c ? c : strcmp(x->writer ? x->writer : "", y->writer ? y->writer : "");
+}
+
+/* "N rows: by W1, by W2, ..." for the copies rs[j..j2) of one group: each
+ * copy's writer, so a duplicate names the restart that wrote each (at most
+ * four named) */
+static char *sd_join_copies(const char *a, const char *b, const sd_join_row_t *rs, int64_t j, int64_t j2) {
+    sd_buf_t d;
+    sd_buf_init(&d);
+    sd_buf_printf(&d, "%s + %s: %lld rows:", a, b, (long long)(j2 - j));
+    for (int64_t k = j; k < j2 && k < j + 4; k++)
+        sd_buf_printf(&d, "%s by %s", k > j ? "," : "", rs[k].writer ? rs[k].writer : "an unnamed writer");
+    if (j2 - j > 4) sd_buf_printf(&d, " and %lld more", (long long)(j2 - j - 4));
+    return sd_buf_steal(&d);
 }
 
 static const sd_join_event_t *sd_jsort_base;
@@ -231,7 +245,7 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
         int64_t d = R[b].t_ms - L[a].t_ms;
         if (d >= c->lower_ms && d <= c->upper_ms) lobs[a] = robs[b] = 1;
     }
-    if (nrows) qsort(rs, (size_t)nrows, sizeof(*rs), sd_cmp_jrow); /* stable enough: the writer shown is one of the group's */
+    if (nrows) qsort(rs, (size_t)nrows, sizeof(*rs), sd_cmp_jrow);
     int64_t i = 0, j = 0;
     while (i < nexp || j < nrows) {
         int cmp = i >= nexp ? 1 : j >= nrows ? -1 : sd_cmp_lr(x[i].left, x[i].right, rs[j].left, rs[j].right);
@@ -285,14 +299,12 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
                                 w, g->kind == 1 ? a : b));
         } else if (fin == 0 && copies > 1) {
             out->n[SD_G_TWICE]++;
-            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_TWICE, sd_util_fmt("%s + %s: %lld rows (the last by %s)", a, b,
-                                                                                 (long long)copies, w));
+            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_TWICE, sd_join_copies(a, b, rs, j - copies, j));
         } else if (fin == 0) {
             out->n[SD_G_PENDING]++;
         } else if (copies > 1) {
             out->n[SD_G_TWICE]++;
-            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_TWICE, sd_util_fmt("%s + %s: %lld rows (the last by %s)", a, b,
-                                                                                 (long long)copies, w));
+            sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_TWICE, sd_join_copies(a, b, rs, j - copies, j));
         } else {
             out->n[SD_G_CORRECT]++;
         }

@@ -445,6 +445,14 @@ Test(result, join_inner_pairs_and_the_range_boundary) {
     cr_assert_eq(r.n[SD_G_UNEXPECTED], 1);
     cr_assert(jflagged(&r, "s-1\x1fs-d1", SD_G_UNEXPECTED));
     sd_result_free(&r);
+    /* a pair written by two restarts: each copy names its writer */
+    sd_join_row_t twice[] = {{0, 3, "job a attempt 1"}, {0, 0, "b1"}, {0, 3, "job a attempt 0"}};
+    sd_result_join(&c, JL, 4, JR, 4, twice, 3, &r);
+    cr_assert_eq(r.n[SD_G_TWICE], 1);
+    cr_assert_eq(r.n[SD_G_CORRECT], 1);
+    cr_assert_eq(r.nanomalies, 1);
+    cr_assert_str_eq(r.anomalies[0].detail, "s-0 + s-d3: 2 rows: by job a attempt 0, by job a attempt 1");
+    sd_result_free(&r);
 }
 
 Test(result, join_left_outer_null_rows_final_early_and_for_a_matched_row) {
