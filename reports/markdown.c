@@ -255,7 +255,8 @@ static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
 
 void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
     static const char *const from[][2] = {{"spark", "the Spark checkpoint (offsets/N, commits/N)"},
-                                          {"group", "the consumer group's committed offsets"}};
+                                          {"group", "the consumer group's committed offsets"},
+                                          {"flink", "the Flink job's completed checkpoints (chk-N/_metadata, with its Kafka source's offsets)"}};
     const char *src = "the pipeline's batch markers";
     for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++)
         if (!strcmp(m->progress_kind, from[i][0])) src = from[i][1];

@@ -120,12 +120,18 @@ static char *sd_runbook_commit_at(sqlite3 *db, const char *sql, int64_t v, const
  * first after it), from run.db's batch table. Old run folders without a
  * version column still load. */
 static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
-    char *spark = sd_meta(db, "spark_checkpoint"), *group = sd_meta(db, "progress_group");
+    char *spark = sd_meta(db, "spark_checkpoint"), *group = sd_meta(db, "progress_group"), *flink = sd_meta(db, "flink_checkpoints");
     if (spark[0]) {
         m->checkpoint = spark;
         m->progress_kind = sd_util_strdup("spark");
+        free(flink);
+    } else if (flink[0]) {
+        free(spark);
+        m->checkpoint = flink;
+        m->progress_kind = sd_util_strdup("flink");
     } else {
         free(spark);
+        free(flink);
         m->checkpoint = sd_meta(db, "checkpoint");
         m->progress_kind = sd_util_strdup(group[0] ? "group" : "");
     }

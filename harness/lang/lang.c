@@ -1714,8 +1714,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "how readiness, \"mid-batch\" and \"caught up\" are found (see [progress sources](#progress-sources)): batch markers "
                 "(default), sink growth, not at all, a Spark checkpoint (batch N is in flight while `offsets/N` exists and "
                 "`commits/N` does not; with `batches=real-time`, interval N runs from the commit of N-1 to its own commit), a Flink job's "
-                "checkpoints (batch N runs from the completion of checkpoint N-1 to that of N: `DIR/JOB/chk-N` holding `_metadata`; its "
-                "watermark is the oldest source partition's, which the result models allow for), "
+                "checkpoints (batch N runs from the completion of checkpoint N-1 to that of N: `DIR/JOB/chk-N` holding `_metadata`, "
+                "whose Kafka source offsets are the commit's; its watermark is the oldest source partition's, which the result "
+                "models allow for), "
                 "or the pipeline's consumer group (a commit when its committed offsets move, a batch in flight while the target holds rows "
                 "past the newest commit, ready when a new member holds an assignment)"},
     {.name = "producer", .role = SD_LANG_HEADER, .parse = sd_hook_producer, .usage = "producer PROP=VALUE ...",

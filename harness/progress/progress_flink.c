@@ -14,7 +14,14 @@
  * made when checkpoint N is triggered and holds _metadata once it has
  * completed. Flink removes the older ones (execution.checkpointing.num-retained).
  * The job is ready once a checkpoint completes after the incarnation
- * started: its sources and operators run and have taken their state. */
+ * started: its sources and operators run and have taken their state.
+ *
+ * A commit carries the source offsets the checkpoint holds (what the job
+ * resumes from), read from _metadata: Flink's Kafka source keeps each
+ * partition's split in its state as the connector's split serializer
+ * writes it, inline in _metadata while small (state under
+ * state.storage.fs.memory-threshold, 20 KB, is). They feed caught-up and
+ * the rows a batch read, as a Spark checkpoint's offsets do. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +37,10 @@ typedef struct {
     int inc;
 } sd_flink_source_t;
 
-/* The newest completed checkpoint under dir (its id and _metadata's mtime
- * in epoch ms) and the newest triggered one; -1 when none. */
-void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered) {
+void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered, char **meta_path) {
     *completed = *triggered = -1;
     *completed_ms = 0;
+    if (meta_path) *meta_path = NULL;
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *job;
@@ -54,6 +60,11 @@ void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, i
             if (n > *completed && !stat(meta, &sb)) {
                 *completed = n;
                 *completed_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+                if (meta_path) {
+                    free(*meta_path);
+                    *meta_path = meta;
+                    meta = NULL;
+                }
             }
             free(meta);
         }
@@ -63,11 +74,59 @@ void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, i
     closedir(d);
 }
 
+static uint64_t sd_flink_be(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* The offsets of topic's partitions in buf: every split the serializer
+ * wrote (writeUTF(topic): a 2-byte length and the name; writeInt(partition);
+ * writeLong(the offset read next); writeLong(the stopping offset)). The
+ * enumerator's state names the same partitions with a negative offset (the
+ * earliest, not yet read): those are not a position. Returns how many of
+ * the partitions were found; off[p] stays -1 for the others. */
+static int sd_flink_splits(const unsigned char *buf, size_t n, const char *topic, int partitions, int64_t *off) {
+    size_t tl = strlen(topic);
+    int found = 0;
+    for (int p = 0; p < partitions; p++) off[p] = -1;
+    if (!tl || tl > 0xffff) return 0;
+    for (size_t i = 2; i + tl + 20 <= n; i++) {
+        if (buf[i] != (unsigned char)topic[0] || sd_flink_be(buf + i - 2, 2) != tl || memcmp(buf + i, topic, tl)) continue;
+        int64_t p = (int32_t)sd_flink_be(buf + i + tl, 4), o = (int64_t)sd_flink_be(buf + i + tl + 4, 8);
+        if (p < 0 || p >= partitions || o < 0) continue;
+        if (off[p] < 0) found++;
+        if (o > off[p]) off[p] = o;
+    }
+    return found;
+}
+
+char *sd_flink_offsets(const char *meta, const char *topic, int partitions, const char *side, int side_partitions) {
+    char *buf = NULL;
+    size_t n = 0;
+    if (sd_util_read_file(meta, &buf, &n, NULL, 0)) return NULL;
+    int64_t *off = sd_util_xcalloc((size_t)(partitions > side_partitions ? partitions : side_partitions) + 1, sizeof(int64_t));
+    char *text = NULL;
+    if (partitions > 0 && sd_flink_splits((const unsigned char *)buf, n, topic, partitions, off) == partitions) {
+        sd_buf_t t;
+        sd_buf_init(&t);
+        for (int p = 0; p < partitions; p++) sd_buf_printf(&t, "%s%d:%lld", p ? "," : "", p, (long long)off[p]);
+        if (side && side_partitions > 0 &&
+            sd_flink_splits((const unsigned char *)buf, n, side, side_partitions, off) == side_partitions)
+            for (int p = 0; p < side_partitions; p++) sd_buf_printf(&t, ",%s:%d:%lld", side, p, (long long)off[p]);
+        text = sd_buf_steal(&t);
+    }
+    free(off);
+    free(buf);
+    return text;
+}
+
 static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
     sd_flink_source_t *S = r->pipe.source;
     if (!S || !r->pipe.bs.incarnation) return SD_OK;
     int64_t done, done_ms, trig;
-    sd_flink_scan(S->dir, &done, &done_ms, &trig);
+    char *meta;
+    sd_flink_scan(S->dir, &done, &done_ms, &trig, &meta);
     sd_err_t e = SD_OK;
     if (S->inc != r->pipe.bs.incarnation) {
         /* a new incarnation resumes from the newest completed checkpoint:
@@ -82,7 +141,9 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
          * the next one that completes) */
         if (S->begun >= 0 && S->begun != done)
             e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, done, -1, NULL, done_ms, err, errlen);
-        if (!e) e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, done, -1, NULL, done_ms, err, errlen);
+        char *offsets = meta ? sd_flink_offsets(meta, r->topic, r->partitions, r->side.topic, r->side.partitions) : NULL;
+        if (!e) e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, done, -1, offsets, done_ms, err, errlen);
+        free(offsets);
         S->committed = done;
         S->begun = -1;
     }
@@ -91,6 +152,7 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
         S->begun = S->committed + 1;
         e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, S->begun, -1, NULL, done_ms, err, errlen);
     }
+    free(meta);
     return e;
 }
 

@@ -252,7 +252,7 @@ static void flink_chk(const char *job, int n, int complete) {
 Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
     char *cp = sd_util_fmt("%s/cp", dir);
     int64_t done, done_ms, trig;
-    sd_flink_scan(cp, &done, &done_ms, &trig);
+    sd_flink_scan(cp, &done, &done_ms, &trig, NULL);
     cr_assert_eq(done, -1, "no storage yet");
     cr_assert_eq(trig, -1);
     flink_chk("aaaa", 1, 1);
@@ -260,11 +260,53 @@ Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
     flink_chk("bbbb", 7, 1); /* a job submitted again numbers on */
     flink_chk("bbbb", 8, 0);
     cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/bbbb/chk-x' '%s/cp/bbbb/chk-' '%s/cp/bbbb/shared'", dir, dir, dir)), 0);
-    sd_flink_scan(cp, &done, &done_ms, &trig);
+    sd_flink_scan(cp, &done, &done_ms, &trig, NULL);
     cr_assert_eq(done, 7);
     cr_assert_eq(trig, 8);
     cr_assert(done_ms > 0 && done_ms <= sd_util_wall_ms());
     free(cp);
+}
+
+/* one split as Flink's Kafka split serializer writes it: writeUTF(topic),
+ * writeInt(partition), writeLong(offset), writeLong(stopping offset) */
+static void flink_split(FILE *f, const char *topic, int p, int64_t off) {
+    size_t n = strlen(topic);
+    fputc((int)(n >> 8), f);
+    fputc((int)(n & 0xff), f);
+    fwrite(topic, 1, n, f);
+    for (int i = 3; i >= 0; i--) fputc((int)((uint32_t)p >> (8 * i)) & 0xff, f);
+    for (int i = 7; i >= 0; i--) fputc((int)((uint64_t)off >> (8 * i)) & 0xff, f);
+    for (int i = 7; i >= 0; i--) fputc((int)((uint64_t)INT64_MIN >> (8 * i)) & 0xff, f);
+}
+
+Test(progress, flink_offsets_are_the_readers_splits_in_the_metadata) {
+    char *m = sd_util_fmt("%s/_metadata", dir);
+    FILE *f = fopen(m, "wb");
+    cr_assert_not_null(f);
+    fputs("\x00\x01header", f);
+    for (int p = 0; p < 3; p++) flink_split(f, "scans", p, -2);  /* the enumerator's: earliest, not a position */
+    flink_split(f, "scans-out", 0, 999);                          /* another topic whose name begins the same */
+    flink_split(f, "scans", 7, 999);                              /* a partition the source does not have */
+    flink_split(f, "scans", 0, 56);
+    flink_split(f, "scans", 1, 52);
+    flink_split(f, "scans-deliveries", 0, 30);
+    fclose(f);
+    cr_assert_null(sd_flink_offsets(m, "scans", 3, NULL, 0), "partition 2 has no split yet");
+    f = fopen(m, "ab");
+    flink_split(f, "scans", 2, 51);
+    flink_split(f, "scans-deliveries", 1, 31);
+    fclose(f);
+    char *o = sd_flink_offsets(m, "scans", 3, NULL, 0);
+    cr_assert_str_eq(o, "0:56,1:52,2:51");
+    free(o);
+    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 2);
+    cr_assert_str_eq(o, "0:56,1:52,2:51,scans-deliveries:0:30,scans-deliveries:1:31");
+    free(o);
+    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 3);
+    cr_assert_str_eq(o, "0:56,1:52,2:51", "the deliveries only when each of their partitions is there");
+    free(o);
+    cr_assert_null(sd_flink_offsets("/nonexistent/_metadata", "scans", 3, NULL, 0));
+    free(m);
 }
 
 /* a batch is a checkpoint interval: it begins when one completes and
