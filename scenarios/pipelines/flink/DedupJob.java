@@ -170,16 +170,8 @@ public final class DedupJob {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        a.put("--row-delay-ms", "0");
-        a.put("--guarantee", "exactly-once");
-        a.put("--checkpoint-ms", "2000");
-        for (int i = 0; i + 1 < args.length; i += 2) a.put(args[i], args[i + 1]);
-        for (String need : new String[] {"--brokers", "--topic"})
-            if (!a.containsKey(need)) {
-                System.err.println("DedupJob: " + need + " is required");
-                System.exit(2);
-            }
+        Map<String, String> a = arguments("DedupJob", args, new String[] {"--brokers", "--topic"},
+                                          "--row-delay-ms", "0", "--guarantee", "exactly-once", "--checkpoint-ms", "2000");
         String topic = a.get("--topic");
         String out = a.getOrDefault("--out-topic", topic + "-out");
         String quarantine = a.getOrDefault("--quarantine-topic", topic + "-quarantine");
@@ -189,19 +181,7 @@ public final class DedupJob {
         env.enableCheckpointing(Long.parseLong(a.get("--checkpoint-ms")), CheckpointingMode.EXACTLY_ONCE);
         env.setParallelism(1);
 
-        KafkaSource<Rec> source = KafkaSource.<Rec>builder()
-            .setBootstrapServers(a.get("--brokers"))
-            .setTopics(topic)
-            .setGroupId("streamdrill-flink-" + topic)
-            .setStartingOffsets(OffsetsInitializer.earliest())
-            .setDeserializer(new KafkaRecordDeserializationSchema<Rec>() {
-                @Override
-                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<Rec> c) { c.collect(read(m)); }
-
-                @Override
-                public TypeInformation<Rec> getProducedType() { return TypeInformation.of(Rec.class); }
-            })
-            .build();
+        KafkaSource<Rec> source = source(a, topic);
         boolean uids = !a.getOrDefault("--uids", "yes").equals("no");
         OutputTag<Rec> bad = new OutputTag<Rec>("malformed") {};
         SingleOutputStreamOperator<Rec> scans = uid(env.fromSource(source, WatermarkStrategy.noWatermarks(), "scans"), "scans", uids);
@@ -222,6 +202,37 @@ public final class DedupJob {
             uid(kept.sinkTo(sink(a, out, false, g, "t")).name("target"), "target", uids);
         }
         env.execute("streamdrill-dedup-" + topic);
+    }
+
+    /* the options: "--name value" pairs over the defaults given as
+     * name, value, ...; a required one missing ends the job (exit 2) */
+    static Map<String, String> arguments(String job, String[] args, String[] required, String... defaults) {
+        Map<String, String> a = new HashMap<>();
+        for (int i = 0; i + 1 < defaults.length; i += 2) a.put(defaults[i], defaults[i + 1]);
+        for (int i = 0; i + 1 < args.length; i += 2) a.put(args[i], args[i + 1]);
+        for (String need : required)
+            if (!a.containsKey(need)) {
+                System.err.println(job + ": " + need + " is required");
+                System.exit(2);
+            }
+        return a;
+    }
+
+    /* the scans' topic read from its first offset, each record as a Rec */
+    static KafkaSource<Rec> source(Map<String, String> a, String topic) {
+        return KafkaSource.<Rec>builder()
+            .setBootstrapServers(a.get("--brokers"))
+            .setTopics(topic)
+            .setGroupId("streamdrill-flink-" + topic)
+            .setStartingOffsets(OffsetsInitializer.earliest())
+            .setDeserializer(new KafkaRecordDeserializationSchema<Rec>() {
+                @Override
+                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<Rec> c) { c.collect(read(m)); }
+
+                @Override
+                public TypeInformation<Rec> getProducedType() { return TypeInformation.of(Rec.class); }
+            })
+            .build();
     }
 
     /* an operator's uid, which maps its state in a savepoint to the

@@ -29,7 +29,6 @@
  * by scenarios/deployed/flink-job.sh. */
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -40,11 +39,7 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
-import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.core.execution.CheckpointingMode;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -52,7 +47,6 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindo
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
@@ -121,20 +115,10 @@ public final class WindowJob {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        a.put("--row-delay-ms", "0");
-        a.put("--guarantee", "exactly-once");
-        a.put("--checkpoint-ms", "2000");
-        a.put("--window-ms", "60000");
-        a.put("--watermark-ms", "60000");
-        a.put("--idle-ms", "5000");
-        a.put("--dedup", "yes");
-        for (int i = 0; i + 1 < args.length; i += 2) a.put(args[i], args[i + 1]);
-        for (String need : new String[] {"--brokers", "--topic"})
-            if (!a.containsKey(need)) {
-                System.err.println("WindowJob: " + need + " is required");
-                System.exit(2);
-            }
+        Map<String, String> a = DedupJob.arguments("WindowJob", args, new String[] {"--brokers", "--topic"},
+                                                    "--row-delay-ms", "0", "--guarantee", "exactly-once", "--checkpoint-ms", "2000",
+                                                    "--window-ms", "60000", "--watermark-ms", "60000", "--idle-ms", "5000",
+                                                    "--dedup", "yes");
         String topic = a.get("--topic");
         String out = a.getOrDefault("--out-topic", topic + "-out");
         boolean exactly = a.get("--guarantee").equals("exactly-once");
@@ -143,25 +127,12 @@ public final class WindowJob {
         env.enableCheckpointing(Long.parseLong(a.get("--checkpoint-ms")), CheckpointingMode.EXACTLY_ONCE);
         env.setParallelism(1);
 
-        KafkaSource<DedupJob.Rec> source = KafkaSource.<DedupJob.Rec>builder()
-            .setBootstrapServers(a.get("--brokers"))
-            .setTopics(topic)
-            .setGroupId("streamdrill-flink-" + topic)
-            .setStartingOffsets(OffsetsInitializer.earliest())
-            .setDeserializer(new KafkaRecordDeserializationSchema<DedupJob.Rec>() {
-                @Override
-                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<DedupJob.Rec> c) { c.collect(DedupJob.read(m)); }
-
-                @Override
-                public TypeInformation<DedupJob.Rec> getProducedType() { return TypeInformation.of(DedupJob.Rec.class); }
-            })
-            .build();
         /* the source keeps a watermark per partition and forwards the oldest */
         WatermarkStrategy<DedupJob.Rec> wm = WatermarkStrategy
             .<DedupJob.Rec>forBoundedOutOfOrderness(Duration.ofMillis(Long.parseLong(a.get("--watermark-ms"))))
             .withTimestampAssigner((r, ts) -> r.valid ? r.timeMs : Long.MIN_VALUE)
             .withIdleness(Duration.ofMillis(Long.parseLong(a.get("--idle-ms"))));
-        DataStream<DedupJob.Rec> scans = env.fromSource(source, wm, "scans").uid("scans")
+        DataStream<DedupJob.Rec> scans = env.fromSource(DedupJob.source(a, topic), wm, "scans").uid("scans")
             .filter(r -> r.valid).name("valid").uid("valid");
         /* the same graph either way: --dedup no passes duplicates on */
         OutputTag<DedupJob.Rec> bad = new OutputTag<DedupJob.Rec>("malformed") {};
