@@ -43,6 +43,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -118,8 +119,7 @@ public final class DedupJob {
         @Override
         public void open(OpenContext ctx) {
             seen = getRuntimeContext().getState(new ValueStateDescriptor<>("seen", Types.BOOLEAN));
-            writer = "job " + getRuntimeContext().getJobInfo().getJobId().toString().substring(0, 8) + " attempt "
-                     + getRuntimeContext().getTaskInfo().getAttemptNumber();
+            writer = writer(getRuntimeContext());
         }
 
         @Override
@@ -156,17 +156,21 @@ public final class DedupJob {
     }
 
     static KafkaRecordSerializationSchema<Rec> serializer(String topic, boolean quarantine) {
-        return (r, ctx, ts) -> {
-            byte[] value;
-            try {
-                value = JSON.writeValueAsBytes(row(r, quarantine));
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-            RecordHeaders hs = new RecordHeaders();
-            hs.add("sd-writer", (r.writer != null ? r.writer : "?").getBytes(StandardCharsets.UTF_8));
-            return new ProducerRecord<>(topic, null, null, null, value, hs);
-        };
+        return (r, ctx, ts) -> record(topic, null, row(r, quarantine), r.writer != null ? r.writer : "?");
+    }
+
+    /* who writes: the submission (the first 8 digits of its job id) and
+     * the restart of it (Flink's attempt number) */
+    static String writer(RuntimeContext c) {
+        return "job " + c.getJobInfo().getJobId().toString().substring(0, 8) + " attempt " + c.getTaskInfo().getAttemptNumber();
+    }
+
+    /* a row for topic (keyed by key, or not), its writer in the sd-writer header */
+    static ProducerRecord<byte[], byte[]> record(String topic, String key, ObjectNode row, String writer) {
+        RecordHeaders hs = new RecordHeaders();
+        hs.add("sd-writer", writer.getBytes(StandardCharsets.UTF_8));
+        return new ProducerRecord<>(topic, null, null, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                                    row.toString().getBytes(StandardCharsets.UTF_8), hs);
     }
 
     public static void main(String[] args) throws Exception {
@@ -249,12 +253,19 @@ public final class DedupJob {
     }
 
     static KafkaSink<Rec> sink(Map<String, String> a, String topic, boolean quarantine, DeliveryGuarantee g, String tag) {
-        var b = KafkaSink.<Rec>builder()
+        return kafka(a, serializer(topic, quarantine), g == DeliveryGuarantee.EXACTLY_ONCE, tag);
+    }
+
+    /* Flink's Kafka sink: transactional (ids "sd-TOPIC-TAG-...", a
+     * transaction per checkpoint interval) or, exactly false, without
+     * transactions */
+    static <T> KafkaSink<T> kafka(Map<String, String> a, KafkaRecordSerializationSchema<T> s, boolean exactly, String tag) {
+        var b = KafkaSink.<T>builder()
             .setBootstrapServers(a.get("--brokers"))
-            .setRecordSerializer(serializer(topic, quarantine))
-            .setDeliveryGuarantee(g)
+            .setRecordSerializer(s)
+            .setDeliveryGuarantee(exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
             .setProperty("transaction.timeout.ms", "60000");
-        if (g == DeliveryGuarantee.EXACTLY_ONCE) b.setTransactionalIdPrefix("sd-" + a.get("--topic") + "-" + tag);
+        if (exactly) b.setTransactionalIdPrefix("sd-" + a.get("--topic") + "-" + tag);
         return b.build();
     }
 }

@@ -48,9 +48,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
-import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
@@ -63,8 +61,6 @@ import org.apache.flink.streaming.api.functions.co.ProcessJoinFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 
 public final class JoinJob {
     /* one side's record: the scan's event id or the delivery's id, its parcel */
@@ -131,8 +127,7 @@ public final class JoinJob {
 
         @Override
         public void open(OpenContext ctx) {
-            writer = "job " + getRuntimeContext().getJobInfo().getJobId().toString().substring(0, 8) + " attempt "
-                     + getRuntimeContext().getTaskInfo().getAttemptNumber();
+            writer = DedupJob.writer(getRuntimeContext());
         }
 
         @Override
@@ -153,10 +148,7 @@ public final class JoinJob {
             o.put("delivery_id", p.deliveryId);
             o.put("parcel_id", p.parcel);
             o.put("sd_writer", p.writer);
-            RecordHeaders hs = new RecordHeaders();
-            hs.add("sd-writer", p.writer.getBytes(StandardCharsets.UTF_8));
-            return new ProducerRecord<>(topic, null, null, p.parcel.getBytes(StandardCharsets.UTF_8),
-                                        o.toString().getBytes(StandardCharsets.UTF_8), hs);
+            return DedupJob.record(topic, p.parcel, o, p.writer);
         };
     }
 
@@ -217,13 +209,7 @@ public final class JoinJob {
         if (a.get("--bound").equals("exclusive-upper")) join = join.upperBoundExclusive();
         DataStream<Pair> pairs = join.process(new Joined()).name("join").uid("join");
 
-        var b = KafkaSink.<Pair>builder()
-            .setBootstrapServers(a.get("--brokers"))
-            .setRecordSerializer(serializer(out))
-            .setDeliveryGuarantee(exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
-            .setProperty("transaction.timeout.ms", "60000");
-        if (exactly) b.setTransactionalIdPrefix("sd-" + topic + "-j");
-        pairs.sinkTo(b.build()).name("target").uid("target");
+        pairs.sinkTo(DedupJob.kafka(a, serializer(out), exactly, "j")).name("target").uid("target");
         env.execute("streamdrill-join-" + topic);
     }
 }

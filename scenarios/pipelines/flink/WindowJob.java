@@ -27,7 +27,6 @@
  * null when no scan had one), "sd_writer"}, with the header sd-writer =
  * "job J attempt A" (DedupJob.java). Compiled with DedupJob.java beside it
  * by scenarios/deployed/flink-job.sh. */
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
@@ -36,9 +35,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
-import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -47,8 +44,6 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindo
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 
 public final class WindowJob {
     /* a window's result as written */
@@ -79,8 +74,7 @@ public final class WindowJob {
 
         @Override
         public void open(OpenContext ctx) {
-            writer = "job " + getRuntimeContext().getJobInfo().getJobId().toString().substring(0, 8) + " attempt "
-                     + getRuntimeContext().getTaskInfo().getAttemptNumber();
+            writer = DedupJob.writer(getRuntimeContext());
         }
 
         @Override
@@ -107,10 +101,7 @@ public final class WindowJob {
             if (w.hasSum) o.put("sum", w.sum);
             else o.putNull("sum");
             o.put("sd_writer", w.writer);
-            RecordHeaders hs = new RecordHeaders();
-            hs.add("sd-writer", w.writer.getBytes(StandardCharsets.UTF_8));
-            return new ProducerRecord<>(topic, null, null, w.location.getBytes(StandardCharsets.UTF_8),
-                                        o.toString().getBytes(StandardCharsets.UTF_8), hs);
+            return DedupJob.record(topic, w.location, o, w.writer);
         };
     }
 
@@ -144,13 +135,7 @@ public final class WindowJob {
             .window(TumblingEventTimeWindows.of(Duration.ofMillis(Long.parseLong(a.get("--window-ms")))))
             .aggregate(new CountSum(), new Emit())
             .name("windows").uid("windows");
-        var b = KafkaSink.<Win>builder()
-            .setBootstrapServers(a.get("--brokers"))
-            .setRecordSerializer(serializer(out))
-            .setDeliveryGuarantee(exactly ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE)
-            .setProperty("transaction.timeout.ms", "60000");
-        if (exactly) b.setTransactionalIdPrefix("sd-" + topic + "-w");
-        windows.sinkTo(b.build()).name("target").uid("target");
+        windows.sinkTo(DedupJob.kafka(a, serializer(out), exactly, "w")).name("target").uid("target");
         env.execute("streamdrill-windows-" + topic);
     }
 }
