@@ -51,6 +51,12 @@ int sd_progress_in_flight(sd_run_t *r) {
 
 int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
     if (!r->pipe.last_offsets_mono || !r->pipe.consumed) return -1;
+    /* a Flink checkpoint's offsets prove nothing either way: its sink
+     * commits after the checkpoint that holds them, its windows and joins
+     * write when the watermark or an idle partition's timeout moves with no
+     * new input, and a checkpoint behind the end is only the newest one (the
+     * next comes on its interval) */
+    if (r->sc->progress == SD_PROGRESS_FLINK) return -1;
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     if (!st.running) return -1;

@@ -73,7 +73,8 @@ int sd_progress_ready(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_m
 /* Is a batch of the newest incarnation in flight? Polls first. */
 int sd_progress_in_flight(struct sd_run_s *r);
 /* Has the pipeline committed every source partition to its end (from the
- * offsets its commits report)? 1 yes, 0 no (why says where it stands), -1 unknown. */
+ * offsets its commits report)? 1 yes, 0 no (why says where it stands), -1 unknown
+ * (always for progress flink: its checkpoints' offsets prove nothing either way). */
 int sd_progress_caught_up(struct sd_run_s *r, char *why, size_t wlen);
 /* Expected duration (ms) of a batch of `rows` rows, from the batches seen
  * so far (a + b*rows fitted on them); 0 when there is no history. */

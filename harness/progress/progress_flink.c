@@ -20,8 +20,9 @@
  * resumes from), read from _metadata: Flink's Kafka source keeps each
  * partition's split in its state as the connector's split serializer
  * writes it, inline in _metadata while small (state under
- * state.storage.fs.memory-threshold, 20 KB, is). They feed caught-up and
- * the rows a batch read, as a Spark checkpoint's offsets do. */
+ * state.storage.fs.memory-threshold, 20 KB, is). They give the rows a
+ * batch read and the runbook's committed progress; they do not prove the
+ * job caught up (sd_progress_caught_up says why). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -351,12 +351,6 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
              * Spark runs a batch without new data when the watermark moves,
              * and that batch emits what it evicts (a left join's null rows,
              * closed windows, expired duplicates) */
-            /* nor do a Flink checkpoint's offsets, either way: its sink
-             * commits after the checkpoint that holds them, its windows and
-             * joins write when the watermark or an idle partition's timeout
-             * moves with no new input, and a checkpoint behind the end is
-             * only the newest one (the next comes on its interval) */
-            if (cu != -1 && r->sc->progress == SD_PROGRESS_FLINK) cu = -1;
             if (cu == 1 && r->pipe.account_stateful) {
                 snprintf(why, sizeof(why), "the query keeps state (its progress names state operators): a batch without new "
                          "data may still emit what the watermark evicts");

@@ -224,6 +224,10 @@ Test(progress, caught_up_against_the_partition_ends) {
     cr_assert(strstr(why, "offset 2 of partition 1, which holds 3"), "%s", why);
     event(SD_SUP_EV_COMMIT, 1, 2, -1, "1:3");
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "%s", why);
+    /* the same offsets from a Flink checkpoint prove nothing: unknown */
+    sc.progress = SD_PROGRESS_FLINK;
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1);
+    sc.progress = SD_PROGRESS_MARKERS;
     sd_sup_kill_all(s);
     sd_sup_free(s);
     R.sup = NULL;
