@@ -242,12 +242,14 @@ bench-profile: deps
 	$(MAKE) all $(BENCH_BINS)
 	python3 tests/bench/profile.py --build $(BUILD)
 
-# libFuzzer targets (clang) for the scenario parser and a sink row's id
-# parsing, each run FUZZ_SECONDS (make test: 15) from a seed corpus of the
-# repository's drills and event lines; any crash, sanitizer report, leak or
-# hang fails the target (its input is left in build-fuzz/)
+# libFuzzer targets (clang) for the scenario parser, a sink row's id
+# parsing and the checkpoint readers (a Flink _metadata, a Spark offsets/N,
+# a checkpoint file's name), each run FUZZ_SECONDS (make test: 15) from a
+# seed corpus of the repository's drills, event lines and checkpoint files;
+# any crash, sanitizer report, leak or hang fails the target (its input is
+# left in build-fuzz/)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = fuzz_scenario fuzz_sink_row
+FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 fuzz-build:
@@ -255,11 +257,13 @@ fuzz-build:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  clang $(CPPFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o build-fuzz/$$t.o tests/fuzz/$$t.c; \
 	  clang++ -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o build-fuzz/$$t build-fuzz/$$t.o build-fuzz/libstreamdrill.a $(LIBS); done
-	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row; mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row
+	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint
+	@mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint
 	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
 	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
 	@split -l 3 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/lines3-
 	@cp tests/fuzz/regressions/sink_row/* build-fuzz/seed-sink_row/
+	@cp tests/fuzz/seeds/checkpoint/* build-fuzz/seed-checkpoint/
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build

@@ -22,6 +22,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_NOT_LANDED] = "fault-not-landed",
     [SD_ERR_NOT_CAUGHT_UP] = "not-caught-up",
     [SD_ERR_NOT_MEASURED] = "not-measured",
+    [SD_ERR_CHECKPOINT] = "checkpoint-damaged",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -42,6 +43,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_NOT_LANDED:
     case SD_ERR_NOT_CAUGHT_UP:
     case SD_ERR_NOT_MEASURED:
+    case SD_ERR_CHECKPOINT:
         return 1;
     default:
         return 0;

@@ -387,6 +387,73 @@ sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *e
     return SD_OK;
 }
 
+static const char *sd_util_file_kind(mode_t m) {
+    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISDIR(m) ? "a folder"
+         : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
+}
+
+int sd_util_open_foreign(const char *path, int flags, char *why, size_t wlen) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | ((flags & SD_FOREIGN_FOLLOW) ? 0 : O_NOFOLLOW));
+    if (fd < 0) {
+        int en = errno;
+        if (en == ENOENT || en == ENOTDIR) {
+            errno = ENOENT;
+            return -1;
+        }
+        struct stat ls;
+        if (why && en == ELOOP && !(flags & SD_FOREIGN_FOLLOW) && !lstat(path, &ls) && S_ISLNK(ls.st_mode))
+            snprintf(why, wlen, "a symbolic link, not a regular file");
+        else if (why)
+            snprintf(why, wlen, "%s", strerror(en));
+        return -2;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        if (why) snprintf(why, wlen, "%s, not a regular file", sd_util_file_kind(st.st_mode));
+        close(fd);
+        return -2;
+    }
+    return fd;
+}
+
+int sd_util_read_foreign(const char *path, int flags, size_t cap, char **out, size_t *outlen, char *why, size_t wlen) {
+    *out = NULL;
+    int fd = sd_util_open_foreign(path, flags, why, wlen);
+    if (fd < 0) return fd;
+    struct stat st;
+    if (!fstat(fd, &st) && (uint64_t)st.st_size > cap) {
+        if (why) snprintf(why, wlen, "%lld bytes, more than the %zu such a file may have", (long long)st.st_size, cap);
+        close(fd);
+        return -2;
+    }
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_reserve(&b, (size_t)st.st_size + 1);
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            if (why) snprintf(why, wlen, "%s", strerror(errno));
+            close(fd);
+            sd_buf_free(&b);
+            return -2;
+        }
+        if (n == 0) break;
+        if (b.len + (size_t)n > cap) { /* it grew while read */
+            if (why) snprintf(why, wlen, "more than the %zu bytes such a file may have", cap);
+            close(fd);
+            sd_buf_free(&b);
+            return -2;
+        }
+        sd_buf_append(&b, chunk, (size_t)n);
+    }
+    close(fd);
+    if (outlen) *outlen = b.len;
+    *out = sd_buf_steal(&b);
+    return 0;
+}
+
 sd_err_t sd_util_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen) {
     char *tmp = sd_util_fmt("%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
@@ -583,7 +650,34 @@ static size_t sd_utf8_len(const unsigned char *p, size_t n) {
     }
     /* no overlong forms, no surrogates, nothing past U+10FFFF */
     if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    /* no C1 control (a terminal takes U+009B for ESC [), no bidirectional
+     * override or isolate (they reorder what a reader sees) */
+    if (cp <= 0x9F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) return 0;
     return len;
+}
+
+void sd_buf_put_safe(sd_buf_t *b, const void *p, size_t n, int keep_newlines) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n;) {
+        size_t l = sd_utf8_len(s + i, n - i);
+        if (l == 1 && ((s[i] >= 0x20 && s[i] != 0x7F) || s[i] == '\t' || (s[i] == '\n' && keep_newlines))) {
+            sd_buf_putc(b, (char)s[i]);
+            i++;
+        } else if (l > 1) {
+            sd_buf_append(b, s + i, l);
+            i += l;
+        } else {
+            sd_buf_printf(b, "\\x%02X", s[i]);
+            i++;
+        }
+    }
+}
+
+char *sd_util_safe_text(const char *s, int keep_newlines) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    if (s) sd_buf_put_safe(&b, s, strlen(s), keep_newlines);
+    return sd_buf_steal(&b);
 }
 
 void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap) {
@@ -752,19 +846,26 @@ void sd_kvlist_free(sd_kvlist_t *l) {
 }
 
 int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (err) snprintf(err, errlen, "%s", strerror(errno));
+    char why[512] = "";
+    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));
+    if (fd < 0) {
+        if (err) snprintf(err, errlen, "%s", fd == -1 ? strerror(ENOENT) : why);
         return -1;
     }
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
     unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) EVP_DigestUpdate(ctx, buf, n);
-    int bad = ferror(f);
-    if (bad && err) snprintf(err, errlen, "read error");
-    fclose(f);
+    ssize_t n;
+    int bad = 0;
+    for (;;) {
+        n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) bad = errno;
+        if (n <= 0) break;
+        EVP_DigestUpdate(ctx, buf, (size_t)n);
+    }
+    if (bad && err) snprintf(err, errlen, "read error: %s", strerror(bad));
+    close(fd);
     unsigned int mdlen = 0;
     EVP_DigestFinal_ex(ctx, md, &mdlen);
     EVP_MD_CTX_free(ctx);

@@ -119,6 +119,18 @@ char sd_util_proc_state(long pid);
 int sd_util_is_dir(const char *path);
 /* Read a whole file into *out (NUL-terminated, caller frees). */
 sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen);
+/* Files the harness did not write (a checkpoint's, a `version files=`
+ * path): opened without blocking (a FIFO is refused, not waited on), a
+ * regular file only (a device, a folder or a socket is refused), through a
+ * symbolic link only with SD_FOREIGN_FOLLOW. An open descriptor, or -1
+ * with errno ENOENT when the file is absent (it may vanish at any time),
+ * or -2 with why saying what the file is instead ("a FIFO, not a regular
+ * file"; the caller names the path). */
+#define SD_FOREIGN_FOLLOW 1
+int sd_util_open_foreign(const char *path, int flags, char *why, size_t wlen);
+/* The same file read whole into *out (NUL-terminated, caller frees): 0;
+ * -1 absent; -2 refused, or larger than cap bytes, or unreadable (why). */
+int sd_util_read_foreign(const char *path, int flags, size_t cap, char **out, size_t *outlen, char *why, size_t wlen);
 /* Write a whole file atomically (write to path.tmp, rename). */
 sd_err_t sd_util_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 /* Absolute, normalised form of path (need not exist). Caller frees. */
@@ -146,10 +158,21 @@ char *sd_util_libexec_path(const char *name);
 void sd_buf_put_shell_word(sd_buf_t *b, const char *s);
 /* Append n bytes a sink handed over (an id, a writer label) as printable
  * text every report can carry: valid UTF-8 is kept, a backslash is
- * doubled, control bytes (NUL included) and bytes that are not UTF-8 become
- * \xHH. Past `cap` input bytes the rest is left out and said:
- * "...[+N bytes]". */
+ * doubled, control bytes (NUL included, and C1 controls and bidirectional
+ * overrides in UTF-8) and bytes that are not UTF-8 become \xHH. Past `cap`
+ * input bytes the rest is left out and said: "...[+N bytes]". */
 void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap);
+/* Append n bytes of text from outside the harness (a pipeline's stderr, a
+ * version program's output, a sink's error, a log line) as a terminal or a
+ * report may show it: valid UTF-8 and tabs are kept, newlines when
+ * keep_newlines; C0 and C1 control characters (ESC, BEL, CR, U+009B),
+ * DEL, bidirectional overrides and bytes that are not UTF-8 become \xHH,
+ * so no escape sequence reaches a terminal or a Markdown page. Unlike
+ * sd_buf_put_printable a backslash stays one: text already shown this way
+ * reads the same when shown again. */
+void sd_buf_put_safe(sd_buf_t *b, const void *p, size_t n, int keep_newlines);
+/* The same as a new string (caller frees; s NULL: ""). */
+char *sd_util_safe_text(const char *s, int keep_newlines);
 
 /* ---- per-event numbers, compact ----
  *
@@ -236,7 +259,9 @@ void sd_kvlist_add(sd_kvlist_t *l, const char *key, const char *value);
 const char *sd_kvlist_get(const sd_kvlist_t *l, const char *key);
 void sd_kvlist_free(sd_kvlist_t *l);
 
-/* The SHA-256 of a file's bytes as 64 hex digits; -1 (err says why) when it cannot be read. */
+/* The SHA-256 of a regular file's bytes as 64 hex digits (opened as
+ * sd_util_open_foreign does, links followed); -1 (err says why) when it
+ * cannot be read or is not a regular file. */
 int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen);
 
 /* The source topic's entries of an offsets list as commits name them

@@ -145,7 +145,7 @@ void sd_progress_new_incarnation(sd_run_t *r, int inc) {
     if (r->sink.target && sd_sink_count(r->sink.target, 1, &r->pipe.inc_rows0, NULL, 0) != SD_OK) r->pipe.inc_rows0 = -1;
     /* a sample at every start, even unchanged: the rows after it were
      * written by this incarnation (writers by growth, run_judge.c) */
-    if (r->pipe.inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->pipe.inc_started_wall, r->sink.target->name, r->pipe.inc_rows0, NULL, 0);
+    if (r->pipe.inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->pipe.inc_started_wall, r->sink.target->name, r->pipe.inc_rows0, -1, NULL, 0);
     r->pipe.bs.incarnation = inc;
     r->pipe.bs.begun = r->pipe.bs.committed = -1;
     r->pipe.bs.begun_rows = -1;
@@ -175,7 +175,8 @@ void sd_progress_close(sd_run_t *r) {
 }
 
 sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {
-    return r->pipe.progress && r->pipe.progress->poll ? r->pipe.progress->poll(r, err, errlen) : SD_OK;
+    /* nothing is polled once run.db is closed (the run's close stops the pipeline after its judgement) */
+    return r->ledger && r->pipe.progress && r->pipe.progress->poll ? r->pipe.progress->poll(r, err, errlen) : SD_OK;
 }
 
 sd_err_t sd_progress_refresh(sd_run_t *r, char *err, size_t errlen) {

@@ -41,14 +41,24 @@ extern const sd_progress_ops_t sd_progress_flink;
 /* progress flink: the newest completed checkpoint under a job's checkpoint
  * storage DIR (DIR/JOB/chk-N holding _metadata), its _metadata's mtime in
  * epoch ms and, when meta_path is not NULL, its _metadata's path (to free),
- * and the newest triggered one (chk-N made); -1 when none. */
-void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered, char **meta_path);
+ * and the newest triggered one (chk-N made); -1 when none. Returns -1 (why
+ * names the file) when the storage is damaged: a _metadata that is not a
+ * regular file, a checkpoint id past SD_CHECKPOINT_ID_MAX. */
+int sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered, char **meta_path, char *why,
+                  size_t wlen);
+/* The most bytes of a _metadata file the harness reads. */
+#define SD_FLINK_METADATA_MAX (64u << 20)
 /* The source offsets a checkpoint's _metadata holds: "P:O,..." for topic
  * (the offset each partition reads next), then ",SIDE:P:O..." for the
  * second source when side is not NULL and its splits are there. NULL
  * (to free otherwise) when not every partition of topic has a split there:
- * state kept in files of its own, another source, or no checkpoint yet. */
-char *sd_flink_offsets(const char *meta, const char *topic, int partitions, const char *side, int side_partitions);
+ * state kept in files of its own, another source, or no checkpoint yet;
+ * why (may be NULL) is left empty, or names the file and the cause when it
+ * cannot be read safely (not a regular file, over SD_FLINK_METADATA_MAX). */
+char *sd_flink_offsets(const char *meta, const char *topic, int partitions, const char *side, int side_partitions, char *why,
+                       size_t wlen);
+/* The same over a _metadata's bytes (any bytes: the fuzz target's). */
+char *sd_flink_offsets_in(const void *buf, size_t n, const char *topic, int partitions, const char *side, int side_partitions);
 /* Do the batches run from commit to commit, always open (Spark's real-time
  * intervals, Flink's checkpoint intervals)? */
 int sd_progress_intervals(const struct sd_run_s *r);

@@ -31,6 +31,7 @@
 
 #include "progress.h"
 #include "run.h"
+#include "spark_checkpoint.h"
 
 typedef struct {
     char *dir;
@@ -38,33 +39,45 @@ typedef struct {
     int inc;
 } sd_flink_source_t;
 
-void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered, char **meta_path) {
+int sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, int64_t *triggered, char **meta_path, char *why,
+                  size_t wlen) {
     *completed = *triggered = -1;
     *completed_ms = 0;
     if (meta_path) *meta_path = NULL;
+    if (why && wlen) why[0] = 0;
+    int damaged = 0;
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) return 0; /* not yet, or gone for now */
     struct dirent *job;
-    while ((job = readdir(d))) {
+    while ((job = readdir(d)) && !damaged) {
         if (job->d_name[0] == '.') continue;
         char *jp = sd_util_fmt("%s/%s", dir, job->d_name);
         DIR *j = opendir(jp);
         struct dirent *c;
-        while (j && (c = readdir(j))) {
-            char *end;
-            if (strncmp(c->d_name, "chk-", 4)) continue;
-            long long n = strtoll(c->d_name + 4, &end, 10);
-            if (end == c->d_name + 4 || *end || n < 0) continue;
+        while (j && (c = readdir(j)) && !damaged) {
+            int64_t n = sd_checkpoint_id(c->d_name, "chk-");
+            if (n == -2) {
+                if (why) snprintf(why, wlen, "Flink checkpoint %s/%s: a checkpoint id past 10^15", jp, c->d_name);
+                damaged = 1;
+            }
+            if (n < 0) continue;
             if (n > *triggered) *triggered = n;
             char *meta = sd_util_fmt("%s/%s/_metadata", jp, c->d_name);
             struct stat sb;
-            if (n > *completed && !stat(meta, &sb)) {
-                *completed = n;
-                *completed_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
-                if (meta_path) {
-                    free(*meta_path);
-                    *meta_path = meta;
-                    meta = NULL;
+            if (n > *completed && !lstat(meta, &sb)) {
+                if (!S_ISREG(sb.st_mode)) {
+                    if (why)
+                        snprintf(why, wlen, "Flink checkpoint %s: %s", meta,
+                                 S_ISLNK(sb.st_mode) ? "a symbolic link, not a regular file" : "not a regular file");
+                    damaged = 1;
+                } else {
+                    *completed = n;
+                    *completed_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+                    if (meta_path) {
+                        free(*meta_path);
+                        *meta_path = meta;
+                        meta = NULL;
+                    }
                 }
             }
             free(meta);
@@ -73,6 +86,7 @@ void sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, i
         free(jp);
     }
     closedir(d);
+    return damaged ? -1 : 0;
 }
 
 static uint64_t sd_flink_be(const unsigned char *p, int n) {
@@ -102,22 +116,31 @@ static int sd_flink_splits(const unsigned char *buf, size_t n, const char *topic
     return found;
 }
 
-char *sd_flink_offsets(const char *meta, const char *topic, int partitions, const char *side, int side_partitions) {
-    char *buf = NULL;
-    size_t n = 0;
-    if (sd_util_read_file(meta, &buf, &n, NULL, 0)) return NULL;
+char *sd_flink_offsets_in(const void *buf, size_t n, const char *topic, int partitions, const char *side, int side_partitions) {
+    if (partitions <= 0) return NULL;
     int64_t *off = sd_util_xcalloc((size_t)(partitions > side_partitions ? partitions : side_partitions) + 1, sizeof(int64_t));
     char *text = NULL;
-    if (partitions > 0 && sd_flink_splits((const unsigned char *)buf, n, topic, partitions, off) == partitions) {
+    if (sd_flink_splits(buf, n, topic, partitions, off) == partitions) {
         sd_buf_t t;
         sd_buf_init(&t);
         for (int p = 0; p < partitions; p++) sd_buf_printf(&t, "%s%d:%lld", p ? "," : "", p, (long long)off[p]);
-        if (side && side_partitions > 0 &&
-            sd_flink_splits((const unsigned char *)buf, n, side, side_partitions, off) == side_partitions)
+        if (side && side_partitions > 0 && sd_flink_splits(buf, n, side, side_partitions, off) == side_partitions)
             for (int p = 0; p < side_partitions; p++) sd_buf_printf(&t, ",%s:%d:%lld", side, p, (long long)off[p]);
         text = sd_buf_steal(&t);
     }
     free(off);
+    return text;
+}
+
+char *sd_flink_offsets(const char *meta, const char *topic, int partitions, const char *side, int side_partitions, char *why,
+                       size_t wlen) {
+    char *buf = NULL, cause[256];
+    size_t n = 0;
+    if (why && wlen) why[0] = 0;
+    int rc = sd_util_read_foreign(meta, 0, SD_FLINK_METADATA_MAX, &buf, &n, cause, sizeof(cause));
+    if (rc == -2 && why) snprintf(why, wlen, "Flink checkpoint %s: %s", meta, cause);
+    if (rc) return NULL;
+    char *text = sd_flink_offsets_in(buf, n, topic, partitions, side, side_partitions);
     free(buf);
     return text;
 }
@@ -126,8 +149,11 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
     sd_flink_source_t *S = r->pipe.source;
     if (!S || !r->pipe.bs.incarnation) return SD_OK;
     int64_t done, done_ms, trig;
-    char *meta;
-    sd_flink_scan(S->dir, &done, &done_ms, &trig, &meta);
+    char *meta, why[1024];
+    if (sd_flink_scan(S->dir, &done, &done_ms, &trig, &meta, why, sizeof(why))) {
+        free(meta);
+        return sd_err_set(err, errlen, SD_ERR_CHECKPOINT, "%s", why);
+    }
     sd_err_t e = SD_OK;
     if (S->inc != r->pipe.bs.incarnation) {
         /* a new incarnation resumes from the newest completed checkpoint:
@@ -142,7 +168,8 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
          * the next one that completes) */
         if (S->begun >= 0 && S->begun != done)
             e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, done, -1, NULL, done_ms, err, errlen);
-        char *offsets = meta ? sd_flink_offsets(meta, r->topic, r->partitions, r->side.topic, r->side.partitions) : NULL;
+        char *offsets = meta ? sd_flink_offsets(meta, r->topic, r->partitions, r->side.topic, r->side.partitions, why, sizeof(why)) : NULL;
+        if (!e && meta && why[0]) e = sd_err_set(err, errlen, SD_ERR_CHECKPOINT, "%s", why);
         if (!e) e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, done, -1, offsets, done_ms, err, errlen);
         free(offsets);
         S->committed = done;

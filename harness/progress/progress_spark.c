@@ -20,17 +20,32 @@ typedef struct {
     int inc;
 } sd_spark_source_t;
 
-/* Spark: a commit event for each batch committed since the last poll. */
+/* Batch ids looked at in one poll: of more new ones at once (ids that
+ * jump past a gap, a checkpoint of another query) the newest are taken,
+ * the rest crossed in one step. */
+#define SD_SPARK_STEP_IDS 64
+
+/* Spark: a commit event for each batch committed since the last poll
+ * (each commits/N file, not each number below the newest). */
 static sd_err_t sd_spark_progress_commits(sd_run_t *r, sd_spark_source_t *S, const sd_spark_state_t *st, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
-    while (!e && st->committed > S->committed) {
-        int64_t n = ++S->committed;
+    if (st->committed <= S->committed) return SD_OK;
+    int64_t ids[SD_SPARK_STEP_IDS];
+    int k = sd_spark_ids(S->spark, 1, S->committed, st->committed, ids, SD_SPARK_STEP_IDS);
+    for (int i = 0; !e && i < k; i++) {
+        int64_t n = ids[i];
         char *off = sd_spark_offsets_text(S->spark, n);
         e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), off,
-                               n == st->committed && st->committed_mtime ? st->committed_mtime : sd_util_wall_ms(), err, errlen);
+                                    n == st->committed && st->committed_mtime ? st->committed_mtime : sd_util_wall_ms(), err, errlen);
         free(off);
     }
+    S->committed = st->committed;
     return e;
+}
+
+static sd_err_t sd_spark_damaged_err(sd_spark_source_t *S, sd_err_t e, char *err, size_t errlen) {
+    const char *d = sd_spark_damaged(S->spark);
+    return e || !d ? e : sd_err_set(err, errlen, SD_ERR_CHECKPOINT, "%s", d);
 }
 
 /* Spark: turn checkpoint changes into batch events for the newest incarnation. */
@@ -38,8 +53,8 @@ static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
     sd_spark_source_t *S = r->pipe.source;
     if (!S || !r->pipe.bs.incarnation) return SD_OK;
     sd_spark_state_t st;
-    sd_spark_poll(S->spark, &st);
-    sd_err_t e = SD_OK;
+    sd_err_t e = sd_spark_poll(S->spark, &st, err, errlen);
+    if (e) return e;
     if (S->inc != r->pipe.bs.incarnation) {
         /* a new incarnation re-runs the uncommitted batch, if any */
         S->inc = r->pipe.bs.incarnation;
@@ -57,20 +72,25 @@ static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
             e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, S->planned, -1, NULL, t, err, errlen);
             r->pipe.bs.begun_with_incarnation = t == r->pipe.inc_started_wall;
         }
-        return e;
+        return sd_spark_damaged_err(S, e, err, errlen);
     }
-    while (!e && st.planned > S->planned) {
-        int64_t n = S->planned + 1 > st.committed + 1 ? S->planned + 1 : st.committed + 1;
-        if (n > st.planned) n = st.planned;
-        /* a batch planned by an earlier incarnation begins again now */
-        int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
-        int rerun = t < r->pipe.inc_started_wall;
-        if (rerun) t = r->pipe.inc_started_wall;
-        e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), NULL, t, err, errlen);
-        r->pipe.bs.begun_with_incarnation = rerun;
-        S->planned = n;
+    if (st.planned > S->planned) {
+        /* each offsets/N planned since the last poll and not committed
+         * begins; one planned by an earlier incarnation begins again now */
+        int64_t from = S->planned > st.committed ? S->planned : st.committed, ids[SD_SPARK_STEP_IDS];
+        int k = sd_spark_ids(S->spark, 0, from, st.planned, ids, SD_SPARK_STEP_IDS);
+        for (int i = 0; !e && i < k; i++) {
+            int64_t n = ids[i];
+            int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
+            int rerun = t < r->pipe.inc_started_wall;
+            if (rerun) t = r->pipe.inc_started_wall;
+            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), NULL, t, err, errlen);
+            r->pipe.bs.begun_with_incarnation = rerun;
+        }
+        S->planned = st.planned;
     }
-    return e ? e : sd_spark_progress_commits(r, S, &st, err, errlen);
+    if (!e) e = sd_spark_progress_commits(r, S, &st, err, errlen);
+    return sd_spark_damaged_err(S, e, err, errlen);
 }
 
 static sd_err_t sd_spark_progress_open(sd_run_t *r, void **state, char *err, size_t errlen) {

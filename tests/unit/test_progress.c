@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -256,7 +257,7 @@ static void flink_chk(const char *job, int n, int complete) {
 Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
     char *cp = sd_util_fmt("%s/cp", dir);
     int64_t done, done_ms, trig;
-    sd_flink_scan(cp, &done, &done_ms, &trig, NULL);
+    cr_assert_eq(sd_flink_scan(cp, &done, &done_ms, &trig, NULL, NULL, 0), 0);
     cr_assert_eq(done, -1, "no storage yet");
     cr_assert_eq(trig, -1);
     flink_chk("aaaa", 1, 1);
@@ -264,7 +265,7 @@ Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
     flink_chk("bbbb", 7, 1); /* a job submitted again numbers on */
     flink_chk("bbbb", 8, 0);
     cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/bbbb/chk-x' '%s/cp/bbbb/chk-' '%s/cp/bbbb/shared'", dir, dir, dir)), 0);
-    sd_flink_scan(cp, &done, &done_ms, &trig, NULL);
+    cr_assert_eq(sd_flink_scan(cp, &done, &done_ms, &trig, NULL, NULL, 0), 0);
     cr_assert_eq(done, 7);
     cr_assert_eq(trig, 8);
     cr_assert(done_ms > 0 && done_ms <= sd_util_wall_ms());
@@ -295,21 +296,21 @@ Test(progress, flink_offsets_are_the_readers_splits_in_the_metadata) {
     flink_split(f, "scans", 1, 52);
     flink_split(f, "scans-deliveries", 0, 30);
     fclose(f);
-    cr_assert_null(sd_flink_offsets(m, "scans", 3, NULL, 0), "partition 2 has no split yet");
+    cr_assert_null(sd_flink_offsets(m, "scans", 3, NULL, 0, NULL, 0), "partition 2 has no split yet");
     f = fopen(m, "ab");
     flink_split(f, "scans", 2, 51);
     flink_split(f, "scans-deliveries", 1, 31);
     fclose(f);
-    char *o = sd_flink_offsets(m, "scans", 3, NULL, 0);
+    char *o = sd_flink_offsets(m, "scans", 3, NULL, 0, NULL, 0);
     cr_assert_str_eq(o, "0:56,1:52,2:51");
     free(o);
-    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 2);
+    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 2, NULL, 0);
     cr_assert_str_eq(o, "0:56,1:52,2:51,scans-deliveries:0:30,scans-deliveries:1:31");
     free(o);
-    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 3);
+    o = sd_flink_offsets(m, "scans", 3, "scans-deliveries", 3, NULL, 0);
     cr_assert_str_eq(o, "0:56,1:52,2:51", "the deliveries only when each of their partitions is there");
     free(o);
-    cr_assert_null(sd_flink_offsets("/nonexistent/_metadata", "scans", 3, NULL, 0));
+    cr_assert_null(sd_flink_offsets("/nonexistent/_metadata", "scans", 3, NULL, 0, NULL, 0));
     free(m);
 }
 
@@ -357,4 +358,51 @@ Test(progress, flink_batches_are_checkpoint_intervals) {
     sqlite3_finalize(q);
     sd_progress_close(&R);
     free(sc.checkpoint);
+}
+
+/* a checkpoint storage that is hostile: a number that would overflow the
+ * next interval's id, a _metadata that is a FIFO or a link, each named as
+ * damage at once; nothing polls once run.db is closed */
+Test(progress, flink_hostile_checkpoints_are_damage, .timeout = 20) {
+    sc.progress = SD_PROGRESS_FLINK;
+    sc.checkpoint = sd_util_fmt("%s/cp", dir);
+    char err[512] = "";
+    cr_assert_eq(sd_progress_open(&R, err, sizeof(err)), SD_OK, "%s", err);
+    sd_sup_state_t st = {0};
+    cr_assert_not(sd_progress_ready(&R, &st, 0));
+    flink_chk("aaaa", 1, 1);
+    cr_assert(sd_progress_ready(&R, &st, 0));
+    /* completed: its id + 1, the next interval's, would overflow */
+    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/aaaa/chk-9223372036854775807' && echo x > '%s/cp/aaaa/chk-9223372036854775807/_metadata'",
+                                    dir, dir)), 0);
+    cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    cr_assert(strstr(err, "chk-9223372036854775807: a checkpoint id past 10^15"), "got %s", err);
+    cr_assert_eq(R.pipe.bs.begun, 2, "no interval began past the id");
+    cr_assert_eq(system(sd_util_fmt("rm -r '%s/cp/aaaa/chk-9223372036854775807'", dir)), 0);
+    /* a completed checkpoint whose _metadata is a FIFO */
+    char *d = sd_util_fmt("%s/cp/aaaa/chk-2", dir), *m = sd_util_fmt("%s/_metadata", d);
+    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s'", d)), 0);
+    cr_assert_eq(mkfifo(m, 0600), 0);
+    err[0] = 0;
+    cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    cr_assert(strstr(err, "chk-2/_metadata: not a regular file"), "got %s", err);
+    unlink(m);
+    /* a link to /dev/zero, read by the offsets reader directly */
+    cr_assert_eq(symlink("/dev/zero", m), 0);
+    char why[512] = "";
+    cr_assert_null(sd_flink_offsets(m, "scans", 2, NULL, 0, why, sizeof(why)));
+    cr_assert(strstr(why, "a symbolic link"), "got %s", why);
+    cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    unlink(m);
+    /* once run.db is closed, a poll does nothing */
+    flink_chk("aaaa", 5, 1);
+    sd_ledger_t *l = R.ledger;
+    R.ledger = NULL;
+    cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_OK);
+    cr_assert_eq(R.pipe.bs.committed, 1, "not polled");
+    R.ledger = l;
+    sd_progress_close(&R);
+    free(sc.checkpoint);
+    free(d);
+    free(m);
 }

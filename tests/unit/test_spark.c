@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sink.h"
 #include "spark_checkpoint.h"
@@ -121,7 +123,7 @@ Test(spark, checkpoint_shows_batches_in_flight) {
     sd_spark_t *s;
     cr_assert_eq(sd_spark_open(chk, "orders", 2, &s, NULL, 0), SD_OK);
     sd_spark_state_t st;
-    sd_spark_poll(s, &st);
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
     cr_assert_eq(st.planned, 1);
     cr_assert_eq(st.committed, 0, "batch 1 is in flight");
     int64_t off[2];
@@ -134,8 +136,135 @@ Test(spark, checkpoint_shows_batches_in_flight) {
     cr_assert_str_eq(t, "0:9,1:7");
     free(t);
     put("chk/commits/1", "v1\n{}\n");
-    sd_spark_poll(s, &st);
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
     cr_assert_eq(st.committed, 1);
     sd_spark_close(s);
     free(chk);
+}
+
+/* ---- a checkpoint that is hostile, not merely Spark's in mid-write: each
+ * case is answered at once, the checkpoint named damaged with the file */
+
+static sd_spark_t *open_chk(void) {
+    char *chk = sd_util_fmt("%s/chk", dir);
+    sd_spark_t *s;
+    cr_assert_eq(sd_spark_open(chk, "orders", 2, &s, NULL, 0), SD_OK);
+    free(chk);
+    return s;
+}
+
+Test(spark, a_fifo_for_offsets_is_damage_not_a_hang, .timeout = 10) {
+    put("chk/offsets/0", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    char *fifo = sd_util_fmt("%s/chk/offsets/1", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    char err[512] = "";
+    /* the newest is the FIFO: named at the poll, before anything reads it */
+    cr_assert_eq(sd_spark_poll(s, &st, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    cr_assert(strstr(err, "offsets/1") && strstr(err, "not a regular file"), "got %s", err);
+    int64_t off[2];
+    cr_assert_eq(sd_spark_offsets(s, 1, off), -1, "never opened for a blocking read");
+    sd_spark_close(s);
+    free(fifo);
+}
+
+Test(spark, an_older_fifo_is_found_when_it_is_read, .timeout = 10) {
+    char *fifo = sd_util_fmt("%s/chk/offsets/0", dir);
+    put("chk/offsets/1", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
+    cr_assert_eq(sd_spark_batch_rows(s, 1), -1, "offsets/0 cannot be read");
+    cr_assert_not_null(sd_spark_damaged(s));
+    cr_assert(strstr(sd_spark_damaged(s), "offsets/0: a FIFO"), "got %s", sd_spark_damaged(s));
+    sd_spark_close(s);
+    free(fifo);
+}
+
+Test(spark, a_link_to_dev_zero_is_not_read, .timeout = 10) {
+    put("chk/offsets/0", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    char *link = sd_util_fmt("%s/chk/offsets/1", dir);
+    cr_assert_eq(symlink("/dev/zero", link), 0);
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    char err[512] = "";
+    cr_assert_eq(sd_spark_poll(s, &st, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    cr_assert(strstr(err, "offsets/1: a symbolic link"), "got %s", err);
+    sd_spark_close(s);
+    free(link);
+}
+
+Test(spark, an_offsets_file_past_its_cap_is_damage) {
+    put("chk/offsets/0", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    char *big = sd_util_fmt("%s/chk/offsets/1", dir);
+    FILE *f = fopen(big, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(ftruncate(fileno(f), SD_SPARK_FILE_MAX + 1), 0);
+    fclose(f);
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK, "a regular file: read when a batch needs it");
+    cr_assert_eq(sd_spark_batch_rows(s, 1), -1);
+    cr_assert(sd_spark_damaged(s) && strstr(sd_spark_damaged(s), "more than the"), "got %s", sd_spark_damaged(s));
+    sd_spark_close(s);
+    free(big);
+}
+
+Test(spark, batch_ids_out_of_range_and_gaps) {
+    put("chk/offsets/0", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    put("chk/commits/0", "v1\n{}\n");
+    put("chk/commits/1", "v1\n{}\n");
+    put("chk/commits/100000000", "v1\n{}\n");
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK, "a large id is no damage");
+    cr_assert_eq(st.committed, 100000000);
+    int64_t ids[8];
+    int n = sd_spark_ids(s, 1, 0, st.committed, ids, 8);
+    cr_assert_eq(n, 2, "the gap is crossed in one step: only the files there");
+    cr_assert_eq(ids[0], 1);
+    cr_assert_eq(ids[1], 100000000);
+    cr_assert_eq(sd_spark_ids(s, 1, -1, st.committed, ids, 2), 2, "the newest two of three");
+    cr_assert_eq(ids[0], 1);
+    put("chk/commits/99999999999999999999", "v1\n{}\n");
+    char err[512] = "";
+    cr_assert_eq(sd_spark_poll(s, &st, err, sizeof(err)), SD_ERR_CHECKPOINT);
+    cr_assert(strstr(err, "commits/99999999999999999999: a batch id past 10^15"), "got %s", err);
+    sd_spark_close(s);
+    cr_assert_eq(sd_checkpoint_id("9223372036854775807", ""), -2);
+    cr_assert_eq(sd_checkpoint_id("1000000000000000", ""), SD_CHECKPOINT_ID_MAX);
+    cr_assert_eq(sd_checkpoint_id("1000000000000001", ""), -2);
+    cr_assert_eq(sd_checkpoint_id("chk-12", "chk-"), 12);
+    cr_assert_eq(sd_checkpoint_id("chk-", "chk-"), -1);
+    cr_assert_eq(sd_checkpoint_id("12.crc", ""), -1);
+    cr_assert_eq(sd_checkpoint_id("-3", ""), -1);
+}
+
+Test(spark, a_folder_that_vanishes_is_no_batch) {
+    put("chk/offsets/0", "v1\n{}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
+    cr_assert_eq(st.planned, 0);
+    char *chk = sd_util_fmt("%s/chk", dir);
+    sd_util_rmtree(chk, NULL, 0);
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
+    cr_assert_eq(st.planned, -1);
+    cr_assert_eq(sd_spark_batch_rows(s, 0), -1);
+    cr_assert_null(sd_spark_damaged(s), "absent is not damaged");
+    sd_spark_close(s);
+    free(chk);
+}
+
+Test(spark, offsets_text_parses_safely) {
+    int64_t off[3];
+    const char *t = "v1\n{\"batchWatermarkMs\":0}\n{\"orders\":{\"0\":5,\"1x\":7,\"2\":\"9\",\"99\":1}}\n";
+    cr_assert_eq(sd_spark_parse_offsets(t, strlen(t), "orders", 3, off), 0);
+    cr_assert_eq(off[0], 5);
+    cr_assert_eq(off[1], 0, "a partition name that is not a number is left out");
+    cr_assert_eq(off[2], 0, "a value that is not an integer is left out");
+    cr_assert_eq(sd_spark_parse_offsets("v1\n{}\n{\"orders\":", 16, "orders", 3, off), -1);
+    cr_assert_eq(sd_spark_parse_offsets("", 0, "orders", 3, off), -1);
 }
