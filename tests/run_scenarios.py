@@ -903,6 +903,15 @@ MOMENT_KEYS = {"t_ms", "duration_ms", "started_at", "brokers", "pid", "stdout", 
 
 
 def normalize_golden(name, text, run_dir):
+    # whether a look of the harness fell between refpipe's inserts and its commit is timing (test_recovery holds
+    # the figures to run.db and target.db): the note it gives is left out
+    if name.endswith(".json"):
+        doc = json.loads(text)
+        doc["warnings"] = [w for w in doc.get("warnings", []) if w.get("kind") != "write-times-early"]
+        text = json.dumps(doc)
+    else:
+        text = re.sub(r"\n- [^\n]*`write-times-early`[^\n]*\n", "\n", text)
+        text = re.sub(r"## Warnings and what was not judged\n\n+(?=## )", "", text)
     if name.endswith(".json"):
         def mask(o):
             if isinstance(o, dict):
@@ -1213,7 +1222,19 @@ def test_recovery(binary):
                         " GROUP BY seq HAVING q<?", (t,)).fetchall()
     tdb = sqlite3.connect(os.path.join(run, "target.db"))
     written = dict(tdb.execute("SELECT event_id, min(sd_written_ms) FROM bronze GROUP BY event_id").fetchall())
-    newest = max([t] + [max(written[f"{tag}-{s}"], q) for s, q in before])
+    # a write time a look of the harness contradicts (a later look counted fewer rows than were written by
+    # then, rows taken in the order of their times, a millisecond's rows by the least rank) gives way to
+    # the first look that counted the row
+    samples = db.execute("SELECT t_ms, rows, looked_ms FROM sample WHERE sink='target' ORDER BY t_ms, rowid").fetchall()
+    stamps = sorted(written.values())
+    def readable(w):
+        rank = 1 + sum(1 for x in stamps if x < w)
+        for i, (ts, rows, looked) in enumerate(samples):
+            if rows >= rank:
+                prev = looked if looked is not None else (samples[i - 1][0] if i else None)
+                return ts if prev is not None and prev > w and ts > w else w
+        return w
+    newest = max([t] + [max(readable(written[f"{tag}-{s}"]), q) for s, q in before])
     if basis != "target" or abs(figs["recovery_s"] - (newest - t)) > 2 or abs(caught - newest) > 2:
         problems.append(f"recovery_s: {figs['recovery_s']} ms by {basis}, caught at {caught}; the target's rows say {newest - t} ms "
                         f"({len(before)} events sent before the kill)")

@@ -113,7 +113,9 @@ static const char sd_ledger_schema[] =
     /* acked: what Kafka had acknowledged of the source at the commit (the backlog) */
     "CREATE TABLE batch(incarnation INTEGER, id INTEGER, begin_ms INTEGER, commit_ms INTEGER,"
     " rows INTEGER, offsets TEXT, acked TEXT, PRIMARY KEY(incarnation, id));\n"
-    "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER);\n"
+    /* looked_ms: the harness's look at the sink before this one, which
+     * counted other rows (NULL: none, or not a look of the sampler) */
+    "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER, looked_ms INTEGER);\n"
     /* the pipeline's own account (Spark's StreamingQueryProgress), as it printed it */
     "CREATE TABLE progress(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, input_rows INTEGER,"
     " dropped_by_watermark INTEGER, duration_ms INTEGER, json TEXT);\n"
@@ -565,13 +567,6 @@ sd_err_t sd_ledger_unpack_file(const char *path, char *err, size_t errlen) {
     return e;
 }
 
-/* A reader of messages or delivery reports: every one in its rows, then the
- * connection's lock. */
-static void sd_ledger_lock_read(sd_ledger_t *l) {
-    sd_ledger_settle(l, NULL, 0);
-    pthread_mutex_lock(&l->mu);
-}
-
 /* Under qmu, or with no writer thread: the first failure is what every
  * later call reports. */
 static void sd_ledger_keep_err(sd_ledger_t *l, sd_err_t e, const char *err) {
@@ -579,6 +574,29 @@ static void sd_ledger_keep_err(sd_ledger_t *l, sd_err_t e, const char *err) {
     l->async_err = e;
     snprintf(l->async_errstr, sizeof(l->async_errstr), "%s", err);
 }
+
+/* A read that failed (not prepared, a step that ended in an error, packs
+ * that would not unpack) is the run's error, never an empty answer: kept
+ * as the writer's first failure is, so the reader returns it and every
+ * later commit, wait and read reports it (the judgement ends in error
+ * instead of a verdict on what could not be read). Called without mu. */
+static sd_err_t sd_ledger_read_failed(sd_ledger_t *l, sd_err_t e, const char *why) {
+    if (!e) return SD_OK;
+    pthread_mutex_lock(&l->qmu);
+    sd_ledger_keep_err(l, e, why);
+    pthread_mutex_unlock(&l->qmu);
+    return e;
+}
+
+/* A reader of messages or delivery reports: every one in its rows, then the
+ * connection's lock (held on SD_OK, and on a failure too: the caller
+ * unlocks as always and reports what is in why). */
+static sd_err_t sd_ledger_lock_read(sd_ledger_t *l, char *why, size_t wlen) {
+    sd_err_t e = sd_ledger_settle(l, why, wlen);
+    pthread_mutex_lock(&l->mu);
+    return e;
+}
+
 
 /* Under qmu: wait on qcv at most ms (qcv runs on the monotonic clock). */
 static void sd_ledger_wait_ms(sd_ledger_t *l, int64_t ms) {
@@ -757,7 +775,7 @@ static sd_err_t sd_ledger_prepare(sd_ledger_t *l, char *err, size_t errlen) {
         {&l->ins_send_n, sendsn},
         {&l->ins_ack, acks1},
         {&l->ins_ack_n, acksn},
-        {&l->ins_sample, "INSERT INTO sample(t_ms,sink,rows) VALUES(?,?,?)"},
+        {&l->ins_sample, "INSERT INTO sample(t_ms,sink,rows,looked_ms) VALUES(?,?,?,?)"},
         {&l->ins_batch_begin, "INSERT OR REPLACE INTO batch(incarnation,id,begin_ms,rows) VALUES(?,?,?,?)"},
         {&l->upd_batch_commit, "INSERT INTO batch(incarnation,id,commit_ms,rows,offsets,acked) VALUES(?1,?2,?3,?4,?5,?6)"
                                " ON CONFLICT(incarnation,id) DO UPDATE SET commit_ms=?3,"
@@ -875,9 +893,19 @@ void sd_ledger_close(sd_ledger_t *l) {
 
 sqlite3 *sd_ledger_db(sd_ledger_t *l) {
     /* whoever queries the connection directly sees every message so far,
-     * and the writer is idle until the runner hands it more */
-    sd_ledger_settle(l, NULL, 0);
+     * and the writer is idle until the runner hands it more (messages that
+     * will not settle are the run's error, kept for the next commit) */
+    char why[512] = "";
+    sd_ledger_read_failed(l, sd_ledger_settle(l, why, sizeof(why)), why);
     return l->db;
+}
+
+sd_err_t sd_ledger_error(sd_ledger_t *l, char *err, size_t errlen) {
+    pthread_mutex_lock(&l->qmu);
+    sd_err_t e = l->async_err;
+    if (e) sd_err_set(err, errlen, e, "%s", l->async_errstr);
+    pthread_mutex_unlock(&l->qmu);
+    return e;
 }
 
 /* Run a one-off statement with text/int parameters described by fmt
@@ -1150,7 +1178,7 @@ sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char
     return e;
 }
 
-sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, char *err, size_t errlen) {
+sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, int64_t looked_ms, char *err, size_t errlen) {
     pthread_mutex_lock(&l->mu);
     sd_err_t e = sd_ledger_begin(l, err, errlen);
     if (e) {
@@ -1161,6 +1189,8 @@ sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_
     sqlite3_bind_int64(st, 1, t_ms);
     sqlite3_bind_text(st, 2, sink, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 3, rows);
+    if (looked_ms >= 0) sqlite3_bind_int64(st, 4, looked_ms);
+    else sqlite3_bind_null(st, 4);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, "record a sink sample", err, errlen);
@@ -1190,91 +1220,117 @@ sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, siz
                          s->rows_removed, s->memory_bytes, s->watermark_ms, s->input_rows, s->custom);
 }
 
+/* ---- the judge's readers ----
+ *
+ * Every reader runs its query through sd_ledger_rows: a query that cannot
+ * be prepared or stops on an error (a damaged page, a busy database), and
+ * messages that cannot be settled into their rows (a damaged pack), are
+ * the run's error (sd_ledger_read_failed), returned and reported by every
+ * later commit: a reader that could not read never answers "none". */
+
+/* One reader's query: row(ctx, st) for each row; messages and delivery
+ * reports settled first when `settle`; text bound as ?1 unless NULL. */
+static sd_err_t sd_ledger_rows(sd_ledger_t *l, int settle, const char *sql, const char *text, const char *op,
+                               void (*row)(void *ctx, sqlite3_stmt *st), void *ctx) {
+    char why[512] = "";
+    sd_err_t e = SD_OK;
+    if (settle) e = sd_ledger_lock_read(l, why, sizeof(why));
+    else pthread_mutex_lock(&l->mu);
+    sqlite3_stmt *st = NULL;
+    if (!e && sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        e = sd_ledger_sqlerr(l, op, why, sizeof(why));
+    } else if (!e) {
+        if (text) sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) row(ctx, st);
+        if (rc != SQLITE_DONE) e = sd_ledger_sqlerr(l, op, why, sizeof(why));
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&l->mu);
+    return sd_ledger_read_failed(l, e, why);
+}
+
+static int64_t sd_col64(sqlite3_stmt *st, int i) { return sqlite3_column_type(st, i) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, i); }
+
+/* a reader's callback and its opaque, for the row adapters below */
+typedef struct {
+    void (*cb)(void);
+    void *opaque;
+    int64_t v[3];
+} sd_lrow_t;
+
+static void sd_row_state(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, const char *, int64_t, int64_t))x->cb)(x->opaque, (const char *)sqlite3_column_text(st, 0),
+                                                            sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+}
+
 /* Each batch's state, summed over its operators, per query in batch order;
  * a batch reported more than once (re-run by a later incarnation) counts
  * as its newest report. */
-void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
-                          void *opaque) {
-    sqlite3_stmt *st;
-    const char *sql = "WITH k AS (SELECT query, batch, max(t_ms) AS t FROM state GROUP BY query, batch)"
-                      " SELECT s.query, max(coalesce(s.input_rows, 0)), sum(coalesce(s.rows_total, 0))"
-                      " FROM state s JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms"
-                      " GROUP BY s.query, s.batch ORDER BY s.query, s.batch";
-    pthread_mutex_lock(&l->mu);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+sd_err_t sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
+                              void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 0,
+                          "WITH k AS (SELECT query, batch, max(t_ms) AS t FROM state GROUP BY query, batch)"
+                          " SELECT s.query, max(coalesce(s.input_rows, 0)), sum(coalesce(s.rows_total, 0))"
+                          " FROM state s JOIN k ON k.query = s.query AND k.batch = s.batch AND k.t = s.t_ms"
+                          " GROUP BY s.query, s.batch ORDER BY s.query, s.batch",
+                          NULL, "read the state the batches left", sd_row_state, &x);
+}
+
+/* the first row's three numbers (INT64_MIN where NULL), v[2] also counts rows */
+static void sd_row_first(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    if (x->opaque) return; /* taken */
+    for (int i = 0; i < 3 && i < sqlite3_column_count(st); i++) x->v[i] = sd_col64(st, i);
+    x->opaque = x;
 }
 
 /* Batches that read rows and the most one read, per query: from the
  * pipeline's own account when it gave one (newest report per batch), else
  * from the batch markers' rows= (a re-run batch once). */
-void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max) {
-    sqlite3_stmt *st;
+sd_err_t sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max) {
+    static const char *const sql[2] = {
+        "WITH p AS (SELECT query, batch, input_rows, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k"
+        " FROM progress WHERE batch >= 0), q AS (SELECT query, sum(input_rows > 0) AS n, max(input_rows) AS m FROM p"
+        " WHERE k = 1 GROUP BY query) SELECT max(n), max(m), count(*) FROM q",
+        "WITH b AS (SELECT id, max(rows) AS rows FROM batch WHERE commit_ms IS NOT NULL AND rows IS NOT NULL AND rows >= 0"
+        " GROUP BY id) SELECT sum(rows > 0), max(rows), count(*) FROM b"};
     *batches = *rows_max = -1;
-    const char *sql = "WITH p AS (SELECT query, batch, input_rows, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k"
-                      " FROM progress WHERE batch >= 0), q AS (SELECT query, sum(input_rows > 0) AS n, max(input_rows) AS m FROM p"
-                      " WHERE k = 1 GROUP BY query) SELECT max(n), max(m), count(*) FROM q";
-    const char *sql2 = "WITH b AS (SELECT id, max(rows) AS rows FROM batch WHERE commit_ms IS NOT NULL AND rows IS NOT NULL AND rows >= 0"
-                       " GROUP BY id) SELECT sum(rows > 0), max(rows), count(*) FROM b";
-    pthread_mutex_lock(&l->mu);
-    for (int pass = 0; pass < 2 && *batches < 0; pass++) {
-        if (sqlite3_prepare_v2(l->db, pass ? sql2 : sql, -1, &st, NULL) != SQLITE_OK) continue;
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 2) > 0) {
-            *batches = sqlite3_column_int64(st, 0);
-            *rows_max = sqlite3_column_int64(st, 1);
+    sd_err_t e = SD_OK;
+    for (int pass = 0; pass < 2 && *batches < 0 && !e; pass++) {
+        sd_lrow_t x = {NULL, NULL, {INT64_MIN, INT64_MIN, 0}};
+        e = sd_ledger_rows(l, 0, sql[pass], NULL, "read the batches' sizes", sd_row_first, &x);
+        if (!e && x.v[2] > 0) {
+            *batches = x.v[0] == INT64_MIN ? 0 : x.v[0];
+            *rows_max = x.v[1] == INT64_MIN ? 0 : x.v[1];
         }
-        sqlite3_finalize(st);
     }
-    pthread_mutex_unlock(&l->mu);
+    return e;
 }
 
 /* The event times of the events sent as valid: the span a drill covered. */
-void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi) {
-    sqlite3_stmt *st;
-    *lo = *hi = INT64_MIN;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT min(event_time_ms), max(event_time_ms) FROM sent WHERE kind = 'valid'", -1, &st, NULL) ==
-        SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-            *lo = sqlite3_column_int64(st, 0);
-            *hi = sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+sd_err_t sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi) {
+    sd_lrow_t x = {NULL, NULL, {INT64_MIN, INT64_MIN, 0}};
+    sd_err_t e = sd_ledger_rows(l, 1, "SELECT min(event_time_ms), max(event_time_ms) FROM sent WHERE kind = 'valid'", NULL,
+                                "read the event times sent", sd_row_first, &x);
+    *lo = x.v[0];
+    *hi = x.v[0] == INT64_MIN ? INT64_MIN : x.v[1];
+    return e;
 }
 
-int64_t sd_ledger_max_seq(sd_ledger_t *l) {
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    sqlite3 *db = sd_ledger_db(l);
-    pthread_mutex_lock(&l->mu);
-    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(seq)+1,0) FROM ledger", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return v;
+/* A one-value query (count(*), ...), INT64_MIN where NULL; 0 on a failure
+ * (kept: the run's error). */
+static int64_t sd_ledger_scalar(sd_ledger_t *l, const char *sql) {
+    sd_lrow_t x = {NULL, NULL, {INT64_MIN, 0, 0}};
+    if (sd_ledger_rows(l, 1, sql, NULL, "read a count", sd_row_first, &x)) return 0;
+    return x.v[0];
 }
+
+int64_t sd_ledger_max_seq(sd_ledger_t *l) { return sd_ledger_scalar(l, "SELECT coalesce(max(seq)+1,0) FROM ledger"); }
 
 /* ---- reads and writes of the reconciliation ---- */
-
-/* A one-value query (count(*), ...) under the connection's lock. */
-static int64_t sd_ledger_scalar(sd_ledger_t *l, const char *sql) {
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return v;
-}
 
 int64_t sd_ledger_count_produced(sd_ledger_t *l) {
     return sd_ledger_scalar(l, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL");
@@ -1284,145 +1340,159 @@ int64_t sd_ledger_count_send_failed(sd_ledger_t *l) {
     return sd_ledger_scalar(l, "SELECT count(*) FROM ledger WHERE error IS NOT NULL OR acked_ms IS NULL");
 }
 
-void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
+static void sd_row_seq(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t))x->cb)(x->opaque, sqlite3_column_int64(st, 0));
+}
+
+sd_err_t sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
     /* failed or never acknowledged originals: rare, found through the error column */
-    if (sqlite3_prepare_v2(l->db, "SELECT seq FROM ledger WHERE kind<>'duplicate' AND (error IS NOT NULL OR acked_ms IS NULL)",
-                           -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) cb(opaque, sqlite3_column_int64(st, 0));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+    return sd_ledger_rows(l, 1, "SELECT seq FROM ledger WHERE kind<>'duplicate' AND (error IS NOT NULL OR acked_ms IS NULL)", NULL,
+                          "read the messages Kafka never acknowledged", sd_row_seq, &x);
 }
 
-void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
+static void sd_row_position(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int, int64_t))x->cb)(x->opaque, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
+                                                   sqlite3_column_int64(st, 2));
+}
+
+sd_err_t sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1, "SELECT seq, partition, offset FROM ledger WHERE offset IS NOT NULL", NULL,
+                          "read the messages' offsets", sd_row_position, &x);
+}
+
+/* two acknowledgements of one offset: the partition was cut back and the
+ * offset written again, so the earlier event is gone */
+typedef struct {
+    void (*cb)(void *opaque, int64_t seq, int lost);
+    void *opaque;
+    const int64_t *ends;
+    int nparts;
+    int64_t pseq, poff;
+    int ppart, have;
+} sd_lost_scan_t;
+
+static void sd_row_acked_lost(void *c, sqlite3_stmt *st) {
+    sd_lost_scan_t *x = c;
+    int64_t seq = sqlite3_column_int64(st, 0), off = sqlite3_column_int64(st, 2);
+    int part = sqlite3_column_int(st, 1);
+    if (x->have)
+        x->cb(x->opaque, x->pseq, (part == x->ppart && off == x->poff) || (x->ppart >= 0 && x->ppart < x->nparts && x->poff >= x->ends[x->ppart]));
+    x->pseq = seq, x->poff = off, x->ppart = part, x->have = 1;
+}
+
+sd_err_t sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
+                                   void (*cb)(void *opaque, int64_t seq, int lost), void *opaque) {
+    sd_lost_scan_t x = {cb, opaque, ends, nparts, -1, -1, -1, 0};
+    sd_err_t e = sd_ledger_rows(l, 1,
+                                side ? "SELECT seq, partition, offset FROM side_ledger WHERE offset >= 0 AND error IS NULL"
+                                       " ORDER BY partition, offset, acked_ms, n"
+                                     : "SELECT seq, partition, offset FROM ledger WHERE offset >= 0 AND error IS NULL"
+                                       " ORDER BY partition, offset, acked_ms, n",
+                                NULL, "read the acknowledged offsets", sd_row_acked_lost, &x);
+    if (!e && x.have) cb(opaque, x.pseq, x.ppart >= 0 && x.ppart < nparts && x.poff >= ends[x.ppart]);
+    return e;
+}
+
+static void sd_row_event_time(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int64_t))x->cb)(x->opaque, sqlite3_column_int64(st, 0), sd_col64(st, 1));
+}
+
+sd_err_t sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1, "SELECT seq, event_time_ms FROM ledger WHERE offset IS NOT NULL", NULL, "read the event times sent",
+                          sd_row_event_time, &x);
+}
+
+static void sd_row_delete(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, const char *))x->cb)(x->opaque, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+}
+
+sd_err_t sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1, "SELECT seq, msg_key FROM ledger WHERE kind = 'delete' AND offset IS NOT NULL ORDER BY n", NULL,
+                          "read the tombstones sent", sd_row_delete, &x);
+}
+
+static void sd_row_side(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int64_t, const char *, const char *))x->cb)(
+        x->opaque, sqlite3_column_int64(st, 0), sd_col64(st, 1), (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3));
+}
+
+sd_err_t sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
                              void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, partition, offset FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1, "SELECT seq, event_time_ms, msg_key, coalesce(disposition, 'target') FROM side_ledger"
+                                " WHERE offset IS NOT NULL ORDER BY n", NULL, "read the second source's messages", sd_row_side, &x);
 }
 
-void sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
-                               void (*cb)(void *opaque, int64_t seq, int lost), void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
-    /* two acknowledgements of one offset: the partition was cut back and
-     * the offset written again, so the earlier event is gone */
-    if (sqlite3_prepare_v2(l->db, side ? "SELECT seq, partition, offset FROM side_ledger WHERE offset >= 0 AND error IS NULL"
-                                         " ORDER BY partition, offset, acked_ms, n"
-                                       : "SELECT seq, partition, offset FROM ledger WHERE offset >= 0 AND error IS NULL"
-                                         " ORDER BY partition, offset, acked_ms, n", -1, &st, NULL) == SQLITE_OK) {
-        int64_t pseq = -1, poff = -1;
-        int ppart = -1, have = 0;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t seq = sqlite3_column_int64(st, 0), off = sqlite3_column_int64(st, 2);
-            int part = sqlite3_column_int(st, 1);
-            if (have) cb(opaque, pseq, (part == ppart && off == poff) || (ppart >= 0 && ppart < nparts && poff >= ends[ppart]));
-            pseq = seq, poff = off, ppart = part, have = 1;
-        }
-        if (have) cb(opaque, pseq, ppart >= 0 && ppart < nparts && poff >= ends[ppart]);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+static void sd_row_arrival(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int, int64_t, int64_t))x->cb)(x->opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1),
+                                                   sqlite3_column_int64(st, 2));
 }
 
-void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms FROM ledger WHERE offset IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int64(st, 0),
-               sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 1));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-}
-
-void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, msg_key FROM ledger WHERE kind = 'delete' AND offset IS NOT NULL ORDER BY n", -1, &st,
-                           NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) cb(opaque, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-}
-
-void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
-                         void *opaque) {
-    sqlite3_stmt *st;
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, event_time_ms, msg_key, coalesce(disposition, 'target') FROM side_ledger"
-                           " WHERE offset IS NOT NULL ORDER BY n", -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_type(st, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 1),
-               (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-}
-
-void sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque) {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT 0, seq, event_time_ms, n FROM ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL UNION ALL"
-                      " SELECT 1, seq, event_time_ms, n FROM side_ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL ORDER BY 4";
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+sd_err_t sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1,
+                          "SELECT 0, seq, event_time_ms, n FROM ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL UNION ALL"
+                          " SELECT 1, seq, event_time_ms, n FROM side_ledger WHERE offset IS NOT NULL AND event_time_ms IS NOT NULL ORDER BY 4",
+                          NULL, "read the order messages reached Kafka in", sd_row_arrival, &x);
 }
 
 int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l) {
-    sqlite3_stmt *st;
-    int64_t v = INT64_MIN;
-    const char *sql = "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
-                      " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)";
-    sd_ledger_lock_read(l);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return v;
+    return sd_ledger_scalar(l, "SELECT min(m) FROM (SELECT max(event_time_ms) AS m FROM ledger WHERE offset IS NOT NULL AND disposition = 'target'"
+                               " GROUP BY partition UNION ALL SELECT max(event_time_ms) FROM side_ledger WHERE offset IS NOT NULL GROUP BY partition)");
 }
 
-void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
-                                                            int64_t end_ms), void *opaque) {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT b.incarnation, b.id, b.begin_ms, coalesce(b.commit_ms, i.ended_ms, 9223372036854775807)"
-                      " FROM batch b LEFT JOIN incarnation i ON i.n = b.incarnation WHERE b.begin_ms IS NOT NULL ORDER BY b.begin_ms";
-    pthread_mutex_lock(&l->mu);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+static void sd_row_window(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int, int64_t, int64_t, int64_t))x->cb)(x->opaque, sqlite3_column_int(st, 0), sqlite3_column_int64(st, 1),
+                                                            sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
 }
 
-void sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc),
-                           void *opaque) {
-    sqlite3_stmt *st;
-    const char *sql = "SELECT s.t_ms, s.rows, coalesce((SELECT max(n) FROM incarnation WHERE started_ms <= s.t_ms), 0)"
-                      " FROM sample s WHERE s.sink = ? ORDER BY s.t_ms, s.rowid";
-    pthread_mutex_lock(&l->mu);
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, sink, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW)
-            cb(opaque, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2));
-        sqlite3_finalize(st);
-    }
-    pthread_mutex_unlock(&l->mu);
+sd_err_t sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms, int64_t end_ms),
+                                     void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 0,
+                          "SELECT b.incarnation, b.id, b.begin_ms, coalesce(b.commit_ms, i.ended_ms, 9223372036854775807)"
+                          " FROM batch b LEFT JOIN incarnation i ON i.n = b.incarnation WHERE b.begin_ms IS NOT NULL ORDER BY b.begin_ms",
+                          NULL, "read the batches' windows", sd_row_window, &x);
+}
+
+static void sd_row_growth(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int64_t, int))x->cb)(x->opaque, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                                   sqlite3_column_int(st, 2));
+}
+
+sd_err_t sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc), void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 0,
+                          "SELECT s.t_ms, s.rows, coalesce((SELECT max(n) FROM incarnation WHERE started_ms <= s.t_ms), 0)"
+                          " FROM sample s WHERE s.sink = ? ORDER BY s.t_ms, s.rowid",
+                          sink, "read the sink's growth", sd_row_growth, &x);
+}
+
+static void sd_row_sample(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int64_t, int64_t))x->cb)(x->opaque, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                                       sqlite3_column_int64(st, 2));
+}
+
+sd_err_t sd_ledger_each_sample(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int64_t looked_ms),
+                               void *opaque, char *err, size_t errlen) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    sd_err_t e = sd_ledger_rows(l, 0, "SELECT t_ms, rows, coalesce(looked_ms, -1) FROM sample WHERE sink = ? ORDER BY t_ms, rowid", sink,
+                                "read the sink samples", sd_row_sample, &x);
+    if (e) sd_ledger_error(l, err, errlen);
+    return e;
 }
 
 /* Prepare sql inside the open transaction, under the lock (held on SD_OK). */
@@ -1533,7 +1603,7 @@ sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq,
 
 void sd_ledger_index_for_reports(sd_ledger_t *l) {
     /* reports look up each anomalous id in the ledger: index by seq then */
-    if (sd_ledger_scalar(l, "SELECT count(*) FROM (SELECT 1 FROM anomaly LIMIT 1)") == 0) return;
+    if (sd_ledger_scalar(l, "SELECT count(*) FROM (SELECT 1 FROM anomaly LIMIT 1)") <= 0) return;
     pthread_mutex_lock(&l->mu);
     char *msg = NULL;
     if (sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS sent_seq ON sent(seq)", NULL, NULL, &msg) != SQLITE_OK) sqlite3_free(msg);
@@ -1544,7 +1614,7 @@ void sd_ledger_index_for_reports(sd_ledger_t *l) {
  * partition, for each partition a progress report names. 1 when the
  * report named the topic at all. */
 static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *topic, const char *json, int64_t *rows,
-                                   int64_t *late) {
+                                   int64_t *late, int *failed) {
     json_t *o = json_loads(json, 0, NULL);
     int known = 0;
     size_t i;
@@ -1562,13 +1632,14 @@ static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *topic, const c
             json_object_foreach(ep, k, v) {
                 int64_t end = json_integer_value(v);
                 int64_t begin = json_is_object(sp) && json_object_get(sp, k) ? json_integer_value(json_object_get(sp, k)) : 0;
-                if (!cnt) continue;
                 sqlite3_bind_int(cnt, 1, atoi(k));
                 sqlite3_bind_int64(cnt, 2, begin);
                 sqlite3_bind_int64(cnt, 3, end);
                 if (sqlite3_step(cnt) == SQLITE_ROW) {
                     *rows += sqlite3_column_int64(cnt, 0);
                     *late += sqlite3_column_int64(cnt, 1);
+                } else {
+                    *failed = 1;
                 }
                 sqlite3_reset(cnt);
             }
@@ -1580,37 +1651,31 @@ static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *topic, const c
     return known;
 }
 
-/* The pipeline's own account against the ledger. Each progress report
- * (Spark's StreamingQueryProgress) names the source offsets its batch
- * read; the ledger knows which messages the harness put at those offsets.
- * Per reported batch (the last report of each batch id: a batch re-run
- * after a kill reports once), Spark's numInputRows must equal the
- * messages the ledger has in that range, and the rows its watermark
- * dropped are put beside the late events in it. Messages no reported
- * batch covers are counted (a kill can take a batch's report with it).
- * Disagreements are warnings; the verdict rests on the sinks. */
-void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
-                               void (*warn)(void *opaque, int disagrees, const char *text), void *opaque) {
-    if (sd_ledger_scalar(l, "SELECT count(*) FROM progress") == 0) return;
+sd_err_t sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
+                                   void (*warn)(void *opaque, int disagrees, const char *text), void *opaque) {
+    if (sd_ledger_scalar(l, "SELECT count(*) FROM progress") <= 0) return sd_ledger_error(l, NULL, 0);
     sd_buf_t out;   /* the summaries, NUL-separated, each after a 0/1 byte: said once the lock is released */
     sd_buf_init(&out);
-    sd_ledger_lock_read(l);
-    /* partition and offset live in table ack (the view ledger cannot be indexed) */
-    sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset)", NULL, NULL, NULL);
-    sqlite3_stmt *st, *cnt = NULL, *ins = NULL;
+    char why[512] = "";
+    sd_err_t e = sd_ledger_lock_read(l, why, sizeof(why));
+    sqlite3_stmt *st = NULL, *cnt = NULL, *ins = NULL;
     const char *sql = "SELECT query, batch, incarnation, input_rows, dropped_by_watermark, json FROM ("
                       " SELECT *, row_number() OVER (PARTITION BY query, batch ORDER BY t_ms DESC) AS k FROM progress WHERE batch >= 0)"
                       " WHERE k = 1 ORDER BY query, batch";
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        pthread_mutex_unlock(&l->mu);
-        return;
-    }
-    sqlite3_prepare_v2(l->db, "SELECT count(*), sum(kind='late') FROM ledger WHERE partition=? AND offset>=? AND offset<?", -1, &cnt, NULL);
-    sqlite3_prepare_v2(l->db, "INSERT INTO account VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL);
+    /* partition and offset live in table ack (the view ledger cannot be indexed) */
+    if (!e && (sqlite3_exec(l->db, "CREATE INDEX IF NOT EXISTS ack_pos ON ack(partition, offset)", NULL, NULL, NULL) != SQLITE_OK ||
+               sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK ||
+               sqlite3_prepare_v2(l->db, "SELECT count(*), sum(kind='late') FROM ledger WHERE partition=? AND offset>=? AND offset<?", -1,
+                                  &cnt, NULL) != SQLITE_OK ||
+               sqlite3_prepare_v2(l->db, "INSERT INTO account VALUES(?,?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK))
+        e = sd_ledger_sqlerr(l, "compare the pipeline's account with the ledger", why, sizeof(why));
     char cur[128] = "";
     int64_t covered = 0, batches = 0, bad = 0, spark_rows = 0, dropped = 0, late = 0;
-    for (int more = 1; more;) {
-        more = sqlite3_step(st) == SQLITE_ROW;
+    int failed = 0;
+    for (int more = !e; more && !failed;) {
+        int rc = sqlite3_step(st);
+        more = rc == SQLITE_ROW;
+        if (!more && rc != SQLITE_DONE) failed = 1;
         const char *q = more ? (const char *)sqlite3_column_text(st, 0) : "";
         if (!q) q = "";
         if ((!more || strcmp(q, cur)) && batches) {
@@ -1628,7 +1693,7 @@ void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produc
         int64_t batch = sqlite3_column_int64(st, 1), srows = sqlite3_column_int64(st, 3), sdrop = sqlite3_column_int64(st, 4);
         int inc = sqlite3_column_int(st, 2);
         int64_t lrows, llate;
-        if (!sd_ledger_account_batch(cnt, topic, (const char *)sqlite3_column_text(st, 5), &lrows, &llate)) continue;
+        if (!sd_ledger_account_batch(cnt, topic, (const char *)sqlite3_column_text(st, 5), &lrows, &llate, &failed) || failed) continue;
         int agree = srows == lrows;
         batches++;
         covered += lrows;
@@ -1636,23 +1701,24 @@ void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produc
         dropped += sdrop;
         late += llate;
         if (!agree) bad++;
-        if (ins) {
-            sqlite3_bind_text(ins, 1, cur, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_int64(ins, 2, batch);
-            sqlite3_bind_int(ins, 3, inc);
-            sqlite3_bind_int64(ins, 4, srows);
-            sqlite3_bind_int64(ins, 5, lrows);
-            sqlite3_bind_int64(ins, 6, sdrop);
-            sqlite3_bind_int64(ins, 7, llate);
-            sqlite3_bind_int(ins, 8, agree);
-            sqlite3_step(ins);
-            sqlite3_reset(ins);
-        }
+        sqlite3_bind_text(ins, 1, cur, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(ins, 2, batch);
+        sqlite3_bind_int(ins, 3, inc);
+        sqlite3_bind_int64(ins, 4, srows);
+        sqlite3_bind_int64(ins, 5, lrows);
+        sqlite3_bind_int64(ins, 6, sdrop);
+        sqlite3_bind_int64(ins, 7, llate);
+        sqlite3_bind_int(ins, 8, agree);
+        if (sqlite3_step(ins) != SQLITE_DONE) failed = 1;
+        sqlite3_reset(ins);
     }
-    if (cnt) sqlite3_finalize(cnt);
-    if (ins) sqlite3_finalize(ins);
+    if (failed && !e) e = sd_ledger_sqlerr(l, "compare the pipeline's account with the ledger", why, sizeof(why));
+    sqlite3_finalize(cnt);
+    sqlite3_finalize(ins);
     sqlite3_finalize(st);
     pthread_mutex_unlock(&l->mu);
-    for (size_t i = 0; i < out.len; i += strlen(out.data + i) + 1) warn(opaque, out.data[i] == '1', out.data + i + 1);
+    /* a comparison that could not be made whole says nothing (the error does) */
+    for (size_t i = 0; !e && i < out.len; i += strlen(out.data + i) + 1) warn(opaque, out.data[i] == '1', out.data + i + 1);
     sd_buf_free(&out);
+    return sd_ledger_read_failed(l, e, why);
 }

@@ -135,7 +135,9 @@ sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int 
                                    const char *ended_by, char *err, size_t errlen);
 sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char *phase, int64_t t_ms,
                          int64_t rows, const char *offsets, char *err, size_t errlen);
-sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, char *err, size_t errlen);
+/* A sink's row count as the harness read it at t_ms; looked_ms: its look
+ * before, which counted other rows (-1 none). */
+sd_err_t sd_ledger_sample(sd_ledger_t *l, int64_t t_ms, const char *sink, int64_t rows, int64_t looked_ms, char *err, size_t errlen);
 sd_err_t sd_ledger_watermark(sd_ledger_t *l, int64_t t_ms, int32_t partition, int64_t low, int64_t high,
                              char *err, size_t errlen);
 
@@ -157,25 +159,25 @@ typedef struct sd_state_row_s {
 sd_err_t sd_ledger_state(sd_ledger_t *l, const sd_state_row_t *s, char *err, size_t errlen);
 /* Each batch's rows read and state rows (summed over its operators), per
  * query in batch order, the newest report of a batch that ran more than once. */
-void sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
+sd_err_t sd_ledger_each_state(sd_ledger_t *l, void (*cb)(void *opaque, const char *query, int64_t input_rows, int64_t state_rows),
                           void *opaque);
 /* Batches that read rows, and the most rows one read (the largest over
  * queries); both -1 when no batch said its size. */
-void sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max);
+sd_err_t sd_ledger_batch_bounds(sd_ledger_t *l, int64_t *batches, int64_t *rows_max);
 /* Lowest and highest event time of the valid events sent (INT64_MIN: none). */
-void sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
+sd_err_t sd_ledger_event_span(sd_ledger_t *l, int64_t *lo, int64_t *hi);
 
 /* Each acknowledged tombstone (`inject delete=`): its seq and its key. */
-void sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque);
+sd_err_t sd_ledger_each_delete(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, const char *key), void *opaque);
 /* Each acknowledged message of the second source (`deliveries`): the seq
  * of its scan, its event time, its key, and where the contract sends it
  * ("target"; "dropped" or "quarantine" for a late, future or malformed
  * delivery). */
-void sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
+sd_err_t sd_ledger_each_side(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms, const char *key, const char *disp),
                          void *opaque);
 /* Each acknowledged message with an event time, of the source (side 0) and
  * the second source (side 1), in the order they were handed to Kafka. */
-void sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque);
+sd_err_t sd_ledger_each_arrival(sd_ledger_t *l, void (*cb)(void *opaque, int side, int64_t seq, int64_t t_ms), void *opaque);
 
 /* The oldest of the partitions' newest event times, over the events sent to
  * the target and the second source's: the watermark an engine that keeps
@@ -185,18 +187,23 @@ int64_t sd_ledger_oldest_partition_max(sd_ledger_t *l);
 /* Highest seq assigned so far + 1 (after a reopen). */
 int64_t sd_ledger_max_seq(sd_ledger_t *l);
 
-/* ---- reads and writes of the reconciliation (run_judge.c) ---- */
+/* ---- reads and writes of the reconciliation (run_judge.c) ----
+ *
+ * A reader that cannot read (a statement that does not prepare or stops
+ * on an error, messages that will not settle into their rows) returns the
+ * error and keeps it as the run's (sd_ledger_error, every later commit):
+ * it never answers with an empty set. The counts answer 0 then. */
 
 /* Messages acknowledged by the broker (with an offset), and messages that
  * failed or were never acknowledged. */
 int64_t sd_ledger_count_produced(sd_ledger_t *l);
 int64_t sd_ledger_count_send_failed(sd_ledger_t *l);
 /* cb(opaque, seq) for every original (not a replay) that failed or was never acknowledged. */
-void sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque);
+sd_err_t sd_ledger_each_unsent(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq), void *opaque);
 /* cb(opaque, seq, partition, offset) for every acknowledged message. */
 /* Every acknowledged message's seq and event time as sent (INT64_MIN when
  * it had none), for the result models. */
-void sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque);
+sd_err_t sd_ledger_each_event_time(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int64_t t_ms), void *opaque);
 /* A result model's anomalous groups (table group_anomaly). */
 typedef struct {
     int64_t start_ms;
@@ -209,20 +216,24 @@ sd_err_t sd_ledger_groups(sd_ledger_t *l, const char *sink, const sd_ledger_grou
  * each named by its scan's seq), with whether Kafka lost it since: its
  * offset is at or past the partition's end now (ends[p], the high
  * watermarks), or a later acknowledgement names the same offset. */
-void sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
+sd_err_t sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends, int nparts,
                                void (*cb)(void *opaque, int64_t seq, int lost), void *opaque);
-void sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
+sd_err_t sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
                              void *opaque);
 /* cb(opaque, incarnation, batch, begin_ms, end_ms) for every batch that began,
  * oldest first; end_ms is its commit, else its incarnation's end, else INT64_MAX. */
-void sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
+sd_err_t sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,
                                                             int64_t end_ms), void *opaque);
 /* cb(opaque, t_ms, rows, inc) for every sampled row count of a sink, oldest
  * first, with the incarnation that was running then (the newest started at
  * or before t_ms, 0 before the first): which incarnation wrote the N-th row
  * of an append-only sink that gives no write times. */
-void sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc),
+sd_err_t sd_ledger_each_growth(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int inc),
                            void *opaque);
+/* cb(opaque, t_ms, rows, looked_ms) for every sample of a sink's row
+ * count, oldest first (looked_ms -1: unknown). */
+sd_err_t sd_ledger_each_sample(sd_ledger_t *l, const char *sink, void (*cb)(void *opaque, int64_t t_ms, int64_t rows, int64_t looked_ms),
+                               void *opaque, char *err, size_t errlen);
 /* counts(name, value): names[i] prefixed with prefix ("" for the target). */
 sd_err_t sd_ledger_counts(sd_ledger_t *l, const char *prefix, const char *const *names, const int64_t *values, int n,
                           char *err, size_t errlen);
@@ -246,6 +257,9 @@ sd_err_t sd_ledger_unexpected(sd_ledger_t *l, const char *sink, const sd_ledger_
 /* One check of the verdict. */
 sd_err_t sd_ledger_check(sd_ledger_t *l, int idx, const char *name, int pass, const char *expected, const char *actual,
                          const char *detail, char *err, size_t errlen);
+/* The run's first ledger failure (a write, or a read that could not be
+ * made: every reader above returns it and keeps it), SD_OK when none. */
+sd_err_t sd_ledger_error(sd_ledger_t *l, char *err, size_t errlen);
 /* Latency samples of a sink: seq, when it was handed to Kafka, when it was first seen. */
 sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq, const int64_t *sent_ms,
                            const int64_t *seen_ms, int64_t n, char *err, size_t errlen);
@@ -254,7 +268,7 @@ void sd_ledger_index_for_reports(sd_ledger_t *l);
 /* The pipeline's own account (table progress) against the ledger, into table
  * account; one summary per query through warn(opaque, disagrees, text). See
  * ledger.c. Does nothing when the pipeline reported no progress. */
-void sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
+sd_err_t sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
                                void (*warn)(void *opaque, int disagrees, const char *text), void *opaque);
 
 #endif

@@ -176,6 +176,8 @@ typedef struct {
     size_t taglen;
 } sd_scan_ctx_t;
 
+static void sd_observe_set_lat(sd_observe_t *o, int64_t seq, int64_t lat);
+
 static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
     sd_scan_ctx_t *c = opaque;
     sd_observe_t *o = c->o;
@@ -193,12 +195,73 @@ static int sd_observe_cb(void *opaque, const char *id, size_t idlen, const char 
         if (rel > (int64_t)UINT32_MAX - 1) rel = (int64_t)UINT32_MAX - 1;
         int64_t lat = rel > sent ? rel - sent : 0, cur = sd_observe_latency(o, seq);
         if (cur >= 0 && cur <= lat) return 0; /* the first write is the earliest */
-        uint32_t cell = lat < SD_LAT_BIG ? (uint32_t)lat : SD_LAT_BIG;
-        if (cell == SD_LAT_BIG) sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
-        uint8_t *p = o->lat + 3 * seq;
-        p[0] = (uint8_t)cell, p[1] = (uint8_t)(cell >> 8), p[2] = (uint8_t)(cell >> 16);
+        sd_observe_set_lat(o, seq, lat);
     }
     return 0;
+}
+
+/* Set seq's latency cell to lat (ms). */
+static void sd_observe_set_lat(sd_observe_t *o, int64_t seq, int64_t lat) {
+    if (lat > (int64_t)UINT32_MAX - 1) lat = (int64_t)UINT32_MAX - 1;
+    uint32_t cell = lat < SD_LAT_BIG ? (uint32_t)lat : SD_LAT_BIG;
+    if (cell == SD_LAT_BIG) sd_i64map_put(&o->lat_big, seq, (uint32_t)lat);
+    uint8_t *p = o->lat + 3 * seq;
+    p[0] = (uint8_t)cell, p[1] = (uint8_t)(cell >> 8), p[2] = (uint8_t)(cell >> 16);
+}
+
+/* The buckets of write times a bound keeps: ms wide up to this many, wider
+ * for longer runs (a 70-minute run at 1 ms). */
+#define SD_BOUND_BUCKETS (1 << 22)
+
+void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, const int64_t *looked, int64_t n, int64_t last_look_ms,
+                      int64_t read_ms, sd_observe_bound_t *out) {
+    memset(out, 0, sizeof(*out));
+    if (!o->lat || !o->sent) return;
+    /* each written row's write time (wall ms), over the seqs' first copies */
+    int64_t lo = INT64_MAX, hi = INT64_MIN, timed = 0;
+    for (int64_t s = 0; s < o->nseq; s++) {
+        int64_t lat = sd_observe_latency(o, s);
+        uint32_t sent = sd_stamps_get(o->sent, s);
+        if (lat < 0 || sent == UINT32_MAX) continue;
+        int64_t w = o->base_ms + sent + lat;
+        if (w < lo) lo = w;
+        if (w > hi) hi = w;
+        timed++;
+    }
+    if (!timed) return;
+    int64_t width = (hi - lo) / SD_BOUND_BUCKETS + 1, nb = (hi - lo) / width + 1;
+    uint32_t *cnt = sd_util_xcalloc((size_t)nb, sizeof(uint32_t));
+    for (int64_t s = 0; s < o->nseq; s++) {
+        int64_t lat = sd_observe_latency(o, s);
+        uint32_t sent = sd_stamps_get(o->sent, s);
+        if (lat >= 0 && sent != UINT32_MAX) cnt[(o->base_ms + sent + lat - lo) / width]++;
+    }
+    /* per bucket, for the least rank of a row in it (rows written in one
+     * bucket are in no known order): the first sample that counted that
+     * many rows, seen[b], and the look before it, which did not (looked[b];
+     * never reached: the final read, and the harness's last look) */
+    int64_t *seen = sd_util_xmalloc(sizeof(int64_t) * (size_t)nb * 2), *prev = seen + nb, before = 0, i = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t need = before + 1;
+        while (i < n && rows[i] < need) i++;
+        seen[b] = i < n ? t[i] : read_ms;
+        prev[b] = i < n ? (looked && looked[i] >= 0 ? looked[i] : i > 0 ? t[i - 1] : INT64_MIN) : last_look_ms;
+        before += cnt[b];
+    }
+    /* a look after the write time that did not count the row contradicts
+     * the time: the row was first readable when a look counted it */
+    for (int64_t s = 0; s < o->nseq; s++) {
+        int64_t lat = sd_observe_latency(o, s);
+        uint32_t sent = sd_stamps_get(o->sent, s);
+        if (lat < 0 || sent == UINT32_MAX) continue;
+        int64_t w = o->base_ms + sent + lat, b = (w - lo) / width;
+        if (prev[b] <= w || seen[b] <= w) continue;
+        out->rows_late++;
+        if (seen[b] - w > out->max_gap_ms) out->max_gap_ms = seen[b] - w;
+        sd_observe_set_lat(o, s, seen[b] - o->base_ms - sent);
+    }
+    free(seen);
+    free(cnt);
 }
 
 int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq) {

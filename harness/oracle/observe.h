@@ -62,6 +62,26 @@ static inline uint32_t sd_observe_lat_cell(const sd_observe_t *o, int64_t seq) {
 /* The latency of seq (see lat), or -1 when it has none. */
 int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 
+/* What sd_observe_bound changed. */
+typedef struct sd_observe_bound_s {
+    int64_t rows_late;    /* rows whose write time a look of the harness contradicts */
+    int64_t max_gap_ms;   /* the most by which one did */
+} sd_observe_bound_t;
+
+/* A write time is the pipeline's claim; what the harness saw of the sink
+ * is its own looks at the row count: sample i at t[i] (wall ms) counted
+ * rows[i], and the look before it (looked[i], -1 unknown: then the sample
+ * before) counted other rows; oldest first, n of them. The final read at
+ * read_ms saw every row; last_look_ms is the look before it. Rows are
+ * taken as readable in the order of their write times (those of one
+ * millisecond in no order, the least rank for each), so the k-th was not
+ * readable at a look that counted fewer than k rows. A row whose write
+ * time lies before such a look was first readable when the next look
+ * counted it: its latency is taken from then (a row stamped when inserted
+ * and made visible by a commit 20 s later has a latency of 20 s). */
+void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, const int64_t *looked, int64_t n, int64_t last_look_ms,
+                      int64_t read_ms, sd_observe_bound_t *out);
+
 /* Scan sink; ids of tag map to seq < nseq. With sent (per seq: when
  * first handed to Kafka, ms after base_ms, UINT32_MAX not yet), the
  * latencies of the rows that give write times. */

@@ -177,25 +177,55 @@ static void sd_why(sd_recovery_t *r, const char *fmt, ...) {
 
 /* ---- caught up ---- */
 
+/* The samples' bound: the n events sent before the fault are n rows at
+ * least, so they were not all readable at a look of the harness that
+ * counted fewer; when the first sample that counted n rows came after a
+ * look later than caught_ms, the fault was caught up no earlier than that
+ * sample (a commit ahead of the sink's writes, rows stamped when inserted
+ * and visible at a later commit). */
+static void sd_caught_by_samples(sd_rdb_t *d, sd_recovery_t *r, int64_t n) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db, "SELECT t_ms, coalesce(looked_ms, (SELECT max(p.t_ms) FROM sample p WHERE p.sink=?1 AND p.t_ms<s.t_ms))"
+                                  " FROM sample s WHERE sink=?1 AND rows>=?2 ORDER BY t_ms LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, d->in && d->in->sink ? d->in->sink : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, n);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+            int64_t t = sqlite3_column_int64(st, 0), looked = sqlite3_column_int64(st, 1);
+            if (looked > r->caught_ms && t > r->caught_ms) {
+                r->caught_ms = t;
+                r->v[SD_FIG_recovery_s] = t - r->t_ms;
+                snprintf(r->basis, sizeof(r->basis), "samples");
+            }
+        }
+    }
+    sqlite3_finalize(st);
+}
+
 static void sd_caught_by_commits(sd_rdb_t *d, sd_recovery_t *r);
 
-/* By the target: the newest first write of an event sent before t. */
-static void sd_caught_by_target(sd_rdb_t *d, sd_recovery_t *r) {
-    int64_t n = 0, missing = 0, untimed = 0;
-    int64_t newest = d->in->newest_seen(d->in->opaque, r->t_ms, &n, &missing, &untimed);
-    if (untimed) { /* some rows without a write time: the target cannot say */
-        sd_caught_by_commits(d, r);
-        return;
-    }
-    snprintf(r->basis, sizeof(r->basis), "target");
+/* When everything sent before the fault was in the target again: by its
+ * rows' write times (the newest first write of an event sent before t),
+ * else by the commits; never earlier than the harness's own looks at the
+ * target allow; never when an event sent before t is not there at all. */
+static void sd_caught(sd_rdb_t *d, sd_recovery_t *r) {
+    int64_t n = 0, missing = 0, untimed = 0, newest = INT64_MIN;
+    int rows = d->in && d->in->newest_seen;
+    if (rows) newest = d->in->newest_seen(d->in->opaque, r->t_ms, &n, &missing, &untimed);
     if (missing) {
+        snprintf(r->basis, sizeof(r->basis), "target");
         r->v[SD_FIG_recovery_s] = SD_FIG_NEVER;
         sd_why(r, "%lld of the %lld events sent before the fault never reached the target", (long long)missing, (long long)n);
         return;
     }
-    if (newest < r->t_ms) newest = r->t_ms;
-    r->caught_ms = newest;
-    r->v[SD_FIG_recovery_s] = newest - r->t_ms;
+    if (rows && !untimed) {
+        snprintf(r->basis, sizeof(r->basis), "target");
+        if (newest < r->t_ms) newest = r->t_ms;
+        r->caught_ms = newest;
+        r->v[SD_FIG_recovery_s] = newest - r->t_ms;
+    } else {
+        sd_caught_by_commits(d, r); /* some rows without a write time: the target cannot say */
+    }
+    if (rows && n && r->caught_ms >= 0) sd_caught_by_samples(d, r, n);
 }
 
 /* By the commits: the first commit whose offsets reach, on every partition,
@@ -502,8 +532,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     sqlite3_finalize(st);
     for (int i = 0; i < n; i++) {
         sd_recovery_t *r = &v[i];
-        if (in && in->newest_seen) sd_caught_by_target(&d, r);
-        else sd_caught_by_commits(&d, r);
+        sd_caught(&d, r);
         if (!strcmp(r->kind, "broker")) sd_leaderless(&d, r);
         if (idle[i]) sd_reconnect(&d, r); /* not a stall: nothing stops until a client reuses a dropped connection */
         else if (sd_stall(r->kind)) sd_detect(&d, r);

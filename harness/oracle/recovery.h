@@ -21,7 +21,7 @@ typedef struct sd_recovery_s {
     int ends;               /* it ended that incarnation (kill, stop, crash, a restart of a running one) */
     int64_t t_ms, end_ms;   /* wall ms; end_ms a stall's end, -1 */
     int64_t caught_ms;      /* when it was caught up again, -1 never or unknown */
-    char basis[16];         /* what caught_ms comes from: "target", "commits" or "" */
+    char basis[16];         /* what caught_ms comes from: "target" (its rows' write times), "commits", "samples" (the harness's looks at the target, where they say later) or "" */
     char acked[1024];       /* what Kafka had acknowledged when it struck ("P:O,...", fault.acked; "" unknown) */
     int64_t v[SD_FIG__COUNT];
     char why[600];          /* what could not be measured, and why */
@@ -31,9 +31,10 @@ typedef struct sd_recovery_in_s {
     /* over the target events the harness sent before t (wall ms): the
      * newest first write of one to the target (wall ms), and into *n how
      * many there were, *missing how many were never written, *untimed how
-     * many were written without a time (then the commits decide); NULL when
-     * the target gives no write times (or the drill moved the pipeline's
-     * clock) */
+     * many were written without a time (every one when the target gives no
+     * write times, or the drill moved the pipeline's clock: then the
+     * commits decide); NULL when the target's rows are not ids (a result
+     * model's groups) */
     int64_t (*newest_seen)(void *opaque, int64_t t_ms, int64_t *n, int64_t *missing, int64_t *untimed);
     void *opaque;
     const char *sink; /* the target's name in anomaly and latency */

@@ -144,6 +144,7 @@ typedef struct sd_run_s {
     /* sampling of sink row counts (run_loop.c) */
     struct sd_run_sampling_s {
         int64_t counts[SD_MAX_SINKS];
+        int64_t looked_wall[SD_MAX_SINKS]; /* when each sink was last counted (wall ms) */
         int64_t last_change_mono;
         int64_t next_sample_mono;
         int64_t last_sample_mono; /* when the newest sample began */

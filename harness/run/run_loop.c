@@ -70,6 +70,10 @@ static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *
 sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
     if (!r->sup) return SD_OK;
     sd_sup_event_t ev;
+    if (!r->ledger) { /* judged and closed: what still comes is let go, never recorded */
+        while (sd_sup_next_event(r->sup, &ev) == 0) free(ev.text);
+        return SD_OK;
+    }
     sd_err_t e = sd_progress_poll(r, err, errlen);
     while (!e && sd_sup_next_event(r->sup, &ev) == 0) {
         switch (ev.type) {
@@ -148,12 +152,15 @@ sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {
              * final read decides whether it can be read at all */
             continue;
         }
+        int64_t wall = sd_util_wall_ms();
         if (!r->sampling.sampled || rows != r->sampling.counts[i]) {
             r->sampling.last_change_mono = sd_util_mono_ms();
-            sd_err_t e = sd_ledger_sample(r->ledger, sd_util_wall_ms(), r->sink.v[i]->name, rows, err, errlen);
+            sd_err_t e = sd_ledger_sample(r->ledger, wall, r->sink.v[i]->name, rows, r->sampling.sampled ? r->sampling.looked_wall[i] : -1,
+                                          err, errlen);
             if (e) return e;
         }
         r->sampling.counts[i] = rows;
+        r->sampling.looked_wall[i] = wall;
     }
     r->sampling.sampled = 1;
     r->sampling.last_sample_mono = t0;

@@ -13,6 +13,7 @@
 typedef struct {
     const sd_run_t *r;
     const sd_observe_t *obs;
+    int timed;  /* the write times are on the harness's clock */
 } sd_seen_ctx_t;
 
 /* Over the target events sent before t_ms: the newest first write (wall
@@ -31,7 +32,7 @@ static int64_t sd_run_newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_
             (*missing)++;
             continue;
         }
-        int64_t lat = sd_observe_latency(c->obs, s);
+        int64_t lat = c->timed ? sd_observe_latency(c->obs, s) : -1;
         if (lat < 0) (*untimed)++;
         else if (r->t0_wall + (int64_t)sent + lat > newest) newest = r->t0_wall + (int64_t)sent + lat;
     }
@@ -59,11 +60,10 @@ static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recover
  * makes the run inconclusive (r->verdict.unmeasured) instead of passing. */
 sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char *sink, const sd_step_t *const *expects, int nexp,
                          int *check_idx, int *failed, char *err, size_t errlen) {
-    sd_seen_ctx_t sc = {r, obs};
     /* write times from a pipeline whose clock the drill moved are on its
      * clock: the commits decide */
-    int timed = obs && obs->lat && !r->faults.clock_moved_line;
-    sd_recovery_in_t in = {.newest_seen = timed ? sd_run_newest_seen : NULL, .opaque = &sc, .sink = sink};
+    sd_seen_ctx_t sc = {r, obs, obs && obs->lat && !r->faults.clock_moved_line};
+    sd_recovery_in_t in = {.newest_seen = obs ? sd_run_newest_seen : NULL, .opaque = &sc, .sink = sink};
     sd_recovery_t *v = NULL;
     /* the duplicates' seqs are looked up in the ledger: index it first */
     sd_ledger_index_for_reports(r->ledger);

@@ -299,3 +299,115 @@ Test(ledger, acked_events_kafka_no_longer_holds) {
     sd_ledger_close(l);
     free(path);
 }
+
+/* ---- a reader that cannot read is the run's error, never "none" ---- */
+
+static void count_cb(void *opaque, int64_t seq, int partition, int64_t offset) {
+    (void)seq, (void)partition, (void)offset;
+    (*(int64_t *)opaque)++;
+}
+
+/* a run killed with its messages packed, then a damaged pack first in line */
+static char *packed_run_with_a_damaged_pack(void) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sd_ledger_t *l;
+        if (sd_ledger_create(path, &l, NULL, 0)) _exit(1);
+        send_varied(l, 5000);
+        _exit(sd_ledger_commit(l, NULL, 0) ? 1 : 0);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "INSERT INTO pack(id,sends,acks,data) VALUES(0,2,0,x'0202ff')", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    return path;
+}
+
+Test(ledger, a_damaged_pack_fails_every_reader) {
+    char *path = packed_run_with_a_damaged_pack();
+    sd_ledger_t *l;
+    char err[512] = "";
+    cr_assert_eq(sd_ledger_open(path, 0, &l, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t n = 0;
+    cr_assert_eq(sd_ledger_each_position(l, count_cb, &n), SD_ERR_IO, "not an empty set");
+    cr_assert_eq(n, 0);
+    cr_assert_eq(sd_ledger_error(l, err, sizeof(err)), SD_ERR_IO);
+    cr_assert(strstr(err, "pack 0 is damaged"), "got %s", err);
+    cr_assert_eq(sd_ledger_count_produced(l), 0);
+    cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_ERR_IO, "every later commit reports it");
+    sd_ledger_close(l);
+    free(path);
+}
+
+Test(ledger, a_corrupt_page_under_an_open_ledger) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    char err[512] = "";
+    cr_assert_eq(sd_ledger_create(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    send_varied(l, 3000);
+    cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t before = sd_ledger_count_produced(l);
+    cr_assert_gt(before, 0);
+    /* another connection checkpoints the WAL and overwrites ack's root page */
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL), SQLITE_OK);
+    int64_t root = q1(db, "SELECT rootpage FROM sqlite_master WHERE name='ack'"), psize = q1(db, "PRAGMA page_size");
+    sqlite3_close(db);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    char junk[65536];
+    memset(junk, 0xA5, sizeof(junk));
+    cr_assert_eq(fseek(f, (long)((root - 1) * psize), SEEK_SET), 0);
+    cr_assert_eq(fwrite(junk, 1, (size_t)psize, f), (size_t)psize);
+    fclose(f);
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK, "a change the open ledger sees");
+    sqlite3_close(db);
+    cr_assert_eq(sd_ledger_count_produced(l), 0);
+    cr_assert_eq(sd_ledger_error(l, err, sizeof(err)), SD_ERR_IO);
+    cr_assert(strstr(err, "malformed"), "got %s", err);
+    int64_t n = 0;
+    cr_assert_eq(sd_ledger_each_position(l, count_cb, &n), SD_ERR_IO);
+    sd_ledger_close(l);
+    free(path);
+}
+
+static int warned;
+static void warn_cb(void *opaque, int disagrees, const char *text) {
+    (void)opaque, (void)disagrees, (void)text;
+    warned++;
+}
+static void side_cb(void *opaque, int64_t seq, int64_t t, const char *key, const char *disp) {
+    (void)seq, (void)t, (void)key, (void)disp;
+    (*(int64_t *)opaque)++;
+}
+
+Test(ledger, a_query_that_cannot_be_prepared_is_no_empty_set) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    char err[512] = "";
+    cr_assert_eq(sd_ledger_create(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    send_varied(l, 1000);
+    cr_assert_eq(sd_ledger_progress(l, 1, 5000, "q", 0, 10, 0, 100,
+                                    "{\"sources\":[{\"startOffset\":{\"t\":{\"0\":0}},\"endOffset\":{\"t\":{\"0\":10}}}]}", err, sizeof(err)),
+                 SD_OK, "%s", err);
+    cr_assert_eq(sd_ledger_commit(l, err, sizeof(err)), SD_OK, "%s", err);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "DROP VIEW side_ledger; DROP VIEW ledger_ids; DROP VIEW ledger", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    warned = 0;
+    cr_assert_eq(sd_ledger_compare_account(l, "t", 1000, warn_cb, NULL), SD_ERR_IO);
+    cr_assert_eq(warned, 0, "no disagreement blamed on the pipeline");
+    int64_t n = 0;
+    cr_assert_eq(sd_ledger_each_side(l, side_cb, &n), SD_ERR_IO);
+    cr_assert_eq(sd_ledger_error(l, err, sizeof(err)), SD_ERR_IO);
+    cr_assert(strstr(err, "no such table"), "got %s", err);
+    sd_ledger_close(l);
+    free(path);
+}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ledger.h"
+#include "observe.h"
 #include "recovery.h"
 #include "util.h"
 
@@ -403,4 +404,118 @@ Test(recovery, health_counts_a_flink_jobs_account) {
     cr_assert_eq(h.checkpoints_failed, 2);
     cr_assert_eq(h.checkpoint_max_ms, 3330);
     cr_assert_eq(h.checkpoint_bytes_max, 12001);
+}
+
+/* ---- what the harness could read: its own looks at the target bound the
+ * figures the rows' write times give ---- */
+
+Test(recovery, rows_stamped_before_they_could_be_read_are_caught_up_by_the_samples) {
+    kill_and_restart(20);
+    /* stamped 0.4 s after the kill, first counted 20 s after it: a look at
+     * 29,800 still counted 100 */
+    sql("INSERT INTO sample(t_ms, sink, rows, looked_ms) VALUES(3000, 'target', 100, 2800), (30000, 'target', 120, 29800)");
+    int64_t when[2] = {10400, 10400};
+    sd_recovery_in_t in = {.newest_seen = newest_seen, .opaque = when, .sink = "target"};
+    sd_recovery_t *v;
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "samples");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 20000, "%lld", (long long)v[0].v[SD_FIG_recovery_s]);
+    cr_assert_eq(v[0].caught_ms, 30000);
+    free(v);
+    /* the same by the commits (no write times): a consumer that commits its
+     * offsets (11,500) ahead of its sink's writes */
+    when[0] = when[1] = -2;
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "samples");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 20000);
+    free(v);
+    /* a look before the stamp (12,200) that counted fewer is no contradiction */
+    sql("DELETE FROM sample");
+    sql("INSERT INTO sample(t_ms, sink, rows, looked_ms) VALUES(3000, 'target', 100, 2800), (12400, 'target', 120, 12200)");
+    when[0] = when[1] = 12345;
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "target");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 2345);
+    free(v);
+    /* a sample without its look before (an older run.db): the sample before it is the look */
+    sql("DELETE FROM sample");
+    sql("INSERT INTO sample(t_ms, sink, rows) VALUES(3000, 'target', 100), (11000, 'target', 110), (30000, 'target', 120)");
+    when[0] = when[1] = 10400;
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "samples", "the look at 11,000 counted 110 after the stamp");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 20000);
+    free(v);
+}
+
+Test(recovery, a_missing_event_is_never_caught_up_whatever_the_commits_say) {
+    kill_and_restart(20);
+    int64_t when[2] = {-2, -1}; /* no write times; event 7 not in the target */
+    sd_recovery_in_t in = {.newest_seen = newest_seen, .opaque = when, .sink = "target"};
+    sd_recovery_t *v;
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], SD_FIG_NEVER, "batch 2's commit covers the offsets, the rows are not there");
+    cr_assert(strstr(v[0].why, "never reached the target"), "%s", v[0].why);
+    free(v);
+}
+
+/* n seqs sent at base + 10 * s, stamped written at w[s] (absolute ms) */
+static void obs_make(sd_observe_t *o, sd_stamps_t *st, int n, const int64_t *w) {
+    memset(o, 0, sizeof(*o));
+    memset(st, 0, sizeof(*st));
+    sd_stamps_reserve(st, n);
+    o->nseq = n;
+    o->base_ms = 1000000;
+    o->sent = st;
+    o->lat = sd_util_xmalloc(3 * (size_t)n);
+    memset(o->lat, 0xff, 3 * (size_t)n);
+    for (int s = 0; s < n; s++) {
+        sd_stamps_add(st, s);
+        sd_stamps_set_once(st, s, (uint32_t)(10 * s));
+        uint32_t lat = (uint32_t)(w[s] - o->base_ms - 10 * s);
+        o->lat[3 * s] = (uint8_t)lat, o->lat[3 * s + 1] = (uint8_t)(lat >> 8), o->lat[3 * s + 2] = (uint8_t)(lat >> 16);
+    }
+}
+
+Test(recovery, latency_is_bounded_by_the_harness_looks) {
+    sd_observe_t o;
+    sd_stamps_t st;
+    int64_t w[10];
+    const int64_t B = 1000000;
+    for (int s = 0; s < 10; s++) w[s] = B + 100 + 10 * s; /* each written 100 ms after it was sent */
+    /* the insert-then-commit pipeline: rows 5..9 stamped at 150..190 but
+     * first counted at 20,000 (a look at 19,800 counted 5) */
+    obs_make(&o, &st, 10, w);
+    int64_t t[] = {B + 160, B + 20000}, rows[] = {5, 10}, looked[] = {B + 50, B + 19800};
+    sd_observe_bound_t b;
+    sd_observe_bound(&o, t, rows, looked, 2, B + 20000, B + 21000, &b);
+    cr_assert_eq(b.rows_late, 5);
+    cr_assert_eq(b.max_gap_ms, 20000 - 150);
+    for (int s = 0; s < 5; s++) cr_assert_eq(sd_observe_latency(&o, s), 100, "row %d was counted in time", s);
+    for (int s = 5; s < 10; s++) cr_assert_eq(sd_observe_latency(&o, s), 20000 - 10 * s, "row %d: from the look that counted it", s);
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
+    /* a look before each stamp: the stamps stand */
+    obs_make(&o, &st, 10, w);
+    int64_t t2[] = {B + 160, B + 400}, rows2[] = {5, 10}, looked2[] = {B + 50, B + 145};
+    sd_observe_bound(&o, t2, rows2, looked2, 2, B + 400, B + 500, &b);
+    cr_assert_eq(b.rows_late, 0, "rows 5..9 were written after the look at 145");
+    cr_assert_eq(sd_observe_latency(&o, 9), 100);
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
+    /* no look counted them: the final read did, after a last look at 300 */
+    obs_make(&o, &st, 10, w);
+    int64_t t3[] = {B + 160}, rows3[] = {5}, looked3[] = {B + 50};
+    sd_observe_bound(&o, t3, rows3, looked3, 1, B + 300, B + 5000, &b);
+    cr_assert_eq(b.rows_late, 5);
+    cr_assert_eq(sd_observe_latency(&o, 7), 5000 - 70);
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
+    /* rows of one millisecond are in no order: each takes the least rank */
+    for (int s = 0; s < 10; s++) w[s] = B + 200;
+    obs_make(&o, &st, 10, w);
+    int64_t t4[] = {B + 250, B + 9000}, rows4[] = {3, 10}, looked4[] = {B + 100, B + 8800};
+    sd_observe_bound(&o, t4, rows4, looked4, 2, B + 9000, B + 9100, &b);
+    cr_assert_eq(b.rows_late, 0, "some row of the millisecond was readable at 250");
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
 }
