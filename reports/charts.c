@@ -465,7 +465,9 @@ static int sd_chart_state(sd_charts_t *c, char *err, size_t errlen) {
                 if (nq == 8) break;
                 if (nq) fprintf(f, "\n\n");
                 snprintf(queries[nq++], sizeof(queries[0]), "%s", q);
-                fprintf(f, "# query %s: seconds state_rows watermark_minutes\n", q);
+                char *safe = sd_util_safe_text(q, 0); /* a data file's comment: one line */
+                fprintf(f, "# query %s: seconds state_rows watermark_minutes\n", safe);
+                free(safe);
             }
             double x = (double)(sqlite3_column_int64(st, 1) - c->t0) / 1000.0;
             int wm = sqlite3_column_type(st, 3) != SQLITE_NULL && first_event >= 0;

@@ -28,15 +28,23 @@
 
 #define SD_EXPORT_LEDGER_MAX 2000000
 
-static void sd_csv(FILE *f, const char *s) {
-    if (!s) return;
-    if (!strpbrk(s, ",\"\r\n")) { fputs(s, f); return; }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
+/* One CSV cell: quoted when it must be, and what a pipeline or a sink put
+ * in it without a control character of theirs (sd_buf_put_safe). */
+static void sd_csv(FILE *f, const char *text) {
+    if (!text) return;
+    char *safe = sd_util_safe_text(text, 1);
+    const char *s = safe;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+    } else {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
     }
-    fputc('"', f);
+    free(safe);
 }
 
 static const char *sd_col_text(sqlite3_stmt *st, int i) {

@@ -9,9 +9,12 @@
 #include "util.h"
 #include "report.h"
 
+/* Every text the reports show comes through here: what a pipeline, a
+ * version program, a sink or a log put in run.db reaches no terminal,
+ * Markdown page or JSON document with a control character of its own, and
+ * bytes that are not UTF-8 cannot make summary.json drop an entry. */
 static char *sd_col(sqlite3_stmt *st, int i) {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return sd_util_strdup(t ? (const char *)t : "");
+    return sd_util_safe_text((const char *)sqlite3_column_text(st, i), 1);
 }
 
 static int64_t sd_coli(sqlite3_stmt *st, int i, int64_t dflt) {
@@ -76,10 +79,11 @@ static void sd_load_ids(sd_report_model_t *m, sqlite3 *db, sd_rbucket_t *b) {
                     sqlite3_bind_int64(flt, 1, q);
                     if (sqlite3_step(flt) == SQLITE_ROW) {
                         free(id->after_fault);
-                        id->after_fault = sd_util_fmt("%s #%lld (%s), %.2fs before", (const char *)sqlite3_column_text(flt, 1),
-                                                      (long long)sqlite3_column_int64(flt, 0),
-                                                      sqlite3_column_text(flt, 2) ? (const char *)sqlite3_column_text(flt, 2) : "",
+                        char *kind = sd_col(flt, 1), *detail = sd_col(flt, 2);
+                        id->after_fault = sd_util_fmt("%s #%lld (%s), %.2fs before", kind, (long long)sqlite3_column_int64(flt, 0), detail,
                                                       (double)(q - sqlite3_column_int64(flt, 3)) / 1000.0);
+                        free(kind);
+                        free(detail);
                     }
                     sqlite3_reset(flt);
                 }
@@ -96,10 +100,11 @@ static void sd_load_ids(sd_report_model_t *m, sqlite3 *db, sd_rbucket_t *b) {
  * its checkpoint's offsets/N and commits/N. */
 static char *sd_runbook_commit(sqlite3_stmt *st, const char *progress) {
     long long inc = (long long)sd_coli(st, 0, 0), id = (long long)sd_coli(st, 1, -1);
-    const char *off = (const char *)sqlite3_column_text(st, 2);
-    char spark[96] = "";
+    char *off = sd_col(st, 2), spark[96] = "";
     if (!strcmp(progress, "spark")) snprintf(spark, sizeof(spark), " (offsets/%lld and commits/%lld)", id, id);
-    return sd_util_fmt("incarnation %lld, batch %lld%s, offsets %s", inc, id, spark, off && *off ? off : "not reported");
+    char *v = sd_util_fmt("incarnation %lld, batch %lld%s, offsets %s", inc, id, spark, *off ? off : "not reported");
+    free(off);
+    return v;
 }
 
 /* The commit one query over the batch table finds for v ("" none, or v is
@@ -560,7 +565,8 @@ void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, con
     sd_buf_printf(b, "</title><style>%s</style></head><body>\n", sd_report_css);
 }
 
-void sd_report_xml_escape(sd_buf_t *b, const char *s) {
+void sd_report_xml_escape(sd_buf_t *b, const char *text) {
+    char *s = sd_util_safe_text(text, 1); /* valid UTF-8, no control character */
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         switch (*p) {
         case '<': sd_buf_puts(b, "&lt;"); break;
@@ -574,9 +580,11 @@ void sd_report_xml_escape(sd_buf_t *b, const char *s) {
             else sd_buf_putc(b, (char)*p);
         }
     }
+    free(s);
 }
 
-void sd_report_md_escape(sd_buf_t *b, const char *s) {
+void sd_report_md_escape(sd_buf_t *b, const char *text) {
+    char *s = sd_util_safe_text(text, 1);
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         if (*p == '\n' || *p == '\r') { sd_buf_puts(b, " "); continue; }
         if (*p == '&') { sd_buf_puts(b, "&amp;"); continue; }
@@ -585,13 +593,22 @@ void sd_report_md_escape(sd_buf_t *b, const char *s) {
         if (strchr("\\`*_[]|", *p)) sd_buf_putc(b, '\\');
         sd_buf_putc(b, (char)*p);
     }
+    free(s);
 }
 
 int sd_report_step_bad(const char *status) {
     return !strcmp(status, "missed") || !strcmp(status, "restart failed") || !strcmp(status, "timeout") || !strcmp(status, "failed");
 }
 
-void sd_report_md_code(sd_buf_t *b, const char *s) {
+static void sd_report_md_code_safe(sd_buf_t *b, const char *s);
+
+void sd_report_md_code(sd_buf_t *b, const char *text) {
+    char *s = sd_util_safe_text(text, 1);
+    sd_report_md_code_safe(b, s);
+    free(s);
+}
+
+static void sd_report_md_code_safe(sd_buf_t *b, const char *s) {
     if (!s || !*s) return; /* an empty code span would print as two backticks */
     /* a fence one backtick longer than the longest run inside */
     int run = 0, longest = 0;

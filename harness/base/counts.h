@@ -75,6 +75,7 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(emitted_twice, SD_CK_MODEL, 1, "groups written more than once where the output mode allows one")                       \
     X(emitted_early, SD_CK_MODEL, 1, "groups written before the watermark could close them")                                 \
     X(groups_pending, SD_CK_MODEL, 0, "groups the watermark had not closed yet: not judged")                                 \
+    X(groups_judged_pct, SD_CK_MODEL, 0, "the share of the groups a correct pipeline may owe that were judged, percent: groups_expected over groups_expected plus groups_pending") \
     X(changed, SD_CK_MODEL, 0, "model rows fields=: rows whose id is right and whose fields are not")               \
     X(null_for_matched, SD_CK_MODEL, 1, "outer-join null rows for a key that did find a match")                              \
     /* the pipeline's bounds (run_bounds.c) */                                                                               \

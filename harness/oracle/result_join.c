@@ -30,7 +30,10 @@
  * rests on it (its pairs; the null row of an event matched only through
  * it, or of the event itself) is pending either way; a null row beside a
  * pair the sink holds is still null_for_matched, and a group written
- * twice is still written twice.
+ * twice is still written twice. A maybe-late event that matches an event
+ * that was not late owes no null row either way (dropped: no row at all;
+ * joined: the pair), so a null row for it is null_for_matched: pending
+ * covers only what the race truly leaves open.
  *
  * The expected groups and the sink's rows are sorted by (left, right) and
  * merged in one walk. O((pairs + rows) log). */
@@ -137,10 +140,14 @@ static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_
                 int64_t d = R[ri[b]].t_ms - L[li[a]].t_ms;
                 if (d < c->lower_ms || d > c->upper_ms) continue;
                 if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
-                int maybe = L[li[a]].maybe_late || R[ri[b]].maybe_late;
+                int ml = L[li[a]].maybe_late, mr = R[ri[b]].maybe_late, maybe = ml || mr;
                 x[n++] = (sd_jexp_t){.left = L[li[a]].seq, .right = R[ri[b]].seq, .kind = 0, .maybe = maybe};
-                /* 1: matched for sure; 2: only by pairs that rest on a maybe-late event */
+                /* 1: matched for sure; 3: maybe late itself, matched by an
+                 * event that was not (no null row whether it was dropped or
+                 * joined); 2: only by pairs that rest on a maybe-late event */
                 if (!maybe) lmatched[li[a]] = rmatched[ri[b]] = 1;
+                if (ml && !mr && lmatched[li[a]] != 1) lmatched[li[a]] = 3;
+                if (mr && !ml && rmatched[ri[b]] != 1) rmatched[ri[b]] = 3;
                 if (!lmatched[li[a]]) lmatched[li[a]] = 2;
                 if (!rmatched[ri[b]]) rmatched[ri[b]] = 2;
             }
@@ -148,13 +155,13 @@ static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_
         j = j2;
     }
     for (int64_t i = 0; c->type >= SD_JOIN_LEFT && i < nl; i++) {
-        if (lmatched[i] == 1) continue;
+        if (lmatched[i] == 1 || lmatched[i] == 3) continue;
         if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
         x[n++] = (sd_jexp_t){.left = L[i].seq, .right = -1, .kind = 1, .horizon = L[i].t_ms + c->upper_ms,
                              .maybe = lmatched[i] == 2 || L[i].maybe_late};
     }
     for (int64_t j = 0; c->type == SD_JOIN_FULL && j < nr; j++) {
-        if (rmatched[j] == 1) continue;
+        if (rmatched[j] == 1 || rmatched[j] == 3) continue;
         if (n == cap) x = sd_util_xrealloc(x, sizeof(*x) * (size_t)(cap *= 2));
         x[n++] = (sd_jexp_t){.left = -1, .right = R[j].seq, .kind = 2, .horizon = R[j].t_ms - c->lower_ms,
                              .maybe = rmatched[j] == 2 || R[j].maybe_late};
@@ -199,6 +206,11 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
     } else if (row->left == -1 && rpos >= 0 && rmatched[rpos] == 1) {
         flags = 1u << SD_G_NULL_MATCHED;
         sd_buf_printf(&d, "null + %s (by %s): %s did match a left row, so no null row may be written for it", b, w, b);
+    } else if ((row->right == -1 && lpos >= 0 && lmatched[lpos] == 3) || (row->left == -1 && rpos >= 0 && rmatched[rpos] == 3)) {
+        flags = 1u << SD_G_NULL_MATCHED;
+        const char *e = row->right == -1 ? a : b;
+        sd_buf_printf(&d, "%s + %s (by %s): %s may have reached the pipeline late, and it matches an event that was not late: "
+                      "dropped as late it owes no row, joined it owes the pair; no null row may be written for it either way", a, b, w, e);
     } else if (row->left >= 0 && lpos < 0) {
         sd_buf_printf(&d, "%s + %s (by %s): %s is not an event the contract counts (late, malformed or never sent)", a, b, w, a);
     } else if (row->right >= 0 && rpos < 0) {

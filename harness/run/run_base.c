@@ -91,10 +91,17 @@ void sd_run_say(sd_run_t *r, const char *fmt, ...) {
     sd_run_live_clear(r);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "[%s %7.2fs] ", r->sc->name, (double)sd_run_elapsed_ms(r) / 1000.0);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *text = NULL;
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
+    /* a progress line carries what pipelines, sinks and logs said: no
+     * escape sequence of theirs reaches the terminal */
+    sd_buf_t b;
+    sd_buf_init(&b);
+    if (text) sd_buf_put_safe(&b, text, strlen(text), 1);
+    fprintf(stderr, "[%s %7.2fs] %s\n", r->sc->name, (double)sd_run_elapsed_ms(r) / 1000.0, b.data ? b.data : "");
+    sd_buf_free(&b);
+    free(text);
 }
 
 sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {

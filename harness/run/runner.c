@@ -196,16 +196,19 @@ static char *sd_run_expand(sd_run_t *r, const char *text, char *err, size_t errl
     return sd_scenario_expand(text, &r->vars, err, errlen);
 }
 
-static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, const char *verdict, const char *message) {
+static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, const char *verdict, const char *msg) {
     res->status = status;
     snprintf(res->verdict, sizeof(res->verdict), "%s", verdict);
-    snprintf(res->message, sizeof(res->message), "%s", message ? message : "");
+    /* the message may quote a pipeline's stderr or a sink's error: shown on
+     * terminals and in every report, with no control character of theirs */
+    char *message = sd_util_safe_text(msg, 1);
+    snprintf(res->message, sizeof(res->message), "%s", message);
     /* a folder this run did not write (one it refused to replace) is no report of its */
     if (r->run_dir && r->ledger) snprintf(res->run_dir, sizeof(res->run_dir), "%s", r->run_dir);
     if (r->ledger) {
         sd_ledger_meta_set(r->ledger, "verdict", verdict, NULL, 0);
         sd_ledger_meta_set(r->ledger, "reason", status == SD_OK ? "" : sd_strerror(status), NULL, 0);
-        sd_ledger_meta_set(r->ledger, "message", message ? message : "", NULL, 0);
+        sd_ledger_meta_set(r->ledger, "message", message, NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "ended_ms", sd_util_wall_ms(), NULL, 0);
         /* what the harness itself cost: CPU of all its threads, peak memory */
         struct rusage ru;
@@ -219,6 +222,7 @@ static void sd_run_finish(sd_run_t *r, sd_run_result_t *res, sd_err_t status, co
         sd_ledger_meta_set(r->ledger, "status", "finished", NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
     }
+    free(message);
 }
 
 /* Who the run is: tag, seed, topic, folder, and the run-time placeholders. */

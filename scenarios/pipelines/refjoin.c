@@ -49,6 +49,10 @@
  *                 in state)
  *   drop-bad-deliveries  a malformed delivery is dropped, not written to
  *                 table rejected
+ *   late-as-null  left/full outer: a record behind the watermark is
+ *                 written at once as an unmatched row ((scan, NULL), or
+ *                 (NULL, delivery) in full outer) instead of dropped: wrong
+ *                 whether it was late (no row) or not (its pairs)
  *
  * SIGTERM finishes the current batch and exits 0. */
 #include <getopt.h>
@@ -70,7 +74,7 @@ static struct {
     int type;   /* 0 inner, 1 left, 2 full */
     int max_batch, trigger_ms, incarnation, row_delay_ms;
 } o = {.watermark_ms = 60000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2};
-static struct { int null_early, keep_state, no_dedup, no_dedup_deliveries, exclusive_upper, exclusive_lower, join_late, drop_bad_deliveries; } weak;
+static struct { int null_early, keep_state, no_dedup, no_dedup_deliveries, exclusive_upper, exclusive_lower, join_late, drop_bad_deliveries, late_as_null; } weak;
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int s) { (void)s; stop_flag = 1; }
@@ -269,6 +273,10 @@ static void one_record(rd_kafka_message_t *m, int side, int64_t wm, int *late, i
         (*bad)++;
     } else if (wm != INT64_MIN && t < wm && !weak.join_late) {
         (*late)++;
+        if (weak.late_as_null && o.type > side) {
+            if (side) write_pair(NULL, id, parcel);
+            else write_pair(id, NULL, parcel);
+        }
     } else {
         join_one(side, id, parcel, t);
         if (m->partition >= 0 && m->partition < 256 && t > pmax[side][m->partition]) pmax[side][m->partition] = t;
@@ -303,9 +311,10 @@ int main(int argc, char **argv) {
                 else if (!strcmp(w, "exclusive-lower")) weak.exclusive_lower = 1;
                 else if (!strcmp(w, "join-late")) weak.join_late = 1;
                 else if (!strcmp(w, "drop-bad-deliveries")) weak.drop_bad_deliveries = 1;
+                else if (!strcmp(w, "late-as-null")) weak.late_as_null = 1;
                 else if (strcmp(w, "none"))
                     die("--weak %s: unknown (null-early, keep-state, no-dedup, no-dedup-deliveries, exclusive-upper, exclusive-lower, "
-                        "join-late, drop-bad-deliveries)", w);
+                        "join-late, drop-bad-deliveries, late-as-null)", w);
             }
             break;
         default: die("usage: refjoin --brokers B --scans T --deliveries T --db PATH --within D [--watermark D] [--type inner|left|full]");

@@ -532,6 +532,43 @@ Test(result, join_a_maybe_late_delivery_leaves_its_rows_pending) {
     sd_result_free(&r);
 }
 
+/* a maybe-late delivery that matches a scan that was not late: dropped,
+ * no row; joined, the pair; a null row for it is wrong either way */
+Test(result, join_a_null_row_for_a_maybe_late_event_with_a_certain_partner) {
+    sd_join_event_t r4[4];
+    memcpy(r4, JR, sizeof r4);
+    r4[0].maybe_late = 1; /* d0 matches s-0, which was not late */
+    sd_join_conf_t c = jconf(SD_JOIN_FULL);
+    sd_result_t r;
+    /* the wrong pipeline's rows: the late delivery written at once as unmatched */
+    sd_join_row_t late_null[] = {{0, 3, "b1"}, {-1, 0, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}, {-1, 1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, late_null, 5, &r);
+    cr_assert_eq(r.n[SD_G_NULL_MATCHED], 1, "not pending: no outcome of the race owes (null, d0)");
+    cr_assert(jflagged(&r, "null\x1fs-d0", SD_G_NULL_MATCHED));
+    cr_assert_eq(r.n[SD_G_PENDING], 3, "s-0 + d0 itself is still open, and the null rows of s-3 and d9");
+    sd_result_free(&r);
+    /* the correct pipeline, either way the race went */
+    sd_join_row_t dropped[] = {{0, 3, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}, {-1, 1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, dropped, 4, &r);
+    cr_assert_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    sd_join_row_t joined[] = {{0, 0, "b1"}, {0, 3, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}, {-1, 1, "b3"}};
+    sd_result_join(&c, JL, 4, r4, 4, joined, 5, &r);
+    cr_assert_eq(r.nanomalies, 0);
+    cr_assert_eq(r.n[SD_G_CORRECT], 4);
+    sd_result_free(&r);
+    /* a maybe-late scan with a certain delivery, in a left outer join */
+    sd_join_event_t l4[4];
+    memcpy(l4, JL, sizeof l4);
+    l4[0].maybe_late = 1;
+    c = jconf(SD_JOIN_LEFT);
+    sd_join_row_t scan_null[] = {{0, -1, "b1"}, {1, -1, "b3"}, {2, -1, "b3"}};
+    sd_result_join(&c, l4, 4, JR, 4, scan_null, 3, &r);
+    cr_assert_eq(r.n[SD_G_NULL_MATCHED], 1);
+    cr_assert(jflagged(&r, "s-0\x1fnull", SD_G_NULL_MATCHED));
+    sd_result_free(&r);
+}
+
 Test(result, latest_a_tombstone_removes_the_key_until_a_later_event) {
     /* P1: events at arrival 0 and 1, a tombstone at 2: no row; P2: a tombstone at 1, an event at 3: its row */
     sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1f" "a"), lev(1, 30, "P1", "BER\x1f" "b"), lev(2, 0, "P1", ""),
