@@ -670,7 +670,7 @@ static int sd_verb_run(int nfiles, char **files) {
             fprintf(stderr, "streamdrill: reports for %s: %s\n", res.run_dir, err);
         if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
         int code = sd_err_exit_code(res.status);
-        const char *V = res.status == SD_OK ? "PASS" : res.status == SD_ERR_CHECK_FAILED ? "FAIL" : !strcmp(res.verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
+        const char *V = sd_report_verdict_word(res.verdict);
         const char *on = !colour ? "" : code == SD_EXIT_PASS ? "\033[1;32m" : code == SD_EXIT_FAIL ? "\033[1;31m" : "\033[1;33m";
         fprintf(stderr, "%s: %s%s%s%s%s%s\n", scs[i]->name, on, V, colour ? "\033[0m" : "", res.message[0] ? " (" : "", res.message,
                 res.message[0] ? ")" : "");

@@ -196,7 +196,8 @@ static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
 
 /* The connections dropped under an idle timeout, once the pipeline has
  * stopped: a client still waiting on one gave up when it exited, which the
- * proxy sees at once (half a second at most is allowed for it). */
+ * proxy sees at once (half a second at most is allowed for it); and what
+ * each timeout saw while it was on. */
 static void sd_network_finish(sd_run_t *r) {
     if (!r->faults.proxy) return;
     sd_proxy_drop_t *d = NULL;
@@ -211,6 +212,11 @@ static void sd_network_finish(sd_run_t *r) {
     }
     for (int i = 0; i < n; i++) sd_ledger_idle_drop(r->ledger, d[i].tag, d[i].dropped_ms, d[i].used_ms, d[i].closed_ms, NULL, 0);
     free(d);
+    sd_proxy_idle_seen_t *w = NULL;
+    n = sd_proxy_idle_seen(r->faults.proxy, &w);
+    for (int i = 0; i < n; i++)
+        sd_ledger_idle_watch(r->ledger, w[i].tag, w[i].timeout_ms, w[i].connections, w[i].quiet_closed, w[i].max_quiet_ms, NULL, 0);
+    free(w);
 }
 
 const sd_injector_t sd_injector_network = {"network", sd_network_handles, sd_network_run, sd_network_heal, sd_network_finish};

@@ -72,7 +72,10 @@ static sd_err_t sd_process_signal_each(sd_run_t *r, const int *t, int n, int sig
 /* Send sig to the target instances, wait for their exits (escalating to
  * SIGKILL after timeout_ms). The focus is left on the first target, so
  * sd_sup_state() tells its exit. The plan still wants the pipeline running
- * when instances other than the targets run. */
+ * when instances other than the targets run. A deployed pipeline is
+ * signalled through its `deploy kill` or `deploy stop` command, run once:
+ * there is no SIGKILL to escalate to, and one still running timeout_ms
+ * later was not struck (SD_ERR_NOT_LANDED, saying so). */
 static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig, const char *by, int64_t timeout_ms, int *escalated,
                                        char *err, size_t errlen) {
     int run[SD_MAX_INSTANCES];
@@ -80,7 +83,8 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig
     sd_err_t e = sd_process_signal_each(r, t, n, sig, by, err, errlen);
     if (e) return e;
     *escalated = 0;
-    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    int deployed = r->sc->deploy[SD_DEPLOY_START].argv != NULL;
+    int64_t t0 = sd_util_mono_ms(), deadline = t0 + timeout_ms;
     for (;;) {
         int drained = 1;
         for (int i = 0; i < n; i++) {
@@ -89,12 +93,19 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig
             if (!st.drained) drained = 0;
         }
         if (drained) return SD_OK;
+        if (sd_util_mono_ms() > deadline && deployed) {
+            const char *cmd = sig == SIGKILL || !r->sc->deploy[SD_DEPLOY_STOP].argv ? "kill" : "stop";
+            return sd_err_set(err, errlen, SD_ERR_NOT_LANDED, "`deploy %s` ran, and `deploy status` still said the deployment runs %.0fs "
+                              "later: the %s did not strike (the follower's stderr in the pipeline's log shows the command's end)", cmd,
+                              (double)(sd_util_mono_ms() - t0) / 1000.0, by ? by : "signal");
+        }
         if (sd_util_mono_ms() > deadline && !*escalated) {
             *escalated = 1;
             sd_process_signal_each(r, t, n, SIGKILL, by, NULL, 0);
             deadline = sd_util_mono_ms() + sd_util_scaled_ms(10000);
         } else if (sd_util_mono_ms() > deadline) {
-            return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: still alive 10s after SIGKILL");
+            return sd_err_set(err, errlen, SD_ERR_INTERNAL, "pipeline: still alive %.0fs after the %s, 10s after SIGKILL",
+                              (double)(sd_util_mono_ms() - t0) / 1000.0, sd_sig_name(sig));
         }
         if ((e = sd_run_tick(r, 10, err, errlen))) return e;
     }
@@ -426,7 +437,14 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     /* the instance whose batch the kill waited for first: its exit is told */
     for (int i = 1; i < n; i++)
         if (t[i] == focus) { t[i] = t[0]; t[0] = focus; }
-    if ((e = sd_process_signal_wait(r, t, n, st->proc.signal, "kill", st->proc.signal == SIGKILL ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
+    int deployed = r->sc->deploy[SD_DEPLOY_START].argv != NULL;
+    int64_t wait = st->proc.signal == SIGKILL && !deployed ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms);
+    if ((e = sd_process_signal_wait(r, t, n, st->proc.signal, "kill", wait, &escalated, err, errlen))) {
+        /* a kill that left the pipeline running struck nothing: no recovery from it */
+        sd_ledger_fault_unstruck(r->ledger, fid, err, NULL, 0);
+        sd_run_fault_missed(r, st, err);
+        return e;
+    }
     sd_sup_state(r->sup, &s);
     char land[320];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));

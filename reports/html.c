@@ -100,8 +100,7 @@ static void sd_html_row(sd_buf_t *b, const char *const *cells, int n) {
 /* The page's top: the verdict, the one-line summary, latency, what the
  * run did not finish, and the run's identity. */
 static void sd_html_top(sd_buf_t *b, const sd_report_model_t *m) {
-    const char *cls = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
-    const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : !strcmp(m->verdict, "inconclusive") ? "INCONCLUSIVE" : "ERROR";
+    const char *cls = sd_report_verdict_class(m->verdict), *V = sd_report_verdict_word(m->verdict);
     char vt[32];
     snprintf(vt, sizeof(vt), ": %s", V);
     sd_report_html_head(b, "streamdrill: ", m->scenario, vt);

@@ -37,7 +37,7 @@ static sd_err_t sd_index_html(const sd_report_model_t *const *ms, int n, const c
     size_t olen = strlen(out_dir);
     for (int i = 0; i < n; i++) {
         const sd_report_model_t *m = ms[i];
-        const char *v = !strcmp(m->verdict, "pass") ? "pass" : !strcmp(m->verdict, "fail") ? "fail" : !strcmp(m->verdict, "inconclusive") ? "inconclusive" : "error";
+        const char *v = sd_report_verdict_class(m->verdict);
         /* links relative to the index, so the folder can be moved as one */
         const char *rel = m->run_dir;
         if (!strncmp(rel, out_dir, olen) && rel[olen] == '/') rel += olen + 1;

@@ -56,7 +56,7 @@ static void sd_md_groups(sd_buf_t *bp, const sd_report_model_t *m) {
 static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     sd_buf_t b;
     sd_buf_init(&b);
-    const char *V = !strcmp(m->verdict, "pass") ? "PASS" : !strcmp(m->verdict, "fail") ? "FAIL" : "INCONCLUSIVE";
+    const char *V = sd_report_verdict_word(m->verdict);
     sd_buf_puts(&b, "# streamdrill: ");
     sd_report_md_escape(&b, m->scenario);
     sd_buf_printf(&b, ": %s\n\n", V);

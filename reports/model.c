@@ -565,6 +565,17 @@ void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, con
     sd_buf_printf(b, "</title><style>%s</style></head><body>\n", sd_report_css);
 }
 
+static const char *const sd_verdicts[][2] = {{"pass", "PASS"}, {"fail", "FAIL"}, {"inconclusive", "INCONCLUSIVE"}, {"error", "ERROR"}};
+
+static int sd_verdict_index(const char *verdict) {
+    for (int i = 0; i < 3; i++)
+        if (verdict && !strcmp(verdict, sd_verdicts[i][0])) return i;
+    return 3;
+}
+
+const char *sd_report_verdict_class(const char *verdict) { return sd_verdicts[sd_verdict_index(verdict)][0]; }
+const char *sd_report_verdict_word(const char *verdict) { return sd_verdicts[sd_verdict_index(verdict)][1]; }
+
 void sd_report_xml_escape(sd_buf_t *b, const char *text) {
     char *s = sd_util_safe_text(text, 1); /* valid UTF-8, no control character */
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {

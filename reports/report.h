@@ -155,6 +155,12 @@ static inline void sd_h(sd_buf_t *b, const char *s) { sd_report_xml_escape(b, s 
  * explore.html): the doctype, the title (text, escaped; a NULL part is
  * left out) and the one style sheet they share, up to the open body. */
 void sd_report_html_head(sd_buf_t *b, const char *title, const char *title2, const char *title3);
+/* A verdict ("pass", "fail", "inconclusive", anything else: an error) as
+ * the reports say it: its class ("pass", ..., "error") and its word
+ * ("PASS", ..., "ERROR"). One table, so no report names a verdict another
+ * way than the others. */
+const char *sd_report_verdict_class(const char *verdict);
+const char *sd_report_verdict_word(const char *verdict);
 void sd_report_md_escape(sd_buf_t *b, const char *s);
 /* s as a Markdown code span, safe inside a table cell. */
 void sd_report_md_code(sd_buf_t *b, const char *s);

@@ -67,8 +67,14 @@ def load_json_path(doc, path):
 
 
 def compare(actual, op, expected):
+    """A summary value against an expectation. null (None: "never", "not measured", "does not apply") equals
+    only `null` and satisfies no ordering: `recovery_s >= 0` cannot pass on a figure that is missing."""
     if op == "contains":
         return expected in str(actual)
+    if actual is None or expected == "null":
+        if op in ("==", "!="):
+            return (actual is None and expected == "null") == (op == "==")
+        return False
     try:
         a, e = float(actual), float(expected)
     except (TypeError, ValueError):
@@ -1490,6 +1496,143 @@ def test_runbook(binary):
                   "same; a missing and a failing version said")
 
 
+HOSTILE_HEAD = """source     kafka topic=hostile partitions=1
+events     parcel-scans seed=3
+contract   id=event_id time=event_time watermark=10m late=drop malformed=quarantine
+sink       sqlite db={run}/target.db query="SELECT event_id, 'incarnation ' || sd_incarnation, sd_written_ms FROM bronze"
+pipeline   {libexec}/refpipe --brokers {brokers} --topic {topic} --db {run}/target.db --group {group}
+"""
+
+
+def test_hostile_checkpoints(binary):
+    """A checkpoint folder filled with what no checkpoint should hold, read by progress spark and progress flink
+    while the run goes: a FIFO where offsets/N or _metadata should be, a link to /dev/zero, an offsets file past its
+    size cap, a batch id past 10^15, a completed Flink checkpoint whose id would overflow the next interval's,
+    commits/N far past the others (a gap, no damage), a folder that appears and vanishes, and `version files=`
+    naming a FIFO. Every case ends within its timeout and none crashes; a damaged checkpoint makes the run
+    inconclusive (checkpoint-damaged) naming the file."""
+    import threading
+    problems, seen = [], []
+    base = fresh("hostile-checkpoints")
+    steps = "start      timeout=10s\nproduce    20\nawait      quiescent 1s timeout=10s\n"
+
+    def case(name, progress, make, want_exit, want_text, version=""):
+        chk = os.path.join(base, "chk-" + name)
+        os.makedirs(chk)
+        stop = make(chk)
+        drill = os.path.join(base, name + ".drill")
+        open(drill, "w").write(HOSTILE_HEAD + version + f"progress   {progress} checkpoint={chk}\n" + steps)
+        t0 = time.time()
+        try:
+            p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out"), "--quiet"], capture_output=True, text=True,
+                               timeout=90, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            problems.append(f"{name}: still running after 90 s")
+            return None
+        finally:
+            if stop:
+                stop.set()
+        took = time.time() - t0
+        run = os.path.join(base, "out", name)
+        path = os.path.join(run, "summary.json")
+        s = json.load(open(path)) if os.path.exists(path) else {}
+        said = (s.get("message") or "") + p.stderr
+        if p.returncode not in want_exit or (want_text and want_text not in said):
+            problems.append(f"{name}: exit {p.returncode} (want {want_exit}), reason {s.get('reason')!r}, message {s.get('message')!r}; "
+                            f"expected {want_text!r}; stderr {p.stderr[-300:]!r}")
+        if want_text and s.get("reason") != "checkpoint-damaged":
+            problems.append(f"{name}: reason {s.get('reason')!r}, not checkpoint-damaged")
+        if os.path.exists(os.path.join(run, "run.db-wal")) and os.path.getsize(os.path.join(run, "run.db-wal")) > 16 << 20:
+            problems.append(f"{name}: run.db's WAL grew to {os.path.getsize(os.path.join(run, 'run.db-wal')) >> 20} MB")
+        seen.append(f"{name} {took:.0f}s")
+        return run
+
+    def at(chk, rel, text=None, fifo=False, link=None, size=None):
+        path = os.path.join(chk, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if fifo:
+            os.mkfifo(path)
+        elif link:
+            os.symlink(link, path)
+        elif size is not None:
+            with open(path, "wb") as f:
+                f.truncate(size)
+        else:
+            open(path, "w").write(text)
+
+    def flicker(chk):
+        stop = threading.Event()
+
+        def loop():
+            i = 0
+            while not stop.is_set():
+                try:
+                    at(chk, f"offsets/{i}", 'v1\n{}\n{"hostile":{"0":1}}\n')
+                    shutil.rmtree(os.path.join(chk, "offsets"), ignore_errors=True)
+                except OSError:
+                    pass
+                i += 1
+        threading.Thread(target=loop, daemon=True).start()
+        return stop
+
+    case("spark-fifo", "spark", lambda c: at(c, "offsets/0", fifo=True), [3], "offsets/0: a FIFO, not a regular file")
+    case("spark-dev-zero", "spark", lambda c: at(c, "offsets/0", link="/dev/zero"), [3], "offsets/0: a symbolic link")
+    case("spark-too-big", "spark", lambda c: (at(c, "offsets/0", size=5 << 20), at(c, "offsets/1", 'v1\n{}\n{"hostile":{"0":0}}\n'))[0],
+         [3], "5242880 bytes, more than the 4194304")
+    case("spark-huge-id", "spark", lambda c: at(c, "commits/99999999999999999999", "v1\n{}\n"), [3], "a batch id past 10^15")
+    case("spark-far-commit", "spark", lambda c: (at(c, "offsets/0", 'v1\n{}\n{"hostile":{"0":0}}\n'), at(c, "commits/0", "v1\n{}\n"),
+                                                 at(c, "commits/100000000", "v1\n{}\n"))[0], [0], None)
+    case("flink-overflow", "flink", lambda c: at(c, "job/chk-9223372036854775807/_metadata", "x"), [3],
+         "chk-9223372036854775807: a checkpoint id past 10^15")
+    case("flink-fifo", "flink", lambda c: at(c, "job/chk-1/_metadata", fifo=True), [3], "_metadata: a FIFO, not a regular file")
+    # a checkpoint that never stops changing: no quiescence, or a pass; never a crash or a hang
+    case("spark-flicker", "spark", flicker, [0, 3], None)
+    fifo = os.path.join(base, "version.fifo")
+    os.mkfifo(fifo)
+    run = case("version-fifo", "spark", lambda c: None, [0], None, version=f"version    files={fifo}\n")
+    if run:
+        rb = subprocess.run([binary, "runbook", run], capture_output=True, text=True, timeout=30).stdout
+        if "a FIFO, not a regular file" not in rb:
+            problems.append(f"version files= a FIFO: the runbook does not say why it was not read:\n{rb[-600:]}")
+    return result("hostile-checkpoints", problems, "every case ended in time, each damaged one named: " + ", ".join(seen))
+
+
+def test_control_characters(binary):
+    """Text from outside the harness with terminal escapes in it: a version program printing OSC 0, ESC[2J, OSC 8
+    hyperlinks, BEL and C1's U+009B, and a pipeline that writes the same to stderr as it dies. None of those bytes
+    reach streamdrill's stderr, report.md, junit.xml, summary.json, export/runbook.md, the export CSVs or
+    `streamdrill runbook`'s stdout; each is shown as \\xHH."""
+    problems = []
+    base = fresh("control-characters")
+    evil = '"\\033]0;pwned\\007\\033[2J\\033]8;;http://x\\033\\\\link\\033]8;;\\033\\\\ \\302\\233 end"'
+    text = open(os.path.join(ROOT, "scenarios", "parcel-restart.drill")).read()
+    dies = ('python3 -c "import sys; sys.stderr.write(\'Exception: \\x1b]0;pwned\\x07\\x1b[2J\\xc2\\x9b boom\\n\'); '
+            'sys.exit(3)"')
+    drills = {
+        "version": text.replace("\npipeline ", f"\nversion    /usr/bin/printf {evil}\npipeline ", 1),
+        "crash": re.sub(r"\npipeline .*", lambda m: "\npipeline   " + dies, text),
+    }
+    bad = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+    for name, body in drills.items():
+        drill = os.path.join(base, name + ".drill")
+        open(drill, "w").write(body)
+        p = subprocess.run([binary, "run", drill, "--out", os.path.join(base, "out")], capture_output=True, stdin=subprocess.DEVNULL)
+        run = os.path.join(base, "out", name)
+        outputs = {"stderr": p.stderr, "runbook stdout": subprocess.run([binary, "runbook", run], capture_output=True).stdout}
+        for f in ["report.md", "summary.json", "junit.xml"] + [os.path.join("export", x) for x in os.listdir(os.path.join(run, "export"))]:
+            outputs[f] = open(os.path.join(run, f), "rb").read()
+        for what, data in outputs.items():
+            m = bad.search(data)
+            if m:
+                problems.append(f"{name}: {what} carries the control character {m.group(0)!r}: {data[max(0, m.start() - 60):m.end() + 20]!r}")
+        if name == "version" and (p.returncode != 0 or not re.search(rb"x1B\\*\]0;pwned", outputs["runbook stdout"])):
+            problems.append(f"version: exit {p.returncode} (0), or the runbook does not show the version escaped")
+        if name == "crash" and (p.returncode != 3 or b"\\x1B]0;pwned\\x07" not in p.stderr):
+            problems.append(f"crash: exit {p.returncode} (3), or stderr does not quote the pipeline's last line escaped: {p.stderr[-400:]!r}")
+    return result("control-characters", problems, "escapes from a version program shown as \\xHH on stderr, in report.md, "
+                  "summary.json, junit.xml, the export and `streamdrill runbook`")
+
+
 def test_hostile_paths(binary):
     """Run folders and working folders whose paths hold quotes, ;, $(), backticks, newlines and non-UTF-8 bytes:
     the charts are drawn and nothing in a path is ever run (gnuplot, or any program the harness starts)."""
@@ -2411,6 +2554,10 @@ def main():
         ok &= test_edges(binary)
     if not a.only or a.only in "hostile-paths":
         ok &= test_hostile_paths(binary)
+    if not a.only or a.only in "hostile-checkpoints":
+        ok &= test_hostile_checkpoints(binary)
+    if not a.only or a.only in "control-characters":
+        ok &= test_control_characters(binary)
     if not a.only or a.only in "runbook":
         ok &= test_runbook(binary)
     if not a.only or a.only in "recovery":

@@ -105,7 +105,7 @@ static const char sd_ledger_schema[] =
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
-    " landing TEXT, end_ms INTEGER, undoes INTEGER, acked TEXT);\n"
+    " landing TEXT, end_ms INTEGER, undoes INTEGER, acked TEXT, struck INTEGER);\n"
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
@@ -132,6 +132,10 @@ static const char sd_ledger_schema[] =
      * (fault): when, when the client next sent on it, when it gave up and
      * closed it (wall ms; NULL: not in the run) */
     "CREATE TABLE idle_drop(fault INTEGER, dropped_ms INTEGER, used_ms INTEGER, closed_ms INTEGER);\n"
+    /* what an idle timeout (fault) saw while it was on: the pipeline's
+     * connections through the proxy, those its client closed itself after a
+     * silence the timeout would have dropped, the longest silence */
+    "CREATE TABLE idle_watch(fault INTEGER, timeout_ms INTEGER, connections INTEGER, quiet_closed INTEGER, max_quiet_ms INTEGER);\n"
     /* a broker fault's source partitions that the broker led: who leads
      * each after it, and how long it had no leader (NULL: no new leader
      * before the step's timeout) */
@@ -1092,6 +1096,11 @@ sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int 
     return e;
 }
 
+sd_err_t sd_ledger_fault_unstruck(sd_ledger_t *l, int64_t id, const char *why, char *err, size_t errlen) {
+    return sd_ledger_run(l, "UPDATE fault SET struck=0, landed=0, landing=? WHERE id=?", "record a fault that did not strike", err, errlen,
+                         NULL, "si", why, id);
+}
+
 sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int landed, int64_t rows_visible,
                                  int64_t batch_rows, const char *detail, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE fault SET batch=?, landed=?, rows_visible=?, batch_rows=?, landing=? WHERE id=?",
@@ -1101,6 +1110,13 @@ sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int 
 
 sd_err_t sd_ledger_backlog(sd_ledger_t *l, int64_t t_ms, int64_t records, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO backlog(t_ms,records) VALUES(?,?)", "record the backlog", err, errlen, NULL, "ii", t_ms, records);
+}
+
+sd_err_t sd_ledger_idle_watch(sd_ledger_t *l, int64_t fault, int64_t timeout_ms, int64_t connections, int64_t quiet_closed,
+                              int64_t max_quiet_ms, char *err, size_t errlen) {
+    return sd_ledger_run(l, "INSERT INTO idle_watch(fault,timeout_ms,connections,quiet_closed,max_quiet_ms) VALUES(?,?,?,?,?)",
+                         "record what an idle timeout saw", err, errlen, NULL, "iiiii", fault, timeout_ms, connections, quiet_closed,
+                         max_quiet_ms);
 }
 
 sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, int64_t used_ms, int64_t closed_ms, char *err,

@@ -106,6 +106,12 @@ sd_err_t sd_ledger_fault(sd_ledger_t *l, int step, const char *kind, const char 
  * like): sets its end_ms and names it in the new record's undoes. */
 sd_err_t sd_ledger_fault_undo(sd_ledger_t *l, int step, const char *undone, const char *like, const char *kind,
                               const char *detail, int incarnation, char *err, size_t errlen);
+/* What an idle timeout saw while it was on (sd_proxy_idle_seen_t). */
+sd_err_t sd_ledger_idle_watch(sd_ledger_t *l, int64_t fault, int64_t timeout_ms, int64_t connections, int64_t quiet_closed,
+                              int64_t max_quiet_ms, char *err, size_t errlen);
+/* Fault id did not strike at all (a kill that left the pipeline running):
+ * no recovery is computed for it; why is its landing. */
+sd_err_t sd_ledger_fault_unstruck(sd_ledger_t *l, int64_t id, const char *why, char *err, size_t errlen);
 /* A connection dropped under an idle timeout (times in wall ms; -1: never). */
 sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, int64_t used_ms, int64_t closed_ms, char *err,
                              size_t errlen);

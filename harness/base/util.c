@@ -387,7 +387,7 @@ sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *e
     return SD_OK;
 }
 
-static const char *sd_util_file_kind(mode_t m) {
+const char *sd_util_file_kind(unsigned m) {
     return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISDIR(m) ? "a folder"
          : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
 }

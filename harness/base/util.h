@@ -127,6 +127,9 @@ sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *e
  * or -2 with why saying what the file is instead ("a FIFO, not a regular
  * file"; the caller names the path). */
 #define SD_FOREIGN_FOLLOW 1
+/* What a file of this st_mode is, in words: "a FIFO", "a symbolic link",
+ * "a folder", ... ("not a regular file" for any other). */
+const char *sd_util_file_kind(unsigned mode);
 int sd_util_open_foreign(const char *path, int flags, char *why, size_t wlen);
 /* The same file read whole into *out (NUL-terminated, caller frees): 0;
  * -1 absent; -2 refused, or larger than cap bytes, or unreadable (why). */

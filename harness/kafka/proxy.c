@@ -57,6 +57,11 @@ struct sd_proxy_s {
     int64_t idle_ms, idle_tag;
     sd_proxy_drop_t *drops;
     int ndrops, capdrops;
+    /* what each idle timeout saw (the newest is the one on while idle_ms > 0) */
+    sd_proxy_idle_seen_t *seen;
+    int nseen, capseen;
+    int64_t pend[SD_PROXY_MAX];  /* when client-closed connections last carried a byte, until the next connection */
+    int npend;
     sd_pair_t pairs[SD_PROXY_MAX];
     int npairs;
     int64_t conns, bytes;
@@ -123,9 +128,33 @@ static void sd_pair_close(sd_pair_t *p, int rst) {
     }
 }
 
+/* The idle timeout on now: its record (NULL when none is on). */
+static sd_proxy_idle_seen_t *sd_proxy_watch(sd_proxy_t *px) { return px->idle_ms > 0 && px->nseen ? &px->seen[px->nseen - 1] : NULL; }
+
+/* A silence of ms on a connection while the timeout is on. */
+static void sd_proxy_quiet(sd_proxy_t *px, int64_t ms) {
+    sd_proxy_idle_seen_t *w = sd_proxy_watch(px);
+    if (w && ms > w->max_quiet_ms) w->max_quiet_ms = ms;
+}
+
+/* Connections the client closed itself, settled at `now` (its next
+ * connection, or the timeout's end): one quiet for longer than the
+ * timeout by then would have been dropped had the client kept it, so its
+ * own closing met the timeout. */
+static void sd_proxy_settle_closes(sd_proxy_t *px, int64_t now) {
+    sd_proxy_idle_seen_t *w = sd_proxy_watch(px);
+    for (int i = 0; w && i < px->npend; i++)
+        if (now - px->pend[i] > px->idle_ms) {
+            w->quiet_closed++;
+            sd_proxy_quiet(px, now - px->pend[i]);
+        }
+    px->npend = 0;
+}
+
 /* An idle pair is forgotten: the broker's side closed, the client's kept
  * open and unanswered. */
 static void sd_proxy_forget(sd_proxy_t *px, sd_pair_t *p) {
+    sd_proxy_quiet(px, px->idle_ms);
     close(p->fd[1]);
     p->fd[1] = -1;
     sd_pair_free_queue(p, 0);
@@ -163,6 +192,10 @@ static void sd_proxy_accept(sd_proxy_t *px) {
     p->last_refill = p->last_byte = sd_util_mono_ms();
     p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
     px->conns++;
+    if (sd_proxy_watch(px)) {
+        sd_proxy_watch(px)->connections++;
+        sd_proxy_settle_closes(px, p->last_byte);
+    }
     /* a new connection across a cut is refused, as a peer cut off is
      * unreachable: the ones open before it wait */
     if (sd_pair_cut(px, p)) sd_proxy_drop(px, px->npairs - 1, 1);
@@ -251,13 +284,16 @@ static void *sd_proxy_thread(void *arg) {
                 }
                 p->last_refill = now;
             }
+            int client_closed = 0;
             for (int d = 0; d < 2 && !dead; d++) {
                 short re = pf[2 + 2 * i + d].revents;
-                if (re & (POLLERR | POLLHUP | POLLNVAL) && !(re & POLLIN)) { dead = 1; break; }
+                if (re & (POLLERR | POLLHUP | POLLNVAL) && !(re & POLLIN)) { dead = 1; client_closed = !d; break; }
                 if (re & POLLIN) {
                     ssize_t got = read(p->fd[d], buf, sizeof(buf));
-                    if (got <= 0) { if (got == 0 || (errno != EAGAIN && errno != EINTR)) dead = 1; }
-                    else {
+                    if (got <= 0) {
+                        if (got == 0 || (errno != EAGAIN && errno != EINTR)) dead = 1, client_closed = !d;
+                    } else {
+                        sd_proxy_quiet(px, now - p->last_byte);
                         p->last_byte = now;
                         sd_chunk_t *c = malloc(sizeof(*c) + (size_t)got);
                         c->due = now + lat;
@@ -285,6 +321,7 @@ static void *sd_proxy_thread(void *arg) {
                     if (w < 0) { if (errno != EAGAIN && errno != EINTR) dead = 1; break; }
                     c->off += (size_t)w;
                     p->queued[d] -= (size_t)w;
+                    sd_proxy_quiet(px, now - p->last_byte);
                     p->last_byte = now;
                     px->bytes += w;
                     if (bw) p->tokens[d] -= (double)w;
@@ -294,6 +331,7 @@ static void *sd_proxy_thread(void *arg) {
                     free(c);
                 }
             }
+            if (dead && client_closed && sd_proxy_watch(px) && px->npend < SD_PROXY_MAX) px->pend[px->npend++] = p->last_byte;
             if (dead) sd_proxy_drop(px, i, 0);
         }
         pthread_mutex_unlock(&px->lock);
@@ -353,6 +391,7 @@ void sd_proxy_stop(sd_proxy_t *px) {
     close(px->wake[1]);
     pthread_mutex_destroy(&px->lock);
     free(px->drops);
+    free(px->seen);
     free(px->upstream_host);
     free(px->upstream_port);
     free(px);
@@ -365,15 +404,49 @@ void sd_proxy_reset(sd_proxy_t *px) { SD_PROXY_SET(reset, 1); }
 void sd_proxy_blackhole(sd_proxy_t *px, int on) { SD_PROXY_SET(blackhole, on); }
 void sd_proxy_bandwidth(sd_proxy_t *px, int64_t bps) { SD_PROXY_SET(bandwidth, bps); }
 
+/* The timeout's end: what the client closed itself is settled, and the
+ * silence of the connections still open counted. */
+static void sd_proxy_idle_end(sd_proxy_t *px, int64_t now) {
+    sd_proxy_settle_closes(px, now);
+    for (int i = 0; i < px->npairs; i++)
+        if (!px->pairs[i].zombie) sd_proxy_quiet(px, now - px->pairs[i].last_byte);
+}
+
 void sd_proxy_idle_timeout(sd_proxy_t *px, int64_t ms, int64_t tag) {
     pthread_mutex_lock(&px->lock);
-    px->idle_ms = ms;
-    if (ms > 0) px->idle_tag = tag;
-    /* every open pair is timed from now, however long it was quiet before */
     int64_t now = sd_util_mono_ms();
-    for (int i = 0; ms > 0 && i < px->npairs; i++) px->pairs[i].last_byte = now;
+    if (px->idle_ms > 0) sd_proxy_idle_end(px, now);
+    px->idle_ms = ms;
+    if (ms > 0) {
+        px->idle_tag = tag;
+        if (px->nseen == px->capseen) {
+            px->capseen = px->capseen ? px->capseen * 2 : 4;
+            px->seen = sd_util_xrealloc(px->seen, sizeof(*px->seen) * (size_t)px->capseen);
+        }
+        sd_proxy_idle_seen_t *w = &px->seen[px->nseen++];
+        *w = (sd_proxy_idle_seen_t){.tag = tag, .timeout_ms = ms};
+        px->npend = 0;
+        /* every open pair is timed from now, however long it was quiet before */
+        for (int i = 0; i < px->npairs; i++) {
+            px->pairs[i].last_byte = now;
+            w->connections += !px->pairs[i].zombie;
+        }
+    }
     pthread_mutex_unlock(&px->lock);
     sd_proxy_poke(px);
+}
+
+int sd_proxy_idle_seen(sd_proxy_t *px, sd_proxy_idle_seen_t **out) {
+    pthread_mutex_lock(&px->lock);
+    if (px->idle_ms > 0) { /* still on: what it saw so far */
+        sd_proxy_idle_end(px, sd_util_mono_ms());
+        px->npend = 0;
+    }
+    int n = px->nseen;
+    *out = sd_util_xmalloc(sizeof(**out) * (size_t)(n + 1));
+    if (n) memcpy(*out, px->seen, sizeof(**out) * (size_t)n);
+    pthread_mutex_unlock(&px->lock);
+    return n;
 }
 
 void sd_proxy_tagger(sd_proxy_t *px, int self_tag, int (*fn)(int fd, void *opaque), void *opaque) {

@@ -58,4 +58,17 @@ typedef struct {
 /* The drops so far, oldest first; *out is the caller's to free. */
 int sd_proxy_drops(sd_proxy_t *p, sd_proxy_drop_t **out);
 
+/* What one idle timeout saw while it was on: the connections through the
+ * proxy (open when it began and opened since), how many the client closed
+ * itself after a silence longer than the timeout by the time it next
+ * connected (kept, it would have been dropped), and the longest silence of
+ * any connection. Unless one connection was dropped or closed that way,
+ * the timeout tested nothing. */
+typedef struct {
+    int64_t tag, timeout_ms, connections, quiet_closed, max_quiet_ms;
+} sd_proxy_idle_seen_t;
+/* Each idle timeout's record, oldest first (the one still on: so far);
+ * *out is the caller's to free. */
+int sd_proxy_idle_seen(sd_proxy_t *p, sd_proxy_idle_seen_t **out);
+
 #endif

@@ -312,7 +312,12 @@ static void sd_detect(sd_rdb_t *d, sd_recovery_t *r) {
 static int sd_idle(const char *kind, const char *detail) { return !strcmp(kind, "network") && detail && !strncmp(detail, "idle timeout", 12); }
 
 /* dropped_connections, and reconnect_s: the longest wait on a dropped
- * connection, from the client's first bytes on it to its close */
+ * connection, from the client's first bytes on it to its close. Measured
+ * only when the timeout tested something: a pipeline connection dropped,
+ * or closed by its client after a silence the timeout would have dropped
+ * it for (idle_watch); a pipeline that never went quiet, or that reached
+ * the broker without the proxy, tested nothing, and a figure on it would
+ * pass for nothing. */
 static void sd_reconnect(sd_rdb_t *d, sd_recovery_t *r) {
     sqlite3_stmt *st = NULL;
     int64_t n = 0, longest = 0, open = 0;
@@ -327,9 +332,30 @@ static void sd_reconnect(sd_rdb_t *d, sd_recovery_t *r) {
         }
     }
     sqlite3_finalize(st);
+    int64_t watched = 0, conns = 0, closed = 0, quiet = 0, timeout = 0;
+    if (sqlite3_prepare_v2(d->db, "SELECT count(*), sum(connections), sum(quiet_closed), max(max_quiet_ms), max(timeout_ms) FROM idle_watch"
+                                  " WHERE fault=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, r->fault);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            watched = sqlite3_column_int64(st, 0), conns = sqlite3_column_int64(st, 1), closed = sqlite3_column_int64(st, 2);
+            quiet = sqlite3_column_int64(st, 3), timeout = sqlite3_column_int64(st, 4);
+        }
+    }
+    sqlite3_finalize(st);
     r->v[SD_FIG_dropped_connections] = n;
     r->v[SD_FIG_reconnect_s] = longest;
-    if (open) {
+    if (!n && !closed) {
+        r->v[SD_FIG_dropped_connections] = r->v[SD_FIG_reconnect_s] = SD_FIG_UNMEASURED;
+        if (!watched)
+            sd_why(r, "dropped_connections, reconnect_s: nothing was dropped, and run.db does not say what the timeout saw");
+        else if (!conns)
+            sd_why(r, "dropped_connections, reconnect_s: no pipeline connection went through the proxy while the idle timeout was "
+                      "on (does the pipeline reach the broker through {proxy}?): nothing was tested");
+        else
+            sd_why(r, "dropped_connections, reconnect_s: none of the %lld pipeline connections through the proxy was quiet for the "
+                      "timeout's %.1f s while it was on (the longest silence %.1f s): nothing was tested",
+                   (long long)conns, (double)timeout / 1000.0, (double)quiet / 1000.0);
+    } else if (open) {
         r->v[SD_FIG_reconnect_s] = SD_FIG_UNMEASURED;
         sd_why(r, "reconnect_s: %lld dropped connection%s still waited when the pipeline stopped", (long long)open, open == 1 ? "" : "s");
     }
@@ -484,7 +510,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
     if (sqlite3_prepare_v2(db, "SELECT f.id, f.t_ms, f.kind, f.incarnation, f.rows_visible, f.end_ms, s.line, s.started_ms, f.detail, f.acked"
                                " FROM fault f LEFT JOIN step s ON s.idx = f.step"
                                " WHERE f.undoes IS NULL AND f.kind IN ('kill','stop','crash','restart','pause','network','damage','broker','command')"
-                               " AND f.detail <> 'did not land' ORDER BY f.t_ms, f.id", -1, &st, NULL) != SQLITE_OK) {
+                               " AND f.detail <> 'did not land' AND coalesce(f.struck, 1) = 1 ORDER BY f.t_ms, f.id", -1, &st, NULL) != SQLITE_OK) {
         sd_err_set(err, errlen, SD_ERR_IO, "recovery: reading run.db's faults: %s", sqlite3_errmsg(db));
         sd_rdb_free(&d);
         return -1;

@@ -66,9 +66,7 @@ int sd_flink_scan(const char *dir, int64_t *completed, int64_t *completed_ms, in
             struct stat sb;
             if (n > *completed && !lstat(meta, &sb)) {
                 if (!S_ISREG(sb.st_mode)) {
-                    if (why)
-                        snprintf(why, wlen, "Flink checkpoint %s: %s", meta,
-                                 S_ISLNK(sb.st_mode) ? "a symbolic link, not a regular file" : "not a regular file");
+                    if (why) snprintf(why, wlen, "Flink checkpoint %s: %s, not a regular file", meta, sd_util_file_kind(sb.st_mode));
                     damaged = 1;
                 } else {
                     *completed = n;

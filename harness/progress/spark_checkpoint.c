@@ -137,7 +137,9 @@ static int64_t sd_spark_list(sd_spark_t *s, int which, int64_t *mtime) {
         } else {
             char name[32];
             snprintf(name, sizeof(name), "%lld", (long long)best);
-            sd_spark_damage(s, sub, name, S_ISLNK(st.st_mode) ? "a symbolic link, not a regular file" : "not a regular file");
+            char why[64];
+            snprintf(why, sizeof(why), "%s, not a regular file", sd_util_file_kind(st.st_mode));
+            sd_spark_damage(s, sub, name, why);
         }
     }
     free(f);

@@ -99,13 +99,15 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
             }
         }
     for (int i = 0; i < n; i++) {
-        char rec[32], rep[32], rew[32], rc[32], more[96] = "";
+        char rec[32], rep[32], rew[32], rc[32], more[160] = "";
         sd_figure_text(SD_FIG_recovery_s, v[i].v[SD_FIG_recovery_s], rec, sizeof(rec));
         sd_figure_text(SD_FIG_replayed_input, v[i].v[SD_FIG_replayed_input], rep, sizeof(rep));
         sd_figure_text(SD_FIG_rewritten_rows, v[i].v[SD_FIG_rewritten_rows], rew, sizeof(rew));
         if (v[i].v[SD_FIG_dropped_connections] != SD_FIG_NA) {
+            char dc[32];
             sd_figure_text(SD_FIG_reconnect_s, v[i].v[SD_FIG_reconnect_s], rc, sizeof(rc));
-            snprintf(more, sizeof(more), ", reconnect_s %s (%lld connections dropped)", rc, (long long)v[i].v[SD_FIG_dropped_connections]);
+            sd_figure_text(SD_FIG_dropped_connections, v[i].v[SD_FIG_dropped_connections], dc, sizeof(dc));
+            snprintf(more, sizeof(more), ", reconnect_s %s (connections dropped: %s)", rc, dc);
         } else if (v[i].v[SD_FIG_leaderless_s] != SD_FIG_NA) {
             sd_figure_text(SD_FIG_leaderless_s, v[i].v[SD_FIG_leaderless_s], rc, sizeof(rc));
             snprintf(more, sizeof(more), ", leaderless_s %s", rc);

@@ -599,7 +599,8 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
         int missed = r->verdict.missed_step ? r->verdict.missed_step[i] : 0;
         int fault = sd_lang_step_entry(st->kind)->fault;
         const char *status = e == SD_OK ? (missed == 2 ? "restart failed" : missed ? (st->optional ? "skipped" : "missed") : "ok")
-                           : e == SD_ERR_TIMEOUT ? (fault ? (st->optional ? "skipped" : "missed") : "timeout") : "failed";
+                           : e == SD_ERR_TIMEOUT ? (fault ? (st->optional ? "skipped" : "missed") : "timeout")
+                           : e == SD_ERR_NOT_LANDED ? "missed" : "failed";
         sd_ledger_step_end(r->ledger, i, status, e ? err : detail, NULL, 0);
         sd_ledger_commit(r->ledger, NULL, 0);
         if (e == SD_ERR_TIMEOUT) {
@@ -619,7 +620,7 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
             r->verdict.await_timeout_line = 0;
         }
         if (e) {
-            sd_run_say(r, "  failed: %s", err);
+            sd_run_say(r, "  %s: %s", e == SD_ERR_NOT_LANDED ? "missed" : "failed", err);
             sd_run_set_fatal(r, e, err);
             for (int k = i + 1; k < sc->nsteps; k++) sd_ledger_step_end(r->ledger, k, "skipped", "an earlier step failed", NULL, 0);
             return e;

@@ -221,6 +221,47 @@ Test(proxy, an_idle_timeout_drops_a_quiet_connection_silently) {
     close(fd);
 }
 
+/* what a timeout saw: a busy connection (tested nothing), then a client
+ * that closes its quiet connection itself and connects again only after
+ * the timeout would have dropped it (its own closing met the timeout) */
+Test(proxy, an_idle_timeout_says_what_it_saw) {
+    int fd = client();
+    sd_proxy_idle_timeout(px, 300, 8);
+    for (int i = 0; i < 5; i++) {
+        cr_assert(round_trip(fd, "tick", 2000) >= 0);
+        sd_util_sleep_ms(100);
+    }
+    sd_proxy_idle_seen_t *w;
+    cr_assert_eq(sd_proxy_idle_seen(px, &w), 1);
+    cr_assert_eq(w[0].tag, 8);
+    cr_assert_eq(w[0].timeout_ms, 300);
+    cr_assert_eq(w[0].connections, 1);
+    cr_assert_eq(w[0].quiet_closed, 0);
+    cr_assert(w[0].max_quiet_ms < 300, "busy: quiet at most %lld ms", (long long)w[0].max_quiet_ms);
+    free(w);
+    sd_util_sleep_ms(150);
+    close(fd); /* quiet for 150 ms, closed by the client */
+    sd_util_sleep_ms(400);
+    fd = client(); /* 550 ms after its last byte: kept, it would have been dropped */
+    cr_assert(round_trip(fd, "back", 2000) >= 0);
+    cr_assert_eq(sd_proxy_idle_seen(px, &w), 1);
+    cr_assert_eq(w[0].connections, 2);
+    cr_assert_eq(w[0].quiet_closed, 1);
+    cr_assert(w[0].max_quiet_ms >= 500, "%lld", (long long)w[0].max_quiet_ms);
+    free(w);
+    /* closed and back at once: its close met no timeout */
+    close(fd);
+    sd_util_sleep_ms(50);
+    fd = client();
+    cr_assert(round_trip(fd, "again", 2000) >= 0);
+    sd_proxy_idle_timeout(px, 0, 0);
+    cr_assert_eq(sd_proxy_idle_seen(px, &w), 1);
+    cr_assert_eq(w[0].connections, 3);
+    cr_assert_eq(w[0].quiet_closed, 1);
+    free(w);
+    close(fd);
+}
+
 /* the tagger of links.c: this process is broker 4 */
 static int tag_me(int fd, void *opaque) {
     (void)opaque;

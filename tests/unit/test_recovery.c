@@ -278,8 +278,32 @@ Test(recovery, an_idle_timeout_counts_its_drops_and_the_longest_wait) {
     cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_UNMEASURED);
     cr_assert(strstr(v[0].why, "still waited"), "%s", v[0].why);
     free(v);
-    /* other faults have neither figure */
+    /* a timeout that dropped nothing tested nothing: the figures are not
+     * measured, and why says which way */
     sql("DELETE FROM idle_drop");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_UNMEASURED, "no drop and nothing says what the timeout saw");
+    cr_assert_eq(v[0].v[SD_FIG_dropped_connections], SD_FIG_UNMEASURED);
+    free(v);
+    sql("INSERT INTO idle_watch VALUES(1, 3000, 0, 0, 0)");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_UNMEASURED);
+    cr_assert(strstr(v[0].why, "no pipeline connection went through the proxy"), "%s", v[0].why);
+    free(v);
+    sql("UPDATE idle_watch SET connections=4, max_quiet_ms=400");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_UNMEASURED, "a pipeline that never went quiet");
+    cr_assert(strstr(v[0].why, "none of the 4 pipeline connections") && strstr(v[0].why, "longest silence 0.4 s"), "%s", v[0].why);
+    free(v);
+    /* a client that closed its quiet connections itself before the timeout
+     * could drop them met it: measured, nothing dropped, no wait */
+    sql("UPDATE idle_watch SET quiet_closed=2, max_quiet_ms=6000");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_reconnect_s], 0);
+    cr_assert_eq(v[0].v[SD_FIG_dropped_connections], 0);
+    free(v);
+    /* other faults have neither figure */
+    sql("DELETE FROM idle_watch");
     sql("UPDATE fault SET detail='latency 300 ms (proxy)' WHERE id=1");
     compute(&in, &v);
     cr_assert_eq(v[0].v[SD_FIG_reconnect_s], SD_FIG_NA);
