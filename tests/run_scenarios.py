@@ -1580,8 +1580,13 @@ def test_hostile_checkpoints(binary):
     case("spark-too-big", "spark", lambda c: (at(c, "offsets/0", size=5 << 20), at(c, "offsets/1", 'v1\n{}\n{"hostile":{"0":0}}\n'))[0],
          [3], "5242880 bytes, more than the 4194304")
     case("spark-huge-id", "spark", lambda c: at(c, "commits/99999999999999999999", "v1\n{}\n"), [3], "a batch id past 10^15")
-    case("spark-far-commit", "spark", lambda c: (at(c, "offsets/0", 'v1\n{}\n{"hostile":{"0":0}}\n'), at(c, "commits/0", "v1\n{}\n"),
-                                                 at(c, "commits/100000000", "v1\n{}\n"))[0], [0], None)
+    def far_commit(chk):  # commits/100000000 written while the run polls: crossed in one step
+        at(chk, "offsets/0", 'v1\n{}\n{"hostile":{"0":0}}\n')
+        at(chk, "commits/0", "v1\n{}\n")
+        stop = threading.Event()
+        threading.Thread(target=lambda: stop.wait(0.3) or at(chk, "commits/100000000", "v1\n{}\n"), daemon=True).start()
+        return stop
+    case("spark-far-commit", "spark", far_commit, [0], None)
     case("flink-overflow", "flink", lambda c: at(c, "job/chk-9223372036854775807/_metadata", "x"), [3],
          "chk-9223372036854775807: a checkpoint id past 10^15")
     case("flink-fifo", "flink", lambda c: at(c, "job/chk-1/_metadata", fifo=True), [3], "_metadata: a FIFO, not a regular file")
