@@ -98,7 +98,7 @@ def render(html_path, png_path):
 
 
 def near(c, rgb, tol=40):
-    return all(abs(a - b) <= tol for a, b in zip(c[:3], rgb))
+    return all(abs(a - b) <= tol for a, b in zip(c[:3], rgb, strict=True))
 
 
 def hexrgb(h):

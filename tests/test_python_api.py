@@ -11,7 +11,6 @@ import json
 import os
 
 import pytest
-
 import streamdrill
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -111,7 +111,7 @@ class DrillItem(pytest.Item):
             lines = [f"streamdrill exit {rc} ({EXIT_NAMES.get(rc, 'unknown')})" if rc is not None else str(e)]
             if rc is not None:
                 lines += e.stderr.strip().splitlines()[-10:]
-            raise DrillNotJudged("\n".join(lines))
+            raise DrillNotJudged("\n".join(lines)) from None
         self.summary = summary
         self.run_dir = summary.run_dir
         if self.run_dir:

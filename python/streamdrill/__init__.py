@@ -53,7 +53,7 @@ class Check:
     detail: str = ""
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Check":
+    def from_json(cls, d: Mapping[str, Any]) -> Check:
         return cls(name=d["name"], pass_=bool(d["pass"]), expected=d.get("expected", ""), actual=d.get("actual", ""),
                    detail=d.get("detail", ""))
 
@@ -86,7 +86,7 @@ class Bucket:
     sample: List[Sample] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Bucket":
+    def from_json(cls, d: Mapping[str, Any]) -> Bucket:
         return cls(total=int(d.get("total", 0)), sample=[_build(Sample, s) for s in d.get("sample", [])])
 
 
@@ -106,7 +106,7 @@ class Groups:
     sample: List[GroupSample] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Groups":
+    def from_json(cls, d: Mapping[str, Any]) -> Groups:
         return cls(total=int(d.get("total", 0)), sample=[_build(GroupSample, s) for s in d.get("sample", [])])
 
 
@@ -151,7 +151,7 @@ class Summary:
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], exit_code: Optional[int] = None, run_dir: Optional[str] = None) -> "Summary":
+    def from_json(cls, d: Mapping[str, Any], exit_code: Optional[int] = None, run_dir: Optional[str] = None) -> Summary:
         s = _build(cls, {k: v for k, v in d.items() if k not in ("checks", "anomalies", "exit_code", "run_dir", "raw")})
         s.checks = [Check.from_json(c) for c in d.get("checks", [])]
         s.anomalies = {sink: {name: Groups.from_json(b) if name == "groups" else Bucket.from_json(b) for name, b in buckets.items()}
@@ -222,7 +222,7 @@ def _communicate(cmd: List[str], timeout: Optional[float]) -> Tuple[int, str, st
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
-        raise StreamdrillError(f"streamdrill did not finish within {timeout:.0f}s: {' '.join(cmd)}", None, err)
+        raise StreamdrillError(f"streamdrill did not finish within {timeout:.0f}s: {' '.join(cmd)}", None, err) from None
     return p.returncode, out, err
 
 
@@ -248,7 +248,7 @@ def run(path: str, set: Optional[Mapping[str, Any]] = None, brokers: Optional[st
         line = line.strip()
         if line.startswith("report: "):
             run_dir = os.path.dirname(line[len("report: "):])
-    lines = [l for l in stdout.splitlines() if l.startswith("{")]
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     if not lines:
         tail = "\n".join(stderr.strip().splitlines()[-10:])
         raise StreamdrillError(f"streamdrill exit {rc} ({EXIT_NAMES.get(rc, 'unknown')}): {tail}", rc, stderr)
@@ -258,5 +258,5 @@ def run(path: str, set: Optional[Mapping[str, Any]] = None, brokers: Optional[st
 def check(path: str, set: Optional[Mapping[str, Any]] = None, binary: Optional[str] = None) -> CheckResult:
     """Check one drill without running it: every error `streamdrill check` names."""
     rc, _, stderr = _communicate([_binary(binary), "check", str(path)] + _sets(set), 120)
-    errors = [l for l in stderr.splitlines() if l.strip()] if rc else []
+    errors = [ln for ln in stderr.splitlines() if ln.strip()] if rc else []
     return CheckResult(ok=rc == 0, exit_code=rc, errors=errors)

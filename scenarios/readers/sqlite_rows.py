@@ -26,7 +26,7 @@ def main():
         return 2
     names = [c[0] for c in cur.description]
     for row in cur:
-        sys.stdout.write(json.dumps(dict(zip(names, row))) + "\n")
+        sys.stdout.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
     return 0
 
 

@@ -142,7 +142,7 @@ class Kafka:
         self.addr = None
 
     def __enter__(self):
-        r = subprocess.run([KAFKA_SH, "start", self.dir, "", str(os.getpid())], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        r = subprocess.run([KAFKA_SH, "start", self.dir, "", str(os.getpid())], capture_output=True,
                            text=True, timeout=300)
         if r.returncode == 0 and r.stdout.strip():
             self.addr = r.stdout.split()[0]
@@ -217,7 +217,7 @@ def bench_reconcile(n, reps, baselines=True):
     outd = os.path.join(DATA, "recon")
     os.makedirs(outd, exist_ok=True)
     ours, uniq, comm = [], [], []
-    for i in range(reps):
+    for _ in range(reps):
         ours.append(kv(run([SDB, "reconcile", str(n), TAG, ids, outd]).stdout)["seconds"])
         uniq.append(timed_pipe(["sort", ids], ["uniq", "-d"], os.path.join(outd, "uniq-d.txt")))
         comm.append(timed_pipe(["sort", "-u", ids], ["comm", "-23", srt, "-"], os.path.join(outd, "comm.txt")))
@@ -257,7 +257,7 @@ def bench_read(n, reps, kafka_addr, growth=False):
                        "-f", "%s\n"], None))
     for kind, params, tool, tool2 in kinds:
         ours, base, base2 = [], [], []
-        for i in range(reps):
+        for _ in range(reps):
             r = read_sd(kind, n, params)
             if r["once"] != n:
                 sys.exit(f"bench: reading the {kind} sink found {r['once']:.0f} of {n} ids once")
@@ -275,7 +275,7 @@ def bench_scale(kafka_addr):
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     r = subprocess.run([BIN, "run", os.path.join(ROOT, "tests", "bench", "scale-10m.drill"), "--brokers", kafka_addr, "--quiet",
-                        "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                        "--out", out], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     d = os.path.join(out, "scale-10m")
     s = json.load(open(os.path.join(d, "summary.json")))
@@ -488,7 +488,7 @@ def main():
     json.dump(results, open(os.path.join(OUT, "results.json"), "w"), indent=2)
     if not a.keep:
         shutil.rmtree(DATA, ignore_errors=True)
-    say(f"\nbench: tests/out/bench/bench.md, results.json, growth.svg")
+    say("\nbench: tests/out/bench/bench.md, results.json, growth.svg")
 
 
 if __name__ == "__main__":

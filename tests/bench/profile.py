@@ -34,7 +34,7 @@ def say(s=""):
 
 
 def run(cmd, ok=(0,)):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in ok:
         sys.exit(f"profile: {' '.join(cmd[:5])}... exited {r.returncode}: {r.stderr[-800:]}")
     return r.stdout

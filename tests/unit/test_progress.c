@@ -225,6 +225,31 @@ Test(progress, caught_up_against_the_partition_ends) {
     cr_assert(strstr(why, "offset 2 of partition 1, which holds 3"), "%s", why);
     event(SD_SUP_EV_COMMIT, 1, 2, -1, "1:3");
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "%s", why);
+    /* the second source too, once the commits name its offsets: 4
+     * deliveries, 2 committed, is not caught up, whatever the scans say */
+    cr_assert_eq(sd_broker_create_topic(b, "scans-deliveries", 1, 1, &actual, err, sizeof(err)), SD_OK, "%s", err);
+    conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(b), NULL, 0);
+    p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("scans-deliveries"), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE("d", 1),
+                                       RD_KAFKA_V_END), 0);
+    cr_assert_eq(rd_kafka_flush(p, 10000), 0);
+    rd_kafka_destroy(p);
+    R.side.topic = "scans-deliveries";
+    R.side.partitions = 1;
+    side_consumed[0] = -1;
+    R.side.consumed = side_consumed;
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "no commit names the deliveries: judged by the scans alone");
+    event(SD_SUP_EV_COMMIT, 1, 3, -1, "0:5,1:3,scans-deliveries:0:2");
+    why[0] = 0;
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 0, "2 of 4 deliveries committed");
+    cr_assert(strstr(why, "offset 2 of scans-deliveries partition 0, which holds 4"), "%s", why);
+    event(SD_SUP_EV_COMMIT, 1, 4, -1, "0:5,1:3,scans-deliveries:0:4");
+    cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "%s", why);
+    R.side.topic = NULL;
+    R.side.consumed = NULL;
+    R.side.partitions = 0;
     /* the same offsets from a Flink checkpoint prove nothing: unknown */
     sc.progress = SD_PROGRESS_FLINK;
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), -1);

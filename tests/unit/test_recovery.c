@@ -173,6 +173,27 @@ Test(recovery, the_frontier_recorded_with_the_fault_decides_over_the_ack_table) 
     free(v);
 }
 
+/* the visible rows of the interrupted batch are written again only when
+ * their input is read again: a restart that skips the batch in flight
+ * (at-most-once: incarnation 2 reads on from 0:60,1:60) rewrites none of
+ * them, one that re-reads part of it at most that part */
+Test(recovery, visible_rows_are_rewritten_only_as_far_as_their_input_is_read_again) {
+    kill_and_restart(20);
+    sql("UPDATE batch SET offsets='0:70,1:70', rows=20 WHERE incarnation=2");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_replayed_input], 0, "%lld", (long long)v[0].v[SD_FIG_replayed_input]);
+    cr_assert_eq(v[0].v[SD_FIG_rewritten_rows], 0, "7 rows were visible, none of their input read again: %lld",
+                 (long long)v[0].v[SD_FIG_rewritten_rows]);
+    free(v);
+    sql("UPDATE batch SET offsets='0:68,1:68', rows=20 WHERE incarnation=2"); /* began at 116: 4 of the batch read again */
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_replayed_input], 4);
+    cr_assert_eq(v[0].v[SD_FIG_rewritten_rows], 4, "%lld", (long long)v[0].v[SD_FIG_rewritten_rows]);
+    free(v);
+}
+
 Test(recovery, extra_copies_by_a_later_incarnation_are_traced_to_the_fault) {
     kill_and_restart(20);
     /* 9 ids written by both incarnations, one replayed by the harness itself

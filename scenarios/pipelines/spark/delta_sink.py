@@ -15,8 +15,8 @@ Malformed records go to a second Delta table (--rejected) with their
 sd-id, written in the same batch (stream mode: by a second query)."""
 import os
 
-from sdspark import arguments, events, parse, rejected, run, session, source, trigger
 from pyspark.sql import functions as F
+from sdspark import arguments, events, parse, rejected, run, session, source, trigger
 
 
 def extra(ap):

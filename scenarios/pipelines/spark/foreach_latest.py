@@ -13,7 +13,6 @@ import os
 import sqlite3
 
 from pyspark.sql import functions as F
-
 from sdspark import arguments, parse, run, session, source, trigger
 
 

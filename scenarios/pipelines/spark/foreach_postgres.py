@@ -14,7 +14,6 @@ import os
 import time
 
 import psycopg
-
 from sdspark import arguments, events, parse, rejected, run, session, source, trigger
 
 

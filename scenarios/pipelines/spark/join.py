@@ -15,8 +15,8 @@ delivery that matches it could still come), and the state grows with every
 scan: the bounded-state rule catches it."""
 import os
 
-from pyspark.sql import functions as F, types as T
-
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from sdspark import arguments, events, interval, parse, run, session, source, trigger
 
 DELIVERY = T.StructType([

@@ -8,7 +8,6 @@ shape Apache Spark's real-time mode accepts from 4.3 on; Spark 4.2 refuses
 it at the first interval and the query dies, which the drill counts as a
 crash."""
 from pyspark.sql import functions as F
-
 from sdspark import arguments, events, kafka_options, parse, run, session, source, trigger
 
 

@@ -24,7 +24,9 @@ import signal
 import sys
 import threading
 
-from pyspark.sql import SparkSession, functions as F, types as T
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQueryListener
 
 HERE = os.path.dirname(os.path.abspath(__file__))

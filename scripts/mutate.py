@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Mutation testing of the verdict logic (`make mutate`): deliberate bugs
+planted one at a time in a room's C files, each built and run against the
+tests that exercise that room; a mutant the tests do not fail "survived".
+
+    python3 scripts/mutate.py --build build --room oracle --n 40 --seed 1
+
+Mutants come from universalmutator (PyPI; the test virtualenv, tests/venv.sh)
+as line rewrites, generated in memory. For each one drawn (seeded, so a run is
+repeatable), in a scratch folder and nothing written to the tree:
+
+  1. the mutated file is compiled with the real flags (those `make` uses for
+     its object): a failure is "not compiling" (-Werror included);
+  2. its object, debug info stripped, is compared with the original's: the
+     same bytes are "equivalent" (the compiler made them one program: trivial
+     compiler equivalence), and the same bytes as an earlier mutant's share
+     its answer;
+  3. the room's unit tests and the harness binary are linked with the mutant
+     object ahead of the library (it replaces the library's copy of the file);
+  4. the room's suite runs: its unit tests, then its scenario cases through
+     tests/run_scenarios.py with the mutant harness; the first failure (or a
+     run past the timeout) "killed" it.
+
+It prints killed, survived, not compiling and equivalent per room, the kill
+rate (killed over killed plus survived), and writes BUILD/mutate/ROOM.txt and
+ROOM.json with each survivor's file, line and rewrite. docs/testing.md lists
+the survivors left, each as equivalent (with the reason) or accepted (why).
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Each room: its files, the unit tests and scenario cases that exercise it
+# (the cases by exact name, run with the mutant harness; about a minute a
+# mutant at most).
+ROOMS = {
+    "oracle": {
+        "files": ["harness/oracle/recon.c", "harness/oracle/result.c", "harness/oracle/result_join.c", "harness/oracle/recovery.c",
+                  "harness/oracle/observe.c", "harness/oracle/health.c"],
+        "units": ["test_recon", "test_result", "test_recovery", "test_sink"],
+        "cases": ["exactly-once-x20", "at-least-once-x20", "at-most-once-x20", "recovery-never-amo", "recovery-stamps-before-visible",
+                  "windows-exactly-once-x20", "join-lag-full-x3", "recovery"],
+    },
+    "progress": {
+        "files": ["harness/progress/progress.c", "harness/progress/progress_batch.c", "harness/progress/progress_spark.c",
+                  "harness/progress/progress_group.c", "harness/progress/progress_flink.c", "harness/progress/spark_checkpoint.c"],
+        "units": ["test_progress", "test_spark"],
+        "cases": ["exactly-once-x20", "bare-markers-x20", "group-at-least-once-x10", "not-caught-up-group", "kill-not-landed",
+                  "join-lag-full-x3", "hostile-checkpoints"],
+    },
+    "run": {
+        "files": ["harness/run/run_judge.c", "harness/run/run_model.c", "harness/run/run_join.c", "harness/run/run_recovery.c"],
+        "units": [],
+        "cases": ["exactly-once-x20", "at-least-once-x20", "at-most-once-x20", "recovery-never-amo", "recovery-stamps-before-visible",
+                  "windows-exactly-once-x20", "windows-weak-count-late-x5", "join-lag-full-x3", "join-weak-late-as-null-x3",
+                  "join-deliveries-faults-x3", "latest-weak-ignore-deletes-x5", "state-not-measured", "not-caught-up-group", "recovery"],
+    },
+}
+# the scenario cases' repeats are cut to one run each: a mutant that changes
+# a verdict changes it every time
+RULES = ["universal.rules", "c.rules", "c_like.rules"]
+
+
+def say(text):
+    print(text, flush=True)
+
+
+def make_command(build, obj):
+    """The compile command make runs for obj (cc ... -c SRC -o OBJ), as a list."""
+    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}", obj], cwd=ROOT, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if f"-o {obj}" in line and " -c " in line:
+            return line.split()
+    sys.exit(f"mutate: make -n prints no compile command for {obj}")
+
+
+def test_command(build, name):
+    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}", f"{build}/tests/{name}"], cwd=ROOT, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if f"-o {build}/tests/{name}" in line:
+            return line.split()
+    sys.exit(f"mutate: make -n prints no link command for {build}/tests/{name}")
+
+
+def stripped_hash(obj, tmp):
+    out = os.path.join(tmp, "stripped.o")
+    subprocess.run(["objcopy", "--strip-debug", obj, out], check=True)
+    return hashlib.sha256(open(out, "rb").read()).hexdigest()
+
+
+def run(cmd, timeout, **kw):
+    """Run cmd in a session of its own; its exit code, or None past the timeout (the session killed)."""
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        return None
+
+
+class Suite:
+    """The room's tests against one build of the harness: the unit test binaries and the harness binary in tmp."""
+
+    def __init__(self, build, room, tmp, cases):
+        self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
+        self.units = ROOMS[room]["units"]
+        libs = ["-lrdkafka", "-lpq", "-lsqlite3", "-ljansson", "-lsimdjson", "-lcrypto", "-lstdc++", "-lpthread", "-lm"]
+        self.link_main = ["cc", "-o", os.path.join(tmp, "streamdrill"), f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs
+        self.link_units = {}
+        for u in self.units:
+            cmd = test_command(build, u)
+            # compile the test once; link it with the mutant object ahead of the library
+            src = next(a for a in cmd if a.endswith(f"tests/unit/{u}.c"))
+            uo = os.path.join(tmp, u + ".o")
+            compile_cmd = [a for a in cmd if a not in (src, f"{build}/libstreamdrill.a") and not a.startswith("-l")]
+            i = compile_cmd.index("-o")
+            compile_cmd[i + 1] = uo
+            subprocess.run(compile_cmd + ["-c", src], cwd=ROOT, check=True)
+            self.link_units[u] = ["cc", "-o", os.path.join(tmp, u), uo, "MUTANT", f"{build}/libstreamdrill.a", "-lcriterion"] + libs
+
+    def link(self, obj):
+        for cmd in [self.link_main] + list(self.link_units.values()):
+            if subprocess.run([obj if a == "MUTANT" else a for a in cmd], cwd=ROOT, capture_output=True).returncode:
+                return False
+        return True
+
+    def passes(self, timeout):
+        """True when every test passes; which one failed otherwise."""
+        t_end = time.time() + timeout
+        for u in self.units:
+            rc = run([os.path.join(self.tmp, u), "--jobs", "2"], max(1, t_end - time.time()))
+            if rc != 0:
+                return u + (" (timed out)" if rc is None else "")
+        if self.cases:
+            rc = run([sys.executable, "tests/run_scenarios.py", "--bin", os.path.join(self.tmp, "streamdrill"), "--no-real", "--once",
+                      "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))
+            if rc != 0:
+                return "scenario cases" + (" (timed out)" if rc is None else "")
+        return True
+
+
+def mutants_of(path):
+    from universalmutator import mutator
+    lines = open(os.path.join(ROOT, path)).read().splitlines(keepends=True)
+    ms = mutator.mutants_regexp(lines, ruleFiles=RULES, ignorePatterns=[], ignoreStringOnly=True)
+    out = []
+    for lineno, new, _rule, _ in ms:
+        if new.rstrip("\n") != lines[lineno - 1].rstrip("\n"):
+            out.append((path, lineno, lines[lineno - 1].rstrip("\n"), new.rstrip("\n")))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--room", action="append", choices=sorted(ROOMS), help="a room (repeatable; default: all)")
+    ap.add_argument("--n", type=int, default=40, help="mutants that compile, per room")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--units-only", action="store_true", help="the unit tests only (the quick check make test runs)")
+    ap.add_argument("--timeout", type=float, default=0, help="seconds a mutant's suite may take (default: 3 times the original's + 30)")
+    a = ap.parse_args()
+    build = a.build
+    outdir = os.path.join(ROOT, build, "mutate")
+    os.makedirs(outdir, exist_ok=True)
+    ok = True
+    for room in a.room or sorted(ROOMS):
+        cases = [] if a.units_only else ROOMS[room]["cases"]
+        if not ROOMS[room]["units"] and not cases:
+            say(f"mutate {room}: no tests to run with --units-only, skipped")
+            continue
+        tmp = tempfile.mkdtemp(prefix=f"sd-mutate-{room}-")
+        try:
+            ok &= mutate_room(build, room, a, cases, tmp, outdir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+def mutate_room(build, room, a, cases, tmp, outdir):
+    t0 = time.time()
+    suite = Suite(build, room, tmp, cases)
+    compile_of, orig_hash, orig_obj = {}, {}, {}
+    for f in ROOMS[room]["files"]:
+        obj = f"{build}/{os.path.splitext(f)[0]}.o"
+        cmd = make_command(build, obj)
+        compile_of[f] = cmd
+        o = os.path.join(tmp, "orig-" + os.path.basename(obj))
+        c = [o if x == obj else x for x in cmd]
+        subprocess.run(c, cwd=ROOT, check=True)
+        orig_obj[f] = o
+        orig_hash[f] = stripped_hash(o, tmp)
+    # the suite must pass on the original first (one file's original object stands for the library's)
+    first = ROOMS[room]["files"][0]
+    if not suite.link(orig_obj[first]):
+        say(f"mutate {room}: the tests do not link with the original objects")
+        return False
+    t1 = time.time()
+    base = suite.passes(3600)
+    if base is not True:
+        say(f"mutate {room}: the room's tests fail on the original code ({base}): nothing to measure")
+        return False
+    took = time.time() - t1
+    timeout = a.timeout or 3 * took + 30
+    pool = []
+    for f in ROOMS[room]["files"]:
+        pool += mutants_of(f)
+    rnd = random.Random(a.seed)
+    rnd.shuffle(pool)
+    counts = {"killed": 0, "survived": 0, "not compiling": 0, "equivalent": 0}
+    seen, survivors, tried = {}, [], 0
+    say(f"mutate {room}: {len(pool)} mutants of {len(ROOMS[room]['files'])} files; the suite takes {took:.0f}s on the original "
+        f"(a mutant's timeout {timeout:.0f}s); seed {a.seed}, {a.n} that compile")
+    for f, lineno, old, new in pool:
+        if counts["killed"] + counts["survived"] + counts["equivalent"] >= a.n:
+            break
+        tried += 1
+        src = open(os.path.join(ROOT, f)).read().splitlines(keepends=True)
+        src[lineno - 1] = new + "\n"
+        mdir = os.path.join(tmp, "m", os.path.dirname(f))
+        os.makedirs(mdir, exist_ok=True)
+        mpath = os.path.join(mdir, os.path.basename(f))
+        open(mpath, "w").writelines(src)
+        obj = f"{build}/{os.path.splitext(f)[0]}.o"
+        mobj = os.path.join(tmp, "mutant.o")
+        cmd = [mobj if x == obj else mpath if x == f else x for x in compile_of[f]]
+        if subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode:
+            counts["not compiling"] += 1
+            continue
+        h = stripped_hash(mobj, tmp)
+        where = f"{f}:{lineno}: {old.strip()}  ==>  {new.strip()}"
+        if h == orig_hash[f]:
+            counts["equivalent"] += 1
+            say(f"  equivalent (the same object)  {where}")
+            continue
+        if h in seen:
+            verdict = seen[h]
+        elif not suite.link(mobj):
+            counts["not compiling"] += 1
+            continue
+        else:
+            res = suite.passes(timeout)
+            verdict = "survived" if res is True else "killed"
+            seen[h] = verdict
+            if verdict == "killed":
+                say(f"  killed by {res:<22} {where}")
+        counts[verdict] += 1
+        if verdict == "survived":
+            survivors.append({"file": f, "line": lineno, "old": old, "new": new})
+            say(f"  SURVIVED                      {where}")
+    judged = counts["killed"] + counts["survived"]
+    rate = 100.0 * counts["killed"] / judged if judged else 0.0
+    summary = (f"mutate {room}: {counts['killed']} killed, {counts['survived']} survived, {counts['not compiling']} not compiling, "
+               f"{counts['equivalent']} equivalent, of {tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s)")
+    say(summary)
+    with open(os.path.join(outdir, room + ".json"), "w") as fh:
+        json.dump({"room": room, "seed": a.seed, "n": a.n, "counts": counts, "kill_rate": rate, "survivors": survivors,
+                   "cases": cases}, fh, indent=1)
+    with open(os.path.join(outdir, room + ".txt"), "w") as fh:
+        fh.write(summary + "\n")
+        for s in survivors:
+            fh.write(f"{s['file']}:{s['line']}\n- {s['old']}\n+ {s['new']}\n")
+    return True
+
+
+if __name__ == "__main__":
+    main()

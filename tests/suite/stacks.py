@@ -1,0 +1,159 @@
+"""The real stack a case may need, started and stopped by the project's own scripts: Apache Kafka (KRaft), a cluster of three brokers, Spark and Flink clusters, PostgreSQL, Kafka Connect's jars."""
+import os
+import subprocess
+import time
+
+from .cases import run_case
+from .common import OUT, REAL, ROOT, free_port
+
+
+def start_real_kafka():
+    d = os.path.join(OUT, "kafka")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "start", d, "", str(os.getpid()),
+                        str(free_port())], capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the Apache Kafka broker: " + r.stderr[-2000:])
+    lines = r.stdout.strip().splitlines()
+    REAL["brokers"] = [ln for ln in lines if not ln.startswith("proxy ")][-1]
+    REAL["proxy"] = [ln for ln in lines if ln.startswith("proxy ")][-1].split(" ", 1)[1]
+    REAL["dir"] = d
+    print(f"--   Apache Kafka (KRaft) started at {REAL['brokers']} (proxied listener: {REAL['proxy']})")
+
+
+def stop_real_kafka():
+    if REAL.get("dir"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "stop", REAL["dir"]], timeout=60)
+        print("--   Apache Kafka stopped")
+
+
+def start_cluster():
+    """Three Kafka brokers of one KRaft quorum (kafka.sh cluster), stopped
+    with this process at the latest."""
+    d = os.path.join(OUT, "cluster")
+    t0 = time.time()
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "cluster", d, "3", str(os.getpid())],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the Kafka cluster: " + r.stderr[-2000:])
+    REAL["cluster"] = d
+    print(f"--   Kafka cluster of 3 brokers started at {r.stdout.strip().splitlines()[-1]} in {time.time() - t0:.0f}s")
+
+
+def stop_cluster():
+    if REAL.get("cluster"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "cluster-stop", REAL["cluster"]], timeout=120)
+        REAL["cluster"] = None
+        print("--   Kafka cluster stopped")
+
+
+def start_engine_cluster(engine, what, key, *args):
+    """ENGINE's cluster (scenarios/env/ENGINE/ENGINE.sh cluster DIR ARGS...
+    OWNER_PID), killed with this process at the latest: its folder in
+    REAL[key]; returns the address it prints."""
+    d = os.path.join(OUT, key.replace("_", "-"))
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", engine, engine + ".sh"), "cluster", d, *args, str(os.getpid())],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit(f"cannot start the {what}: " + r.stderr[-2000:])
+    REAL[key] = d
+    address = r.stdout.strip().splitlines()[-1]
+    print(f"--   {what} started at {address}")
+    return address
+
+
+def stop_engine_cluster(engine, what, key):
+    if REAL.get(key):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", engine, engine + ".sh"), "cluster-stop", REAL[key]], timeout=60)
+        REAL[key] = None
+        print(f"--   {what} stopped")
+
+
+SPARK_CLUSTER = "standalone Spark cluster (a master, 2 workers)"
+
+
+FLINK_CLUSTER = "Flink session cluster (a JobManager, a TaskManager of two slots)"
+
+
+def start_spark_cluster():
+    REAL["spark_master"] = start_engine_cluster("spark", SPARK_CLUSTER, "spark_cluster", "2")
+
+
+def stop_spark_cluster():
+    stop_engine_cluster("spark", SPARK_CLUSTER, "spark_cluster")
+
+
+def start_flink_cluster():
+    start_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
+
+
+def stop_flink_cluster():
+    stop_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
+
+
+def run_cases_real(binary, cases):
+    """The cases that need real engines: those on the 3-broker cluster, on
+    the standalone Spark cluster and on the Flink cluster first, each
+    cluster up only for its own cases, then the rest."""
+    ok = True
+    clusters = (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster),
+                ("flink", start_flink_cluster, stop_flink_cluster))
+    for need, start, stop in clusters:
+        group = [c for c in cases if need in c.needs]
+        if group:
+            start()
+            try:
+                for case in group:
+                    ok &= run_case(binary, case)
+            finally:
+                stop()
+    for case in [c for c in cases if not any(need in c.needs for need, _, _ in clusters)]:
+        ok &= run_case(binary, case)
+    return ok
+
+
+def start_postgres():
+    """A throwaway PostgreSQL (scenarios/env/postgres/postgres.sh), stopped
+    with this process at the latest."""
+    d = os.path.join(OUT, "postgres")
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "postgres", "postgres.sh"), "start", d, str(free_port()), str(os.getpid())],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("cannot start PostgreSQL: " + r.stderr[-2000:])
+    kv = dict(x.split("=", 1) for x in r.stdout.split())
+    REAL["pg"] = f"postgresql://{kv['user']}@{kv['host']}:{kv['port']}/{kv['dbname']}"
+    REAL["pg_dir"] = d
+    print(f"--   PostgreSQL started at {kv['host']}:{kv['port']}")
+
+
+def stop_postgres():
+    if REAL.get("pg_dir"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "postgres", "postgres.sh"), "stop", REAL["pg_dir"]], timeout=60)
+        REAL["pg_dir"] = None
+        print("--   PostgreSQL stopped")
+
+
+def install_phase(what, name, cmd, timeout=1800):
+    """One line for an install step (pip, Maven): its output in .cache/logs/NAME.log, shown only when it fails."""
+    log = os.path.join(ROOT, ".cache", "logs", name + ".log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    t0 = time.time()
+    with open(log, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    if r.returncode != 0:
+        tail = "".join(open(log).readlines()[-25:])
+        raise SystemExit(f"cannot set up {what} (exit {r.returncode}); the whole output is in {log}:\n{tail}")
+    print(f"--   {what}: ready in {time.time() - t0:.0f}s (log: {os.path.relpath(log, ROOT)})")
+
+
+def setup_connect():
+    install_phase("Kafka Connect's jars (Maven)", "connect-fetch", [os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"])
+
+
+def setup_flink():
+    install_phase("Flink's runtime (pip: apache-flink-libraries) and its Kafka connector (Maven)", "flink-setup",
+                  [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup"])
+
+
+def setup_spark():
+    install_phase("PySpark, delta-spark, pyarrow (pip) and the Kafka connector's jars (Maven)", "spark-setup",
+                  [os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"])

@@ -1,0 +1,193 @@
+"""Static checks: the code and the docs against each other (the language reference, the help, the links, run.db's tables, the structure, summary.json's schema), no pipeline run."""
+import glob
+import os
+import re
+import subprocess
+
+from .cases import DIRECTIVES, directives_markdown
+from .common import OUT, ROOT, result, venv_python
+from .install import INIT_KINDS
+from .registry import coded
+
+README_REF = (r"(tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n)(.*?)(<!-- end of the generated reference -->)")
+
+
+DIRECTIVES_REF = r"(<!-- directives: generated from tests/suite/cases.py's DIRECTIVES[^\n]*-->\n)(.*?)(<!-- end of the directives -->)"
+
+
+def update_readme_reference(binary):
+    gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True, check=True).stdout
+    path = os.path.join(ROOT, "docs", "language.md")
+    text = open(path).read()
+    new, n = re.subn(README_REF, lambda m: m.group(1) + gen + m.group(3), text, flags=re.S)
+    if n != 1:
+        print("docs/language.md: the reference markers are missing")
+        return False
+    open(path, "w").write(new)
+    print("docs/language.md: reference rewritten from `streamdrill help --markdown`")
+    path = os.path.join(ROOT, "docs", "testing.md")
+    text = open(path).read()
+    new, n = re.subn(DIRECTIVES_REF, lambda m: m.group(1) + "\n" + directives_markdown() + "\n" + m.group(3), text, flags=re.S)
+    if n != 1:
+        print("docs/testing.md: the directives markers are missing")
+        return False
+    open(path, "w").write(new)
+    print("docs/testing.md: the case directives rewritten from tests/suite/cases.py")
+    return True
+
+
+@coded("directives", "static")
+def test_directives():
+    """docs/testing.md's table of `# test:` directives is the case runner's own (tests/suite/cases.py's DIRECTIVES)."""
+    text = open(os.path.join(ROOT, "docs", "testing.md")).read()
+    m = re.search(DIRECTIVES_REF, text, re.S)
+    if not m or m.group(2).strip() != directives_markdown().strip():
+        print("FAIL directives: docs/testing.md's directive table differs from tests/suite/cases.py's DIRECTIVES "
+              "(tests/run_scenarios.py --update-readme rewrites it)")
+        return False
+    print(f"ok   directives: docs/testing.md lists the {len(DIRECTIVES)} directives the case runner reads, as it reads them")
+    return True
+
+
+@coded("terminal-help", "static")
+def test_terminal_help(binary):
+    """`streamdrill help NAME` reads as text on a terminal (a Markdown link shown as its text and page), and --version
+    names every sink reader the language has."""
+    problems = []
+    kill = subprocess.run([binary, "help", "kill"], capture_output=True, text=True).stdout
+    if "](" in kill or "see no pass without the drill (docs/pipelines.md)" not in kill or "(see progress sources)" not in kill:
+        problems.append("help kill shows Markdown links: " + kill[:400])
+    ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+    readers = next((ln.split(":", 1)[1].split() for ln in ver.splitlines() if "sink readers:" in ln), [])
+    if sorted(readers) != sorted(INIT_KINDS):
+        problems.append(f"--version names the sink readers {readers}, the language has {sorted(INIT_KINDS)}")
+    return result("terminal-help", problems, f"help kill as plain text, --version names the {len(readers)} sink readers")
+
+
+@coded("readme-reference", "static")
+def test_readme_reference(binary):
+    """docs/language.md's reference is what `streamdrill help --markdown` prints from the table."""
+    gen = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True).stdout
+    readme = open(os.path.join(ROOT, "docs", "language.md")).read()
+    m = re.search(r"tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n(.*?)<!-- end of the generated reference -->",
+                  readme, re.S)
+    if not m or m.group(1) != gen:
+        import difflib
+        diff = "" if not m else "".join(list(difflib.unified_diff(m.group(1).splitlines(True), gen.splitlines(True), "docs/language.md",
+                                                                  "streamdrill help --markdown"))[:30])
+        print("FAIL readme-reference: docs/language.md's reference differs from `streamdrill help --markdown` "
+              "(paste its output between the markers):\n" + (diff or "markers not found"))
+        return False
+    print(f"ok   readme-reference: docs/language.md's header and step tables are the table in harness/lang/lang.c ({gen.count(chr(10))} lines)")
+    return True
+
+
+@coded("run-db-tables", "static")
+def test_run_db_tables():
+    """Every table and view of run.db's one schema is named in docs/outputs.md, and nothing creates a table elsewhere."""
+    src = open(os.path.join(ROOT, "harness", "base", "ledger.c")).read()
+    schema = src[src.index("sd_ledger_schema[] ="):]
+    schema = schema[:schema.index(";\n\n")]
+    names = re.findall(r'CREATE (?:TABLE|VIEW) \\?"?(\w+)', schema)
+    doc = open(os.path.join(ROOT, "docs", "outputs.md")).read()
+    row = next((ln for ln in doc.splitlines() if ln.startswith("| `run.db` |")), "")
+    problems = [f"`{n}` is not named in docs/outputs.md's run.db row" for n in names if f"`{n}`" not in row]
+    others = [p for p in [f for d in ("harness", "injectors", "reports") for f in glob.glob(os.path.join(ROOT, d, "**", "*.c"), recursive=True)]
+              if "CREATE TABLE" in open(p).read() and not p.endswith(os.path.join("harness", "base", "ledger.c"))
+              and "pipelines" not in p]
+    problems += [f"{os.path.relpath(p, ROOT)} creates a table outside the schema" for p in others]
+    if "CREATE TABLE IF NOT EXISTS" in src:
+        problems.append("ledger.c creates a table on first use, outside its schema")
+    if len(names) < 20:
+        problems.append(f"only {len(names)} tables found in the schema: {names}")
+    return result("run-db-tables", problems, f"{len(names)} tables and views in one schema, each in docs/outputs.md")
+
+
+@coded("structure", "static")
+def test_structure():
+    """The run's handle stays small and its rooms own their state: sd_run_t has at most 30 top-level members; the
+    injectors write no field of the run but their own faults (they tell the run the rest through calls in run.h), the
+    progress sources only the pipeline's progress, and no other file outside the run layer writes any."""
+    problems = []
+    h = open(os.path.join(ROOT, "harness", "run", "run.h")).read()
+    body = h[h.index("typedef struct sd_run_s {") + len("typedef struct sd_run_s {"):h.index("} sd_run_t;")]
+    depth, members, stmt = 0, 0, ""
+    for ch in re.sub(r"/\*.*?\*/", "", body, flags=re.S):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            members += stmt.count(",") + 1
+            stmt = ""
+            continue
+        if depth == 0:
+            stmt += ch
+        elif ch == "}" and depth == 0:
+            stmt = ""
+    if members > 30:
+        problems.append(f"sd_run_t has {members} top-level members (at most 30)")
+    write = re.compile(r"\br->([a-z_]+)[\w.\[\]]* *(=[^=]|\+=|-=|\+\+|--)")
+    # every file outside the run layer that sees the run's handle, and what it may write of it:
+    # the injectors their faults, the progress sources the pipeline's progress (and the second
+    # source's consumed offsets), the rest nothing
+    allowed = {"injectors": {"faults"}, "progress": {"pipe", "side"}}
+    outside = 0
+    for path in sorted(glob.glob(os.path.join(ROOT, "harness", "**", "*.c"), recursive=True) +
+                       glob.glob(os.path.join(ROOT, "injectors", "*.c")) + glob.glob(os.path.join(ROOT, "reports", "*.c"))):
+        rel = os.path.relpath(path, ROOT)
+        if not rel.startswith("harness/run/") and '#include "run_int.h"' in open(path).read():
+            problems.append(f"{rel} includes run_int.h, the run's inside")
+        if rel.startswith("harness/run/") or '#include "run.h"' not in open(path).read():
+            continue
+        outside += 1
+        may = allowed.get(rel.split("/")[-2], set())
+        for n, line in enumerate(open(path), 1):
+            for m in write.finditer(line):
+                if m.group(1) not in may:
+                    problems.append(f"{rel}:{n} writes r->{m.group(1)}")
+    if outside < 8:
+        problems.append(f"only {outside} files outside the run layer include run.h: the check reads the wrong files")
+    return result("structure", problems, f"sd_run_t has {members} top-level members; none but the run's rooms include run_int.h; of "
+                  f"{outside} files outside the run layer that see the handle, the injectors write only their faults, the progress "
+                  "sources only the pipeline's progress, the rest nothing")
+
+
+@coded("doc-links", "static")
+def test_doc_links():
+    """Every relative link of README.md and docs/*.md names a file that exists and, with #anchor, a heading in it."""
+    def anchor(h):
+        t = re.sub(r"[^\w\- ]", "", h.lstrip("#").strip().lower())
+        return t.replace(" ", "-")
+    files = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    heads = {f: {anchor(ln) for ln in open(f).read().split("\n") if ln.startswith("#")} for f in files}
+    bad, n = [], 0
+    for f in files:
+        for m in re.finditer(r"\]\(([^)\s]+)\)", open(f).read()):
+            t = m.group(1)
+            if t.startswith(("http:", "https:", "mailto:")):
+                continue
+            n += 1
+            path, _, a = t.partition("#")
+            tgt = os.path.normpath(os.path.join(os.path.dirname(f), path)) if path else f
+            if not os.path.exists(tgt):
+                bad.append(f"{os.path.relpath(f, ROOT)}: {t}: no such file")
+            elif a and tgt in heads and a not in heads[tgt]:
+                bad.append(f"{os.path.relpath(f, ROOT)}: {t}: no such heading")
+    if bad:
+        print("FAIL doc-links: " + "; ".join(bad))
+        return False
+    print(f"ok   doc-links: {n} relative links of README.md and docs/ lead to a file and heading")
+    return True
+
+
+@coded("schemas", "last")
+def test_schemas(only):
+    """Every summary.json and manifest.json this test run wrote (tests/out/) against reports/schemas/, validated by jsonschema."""
+    py = venv_python("schemas")
+    if not py:
+        return False
+    p = subprocess.run([py, os.path.join(ROOT, "tests", "check_schemas.py"), OUT, "--min", "1" if only else "50"],
+                       capture_output=True, text=True)
+    print((p.stdout + p.stderr).strip())
+    return p.returncode == 0
