@@ -5,6 +5,8 @@
 #   make test       install what is missing, build, run unit tests and scenario tests
 #                   (embedded cluster, then a real Kafka broker and Spark)
 #   make test-fast  the same without the real broker and Spark
+#   make lint       shellcheck over the shell scripts, ruff over the Python (in make test)
+#   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
 #   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 15 in make test)
@@ -202,11 +204,30 @@ unit: $(TESTS)
 scenario-tests: all
 	@python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill
 
+# shellcheck over the shell scripts, ruff over the Python (ruff.toml says
+# which rules; a finding silenced in place says why)
+SHELL_SCRIPTS = $(shell find scenarios/env scenarios/deployed scripts tests -name '*.sh') scenarios/pipelines/connect/file-sink \
+                scenarios/pipelines/connect/mirror-maker
+lint:
+	@shellcheck $(SHELL_SCRIPTS) && echo "== shellcheck: $(words $(SHELL_SCRIPTS)) shell scripts clean"
+	@py=$$(sh tests/venv.sh) && $$(dirname $$py)/ruff check --quiet python tests scripts scenarios && echo "== ruff: python/, tests/, scripts/ and the jobs clean"
+
+# mutation testing of the verdict logic (scripts/mutate.py): N mutants that
+# compile per room (ROOM=oracle, progress or run; all three without it),
+# drawn with SEED, each run against its room's unit tests and scenario cases;
+# the kill rates, and the survivors in $(BUILD)/mutate/ROOM.txt
+N    ?= 40
+SEED ?= 1
+ROOM ?=
+mutate: all $(TESTS)
+	@py=$$(sh tests/venv.sh) && $$py scripts/mutate.py --build $(BUILD) --n $(N) --seed $(SEED) $(if $(ROOM),--room $(ROOM))
+
 # everything but the real Kafka broker and Spark (a quick loop while developing)
 test-fast: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
 	  $(MAKE) --no-print-directory all $(TESTS)
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory lint
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --no-real
 
 # the unit tests, the scenario tests on the embedded cluster, then the same
@@ -216,14 +237,22 @@ test: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
 	  $(MAKE) --no-print-directory all $(TESTS)
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory mutate-sample
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
 	@$(MAKE) --no-print-directory scenario-tests
+
+# make test's check that the mutation tool still works: 4 mutants of the
+# oracle room against its unit tests only (the kill rates come from make mutate)
+mutate-sample: all $(TESTS)
+	@py=$$(sh tests/venv.sh) && $$py scripts/mutate.py --build $(BUILD) --n 4 --seed 7 --room oracle --units-only --expect-killed 1
 
 # the longer real-stack matrix (tests/long/: repeated Kafka Connect drills
 # on the real broker); not part of `make test`
 test-real-long: deps
-	$(MAKE) all
+	$(MAKE) all $(TESTS)
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
+	$(MAKE) --no-print-directory mutate
 
 demo: deps-build
 	@scripts/phase.sh "building streamdrill and the reference pipelines" $(BUILD)/logs/build.log $(MAKE) --no-print-directory all
@@ -283,7 +312,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb image deps-build all deps unit scenario-tests test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb image deps-build all deps unit scenario-tests lint mutate mutate-sample test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

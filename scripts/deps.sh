@@ -43,6 +43,9 @@ if [ "$mode" = all ]; then
     python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || PKGS="$PKGS python3-venv"
     # the standalone Spark cluster's executor kill (a fault-command) uses pkill
     PKGS="$PKGS procps"
+    # make lint: shellcheck over the shell scripts (ruff, for the Python, is in the test virtualenv);
+    # make mutate: objcopy, to compare a mutant's object with the original's
+    PKGS="$PKGS shellcheck binutils"
 fi
 PKGS="$PKGS $*"
 
@@ -66,8 +69,10 @@ fi
 log="$root/.cache/logs/deps.log"
 mkdir -p "$(dirname "$log")"
 start=$(date +%s)
+# shellcheck disable=SC2086 # $missing is a list of package names, split on purpose
 printf 'streamdrill: installing %d Debian package%s (%s) ... ' "$n" "$([ "$n" = 1 ] || echo s)" "$(echo $missing | tr ' ' ',' | sed 's/,/, /g')"
 export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086 # the same list, and $SUDO empty or sudo
 if { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; } >"$log" 2>&1; then
     echo "done in $(($(date +%s) - start))s"
 else

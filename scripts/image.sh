@@ -18,6 +18,7 @@ work=$(mktemp -d /tmp/streamdrill-image-XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work/pkg"
 cp "$deb" "$work/pkg/streamdrill.deb"
+# shellcheck disable=SC2016 # mmdebstrap runs each hook with the root as $1
 mmdebstrap --quiet --variant=apt --include=ca-certificates \
     --customize-hook="copy-in $work/pkg/streamdrill.deb /tmp" \
     --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /tmp/streamdrill.deb' \

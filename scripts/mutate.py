@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -69,6 +70,7 @@ ROOMS = {
 # the scenario cases' repeats are cut to one run each: a mutant that changes
 # a verdict changes it every time
 RULES = ["universal.rules", "c.rules", "c_like.rules"]
+
 
 
 def say(text):
@@ -116,7 +118,13 @@ class Suite:
         self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
         self.units = ROOMS[room]["units"]
         libs = ["-lrdkafka", "-lpq", "-lsqlite3", "-ljansson", "-lsimdjson", "-lcrypto", "-lstdc++", "-lpthread", "-lm"]
-        self.link_main = ["cc", "-o", os.path.join(tmp, "streamdrill"), f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs
+        # the harness in tmp/build/, tmp/scenarios and tmp/harness the tree's: it finds its helpers (refpipe, refjoin,
+        # the Parquet reader) beside it as a build tree's harness does
+        os.makedirs(os.path.join(tmp, "build"))
+        for d in ("scenarios", "harness"):
+            os.symlink(os.path.join(ROOT, d), os.path.join(tmp, d))
+        self.harness = os.path.join(tmp, "build", "streamdrill")
+        self.link_main = ["cc", "-o", self.harness, f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs
         self.link_units = {}
         for u in self.units:
             cmd = test_command(build, u)
@@ -143,21 +151,76 @@ class Suite:
             if rc != 0:
                 return u + (" (timed out)" if rc is None else "")
         if self.cases:
-            rc = run([sys.executable, "tests/run_scenarios.py", "--bin", os.path.join(self.tmp, "streamdrill"), "--no-real", "--once",
+            rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--no-real", "--once",
                       "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))
             if rc != 0:
                 return "scenario cases" + (" (timed out)" if rc is None else "")
         return True
 
 
+# calls that only put words together (a message, a warning's text, a
+# progress line): a mutant in their text or arguments is no wrong verdict
+FORMATTERS = re.compile(r"^\s*(?:[\w.>-]+\s*=\s*)?(snprintf|vsnprintf|sd_buf_printf|sd_buf_puts|sd_why|sd_run_say|fprintf|sd_util_fmt|"
+                        r"sd_ledger_warning|sd_jadd|sd_checks_not_judged)\(")
+
+
+def message_text(lines):
+    """Per line (0-based): 0 code, 1 the first line of a statement that only formats text (a mutant there is kept
+    when it changes what comes before the format string: the call itself), 2 the rest of such a statement."""
+    kind = [0] * len(lines)
+    i = 0
+    while i < len(lines):
+        if FORMATTERS.match(lines[i]):
+            kind[i] = 1
+            depth = lines[i].count("(") - lines[i].count(")")
+            j = i
+            while depth > 0 and j + 1 < len(lines):
+                j += 1
+                kind[j] = 2
+                depth += lines[j].count("(") - lines[j].count(")")
+            i = j + 1
+        else:
+            i += 1
+    return kind
+
+
 def mutants_of(path):
+    """The mutants of a file: (path, line, old, new), leaving out what only changes the words of a message."""
     from universalmutator import mutator
     lines = open(os.path.join(ROOT, path)).read().splitlines(keepends=True)
+    kind = message_text(lines)
     ms = mutator.mutants_regexp(lines, ruleFiles=RULES, ignorePatterns=[], ignoreStringOnly=True)
     out = []
     for lineno, new, _rule, _ in ms:
-        if new.rstrip("\n") != lines[lineno - 1].rstrip("\n"):
-            out.append((path, lineno, lines[lineno - 1].rstrip("\n"), new.rstrip("\n")))
+        old = lines[lineno - 1].rstrip("\n")
+        new = new.rstrip("\n")
+        if new == old or kind[lineno - 1] == 2:
+            continue
+        if kind[lineno - 1] == 1:
+            first = next((k for k in range(min(len(old), len(new))) if old[k] != new[k]), min(len(old), len(new)))
+            quote = old.find('"')
+            if quote >= 0 and first > quote:
+                continue
+        out.append((path, lineno, old, new))
+    return out
+
+
+LISTED_DOC = os.path.join(ROOT, "docs", "testing.md")
+
+
+def listed_survivors():
+    """The survivors docs/testing.md lists (its "Mutants left" block): (file, old, new) -> (class, why), the lines
+    compared without their indentation, so that a mutant is known wherever its line moves."""
+    text = open(LISTED_DOC).read()
+    m = re.search(r"<!-- mutants left: read by scripts/mutate.py -->\n```text\n(.*?)```", text, re.S)
+    out = {}
+    if not m:
+        return out
+    lines = m.group(1).splitlines()
+    for i, line in enumerate(lines):
+        h = re.match(r"(equivalent|accepted) (\S+): (.*)$", line)
+        if h and i + 2 < len(lines) and lines[i + 1].startswith("- ") and lines[i + 2].startswith("+ "):
+            out[(h.group(2), lines[i + 1][2:].strip(), lines[i + 2][2:].strip())] = (h.group(1), h.group(3))
     return out
 
 
@@ -169,6 +232,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--units-only", action="store_true", help="the unit tests only (the quick check make test runs)")
     ap.add_argument("--timeout", type=float, default=0, help="seconds a mutant's suite may take (default: 3 times the original's + 30)")
+    ap.add_argument("--expect-killed", type=int, default=0, help="fail unless at least this many mutants of each room were killed "
+                    "(make test's check that the tool still finds what it plants)")
     a = ap.parse_args()
     build = a.build
     outdir = os.path.join(ROOT, build, "mutate")
@@ -181,7 +246,7 @@ def main():
             continue
         tmp = tempfile.mkdtemp(prefix=f"sd-mutate-{room}-")
         try:
-            ok &= mutate_room(build, room, a, cases, tmp, outdir)
+            ok &= mutate_room(build, room, a, cases, tmp, outdir) >= a.expect_killed
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(0 if ok else 1)
@@ -204,12 +269,12 @@ def mutate_room(build, room, a, cases, tmp, outdir):
     first = ROOMS[room]["files"][0]
     if not suite.link(orig_obj[first]):
         say(f"mutate {room}: the tests do not link with the original objects")
-        return False
+        return -1
     t1 = time.time()
     base = suite.passes(3600)
     if base is not True:
         say(f"mutate {room}: the room's tests fail on the original code ({base}): nothing to measure")
-        return False
+        return -1
     took = time.time() - t1
     timeout = a.timeout or 3 * took + 30
     pool = []
@@ -217,12 +282,13 @@ def mutate_room(build, room, a, cases, tmp, outdir):
         pool += mutants_of(f)
     rnd = random.Random(a.seed)
     rnd.shuffle(pool)
-    counts = {"killed": 0, "survived": 0, "not compiling": 0, "equivalent": 0}
+    counts = {"killed": 0, "survived": 0, "not compiling": 0, "equivalent": 0, "equivalent (listed)": 0, "accepted (listed)": 0}
     seen, survivors, tried = {}, [], 0
+    listed = listed_survivors()
     say(f"mutate {room}: {len(pool)} mutants of {len(ROOMS[room]['files'])} files; the suite takes {took:.0f}s on the original "
         f"(a mutant's timeout {timeout:.0f}s); seed {a.seed}, {a.n} that compile")
     for f, lineno, old, new in pool:
-        if counts["killed"] + counts["survived"] + counts["equivalent"] >= a.n:
+        if sum(v for k, v in counts.items() if k != "not compiling") >= a.n:
             break
         tried += 1
         src = open(os.path.join(ROOT, f)).read().splitlines(keepends=True)
@@ -254,14 +320,21 @@ def mutate_room(build, room, a, cases, tmp, outdir):
             seen[h] = verdict
             if verdict == "killed":
                 say(f"  killed by {res:<22} {where}")
+        known = listed.get((f, old.strip(), new.strip())) if verdict == "survived" else None
+        if known:
+            counts[f"{known[0]} (listed)"] += 1
+            say(f"  survived, {known[0]:<10} (listed) {where}")
+            continue
         counts[verdict] += 1
         if verdict == "survived":
             survivors.append({"file": f, "line": lineno, "old": old, "new": new})
             say(f"  SURVIVED                      {where}")
-    judged = counts["killed"] + counts["survived"]
+    # the rate over the mutants that are faults: killed against every survivor but the equivalent ones
+    judged = counts["killed"] + counts["survived"] + counts["accepted (listed)"]
     rate = 100.0 * counts["killed"] / judged if judged else 0.0
-    summary = (f"mutate {room}: {counts['killed']} killed, {counts['survived']} survived, {counts['not compiling']} not compiling, "
-               f"{counts['equivalent']} equivalent, of {tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s)")
+    summary = (f"mutate {room}: {counts['killed']} killed, {counts['survived']} survived, {counts['accepted (listed)']} accepted and "
+               f"{counts['equivalent (listed)']} equivalent as docs/testing.md lists, {counts['equivalent']} the same object, "
+               f"{counts['not compiling']} not compiling, of {tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s)")
     say(summary)
     with open(os.path.join(outdir, room + ".json"), "w") as fh:
         json.dump({"room": room, "seed": a.seed, "n": a.n, "counts": counts, "kill_rate": rate, "survivors": survivors,
@@ -270,7 +343,7 @@ def mutate_room(build, room, a, cases, tmp, outdir):
         fh.write(summary + "\n")
         for s in survivors:
             fh.write(f"{s['file']}:{s['line']}\n- {s['old']}\n+ {s['new']}\n")
-    return True
+    return counts["killed"]
 
 
 if __name__ == "__main__":

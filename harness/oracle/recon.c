@@ -299,8 +299,9 @@ static void sd_add_count_check(sd_checks_t *out, const sd_recon_ctx_t *ctx, cons
     int pass = found && sd_op_eval(op, actual, expected);
     char *detail = pass ? NULL : sd_check_detail(ctx, r, count);
     sd_checks_add(out, name, pass, exp, act, detail);
-    out->v[out->n - 1].settled = !pass && found && sd_count_only_grows(count) &&
-                                 (op == SD_OP_EQ || op == SD_OP_LE || op == SD_OP_LT) && actual > expected;
+    /* failed above its bound (=, <= or <: a failed >, >= or != with actual
+     * above expected cannot be) on a count no further writing takes back */
+    out->v[out->n - 1].settled = !pass && found && sd_count_only_grows(count) && actual > expected;
     free(detail);
 }
 

@@ -185,11 +185,12 @@ static void sd_why(sd_recovery_t *r, const char *fmt, ...) {
  * and visible at a later commit). */
 static void sd_caught_by_samples(sd_rdb_t *d, sd_recovery_t *r, int64_t n) {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(d->db, "SELECT t_ms, coalesce(looked_ms, (SELECT max(p.t_ms) FROM sample p WHERE p.sink=?1 AND p.t_ms<s.t_ms))"
+    /* the look before the sample: its own, else the sample before it, else none (0: no look contradicts anything) */
+    if (sqlite3_prepare_v2(d->db, "SELECT t_ms, coalesce(looked_ms, (SELECT max(p.t_ms) FROM sample p WHERE p.sink=?1 AND p.t_ms<s.t_ms), 0)"
                                   " FROM sample s WHERE sink=?1 AND rows>=?2 ORDER BY t_ms LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, d->in && d->in->sink ? d->in->sink : "", -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, n);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
             int64_t t = sqlite3_column_int64(st, 0), looked = sqlite3_column_int64(st, 1);
             if (looked > r->caught_ms && t > r->caught_ms) {
                 r->caught_ms = t;

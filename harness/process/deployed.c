@@ -174,7 +174,7 @@ int sd_deployed_main(int nargs, char **args) {
         if (sd_deploy_kill && !kill_sent) {
             kill_sent = 1;
             sd_deploy_run(cmd[SD_DEPLOY_KILL], cnt[SD_DEPLOY_KILL], name, "kill", NULL, 0);
-        } else if (sd_deploy_stop && !stop_sent && !kill_sent) {
+        } else if (sd_deploy_stop && !stop_sent) { /* after a kill too: one that left the deployment running */
             stop_sent = 1;
             int k = cmd[SD_DEPLOY_STOP] ? SD_DEPLOY_STOP : SD_DEPLOY_KILL;
             sd_deploy_run(cmd[k], cnt[k], name, sd_deploy_words[k], NULL, 0);
@@ -185,7 +185,7 @@ int sd_deployed_main(int nargs, char **args) {
             break;
         }
         if (st > 0) {
-            code = kill_sent ? 137 : stop_sent ? 0 : 1;
+            code = stop_sent ? 0 : kill_sent ? 137 : 1; /* a stop after a kill: the kill had not ended it */
             if (!kill_sent && !stop_sent) fprintf(stderr, "streamdrill: deploy status says \"%s\" no longer runs, and nothing asked it to end\n", name);
             break;
         }

@@ -46,6 +46,7 @@ build() {
     jar="$out/$name.jar"
     stale=
     [ -f "$jar" ] || stale=1
+    # shellcheck disable=SC3013 # -nt: dash's test has it, as bash's does
     for f in "$(dirname "$src")"/*.java; do [ "$f" -nt "$jar" ] && stale=1; done
     if [ -n "$stale" ]; then
         rm -rf "$out/$name.classes"; mkdir -p "$out/$name.classes"

@@ -32,6 +32,7 @@ rest() {
 build() {
     src=$1; name=$(basename "$src" .java); out="$root/.cache/spark/jvm"
     jar="$out/$name.jar"
+    # shellcheck disable=SC3013 # -nt: dash's test has it, as bash's does
     if [ ! -f "$jar" ] || [ "$src" -nt "$jar" ]; then
         mkdir -p "$out/$name.classes"
         javac -nowarn -cp "$(spark_home)/jars/*" -d "$out/$name.classes" "$src" >&2
@@ -43,7 +44,7 @@ build() {
 start() {
     dir=$1; src=$2; shift 2
     jar=$(build "$src")
-    jars=$(ls "$root"/.cache/spark/jars/*.jar | paste -sd, -)
+    jars=$(printf '%s\n' "$root"/.cache/spark/jars/*.jar | paste -sd, -)
     sh=$(spark_home)
     log=$(mktemp)
     if ! SPARK_HOME="$sh" "$sh/bin/spark-submit" --master "$(cat "$dir/rest")" --deploy-mode cluster \

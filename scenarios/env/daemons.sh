@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # daemons.sh - sourced by spark.sh and flink.sh: the processes of a cluster
 # the tests start, each with its pid in DIR/NAME.pid and its log in
 # DIR/NAME.log, all of them killed when the process named in DIR/owner ends.
@@ -6,6 +7,7 @@
 owner_watch() {
     owner=$(cat "$1/owner" 2>/dev/null || true)
     if [ -n "$owner" ]; then
+        # shellcheck disable=SC2016 # the watcher's own $1 and $2, expanded by the sh it runs
         setsid sh -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -9 "$2" 2>/dev/null || true' \
             owner-watch "$owner" "$2" >/dev/null 2>&1 </dev/null &
     fi

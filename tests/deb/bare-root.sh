@@ -40,7 +40,7 @@ destroy)
     dir=$2
     [ -e "$dir/.streamdrill-bare-root" ] || { echo "bare-root.sh: $dir is not a root bare-root.sh made: left alone" >&2; exit 1; }
     # every mount below DIR, deepest first (a bind of a source tree included)
-    for m in $(awk -v d="$(cd "$dir" && pwd)" '$2 == d || index($2, d "/") == 1 {print $2}' /proc/mounts | sort -r); do
+    awk -v d="$(cd "$dir" && pwd)" '$2 == d || index($2, d "/") == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
         umount "$m" 2>/dev/null || umount -l "$m"
     done
     if awk -v d="$(cd "$dir" && pwd)" 'index($2, d "/") == 1 {found=1} END {exit !found}' /proc/mounts; then

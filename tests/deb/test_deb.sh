@@ -30,6 +30,7 @@ inside() { chroot "$chr" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME
 
 # a root without the build dependencies
 for p in gcc make librdkafka-dev libsqlite3-dev libjansson-dev libsimdjson-dev python3; do
+    # shellcheck disable=SC2016 # dpkg-query's own format, not the shell's
     if inside dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         echo "test_deb: the bare root already has $p" >&2; exit 1
     fi
@@ -38,6 +39,7 @@ inside apt-get update -qq >"$cache/apt.log" 2>&1 || { tail -5 "$cache/apt.log" >
 inside env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/streamdrill.deb >>"$cache/apt.log" 2>&1 \
     || { tail -20 "$cache/apt.log" >&2; exit 1; }
 for p in gcc librdkafka-dev libsqlite3-dev; do
+    # shellcheck disable=SC2016 # dpkg-query's own format, not the shell's
     if inside dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         echo "test_deb: installing the package pulled in the build dependency $p" >&2; exit 1
     fi

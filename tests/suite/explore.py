@@ -108,7 +108,9 @@ def test_explore(binary):
         out = os.path.join(base, f"sig{int(sig)}")
         proc = subprocess.Popen([binary, "explore", EXPLORE_HEADER, "--out", out, "--runs", "10", "--jobs", "2", "--quiet"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(3)
+        deadline = time.time() + 60  # once a run's pipeline is up
+        while time.time() < deadline and not pids_with(out):
+            time.sleep(0.1)
         proc.send_signal(sig)
         rc = proc.wait(timeout=60)
         deadline = time.time() + 15

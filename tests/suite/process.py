@@ -31,7 +31,18 @@ def test_harness_sigkill(binary):
     problems = []
     if not pipeline:
         problems.append("the pipeline never started")
-    time.sleep(1.5)  # let it consume something
+    # once Kafka has acknowledged some of what it sent (an event, not a clock)
+    db_path, deadline = os.path.join(run_dir, "run.db"), time.time() + 60
+    while time.time() < deadline:
+        try:
+            con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1)
+            acked = con.execute("SELECT (SELECT count(*) FROM ack) + (SELECT coalesce(sum(acks), 0) FROM pack)").fetchone()[0]
+            con.close()
+            if acked > 0:
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.1)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     deadline = time.time() + 5
@@ -297,10 +308,12 @@ def test_operator(binary):
         (figs,), = db.execute("SELECT figures FROM recovery WHERE kind='kill'").fetchall()
         figs = json.loads(figs)
         human, rec = figs["operator_s"], figs["recovery_s"]
-        if "(Enter)" not in detail or not 2800 <= took <= 6000 or abs(human - took) > 5 or rec < human:
+        # at least the 3 s the person waited; the upper bound leaves a loaded machine room
+        if "(Enter)" not in detail or not 2800 <= took <= 15000 or abs(human - took) > 5 or rec < human:
             problems.append(f"the step says {detail!r}, took {took} ms; operator_s {human} ms, recovery_s {rec} ms (expected about 3 s, "
                             "recovery at least the human part)")
-        if not re.search(r"\| kill \| [0-9.]+ s \| target \| n/a \| n/a \| \d+ \| \d+ \| \d+ \| [3-5]\.\d{3} s \|", open(os.path.join(run, "report.md")).read()):
+        if not re.search(r"\| kill \| [0-9.]+ s \| target \| n/a \| n/a \| \d+ \| \d+ \| \d+ \| (?:[3-9]|1[0-4])\.\d{3} s \|",
+                         open(os.path.join(run, "report.md")).read()):
             problems.append("report.md's recovery table does not show the operator's seconds")
     # no terminal: --operator ask waits for `streamdrill ack DIR`
     out2 = os.path.join(base, "out-ack")
@@ -392,17 +405,20 @@ def test_command_bounds(binary):
     p, took = run(drill("linger", 'timeout=2s sh -c "exec >&-; sleep 30"'))
     if p.returncode != 3 or took > 15 or "timed out after 2s" not in p.stderr:
         problems.append(f"a command that closed its output and lingers: exit {p.returncode} in {took:.1f}s, {p.stderr.strip()[-200:]!r}")
-    # 2. a command that never ends, a 10-minute timeout: SIGINT stops the run within 3 s
+    # 2. a command that never ends, a 10-minute timeout: SIGINT stops the run at once (within 10 s on a loaded
+    # machine, not the command's 10 minutes), sent once the command runs
     path = drill("forever", "timeout=10m sleep 600")
     proc = subprocess.Popen([binary, "run", path, "--out", os.path.join(base, "out"), "--quiet"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    deadline = time.time() + 60
+    while time.time() < deadline and not pids_with("sleep 600"):
+        time.sleep(0.05)
     t0 = time.time()
     proc.send_signal(signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=30)
         took = time.time() - t0
-        if proc.returncode != 130 or took > 3:
+        if proc.returncode != 130 or took > 10:
             problems.append(f"SIGINT while a sink command runs: exit {proc.returncode} after {took:.1f}s")
     except subprocess.TimeoutExpired:
         proc.kill()

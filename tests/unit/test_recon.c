@@ -133,6 +133,14 @@ Test(recon, duplicate_is_caught_with_copies) {
     cr_assert(k && !k->pass);
     cr_assert(strstr(k->detail, "t-2 x3"), "expected \"t-2 x3\" in \"%s\"", k->detail);
     sd_checks_free(&c);
+    /* an expectation on the extra rows names the same ids */
+    sd_expect_t x[1] = {{.count = "duplicate_rows", .op = SD_OP_EQ, .value = 0}};
+    sd_step_t st = {.kind = SD_STEP_EXPECT, .expect = {.v = x, .n = 1}};
+    const sd_step_t *ex[1] = {&st};
+    c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, ex, 1);
+    k = find_check(&c, "duplicate_rows");
+    cr_assert(k && !k->pass && k->detail && strstr(k->detail, "t-2 x3"), "%s", k && k->detail ? k->detail : "(none)");
+    sd_checks_free(&c);
     /* at-least-once tolerates duplicates, not loss */
     c = run_checks(&r, SD_PROFILE_AT_LEAST_ONCE, 0, NULL, 0);
     cr_assert_eq(sd_checks_failed(&c), 0, "at-least-once must accept duplicates");
@@ -525,4 +533,27 @@ Test(recon, seqs_keep_disposition_kind_and_exact_sends) {
     sd_seqs_set(&s, 46, SD_KIND_LATE, SD_RECON_UNSENT);
     cr_assert_eq(sd_seqs_disp(&s, 46), SD_RECON_UNSENT);
     sd_seqs_free(&s);
+}
+
+/* a latency of 0 ms is a figure (the row was there at the send's
+ * millisecond), not "not measured"; -1 is none */
+Test(recon, a_latency_of_zero_is_measured) {
+    hist_t h;
+    hist_init(&h, 3);
+    h.t[0] = h.t[1] = h.t[2] = 1;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
+    r.counts.latency_p50_ms = 0;
+    sd_expect_t x[1] = {{.count = "latency_p50_ms", .op = SD_OP_LE, .value = 100}};
+    sd_step_t st = {.kind = SD_STEP_EXPECT, .expect = {.v = x, .n = 1}};
+    const sd_step_t *ex[1] = {&st};
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, ex, 1);
+    cr_assert_not(c.unmeasured, "%s", c.unmeasured_why);
+    cr_assert(find_check(&c, "latency_p50_ms") && find_check(&c, "latency_p50_ms")->pass);
+    sd_checks_free(&c);
+    r.counts.latency_p50_ms = -1;
+    c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, ex, 1);
+    cr_assert(c.unmeasured, "no write time: not measured");
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
 }

@@ -226,6 +226,48 @@ Test(recovery, a_pause_is_detected_at_the_first_batch_after_it_ends) {
     cr_assert_eq(v[0].v[SD_FIG_recovery_s], 5600);
     cr_assert_eq(v[0].v[SD_FIG_replayed_input], SD_FIG_NA, "the incarnation went on");
     free(v);
+    /* a stall that had not ended when the run did: no detection time,
+     * whatever began after it */
+    sql("UPDATE fault SET end_ms=NULL WHERE id=1");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_detect_s], SD_FIG_UNMEASURED, "%lld", (long long)v[0].v[SD_FIG_detect_s]);
+    cr_assert(strstr(v[0].why, "did not end before the run did"), "%s", v[0].why);
+    free(v);
+}
+
+/* run.db that cannot be read is an error of the figures, not no figures */
+Test(recovery, an_unreadable_run_db_is_an_error) {
+    kill_and_restart(20);
+    sql("DROP TABLE batch");
+    sd_recovery_t *v = NULL;
+    sd_recovery_in_t in = {.sink = "target"};
+    char err[512] = "";
+    cr_assert_eq(sd_recovery_compute(db, &in, &v, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "no such table: batch"), "%s", err);
+    cr_assert_null(v);
+}
+
+/* commits whose offsets name many partitions: the per-partition tables
+ * grow past their first room */
+Test(recovery, offsets_of_many_partitions) {
+    for (int i = 0; i < 200; i++) {
+        sql("INSERT INTO sent(n, seq, kind, disposition, step) VALUES(%d, %d, 'valid', 'target', 1)", i + 1, i);
+        sql("INSERT INTO ack(n, partition, offset, acked_ms) VALUES(%d, %d, 0, %d)", i + 1, i, 1000 + i);
+    }
+    sd_buf_t off;
+    sd_buf_init(&off);
+    for (int p = 0; p < 200; p++) sd_buf_printf(&off, "%s%d:1", p ? "," : "", p);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(4, 21, 'kill', 5000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, landed, rows_visible, batch_rows) VALUES(1, 5000, 4, 'kill', 'signal=KILL now', 1, 0, 0, 0)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 5000, 'kill'), (2, 5100, 9000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(2, 1, 5200, 6000, 200, '%q')", off.data);
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "commits");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 1000, "every one of the 200 partitions committed at 6,000: %lld", (long long)v[0].v[SD_FIG_recovery_s]);
+    free(v);
+    sd_buf_free(&off);
 }
 
 Test(recovery, a_restart_of_a_running_pipeline_is_a_fault_from_its_step) {

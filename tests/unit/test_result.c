@@ -263,7 +263,7 @@ Test(result, aggregates_and_start_parsing) {
     cr_expect_neq(sd_result_parse_start("soon", 4, &t), 0);
     cr_expect_neq(sd_result_parse_start(NULL, 0, &t), 0);
     /* min, max, avg */
-    sd_result_event_t e[3] = {ev(0, 1, "", 4), ev(1, 2, "", 10), ev(2, 3, "", 1)};
+    sd_result_event_t e[3] = {ev(0, 1, "", 4), ev(1, 2, "", 1), ev(2, 3, "", 10)}; /* neither the first nor the last is the min */
     sd_result_row_t rw = {.start_ms = 0, .keys = ""};
     rw.v[2] = 1, rw.v[3] = 10, rw.v[4] = 5, rw.has[2] = rw.has[3] = rw.has[4] = 1;
     sd_result_conf_t c = {.size_ms = MIN, .slide_ms = MIN, .aggs = SD_AGG_MIN | SD_AGG_MAX | SD_AGG_AVG, .output = SD_OUT_UPDATE,
@@ -275,6 +275,8 @@ Test(result, aggregates_and_start_parsing) {
     rw.v[4] = 5.5;
     sd_result_windows(&c, e, 3, &rw, 1, &r);
     cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_assert_eq(r.nanomalies, 1);
+    cr_expect_null(strstr(r.anomalies[0].detail, "on its edges"), "no event on the window's edges: %s", r.anomalies[0].detail);
     sd_result_free(&r);
 }
 
@@ -566,6 +568,28 @@ Test(result, join_a_null_row_for_a_maybe_late_event_with_a_certain_partner) {
     sd_result_join(&c, l4, 4, JR, 4, scan_null, 3, &r);
     cr_assert_eq(r.n[SD_G_NULL_MATCHED], 1);
     cr_assert(jflagged(&r, "s-0\x1fnull", SD_G_NULL_MATCHED));
+    sd_result_free(&r);
+}
+
+/* the flags and the time of an anomaly hold for every event, not just the
+ * first of the arrays: a null row for a matched scan at any position, a
+ * right null row for a matched delivery, each dated by its event */
+Test(result, join_null_rows_for_matched_events_anywhere) {
+    static const sd_join_event_t l3[] = {{10, 1 * MIN_, "Q0"}, {11, 3 * MIN_, "Q1"}, {12, 5 * MIN_, "Q2"}};
+    static const sd_join_event_t r3[] = {{20, 2 * MIN_, "Q0"}, {21, 6 * MIN_, "Q2"}};
+    sd_join_conf_t c = jconf(SD_JOIN_FULL);
+    sd_join_row_t rows[] = {{10, 20, "b"}, {12, 21, "b"}, {11, -1, "b"}, {12, -1, "b"}, {-1, 21, "b"}};
+    sd_result_t r;
+    sd_result_join(&c, l3, 3, r3, 2, rows, 5, &r);
+    cr_assert_eq(r.n[SD_G_CORRECT], 3);
+    cr_assert_eq(r.n[SD_G_NULL_MATCHED], 2, "s-12 and d21 matched, yet null rows");
+    cr_assert(jflagged(&r, "s-12\x1fnull", SD_G_NULL_MATCHED));
+    cr_assert(jflagged(&r, "null\x1fs-d21", SD_G_NULL_MATCHED));
+    for (int64_t i = 0; i < r.nanomalies; i++) {
+        const char *k = r.anomalies[i].keys;
+        int64_t want = !strncmp(k, "s-12", 4) ? 5 * MIN_ : 6 * MIN_;
+        cr_assert_eq(r.anomalies[i].start_ms, want, "%s dated %lld", k, (long long)r.anomalies[i].start_ms);
+    }
     sd_result_free(&r);
 }
 

@@ -46,7 +46,7 @@ in_repo "streamdrill check drills/first.drill" >"$out/check.log" 2>&1 || fail "c
 # a typo in --set is refused
 rc=0
 in_repo "streamdrill check drills/first.drill --set moed=x" >"$out/typo.log" 2>&1 || rc=$?
-[ "$rc" = 2 ] && grep -q "has no variable moed" "$out/typo.log" || fail "--set moed=x: exit $rc: $(cat "$out/typo.log")"
+if [ "$rc" != 2 ] || ! grep -q "has no variable moed" "$out/typo.log"; then fail "--set moed=x: exit $rc: $(cat "$out/typo.log")"; fi
 step "check passed; a misspelt --set refused"
 
 # 2. the at-least-once consumer: a FAIL naming the duplicates

@@ -219,7 +219,7 @@ cluster() {
     [ -z "$owner" ] || echo "$owner" > "$dir/owner"
     sd=$(streamdrill_bin) && [ -n "$sd" ] || exit 2
     used=" "
-    voters=""; ports=""
+    voters=""
     # p: clients; r, c: the inter-broker and controller listeners; rl, cl:
     # the link proxies in front of them
     for id in $(seq 1 "$n"); do
@@ -235,6 +235,7 @@ cluster() {
     : > "$dir/links"
     for id in $(seq 1 "$n"); do
         eval "port=\$p$id; cport=\$c$id; rport=\$r$id; rlink=\$rl$id; clink=\$cl$id"
+        # shellcheck disable=SC2154 # rport, rlink and clink are set by the eval above
         node_conf "$dir" "$id" "$voters" "$port" "$cport" "$n" "$rport" "$rlink" "$clink"
         boot="${boot:+$boot,}127.0.0.1:$port"
         { echo "broker $id $dir/$id/pid"

@@ -15,6 +15,7 @@
 set -eu
 
 bindir() {
+    # shellcheck disable=SC2012 # the folders are version numbers (15, 16): ls | sort -V puts the newest first
     for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
         [ -x "$d/initdb" ] && { echo "$d"; return 0; }
     done
