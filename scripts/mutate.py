@@ -158,20 +158,24 @@ class Suite:
         return True
 
 
-# calls that only put words together (a message, a warning's text, a
-# progress line): a mutant in their text or arguments is no wrong verdict
-FORMATTERS = re.compile(r"^\s*(?:[\w.>-]+\s*=\s*)?(snprintf|vsnprintf|sd_buf_printf|sd_buf_puts|sd_why|sd_run_say|fprintf|sd_util_fmt|"
-                        r"sd_ledger_warning|sd_jadd|sd_checks_not_judged)\(")
+# calls whose only effect is free text for a person (a progress line, a
+# warning's words, a figure's reason, what was not judged), alone or behind
+# an `if`: a mutant of such a statement changes words, no verdict. Text
+# that a reader or a report parses, and the details of anomalies, stay
+# mutated: their words are the forensics, tested as such.
+FORMATTERS = re.compile(r"^\s*(?:if \(.*\)\s*)?(?:[\w.>-]+\s*=\s*)?(sd_run_say|fprintf|sd_ledger_warning|sd_why|sd_checks_not_judged)\(\s*(\w+)?")
 
 
 def message_text(lines):
-    """Per line (0-based): 0 code, 1 the first line of a statement that only formats text (a mutant there is kept
-    when it changes what comes before the format string: the call itself), 2 the rest of such a statement."""
+    """Per line (0-based): 0 code, 1 the first line of a statement that writes a `why` buffer (a mutant there is
+    kept when it changes what comes before the format string), 2 a line of a statement that only formats text."""
     kind = [0] * len(lines)
     i = 0
     while i < len(lines):
-        if FORMATTERS.match(lines[i]):
-            kind[i] = 1
+        m = FORMATTERS.match(lines[i])
+        if m:
+            text_only = m.group(2) != "why"
+            kind[i] = 2 if text_only else 1
             depth = lines[i].count("(") - lines[i].count(")")
             j = i
             while depth > 0 and j + 1 < len(lines):
@@ -220,8 +224,18 @@ def listed_survivors():
     for i, line in enumerate(lines):
         h = re.match(r"(equivalent|accepted) (\S+): (.*)$", line)
         if h and i + 2 < len(lines) and lines[i + 1].startswith("- ") and lines[i + 2].startswith("+ "):
-            out[(h.group(2), lines[i + 1][2:].strip(), lines[i + 2][2:].strip())] = (h.group(1), h.group(3))
+            k = i + 2  # a mutant that adds a line has two + lines
+            new = []
+            while k < len(lines) and lines[k].startswith("+ "):
+                new.append(lines[k][2:])
+                k += 1
+            out[(h.group(2), squeeze(lines[i + 1][2:]), squeeze("\n".join(new)))] = (h.group(1), h.group(3))
     return out
+
+
+def squeeze(text):
+    """A line as compared with a listed one: its words, whatever the spacing."""
+    return " ".join(text.split())
 
 
 def main():
@@ -320,7 +334,7 @@ def mutate_room(build, room, a, cases, tmp, outdir):
             seen[h] = verdict
             if verdict == "killed":
                 say(f"  killed by {res:<22} {where}")
-        known = listed.get((f, old.strip(), new.strip())) if verdict == "survived" else None
+        known = listed.get((f, squeeze(old), squeeze(new))) if verdict == "survived" else None
         if known:
             counts[f"{known[0]} (listed)"] += 1
             say(f"  survived, {known[0]:<10} (listed) {where}")

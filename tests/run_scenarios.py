@@ -22,10 +22,12 @@ in the module of its concern (tests/suite/registry.py); the static checks
 
 --only takes exact names, comma-separated: a case, a broken drill, a coded
 test, or `broken` (every broken drill) or `cases` (every scenario case); a
-name that matches nothing is an error.
+name with * is a pattern ('join-*'); a name or pattern that matches nothing
+is an error.
 """
 import argparse
 import concurrent.futures
+import fnmatch
 import glob
 import os
 import sys
@@ -112,12 +114,18 @@ def names_of(only, long_run):
     else:
         known |= set(CODED) | {"broken", "cases"}
         known |= {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))}
-    unknown = sorted(names - known)
+    # a name with * or ? is a pattern (`'join-*'`): it stands for the names it matches, at least one
+    out, unknown = set(), []
+    for n in sorted(names):
+        hits = fnmatch.filter(sorted(known), n) if any(c in n for c in "*?[") else [n] if n in known else []
+        if not hits:
+            unknown.append(n)
+        out |= set(hits)
     if unknown:
         print(f"run_scenarios: --only {', '.join(unknown)}: no such case, broken drill or coded test "
               f"(tests/{folder}/*.drill, tests/suite/registry.py)", file=sys.stderr)
         sys.exit(2)
-    return names
+    return out
 
 
 class Runner:
@@ -144,7 +152,8 @@ def main():
     sys.stdout = CountingOut(sys.stdout)
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "streamdrill"))
-    ap.add_argument("--only", default=None, help="exact names, comma-separated: cases, broken drills, coded tests, `broken`, `cases`")
+    ap.add_argument("--only", default=None, help="names, comma-separated: cases, broken drills, coded tests, `broken`, `cases`; "
+                    "a name with * is a pattern")
     ap.add_argument("--no-real", action="store_true", help="skip cases that need the real Kafka broker or Spark")
     ap.add_argument("--once", action="store_true", help="run each case once, whatever its repeat says")
     ap.add_argument("--stop-at-first", action="store_true", help="stop at the first failure (exit 1)")

@@ -255,10 +255,12 @@ static void sd_caught_by_commits(sd_rdb_t *d, sd_recovery_t *r) {
         sqlite3_finalize(st);
     }
     snprintf(r->basis, sizeof(r->basis), "commits");
-    int64_t caught = -1;
+    /* nothing acknowledged before it: nothing to catch up with; else the
+     * first commit whose offsets reach every partition's (a batch without
+     * offsets, one that only began, reaches none: -1 below any) */
+    int64_t caught = acked.n ? -1 : r->t_ms;
     for (int i = 0; i < d->nb && caught < 0; i++) {
         const sd_rbatch_t *b = &d->b[i];
-        if (!b->has_offsets || b->commit_ms < 0) continue;
         int covers = 1;
         for (int k = 0; k < acked.n && covers; k++) covers = sd_offs_get(&b->offs, acked.p[k]) >= acked.o[k];
         if (covers) caught = b->commit_ms > r->t_ms ? b->commit_ms : r->t_ms;

@@ -89,6 +89,11 @@ struct sd_sup_s {
         size_t tail_len;
         char telling[1024];  /* sd_sup_telling */
         int telling_inc;
+        /* the query's own exception (Spark's StreamingQueryException), the
+         * first of the incarnation, and the first cause after it: what a
+         * crash is about, whatever shutdown noise follows */
+        char query_exc[1024], query_cause[1024];
+        int query_inc;
     } inst[SD_SUP_MAX_INSTANCES];
     int focus;           /* 0-based */
     sd_sup_state_t all;  /* only the counters above */
@@ -204,6 +209,16 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         if (sd_sup_states_error(line, len)) {
             snprintf(in->telling, sizeof(in->telling), "%.*s", (int)(len < sizeof(in->telling) ? len : sizeof(in->telling) - 1), line);
             in->telling_inc = str->inc;
+        }
+        int fresh = in->query_inc != str->inc;
+        if (memmem(line, len, "StreamingQueryException", 23) && (fresh || !in->query_exc[0])) {
+            snprintf(in->query_exc, sizeof(in->query_exc), "%.*s", (int)(len < sizeof(in->query_exc) ? len : sizeof(in->query_exc) - 1), line);
+            in->query_cause[0] = 0;
+            in->query_inc = str->inc;
+        } else if (!fresh && in->query_exc[0] && !in->query_cause[0] && memmem(line, len, "Caused by: ", 11)) {
+            const char *c = memmem(line, len, "Caused by: ", 11) + 11;
+            size_t cl = len - (size_t)(c - line);
+            snprintf(in->query_cause, sizeof(in->query_cause), "%.*s", (int)(cl < sizeof(in->query_cause) ? cl : sizeof(in->query_cause) - 1), c);
         }
     }
     int64_t mono = sd_util_mono_ms();
@@ -742,9 +757,25 @@ void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms) {
 char *sd_sup_telling(sd_sup_t *s) {
     pthread_mutex_lock(&s->lock);
     struct sd_sup_inst_s *in = &s->inst[s->focus];
-    char *t = in->telling[0] && in->telling_inc == in->st.incarnation ? sd_util_strdup(in->telling) : NULL;
+    char *t = NULL;
+    if (in->query_exc[0] && in->query_inc == in->st.incarnation) {
+        /* the query's own exception and its cause, trimmed of leading blanks */
+        const char *x = in->query_exc, *c = in->query_cause;
+        while (*x == ' ' || *x == '\t') x++;
+        t = *c && !strstr(x, c) ? sd_util_fmt("%s (caused by: %s)", x, c) : sd_util_strdup(x);
+    } else if (in->telling[0] && in->telling_inc == in->st.incarnation) {
+        t = sd_util_strdup(in->telling);
+    }
     pthread_mutex_unlock(&s->lock);
     return t;
+}
+
+int sd_sup_query_failed(sd_sup_t *s) {
+    pthread_mutex_lock(&s->lock);
+    struct sd_sup_inst_s *in = &s->inst[s->focus];
+    int q = in->query_exc[0] && in->query_inc == in->st.incarnation;
+    pthread_mutex_unlock(&s->lock);
+    return q;
 }
 
 char *sd_sup_tail(sd_sup_t *s) {

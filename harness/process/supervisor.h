@@ -123,10 +123,16 @@ int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);
 void sd_sup_wait_change(sd_sup_t *s, int64_t timeout_ms);
 /* The last lines of the newest incarnation's stderr (for error messages). */
 char *sd_sup_tail(sd_sup_t *s);
-/* The newest stderr line of the newest incarnation that states an error
- * (an exception or an "Error:", not a stack frame), or NULL: what a JVM's
- * crash was about, though a long plan dump may follow it past the tail. */
+/* What the newest incarnation's stderr says went wrong, or NULL (caller
+ * frees): a streaming query's own exception (Spark's
+ * StreamingQueryException, the first of the incarnation) with the first
+ * cause after it, wherever it lies in the log; else the newest line that
+ * states an error (an exception or an "Error:", not a stack frame). What a
+ * JVM's crash was about, though a long plan dump or shutdown noise
+ * (RejectedExecutionException ... Terminated) follows it past the tail. */
 char *sd_sup_telling(sd_sup_t *s);
+/* 1 when the newest incarnation printed its query's own exception. */
+int sd_sup_query_failed(sd_sup_t *s);
 /* Log file paths of incarnation n (caller frees). */
 char *sd_sup_log_path(sd_sup_t *s, int n, int is_err);
 

@@ -110,9 +110,11 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
                         t = line;
                     line = nl ? nl + 1 : NULL;
                 }
-                /* none in the tail: the newest line of the whole stderr that
-                 * states an error (a long plan dump can follow a JVM's) */
-                char *telling = t ? NULL : sd_sup_telling(r->sup);
+                /* the query's own exception wherever it lies (shutdown noise
+                 * follows it); none in the tail: the newest line of the
+                 * whole stderr that states an error (a long plan dump can
+                 * follow a JVM's) */
+                char *telling = !t || sd_sup_query_failed(r->sup) ? sd_sup_telling(r->sup) : NULL;
                 if (was) sd_sup_focus(r->sup, was);
                 if (telling) t = telling;
                 if (!t) t = last;

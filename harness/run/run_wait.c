@@ -225,11 +225,28 @@ static int sd_run_pipeline_gone(sd_run_t *r, sd_sup_state_t *last) {
     return last->incarnation > 0;
 }
 
+/* How the last incarnation ended, for a wait that ends because nothing
+ * will write any more: its exit, and for a crash the line that told why. */
+static void sd_run_gone_how(sd_run_t *r, const sd_sup_state_t *last, char *how, size_t len) {
+    if (last->exit_signal) snprintf(how, len, "was killed by signal %d", last->exit_signal);
+    else snprintf(how, len, "exited with status %d", last->exit_code);
+    char *telling = last->exit_code || last->exit_signal ? sd_sup_telling(r->sup) : NULL;
+    if (telling) {
+        size_t n = strlen(how);
+        snprintf(how + n, len - n, " (%.300s)", telling);
+    }
+    free(telling);
+}
+
 /* await sink: the sink is read as it would be judged (a missing file or
  * table is an error here), so a sink the pipeline never creates is named
  * within a few seconds rather than after the timeout as "0 rows"; and
  * once the pipeline has exited with it still unreadable, nothing can
- * change that: the step ends at once (SD_ERR_SINK: inconclusive, exit 3). */
+ * change that: the step ends at once (SD_ERR_SINK: inconclusive, exit 3).
+ * Readable but short of the rows, with every instance of the pipeline
+ * gone (a crash nothing restarts: no step runs beside this one), the wait
+ * ends as well, naming how the pipeline ended, instead of waiting out its
+ * timeout. */
 sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sink_t *s = NULL;
     for (int i = 0; i < r->sink.n; i++)
@@ -249,6 +266,17 @@ sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_
                 snprintf(detail, dlen, "sink %s has %lld rows after %.2fs", s->name, (long long)rows, (double)(now - t0) / 1000.0);
                 return SD_OK;
             }
+            sd_sup_state_t last;
+            if (!sd_run_pipeline_gone(r, &last)) gone_since = -1;
+            else if (gone_since < 0) gone_since = now;
+            else if (now - gone_since >= SD_SINK_GONE_GRACE_MS) {
+                char how[480];
+                sd_run_gone_how(r, &last, how, sizeof(how));
+                snprintf(detail, dlen, "sink %s has %lld rows after %.1fs, expected rows%s%lld; the pipeline (incarnation %d) %s and no "
+                         "step starts it again during this wait: nothing else will write it", s->name, (long long)rows,
+                         (double)(now - t0) / 1000.0, sd_op_text(st->await.op), (long long)st->await.rows, last.incarnation, how);
+                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s", detail);
+            }
         } else {
             rows = 0;
             snprintf(cause, sizeof(cause), "%s", serr);
@@ -265,9 +293,8 @@ sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_
             if (!sd_run_pipeline_gone(r, &last)) gone_since = -1;
             else if (gone_since < 0) gone_since = now;
             else if (now - gone_since >= SD_SINK_GONE_GRACE_MS) {
-                char how[64];
-                if (last.exit_signal) snprintf(how, sizeof(how), "was killed by signal %d", last.exit_signal);
-                else snprintf(how, sizeof(how), "exited with status %d", last.exit_code);
+                char how[480];
+                sd_run_gone_how(r, &last, how, sizeof(how));
                 return sd_err_set(err, errlen, SD_ERR_SINK,
                                   "%s; the pipeline (incarnation %d) %s and nothing else will write it: does the sink line name "
                                   "what the pipeline writes?", cause, last.incarnation, how);

@@ -318,6 +318,17 @@ Test(recon, observe_maps_ids_and_collects_unexpected) {
     cr_assert_eq(o.rows, 10);
     cr_assert_eq(o.unexpected_rows, 6, "leading zero, out of range, other tag, empty, junk, null: got %lld", (long long)o.unexpected_rows);
     cr_assert_eq(o.unexpected_unique, 6);
+    /* one unexpected id in a thousand rows: its writers are kept to the first
+     * few, a row without a writer adds none */
+    for (int i = 0; i < 1000; i++) sd_observe_row(&o, "abc", 3, "xyz-2", 5, i % 2 ? "incarnation 7 batch 1234" : NULL, i % 2 ? 24 : 0);
+    const sd_unexpected_t *u = NULL;
+    for (int64_t i = 0; i < o.n_unexpected; i++)
+        if (!strcmp(o.unexpected[i].id, "xyz-2")) u = &o.unexpected[i];
+    cr_assert_not_null(u);
+    cr_assert_eq(u->copies, 1001);
+    cr_assert(strlen(u->writers) < 260, "writers capped: %zu bytes", strlen(u->writers));
+    cr_assert(strstr(u->writers, "incarnation 7 batch 1234"), "%s", u->writers);
+    cr_assert_null(strstr(u->writers, "; ; "), "no empty writer: %s", u->writers);
     sd_observe_free(&o);
 }
 

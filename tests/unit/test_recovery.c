@@ -157,6 +157,23 @@ Test(recovery, by_the_target_the_last_event_sent_before_the_fault_decides) {
     free(v);
 }
 
+/* a fault before Kafka acknowledged anything: nothing to catch up with,
+ * whenever the first commit comes */
+Test(recovery, nothing_acknowledged_before_the_fault_is_caught_up_at_once) {
+    sent(10, 1000);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(2, 9, 'kill now', 500)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, landed, rows_visible, batch_rows) VALUES(1, 500, 2, 'kill', 'signal=KILL now', 1, 0, 0, 0)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 500, 'kill'), (2, 600, 9000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 400, NULL, 0, NULL)");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(2, 1, 1500, 3000, 10, '0:5,1:5')");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_str_eq(v[0].basis, "commits");
+    cr_assert_eq(v[0].v[SD_FIG_recovery_s], 0, "%lld", (long long)v[0].v[SD_FIG_recovery_s]);
+    free(v);
+}
+
 Test(recovery, the_frontier_recorded_with_the_fault_decides_over_the_ack_table) {
     kill_and_restart(20);
     /* the harness recorded less acknowledged than the table says by 10,000:
@@ -203,6 +220,8 @@ Test(recovery, extra_copies_by_a_later_incarnation_are_traced_to_the_fault) {
     sql("INSERT INTO sent(n, seq, kind, disposition, step) VALUES(500, 5, 'duplicate', 'target', 6)");
     sql("INSERT INTO anomaly VALUES('target', 5, 'duplicated', 2, 'incarnation 1 batch 1; incarnation 2 batch 2')");
     sql("INSERT INTO anomaly VALUES('target', 110, 'duplicated', 2, 'line 3 (incarnation 1 or 2, by the sink''s growth); incarnation 2 batch 2')");
+    /* a copy whose writer names no incarnation: which restart wrote it is unknown, left out */
+    sql("INSERT INTO anomaly VALUES('target', 111, 'duplicated', 3, 'batch 2; incarnation 1 batch 2; incarnation 2 batch 2')");
     sd_recovery_t *v;
     sd_recovery_in_t in = {.sink = "target"};
     compute(&in, &v);
@@ -268,6 +287,56 @@ Test(recovery, offsets_of_many_partitions) {
     cr_assert_eq(v[0].v[SD_FIG_recovery_s], 1000, "every one of the 200 partitions committed at 6,000: %lld", (long long)v[0].v[SD_FIG_recovery_s]);
     free(v);
     sd_buf_free(&off);
+}
+
+/* a broker fault: the longest time a partition it led had no usable
+ * leader; never when one had none within the step's timeout */
+Test(recovery, a_broker_fault_measures_its_leaderless_partitions) {
+    sent(10, 1000);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(2, 14, 'broker kill leader-of=0', 5000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation) VALUES(1, 5000, 2, 'broker', 'SIGKILL to broker 2', 1)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 20000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 1500, 4000, 10, '0:5,1:5')");
+    sql("INSERT INTO leader_move VALUES(1, 0, 2, 1, 9200), (1, 1, 2, 3, 8700), (7, 0, 2, 1, 99999)");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_leaderless_s], 9200, "%lld", (long long)v[0].v[SD_FIG_leaderless_s]);
+    free(v);
+    sql("INSERT INTO leader_move VALUES(1, 2, 2, NULL, NULL)");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_leaderless_s], SD_FIG_NEVER, "a partition found no leader");
+    free(v);
+    sql("UPDATE fault SET kind='pause', detail='SIGSTOP to the process group'");
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_leaderless_s], SD_FIG_NA, "not a broker fault");
+    free(v);
+}
+
+/* a drill of many faults: every one gets its figures (the per-fault tables
+ * grow with them) */
+Test(recovery, forty_pauses_each_with_its_figures) {
+    sent(10, 1000);
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 900000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 1500, 2000, 10, '0:5,1:5')");
+    for (int i = 0; i < 40; i++) {
+        int64_t t = 10000 + i * 10000;
+        sql("INSERT INTO step(idx, line, text, started_ms) VALUES(%d, %d, 'pause for=1s', %lld)", 10 + i, 30 + i, (long long)t);
+        sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(%d, %lld, %d, 'pause', 'SIGSTOP to the process group', 1, %lld)",
+            1 + i, (long long)t, 10 + i, (long long)(t + 1000));
+        sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, %d, %lld, %lld, 0, '0:5,1:5')", 2 + i,
+            (long long)(t + 1250), (long long)(t + 1300));
+    }
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    int n = compute(&in, &v);
+    cr_assert_eq(n, 40);
+    for (int i = 0; i < 40; i++) {
+        cr_assert_eq(v[i].line, 30 + i);
+        cr_assert_eq(v[i].v[SD_FIG_detect_s], 250, "pause %d: %lld", i, (long long)v[i].v[SD_FIG_detect_s]);
+        cr_assert_eq(v[i].v[SD_FIG_recovery_s], 0, "everything sent before it was committed at 2,000");
+    }
+    free(v);
 }
 
 Test(recovery, a_restart_of_a_running_pipeline_is_a_fault_from_its_step) {

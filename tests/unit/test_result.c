@@ -59,12 +59,14 @@ Test(result, lost_event_is_a_wrong_value_naming_the_window_events) {
     sd_result_event_t e[8];
     int n = base(e);
     sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    rows[0].writer = "incarnation 2 batch 4";
     sd_result_t r;
     sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
     sd_result_windows(&c, e, n, rows, 3, &r);
     cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
     cr_assert_eq(r.nanomalies, 2); /* the wrong one and the pending one */
     const char *d = r.anomalies[0].detail;
+    cr_expect(strstr(d, "(row by incarnation 2 batch 4)") != NULL, "the wrong row's writer named: %s", d);
     cr_expect(strstr(d, "count 1, expected 2") != NULL, "%s", d);
     cr_expect(strstr(d, "sum 10, expected 30") != NULL, "%s", d);
     cr_expect(strstr(d, "location=A") != NULL, "%s", d);
@@ -454,6 +456,11 @@ Test(result, join_inner_pairs_and_the_range_boundary) {
     cr_assert_eq(r.n[SD_G_CORRECT], 1);
     cr_assert_eq(r.nanomalies, 1);
     cr_assert_str_eq(r.anomalies[0].detail, "s-0 + s-d3: 2 rows: by job a attempt 0, by job a attempt 1");
+    sd_result_free(&r);
+    /* written six times: four writers named, the rest counted */
+    sd_join_row_t six[] = {{0, 0, "b1"}, {0, 3, "w1"}, {0, 3, "w2"}, {0, 3, "w3"}, {0, 3, "w4"}, {0, 3, "w5"}, {0, 3, "w6"}};
+    sd_result_join(&c, JL, 4, JR, 4, six, 7, &r);
+    cr_assert_str_eq(r.anomalies[0].detail, "s-0 + s-d3: 6 rows: by w1, by w2, by w3, by w4 and 2 more");
     sd_result_free(&r);
 }
 
