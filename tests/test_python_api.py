@@ -88,3 +88,37 @@ def test_no_binary(monkeypatch):
     monkeypatch.delenv("STREAMDRILL_BIN", raising=False)
     with pytest.raises(streamdrill.StreamdrillError, match="streamdrill not found"):
         streamdrill.check(PARCEL)
+
+
+def test_the_spark_listener_prints_what_a_drill_reads(monkeypatch):
+    """streamdrill.spark's listener, on a stand-in for pyspark's listener class and its events (the real one runs
+    in every PySpark drill): SD-READY by the query's name, SD-PROGRESS on one line, the exception and its cause."""
+    import io
+    import sys
+    import types
+
+    base = type("StreamingQueryListener", (), {})
+    streaming = types.ModuleType("pyspark.sql.streaming")
+    streaming.StreamingQueryListener = base
+    for name, mod in (("pyspark", types.ModuleType("pyspark")), ("pyspark.sql", types.ModuleType("pyspark.sql")),
+                      ("pyspark.sql.streaming", streaming)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    import streamdrill.spark as sp
+
+    out, err = io.StringIO(), io.StringIO()
+    lst = sp.listener(out, err)
+    assert isinstance(lst, base)
+    ev = types.SimpleNamespace
+    lst.onQueryStarted(ev(name="orders", id="1b2c"))
+    lst.onQueryStarted(ev(name=None, id="9f3e"))
+    lst.onQueryProgress(ev(progress=ev(json='{"batchId": 3,\n "numInputRows": 40}')))
+    lst.onQueryTerminated(ev(name="orders", id="1b2c", exception=None))
+    lst.onQueryTerminated(ev(name="orders", id="1b2c", exception="[STREAM_FAILED] terminated with exception: Job aborted.\n"
+                             "\tat org.apache...\nCaused by: org.apache.spark.SparkException: [STATE_STORE_COMMIT_VALIDATION_FAILED] x"))
+    assert out.getvalue() == ('SD-READY query=orders\nSD-READY query=9f3e\nSD-PROGRESS {"batchId": 3,  "numInputRows": 40}\n')
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith("StreamingQueryException: query orders terminated: [STREAM_FAILED]")
+    assert lines[1] == "Caused by: org.apache.spark.SparkException: [STATE_STORE_COMMIT_VALIDATION_FAILED] x"
+    registered = []
+    spark = types.SimpleNamespace(streams=types.SimpleNamespace(addListener=registered.append))
+    assert sp.watch(spark) is sp.watch(spark) and len(registered) == 1, "once per session"

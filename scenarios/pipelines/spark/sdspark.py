@@ -8,8 +8,9 @@ pipeline and nothing more:
 - the values of the run (brokers, topic, checkpoint, run folder) from
   streamdrill's environment or the command line;
 - `SD-READY` when the query has started and `SD-PROGRESS <json>` for each
-  StreamingQueryProgress, printed by a StreamingQueryListener, so the
-  harness can put Spark's own account beside its ledger;
+  StreamingQueryProgress, printed by the listener any job imports
+  (`streamdrill.spark.watch`, in python/), so the harness can put Spark's
+  own account beside its ledger;
 - parsing of the parcel-scan JSON, with malformed records (not JSON, no
   id, no or unparsable event time) kept apart with their `sd-id` header;
 - an optional per-row delay (`--row-delay-ms`), done in the JVM with
@@ -27,10 +28,12 @@ import threading
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.streaming import StreamingQueryListener
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+# the listener a user's job imports (pip install ./python), used here as a user would
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from streamdrill.spark import watch  # noqa: E402
 
 SCHEMA = T.StructType([
     T.StructField("event_id", T.StringType()),
@@ -75,21 +78,6 @@ def arguments(description, extra=None):
     return a
 
 
-class _Progress(StreamingQueryListener):
-    def onQueryStarted(self, event):
-        say(f"SD-READY query={event.name or event.id}")
-
-    def onQueryProgress(self, event):
-        say("SD-PROGRESS " + event.progress.json.replace("\n", " "))
-
-    def onQueryIdle(self, event):
-        pass
-
-    def onQueryTerminated(self, event):
-        if event.exception:
-            sys.stderr.write(f"query {event.id} terminated: {event.exception}\n")
-
-
 def session(app, a, delta=False):
     # `clock faketime preload=children`: the JVM runs on streamdrill's fake
     # clock; this Python process does not (Python's time.sleep fails under
@@ -103,6 +91,7 @@ def session(app, a, delta=False):
         jars = ",".join(filter(None, [jars] + sorted(glob.glob(os.path.join(ROOT, ".cache", "spark", "delta-jars", "*.jar")))))
     b = (SparkSession.builder.master(a.master).appName(app)
          .config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false")
          .config("spark.sql.shuffle.partitions", "2")
          .config("spark.driver.memory", "1g")
          .config("spark.sql.streaming.numRecentProgressUpdates", "1000"))
@@ -116,7 +105,7 @@ def session(app, a, delta=False):
         b = b.config("spark.jars", jars)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    spark.streams.addListener(_Progress())
+    watch(spark)
     return spark
 
 
