@@ -101,6 +101,7 @@ static void sd_usage(FILE *f) {
           "       streamdrill ack DIR                    confirm the `operator` step the run in DIR waits for\n"
           "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
           "       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
+          "       streamdrill help --events              the events on the wire: fields, formats, each malformed kind\n"
           "       streamdrill --help | --version\n"
           "\n"
           "Run options:\n"
@@ -917,6 +918,7 @@ int main(int argc, char **argv) {
             sd_lang_markdown(stdout);
             return SD_EXIT_PASS;
         }
+        if (argc > 2 && !strcmp(argv[2], "--events")) return sd_data_shapes(stdout) ? SD_EXIT_INTERNAL : SD_EXIT_PASS;
         if (argc > 2 && !strcmp(argv[2], "--man")) {
             sd_lang_man(stdout);
             return SD_EXIT_PASS;

@@ -341,7 +341,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
     else if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
     if (op == SD_BROKER_PAUSE) b->paused = 1;
     else if (op != SD_BROKER_ISOLATE) b->down = 1, b->paused = 0;
-    char land[400] = "";
+    char land[768] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, inc, 0, 0, t0, land, sizeof(land));
     char gone[96] = "";
     if (emb) sd_broker_mock_elect(r, b->id, before);

@@ -53,7 +53,7 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     sd_run_pump(r, NULL, 0); /* a commit seen from now on came after the strike */
     int64_t t0 = sd_util_mono_ms();
     /* where it struck: the moment the command starts, not when it ends */
-    char land[400] = "";
+    char land[768] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, s.incarnation, 0, 0, t0, land, sizeof(land));
     char *log = sd_util_fmt("%s/logs/fault-%d.log", r->run_dir, st->line);
     sd_cmd_status_t cs;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lang.h"
 #include "recon.h"
 #include "run.h"
 
@@ -641,3 +642,124 @@ static sd_err_t sd_data_run(sd_run_t *r, const sd_step_t *st, char *detail, size
 }
 
 const sd_injector_t sd_injector_data = {"data", sd_data_handles, sd_data_run, NULL, NULL};
+
+/* ---- the event shapes, as docs/language.md shows them ---------------- */
+
+/* What each generated field is, for the fields the generators write. */
+static const struct {
+    const char *field, *format;
+} sd_shape_fields[] = {
+    {"event_id", "`<tag>-<n>`: the run's tag (lowercase hex) and the event's number; the id every count is of"},
+    {"parcel_id", "`P` and 8 digits; also the message key"},
+    {"event_time", "ISO-8601 in UTC with milliseconds and `Z` (`2026-01-01T08:00:00.000Z`); `start + n*step`"},
+    {"location", "a hub code, `-` and 2 digits (`locations=` of them)"},
+    {"scan", "one of `received`, `sorted`, `loaded`, `in-transit`, `out-for-delivery`, `delivered`"},
+    {"weight_g", "50 to 30,000"},
+    {"delivery_id", "`<tag>-d<n>`: the delivery of scan *n*"},
+    {"delivered_at", "ISO-8601 as `event_time`: the scan's event time plus `min-delay` to `max-delay`"},
+    {"courier", "`C` and 2 digits"},
+};
+
+/* What a reader finds in each malformed kind, in sd_malformed_t order. */
+static const char *const sd_shape_malformed[SD_MAL__COUNT] = {
+    [SD_MAL_TRUNCATED] = "the first half of the event's bytes: JSON that ends inside a string or a number",
+    [SD_MAL_NOT_JSON] = "a line of text naming the event's id; no JSON at all",
+    [SD_MAL_MISSING_ID] = "the event without its id field",
+    [SD_MAL_WRONG_TYPE] = "the event time as an epoch number (seconds) where an ISO-8601 string belongs",
+    [SD_MAL_EMPTY] = "an empty value (zero bytes), not a tombstone",
+    [SD_MAL_INVALID_UTF8] = "the bytes `\\xff\\xfe`, never UTF-8, before the closing quote of the payload's last string",
+    [SD_MAL_OVERSIZED] = "a valid event with a `padding` field of 900 KB (under the broker's 1 MB limit)",
+    [SD_MAL_NULL_VALUE] = "no value at all: a tombstone (a compacted topic deletes the key)",
+    [SD_MAL_DUPLICATE_KEYS] = "the event time field twice, with two values (`1999-12-31T23:59:59.000Z` second)",
+};
+
+/* bytes as a markdown code span inside a table: anything not printable
+ * ASCII as \xHH, `|` escaped, cut at max bytes */
+static void sd_shape_code(FILE *f, const char *p, size_t n, size_t max) {
+    if (!n) {
+        fputs("(nothing)", f);
+        return;
+    }
+    fputc('`', f);
+    for (size_t i = 0; i < n && i < max; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '|') fputs("\\|", f);
+        else if (c < 0x20 || c >= 0x7f || c == '`') fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+    fputc('`', f);
+    if (n > max) fprintf(f, " ... (%zu bytes)", n);
+}
+
+/* One generated event's fields: name, JSON type, format. Returns the
+ * number of fields with no format known (a generator's new field). */
+static int sd_shape_table(FILE *f, const char *json) {
+    json_t *o = json_loads(json, JSON_DECODE_ANY, NULL);
+    int missing = 0;
+    fputs("| field | JSON type | format |\n|---|---|---|\n", f);
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        const char *fmt = NULL;
+        for (size_t i = 0; i < sizeof(sd_shape_fields) / sizeof(sd_shape_fields[0]); i++)
+            if (!strcmp(sd_shape_fields[i].field, k)) fmt = sd_shape_fields[i].format;
+        if (!fmt) missing++;
+        fprintf(f, "| `%s` | %s | %s |\n", k, json_is_integer(v) ? "integer" : json_is_string(v) ? "string" : "other",
+                fmt ? fmt : "(not described)");
+    }
+    json_decref(o);
+    return missing;
+}
+
+int sd_data_shapes(FILE *f) {
+    sd_scenario_t sc;
+    memset(&sc, 0, sizeof(sc));
+    sd_lang_header_defaults(&sc);
+    sd_events_conf_t ec = {.kind = SD_EVENTS_PARCEL, .seed = 42, .tag = "5eed", .start_ms = 1767254400000LL, .step_ms = sc.step_ms,
+                           .parcels = sc.parcels, .locations = sc.locations, .id_field = "event_id", .time_field = "event_time",
+                           .delivery_share = 100, .delivery_min_ms = sc.delivery_min_ms, .delivery_max_ms = sc.delivery_max_ms};
+    sd_events_t *ev;
+    char err[256], id[48];
+    if (sd_events_open(&ec, &ev, err, sizeof(err))) {
+        fprintf(f, "%s\n", err);
+        return 1;
+    }
+    sd_buf_t payload, key;
+    sd_buf_init(&payload);
+    sd_buf_init(&key);
+    int64_t t;
+    sd_events_render(ev, 0, INT64_MIN, &payload, &key, &t, err, sizeof(err));
+    sd_events_id(ev, 0, id);
+    fprintf(f, "A scan (`events parcel-scans`, the default), as the run of tag `%s` sends its event 0: key ", ec.tag);
+    sd_shape_code(f, key.data, key.len, 200);
+    fprintf(f, ", header `sd-id: %s`, value\n\n```json\n%s\n```\n\n", id, payload.data);
+    int missing = sd_shape_table(f, payload.data);
+    char *scan = sd_util_strdup(payload.data);
+    sd_events_delivery(ev, 0, t, &payload, &key, NULL);
+    char did[48];
+    sd_events_delivery_id(ev, 0, did);
+    fprintf(f, "\nA delivery (`deliveries`), the one of scan 0: key its parcel, header `sd-id: %s`, value\n\n", did);
+    fprintf(f, "```json\n%s\n```\n\n", payload.data);
+    missing += sd_shape_table(f, payload.data);
+    fputs("\nA malformed event (`inject malformed=N`: the first five kinds in turn, or those `kinds=` names) is a new event, "
+          "broken after it is rendered; its `sd-id` header still carries its ledger id, whatever the value holds. Event 0 "
+          "broken each way:\n\n| kind | on the wire | what a reader finds |\n|---|---|---|\n", f);
+    for (int m = 0; m < SD_MAL__COUNT; m++) {
+        int null_value;
+        sd_buf_reset(&payload);
+        sd_buf_puts(&payload, scan);
+        sd_data_mangle("event_id", "event_time", (sd_malformed_t)m, &payload, &null_value);
+        fprintf(f, "| `%s` | ", sd_malformed_name((sd_malformed_t)m));
+        if (null_value) fputs("(no value)", f);
+        else sd_shape_code(f, payload.data, payload.len, 160);
+        fprintf(f, " | %s |\n", sd_shape_malformed[m] ? sd_shape_malformed[m] : "(not described)");
+        if (!sd_shape_malformed[m]) missing++;
+    }
+    fputs("\nA quarantine that keeps the `sd-id` header of what it rejects lets every malformed event be counted by its id: "
+          "an empty, not-JSON, missing-id or tombstone value has no id of its own to keep.\n", f);
+    free(scan);
+    sd_buf_free(&payload);
+    sd_buf_free(&key);
+    sd_events_close(ev);
+    return missing ? 1 : 0;
+}

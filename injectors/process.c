@@ -327,7 +327,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
     sd_run_pump(r, NULL, 0); /* the dead incarnation's last markers, or the checkpoint as it was left */
     int64_t rows1 = sd_target_rows(r);
     int64_t visible = L->rows0 >= 0 && rows1 >= 0 ? rows1 - L->rows0 : -1;
-    char land[512], incs[48];
+    char land[768], incs[48];
     int ok = 1, k = sd_run_instances(r) > 1 ? sd_run_instance_of(r, inc) : 0;
     if (k) snprintf(incs, sizeof(incs), "incarnation %d (instance %d)", inc, k);
     else snprintf(incs, sizeof(incs), "incarnation %d", inc);
@@ -345,10 +345,13 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
-        char seen[160];
+        char seen[360];
+        /* before the sink's commit a writer that is not idempotent is still
+         * right: say which aim catches it */
         if (visible == 0)
             snprintf(seen, sizeof(seen), "none of its rows visible in the target yet%s (as expected of a pipeline that makes a "
-                     "batch's rows visible at its commit)", k ? " (of any instance)" : "");
+                     "batch's rows visible at its commit; a sink that is not idempotent is still right here: `kill "
+                     "after-sink-commit` is the aim that catches it)", k ? " (of any instance)" : "");
         else if (visible > 0)
             snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
                      k ? " (of every instance)" : "");
@@ -360,7 +363,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) {
             /* what would make it land, said where the miss is */
-            char why[1024], hint[400]; /* the hint is under 300 characters */
+            char why[1200], hint[400]; /* the hint is under 300 characters */
             sd_fault_land_hint(&r->sc->steps[r->step], L->batch_rows, hint, sizeof(hint));
             snprintf(why, sizeof(why), "%s; %s", land, hint);
             sd_run_fault_missed(r, &r->sc->steps[r->step], why), ok = 0;
@@ -446,7 +449,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
         return e;
     }
     sd_sup_state(r->sup, &s);
-    char land[320];
+    char land[768];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
     sd_run_refocus(r);
@@ -471,7 +474,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     snprintf(fdet, sizeof(fdet), "%sSIGSTOP to the process group%s %s%s", who, n > 1 ? "s" : "", sd_placed_words[L.how],
              st->proc.delay_ms > 0 ? ", resumed by the step" : "");
     if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
-    char land[320] = "";
+    char land[768] = "";
     if (L.how != SD_PLACED_NOW) {
         /* what the target held when it froze (the process is stopped, so
          * the landing stays true until it resumes) */

@@ -201,20 +201,35 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **plac
     /* a first run's waits: long enough for a JVM's first batch, short
      * enough that a drill that cannot work says so in minutes */
     const char *start_to = ref ? "30s" : "2m";
+    /* A Delta table shows a batch at its commit: a kill before it finds a
+     * naive append still right. After the commit, before the checkpoint's,
+     * is where a writer that is not idempotent writes the batch twice; it
+     * needs a progress source that tells batches apart. */
+    int delta = !strcmp(kind, "delta"), batches = !strcmp(progress, "spark") || !strcmp(progress, "markers");
+    const char *kill_note = !delta ? "# a kill that finds no batch in flight makes the run inconclusive, never a pass\n"
+                            : batches ? "# killed after Delta's commit of a batch and before the checkpoint's: a writer\n"
+                                        "# that is not idempotent (a plain append, a txnAppId that changes per\n"
+                                        "# restart) writes the batch twice here; `kill mid-batch` lands before the\n"
+                                        "# commit, where even a plain append is right. A kill that finds no batch\n"
+                                        "# in flight makes the run inconclusive, never a pass\n"
+                                      : "# a kill mid-batch lands before Delta's commit, where even a plain append is\n"
+                                        "# right; with `progress spark` (or batch markers) `kill after-sink-commit\n"
+                                        "# signal=KILL` lands after it and catches a writer that is not idempotent\n";
     sd_buf_printf(out,
                   "\n# the drill\n"
                   "start      timeout=%s\n"
                   "produce    100\n"
                   "await      sink rows>=100 timeout=%s\n"
                   "produce    20\n"
-                  "# a kill that finds no batch in flight makes the run inconclusive, never a pass\n"
-                  "kill       mid-batch signal=KILL\n"
+                  "%s"
+                  "kill       %s signal=KILL\n"
                   "restart    timeout=%s\n"
                   "replay     10\n"
                   "inject     malformed=3 late=2\n"
                   "await      quiescent 3s timeout=%s\n"
                   "expect     unique=120 lost=0 duplicated=0%s late_leaked=0\n",
-                  start_to, ref ? "30s" : "2m", ref ? "30s" : "2m", ref ? "60s" : "3m",
+                  start_to, ref ? "30s" : "2m", kill_note, delta && batches ? "after-sink-commit" : "mid-batch", ref ? "30s" : "2m",
+                  ref ? "60s" : "3m",
                   ref ? " quarantined=3" : " malformed_leaked=0");
     return SD_OK;
 }

@@ -379,4 +379,9 @@ extern const sd_injector_t sd_injector_network;
 extern const sd_injector_t sd_injector_broker;
 extern const sd_injector_t sd_injector_command;
 
+/* The event shapes (docs/language.md): a scan, a delivery and each
+ * malformed kind, rendered by the generators into markdown (injectors/data.c).
+ * Returns 1 when a field or kind has no description. */
+int sd_data_shapes(FILE *f);
+
 #endif

@@ -51,6 +51,17 @@ def test_init(binary):
             problems.append(f"init --sink {kind}: exit {p.returncode}/check {c.returncode}: {p.stderr.strip()} {c.stderr.strip()}")
         elif f"\nsink       {kind} " not in open(path).read():
             problems.append(f"init --sink {kind}: no `sink {kind}` line")
+    # a Delta sink: the kill that catches a writer that is not idempotent lands after Delta's commit, where batches are told apart;
+    # without them the drill says which aim would
+    for prog, want in [("spark", "\nkill       after-sink-commit signal=KILL\n"), ("group", "`kill after-sink-commit\n")]:
+        path = os.path.join(base, f"delta-{prog}.drill")
+        p = subprocess.run([binary, "init", path, "--sink", "delta", "--progress", prog, "--pipeline",
+                            "python3 job.py --brokers {brokers} --topic {topic} --out {run}/table"], capture_output=True, text=True)
+        c = subprocess.run([binary, "check", path], capture_output=True, text=True)
+        text = open(path).read() if os.path.exists(path) else ""
+        if p.returncode or c.returncode or want not in text:
+            problems.append(f"init --sink delta --progress {prog}: exit {p.returncode}/check {c.returncode}, {want.strip()!r} "
+                            f"{'written' if want in text else 'missing'}")
     # no path on the command line: a placeholder check refuses until it is filled in
     hole = os.path.join(base, "hole.drill")
     p = subprocess.run([binary, "init", hole, "--pipeline", "python3 job.py --brokers {brokers}"], capture_output=True, text=True)

@@ -12,6 +12,9 @@ from .registry import coded
 README_REF = (r"(tests/run_scenarios.py \(readme-reference\) fails when the two differ -->\n)(.*?)(<!-- end of the generated reference -->)")
 
 
+EVENTS_REF = r"(<!-- the event shapes below are printed by `streamdrill help --events`.*?-->\n)(.*?)(<!-- end of the event shapes -->)"
+
+
 DIRECTIVES_REF = r"(<!-- directives: generated from tests/suite/cases.py's DIRECTIVES[^\n]*-->\n)(.*?)(<!-- end of the directives -->)"
 
 
@@ -23,8 +26,13 @@ def update_readme_reference(binary):
     if n != 1:
         print("docs/language.md: the reference markers are missing")
         return False
+    events = subprocess.run([binary, "help", "--events"], capture_output=True, text=True).stdout
+    new, n = re.subn(EVENTS_REF, lambda m: m.group(1) + events + m.group(3), new, flags=re.S)
+    if n != 1:
+        print("docs/language.md: the event shapes markers are missing")
+        return False
     open(path, "w").write(new)
-    print("docs/language.md: reference rewritten from `streamdrill help --markdown`")
+    print("docs/language.md: reference and event shapes rewritten from `streamdrill help --markdown` and `--events`")
     path = os.path.join(ROOT, "docs", "testing.md")
     text = open(path).read()
     new, n = re.subn(DIRECTIVES_REF, lambda m: m.group(1) + "\n" + directives_markdown() + "\n" + m.group(3), text, flags=re.S)
@@ -80,6 +88,33 @@ def test_readme_reference(binary):
         return False
     print(f"ok   readme-reference: docs/language.md's header and step tables are the table in harness/lang/lang.c ({gen.count(chr(10))} lines)")
     return True
+
+
+@coded("event-shapes", "static")
+def test_event_shapes(binary):
+    """docs/language.md's event shapes are what `streamdrill help --events` renders from the generators: every field and every
+    malformed kind the language names described, the wrong-type kind an epoch number, the empty one no bytes."""
+    p = subprocess.run([binary, "help", "--events"], capture_output=True, text=True)
+    doc = open(os.path.join(ROOT, "docs", "language.md")).read()
+    m = re.search(EVENTS_REF, doc, re.S)
+    problems = []
+    if p.returncode:
+        problems.append(f"help --events: exit {p.returncode} (a field or kind with no description):\n" +
+                        "\n".join(ln for ln in p.stdout.splitlines() if "not described" in ln))
+    if not m or m.group(2) != p.stdout:
+        problems.append("docs/language.md's event shapes differ from `streamdrill help --events` (tests/run_scenarios.py --update-readme)")
+    inject = subprocess.run([binary, "help", "inject"], capture_output=True, text=True).stdout
+    kinds = re.findall(r"`([a-z0-9-]+)`", inject[inject.find("broken in turn"):inject.find("Every message")])
+    rows = dict(re.findall(r"^\| `([a-z0-9-]+)` \| (.*?) \| ", p.stdout[p.stdout.find("| kind | on the wire"):], re.M))
+    problems += [f"malformed kind {k} named by `help inject` has no row" for k in kinds if k not in rows and k != "kinds"]
+    if '"event_time":1767254400,' not in rows.get("wrong-type", ""):
+        problems.append(f"wrong-type: expected the event time as an epoch number, shown {rows.get('wrong-type')!r}")
+    if rows.get("empty") != "(nothing)" or rows.get("null-value") != "(no value)":
+        problems.append(f"empty / null-value shown as {rows.get('empty')!r} / {rows.get('null-value')!r}")
+    if ".000Z" not in p.stdout or "header `sd-id: 5eed-0`" not in p.stdout:
+        problems.append("the scan's time format or its sd-id header is not shown")
+    return result("event-shapes", problems, f"docs/language.md shows the generators' events and the {len(rows)} malformed kinds "
+                  "as `help --events` renders them")
 
 
 @coded("run-db-tables", "static")
