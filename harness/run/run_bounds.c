@@ -18,8 +18,9 @@
  * least 4 batches with state and 100 rows read, the second half of them
  * over 3 batches or more (sd_result_state_rule), and the events' second
  * half spanning more event time than the contract's watermark delay.
- * Otherwise the state counts are -1 and an expectation on them makes the
- * run inconclusive (not-measured), with the reason. */
+ * Otherwise the state counts are -1, a `state-not-measured` warning says
+ * why (how many more batches or rows it needs), and an expectation on them
+ * makes the run inconclusive (not-measured), with the reason. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,10 +65,17 @@ static int sd_bounds_series(const sd_series_t *s, sd_bounds_t *b, char *why, siz
     sd_result_state_rule(s->read, s->state, s->n, &rule);
     if (rule.peak > b->state_rows_peak) b->state_rows_peak = rule.peak;
     if (!rule.judged) {
+        /* what is short, in the units a drill writer changes */
+        int64_t rows = s->n ? s->read[s->n - 1] : 0;
+        char more[96] = "";
+        if (s->n < 4 && rows < 100) snprintf(more, sizeof(more), " (%lld more batch%s, %lld more rows)", (long long)(4 - s->n),
+                                             4 - s->n == 1 ? "" : "es", (long long)(100 - rows));
+        else if (s->n < 4) snprintf(more, sizeof(more), " (%lld more batch%s)", (long long)(4 - s->n), 4 - s->n == 1 ? "" : "es");
+        else if (rows < 100) snprintf(more, sizeof(more), " (%lld more rows)", (long long)(100 - rows));
         snprintf(why, wlen, "%s%s%shas %lld batch%s with state that read %lld rows; the bounded-state rule needs at least 4 "
-                 "batches and 100 rows, with the second half of the rows read over 3 batches or more", s->query[0] ? "query " : "",
+                 "batches and 100 rows%s, with the second half of the rows read over 3 batches or more", s->query[0] ? "query " : "",
                  s->query, s->query[0] ? " " : "the pipeline ",
-                 (long long)s->n, s->n == 1 ? "" : "es", (long long)(s->n ? s->read[s->n - 1] : 0));
+                 (long long)s->n, s->n == 1 ? "" : "es", (long long)rows, more);
         return -1;
     }
     /* the query that says the most: unbounded first, then the largest state */
@@ -122,6 +130,12 @@ void sd_run_bounds(sd_run_t *r, sd_bounds_t *b) {
         }
     }
     if (!judged) {
+        /* said whether or not the drill expects anything of the state: a
+         * pipeline that keeps state was not checked for keeping too much */
+        char w[700];
+        snprintf(w, sizeof(w), "the pipeline keeps state (peak %lld rows), and whether it is bounded is not measured: %s",
+                 (long long)b->state_rows_peak, b->why);
+        sd_ledger_warning(r->ledger, "state-not-measured", w, NULL, 0);
         b->state_unbounded = b->state_rows_final = b->state_rows_half = b->state_growth = -1;
         snprintf(b->detail, sizeof(b->detail), "%lld batches read rows, the largest %lld; state peaked at %lld rows; the "
                  "bounded-state rule could not judge: %s", (long long)b->batches, (long long)b->batch_rows_max,
