@@ -49,6 +49,8 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     X(send_failed, SD_CK_RUN, 0, "messages the broker never acknowledged")                                                   \
     X(valid_quarantined, SD_CK_RUN, 1, "valid, on-time events found in the quarantine")                                      \
     X(late_vanished, SD_CK_RUN, 0, "late events in neither sink though the contract quarantines them")                       \
+    X(late_maybe, SD_CK_RUN, 0, "late events the engine's own watermark had not passed when it read them (progress spark: the watermark in force for the batch that read each): right kept or dropped") \
+    X(late_maybe_kept, SD_CK_RUN, 0, "maybe-late events found in the target: no leak")                                    \
     X(crashes, SD_CK_RUN, 1, "pipeline exits the drill did not cause")                                                       \
     X(acked_lost, SD_CK_RUN, 0, "events Kafka acknowledged that are no longer in the source topic (a broker or configuration fault, such as acks=1 or an unclean election, not the pipeline's): left out of every other count") \
     /* end-to-end latency, when the sink gives write times (-1 otherwise) */                                                 \

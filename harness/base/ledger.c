@@ -1380,6 +1380,19 @@ sd_err_t sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_
                           "read the messages' offsets", sd_row_position, &x);
 }
 
+static void sd_row_placed(void *c, sqlite3_stmt *st) {
+    sd_lrow_t *x = c;
+    ((void (*)(void *, int64_t, int, int64_t, int64_t))x->cb)(x->opaque, sqlite3_column_int64(st, 0), sqlite3_column_int(st, 1),
+                                                            sqlite3_column_int64(st, 2), sd_col64(st, 3));
+}
+
+sd_err_t sd_ledger_each_placed(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset, int64_t t_ms),
+                               void *opaque) {
+    sd_lrow_t x = {(void (*)(void))cb, opaque, {0}};
+    return sd_ledger_rows(l, 1, "SELECT seq, partition, offset, event_time_ms FROM ledger WHERE offset IS NOT NULL", NULL,
+                          "read the messages' offsets and event times", sd_row_placed, &x);
+}
+
 /* two acknowledgements of one offset: the partition was cut back and the
  * offset written again, so the earlier event is gone */
 typedef struct {

@@ -226,6 +226,10 @@ sd_err_t sd_ledger_each_acked_lost(sd_ledger_t *l, int side, const int64_t *ends
                                void (*cb)(void *opaque, int64_t seq, int lost), void *opaque);
 sd_err_t sd_ledger_each_position(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset),
                              void *opaque);
+/* cb(opaque, seq, partition, offset, event time as sent or INT64_MIN) for
+ * every acknowledged message of the source. */
+sd_err_t sd_ledger_each_placed(sd_ledger_t *l, void (*cb)(void *opaque, int64_t seq, int partition, int64_t offset, int64_t t_ms),
+                               void *opaque);
 /* cb(opaque, incarnation, batch, begin_ms, end_ms) for every batch that began,
  * oldest first; end_ms is its commit, else its incarnation's end, else INT64_MAX. */
 sd_err_t sd_ledger_each_batch_window(sd_ledger_t *l, void (*cb)(void *opaque, int inc, int64_t batch, int64_t begin_ms,

@@ -138,6 +138,8 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, co
                 if (k == SD_KIND_MALFORMED) {
                     c->malformed_leaked++;
                     sd_list_add(&out->lists[SD_B_MALFORMED_LEAKED], s, t);
+                } else if (k == SD_KIND_LATE && l->maybe_late && l->maybe_late[s]) {
+                    c->late_maybe_kept++;
                 } else {
                     c->late_leaked++;
                     sd_list_add(&out->lists[SD_B_LATE_LEAKED], s, t);
@@ -152,7 +154,9 @@ void sd_recon_classify(const sd_recon_ledger_t *l, const sd_counts_t *target, co
                 sd_list_add(&out->lists[SD_B_QUARANTINED], s, q);
             }
             if (t) {
-                if (k == SD_KIND_LATE) {
+                if (k == SD_KIND_LATE && l->maybe_late && l->maybe_late[s]) {
+                    c->late_maybe_kept++;
+                } else if (k == SD_KIND_LATE) {
                     c->late_leaked++;
                     sd_list_add(&out->lists[SD_B_LATE_LEAKED], s, t);
                 } else {

@@ -7,7 +7,8 @@
  *               `duplicates=keep`) | not_yet_consumed (missing, but the
  *               pipeline has not consumed that far: not its fault yet)
  *   dropped     late_dropped | late_leaked (or malformed_leaked; aborted_leaked
- *               for an event of an aborted transaction)
+ *               for an event of an aborted transaction) | late_maybe_kept (a
+ *               late event the engine had not seen as late, in the target)
  *   quarantine  quarantined | leaked into the target | vanished
  * and every target row whose id maps to no ledger event is unexpected.
  * The comparison is by id set, never by counts alone: a loss and a
@@ -76,6 +77,8 @@ typedef struct sd_recon_ledger_s {
                               * messages with it (`contract duplicates=keep`: the pipeline must
                               * pass input duplicates on); 0: one each */
     const uint8_t *vanished; /* per seq: Kafka acknowledged it and no longer holds it (acked_lost; may be NULL) */
+    const uint8_t *maybe_late; /* per seq: a late event the engine's own watermark had not passed when it read it
+                                * (run_late.c; may be NULL): in the target it is no leak (late_maybe_kept) */
     int by_model;            /* the target holds derived rows judged by a result model
                               * (result.h): its ids are not judged, target may be NULL */
 } sd_recon_ledger_t;

@@ -184,6 +184,11 @@ sd_err_t sd_progress_refresh(sd_run_t *r, char *err, size_t errlen) {
     return sd_progress_poll(r, err, errlen);
 }
 
+int sd_progress_batch_ends(sd_run_t *r, const int64_t **ids, const int64_t **ends) {
+    if (!r->pipe.progress || !r->pipe.progress->batch_ends || !r->pipe.source) return -1;
+    return r->pipe.progress->batch_ends(r, ids, ends);
+}
+
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     return r->pipe.progress->ready(r, st, up_ms);
 }

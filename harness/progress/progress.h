@@ -109,6 +109,12 @@ int64_t sd_progress_aim_ms(const struct sd_run_s *r, int64_t batch_rows, int mis
  * begun after the commit it waited for. */
 int sd_progress_landed_inside(const struct sd_run_s *r, int64_t batch, int graceful_signal, int64_t signal_mono, int *finished);
 int sd_progress_landed_between(const struct sd_run_s *r, int64_t batch);
+/* The batches the engine planned, asked once the run is over, oldest
+ * first: *ids, and the run's topic's partitions' end offsets of batch i at
+ * *ends + i * partitions (-1 when unknown). Batch N read from the ends of
+ * batch N-1 to its own. Returns their number, -1 when the progress source
+ * cannot tell (only progress spark can: offsets/N). */
+int sd_progress_batch_ends(struct sd_run_s *r, const int64_t **ids, const int64_t **ends);
 /* A new incarnation started: its batches start from scratch. */
 void sd_progress_new_incarnation(struct sd_run_s *r, int inc);
 #endif

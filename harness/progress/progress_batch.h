@@ -50,6 +50,9 @@ typedef struct sd_progress_ops_s {
     /* poll now, however recently it polled (NULL: poll is always fresh):
      * a fault about to act on a batch it believes open asks first */
     sd_err_t (*refresh)(struct sd_run_s *r, char *err, size_t errlen);
+    /* the batches the engine planned, with the source offsets each read
+     * up to (NULL: the source cannot tell; see sd_progress_batch_ends) */
+    int (*batch_ends)(struct sd_run_s *r, const int64_t **ids, const int64_t **ends);
     /* is the newest incarnation ready? st: its process; up_ms: since it started */
     int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
     /* what a readiness wait that timed out did not see (the warning's words) */

@@ -105,6 +105,11 @@ static sd_err_t sd_spark_progress_open(sd_run_t *r, void **state, char *err, siz
     return e;
 }
 
+static int sd_spark_progress_batch_ends(sd_run_t *r, const int64_t **ids, const int64_t **ends) {
+    sd_spark_source_t *S = r->pipe.source;
+    return sd_spark_batch_ends(S->spark, ids, ends);
+}
+
 static void sd_spark_progress_close(void *state) {
     sd_spark_source_t *S = state;
     sd_spark_close(S->spark);
@@ -118,4 +123,5 @@ static int sd_spark_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_
 
 const sd_progress_ops_t sd_progress_spark = {.name = "spark", .batches = 1, .open = sd_spark_progress_open,
                                              .close = sd_spark_progress_close, .poll = sd_spark_progress_poll,
+                                             .batch_ends = sd_spark_progress_batch_ends,
                                              .ready = sd_spark_progress_ready};

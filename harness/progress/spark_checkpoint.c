@@ -41,7 +41,14 @@ struct sd_spark_s {
     sd_spark_cached_t cache[SD_SPARK_CACHE];
     int cache_next;
     char *damaged;        /* why the checkpoint cannot be read safely, or NULL */
+    /* the batches' end offsets for the late-event rule, read once at its
+     * first question (sd_spark_batch_ends) */
+    int late_loaded, late_n;
+    int64_t *late_ids, *late_ends;
 };
+
+/* The newest batches the late-event rule reads (Spark keeps 100 by default). */
+#define SD_SPARK_LATE_IDS 4096
 
 static const char *const sd_spark_sub[2] = {"offsets", "commits"};
 
@@ -65,6 +72,8 @@ sd_err_t sd_spark_open(const char *checkpoint, const char *topic, int partitions
 
 void sd_spark_close(sd_spark_t *s) {
     if (!s) return;
+    free(s->late_ids);
+    free(s->late_ends);
     free(s->dir);
     free(s->topic);
     free(s->side_topic);
@@ -287,4 +296,25 @@ char *sd_spark_offsets_text(sd_spark_t *s, int64_t n) {
     }
     free(a);
     return t;
+}
+
+int sd_spark_batch_ends(sd_spark_t *s, const int64_t **ids, const int64_t **ends) {
+    if (!s->late_loaded) {
+        s->late_loaded = 1;
+        sd_spark_state_t st;
+        if (!sd_spark_poll(s, &st, NULL, 0) && st.planned >= 0) {
+            size_t np = (size_t)s->partitions;
+            s->late_ids = sd_util_xcalloc(SD_SPARK_LATE_IDS, sizeof(int64_t));
+            s->late_n = sd_spark_ids(s, 0, -1, st.planned, s->late_ids, SD_SPARK_LATE_IDS);
+            s->late_ends = sd_util_xcalloc((size_t)s->late_n * np + 1, sizeof(int64_t));
+            for (int i = 0; i < s->late_n; i++) {
+                int64_t *e = s->late_ends + (size_t)i * np;
+                if (sd_spark_offsets(s, s->late_ids[i], e))
+                    for (size_t p = 0; p < np; p++) e[p] = -1;
+            }
+        }
+    }
+    *ids = s->late_ids;
+    *ends = s->late_ends;
+    return s->late_n;
 }

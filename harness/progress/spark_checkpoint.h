@@ -73,6 +73,11 @@ char *sd_spark_offsets_text(sd_spark_t *s, int64_t n);
  * offsets[p] set (0 for a partition it does not name), -1 when the text
  * names no such topic or does not parse. */
 int sd_spark_parse_offsets(const char *text, size_t len, const char *topic, int partitions, int64_t *offsets);
+/* Every planned batch's end offsets in the run's topic, read once at the
+ * first call (the newest 4096 batches): *ids oldest first, *ends the
+ * partitions' ends of batch i at i * partitions (a row of -1 when its
+ * offsets/N cannot be read). Returns the number of batches. */
+int sd_spark_batch_ends(sd_spark_t *s, const int64_t **ids, const int64_t **ends);
 /* A checkpoint's numbered name: the id of "N" (prefix "") or "chk-N"
  * (prefix "chk-"); -1 when the name is not one (Spark's temporary and .crc
  * files), -2 when its number is past SD_CHECKPOINT_ID_MAX. */

@@ -98,6 +98,10 @@ typedef struct sd_bounds_s {
     struct sd_health_s health;                 /* operational health (health.c) */
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
+/* The late events the engine's own watermark had not passed when it read
+ * them (run_late.c): per seq 1, or NULL when there are none or the
+ * progress source cannot tell; *nmaybe their number. */
+uint8_t *sd_run_late_rule(sd_run_t *r, int64_t *nmaybe);
 
 /* run_operator.c: an `operator` step (a person's confirmation, or its command) */
 sd_err_t sd_run_operator(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);

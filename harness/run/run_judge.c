@@ -695,8 +695,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     uint8_t *trimmed = NULL, *vanished = NULL;
     sd_run_ledger_exceptions(r, &trimmed, &vanished);
     r->sends.acked_lost = vanished;
+    int64_t nmaybe = 0;
+    uint8_t *maybe_late = sd_run_late_rule(r, &nmaybe);
     sd_recon_ledger_t L = {.nseq = r->sends.nseq, .seqs = &r->sends.seqs, .trimmed = trimmed, .vanished = vanished, .pending = pending,
-                           .expect_sends = r->sc->keep_duplicates};
+                           .expect_sends = r->sc->keep_duplicates, .maybe_late = maybe_late};
     sd_observe_t qobs;
     memset(&qobs, 0, sizeof(qobs));
     int64_t qdel[2] = {0, 0}; /* deliveries the contract quarantines: found there, vanished */
@@ -748,6 +750,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.produced = produced;
         res.counts.send_failed = send_failed;
         res.counts.late_sent = r->sends.late_sent;
+        res.counts.late_maybe = nmaybe;
         res.counts.malformed_sent = r->sends.malformed_sent;
         res.counts.replayed = r->sends.replayed;
         res.counts.crashes = r->pipe.crashes;
@@ -811,6 +814,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
 out:
     if (have_q) sd_observe_free(&qobs);
     free(trimmed);
+    free(maybe_late);
     r->sends.acked_lost = NULL;
     free(vanished);
     free(pending);

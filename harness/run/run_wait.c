@@ -238,6 +238,44 @@ static void sd_run_gone_how(sd_run_t *r, const sd_sup_state_t *last, char *how, 
     free(telling);
 }
 
+/* Does the next step but data steps aim a fault at a batch (kill, stop or
+ * pause mid-batch, at-boundary, after-sink-commit)? */
+static int sd_run_fault_aims_next(const sd_run_t *r) {
+    for (int i = r->step + 1; i < r->sc->nsteps; i++) {
+        const sd_step_t *st = &r->sc->steps[i];
+        if (st->kind == SD_STEP_PRODUCE || st->kind == SD_STEP_REPLAY || st->kind == SD_STEP_INJECT) continue;
+        return (st->kind == SD_STEP_KILL || st->kind == SD_STEP_STOP || st->kind == SD_STEP_PAUSE) && st->proc.mid_batch != SD_LAND_NOW;
+    }
+    return 0;
+}
+
+/* The rows an await waited for are visible; a sink may show a batch
+ * before the pipeline's checkpoint commits it (Delta's commit, then
+ * Spark's commits/N). A fault aimed next must not find that batch still
+ * in flight and land in it: wait, within the step's deadline, for the
+ * commit of the batch in flight when the rows appeared, and say so. */
+static void sd_run_await_commit(sd_run_t *r, int64_t deadline, char *detail, size_t dlen) {
+    if (!r->pipe.progress || !r->pipe.progress->batches || sd_progress_intervals(r) || !sd_run_fault_aims_next(r)) return;
+    sd_progress_refresh(r, NULL, 0);
+    int64_t b = r->pipe.bs.begun, t0 = sd_util_mono_ms();
+    int inc = r->pipe.bs.incarnation;
+    if (b < 0 || r->pipe.bs.committed >= b) return;
+    sd_sup_state_t last;
+    while (r->pipe.bs.committed < b && r->pipe.bs.incarnation == inc && sd_util_mono_ms() <= deadline && !sd_run_pipeline_gone(r, &last))
+        if (sd_run_tick(r, 20, NULL, 0)) break;
+    size_t n = strlen(detail);
+    if (r->pipe.bs.committed >= b && r->pipe.bs.incarnation == inc) {
+        snprintf(detail + n, dlen - n, "; batch %lld, in flight when they appeared, committed %.2fs later", (long long)b,
+                 (double)(sd_util_mono_ms() - t0) / 1000.0);
+        return;
+    }
+    char w[400];
+    snprintf(w, sizeof(w), "line %d: batch %lld, in flight when the awaited rows appeared, was not committed within the step's "
+             "timeout: the fault aimed next may land in it", r->sc->steps[r->step].line, (long long)b);
+    snprintf(detail + n, dlen - n, "; %s", w + strcspn(w, ":") + 2);
+    sd_ledger_warning(r->ledger, "await-uncommitted", w, NULL, 0);
+}
+
 /* await sink: the sink is read as it would be judged (a missing file or
  * table is an error here), so a sink the pipeline never creates is named
  * within a few seconds rather than after the timeout as "0 rows"; and
@@ -264,6 +302,7 @@ sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_
             bad_since = -1;
             if (sd_op_eval(st->await.op, rows, st->await.rows)) {
                 snprintf(detail, dlen, "sink %s has %lld rows after %.2fs", s->name, (long long)rows, (double)(now - t0) / 1000.0);
+                sd_run_await_commit(r, deadline, detail, dlen);
                 return SD_OK;
             }
             sd_sup_state_t last;

@@ -4,9 +4,11 @@
  * in the row count (which must fail). */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "observe.h"
+#include "late.h"
 #include "recon.h"
 
 #define N 8
@@ -183,6 +185,41 @@ Test(recon, late_leaked_and_dropped) {
     cr_assert_eq(sd_checks_failed(&c), 1, "only late_leaked should fail, %d failed", sd_checks_failed(&c));
     sd_checks_free(&c);
     sd_recon_result_free(&r);
+}
+
+Test(recon, maybe_late_in_the_target_is_no_leak) {
+    /* 2 and 3 late (dropped), 4 and 5 late (quarantined); 3 and 5 reached
+     * the target. By the engine's rule 3 was maybe-late (its batch's
+     * watermark had not passed it), 5 certainly late */
+    hist_t h;
+    hist_init(&h, 2);
+    h.t[0] = h.t[1] = 1;
+    h.disp[2] = h.disp[3] = SD_DISP_DROPPED;
+    h.disp[4] = h.disp[5] = SD_DISP_QUARANTINE;
+    for (int i = 2; i < 6; i++) h.kind[i] = SD_KIND_LATE;
+    h.t[3] = h.t[5] = 1;
+    h.q[4] = 1;
+    uint8_t maybe[N] = {0};
+    maybe[2] = maybe[3] = 1;
+    h.l.maybe_late = maybe;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(L(&h), T(&h), Q(&h), rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.counts.late_maybe_kept, 1, "3 is maybe-late and kept");
+    cr_assert_eq(r.counts.late_leaked, 1, "5 is certainly late, and leaked");
+    cr_assert_eq(r.lists[SD_B_LATE_LEAKED].n, 1);
+    cr_assert_eq(r.lists[SD_B_LATE_LEAKED].seq[0], 5);
+    cr_assert_eq(r.counts.late_dropped, 1, "2: maybe-late and dropped is right too");
+    /* the same with 5 maybe-late: in the target and not quarantined, right */
+    maybe[5] = 1;
+    sd_recon_result_t r2 = {0};
+    sd_recon_classify(L(&h), T(&h), Q(&h), rows_of(&h), 0, 0, &r2);
+    cr_assert_eq(r2.counts.late_leaked, 0);
+    cr_assert_eq(r2.counts.late_maybe_kept, 2);
+    sd_checks_t c = run_checks(&r2, SD_PROFILE_EXACTLY_ONCE, 1, NULL, 0);
+    cr_assert(find_check(&c, "late_leaked")->pass);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+    sd_recon_result_free(&r2);
 }
 
 Test(recon, malformed_quarantined_leaked_vanished) {
@@ -567,4 +604,100 @@ Test(recon, a_latency_of_zero_is_measured) {
     cr_assert(c.unmeasured, "no write time: not measured");
     sd_checks_free(&c);
     sd_recon_result_free(&r);
+}
+
+/* ---- the engine's late-event rule (late.h): batches 0, 1, 2, 3 of two
+ * partitions; event times in seconds, a 10 s delay */
+
+static const int64_t late_ids[4] = {0, 1, 2, 3};
+static const int64_t late_ends[8] = {5, 3, /* batch 0 */ 9, 7, /* 1 */ 12, 7, /* 2 */ 15, 9 /* 3 */};
+
+static sd_late_rule_t *late_rule(void) {
+    sd_late_rule_t *lr = sd_late_rule_new(4, 2, late_ids, late_ends, 10000);
+    /* batch 0 read event times up to 100 s, batch 1 up to 120 s, batch 2 up to 130 s */
+    sd_late_rule_see(lr, 0, 0, 90000);
+    sd_late_rule_see(lr, 1, 2, 100000);
+    sd_late_rule_see(lr, 0, 5, 120000);
+    sd_late_rule_see(lr, 1, 6, INT64_MIN); /* a malformed message: no time */
+    sd_late_rule_see(lr, 0, 10, 130000);
+    return lr;
+}
+
+Test(late, the_batch_that_read_a_message) {
+    sd_late_rule_t *lr = late_rule();
+    cr_assert_eq(sd_late_rule_batch_of(lr, 0, 4), 0);
+    cr_assert_eq(sd_late_rule_batch_of(lr, 0, 5), 1);
+    cr_assert_eq(sd_late_rule_batch_of(lr, 1, 7), 3, "batch 2 read nothing of partition 1");
+    cr_assert_eq(sd_late_rule_batch_of(lr, 1, 9), -1, "no batch read that far");
+    cr_assert_eq(sd_late_rule_batch_of(lr, 2, 0), -2, "no such partition");
+    sd_late_rule_free(lr);
+}
+
+Test(late, held_to_the_watermark_of_two_batches_before) {
+    sd_late_rule_t *lr = late_rule();
+    int64_t batch = -9, wm = 0;
+    /* read by batch 1: its late rows are held to batch 0's watermark, and
+     * batch 0 ran with none: maybe-late however old */
+    cr_assert_eq(sd_late_rule_judge(lr, 0, 6, 1000, &batch, &wm), 0);
+    cr_assert_eq(batch, 1);
+    cr_assert_eq(wm, INT64_MIN);
+    /* batch 2: batch 0's newest (100 s) minus 10 s = 90 s */
+    cr_assert_eq(sd_late_rule_judge(lr, 0, 10, 90000, &batch, &wm), 1, "at the watermark: late");
+    cr_assert_eq(batch, 2);
+    cr_assert_eq(wm, 90000);
+    cr_assert_eq(sd_late_rule_judge(lr, 0, 10, 90001, &batch, &wm), 0, "past it: maybe-late");
+    /* batch 3: batches 0 and 1 up to 120 s: 110 s */
+    cr_assert_eq(sd_late_rule_judge(lr, 1, 8, 100000, &batch, &wm), 1);
+    cr_assert_eq(wm, 110000);
+    cr_assert_eq(sd_late_rule_judge(lr, 1, 8, 115000, &batch, &wm), 0);
+    cr_assert_eq(sd_late_rule_judge(lr, 1, 8, INT64_MIN, &batch, &wm), -1, "no event time: the harness's rule");
+    cr_assert_eq(sd_late_rule_judge(lr, 1, 9, 1000, &batch, &wm), -2, "read by no batch");
+    sd_late_rule_free(lr);
+}
+
+Test(late, a_gap_or_an_unknown_end_cannot_be_told) {
+    /* batch 1 cleaned away, batch 3's ends unknown */
+    static const int64_t ids[3] = {0, 2, 3};
+    static const int64_t ends[6] = {5, 3, 12, 7, -1, -1};
+    sd_late_rule_t *lr = sd_late_rule_new(3, 2, ids, ends, 10000);
+    int64_t batch, wm;
+    cr_assert_eq(sd_late_rule_batch_of(lr, 0, 2), 0);
+    cr_assert_eq(sd_late_rule_batch_of(lr, 0, 6), -2, "read by 1 or 2: 1 is gone");
+    cr_assert_eq(sd_late_rule_judge(lr, 0, 6, 1000, &batch, &wm), -1);
+    cr_assert_eq(sd_late_rule_batch_of(lr, 0, 13), -2, "an unknown end");
+    /* a list that starts past batch 0: its first batch's start is unknown */
+    static const int64_t ids2[2] = {7, 8};
+    static const int64_t ends2[4] = {5, 3, 9, 7};
+    sd_late_rule_t *lr2 = sd_late_rule_new(2, 2, ids2, ends2, 10000);
+    cr_assert_eq(sd_late_rule_batch_of(lr2, 0, 2), -2);
+    cr_assert_eq(sd_late_rule_batch_of(lr2, 0, 6), 1);
+    sd_late_rule_free(lr2);
+    sd_late_rule_free(lr);
+}
+
+Test(late, the_search_agrees_with_a_scan) {
+    /* 300 batches of three partitions, ends growing by 0 to 4 each batch:
+     * every offset's batch, by the binary search, is the first batch whose
+     * end is past it */
+    enum { NB = 300, NP = 3 };
+    int64_t *ids = calloc(NB, sizeof(int64_t)), *ends = calloc(NB * NP, sizeof(int64_t));
+    uint64_t x = 7;
+    for (int i = 0; i < NB; i++) {
+        ids[i] = i;
+        for (int p = 0; p < NP; p++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            ends[i * NP + p] = (i ? ends[(i - 1) * NP + p] : 0) + (int64_t)(x >> 61) % 5;
+        }
+    }
+    sd_late_rule_t *lr = sd_late_rule_new(NB, NP, ids, ends, 1000);
+    for (int p = 0; p < NP; p++)
+        for (int64_t o = 0; o <= ends[(NB - 1) * NP + p]; o++) {
+            int want = -1;
+            for (int i = 0; i < NB && want < 0; i++)
+                if (ends[i * NP + p] > o) want = i;
+            cr_assert_eq(sd_late_rule_batch_of(lr, p, o), want, "partition %d offset %lld", p, (long long)o);
+        }
+    sd_late_rule_free(lr);
+    free(ids);
+    free(ends);
 }

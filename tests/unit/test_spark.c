@@ -268,3 +268,32 @@ Test(spark, offsets_text_parses_safely) {
     cr_assert_eq(sd_spark_parse_offsets("v1\n{}\n{\"orders\":", 16, "orders", 3, off), -1);
     cr_assert_eq(sd_spark_parse_offsets("", 0, "orders", 3, off), -1);
 }
+
+/* ---- the batches' ends, for the late-event rule */
+
+Test(spark, batch_ends_list_every_planned_batch) {
+    put("chk/offsets/2", "v1\n{\"batchWatermarkMs\":5000}\n{\"orders\":{\"0\":12,\"1\":7}}\n");
+    put("chk/offsets/3", "v1\n{\"batchWatermarkMs\":6000}\n{\"orders\":{\"0\":15,\"1\":8}}\n");
+    put("chk/offsets/5", "v1\n{}\n{\"other\":{\"0\":20}}\n");
+    put("chk/offsets/.6.tmp", "partial");
+    sd_spark_t *s = open_chk();
+    const int64_t *ids, *ends;
+    cr_assert_eq(sd_spark_batch_ends(s, &ids, &ends), 3);
+    cr_assert_eq(ids[0], 2);
+    cr_assert_eq(ids[1], 3);
+    cr_assert_eq(ids[2], 5);
+    cr_assert_eq(ends[0], 12);
+    cr_assert_eq(ends[1], 7);
+    cr_assert_eq(ends[2], 15);
+    cr_assert_eq(ends[4], -1, "offsets/5 does not name the topic: its ends are unknown");
+    cr_assert_eq(ends[5], -1);
+    sd_spark_close(s);
+}
+
+Test(spark, batch_ends_of_an_empty_checkpoint) {
+    put("chk/commits/.keep", "");
+    sd_spark_t *s = open_chk();
+    const int64_t *ids, *ends;
+    cr_assert_eq(sd_spark_batch_ends(s, &ids, &ends), 0);
+    sd_spark_close(s);
+}

@@ -8,7 +8,10 @@ records are not written.
 --dedup key-only is the classic mistake: the same watermark, but
 dropDuplicates on event_id alone, without the event-time column, so Spark
 can never evict an id: the output is right and the state grows with every
-event (the bounded-state rule catches it)."""
+event (the bounded-state rule catches it).
+
+--watermark none is the careless job: no watermark at all, dropDuplicates
+on event_id: no event is ever late to it, so late events reach the sink."""
 import os
 
 from sdspark import arguments, events, parse, run, session, source, trigger
@@ -23,8 +26,10 @@ def extra(ap):
 a = arguments(__doc__, extra)
 out = a.out or os.path.join(a.run, "out")
 spark = session("streamdrill-dedup", a)
-rows = events(parse(source(spark, a), a.row_delay_ms)).withWatermark("ts", a.watermark)
-if a.dedup == "key-only":
+rows = events(parse(source(spark, a), a.row_delay_ms))
+if a.watermark != "none":
+    rows = rows.withWatermark("ts", a.watermark)
+if a.dedup == "key-only" or a.watermark == "none":
     rows = rows.dropDuplicates(["event_id"])
 else:
     rows = rows.dropDuplicatesWithinWatermark(["event_id"])
