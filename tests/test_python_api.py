@@ -105,6 +105,7 @@ def test_the_spark_listener_prints_what_a_drill_reads(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
     import streamdrill.spark as sp
 
+    monkeypatch.setattr(sp, "versions", lambda spark=None: f"spark={spark.version}" if getattr(spark, "version", None) else "")
     out, err = io.StringIO(), io.StringIO()
     lst = sp.listener(out, err)
     assert isinstance(lst, base)
@@ -119,6 +120,10 @@ def test_the_spark_listener_prints_what_a_drill_reads(monkeypatch):
     lines = err.getvalue().splitlines()
     assert lines[0].startswith("StreamingQueryException: query orders terminated: [STREAM_FAILED]")
     assert lines[1] == "Caused by: org.apache.spark.SparkException: [STATE_STORE_COMMIT_VALIDATION_FAILED] x"
+    # the versions, named on the ready line when the session is known
+    out = io.StringIO()
+    sp.listener(out, err, spark=types.SimpleNamespace(version="4.2.0")).onQueryStarted(ev(name="orders", id="1b2c"))
+    assert out.getvalue() == "SD-READY query=orders spark=4.2.0\n"
     registered = []
     spark = types.SimpleNamespace(streams=types.SimpleNamespace(addListener=registered.append))
     assert sp.watch(spark) is sp.watch(spark) and len(registered) == 1, "once per session"

@@ -1156,6 +1156,11 @@ sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pi
                          started_ms, log_out, log_err, version, (int64_t)instance);
 }
 
+sd_err_t sd_ledger_incarnation_version(sd_ledger_t *l, int n, const char *version, char *err, size_t errlen) {
+    return sd_ledger_run(l, "UPDATE incarnation SET version=? WHERE n=? AND version IS NULL", "record a pipeline's versions", err, errlen,
+                         NULL, "si", version, (int64_t)n);
+}
+
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,
                                    const char *ended_by, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE incarnation SET ended_ms=?, exit_code=?, exit_signal=?, ended_by=? WHERE n=?",

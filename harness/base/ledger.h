@@ -137,6 +137,9 @@ sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail,
 /* instance: which of the pipeline's instances (1 without instances=) */
 sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pid, const char *argv, const char *log_out,
                                      const char *log_err, int64_t started_ms, const char *version, char *err, size_t errlen);
+/* The versions an incarnation named itself (its ready line), kept when the
+ * header's `version` line gave none. */
+sd_err_t sd_ledger_incarnation_version(sd_ledger_t *l, int n, const char *version, char *err, size_t errlen);
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,
                                    const char *ended_by, char *err, size_t errlen);
 sd_err_t sd_ledger_batch(sd_ledger_t *l, int incarnation, int64_t id, const char *phase, int64_t t_ms,

@@ -270,8 +270,12 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         ev.type = SD_SUP_EV_PROGRESS;
         ev.text = sd_util_strdup(m + 12);
         sd_sup_push(s, &ev);
-    } else if (strstr(z, "SD-READY")) {
+    } else if ((m = strstr(z, "SD-READY"))) {
         ev.type = SD_SUP_EV_READY;
+        /* the words after it (query=NAME spark=4.2.0 ...) */
+        m += 8;
+        while (*m == ' ') m++;
+        if (*m) ev.text = sd_util_strdup(m);
         if (current) cur->ready = 1;
         sd_sup_push(s, &ev);
     }

@@ -98,6 +98,10 @@ typedef struct sd_bounds_s {
     struct sd_health_s health;                 /* operational health (health.c) */
 } sd_bounds_t;
 void sd_run_bounds(sd_run_t *r, sd_bounds_t *b);
+/* The NAME=VALUE words of a pipeline's ready line but query= (the
+ * versions streamdrill.spark names), into out with " (the pipeline's
+ * ready line)"; 0 when there are none. */
+int sd_run_ready_versions(const char *text, char *out, size_t len);
 /* The late events the engine's own watermark had not passed when it read
  * them (run_late.c): per seq 1, or NULL when there are none or the
  * progress source cannot tell; *nmaybe their number. */

@@ -135,11 +135,38 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             break;
         }
         case SD_SUP_EV_READY:
+            /* the versions a pipeline names on its ready line (streamdrill.spark:
+             * spark=4.2.0 delta-spark=4.0.0) stand for a `version` line the drill has not */
+            if (ev.text && !r->sc->version_argc && !r->sc->version_files) {
+                char v[512];
+                if (sd_run_ready_versions(ev.text, v, sizeof(v)))
+                    e = sd_ledger_incarnation_version(r->ledger, ev.incarnation, v, err, errlen);
+            }
             break;
         }
         free(ev.text);
     }
     return e;
+}
+
+int sd_run_ready_versions(const char *text, char *out, size_t len) {
+    /* NAME=VALUE words but query=: what a version names */
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        const char *eq = memchr(p, '=', w);
+        if (w && eq && eq > p && eq < p + w - 1 && !(eq - p == 5 && !memcmp(p, "query", 5)) && n + w + 2 < len) {
+            if (n) out[n++] = ' ';
+            memcpy(out + n, p, w);
+            n += w;
+            out[n] = 0;
+        }
+        p += w;
+    }
+    if (n && n + 30 < len) snprintf(out + n, len - n, " (the pipeline's ready line)");
+    return n > 0;
 }
 
 sd_err_t sd_run_sample(sd_run_t *r, int force, char *err, size_t errlen) {

@@ -8,8 +8,10 @@ listener instead of copied into every job:
     watch(spark)             # before the queries start
     query = df.writeStream....start()
 
-- ``SD-READY query=NAME`` on stdout when a query starts: the harness takes
-  the job as up (``start`` waits for it);
+- ``SD-READY query=NAME spark=VERSION delta-spark=VERSION`` on stdout when
+  a query starts: the harness takes the job as up (``start`` waits for it),
+  and the versions go to the runbook when the drill has no ``version``
+  line (Delta's only when delta-spark is installed);
 - ``SD-PROGRESS {json}`` for each StreamingQueryProgress (Spark's own
   account of each batch: the offsets it read, its rows, its state), which
   the harness puts beside its ledger and the runbook;
@@ -33,15 +35,39 @@ def _say(stream, line):
     stream.flush()
 
 
-def listener(stdout=None, stderr=None):
+def versions(spark=None):
+    """The words the ready line names the versions with: ``spark=4.2.0 delta-spark=4.0.0``."""
+    words = []
+    if spark is not None and getattr(spark, "version", None):
+        words.append(f"spark={spark.version}")
+    else:
+        try:
+            import pyspark
+            if getattr(pyspark, "__version__", None):
+                words.append(f"spark={pyspark.__version__}")
+        except ImportError:
+            pass
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            words.append(f"delta-spark={version('delta-spark')}")
+        except PackageNotFoundError:
+            pass
+    except ImportError:
+        pass
+    return " ".join(words)
+
+
+def listener(stdout=None, stderr=None, spark=None):
     """A StreamingQueryListener printing the lines above (to sys.stdout and sys.stderr unless given)."""
     from pyspark.sql.streaming import StreamingQueryListener
 
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    named = versions(spark)
 
     class DrillLines(StreamingQueryListener):
         def onQueryStarted(self, event):
-            _say(out, f"SD-READY query={event.name or event.id}")
+            _say(out, f"SD-READY query={event.name or event.id}" + (" " + named if named else ""))
 
         def onQueryProgress(self, event):
             _say(out, "SD-PROGRESS " + event.progress.json.replace("\n", " "))
@@ -64,6 +90,6 @@ def watch(spark):
     """Register the listener on this session (once, however often it is called); returns it."""
     key = id(spark)
     if key not in _LISTENERS:
-        _LISTENERS[key] = listener()
+        _LISTENERS[key] = listener(spark=spark)
         spark.streams.addListener(_LISTENERS[key])
     return _LISTENERS[key]
