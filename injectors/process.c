@@ -449,6 +449,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
         return e;
     }
     sd_sup_state(r->sup, &s);
+    sd_run_fault_context(r, fid); /* the pipeline's records as the kill left them */
     char land[768];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
     snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
@@ -474,6 +475,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     snprintf(fdet, sizeof(fdet), "%sSIGSTOP to the process group%s %s%s", who, n > 1 ? "s" : "", sd_placed_words[L.how],
              st->proc.delay_ms > 0 ? ", resumed by the step" : "");
     if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
+    sd_run_fault_context(r, fid); /* the pipeline is frozen: its records stay as they are */
     char land[768] = "";
     if (L.how != SD_PLACED_NOW) {
         /* what the target held when it froze (the process is stopped, so

@@ -315,12 +315,16 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
         sd_buf_puts(b, "</table>\n");
     }
     if (m->nfaults) {
-        sd_buf_puts(b, "<table id=\"runbook-progress\"><tr><th>t (s)</th><th>fault</th><th>committed before</th><th>committed after</th></tr>\n");
+        int ctx = 0;
+        for (int i = 0; i < m->nfaults; i++) ctx |= m->faults[i].context && m->faults[i].context[0];
+        sd_buf_printf(b, "<table id=\"runbook-progress\"><tr><th>t (s)</th><th>fault</th><th>committed before</th><th>committed after</th>%s</tr>\n",
+                      ctx ? "<th>at the fault, by the pipeline's own records</th>" : "");
         for (int i = 0; i < m->nfaults; i++) {
             const sd_rfault_t *f = &m->faults[i];
             char t[32];
             snprintf(t, sizeof(t), "%.2f", (double)f->t_ms / 1000.0);
-            sd_html_row(b, (const char *const[]){t, f->kind, f->before[0] ? f->before : "no commit yet", f->after[0] ? f->after : "no commit after it"}, 4);
+            sd_html_row(b, (const char *const[]){t, f->kind, f->before[0] ? f->before : "no commit yet", f->after[0] ? f->after : "no commit after it",
+                                                 f->context ? f->context : ""}, ctx ? 5 : 4);
         }
         sd_buf_puts(b, "</table>\n");
     }

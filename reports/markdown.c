@@ -282,13 +282,22 @@ void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m) {
         }
     }
     if (m->nfaults) {
-        sd_buf_puts(b, "\n| t | fault | incarnation | committed before | committed after |\n|---:|---|---:|---|---|\n");
+        /* the pipeline's own records at each fault, when it keeps any the
+         * harness reads (a Spark checkpoint, a Delta log) */
+        int ctx = 0;
+        for (int i = 0; i < m->nfaults; i++) ctx |= m->faults[i].context && m->faults[i].context[0];
+        sd_buf_printf(b, "\n| t | fault | incarnation | committed before | committed after |%s\n|---:|---|---:|---|---|%s\n",
+                      ctx ? " at the fault, by the pipeline's own records |" : "", ctx ? "---|" : "");
         for (int i = 0; i < m->nfaults; i++) {
             const sd_rfault_t *f = &m->faults[i];
             sd_buf_printf(b, "| %.2fs | %s | %d | ", (double)f->t_ms / 1000.0, f->kind, f->incarnation);
             sd_report_md_escape(b, f->before[0] ? f->before : "no commit yet");
             sd_buf_puts(b, " | ");
             sd_report_md_escape(b, f->after[0] ? f->after : "no commit after it");
+            if (ctx) {
+                sd_buf_puts(b, " | ");
+                sd_report_md_escape(b, f->context && f->context[0] ? f->context : "");
+            }
             sd_buf_puts(b, " |\n");
         }
     }

@@ -163,6 +163,18 @@ static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
         c->reached = sd_runbook_commit_at(db, "SELECT incarnation, id, offsets FROM batch WHERE commit_ms IS NOT NULL AND incarnation=?"
                                               " ORDER BY commit_ms DESC, id DESC LIMIT 1", c->n, m->progress_kind);
     }
+    /* what the pipeline's own records said at each fault (run folders from
+     * before the column have none) */
+    for (int i = 0; i < m->nfaults; i++) m->faults[i].context = sd_util_strdup("");
+    if (sqlite3_prepare_v2(db, "SELECT id, context FROM fault WHERE context IS NOT NULL", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int i = 0; i < m->nfaults; i++)
+                if (m->faults[i].id == sqlite3_column_int64(st, 0)) {
+                    free(m->faults[i].context);
+                    m->faults[i].context = sd_col(st, 1);
+                }
+    }
+    sqlite3_finalize(st);
     for (int i = 0; i < m->nfaults; i++) {
         sd_rfault_t *f = &m->faults[i];
         f->before = sd_runbook_commit_at(db, newest_until, f->t_wall, m->progress_kind);
@@ -312,7 +324,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             f->batch_rows = sd_coli(st, 7, -1);
             f->landing = sd_col(st, 8);
             f->t_wall = sd_coli(st, 0, 0);
-            f->before = f->after = NULL;
+            f->before = f->after = f->context = NULL;
             f->id = sd_coli(st, 9, 0);
             f->has_recovery = 0;
             f->line = 0;
@@ -507,7 +519,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     }
     free(m->checks);
     for (int i = 0; i < m->nfaults; i++) {
-        free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); free(m->faults[i].before); free(m->faults[i].after);
+        free(m->faults[i].kind); free(m->faults[i].detail); free(m->faults[i].landing); free(m->faults[i].before); free(m->faults[i].after); free(m->faults[i].context);
         free(m->faults[i].basis); free(m->faults[i].why);
     }
     free(m->checkpoint);

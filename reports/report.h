@@ -32,6 +32,7 @@ typedef struct sd_rfault_s {
     int64_t rows_visible, batch_rows; /* -1 unknown */
     int64_t t_wall;     /* when it struck (epoch ms) */
     char *before, *after; /* the runbook: the newest commit before it, the first after it ("" none) */
+    char *context;      /* the pipeline's records at the fault: checkpoints, batch in flight, watermark, sink commit ("" none) */
     int64_t id;         /* run.db fault.id */
     /* its recovery (run.db recovery; has_recovery 0 for records that are
      * no fault of their own: a resume, a restart of a stopped pipeline) */

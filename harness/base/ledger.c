@@ -105,7 +105,7 @@ static const char sd_ledger_schema[] =
     "CREATE VIEW ledger_ids AS SELECT (SELECT value FROM meta WHERE key='tag')||'-'||seq AS id, * FROM ledger;\n"
     "CREATE TABLE fault(id INTEGER PRIMARY KEY, t_ms INTEGER, step INTEGER, kind TEXT, detail TEXT,"
     " incarnation INTEGER, batch INTEGER, landed INTEGER, rows_visible INTEGER, batch_rows INTEGER,"
-    " landing TEXT, end_ms INTEGER, undoes INTEGER, acked TEXT, struck INTEGER);\n"
+    " landing TEXT, end_ms INTEGER, undoes INTEGER, acked TEXT, struck INTEGER, context TEXT);\n"
     "CREATE TABLE warning(t_ms INTEGER, kind TEXT, detail TEXT);\n"
     /* version: what the header's `version` line found when it started (the runbook) */
     "CREATE TABLE incarnation(n INTEGER PRIMARY KEY, pid INTEGER, argv TEXT, started_ms INTEGER,"
@@ -1094,6 +1094,11 @@ sd_err_t sd_ledger_fault_missed(sd_ledger_t *l, int step, const char *kind, int 
                              " ELSE landing || '; ' || ?1 END WHERE step=?2", "record a fault that did not land", err, errlen, NULL,
                           "si", why, (int64_t)step);
     return e;
+}
+
+sd_err_t sd_ledger_fault_context(sd_ledger_t *l, int64_t id, const char *context, char *err, size_t errlen) {
+    return sd_ledger_run(l, "UPDATE fault SET context=? WHERE id=?", "record what the pipeline's records said at a fault", err, errlen,
+                         NULL, "si", context, id);
 }
 
 sd_err_t sd_ledger_fault_unstruck(sd_ledger_t *l, int64_t id, const char *why, char *err, size_t errlen) {

@@ -111,6 +111,9 @@ sd_err_t sd_ledger_idle_watch(sd_ledger_t *l, int64_t fault, int64_t timeout_ms,
                               int64_t max_quiet_ms, char *err, size_t errlen);
 /* Fault id did not strike at all (a kill that left the pipeline running):
  * no recovery is computed for it; why is its landing. */
+/* What the pipeline's own records said at a fault (its checkpoints, its
+ * sink's newest commit), for the runbook. */
+sd_err_t sd_ledger_fault_context(sd_ledger_t *l, int64_t id, const char *context, char *err, size_t errlen);
 sd_err_t sd_ledger_fault_unstruck(sd_ledger_t *l, int64_t id, const char *why, char *err, size_t errlen);
 /* A connection dropped under an idle timeout (times in wall ms; -1: never). */
 sd_err_t sd_ledger_idle_drop(sd_ledger_t *l, int64_t fault, int64_t dropped_ms, int64_t used_ms, int64_t closed_ms, char *err,

@@ -189,6 +189,10 @@ int sd_progress_batch_ends(sd_run_t *r, const int64_t **ids, const int64_t **end
     return r->pipe.progress->batch_ends(r, ids, ends);
 }
 
+void sd_progress_context(sd_run_t *r, sd_buf_t *out) {
+    if (r->pipe.progress && r->pipe.progress->context && r->pipe.source) r->pipe.progress->context(r, out);
+}
+
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     return r->pipe.progress->ready(r, st, up_ms);
 }

@@ -115,6 +115,11 @@ int sd_progress_landed_between(const struct sd_run_s *r, int64_t batch);
  * batch N-1 to its own. Returns their number, -1 when the progress source
  * cannot tell (only progress spark can: offsets/N). */
 int sd_progress_batch_ends(struct sd_run_s *r, const int64_t **ids, const int64_t **ends);
+/* What the engine's own records say now, appended to out for the runbook
+ * at a fault: progress spark names the newest offsets/N and commits/N of
+ * its checkpoint and of every other query's beside it, the batch in
+ * flight and the watermark it runs with. Nothing for the other sources. */
+void sd_progress_context(struct sd_run_s *r, sd_buf_t *out);
 /* A new incarnation started: its batches start from scratch. */
 void sd_progress_new_incarnation(struct sd_run_s *r, int inc);
 #endif

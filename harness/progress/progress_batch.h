@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "supervisor.h"
+#include "util.h"
 
 struct sd_run_s;
 
@@ -53,6 +54,9 @@ typedef struct sd_progress_ops_s {
     /* the batches the engine planned, with the source offsets each read
      * up to (NULL: the source cannot tell; see sd_progress_batch_ends) */
     int (*batch_ends)(struct sd_run_s *r, const int64_t **ids, const int64_t **ends);
+    /* append what the engine's own records say now, for the runbook at a
+     * fault (NULL: nothing beyond the batch events; see sd_progress_context) */
+    void (*context)(struct sd_run_s *r, sd_buf_t *out);
     /* is the newest incarnation ready? st: its process; up_ms: since it started */
     int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
     /* what a readiness wait that timed out did not see (the warning's words) */

@@ -7,7 +7,11 @@
  * interval N ends, so interval N runs from the commit of N-1 to its own
  * commit. The query itself says it is up (SD-READY): the checkpoint shows
  * batches of earlier incarnations too. */
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "progress_batch.h"
 #include "run.h"
@@ -16,6 +20,7 @@
 /* The checkpoint watched, and what was reported of it for the newest incarnation. */
 typedef struct {
     sd_spark_t *spark;
+    char *chk;                 /* the checkpoint's path */
     int64_t planned, committed;
     int inc;
 } sd_spark_source_t;
@@ -101,7 +106,7 @@ static sd_err_t sd_spark_progress_open(sd_run_t *r, void **state, char *err, siz
     sd_err_t e = sd_spark_open(chk, r->topic, r->partitions, &S->spark, err, errlen);
     if (!e && r->side.topic) sd_spark_set_side(S->spark, r->side.topic, r->side.partitions);
     sd_ledger_meta_set(r->ledger, "spark_checkpoint", chk, NULL, 0);
-    free(chk);
+    S->chk = chk;
     return e;
 }
 
@@ -110,8 +115,71 @@ static int sd_spark_progress_batch_ends(sd_run_t *r, const int64_t **ids, const 
     return sd_spark_batch_ends(S->spark, ids, ends);
 }
 
+/* One checkpoint's newest offsets/N and commits/N, the batch in flight and
+ * the watermark it runs with. */
+static void sd_spark_context_one(sd_spark_t *sp, const char *name, sd_buf_t *out) {
+    sd_spark_state_t st;
+    if (sd_spark_poll(sp, &st, NULL, 0)) {
+        sd_buf_printf(out, "%scheckpoint %s: %s", out->len ? "; " : "", name, sd_spark_damaged(sp) ? sd_spark_damaged(sp) : "unreadable");
+        return;
+    }
+    sd_buf_printf(out, "%scheckpoint %s: ", out->len ? "; " : "", name);
+    if (st.planned < 0) {
+        sd_buf_puts(out, "no batch planned yet");
+        return;
+    }
+    sd_buf_printf(out, "offsets/%lld, ", (long long)st.planned);
+    if (st.committed >= 0) sd_buf_printf(out, "commits/%lld", (long long)st.committed);
+    else sd_buf_puts(out, "no commit");
+    if (st.planned > st.committed) sd_buf_printf(out, " (batch %lld in flight)", (long long)st.planned);
+    int64_t wm;
+    char iso[40];
+    if (!sd_spark_watermark(sp, st.planned, &wm))
+        sd_buf_printf(out, ", watermark %s", wm > 0 ? sd_util_iso8601(wm, iso, sizeof(iso)) : "none yet");
+}
+
+static int sd_spark_cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The most other queries' checkpoints the runbook names. */
+#define SD_SPARK_SIBLINGS 16
+
+/* This checkpoint, and every other query's beside it (the folders of its
+ * parent that hold an offsets/ folder: a job of several queries keeps one
+ * checkpoint each, the quarantine query's among them). */
+static void sd_spark_progress_context(sd_run_t *r, sd_buf_t *out) {
+    sd_spark_source_t *S = r->pipe.source;
+    char *parent = sd_util_dirname(S->chk);
+    const char *slash = strrchr(S->chk, '/'), *base = slash ? slash + 1 : S->chk;
+    sd_spark_context_one(S->spark, base, out);
+    DIR *d = opendir(parent);
+    struct dirent *de;
+    char *names[SD_SPARK_SIBLINGS];
+    int n = 0;
+    while (d && n < SD_SPARK_SIBLINGS && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || !strcmp(de->d_name, base)) continue;
+        char *off = sd_util_fmt("%s/%s/offsets", parent, de->d_name);
+        struct stat sb;
+        if (!lstat(off, &sb) && S_ISDIR(sb.st_mode)) names[n++] = sd_util_strdup(de->d_name);
+        free(off);
+    }
+    if (d) closedir(d);
+    qsort(names, (size_t)n, sizeof(char *), sd_spark_cmp_name);
+    for (int i = 0; i < n; i++) {
+        char *path = sd_util_fmt("%s/%s", parent, names[i]);
+        sd_spark_t *sp;
+        if (!sd_spark_open(path, r->topic, r->partitions, &sp, NULL, 0)) {
+            sd_spark_context_one(sp, names[i], out);
+            sd_spark_close(sp);
+        }
+        free(path);
+        free(names[i]);
+    }
+    free(parent);
+}
+
 static void sd_spark_progress_close(void *state) {
     sd_spark_source_t *S = state;
+    free(S->chk);
     sd_spark_close(S->spark);
     free(S);
 }
@@ -123,5 +191,5 @@ static int sd_spark_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_
 
 const sd_progress_ops_t sd_progress_spark = {.name = "spark", .batches = 1, .open = sd_spark_progress_open,
                                              .close = sd_spark_progress_close, .poll = sd_spark_progress_poll,
-                                             .batch_ends = sd_spark_progress_batch_ends,
+                                             .batch_ends = sd_spark_progress_batch_ends, .context = sd_spark_progress_context,
                                              .ready = sd_spark_progress_ready};

@@ -258,6 +258,25 @@ int sd_spark_parse_offsets(const char *text, size_t len, const char *topic, int 
     return found;
 }
 
+int sd_spark_parse_watermark(const char *text, size_t len, int64_t *wm_ms) {
+    /* the second line: {"batchWatermarkMs":0,"batchTimestampMs":...,"conf":{...}} */
+    const char *nl = memchr(text, '\n', len);
+    if (!nl) return -1;
+    const char *p = nl + 1, *end = text + len, *nl2 = memchr(p, '\n', (size_t)(end - p));
+    json_t *o = json_loadb(p, nl2 ? (size_t)(nl2 - p) : (size_t)(end - p), 0, NULL);
+    json_t *w = o ? json_object_get(o, "batchWatermarkMs") : NULL;
+    int rc = json_is_integer(w) && json_integer_value(w) >= 0 ? 0 : -1;
+    if (!rc) *wm_ms = json_integer_value(w);
+    json_decref(o);
+    return rc;
+}
+
+int sd_spark_watermark(sd_spark_t *s, int64_t n, int64_t *wm_ms) {
+    size_t len = 0;
+    const char *text = sd_spark_text(s, n, &len);
+    return text ? sd_spark_parse_watermark(text, len, wm_ms) : -1;
+}
+
 static int sd_spark_offsets_of(sd_spark_t *s, int64_t n, const char *topic, int partitions, int64_t *offsets) {
     size_t len = 0;
     const char *text = sd_spark_text(s, n, &len);

@@ -73,6 +73,11 @@ char *sd_spark_offsets_text(sd_spark_t *s, int64_t n);
  * offsets[p] set (0 for a partition it does not name), -1 when the text
  * names no such topic or does not parse. */
 int sd_spark_parse_offsets(const char *text, size_t len, const char *topic, int partitions, int64_t *offsets);
+/* The watermark batch n runs with, as Spark recorded it (batchWatermarkMs
+ * in the metadata line of offsets/n; 0 before any): 0 and *wm_ms, or -1
+ * when it cannot be read. The runbook shows it; no verdict rests on it. */
+int sd_spark_watermark(sd_spark_t *s, int64_t n, int64_t *wm_ms);
+int sd_spark_parse_watermark(const char *text, size_t len, int64_t *wm_ms);
 /* Every planned batch's end offsets in the run's topic, read once at the
  * first call (the newest 4096 batches): *ids oldest first, *ends the
  * partitions' ends of batch i at i * partitions (a row of -1 when its

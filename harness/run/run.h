@@ -315,6 +315,10 @@ void sd_run_want_pipeline(sd_run_t *r, int wanted);
  * and the run cannot pass (inconclusive, fault-not-landed) unless the step
  * is `optional`. */
 void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why);
+/* What the pipeline's own records say at fault fid (its checkpoints: the
+ * batch in flight, the watermark; its sinks' newest commit: a Delta
+ * version and its transaction id), for the runbook. */
+void sd_run_fault_context(sd_run_t *r, int64_t fid);
 /* The current step's restart did not bring the pipeline back: its status
  * is "restart failed", not "ok" (a finding, the run goes on). */
 void sd_run_restart_failed(sd_run_t *r);

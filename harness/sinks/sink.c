@@ -94,6 +94,8 @@ sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sin
     return SD_OK;
 }
 
+char *sd_sink_newest_commit(sd_sink_t *s) { return s->ops->newest_commit ? s->ops->newest_commit(s->state) : NULL; }
+
 int64_t sd_sink_mark(sd_sink_t *s) {
     int64_t m = -1;
     if (s->ops->mark) {

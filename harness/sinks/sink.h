@@ -60,6 +60,10 @@ typedef struct sd_sink_ops_s {
      * version's add actions; a Spark file sink: a batch's log entry), with
      * its size in bytes (-1 unknown), for the operational health. */
     sd_err_t (*files)(void *state, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen);
+    /* Optional: the sink's own record of its newest commit, for the
+     * runbook at a fault (Delta: "version 4 (WRITE, txn q1=3)"); caller
+     * frees; NULL when there is none yet or it cannot be read. */
+    char *(*newest_commit)(void *state);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -103,6 +107,9 @@ sd_err_t sd_sink_scan_cols(sd_sink_t *s, const char *const *names, int n, sd_sin
  * stop), or -1 when the line is not a JSON object. */
 int sd_sink_json_cols(const char *line, size_t len, const char *const *names, int n, const char *writer, sd_sink_cols_cb cb,
                       void *opaque);
+/* The sink's newest commit as its own log names it (see newest_commit
+ * above), or NULL. */
+char *sd_sink_newest_commit(sd_sink_t *s);
 /* The sink's commit mark (see mark above; the row count for readers
  * without one), or -1 when it cannot be read now. */
 int64_t sd_sink_mark(sd_sink_t *s);

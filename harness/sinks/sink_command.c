@@ -217,4 +217,4 @@ static void sd_cmdsink_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_command = {"command", sd_cmdsink_open, sd_cmdsink_count, sd_cmdsink_scan, sd_cmdsink_close, NULL,
-                                       sd_cmdsink_scan_cols, NULL, NULL};
+                                       sd_cmdsink_scan_cols, NULL, NULL, NULL};

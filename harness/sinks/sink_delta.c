@@ -430,5 +430,14 @@ static sd_err_t sd_delta_files(void *state, void (*cb)(void *opaque, int64_t com
     return e;
 }
 
+/* "version 4 (WRITE, txn q1=3)": the newest commit, its operation and its
+ * writer's transaction id */
+static char *sd_delta_newest_commit(void *state) {
+    sd_delta_t *d = state;
+    int absent = 0;
+    if (sd_delta_replay(d, &absent, NULL, 0) || absent || d->done < 1 || !d->commits[d->done - 1].label) return NULL;
+    return sd_util_fmt("Delta %s", d->commits[d->done - 1].label);
+}
+
 const sd_sink_ops_t sd_sink_delta = {"delta", sd_delta_open, sd_delta_count, sd_delta_scan, sd_delta_close, NULL, sd_delta_scan_cols,
-                                     sd_delta_mark, sd_delta_files};
+                                     sd_delta_mark, sd_delta_files, sd_delta_newest_commit};

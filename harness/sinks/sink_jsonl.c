@@ -711,7 +711,7 @@ static char *sd_flink_files_notes(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_flink_files = {"flink-files", sd_flink_files_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close,
-                                           sd_flink_files_notes, sd_jsonl_scan_cols, NULL, NULL};
+                                           sd_flink_files_notes, sd_jsonl_scan_cols, NULL, NULL, NULL};
 
 const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, sd_jsonl_notes,
-                                     sd_jsonl_scan_cols, NULL, NULL};
+                                     sd_jsonl_scan_cols, NULL, NULL, NULL};

@@ -347,4 +347,4 @@ static void sd_kafka_sink_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes,
-                                     sd_kafka_sink_scan_cols, NULL, NULL};
+                                     sd_kafka_sink_scan_cols, NULL, NULL, NULL};

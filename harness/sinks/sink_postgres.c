@@ -154,4 +154,4 @@ static void sd_pg_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_postgres = {"postgres", sd_pg_open, sd_pg_count, sd_pg_scan, sd_pg_close, NULL, sd_pg_scan_cols, NULL, NULL};
+const sd_sink_ops_t sd_sink_postgres = {"postgres", sd_pg_open, sd_pg_count, sd_pg_scan, sd_pg_close, NULL, sd_pg_scan_cols, NULL, NULL, NULL};

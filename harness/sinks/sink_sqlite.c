@@ -153,4 +153,4 @@ static void sd_sqlite_close(void *state) {
 }
 
 const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close, NULL,
-                                      sd_sqlite_scan_cols, NULL, NULL};
+                                      sd_sqlite_scan_cols, NULL, NULL, NULL};

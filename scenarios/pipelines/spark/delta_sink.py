@@ -10,6 +10,14 @@
                 is written twice
 --mode merge    foreachBatch MERGE keyed on event_id (insert when not
                 matched): re-runs and replayed input leave one row per id
+--mode txn-state          the txn append with a stateful step before it
+                (withWatermark + dropDuplicatesWithinWatermark): when Delta
+                skips a re-run batch it already holds, the batch's plan never
+                runs, its state is never committed, and the restarted query
+                dies (STATE_STORE_COMMIT_VALIDATION_FAILED on Spark 4)
+--mode txn-state-counted  the same, the fix: the batch is persisted and
+                counted before the write, so its plan (and its state commit)
+                runs whether or not Delta writes it
 
 Malformed records go to a second Delta table (--rejected) with their
 sd-id, written in the same batch (stream mode: by a second query)."""
@@ -20,7 +28,8 @@ from sdspark import arguments, events, parse, rejected, run, session, source, tr
 
 
 def extra(ap):
-    ap.add_argument("--mode", choices=["stream", "txn", "naive", "merge"], default="txn")
+    ap.add_argument("--mode", choices=["stream", "txn", "naive", "merge", "txn-state", "txn-state-counted"], default="txn")
+    ap.add_argument("--watermark", default="10 minutes", help="the stateful modes' watermark delay")
     ap.add_argument("--table", default=None, help="the target table's folder (default RUN/delta/bronze)")
     ap.add_argument("--rejected", default=None, help="the quarantine table's folder (default RUN/delta/rejected)")
     ap.add_argument("--app-id", default="streamdrill-bronze", help="txnAppId in --mode txn")
@@ -45,6 +54,22 @@ if a.mode == "merge":
     from delta.tables import DeltaTable
     (DeltaTable.createIfNotExists(spark).location(table)
      .addColumns(good.schema).execute())
+
+
+def write_state(batch_df, batch_id):
+    """The txn append after a stateful step: the rows are deduplicated
+    already; nothing here reads them but the write itself, unless counted."""
+    if a.mode == "txn-state-counted":
+        batch_df.persist()
+        batch_df.count()
+    (stamped_rows(batch_df).write.format("delta").mode("append")
+     .option("txnAppId", a.app_id).option("txnVersion", batch_id).save(table))
+    if a.mode == "txn-state-counted":
+        batch_df.unpersist()
+
+
+def stamped_rows(frame):
+    return frame.drop("ts").withColumn("sd_written_ms", F.expr("reflect('java.lang.System', 'currentTimeMillis')").cast("long"))
 
 
 def write(batch_df, batch_id):
@@ -75,6 +100,11 @@ if a.mode == "stream":
     q2 = trigger(bad.writeStream.format("delta").queryName("rejected")
                  .option("checkpointLocation", a.checkpoint + "/rejected"), a.trigger).start(rej_table)
     run(spark, [q, q2], a)
+elif a.mode.startswith("txn-state"):
+    deduped = events(df).withWatermark("ts", a.watermark).dropDuplicatesWithinWatermark(["event_id"])
+    q = trigger(deduped.writeStream.foreachBatch(write_state).queryName("target")
+                .option("checkpointLocation", a.checkpoint + "/target"), a.trigger).start()
+    run(spark, [q], a)
 else:
     q = trigger(df.writeStream.foreachBatch(write).queryName("target")
                 .option("checkpointLocation", a.checkpoint + "/target"), a.trigger).start()
