@@ -1,7 +1,7 @@
 /* fuzz_checkpoint.c - libFuzzer target: the checkpoint readers on any bytes,
  * as a pipeline's checkpoint folder may hold them: a Flink _metadata's
  * bytes scanned for the Kafka source's splits (progress_flink.c), a Spark
- * offsets/N file's text parsed for the source's offsets, and a checkpoint
+ * offsets/N file's text parsed for the source's offsets and its watermark, and a checkpoint
  * file's name read as a batch or checkpoint id (spark_checkpoint.c). Every
  * answer must stay in range: offsets not below zero from the splits, a
  * name's id within SD_CHECKPOINT_ID_MAX. `make fuzz` runs it. */
@@ -34,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Spark: offsets/N's text */
     int64_t off[4] = {0};
     if (sd_spark_parse_offsets((const char *)data, size, "orders", 3, off) == 0) off[3] = off[0];
+    /* and its metadata line's watermark: never below zero */
+    int64_t wm = 0;
+    if (sd_spark_parse_watermark((const char *)data, size, &wm) == 0 && wm < 0) abort();
     /* a file name: the bytes up to the first NUL or newline, as a name */
     char name[64];
     size_t n = 0;

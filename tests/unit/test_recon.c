@@ -701,3 +701,55 @@ Test(late, the_search_agrees_with_a_scan) {
     free(ids);
     free(ends);
 }
+
+/* ---- each a mutant the suite once let live */
+
+Test(recon, a_count_name_that_is_none_is_not_found) {
+    sd_recon_counts_t c;
+    memset(&c, 0, sizeof(c));
+    int found = 7;
+    cr_expect_eq(sd_recon_count_get(&c, "no_such_count", &found), -1);
+    cr_expect_eq(found, 0);
+    c.lost = 3;
+    cr_expect_eq(sd_recon_count_get(&c, "lost", &found), 3);
+    cr_expect_eq(found, 1);
+}
+
+Test(recon, update_mode_and_latest_may_write_a_group_before_it_is_final) {
+    /* emitted_early is the append and join models' rule only: a window
+     * rewritten in update mode, a latest row rewritten, is no fault */
+    sd_recon_result_t r;
+    memset(&r, 0, sizeof(r));
+    r.counts.emitted_early = 3;
+    sd_judged_t models[] = {SD_JUDGE_WINDOWS_UPDATE, SD_JUDGE_LATEST, SD_JUDGE_WINDOWS_APPEND, SD_JUDGE_JOIN};
+    for (int m = 0; m < 4; m++) {
+        sd_recon_ctx_t ctx = {.profile = SD_PROFILE_EXACTLY_ONCE, .model = models[m], .fmt_id = fmt_id};
+        sd_checks_t c;
+        sd_recon_checks(&ctx, &r, &c);
+        const sd_check_t *k = find_check(&c, "emitted_early");
+        if (m < 2) cr_expect(k == NULL, "model %d: no emitted_early check", m);
+        else cr_expect(k != NULL && !k->pass, "model %d: emitted_early fails", m);
+        sd_checks_free(&c);
+    }
+}
+
+Test(recon, unjudgeable_ids_have_no_copy_and_leaked_copies_are_counted) {
+    hist_t h;
+    hist_init(&h, 4);
+    h.t[0] = h.t[1] = 1;
+    h.trimmed[2] = 1; /* missing, deleted by the broker: no copy */
+    h.t[3] = 1;
+    h.disp[4] = SD_DISP_DROPPED;
+    h.kind[4] = SD_KIND_LATE;
+    h.t[4] = 2; /* a late event leaked twice */
+    sd_recon_result_t r = {0};
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
+    cr_assert_eq(r.lists[SD_B_UNJUDGEABLE].n, 1);
+    cr_expect_eq(r.lists[SD_B_UNJUDGEABLE].copies[0], 0, "an unjudgeable id has no copy in the target");
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    const sd_check_t *k = find_check(&c, "late_leaked");
+    cr_assert(k && !k->pass);
+    cr_expect(strstr(k->detail, "t-4 x2") != NULL, "a leak's copies are named: %s", k->detail);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}

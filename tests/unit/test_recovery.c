@@ -675,3 +675,21 @@ Test(recovery, latency_is_bounded_by_the_harness_looks) {
     sd_observe_free(&o);
     sd_stamps_free(&st);
 }
+
+Test(recovery, latency_percentiles_are_the_nearest_ranks_of_the_sorted_values) {
+    kill_and_restart(20);
+    /* before the kill, four events with latencies 400, 100, 300, 200 ms
+     * (inserted out of order): p50 the 2nd smallest (200), p99 the 3rd of
+     * the four by (n-1)*99/100 (300); during, one event of 700 ms */
+    static const int lat[4] = {400, 100, 300, 200};
+    for (int i = 0; i < 4; i++) sql("INSERT INTO latency VALUES('target', %d, %d, %d)", i, 5000 + i, 5000 + i + lat[i]);
+    sql("INSERT INTO latency VALUES('target', 9, 10100, 10800)");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_latency_p50_before_ms], 200);
+    cr_expect_eq(v[0].v[SD_FIG_latency_p99_before_ms], 300);
+    cr_expect_eq(v[0].v[SD_FIG_latency_p50_during_ms], 700, "one value is its own median");
+    cr_expect_eq(v[0].v[SD_FIG_latency_p99_during_ms], 700);
+    free(v);
+}

@@ -714,3 +714,59 @@ Test(result, same_value_compares_integers_exactly_at_any_size) {
     cr_expect_eq(sd_result_num("9223372036854775808", 19, &d, &i, &is_int), 1);
     cr_expect(!is_int, "past int64: a float");
 }
+
+/* ---- orders the models rest on (each a mutant the suite once let live) */
+
+Test(result, latest_equal_event_times_the_one_sent_last_wins_whatever_its_number) {
+    /* seq 0 and 1 at the same event time; 0 was sent after 1 (a re-sent
+     * event keeps its number): 0 is the newest */
+    sd_result_event_t e[] = {lev(0, 10, "P1", "AMS\x1f" "late-sent"), lev(1, 10, "P1", "BER\x1f" "first-sent")};
+    e[0].arrival = 2;
+    e[1].arrival = 1;
+    sd_result_conf_t c = {.key_names = "parcel_id", .field_names = "location,scan"};
+    sd_result_row_t want = lrow("P1", "AMS\x1f" "late-sent");
+    sd_result_t r;
+    sd_result_latest(&c, e, 2, &want, 1, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 1, "the event sent last is the newest of equal event times");
+    sd_result_free(&r);
+}
+
+Test(result, windows_before_1970_floor_their_start) {
+    /* -60000 ms lies on a window start: its window is [-60000, 0), not the one before */
+    sd_result_event_t e[] = {ev(0, -MIN, "A", 4), ev(1, -MIN - 1, "A", 6)};
+    sd_result_row_t rows[] = {row(-MIN, "A", 1, 4), row(-2 * MIN, "A", 1, 6)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, MIN);
+    sd_result_windows(&c, e, 2, rows, 2, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE] + r.n[SD_G_MISSING] + r.n[SD_G_UNEXPECTED], 0);
+    sd_result_free(&r);
+}
+
+Test(result, a_wrong_window_of_numbers_says_nothing_of_values_that_are_not) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_assert_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect(strstr(r.anomalies[0].detail, "no numeric value") == NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+}
+
+Test(result, join_events_in_any_order_pair_the_same) {
+    /* one key's scans and deliveries given newest first: the pairs are those
+     * of the events in time order */
+    static const sd_join_event_t L[] = {{2, 20 * MIN_, "K"}, {1, 10 * MIN_, "K"}, {0, 0, "K"}};
+    static const sd_join_event_t R[] = {{5, 22 * MIN_, "K"}, {4, 12 * MIN_, "K"}, {3, 1 * MIN_, "K"}};
+    sd_join_conf_t c = jconf(SD_JOIN_INNER);
+    c.final_wm = 60 * MIN_;
+    sd_join_row_t rows[] = {{0, 3, "w"}, {1, 4, "w"}, {2, 5, "w"}};
+    sd_result_t r;
+    sd_result_join(&c, L, 3, R, 3, rows, 3, &r);
+    cr_expect_eq(r.groups_expected, 3);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    cr_expect_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+}

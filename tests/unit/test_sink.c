@@ -951,3 +951,30 @@ Test(sink, flink_files_reads_finished_part_files_only) {
     free(all2);
     free(bucket);
 }
+
+/* A write time past what a latency holds (2^32 - 1 ms after the run's
+ * start and more) is held to the cap, less the send time: never wrapped. */
+Test(sink, latency_caps_a_write_time_beyond_its_range) {
+    char *path = sd_util_fmt("%s/far.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"event_id\":\"abc-0\",\"t\":%lld}\n{\"event_id\":\"abc-1\",\"t\":%lld}\n", (long long)UINT32_MAX,
+            (long long)UINT32_MAX + 1);
+    fclose(f);
+    sd_sink_t *s = open_sink("jsonl", "path", path, "time", "t", NULL);
+    sd_stamps_t sent = {0};
+    sd_stamps_reserve(&sent, 2);
+    for (int i = 0; i < 2; i++) {
+        sd_stamps_add(&sent, i);
+        sd_stamps_set_once(&sent, i, 5);
+    }
+    sd_observe_t o;
+    char err[512];
+    cr_assert_eq(sd_observe_sink(s, "abc", 2, 0, &sent, &o, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(sd_observe_latency(&o, 0), (int64_t)UINT32_MAX - 1 - 5, "written at the cap: the cap less the send time");
+    cr_expect_eq(sd_observe_latency(&o, 1), (int64_t)UINT32_MAX - 1 - 5);
+    sd_observe_free(&o);
+    sd_stamps_free(&sent);
+    sd_sink_close(s);
+    free(path);
+}

@@ -1,0 +1,2 @@
+build-mut/harness/base/json.o: harness/base/json.c harness/base/json.h
+harness/base/json.h:

@@ -1,0 +1,13 @@
+build-mut/harness/oracle/observe.o: harness/oracle/observe.c \
+ harness/oracle/observe.h harness/base/err.h harness/sinks/sink.h \
+ harness/lang/scenario.h harness/base/counts.h harness/base/events.h \
+ harness/base/err.h harness/base/util.h harness/base/util.h
+harness/oracle/observe.h:
+harness/base/err.h:
+harness/sinks/sink.h:
+harness/lang/scenario.h:
+harness/base/counts.h:
+harness/base/events.h:
+harness/base/err.h:
+harness/base/util.h:
+harness/base/util.h:
