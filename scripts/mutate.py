@@ -6,8 +6,10 @@ tests that exercise that room; a mutant the tests do not fail "survived".
     python3 scripts/mutate.py --build build --room oracle --n 40 --seed 1
 
 Mutants come from universalmutator (PyPI; the test virtualenv, tests/venv.sh)
-as line rewrites, generated in memory. For each one drawn (seeded, so a run is
-repeatable), in a scratch folder and nothing written to the tree:
+as line rewrites, generated in memory. They are drawn in the order of a hash
+of the seed and each mutant's text (file, line, rewrite), so a run is
+repeatable and an edit to one function leaves the draw of the others. For
+each one drawn, in a scratch folder and nothing written to the tree:
 
   1. the mutated file is compiled with the real flags (those `make` uses for
      its object): a failure is "not compiling" (-Werror included);
@@ -30,7 +32,6 @@ import argparse
 import hashlib
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -294,8 +295,10 @@ def mutate_room(build, room, a, cases, tmp, outdir):
     pool = []
     for f in ROOMS[room]["files"]:
         pool += mutants_of(f)
-    rnd = random.Random(a.seed)
-    rnd.shuffle(pool)
+    # each mutant's place in the draw is a hash of the seed and its text
+    # (file, line, rewrite), not of its place in the pool: an edit elsewhere
+    # in the room adds or drops its own mutants and leaves the others' order
+    pool.sort(key=lambda m: (hashlib.sha256(f"{a.seed}\0{m[0]}\0{squeeze(m[2])}\0{squeeze(m[3])}".encode()).hexdigest(), m[1]))
     counts = {"killed": 0, "survived": 0, "not compiling": 0, "equivalent": 0, "equivalent (listed)": 0, "accepted (listed)": 0}
     seen, survivors, tried = {}, [], 0
     listed = listed_survivors()

@@ -431,3 +431,24 @@ Test(progress, flink_hostile_checkpoints_are_damage, .timeout = 20) {
     free(d);
     free(m);
 }
+
+/* ---- each a mutant the suite once let live */
+
+Test(progress, a_cost_of_under_a_millisecond_a_row_is_still_a_cost) {
+    /* 1 s a batch and half a millisecond a row: the fitted slope is 0.5 */
+    batch(1, 100, 1050);
+    batch(2, 200, 1100);
+    batch(3, 400, 1200);
+    int64_t e = sd_progress_expected_batch_ms(&R, 800);
+    cr_assert(e >= 1385 && e <= 1420, "1000 + 800 * 0.5: %lld", (long long)e);
+}
+
+Test(progress, flink_checkpoint_zero_counts) {
+    flink_chk("cccc", 0, 1);
+    char *cp = sd_util_fmt("%s/cp", dir);
+    int64_t done, done_ms, trig;
+    cr_assert_eq(sd_flink_scan(cp, &done, &done_ms, &trig, NULL, NULL, 0), 0);
+    cr_assert_eq(done, 0, "chk-0 with its _metadata is a completed checkpoint");
+    cr_assert_eq(trig, 0);
+    free(cp);
+}
