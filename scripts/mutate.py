@@ -101,9 +101,9 @@ def stripped_hash(obj, tmp):
     return hashlib.sha256(open(out, "rb").read()).hexdigest()
 
 
-def run(cmd, timeout, **kw):
+def run(cmd, timeout, stderr=subprocess.DEVNULL, **kw):
     """Run cmd in a session of its own; its exit code, or None past the timeout (the session killed)."""
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, **kw)
     try:
         return p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -136,7 +136,9 @@ class Suite:
             i = compile_cmd.index("-o")
             compile_cmd[i + 1] = uo
             subprocess.run(compile_cmd + ["-c", src], cwd=ROOT, check=True)
-            self.link_units[u] = ["cc", "-o", os.path.join(tmp, u), uo, "MUTANT", f"{build}/libstreamdrill.a", "-lcriterion"] + libs
+            # the sanitizer the tests run under (LeakSanitizer: a leak fails them) is linked in too
+            san = [a for a in cmd if a.startswith("-fsanitize")]
+            self.link_units[u] = ["cc", "-o", os.path.join(tmp, u), uo, "MUTANT", f"{build}/libstreamdrill.a", "-lcriterion"] + san + libs
 
     def link(self, obj):
         for cmd in [self.link_main] + list(self.link_units.values()):
@@ -148,9 +150,14 @@ class Suite:
         """True when every test passes; which one failed otherwise."""
         t_end = time.time() + timeout
         for u in self.units:
-            rc = run([os.path.join(self.tmp, u), "--jobs", "2"], max(1, t_end - time.time()))
+            log = os.path.join(self.tmp, u + ".log")
+            with open(log, "w") as out:
+                rc = run([os.path.join(self.tmp, u), "--jobs", "2"], max(1, t_end - time.time()), stderr=out,
+                         env=dict(os.environ, LSAN_OPTIONS="suppressions=" + os.path.join(ROOT, "tests", "unit", "lsan.supp")))
             if rc != 0:
                 return u + (" (timed out)" if rc is None else "")
+            if "ERROR: LeakSanitizer: detected memory leaks" in open(log, errors="replace").read():
+                return u + " (a leak)"
         if self.cases:
             rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--no-real", "--once",
                       "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))

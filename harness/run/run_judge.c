@@ -669,6 +669,16 @@ static void sd_run_sink_notes(sd_run_t *r) {
     }
 }
 
+/* deliveries lag= still held when the run ended: never sent, said */
+static void sd_run_note_held(sd_run_t *r) {
+    if (!r->side.held_n) return;
+    char w[256];
+    snprintf(w, sizeof(w), "%lld deliveries held back by lag=%.1fs were never sent: the run ended before they were due",
+             (long long)r->side.held_n, (double)r->sc->delivery_lag_ms / 1000.0);
+    sd_ledger_warning(r->ledger, "deliveries-held", w, NULL, 0);
+    sd_run_say(r, "note: %s", w);
+}
+
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen) {
     *failed = 0;
@@ -685,13 +695,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
      * arrays are made (the run's peak memory is here) */
     malloc_trim(0);
     sd_run_record_edges(r);
-    if (r->side.held_n) {
-        char w[256];
-        snprintf(w, sizeof(w), "%lld deliveries held back by lag=%.1fs were never sent: the run ended before they were due",
-                 (long long)r->side.held_n, (double)r->sc->delivery_lag_ms / 1000.0);
-        sd_ledger_warning(r->ledger, "deliveries-held", w, NULL, 0);
-        sd_run_say(r, "note: %s", w);
-    }
+    sd_run_note_held(r);
     uint8_t *trimmed = NULL, *vanished = NULL;
     sd_run_ledger_exceptions(r, &trimmed, &vanished);
     r->sends.acked_lost = vanished;

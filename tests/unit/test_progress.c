@@ -51,6 +51,13 @@ static void teardown(void) {
 
 TestSuite(progress, .init = setup, .fini = teardown, .timeout = 60);
 
+/* run a shell line made by sd_util_fmt, and free it */
+static int sh(char *cmd) {
+    int rc = system(cmd);
+    free(cmd);
+    return rc;
+}
+
 static void event(sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows, const char *offsets) {
     char err[256];
     cr_assert_eq(sd_progress_batch_event(&R, type, inc, id, rows, offsets, sd_util_wall_ms(), err, sizeof(err)), SD_OK, "%s", err);
@@ -289,7 +296,7 @@ Test(progress, flink_checkpoints_found_in_every_jobs_folder) {
     flink_chk("aaaa", 2, 0); /* triggered, not complete */
     flink_chk("bbbb", 7, 1); /* a job submitted again numbers on */
     flink_chk("bbbb", 8, 0);
-    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/bbbb/chk-x' '%s/cp/bbbb/chk-' '%s/cp/bbbb/shared'", dir, dir, dir)), 0);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p '%s/cp/bbbb/chk-x' '%s/cp/bbbb/chk-' '%s/cp/bbbb/shared'", dir, dir, dir)), 0);
     cr_assert_eq(sd_flink_scan(cp, &done, &done_ms, &trig, NULL, NULL, 0), 0);
     cr_assert_eq(done, 7);
     cr_assert_eq(trig, 8);
@@ -398,15 +405,15 @@ Test(progress, flink_hostile_checkpoints_are_damage, .timeout = 20) {
     flink_chk("aaaa", 1, 1);
     cr_assert(sd_progress_ready(&R, &st, 0));
     /* completed: its id + 1, the next interval's, would overflow */
-    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s/cp/aaaa/chk-9223372036854775807' && echo x > '%s/cp/aaaa/chk-9223372036854775807/_metadata'",
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p '%s/cp/aaaa/chk-9223372036854775807' && echo x > '%s/cp/aaaa/chk-9223372036854775807/_metadata'",
                                     dir, dir)), 0);
     cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
     cr_assert(strstr(err, "chk-9223372036854775807: a checkpoint id past 10^15"), "got %s", err);
     cr_assert_eq(R.pipe.bs.begun, 2, "no interval began past the id");
-    cr_assert_eq(system(sd_util_fmt("rm -r '%s/cp/aaaa/chk-9223372036854775807'", dir)), 0);
+    cr_assert_eq(sh(sd_util_fmt("rm -r '%s/cp/aaaa/chk-9223372036854775807'", dir)), 0);
     /* a completed checkpoint whose _metadata is a FIFO */
     char *d = sd_util_fmt("%s/cp/aaaa/chk-2", dir), *m = sd_util_fmt("%s/_metadata", d);
-    cr_assert_eq(system(sd_util_fmt("mkdir -p '%s'", d)), 0);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p '%s'", d)), 0);
     cr_assert_eq(mkfifo(m, 0600), 0);
     err[0] = 0;
     cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
