@@ -113,12 +113,13 @@ def test_the_spark_listener_prints_what_a_drill_reads(monkeypatch):
     lst.onQueryStarted(ev(name="orders", id="1b2c"))
     lst.onQueryStarted(ev(name=None, id="9f3e"))
     lst.onQueryProgress(ev(progress=ev(json='{"batchId": 3,\n "numInputRows": 40}')))
-    lst.onQueryTerminated(ev(name="orders", id="1b2c", exception=None))
-    lst.onQueryTerminated(ev(name="orders", id="1b2c", exception="[STREAM_FAILED] terminated with exception: Job aborted.\n"
+    # as PySpark's QueryTerminatedEvent: an id, no name
+    lst.onQueryTerminated(ev(id="1b2c", exception=None))
+    lst.onQueryTerminated(ev(id="1b2c", exception="[STREAM_FAILED] terminated with exception: Job aborted.\n"
                              "\tat org.apache...\nCaused by: org.apache.spark.SparkException: [STATE_STORE_COMMIT_VALIDATION_FAILED] x"))
     assert out.getvalue() == ('SD-READY query=orders\nSD-READY query=9f3e\nSD-PROGRESS {"batchId": 3,  "numInputRows": 40}\n')
     lines = err.getvalue().splitlines()
-    assert lines[0].startswith("StreamingQueryException: query orders terminated: [STREAM_FAILED]")
+    assert lines[0].startswith("StreamingQueryException: query 1b2c terminated: [STREAM_FAILED]")
     assert lines[1] == "Caused by: org.apache.spark.SparkException: [STATE_STORE_COMMIT_VALIDATION_FAILED] x"
     # the versions, named on the ready line when the session is known
     out = io.StringIO()
