@@ -257,7 +257,14 @@ mutate-sample: all $(TESTS)
 test-real-long: deps
 	$(MAKE) all $(TESTS)
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
+	$(MAKE) --no-print-directory join-under-load
 	$(MAKE) --no-print-directory mutate
+
+# the join model's pending rules under load: refjoin's outer joins RUNS
+# times each beside two CPU burners, no false FAIL (in test-real-long)
+RUNS ?= 100
+join-under-load: all
+	python3 scripts/join_under_load.py --bin $(BUILD)/streamdrill --runs $(RUNS)
 
 demo: deps-build
 	@scripts/phase.sh "building streamdrill and the reference pipelines" $(BUILD)/logs/build.log $(MAKE) --no-print-directory all
@@ -317,7 +324,7 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb image deps-build all deps unit scenario-tests lint mutate mutate-sample test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb image deps-build all deps unit scenario-tests lint mutate mutate-sample join-under-load test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
