@@ -14,11 +14,14 @@
 #include "util.h"
 
 static void sd_fuzz_offsets_text(const char *t) {
-    /* "P:O,P:O,...[,TOPIC:P:O...]": each offset a number not below zero */
-    for (const char *p = t; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-        const char *colon = strrchr(p, ':'), *end = strchr(p, ',');
-        if (!colon || (end && colon > end)) abort();
-        if (colon[1] == '-') abort();
+    /* "P:O,P:O,...[,TOPIC:P:O...]": each segment's last colon is followed
+     * by an offset, a number not below zero */
+    for (const char *p = t; p && *p;) {
+        const char *end = strchr(p, ','), *colon = NULL;
+        for (const char *q = p; *q && q != end; q++)
+            if (*q == ':') colon = q;
+        if (!colon || colon[1] == '-') abort();
+        p = end ? end + 1 : NULL;
     }
 }
 
