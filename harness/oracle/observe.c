@@ -96,7 +96,10 @@ static void sd_unexpected_add(sd_observe_t *o, const char *id, size_t idlen, con
         return;
     }
     o->unexpected_unique++;
-    o->unexpected = sd_util_xrealloc(o->unexpected, sizeof(*o->unexpected) * (size_t)(o->n_unexpected + 1));
+    /* the list doubles when full: 16, then each power of two */
+    int64_t n = o->n_unexpected;
+    if (n == 0 || (n >= 16 && !(n & (n - 1))))
+        o->unexpected = sd_util_xrealloc(o->unexpected, sizeof(*o->unexpected) * (size_t)(n ? 2 * n : 16));
     sd_unexpected_t *u = &o->unexpected[o->n_unexpected++];
     /* what reports show: printable, bounded (the raw bytes stay the key) */
     u->raw = sd_util_xmalloc(idlen + 1);
