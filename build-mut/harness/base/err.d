@@ -1,2 +1,0 @@
-build-mut/harness/base/err.o: harness/base/err.c harness/base/err.h
-harness/base/err.h:

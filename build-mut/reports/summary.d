@@ -1,8 +1,0 @@
-build-mut/reports/summary.o: reports/summary.c harness/base/util.h \
- harness/base/err.h reports/report.h harness/base/err.h \
- harness/base/figures.h
-harness/base/util.h:
-harness/base/err.h:
-reports/report.h:
-harness/base/err.h:
-harness/base/figures.h:

@@ -1,3 +1,0 @@
-build-mut/tests/test_result: tests/unit/test_result.c \
- harness/oracle/result.h
-harness/oracle/result.h:
