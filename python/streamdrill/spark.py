@@ -79,7 +79,7 @@ def listener(stdout=None, stderr=None, spark=None):
             # QueryTerminatedEvent has an id and no name
             if event.exception:
                 first, _, rest = str(event.exception).partition("\n")
-                _say(err, f"StreamingQueryException: query {getattr(event, 'name', None) or event.id} terminated: {first}")
+                _say(err, f"StreamingQueryException: query {event.id} terminated: {first}")
                 cause = next((ln.strip() for ln in rest.splitlines() if ln.strip().startswith("Caused by:")), None)
                 if cause:
                     _say(err, cause)
