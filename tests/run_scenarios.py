@@ -32,6 +32,7 @@ import glob
 import os
 import sys
 import time
+import traceback
 
 from suite import explore, install, process, reports, static, verdicts  # noqa: F401  (each registers its coded tests)
 from suite.cases import DIRECTIVES, Case, run_broken, run_case, run_case_quiet
@@ -145,7 +146,12 @@ class Runner:
     def coded(self, phase):
         for name in in_phase(phase):
             if self.wants(name):
-                self.done(call(name, self.binary, self.only))
+                try:
+                    good = call(name, self.binary, self.only)
+                except Exception:  # noqa: BLE001 - a coded test that breaks is a failure of its own, never the runner's end
+                    print(f"FAIL {name}: the test itself raised\n  " + traceback.format_exc().strip().replace("\n", "\n  "))
+                    good = False
+                self.done(good)
 
 
 def main():
