@@ -37,17 +37,18 @@ static uint64_t sd_hash2(const char *s, size_t n) {
     return h ^ (h >> 33);
 }
 
-/* Is this id past the cap new? Adds it. */
+/* Is this id past the cap new? Adds it. A slot is empty when its first
+ * hash is 0: an id whose first hash is 0 takes 1 (its second tells it apart). */
 static int sd_over_add(sd_uindex_t *ix, uint64_t a, uint64_t b) {
-    if (!a && !b) a = 1;
+    if (!a) a = 1;
     if (ix->over_n * 2 >= ix->over_cap) {
         int64_t ncap = ix->over_cap ? ix->over_cap * 2 : 4096;
         uint64_t *ns = sd_util_xcalloc((size_t)ncap * 2, sizeof(uint64_t));
         for (int64_t k = 0; k < ix->over_cap; k++) {
             uint64_t x = ix->over[2 * k], y = ix->over[2 * k + 1];
-            if (!x && !y) continue;
+            if (!x) continue;
             int64_t j = (int64_t)(x & (uint64_t)(ncap - 1));
-            while (ns[2 * j] || ns[2 * j + 1]) j = (j + 1) & (ncap - 1);
+            while (ns[2 * j]) j = (j + 1) & (ncap - 1);
             ns[2 * j] = x, ns[2 * j + 1] = y;
         }
         free(ix->over);
@@ -55,7 +56,7 @@ static int sd_over_add(sd_uindex_t *ix, uint64_t a, uint64_t b) {
         ix->over_cap = ncap;
     }
     int64_t j = (int64_t)(a & (uint64_t)(ix->over_cap - 1));
-    while (ix->over[2 * j] || ix->over[2 * j + 1]) {
+    while (ix->over[2 * j]) {
         if (ix->over[2 * j] == a && ix->over[2 * j + 1] == b) return 0;
         j = (j + 1) & (ix->over_cap - 1);
     }

@@ -753,3 +753,40 @@ Test(recon, unjudgeable_ids_have_no_copy_and_leaked_copies_are_counted) {
     sd_checks_free(&c);
     sd_recon_result_free(&r);
 }
+
+Test(recon, a_group_written_twice_is_a_fault_of_the_written_once_models_and_latest) {
+    /* emitted_twice: append windows, joins and latest hold each group once
+     * (unless at-least-once); update mode rewrites a window by design */
+    sd_recon_result_t r;
+    memset(&r, 0, sizeof(r));
+    r.counts.emitted_twice = 2;
+    sd_judged_t models[] = {SD_JUDGE_WINDOWS_UPDATE, SD_JUDGE_LATEST, SD_JUDGE_WINDOWS_APPEND, SD_JUDGE_JOIN};
+    for (int m = 0; m < 4; m++) {
+        for (int alo = 0; alo < 2; alo++) {
+            sd_recon_ctx_t ctx = {.profile = alo ? SD_PROFILE_AT_LEAST_ONCE : SD_PROFILE_EXACTLY_ONCE, .model = models[m], .fmt_id = fmt_id};
+            sd_checks_t c;
+            sd_recon_checks(&ctx, &r, &c);
+            const sd_check_t *k = find_check(&c, "emitted_twice");
+            if (m == 0 || alo) cr_expect(k == NULL, "model %d, at-least-once %d: no emitted_twice check", m, alo);
+            else cr_expect(k != NULL && !k->pass, "model %d: emitted_twice fails", m);
+            sd_checks_free(&c);
+        }
+    }
+}
+
+Test(recon, events_kafka_lost_after_acknowledging_them_are_counted_apart) {
+    /* 5 events; Kafka lost 1 and 3 after acknowledging them (their partition
+     * cut back): acked_lost, never lost, whatever the target holds */
+    hist_t h;
+    hist_init(&h, 5);
+    h.t[0] = h.t[2] = h.t[4] = 1;
+    uint8_t vanished[N] = {0};
+    vanished[1] = vanished[3] = 1;
+    h.l.vanished = vanished;
+    sd_recon_result_t r = {0};
+    sd_recon_classify(L(&h), T(&h), NULL, rows_of(&h), 0, 0, &r);
+    cr_expect_eq(r.counts.acked_lost, 2);
+    cr_expect_eq(r.counts.lost, 0);
+    cr_expect_eq(r.lists[SD_B_ACKED_LOST].n, 2);
+    sd_recon_result_free(&r);
+}

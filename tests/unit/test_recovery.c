@@ -693,3 +693,56 @@ Test(recovery, latency_percentiles_are_the_nearest_ranks_of_the_sorted_values) {
     cr_expect_eq(v[0].v[SD_FIG_latency_p99_during_ms], 700);
     free(v);
 }
+
+Test(recovery, a_stall_is_detected_when_its_own_sink_grows_before_any_batch) {
+    sent(10, 1000);
+    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(3, 12, 'pause for=5s', 5000)");
+    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(1, 5000, 3, 'pause', 'SIGSTOP to the process group', 1, 10000)");
+    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 20000, 'stop')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 4000, NULL, 10, NULL)");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, 10900, 11000, 0, '0:5,1:5')");
+    /* another sink grows at 10,050, the judged one at 10,300 (from 4 rows) */
+    sql("INSERT INTO sample(t_ms, sink, rows) VALUES(4500, 'target', 4), (10050, 'other', 9), (10300, 'target', 10)");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].v[SD_FIG_detect_s], 300, "%lld", (long long)v[0].v[SD_FIG_detect_s]);
+    free(v);
+}
+
+Test(recovery, an_operator_step_counts_only_its_time_inside_the_recovery) {
+    kill_and_restart(20); /* recovered 10,000 to 11,500 */
+    sql("INSERT INTO step(idx, line, text, started_ms, ended_ms, status) VALUES(6, 23, 'operator sh fix.sh', 10100, 10400, 'ok')");
+    sql("INSERT INTO step(idx, line, text, started_ms, ended_ms, status) VALUES(7, 24, 'operator sh late.sh', 11400, 12400, 'ok')");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_assert_eq(v[0].caught_ms, 11500);
+    cr_assert_eq(v[0].v[SD_FIG_operator_s], 300 + 100, "300 ms inside, and the 100 ms of the second before 11,500: %lld",
+                 (long long)v[0].v[SD_FIG_operator_s]);
+    free(v);
+}
+
+Test(recovery, the_stored_row_keeps_when_it_caught_up_or_null) {
+    kill_and_restart(20);
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    int n = compute(&in, &v);
+    char err[256];
+    cr_assert_eq(sd_recovery_store(db, v, n, err, sizeof(err)), SD_OK, "%s", err);
+    free(v);
+    /* never caught up: the same run with batch 2's commit short of the acknowledged offsets */
+    sql("UPDATE batch SET offsets='0:10,1:10' WHERE incarnation=2");
+    n = compute(&in, &v);
+    cr_assert_eq(v[0].caught_ms, -1);
+    for (int i = 0; i < n; i++) v[i].fault += 10; /* stored beside the first figures */
+    cr_assert_eq(sd_recovery_store(db, v, n, err, sizeof(err)), SD_OK, "%s", err);
+    free(v);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT caught_ms FROM recovery ORDER BY fault", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int64(st, 0), 11500);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_type(st, 0), SQLITE_NULL, "never caught up: null");
+    sqlite3_finalize(st);
+}

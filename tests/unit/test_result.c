@@ -134,6 +134,12 @@ Test(result, late_event_alone_in_a_window_is_an_unexpected_group) {
     sd_result_windows(&c, e, n, rows, 4, &r);
     cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
     cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    const char *said = NULL;
+    for (int64_t i = 0; i < r.nanomalies; i++)
+        if (r.anomalies[i].flags & 1u << SD_G_UNEXPECTED) said = r.anomalies[i].detail;
+    cr_assert_not_null(said);
+    cr_expect(strstr(said, "1 row for a group no counted event belongs to; late events in it, dropped by the contract (1): "),
+              "the late event is named: %s", said);
     sd_result_free(&r);
 }
 
@@ -768,5 +774,53 @@ Test(result, join_events_in_any_order_pair_the_same) {
     cr_expect_eq(r.groups_expected, 3);
     cr_expect_eq(r.n[SD_G_CORRECT], 3);
     cr_expect_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+}
+
+Test(result, integer_min_and_max_are_those_of_the_values_in_any_order) {
+    /* neither the first nor the last event holds the min or the max, and
+     * the values are integers past a double's 2^53 */
+    sd_result_event_t e[4] = {iev(0, 1000, "A", "9007199254740995"), iev(1, 2000, "A", "9007199254740993"),
+                              iev(2, 3000, "A", "9007199254740999"), iev(3, 4000, "A", "9007199254740997")};
+    sd_result_conf_t c = conf(SD_OUT_UPDATE, 5 * MIN);
+    c.aggs = SD_AGG_MIN | SD_AGG_MAX;
+    sd_result_row_t rw = {.start_ms = 0, .keys = "A"};
+    const char *mn = "9007199254740993", *mx = "9007199254740999";
+    rw.has[2] = (uint8_t)sd_result_num(mn, strlen(mn), &rw.v[2], &rw.iv[2], &rw.is_int[2]);
+    rw.has[3] = (uint8_t)sd_result_num(mx, strlen(mx), &rw.v[3], &rw.iv[3], &rw.is_int[3]);
+    sd_result_t r;
+    sd_result_windows(&c, e, 4, &rw, 1, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 1, "min 9007199254740993, max 9007199254740999");
+    sd_result_free(&r);
+    rw.iv[2] += 2; /* the first event's value: the min of none */
+    sd_result_windows(&c, e, 4, &rw, 1, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "a min of 9007199254740995 is wrong");
+    sd_result_free(&r);
+    rw.iv[2] -= 2, rw.iv[3] -= 2; /* the last event's value: the max of none */
+    sd_result_windows(&c, e, 4, &rw, 1, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "a max of 9007199254740997 is wrong");
+    sd_result_free(&r);
+}
+
+Test(result, same_value_strips_leading_zeros_of_either_side_and_nothing_else) {
+#define SAME(a, b) sd_result_same_value(a, strlen(a), b, strlen(b))
+    cr_expect(SAME("7", "007"), "the second's zeros too");
+    cr_expect(!SAME("7", "117"), "a leading 1 is a digit");
+    cr_expect(!SAME("117", "7"));
+    cr_expect(!SAME("12", "123"), "a prefix is not the value");
+    cr_expect(!SAME("123", "12"));
+    cr_expect(!SAME("1", "10"));
+#undef SAME
+}
+
+Test(result, a_group_no_counted_event_belongs_to_says_how_many_rows) {
+    sd_result_event_t e[1] = {ev(0, 1000, "A", 10)};
+    sd_result_row_t rows[] = {row(0, "A", 1, 10), row(5 * MIN, "Z", 1, 3)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_UPDATE, 10 * MIN);
+    sd_result_windows(&c, e, 1, rows, 2, &r);
+    cr_assert_eq(r.n[SD_G_UNEXPECTED], 1);
+    cr_assert_eq(r.nanomalies, 1);
+    cr_expect(strstr(r.anomalies[0].detail, ": 1 row for a group no counted event belongs to"), "%s", r.anomalies[0].detail);
     sd_result_free(&r);
 }

@@ -978,3 +978,27 @@ Test(sink, latency_caps_a_write_time_beyond_its_range) {
     sd_sink_close(s);
     free(path);
 }
+
+Test(sink, writers_are_found_for_every_wanted_id_in_sink_order) {
+    char *db = sd_util_fmt("%s/w.db", dir);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "CREATE TABLE t(id TEXT, w TEXT);"
+                    "INSERT INTO t VALUES('a-0','b0'),('a-1','b1'),('a-2','b2'),('a-3','b3'),('a-4','b4'),('a-5','b5'),"
+                    "('a-7','b7'),('a-8','b8'),('a-9','b9'),('a-4','b4 again'),('x-1','other tag')",
+                 NULL, NULL, NULL);
+    sqlite3_close(h);
+    sd_sink_t *s = open_sink("sqlite", "db", db, "query", "SELECT id, w FROM t ORDER BY rowid", NULL);
+    const int64_t want[] = {0, 1, 4, 6, 8, 9}; /* sorted; 6 is in no row */
+    char *out[6];
+    char err[512];
+    cr_assert_eq(sd_observe_writers(s, "a", want, 6, out, NULL, NULL, err, sizeof(err)), SD_OK, "%s", err);
+    const char *expect[6] = {"b0", "b1", "b4; b4 again", NULL, "b8", "b9"};
+    for (int i = 0; i < 6; i++) {
+        if (expect[i]) cr_expect(out[i] && !strcmp(out[i], expect[i]), "a-%lld: %s", (long long)want[i], out[i] ? out[i] : "(none)");
+        else cr_expect(!out[i] || !*out[i], "a-6 has no writer: %s", out[i]);
+        free(out[i]);
+    }
+    sd_sink_close(s);
+    free(db);
+}
