@@ -6,7 +6,7 @@
 #                   (embedded cluster, then a real Kafka broker and Spark)
 #   make test-fast  the same without the real broker and Spark
 #   make lint       shellcheck over the shell scripts, ruff over the Python (in make test)
-#   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=; in make test-real-long)
+#   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=, REAL=1; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
 #   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 15 in make test)
@@ -219,13 +219,15 @@ lint:
 
 # mutation testing of the verdict logic (scripts/mutate.py): N mutants that
 # compile per room (ROOM=oracle, progress or run; all three without it),
-# drawn with SEED, each run against its room's unit tests and scenario cases;
-# the kill rates, and the survivors in $(BUILD)/mutate/ROOM.txt
+# drawn with SEED, each run against its room's unit tests and scenario cases
+# (REAL=1: and, for the consumer-group poller's mutants, its cases on a real
+# Apache Kafka broker started once for the run); the kill rates, and the
+# survivors in $(BUILD)/mutate/ROOM.txt
 N    ?= 40
 SEED ?= 1
 ROOM ?=
 mutate: all $(TESTS)
-	@py=$$(sh tests/venv.sh) && $$py scripts/mutate.py --build $(BUILD) --n $(N) --seed $(SEED) $(if $(ROOM),--room $(ROOM))
+	@py=$$(sh tests/venv.sh) && $$py scripts/mutate.py --build $(BUILD) --n $(N) --seed $(SEED) $(if $(ROOM),--room $(ROOM)) $(if $(REAL),--real)
 
 # everything but the real Kafka broker and Spark (a quick loop while developing)
 test-fast: deps
@@ -258,7 +260,7 @@ test-real-long: deps
 	$(MAKE) all $(TESTS)
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --long
 	$(MAKE) --no-print-directory join-under-load
-	$(MAKE) --no-print-directory mutate
+	$(MAKE) --no-print-directory mutate REAL=1
 
 # the join model's pending rules under load: refjoin's outer joins RUNS
 # times each beside two CPU burners, no false FAIL (in test-real-long)

@@ -59,6 +59,9 @@ ROOMS = {
         "units": ["test_progress", "test_spark"],
         "cases": ["exactly-once-x20", "bare-markers-x20", "group-at-least-once-x10", "not-caught-up-group", "kill-not-landed",
                   "join-lag-full-x3", "hostile-checkpoints"],
+        # --real: cases on the real broker, run for the mutants of these files
+        # only (the embedded cluster cannot describe a consumer group)
+        "real": {"harness/progress/progress_group.c": ["group-session-wait", "group-unseen-kill"]},
     },
     "run": {
         "files": ["harness/run/run_judge.c", "harness/run/run_model.c", "harness/run/run_join.c", "harness/run/run_recovery.c"],
@@ -116,8 +119,9 @@ def run(cmd, timeout, stderr=subprocess.DEVNULL, **kw):
 class Suite:
     """The room's tests against one build of the harness: the unit test binaries and the harness binary in tmp."""
 
-    def __init__(self, build, room, tmp, cases):
+    def __init__(self, build, room, tmp, cases, real=None):
         self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
+        self.real = real or {}  # file -> cases on the real broker (SD_TEST_KAFKA in the environment)
         self.units = ROOMS[room]["units"]
         libs = ["-lrdkafka", "-lpq", "-lsqlite3", "-ljansson", "-lsimdjson", "-lcrypto", "-lstdc++", "-lpthread", "-lm"]
         # the harness in tmp/build/, tmp/scenarios and tmp/harness the tree's: it finds its helpers (refpipe, refjoin,
@@ -147,8 +151,9 @@ class Suite:
                 return False
         return True
 
-    def passes(self, timeout):
-        """True when every test passes; which one failed otherwise."""
+    def passes(self, timeout, f=None):
+        """True when every test passes (those of file f on the real broker too; of every file when f is None);
+        which one failed otherwise."""
         t_end = time.time() + timeout
         for u in self.units:
             log = os.path.join(self.tmp, u + ".log")
@@ -164,6 +169,12 @@ class Suite:
                       "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))
             if rc != 0:
                 return "scenario cases" + (" (timed out)" if rc is None else "")
+        real = sorted({c for k, v in self.real.items() if f in (None, k) for c in v})
+        if real:
+            rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--once", "--stop-at-first", "--only",
+                      ",".join(real)], max(1, t_end - time.time()))
+            if rc != 0:
+                return "real-broker cases" + (" (timed out)" if rc is None else "")
         return True
 
 
@@ -255,6 +266,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--units-only", action="store_true", help="the unit tests only (the quick check make test runs)")
     ap.add_argument("--timeout", type=float, default=0, help="seconds a mutant's suite may take (default: 3 times the original's + 30)")
+    ap.add_argument("--real", action="store_true", help="also the room's cases on the real Apache Kafka broker (one started "
+                    "for the run), for the mutants of the files they cover")
     ap.add_argument("--expect-killed", type=int, default=0, help="fail unless at least this many mutants of each room were killed "
                     "(make test's check that the tool still finds what it plants)")
     a = ap.parse_args()
@@ -268,16 +281,43 @@ def main():
             say(f"mutate {room}: no tests to run with --units-only, skipped")
             continue
         tmp = tempfile.mkdtemp(prefix=f"sd-mutate-{room}-")
+        real = ROOMS[room].get("real") if a.real and not a.units_only else None
         try:
-            ok &= mutate_room(build, room, a, cases, tmp, outdir) >= a.expect_killed
+            if real:
+                start_kafka(tmp)
+            ok &= mutate_room(build, room, a, cases, tmp, outdir, real) >= a.expect_killed
         finally:
+            if real:
+                subprocess.run([KAFKA_SH, "stop", os.path.join(tmp, "kafka")], cwd=ROOT, timeout=120)
+                os.environ.pop("SD_TEST_KAFKA", None)
             shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(0 if ok else 1)
 
 
-def mutate_room(build, room, a, cases, tmp, outdir):
+KAFKA_SH = os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh")
+
+
+def start_kafka(tmp):
+    """One Apache Kafka broker for every mutant's real-broker cases (stopped by the caller, and with this process at the latest)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    r = subprocess.run([KAFKA_SH, "start", os.path.join(tmp, "kafka"), "", str(os.getpid()), str(port)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        sys.exit("mutate: cannot start the Apache Kafka broker: " + r.stderr[-2000:])
+    lines = r.stdout.strip().splitlines()
+    brokers = [ln for ln in lines if not ln.startswith("proxy ")][-1]
+    proxy = [ln for ln in lines if ln.startswith("proxy ")][-1].split(" ", 1)[1]
+    os.environ["SD_TEST_KAFKA"] = f"{brokers} {proxy}"
+    say(f"mutate: Apache Kafka at {brokers} for the real-broker cases")
+
+
+def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     t0 = time.time()
-    suite = Suite(build, room, tmp, cases)
+    suite = Suite(build, room, tmp, cases, real)
     compile_of, orig_hash, orig_obj = {}, {}, {}
     for f in ROOMS[room]["files"]:
         obj = f"{build}/{os.path.splitext(f)[0]}.o"
@@ -340,7 +380,7 @@ def mutate_room(build, room, a, cases, tmp, outdir):
             counts["not compiling"] += 1
             continue
         else:
-            res = suite.passes(timeout)
+            res = suite.passes(timeout, f)
             verdict = "survived" if res is True else "killed"
             seen[h] = verdict
             if verdict == "killed":

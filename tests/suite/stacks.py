@@ -8,6 +8,12 @@ from .common import OUT, REAL, ROOT, free_port
 
 
 def start_real_kafka():
+    # a broker someone else started and stops (scripts/mutate.py --real: one for all its mutants)
+    given = os.environ.get("SD_TEST_KAFKA", "").split()
+    if len(given) == 2:
+        REAL["brokers"], REAL["proxy"] = given
+        print(f"--   Apache Kafka given at {REAL['brokers']} (proxied listener: {REAL['proxy']})")
+        return
     d = os.path.join(OUT, "kafka")
     r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "start", d, "", str(os.getpid()),
                         str(free_port())], capture_output=True, text=True, timeout=900)
