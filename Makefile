@@ -40,16 +40,16 @@ HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
               harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c \
               harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c harness/process/deployed.c \
-              harness/sinks/sink.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
+              harness/sinks/sink.c harness/sinks/sink_json.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
               harness/sinks/sink_postgres.c \
               harness/progress/spark_checkpoint.c harness/progress/progress_batch.c harness/progress/progress.c \
               harness/progress/progress_spark.c harness/progress/progress_group.c harness/progress/progress_flink.c \
               harness/run/run_base.c harness/run/runner.c harness/run/run_send.c harness/run/run_loop.c harness/run/run_wait.c harness/run/run_instances.c \
-              harness/run/run_judge.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_late.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c \
+              harness/run/run_judge.c harness/run/run_facts.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_late.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c \
               harness/explore/xsched.c harness/explore/shrink.c harness/explore/explore.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c injectors/broker.c injectors/command.c
-REPORT_SRC  = reports/model.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
+REPORT_SRC  = reports/model.c reports/write.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c
 # the one C++ file: simdjson behind a C interface (harness/sinks/jsonscan.cpp)
 CXX_SRC     = harness/sinks/jsonscan.cpp

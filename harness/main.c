@@ -942,7 +942,10 @@ int main(int argc, char **argv) {
     for (int i = 0; sd_verbs[i].name; i++)
         if (!strcmp(cmd, sd_verbs[i].name)) verb = &sd_verbs[i];
     if (!verb) {
-        fprintf(stderr, "streamdrill: unknown command \"%s\": expected run, check, init, explore, report, compare or broker (see --help)\n", cmd);
+        /* every command the table holds, and the two read before it */
+        fprintf(stderr, "streamdrill: unknown command \"%s\": expected ", cmd);
+        for (int i = 0; sd_verbs[i].name; i++) fprintf(stderr, "%s, ", sd_verbs[i].name);
+        fprintf(stderr, "help or version (see --help)\n");
         return SD_EXIT_USAGE;
     }
     int prc = sd_parse_options(argc, argv);

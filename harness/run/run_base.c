@@ -112,19 +112,6 @@ sd_err_t sd_run_set_fatal(sd_run_t *r, sd_err_t e, const char *msg) {
     return e;
 }
 
-void sd_run_fault_context(sd_run_t *r, int64_t fid) {
-    sd_buf_t b;
-    sd_buf_init(&b);
-    sd_progress_context(r, &b);
-    for (int i = 0; i < r->sink.n; i++) {
-        char *c = sd_sink_newest_commit(r->sink.v[i]);
-        if (c) sd_buf_printf(&b, "%ssink %s: %s", b.len ? "; " : "", r->sink.v[i]->name, c);
-        free(c);
-    }
-    if (b.len) sd_ledger_fault_context(r->ledger, fid, b.data, NULL, 0);
-    sd_buf_free(&b);
-}
-
 void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
     int idx = (int)(st - r->sc->steps);
     /* in the faults too, not only the warnings; a second reason for a step

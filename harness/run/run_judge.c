@@ -13,13 +13,6 @@
 #include "result.h"
 #include "run_int.h"
 
-void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
-    sd_run_t *r = opaque;
-    char id[64];
-    sd_events_id(r->events, seq, id);
-    snprintf(out, outlen, "%s", id);
-}
-
 static int sd_cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
@@ -44,33 +37,6 @@ static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
         t->trimmed[s] = 1;
         t->n++;
     }
-}
-
-typedef struct {
-    uint8_t *marks;
-    int64_t nseq;
-} sd_acked_ctx_t;
-
-/* per seq: bit 1 an acknowledgement Kafka still holds, bit 2 one it lost */
-static void sd_run_mark_acked(void *opaque, int64_t s, int lost) {
-    sd_acked_ctx_t *c = opaque;
-    if (s >= 0 && s < c->nseq) c->marks[s] |= lost ? 2 : 1;
-}
-
-uint8_t *sd_run_acked_lost_seqs(sd_run_t *r, int side, const int64_t *ends, int nparts, int64_t *count) {
-    *count = 0;
-    if (sd_broker_is_embedded(r->broker) || !r->sends.nseq) return NULL;
-    sd_acked_ctx_t c = {.marks = sd_util_xcalloc((size_t)r->sends.nseq, 1), .nseq = r->sends.nseq};
-    sd_ledger_each_acked_lost(r->ledger, side, ends, nparts, sd_run_mark_acked, &c);
-    for (int64_t s = 0; s < c.nseq; s++) {
-        c.marks[s] = c.marks[s] == 2; /* every acknowledged copy lost */
-        *count += c.marks[s];
-    }
-    if (!*count) {
-        free(c.marks);
-        return NULL;
-    }
-    return c.marks;
 }
 
 /* Events Kafka acknowledged and no longer holds (acked_lost): judged from

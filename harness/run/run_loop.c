@@ -233,3 +233,19 @@ sd_err_t sd_run_tick_until(sd_run_t *r, int64_t until, char *err, size_t errlen)
     while (!e && sd_util_mono_ms() < until) e = sd_run_tick(r, until - sd_util_mono_ms(), err, errlen);
     return e;
 }
+
+/* The pipeline's records as a fault left them (its progress source's account
+ * and each sink's newest commit), into run.db fault_context. */
+void sd_run_fault_context(sd_run_t *r, int64_t fid) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_progress_context(r, &b);
+    for (int i = 0; i < r->sink.n; i++) {
+        char *c = sd_sink_newest_commit(r->sink.v[i]);
+        if (c) sd_buf_printf(&b, "%ssink %s: %s", b.len ? "; " : "", r->sink.v[i]->name, c);
+        free(c);
+    }
+    if (b.len) sd_ledger_fault_context(r->ledger, fid, b.data, NULL, 0);
+    sd_buf_free(&b);
+}
+

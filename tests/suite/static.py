@@ -188,6 +188,96 @@ def test_structure():
                   "sources only the pipeline's progress, the rest nothing")
 
 
+def call_circles(graph):
+    """The circles of a graph {node: [nodes it calls]}: its strongly connected components of more than one node."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+@coded("call-circles", "static")
+def test_call_circles(binary):
+    """No two files call each other, directly or round a circle: the calls read from the build's objects (a symbol one
+    object uses and another defines), over harness/, injectors/ and reports/. The finder is first shown a circle."""
+    problems = []
+    if call_circles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) != [["a", "b", "c"]]:
+        problems.append("the circle finder misses a circle of three")
+    build = os.path.dirname(os.path.abspath(binary))
+    # the objects the library holds (an object of a file since removed may lie in the build folder)
+    members = set(subprocess.run(["ar", "t", os.path.join(build, "libstreamdrill.a")], capture_output=True, text=True).stdout.split())
+    objs = sorted(o for d in ("harness", "injectors", "reports") for o in glob.glob(os.path.join(build, d, "**", "*.o"), recursive=True)
+                  if os.path.basename(o) in members)
+    defined, used = {}, {}
+    for o in objs:
+        for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():
+            f = line.split()
+            if len(f) == 2 and f[0] == "U":
+                used.setdefault(o, set()).add(f[1])
+            elif len(f) == 3 and f[1] in "TDBR":
+                defined[f[2]] = o
+    graph = {os.path.relpath(o, build): sorted({os.path.relpath(defined[s], build) for s in used.get(o, ())
+                                                if s in defined and defined[s] != o}) for o in objs}
+    edges = sum(len(v) for v in graph.values())
+    if len(objs) < 60 or edges < 100:
+        problems.append(f"only {len(objs)} objects and {edges} calls between files read from {build}: the check reads the wrong build")
+    problems += ["a call circle: " + " <-> ".join(c) for c in call_circles(graph)]
+    return result("call-circles", problems, f"{len(objs)} objects, {edges} calls from one file to another, no circle")
+
+
+@coded("layout", "static")
+def test_layout():
+    """docs/layout.md names every source file of harness/, injectors/ and reports/ (a header by its .c, unless it has none)."""
+    doc = open(os.path.join(ROOT, "docs", "layout.md")).read()
+    files = sorted(f for d in ("harness", "injectors", "reports") for f in glob.glob(os.path.join(ROOT, d, "**", "*.*"), recursive=True)
+                   if f.endswith((".c", ".cpp", ".py")) or (f.endswith(".h") and not os.path.exists(f[:-2] + ".c")
+                                                             and not os.path.exists(f[:-2] + ".cpp")))
+    missing = [os.path.relpath(f, ROOT) for f in files if not re.search(rf"\b{re.escape(os.path.basename(f))}\b", doc)]
+    if len(files) < 60:
+        missing.append(f"only {len(files)} source files found: the check reads the wrong folders")
+    return result("layout", [f"docs/layout.md does not name {m}" for m in missing], f"docs/layout.md names all {len(files)} source files")
+
+
+@coded("verbs", "static")
+def test_verbs(binary):
+    """main.c's command table is the one list of commands: each is in --help's usage and in the unknown-command message."""
+    src = open(os.path.join(ROOT, "harness", "main.c")).read()
+    table = src[src.index("static const sd_verb_t sd_verbs[] = {"):]
+    names = re.findall(r'\{"([a-z]+)", SD_VERB_', table[:table.index("{NULL, 0, NULL}")])
+    usage = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    p = subprocess.run([binary, "no-such-command"], capture_output=True, text=True)
+    problems = [f"--help does not show `streamdrill {n}`" for n in names if f"streamdrill {n} " not in usage]
+    problems += [f"the unknown-command message does not name {n}" for n in names + ["help", "version"] if not re.search(rf"\b{n}\b", p.stderr)]
+    if p.returncode != 2:
+        problems.append(f"an unknown command: exit {p.returncode}, expected 2")
+    if len(names) < 9:
+        problems.append(f"only {len(names)} commands read from main.c's table: {names}")
+    return result("verbs", problems, f"the {len(names)} commands of main.c's table in --help and the unknown-command message")
+
+
 @coded("doc-links", "static")
 def test_doc_links():
     """Every relative link of README.md and docs/*.md names a file that exists and, with #anchor, a heading in it."""
