@@ -2,6 +2,7 @@
  * on hand-made folders where the answer is known: a compacted sink log with
  * a later delete, orphan part files, batches in flight. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,5 +296,29 @@ Test(spark, batch_ends_of_an_empty_checkpoint) {
     sd_spark_t *s = open_chk();
     const int64_t *ids, *ends;
     cr_assert_eq(sd_spark_batch_ends(s, &ids, &ends), 0);
+    sd_spark_close(s);
+}
+
+Test(spark, partitions_past_nine_are_read_in_decimal) {
+    int64_t off[12];
+    const char *t = "v1\n{\"batchWatermarkMs\":0}\n{\"orders\":{\"9\":90,\"10\":100,\"11\":110}}\n";
+    cr_assert_eq(sd_spark_parse_offsets(t, strlen(t), "orders", 12, off), 0);
+    cr_expect_eq(off[9], 90);
+    cr_expect_eq(off[10], 100);
+    cr_expect_eq(off[11], 110);
+    cr_expect_eq(off[8], 0);
+}
+
+Test(spark, a_batch_is_dated_by_its_files_time_to_the_millisecond) {
+    put("chk/offsets/0", "v1\n{\"batchWatermarkMs\":0}\n{\"orders\":{\"0\":5,\"1\":3}}\n");
+    char *f = sd_util_fmt("%s/chk/offsets/0", dir);
+    struct timespec ts[2] = {{1767254400, 123456789}, {1767254400, 123456789}};
+    cr_assert_eq(utimensat(AT_FDCWD, f, ts, 0), 0);
+    free(f);
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
+    cr_expect_eq(st.planned, 0);
+    cr_expect_eq(st.planned_mtime, 1767254400123LL, "%lld", (long long)st.planned_mtime);
     sd_spark_close(s);
 }
