@@ -43,6 +43,7 @@ typedef struct {
     int in_steps;              /* a step was seen: header directives are refused */
     int seen[64];              /* per table entry: line of its first use (entries that may appear once) */
     size_t expanded;           /* bytes the drill's {variables} have expanded to so far (bounded: SD_EXPAND_MAX) */
+    const struct sd_lang_entry_s *entry; /* the line's entry while its keys and hooks are read */
 } sd_pctx_t;
 
 /* What a drill's {variables} may expand to, in all: a drill is a page of
