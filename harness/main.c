@@ -88,19 +88,11 @@ static const struct option sd_long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
 
+static void sd_usage_commands(FILE *f);
+
 static void sd_usage(FILE *f) {
-    fputs("usage: streamdrill run FILE... [options]      run drills, write reports, exit with the verdict\n"
-          "       streamdrill check FILE... [--set N=V]  parse and validate scenarios only\n"
-          "       streamdrill init FILE [options]        write a commented first drill (FILE - for stdout)\n"
-          "       streamdrill explore FILE [options]     random fault schedules over FILE's header; each distinct\n"
-          "                                              failure shrunk to a minimal drill (exit 1 when one is found)\n"
-          "       streamdrill report DIR...              rebuild the reports of run folders from run.db\n"
-          "       streamdrill compare DIR...             the counts of several run folders side by side (Markdown)\n"
-          "       streamdrill runbook DIR...             each run's runbook: checkpoint, versions, committed progress\n"
-          "                                              around each fault (Markdown)\n"
-          "       streamdrill ack DIR                    confirm the `operator` step the run in DIR waits for\n"
-          "       streamdrill broker [--broker-count N]  run the embedded Kafka cluster in the foreground\n"
-          "       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
+    sd_usage_commands(f);
+    fputs("       streamdrill help [NAME | --markdown]   the scenario language: every directive and step, or one\n"
           "       streamdrill help --events              the events on the wire: fields, formats, each malformed kind\n"
           "       streamdrill --help | --version\n"
           "\n"
@@ -873,22 +865,60 @@ static int sd_parse_options(int argc, char **argv) {
 }
 
 /* The commands that take options, as Redis keeps its command table: a
- * name, what its arguments are, its handler (help and --version are read
- * before options are). */
+ * name, what its arguments are, the option groups it takes beyond the
+ * common ones, its handler, and its line of the usage (help and --version
+ * are read before options are). The usage, the unknown-command message
+ * and each "applies to" refusal are made from it. */
 typedef enum { SD_VERB_NONE, SD_VERB_SCENARIOS, SD_VERB_RUN_FOLDERS } sd_verb_args_t;
+enum { SD_TAKES_INIT = 1, SD_TAKES_EXPLORE = 2, SD_TAKES_BROKER_COUNT = 4 };
 typedef struct {
     const char *name;
     sd_verb_args_t args;
+    int takes; /* SD_TAKES_* */
     int (*run)(int nargs, char **args);
+    const char *synopsis, *summary; /* the summary's further lines after a '\n' */
 } sd_verb_t;
 
 static const sd_verb_t sd_verbs[] = {
-    {"run", SD_VERB_SCENARIOS, sd_verb_run},          {"check", SD_VERB_SCENARIOS, sd_verb_check},
-    {"init", SD_VERB_SCENARIOS, sd_verb_init},        {"explore", SD_VERB_SCENARIOS, sd_verb_explore},
-    {"report", SD_VERB_RUN_FOLDERS, sd_verb_report},  {"compare", SD_VERB_RUN_FOLDERS, sd_verb_compare},
-    {"runbook", SD_VERB_RUN_FOLDERS, sd_verb_runbook}, {"broker", SD_VERB_NONE, sd_verb_broker},
-    {"ack", SD_VERB_RUN_FOLDERS, sd_verb_ack},
-    {NULL, 0, NULL}};
+    {"run", SD_VERB_SCENARIOS, SD_TAKES_BROKER_COUNT, sd_verb_run, "FILE... [options]", "run drills, write reports, exit with the verdict"},
+    {"check", SD_VERB_SCENARIOS, 0, sd_verb_check, "FILE... [--set N=V]", "parse and validate scenarios only"},
+    {"init", SD_VERB_SCENARIOS, SD_TAKES_INIT, sd_verb_init, "FILE [options]", "write a commented first drill (FILE - for stdout)"},
+    {"explore", SD_VERB_SCENARIOS, SD_TAKES_EXPLORE | SD_TAKES_BROKER_COUNT, sd_verb_explore, "FILE [options]",
+     "random fault schedules over FILE's header; each distinct\nfailure shrunk to a minimal drill (exit 1 when one is found)"},
+    {"report", SD_VERB_RUN_FOLDERS, 0, sd_verb_report, "DIR...", "rebuild the reports of run folders from run.db"},
+    {"compare", SD_VERB_RUN_FOLDERS, 0, sd_verb_compare, "DIR...", "the counts of several run folders side by side (Markdown)"},
+    {"runbook", SD_VERB_RUN_FOLDERS, 0, sd_verb_runbook, "DIR...",
+     "each run's runbook: checkpoint, versions, committed progress\naround each fault (Markdown)"},
+    {"ack", SD_VERB_RUN_FOLDERS, 0, sd_verb_ack, "DIR", "confirm the `operator` step the run in DIR waits for"},
+    {"broker", SD_VERB_NONE, SD_TAKES_BROKER_COUNT, sd_verb_broker, "[--broker-count N]", "run the embedded Kafka cluster in the foreground"},
+    {NULL, 0, 0, NULL, NULL, NULL}};
+
+static void sd_usage_commands(FILE *f) {
+    for (int i = 0; sd_verbs[i].name; i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "streamdrill %s %s", sd_verbs[i].name, sd_verbs[i].synopsis);
+        const char *sum = sd_verbs[i].summary;
+        size_t n = strcspn(sum, "\n");
+        fprintf(f, "%s%-38s %.*s\n", i ? "       " : "usage: ", head, (int)n, sum);
+        for (sum += n; *sum; sum += n) {
+            sum++;
+            n = strcspn(sum, "\n");
+            fprintf(f, "%46s%.*s\n", "", (int)n, sum);
+        }
+    }
+}
+
+/* "`streamdrill a`, `b` and `c`": the commands that take the option group bit */
+static void sd_verbs_taking(int bit, char *out, size_t outlen) {
+    int n = 0, k = 0, len = 0;
+    for (int i = 0; sd_verbs[i].name; i++) n += (sd_verbs[i].takes & bit) != 0;
+    out[0] = 0;
+    for (int i = 0; sd_verbs[i].name && len >= 0 && (size_t)len < outlen; i++) {
+        if (!(sd_verbs[i].takes & bit)) continue;
+        len += snprintf(out + len, outlen - (size_t)len, !k ? "`streamdrill %s`" : k == n - 1 ? " and `%s`" : ", `%s`", sd_verbs[i].name);
+        k++;
+    }
+}
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -962,24 +992,26 @@ int main(int argc, char **argv) {
         return SD_EXIT_USAGE;
     }
     if (verb->args == SD_VERB_NONE) return verb->run(nargs, args);
-    if (strcmp(cmd, "broker") && strcmp(cmd, "run") && strcmp(cmd, "explore") && sd_opt.nbrokers != 1) {
-        fprintf(stderr, "streamdrill %s: --broker-count applies to `streamdrill broker`, `run` and `explore` (the embedded cluster) only\n", cmd);
+    char which[128];
+    if (!(verb->takes & SD_TAKES_BROKER_COUNT) && sd_opt.nbrokers != 1) {
+        sd_verbs_taking(SD_TAKES_BROKER_COUNT, which, sizeof(which));
+        fprintf(stderr, "streamdrill %s: --broker-count applies to %s (the embedded cluster) only\n", cmd, which);
         return SD_EXIT_USAGE;
     }
     if (!nargs) {
         fprintf(stderr, "streamdrill %s: expected at least one %s\n", cmd, verb->args == SD_VERB_RUN_FOLDERS ? "run folder" : "scenario file");
         return SD_EXIT_USAGE;
     }
-    int is_init = !strcmp(cmd, "init");
-    if (!is_init && (sd_opt.pipeline || sd_opt.sink || sd_opt.progress || sd_opt.name)) {
-        fprintf(stderr, "streamdrill %s: --pipeline, --sink, --progress and --name apply to `streamdrill init` only\n", cmd);
+    if (!(verb->takes & SD_TAKES_INIT) && (sd_opt.pipeline || sd_opt.sink || sd_opt.progress || sd_opt.name)) {
+        sd_verbs_taking(SD_TAKES_INIT, which, sizeof(which));
+        fprintf(stderr, "streamdrill %s: --pipeline, --sink, --progress and --name apply to %s only\n", cmd, which);
         return SD_EXIT_USAGE;
     }
-    int is_explore = !strcmp(cmd, "explore");
-    if (!is_explore && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 10 ||
-                        sd_opt.shrink_runs != 300 || sd_opt.keep_steps || sd_opt.keep_going || sd_opt.print_only)) {
+    if (!(verb->takes & SD_TAKES_EXPLORE) && (sd_opt.runs || sd_opt.budget_ms || sd_opt.jobs != 1 || sd_opt.tries != 3 || sd_opt.confirm != 10 ||
+                                             sd_opt.shrink_runs != 300 || sd_opt.keep_steps || sd_opt.keep_going || sd_opt.print_only)) {
+        sd_verbs_taking(SD_TAKES_EXPLORE, which, sizeof(which));
         fprintf(stderr, "streamdrill %s: --runs, --budget, --jobs, --tries, --confirm, --shrink-runs, --keep-steps, --keep-going "
-                        "and --print apply to `streamdrill explore` only\n", cmd);
+                        "and --print apply to %s only\n", cmd, which);
         return SD_EXIT_USAGE;
     }
     int rc = verb->run(nargs, args);

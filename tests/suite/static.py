@@ -266,16 +266,27 @@ def test_verbs(binary):
     """main.c's command table is the one list of commands: each is in --help's usage and in the unknown-command message."""
     src = open(os.path.join(ROOT, "harness", "main.c")).read()
     table = src[src.index("static const sd_verb_t sd_verbs[] = {"):]
-    names = re.findall(r'\{"([a-z]+)", SD_VERB_', table[:table.index("{NULL, 0, NULL}")])
+    names = re.findall(r'\{"([a-z]+)", SD_VERB_', table[:table.index("{NULL, 0, ")])
     usage = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
     p = subprocess.run([binary, "no-such-command"], capture_output=True, text=True)
     problems = [f"--help does not show `streamdrill {n}`" for n in names if f"streamdrill {n} " not in usage]
     problems += [f"the unknown-command message does not name {n}" for n in names + ["help", "version"] if not re.search(rf"\b{n}\b", p.stderr)]
     if p.returncode != 2:
         problems.append(f"an unknown command: exit {p.returncode}, expected 2")
+    # an option group on a command that does not take it: refused, naming the commands that do (from the table)
+    drill = os.path.join(ROOT, "scenarios", "parcel-restart.drill")
+    for args, want in ((["check", drill, "--broker-count", "3"], "applies to `streamdrill run`, `explore` and `broker`"),
+                       (["check", drill, "--runs", "3"], "apply to `streamdrill explore` only"),
+                       (["run", drill, "--name", "x", "--out", os.path.join(OUT, "verbs-refused")], "apply to `streamdrill init` only")):
+        q = subprocess.run([binary, *args], capture_output=True, text=True)
+        if q.returncode != 2 or want not in q.stderr:
+            problems.append(f"{' '.join(args[:1] + args[2:3])}: exit {q.returncode}, {q.stderr.strip()[-200:]!r} (expected 2 and {want!r})")
+    if os.path.exists(os.path.join(OUT, "verbs-refused")):
+        problems.append("a refused run wrote its output folder")
     if len(names) < 9:
         problems.append(f"only {len(names)} commands read from main.c's table: {names}")
-    return result("verbs", problems, f"the {len(names)} commands of main.c's table in --help and the unknown-command message")
+    return result("verbs", problems, f"the {len(names)} commands of main.c's table in --help, the unknown-command message and "
+                  "each option group's refusal")
 
 
 @coded("doc-links", "static")
