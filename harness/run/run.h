@@ -67,6 +67,13 @@ typedef struct sd_run_result_s {
     int recorded;                 /* run.db is written and closed: the reports are due (sd_report_write_all) */
 } sd_run_result_t;
 
+/* How a step fell short, per step (sd_run_t.verdict.missed_step). */
+typedef enum {
+    SD_STEP_DID_LAND = 0,        /* nothing said against it */
+    SD_STEP_MISSED = 1,          /* a fault that did not land where the step asked */
+    SD_STEP_RESTART_FAILED = 2,  /* the pipeline did not come back */
+} sd_step_miss_t;
+
 typedef struct sd_run_s {
     /* who the run is: the whole run shares these */
     const sd_scenario_t *sc;
@@ -233,7 +240,7 @@ typedef struct sd_run_s {
     /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
     struct sd_run_verdict_s {
         int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
-        uint8_t *missed_step;     /* per step: 1 it already did not land (a step is counted once), 2 the pipeline did not come back */
+        uint8_t *missed_step;     /* per step: sd_step_miss_t (a step is counted once) */
         char missed_msg[1536];
         int unmeasured;           /* expectations on figures the run could not measure */
         char unmeasured_why[512];

@@ -123,7 +123,7 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
     sd_ledger_fault_missed(r->ledger, idx, kind, s.incarnation, why, NULL, 0);
     if (!r->verdict.missed_step) r->verdict.missed_step = sd_util_xcalloc((size_t)r->sc->nsteps + 1, 1);
     if (r->verdict.missed_step[idx]) return;
-    r->verdict.missed_step[idx] = 1;
+    r->verdict.missed_step[idx] = SD_STEP_MISSED;
     char w[1536];
     snprintf(w, sizeof(w), "line %d `%s`: %s", st->line, st->text, why);
     sd_ledger_warning(r->ledger, st->optional ? "fault-skipped" : "fault-missed", w, NULL, 0);
@@ -134,7 +134,7 @@ void sd_run_fault_missed(sd_run_t *r, const sd_step_t *st, const char *why) {
 
 void sd_run_restart_failed(sd_run_t *r) {
     if (!r->verdict.missed_step) r->verdict.missed_step = sd_util_xcalloc((size_t)r->sc->nsteps + 1, 1);
-    if (!r->verdict.missed_step[r->step]) r->verdict.missed_step[r->step] = 2;
+    if (!r->verdict.missed_step[r->step]) r->verdict.missed_step[r->step] = SD_STEP_RESTART_FAILED;
 }
 
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {

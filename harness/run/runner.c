@@ -596,9 +596,9 @@ static sd_err_t sd_run_steps(sd_run_t *r, char *detail, size_t dlen, char *err, 
         e = sd_run_step(r, st, detail, dlen, err, errlen);
         /* a fault that did not do what the step says is not "ok", nor a
          * "timeout" like a wait's: it missed */
-        int missed = r->verdict.missed_step ? r->verdict.missed_step[i] : 0;
+        sd_step_miss_t missed = r->verdict.missed_step ? (sd_step_miss_t)r->verdict.missed_step[i] : SD_STEP_DID_LAND;
         int fault = sd_lang_step_entry(st->kind)->fault;
-        const char *status = e == SD_OK ? (missed == 2 ? "restart failed" : missed ? (st->optional ? "skipped" : "missed") : "ok")
+        const char *status = e == SD_OK ? (missed == SD_STEP_RESTART_FAILED ? "restart failed" : missed ? (st->optional ? "skipped" : "missed") : "ok")
                            : e == SD_ERR_TIMEOUT ? (fault ? (st->optional ? "skipped" : "missed") : "timeout")
                            : e == SD_ERR_NOT_LANDED ? "missed" : "failed";
         sd_ledger_step_end(r->ledger, i, status, e ? err : detail, NULL, 0);
