@@ -58,7 +58,7 @@ ROOMS = {
                   "harness/progress/progress_group.c", "harness/progress/progress_flink.c", "harness/progress/spark_checkpoint.c"],
         "units": ["test_progress", "test_spark"],
         "cases": ["exactly-once-x20", "bare-markers-x20", "group-at-least-once-x10", "not-caught-up-group", "kill-not-landed",
-                  "join-lag-full-x3", "hostile-checkpoints"],
+                  "join-lag-full-x3", "hostile-checkpoints", "group-never-commits"],
         # --real: cases on the real broker, run for the mutants of these files
         # only (the embedded cluster cannot describe a consumer group)
         "real": {"harness/progress/progress_group.c": ["group-session-wait", "group-unseen-kill"]},
@@ -266,6 +266,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--units-only", action="store_true", help="the unit tests only (the quick check make test runs)")
     ap.add_argument("--timeout", type=float, default=0, help="seconds a mutant's suite may take (default: 3 times the original's + 30)")
+    ap.add_argument("--recheck", action="store_true", help="run only the survivors of the room's last run (BUILD/mutate/ROOM.json) "
+                    "again, after tests were added: its counts, with those now killed moved from survived to killed")
     ap.add_argument("--real", action="store_true", help="also the room's cases on the real Apache Kafka broker (one started "
                     "for the run), for the mutants of the files they cover")
     ap.add_argument("--expect-killed", type=int, default=0, help="fail unless at least this many mutants of each room were killed "
@@ -348,12 +350,22 @@ def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     # in the room adds or drops its own mutants and leaves the others' order
     pool.sort(key=lambda m: (hashlib.sha256(f"{a.seed}\0{m[0]}\0{squeeze(m[2])}\0{squeeze(m[3])}".encode()).hexdigest(), m[1]))
     counts = {"killed": 0, "survived": 0, "not compiling": 0, "equivalent": 0, "equivalent (listed)": 0, "accepted (listed)": 0}
+    limit, first_tried = a.n, 0
+    if a.recheck:
+        # the last run's survivors, wherever their lines are now; the rest of its counts stand
+        last = json.load(open(os.path.join(outdir, room + ".json")))
+        want = {(v["file"], squeeze(v["old"]), squeeze(v["new"])) for v in last["survivors"]}
+        pool = [m for m in pool if (m[0], squeeze(m[2]), squeeze(m[3])) in want]
+        counts = dict(last["counts"], survived=0)
+        first_tried = last.get("tried", 0)
+        limit = sum(v for k, v in counts.items() if k != "not compiling") + len(pool)
+        say(f"mutate {room}: rechecking the {len(pool)} survivors of the last run (seed {last['seed']}, {last['n']} that compile)")
     seen, survivors, tried = {}, [], 0
     listed = listed_survivors()
     say(f"mutate {room}: {len(pool)} mutants of {len(ROOMS[room]['files'])} files; the suite takes {took:.0f}s on the original "
         f"(a mutant's timeout {timeout:.0f}s); seed {a.seed}, {a.n} that compile")
     for f, lineno, old, new in pool:
-        if sum(v for k, v in counts.items() if k != "not compiling") >= a.n:
+        if sum(v for k, v in counts.items() if k != "not compiling") >= limit:
             break
         tried += 1
         src = open(os.path.join(ROOT, f)).read().splitlines(keepends=True)
@@ -399,11 +411,12 @@ def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     rate = 100.0 * counts["killed"] / judged if judged else 0.0
     summary = (f"mutate {room}: {counts['killed']} killed, {counts['survived']} survived, {counts['accepted (listed)']} accepted and "
                f"{counts['equivalent (listed)']} equivalent as docs/testing.md lists, {counts['equivalent']} the same object, "
-               f"{counts['not compiling']} not compiling, of {tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s)")
+               f"{counts['not compiling']} not compiling, of {tried + first_tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s"
+               f"{', the survivors rechecked' if a.recheck else ''})")
     say(summary)
     with open(os.path.join(outdir, room + ".json"), "w") as fh:
         json.dump({"room": room, "seed": a.seed, "n": a.n, "counts": counts, "kill_rate": rate, "survivors": survivors,
-                   "cases": cases}, fh, indent=1)
+                   "cases": cases, "tried": tried + first_tried}, fh, indent=1)
     with open(os.path.join(outdir, room + ".txt"), "w") as fh:
         fh.write(summary + "\n")
         for s in survivors:

@@ -459,3 +459,26 @@ Test(progress, flink_checkpoint_zero_counts) {
     cr_assert_eq(trig, 0);
     free(cp);
 }
+
+/* progress spark batches=real-time on a hand-made checkpoint: interval N
+ * begins at the commit of N-1, its size not known until its offsets/N */
+Test(progress, spark_real_time_intervals_begin_at_the_previous_commit_with_no_size) {
+    char *chk = sd_util_fmt("%s/chk", dir);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/0", chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/0", chk)), 0);
+    sc.checkpoint = chk;
+    sc.spark_realtime = 1;
+    R.pipe.progress = &sd_progress_spark;
+    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    char err[256] = "";
+    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(R.pipe.bs.begun, 1, "interval 1 runs from the commit of 0");
+    cr_expect_eq(R.pipe.bs.begun_rows, -1, "its size is not known until Spark writes offsets/1: %lld", (long long)R.pipe.bs.begun_rows);
+    cr_expect_eq(R.pipe.bs.committed, -1, "commits/0 was there when the incarnation began: none of its own yet");
+    sd_progress_spark.close(R.pipe.source);
+    R.pipe.source = NULL;
+    sc.checkpoint = NULL;
+    free(chk);
+}
