@@ -482,3 +482,24 @@ Test(progress, spark_real_time_intervals_begin_at_the_previous_commit_with_no_si
     sc.checkpoint = NULL;
     free(chk);
 }
+
+/* progress flink: checkpoints the storage held before the pipeline started
+ * are where it resumes from, not commits of its own */
+Test(progress, flink_checkpoints_from_before_the_incarnation_are_no_commit_of_it) {
+    flink_chk("old", 5, 1);
+    char *cp = sd_util_fmt("%s/cp", dir);
+    sc.checkpoint = cp;
+    R.pipe.progress = &sd_progress_flink;
+    char err[512] = "";
+    cr_assert_eq(sd_progress_flink.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    sd_err_t e = sd_progress_flink.poll(&R, err, sizeof(err));
+    cr_expect_eq(R.pipe.bs.committed, -1, "chk-5 was there before incarnation 1 (poll: %d %s)", e, err);
+    cr_expect_eq(R.pipe.bs.commits, 0);
+    flink_chk("old", 6, 1);
+    e = sd_progress_flink.poll(&R, err, sizeof(err));
+    cr_expect_eq(R.pipe.bs.committed, 6, "chk-6 completed in incarnation 1 (poll: %d %s)", e, err);
+    sd_progress_flink.close(R.pipe.source);
+    R.pipe.source = NULL;
+    sc.checkpoint = NULL;
+    free(cp);
+}
