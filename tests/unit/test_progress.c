@@ -503,3 +503,23 @@ Test(progress, flink_checkpoints_from_before_the_incarnation_are_no_commit_of_it
     sc.checkpoint = NULL;
     free(cp);
 }
+
+/* progress spark: the planned batches' ends the late rule reads, through the source */
+Test(progress, spark_batch_ends_through_the_source) {
+    char *chk = sd_util_fmt("%s/chk", dir);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/3", chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":9,\"1\":7}}\\n' > %s/offsets/4", chk)), 0);
+    sc.checkpoint = chk;
+    R.pipe.progress = &sd_progress_spark;
+    char err[256] = "";
+    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    const int64_t *ids = NULL, *ends = NULL;
+    cr_assert_eq(sd_progress_spark.batch_ends(&R, &ids, &ends), 2);
+    cr_expect(ids[0] == 3 && ids[1] == 4, "the batches' ids: %lld, %lld", (long long)ids[0], (long long)ids[1]);
+    cr_expect(ends[0] == 4 && ends[1] == 6 && ends[2] == 9 && ends[3] == 7, "each batch's partition ends");
+    sd_progress_spark.close(R.pipe.source);
+    R.pipe.source = NULL;
+    sc.checkpoint = NULL;
+    free(chk);
+}
