@@ -523,3 +523,52 @@ Test(progress, spark_batch_ends_through_the_source) {
     sc.checkpoint = NULL;
     free(chk);
 }
+
+Test(progress, the_fitted_batch_length_is_exact_on_two_batches) {
+    /* 100 rows in 1.1 s, 200 in 1.2 s: 1 s a batch and 1 ms a row, so 800
+     * rows take 1.8 s */
+    batch(1, 100, 1100);
+    batch(2, 200, 1200);
+    int64_t e = sd_progress_expected_batch_ms(&R, 800);
+    cr_assert(e >= 1780 && e <= 1820, "1000 + 800 * 1: %lld", (long long)e);
+}
+
+/* progress spark: a batch planned before the incarnation started is its
+ * predecessor's, run again: it begins with the incarnation */
+Test(progress, spark_a_batch_planned_before_the_incarnation_begins_with_it) {
+    char *chk = sd_util_fmt("%s/chk", dir);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/0", chk)), 0);
+    sc.checkpoint = chk;
+    R.pipe.progress = &sd_progress_spark;
+    R.pipe.inc_started_wall = sd_util_wall_ms() + 60000; /* the file is older than the incarnation */
+    char err[256] = "";
+    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(R.pipe.bs.begun, 0);
+    cr_expect_eq(R.pipe.bs.begun_with_incarnation, 1, "offsets/0 was planned before incarnation 1 started");
+    /* a batch this incarnation planned itself */
+    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":8,\"1\":9}}\\n' > %s/offsets/1", chk)), 0);
+    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(R.pipe.bs.begun, 1);
+    cr_expect_eq(R.pipe.bs.begun_with_incarnation, 0);
+    sd_progress_spark.close(R.pipe.source);
+    R.pipe.source = NULL;
+    sc.checkpoint = NULL;
+    free(chk);
+}
+
+Test(progress, flink_a_metadata_file_that_cannot_be_read_safely_is_named_first) {
+    flink_chk("job", 1, 0);
+    char *meta = sd_util_fmt("%s/cp/job/chk-1/_metadata", dir);
+    cr_assert_eq(mkfifo(meta, 0644), 0);
+    char why[512] = "";
+    char *text = sd_flink_offsets(meta, "scans", 2, NULL, 0, why, sizeof(why));
+    cr_expect_null(text);
+    char *want = sd_util_fmt("Flink checkpoint %s: ", meta);
+    cr_expect(!strncmp(why, want, strlen(want)), "the file first, then why: %s", why);
+    free(want);
+    free(text);
+    free(meta);
+}

@@ -322,3 +322,21 @@ Test(spark, a_batch_is_dated_by_its_files_time_to_the_millisecond) {
     cr_expect_eq(st.planned_mtime, 1767254400123LL, "%lld", (long long)st.planned_mtime);
     sd_spark_close(s);
 }
+
+Test(spark, ids_in_a_range_below_the_newest) {
+    for (int i = 0; i < 4; i++) {
+        char rel[32];
+        snprintf(rel, sizeof(rel), "chk/offsets/%d", i);
+        put(rel, "v1\n{\"batchWatermarkMs\":0}\n{\"orders\":{\"0\":1,\"1\":1}}\n");
+    }
+    sd_spark_t *s = open_chk();
+    sd_spark_state_t st;
+    cr_assert_eq(sd_spark_poll(s, &st, NULL, 0), SD_OK);
+    cr_assert_eq(st.planned, 3);
+    int64_t ids[8];
+    cr_assert_eq(sd_spark_ids(s, 0, 0, 1, ids, 8), 1, "after 0 up to 1: batch 1 alone, two newer ones above the range");
+    cr_expect_eq(ids[0], 1);
+    cr_assert_eq(sd_spark_ids(s, 0, -1, 3, ids, 2), 2, "the newest two when at most two are asked");
+    cr_expect(ids[0] == 2 && ids[1] == 3);
+    sd_spark_close(s);
+}
