@@ -357,7 +357,7 @@ def mutate_room(build, room, a, cases, tmp, outdir, real=None):
         want = {(v["file"], squeeze(v["old"]), squeeze(v["new"])) for v in last["survivors"]}
         pool = [m for m in pool if (m[0], squeeze(m[2]), squeeze(m[3])) in want]
         counts = dict(last["counts"], survived=0)
-        first_tried = last.get("tried", 0)
+        first_tried = last.get("tried") or int((re.findall(r"of (\d+) drawn", open(os.path.join(outdir, room + ".txt")).read()) or [0])[0])
         limit = sum(v for k, v in counts.items() if k != "not compiling") + len(pool)
         say(f"mutate {room}: rechecking the {len(pool)} survivors of the last run (seed {last['seed']}, {last['n']} that compile)")
     seen, survivors, tried = {}, [], 0
@@ -368,6 +368,12 @@ def mutate_room(build, room, a, cases, tmp, outdir, real=None):
         if sum(v for k, v in counts.items() if k != "not compiling") >= limit:
             break
         tried += 1
+        known = listed.get((f, squeeze(old), squeeze(new)))
+        if a.recheck and known:
+            # it survived the last run, and is listed since: nothing to run
+            counts[f"{known[0]} (listed)"] += 1
+            say(f"  survived, {known[0]:<10} (listed) {f}:{lineno}: {old.strip()}  ==>  {new.strip()}")
+            continue
         src = open(os.path.join(ROOT, f)).read().splitlines(keepends=True)
         src[lineno - 1] = new + "\n"
         mdir = os.path.join(tmp, "m", os.path.dirname(f))
@@ -411,12 +417,12 @@ def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     rate = 100.0 * counts["killed"] / judged if judged else 0.0
     summary = (f"mutate {room}: {counts['killed']} killed, {counts['survived']} survived, {counts['accepted (listed)']} accepted and "
                f"{counts['equivalent (listed)']} equivalent as docs/testing.md lists, {counts['equivalent']} the same object, "
-               f"{counts['not compiling']} not compiling, of {tried + first_tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s"
+               f"{counts['not compiling']} not compiling, of {first_tried if a.recheck else tried} drawn; kill rate {rate:.1f}% ({time.time() - t0:.0f}s"
                f"{', the survivors rechecked' if a.recheck else ''})")
     say(summary)
     with open(os.path.join(outdir, room + ".json"), "w") as fh:
         json.dump({"room": room, "seed": a.seed, "n": a.n, "counts": counts, "kill_rate": rate, "survivors": survivors,
-                   "cases": cases, "tried": tried + first_tried}, fh, indent=1)
+                   "cases": cases, "tried": first_tried if a.recheck else tried}, fh, indent=1)
     with open(os.path.join(outdir, room + ".txt"), "w") as fh:
         fh.write(summary + "\n")
         for s in survivors:
