@@ -572,3 +572,56 @@ Test(progress, flink_a_metadata_file_that_cannot_be_read_safely_is_named_first) 
     free(text);
     free(meta);
 }
+
+Test(progress, flink_the_newest_of_many_checkpoints_and_its_metadata) {
+    for (int i = 1; i <= 24; i++) flink_chk("many", i, 1);
+    char *cp = sd_util_fmt("%s/cp", dir);
+    int64_t done, done_ms, trig;
+    char *meta = NULL, why[256];
+    cr_assert_eq(sd_flink_scan(cp, &done, &done_ms, &trig, &meta, why, sizeof(why)), 0);
+    cr_expect_eq(done, 24, "every checkpoint of the job looked at, whatever order the folder lists them in");
+    cr_assert_not_null(meta);
+    cr_expect(strstr(meta, "/chk-24/_metadata") != NULL, "%s", meta);
+    free(meta);
+    free(cp);
+}
+
+Test(progress, a_commit_from_no_offsets_counts_every_row_it_read) {
+    event(SD_SUP_EV_BEGIN, 1, 1, -1, NULL);
+    event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:10,1:12");
+    cr_assert_eq(R.pipe.bs.nhist, 1);
+    cr_expect_eq(R.pipe.bs.hist_rows[0], 22, "offsets 0 to 10 and 0 to 12: %lld rows", (long long)R.pipe.bs.hist_rows[0]);
+}
+
+/* progress spark: batches committed since the last poll are not begun again */
+Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
+    char *chk = sd_util_fmt("%s/chk", dir);
+    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
+    for (int i = 0; i <= 2; i++) {
+        cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":%d,\"1\":%d}}\\n' > %s/offsets/%d", i + 1, i + 1, chk, i)), 0);
+        cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/%d", chk, i)), 0);
+    }
+    sc.checkpoint = chk;
+    R.pipe.progress = &sd_progress_spark;
+    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    char err[256] = "";
+    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err); /* the incarnation starts at commit 2 */
+    /* between two polls: batch 3 planned and committed, batch 4 planned */
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":5,\"1\":5}}\\n' > %s/offsets/3", chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/3", chk)), 0);
+    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":7,\"1\":7}}\\n' > %s/offsets/4", chk)), 0);
+    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(R.pipe.bs.begun, 4);
+    cr_expect_eq(R.pipe.bs.committed, 3);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(sd_ledger_db(R.ledger), "SELECT count(*) FROM batch WHERE id=3 AND begin_ms IS NOT NULL", -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(st, 0), 0, "batch 3 was committed when it was first seen: no begin of it");
+    sqlite3_finalize(st);
+    sd_progress_spark.close(R.pipe.source);
+    R.pipe.source = NULL;
+    sc.checkpoint = NULL;
+    free(chk);
+}
