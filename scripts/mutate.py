@@ -64,7 +64,8 @@ ROOMS = {
         "real": {"harness/progress/progress_group.c": ["group-session-wait", "group-unseen-kill"]},
     },
     "run": {
-        "files": ["harness/run/run_judge.c", "harness/run/run_model.c", "harness/run/run_join.c", "harness/run/run_recovery.c"],
+        "files": ["harness/run/run_judge.c", "harness/run/run_facts.c", "harness/run/run_model.c", "harness/run/run_join.c",
+                  "harness/run/run_recovery.c"],
         "units": [],
         "cases": ["exactly-once-x20", "at-least-once-x20", "at-most-once-x20", "recovery-never-amo", "recovery-stamps-before-visible",
                   "windows-exactly-once-x20", "windows-weak-count-late-x5", "join-lag-full-x3", "join-weak-late-as-null-x3",
