@@ -460,27 +460,66 @@ Test(progress, flink_checkpoint_zero_counts) {
     free(cp);
 }
 
-/* progress spark batches=real-time on a hand-made checkpoint: interval N
- * begins at the commit of N-1, its size not known until its offsets/N */
-Test(progress, spark_real_time_intervals_begin_at_the_previous_commit_with_no_size) {
+/* progress spark on a hand-made checkpoint: CHK/offsets/N and CHK/commits/N */
+static void spark_file(const char *chk, const char *sub, int n, const char *text) {
+    char *path = sd_util_fmt("%s/%s/%d", chk, sub, n);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    free(path);
+}
+
+static void spark_offsets(const char *chk, int n, int o0, int o1) {
+    char text[128];
+    snprintf(text, sizeof(text), "v1\n{\"batchWatermarkMs\":0}\n{\"scans\":{\"0\":%d,\"1\":%d}}\n", o0, o1);
+    spark_file(chk, "offsets", n, text);
+}
+
+static void spark_commit(const char *chk, int n) { spark_file(chk, "commits", n, "v1\n{}\n"); }
+
+/* an empty checkpoint the run's progress spark source will read */
+static char *spark_chk(void) {
     char *chk = sd_util_fmt("%s/chk", dir);
     cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/0", chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/0", chk)), 0);
     sc.checkpoint = chk;
-    sc.spark_realtime = 1;
     R.pipe.progress = &sd_progress_spark;
-    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    return chk;
+}
+
+static void spark_open(void) {
     char err[256] = "";
     cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+}
+
+static void spark_poll(void) {
+    char err[256] = "";
     cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
-    cr_expect_eq(R.pipe.bs.begun, 1, "interval 1 runs from the commit of 0");
-    cr_expect_eq(R.pipe.bs.begun_rows, -1, "its size is not known until Spark writes offsets/1: %lld", (long long)R.pipe.bs.begun_rows);
-    cr_expect_eq(R.pipe.bs.committed, -1, "commits/0 was there when the incarnation began: none of its own yet");
+}
+
+static void spark_done(char *chk) {
     sd_progress_spark.close(R.pipe.source);
     R.pipe.source = NULL;
     sc.checkpoint = NULL;
     free(chk);
+}
+
+/* progress spark batches=real-time on a hand-made checkpoint: interval N
+ * begins at the commit of N-1, its size not known until its offsets/N */
+Test(progress, spark_real_time_intervals_begin_at_the_previous_commit_with_no_size) {
+    char *chk = spark_chk();
+    spark_offsets(chk, 0, 4, 6);
+    spark_commit(chk, 0);
+    sc.checkpoint = chk;
+    sc.spark_realtime = 1;
+    R.pipe.progress = &sd_progress_spark;
+    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    spark_open();
+    spark_poll();
+    cr_expect_eq(R.pipe.bs.begun, 1, "interval 1 runs from the commit of 0");
+    cr_expect_eq(R.pipe.bs.begun_rows, -1, "its size is not known until Spark writes offsets/1: %lld", (long long)R.pipe.bs.begun_rows);
+    cr_expect_eq(R.pipe.bs.committed, -1, "commits/0 was there when the incarnation began: none of its own yet");
+    spark_done(chk);
 }
 
 /* progress flink: checkpoints the storage held before the pipeline started
@@ -506,22 +545,15 @@ Test(progress, flink_checkpoints_from_before_the_incarnation_are_no_commit_of_it
 
 /* progress spark: the planned batches' ends the late rule reads, through the source */
 Test(progress, spark_batch_ends_through_the_source) {
-    char *chk = sd_util_fmt("%s/chk", dir);
-    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/3", chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":9,\"1\":7}}\\n' > %s/offsets/4", chk)), 0);
-    sc.checkpoint = chk;
-    R.pipe.progress = &sd_progress_spark;
-    char err[256] = "";
-    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    char *chk = spark_chk();
+    spark_offsets(chk, 3, 4, 6);
+    spark_offsets(chk, 4, 9, 7);
+    spark_open();
     const int64_t *ids = NULL, *ends = NULL;
     cr_assert_eq(sd_progress_spark.batch_ends(&R, &ids, &ends), 2);
     cr_expect(ids[0] == 3 && ids[1] == 4, "the batches' ids: %lld, %lld", (long long)ids[0], (long long)ids[1]);
     cr_expect(ends[0] == 4 && ends[1] == 6 && ends[2] == 9 && ends[3] == 7, "each batch's partition ends");
-    sd_progress_spark.close(R.pipe.source);
-    R.pipe.source = NULL;
-    sc.checkpoint = NULL;
-    free(chk);
+    spark_done(chk);
 }
 
 Test(progress, the_fitted_batch_length_is_exact_on_two_batches) {
@@ -537,27 +569,20 @@ Test(progress, the_fitted_batch_length_is_exact_on_two_batches) {
 /* progress spark: a batch planned before the incarnation started is its
  * predecessor's, run again: it begins with the incarnation */
 Test(progress, spark_a_batch_planned_before_the_incarnation_begins_with_it) {
-    char *chk = sd_util_fmt("%s/chk", dir);
-    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":4,\"1\":6}}\\n' > %s/offsets/0", chk)), 0);
-    sc.checkpoint = chk;
-    R.pipe.progress = &sd_progress_spark;
+    char *chk = spark_chk();
+    spark_offsets(chk, 0, 4, 6);
     R.pipe.inc_started_wall = sd_util_wall_ms() + 60000; /* the file is older than the incarnation */
-    char err[256] = "";
-    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
-    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    spark_open();
+    spark_poll();
     cr_expect_eq(R.pipe.bs.begun, 0);
     cr_expect_eq(R.pipe.bs.begun_with_incarnation, 1, "offsets/0 was planned before incarnation 1 started");
     /* a batch this incarnation planned itself */
     R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":8,\"1\":9}}\\n' > %s/offsets/1", chk)), 0);
-    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    spark_offsets(chk, 1, 8, 9);
+    spark_poll();
     cr_expect_eq(R.pipe.bs.begun, 1);
     cr_expect_eq(R.pipe.bs.begun_with_incarnation, 0);
-    sd_progress_spark.close(R.pipe.source);
-    R.pipe.source = NULL;
-    sc.checkpoint = NULL;
-    free(chk);
+    spark_done(chk);
 }
 
 Test(progress, flink_a_metadata_file_that_cannot_be_read_safely_is_named_first) {
@@ -596,23 +621,19 @@ Test(progress, a_commit_from_no_offsets_counts_every_row_it_read) {
 
 /* progress spark: batches committed since the last poll are not begun again */
 Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
-    char *chk = sd_util_fmt("%s/chk", dir);
-    cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
+    char *chk = spark_chk();
     for (int i = 0; i <= 2; i++) {
-        cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":%d,\"1\":%d}}\\n' > %s/offsets/%d", i + 1, i + 1, chk, i)), 0);
-        cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/%d", chk, i)), 0);
+        spark_offsets(chk, i, i + 1, i + 1);
+        spark_commit(chk, i);
     }
-    sc.checkpoint = chk;
-    R.pipe.progress = &sd_progress_spark;
     R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
-    char err[256] = "";
-    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
-    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err); /* the incarnation starts at commit 2 */
+    spark_open();
+    spark_poll(); /* the incarnation starts at commit 2 */
     /* between two polls: batch 3 planned and committed, batch 4 planned */
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":5,\"1\":5}}\\n' > %s/offsets/3", chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{}\\n' > %s/commits/3", chk)), 0);
-    cr_assert_eq(sh(sd_util_fmt("printf 'v1\\n{\"batchWatermarkMs\":0}\\n{\"scans\":{\"0\":7,\"1\":7}}\\n' > %s/offsets/4", chk)), 0);
-    cr_assert_eq(sd_progress_spark.poll(&R, err, sizeof(err)), SD_OK, "%s", err);
+    spark_offsets(chk, 3, 5, 5);
+    spark_commit(chk, 3);
+    spark_offsets(chk, 4, 7, 7);
+    spark_poll();
     cr_expect_eq(R.pipe.bs.begun, 4);
     cr_expect_eq(R.pipe.bs.committed, 3);
     sqlite3_stmt *st;
@@ -621,8 +642,5 @@ Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
     cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
     cr_expect_eq(sqlite3_column_int(st, 0), 0, "batch 3 was committed when it was first seen: no begin of it");
     sqlite3_finalize(st);
-    sd_progress_spark.close(R.pipe.source);
-    R.pipe.source = NULL;
-    sc.checkpoint = NULL;
-    free(chk);
+    spark_done(chk);
 }

@@ -229,14 +229,21 @@ Test(recovery, extra_copies_by_a_later_incarnation_are_traced_to_the_fault) {
     free(v);
 }
 
-Test(recovery, a_pause_is_detected_at_the_first_batch_after_it_ends) {
+/* 10 events; the pipeline paused from 5,000 to 10,000 inside batch 1,
+ * batch 2 begun and committed at the times given */
+static void paused(int64_t begin2, int64_t commit2) {
     sent(10, 1000);
     sql("INSERT INTO step(idx, line, text, started_ms) VALUES(3, 12, 'pause for=5s', 5000)");
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(1, 5000, 3, 'pause', 'SIGSTOP to the process group', 1, 10000)");
     sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, undoes) VALUES(2, 10000, 3, 'resume', 'SIGCONT to the process group', 1, 1)");
     sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 20000, 'stop')");
     sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 4000, NULL, 10, NULL)");
-    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, 10250, 10600, 0, '0:5,1:5')");
+    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, %lld, %lld, 0, '0:5,1:5')", (long long)begin2,
+        (long long)commit2);
+}
+
+Test(recovery, a_pause_is_detected_at_the_first_batch_after_it_ends) {
+    paused(10250, 10600);
     sd_recovery_t *v;
     sd_recovery_in_t in = {.sink = "target"};
     int n = compute(&in, &v);
@@ -695,12 +702,7 @@ Test(recovery, latency_percentiles_are_the_nearest_ranks_of_the_sorted_values) {
 }
 
 Test(recovery, a_stall_is_detected_when_its_own_sink_grows_before_any_batch) {
-    sent(10, 1000);
-    sql("INSERT INTO step(idx, line, text, started_ms) VALUES(3, 12, 'pause for=5s', 5000)");
-    sql("INSERT INTO fault(id, t_ms, step, kind, detail, incarnation, end_ms) VALUES(1, 5000, 3, 'pause', 'SIGSTOP to the process group', 1, 10000)");
-    sql("INSERT INTO incarnation(n, started_ms, ended_ms, ended_by) VALUES(1, 0, 20000, 'stop')");
-    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 1, 4000, NULL, 10, NULL)");
-    sql("INSERT INTO batch(incarnation, id, begin_ms, commit_ms, rows, offsets) VALUES(1, 2, 10900, 11000, 0, '0:5,1:5')");
+    paused(10900, 11000);
     /* another sink grows at 10,050, the judged one at 10,300 (from 4 rows) */
     sql("INSERT INTO sample(t_ms, sink, rows) VALUES(4500, 'target', 4), (10050, 'other', 9), (10300, 'target', 10)");
     sd_recovery_t *v;
