@@ -157,6 +157,10 @@ typedef struct sd_join_conf_s {
     void (*fmt_right)(void *opaque, int64_t seq, char *out, size_t outlen);
     void *fmt_opaque;
 } sd_join_conf_t;
+/* A join's final watermark: the older of the two sources' newest event
+ * times (a global watermark is the minimum over its inputs) less the
+ * delay; INT64_MIN when either source holds no event yet. */
+int64_t sd_join_final_wm(int64_t left_newest, int64_t right_newest, int64_t delay_ms);
 /* Groups are keyed "<left id>\x1f<right id>" ("null" for a null side). */
 void sd_result_join(const sd_join_conf_t *conf, const sd_join_event_t *left, int64_t nl, const sd_join_event_t *right, int64_t nr,
                     const sd_join_row_t *rows, int64_t nrows, sd_result_t *out);

@@ -230,6 +230,11 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
     sd_jadd(c, out, row->left, row->right, t, flags, sd_buf_steal(&d));
 }
 
+int64_t sd_join_final_wm(int64_t left_newest, int64_t right_newest, int64_t delay_ms) {
+    int64_t older = left_newest < right_newest ? left_newest : right_newest;
+    return older == INT64_MIN ? INT64_MIN : older - delay_ms;
+}
+
 void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t nl, const sd_join_event_t *R, int64_t nr,
                     const sd_join_row_t *rows, int64_t nrows, sd_result_t *out) {
     memset(out, 0, sizeof(*out));

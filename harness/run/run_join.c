@@ -224,10 +224,9 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
         for (int64_t i = 0; i < m.n; i++)
             if (m.rows[i].writer) m.rows[i].writer = m.writers.data + (intptr_t)m.rows[i].writer;
         /* the watermark over both sources: the older of the two */
-        int64_t newest = L.newest < R.newest ? L.newest : R.newest;
         int64_t oldest = sd_ledger_oldest_partition_max(r->ledger);
         sd_join_conf_t conf = {.type = md->join_type, .lower_ms = 0, .upper_ms = md->within_ms,
-                               .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
+                               .final_wm = sd_join_final_wm(L.newest, R.newest, r->sc->watermark_ms),
                                .final_wm_low = oldest == INT64_MIN ? INT64_MIN : oldest - r->sc->watermark_ms,
                                .fmt_left = sd_run_fmt_id, .fmt_right = sd_join_fmt_right, .fmt_opaque = r};
         sd_result_t res;

@@ -824,3 +824,10 @@ Test(result, a_group_no_counted_event_belongs_to_says_how_many_rows) {
     cr_expect(strstr(r.anomalies[0].detail, ": 1 row for a group no counted event belongs to"), "%s", r.anomalies[0].detail);
     sd_result_free(&r);
 }
+
+Test(result, a_joins_final_watermark_is_the_older_sources_less_the_delay) {
+    cr_expect_eq(sd_join_final_wm(100 * MIN, 40 * MIN, 10 * MIN), 30 * MIN, "the deliveries lag: theirs");
+    cr_expect_eq(sd_join_final_wm(40 * MIN, 100 * MIN, 10 * MIN), 30 * MIN, "the scans lag: theirs");
+    cr_expect_eq(sd_join_final_wm(INT64_MIN, 100 * MIN, 10 * MIN), INT64_MIN, "a source with no event yet: nothing is final");
+    cr_expect_eq(sd_join_final_wm(100 * MIN, INT64_MIN, 0), INT64_MIN);
+}
