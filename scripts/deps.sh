@@ -44,7 +44,7 @@ if [ "$mode" = all ]; then
     # the standalone Spark cluster's executor kill (a fault-command) uses pkill
     PKGS="$PKGS procps"
     # make lint: shellcheck over the shell scripts (ruff, for the Python, is in the test virtualenv);
-    # make mutate: objcopy, to compare a mutant's object with the original's
+    # make mutate: objcopy, to compare a mutant's object with the original's; make test (call-circles): nm and ar read who calls whom from the objects
     PKGS="$PKGS shellcheck binutils"
 fi
 PKGS="$PKGS $*"
