@@ -70,7 +70,8 @@ ROOMS = {
         "cases": ["exactly-once-x20", "at-least-once-x20", "at-most-once-x20", "recovery-never-amo", "recovery-stamps-before-visible",
                   "windows-exactly-once-x20", "windows-weak-count-late-x5", "join-lag-full-x3", "join-weak-late-as-null-x3",
                   "join-deliveries-faults-x3", "latest-weak-ignore-deletes-x5", "state-not-measured", "not-caught-up-group", "recovery",
-                  "windows-all-aggregates", "writers-by-write-time", "fault-field-values-weak", "fault-malformed-lenient", "windows-nothing-counted"],
+                  "windows-all-aggregates", "writers-by-write-time", "fault-field-values-weak", "fault-malformed-lenient", "windows-nothing-counted",
+                  "fault-field-values-ok", "fault-field-values-reordered"],
     },
 }
 # the scenario cases' repeats are cut to one run each: a mutant that changes
