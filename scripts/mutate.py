@@ -51,7 +51,7 @@ ROOMS = {
                   "harness/oracle/observe.c", "harness/oracle/health.c"],
         "units": ["test_recon", "test_result", "test_recovery", "test_sink"],
         "cases": ["exactly-once-x20", "at-least-once-x20", "at-most-once-x20", "recovery-never-amo", "recovery-stamps-before-visible",
-                  "windows-exactly-once-x20", "join-lag-full-x3", "recovery"],
+                  "windows-exactly-once-x20", "join-lag-full-x3", "recovery", "nothing-sent"],
     },
     "progress": {
         "files": ["harness/progress/progress.c", "harness/progress/progress_batch.c", "harness/progress/progress_spark.c",
@@ -71,7 +71,7 @@ ROOMS = {
                   "windows-exactly-once-x20", "windows-weak-count-late-x5", "join-lag-full-x3", "join-weak-late-as-null-x3",
                   "join-deliveries-faults-x3", "latest-weak-ignore-deletes-x5", "state-not-measured", "not-caught-up-group", "recovery",
                   "windows-all-aggregates", "writers-by-write-time", "fault-field-values-weak", "fault-malformed-lenient", "windows-nothing-counted",
-                  "fault-field-values-ok", "fault-field-values-reordered"],
+                  "fault-field-values-ok", "fault-field-values-reordered", "nothing-sent"],
     },
 }
 # the scenario cases' repeats are cut to one run each: a mutant that changes

@@ -361,8 +361,15 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
             if (x->per_fault) continue; /* a fault's figure: judged fault by fault (run_recovery.c) */
             sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
         }
+    /* a drill that sent nothing judged nothing: no pass (an empty sink is
+     * exactly what a pipeline that lost everything would show too) */
+    const sd_recon_counts_t *sent = &r->counts;
+    if (!sent->produced && !sent->expected_in_target && !sent->malformed_sent && !sent->late_sent && !sent->aborted_sent &&
+        !sent->acked_lost)
+        sd_checks_unmeasured(out, "nothing was sent: the broker acknowledged no event of the drill, so there was nothing to "
+                                  "judge (does the drill have a `produce` step before it is judged?)");
     /* a result model that judged no group judged nothing: no pass */
-    if (SD_JUDGE_BY_GROUPS(ctx->model)) {
+    else if (SD_JUDGE_BY_GROUPS(ctx->model)) {
         const sd_recon_counts_t *k = &r->counts;
         int64_t judged = k->groups_correct + k->wrong_value + k->missing_group + k->unexpected_group + k->emitted_twice +
                          k->emitted_early + k->null_for_matched;

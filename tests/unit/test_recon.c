@@ -97,6 +97,29 @@ Test(recon, clean_history_passes) {
     sd_recon_result_free(&r);
 }
 
+Test(recon, a_drill_that_sent_nothing_judged_nothing) {
+    hist_t h;
+    hist_init(&h, 0);
+    sd_recon_result_t r = {0};
+    sd_recon_classify(L(&h), T(&h), NULL, 0, 0, 0, &r);
+    sd_checks_t c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_eq(sd_checks_failed(&c), 0);
+    cr_assert(c.unmeasured && strstr(c.unmeasured_why, "nothing was sent"), "an empty sink after no event is no pass: \"%s\"",
+              c.unmeasured ? c.unmeasured_why : "");
+    sd_checks_free(&c);
+    /* one malformed event sent and dropped (the run sets the sent counts, run_judge.c): something was judged */
+    h.disp[0] = SD_DISP_DROPPED;
+    h.kind[0] = SD_KIND_MALFORMED;
+    sd_recon_result_free(&r);
+    memset(&r, 0, sizeof(r));
+    sd_recon_classify(L(&h), T(&h), NULL, 0, 0, 0, &r);
+    r.counts.malformed_sent = 1;
+    c = run_checks(&r, SD_PROFILE_EXACTLY_ONCE, 0, NULL, 0);
+    cr_assert_not(c.unmeasured, "%s", c.unmeasured_why);
+    sd_checks_free(&c);
+    sd_recon_result_free(&r);
+}
+
 Test(recon, loss_is_caught_with_its_id) {
     hist_t h;
     hist_init(&h, 5);
