@@ -71,7 +71,8 @@ ROOMS = {
                   "windows-exactly-once-x20", "windows-weak-count-late-x5", "join-lag-full-x3", "join-weak-late-as-null-x3",
                   "join-deliveries-faults-x3", "latest-weak-ignore-deletes-x5", "state-not-measured", "not-caught-up-group", "recovery",
                   "windows-all-aggregates", "writers-by-write-time", "fault-field-values-weak", "fault-malformed-lenient", "windows-nothing-counted",
-                  "fault-field-values-ok", "fault-field-values-reordered", "nothing-sent"],
+                  "fault-field-values-ok", "fault-field-values-reordered", "nothing-sent", "windows-complete",
+                  "fault-field-values-long-writer"],
     },
 }
 # the scenario cases' repeats are cut to one run each: a mutant that changes
@@ -84,9 +85,18 @@ def say(text):
     print(text, flush=True)
 
 
+# --sanitize: the build make asan makes (AddressSanitizer and UBSan), its
+# variables given to make for the compile commands, and the sanitizers'
+# exits made failures of every run
+SANITIZE = {"build": "build-asan", "flags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
+            "make": ["SAN=-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-error=format-truncation", "OPT=-O1"],
+            "env": {"ASAN_OPTIONS": "detect_leaks=1:exitcode=86", "UBSAN_OPTIONS": "halt_on_error=1:exitcode=86:print_stacktrace=1"}}
+MAKE_VARS = []
+
+
 def make_command(build, obj):
     """The compile command make runs for obj (cc ... -c SRC -o OBJ), as a list."""
-    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}", obj], cwd=ROOT, capture_output=True, text=True).stdout
+    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}"] + MAKE_VARS + [obj], cwd=ROOT, capture_output=True, text=True).stdout
     for line in out.splitlines():
         if f"-o {obj}" in line and " -c " in line:
             return line.split()
@@ -94,7 +104,8 @@ def make_command(build, obj):
 
 
 def test_command(build, name):
-    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}", f"{build}/tests/{name}"], cwd=ROOT, capture_output=True, text=True).stdout
+    out = subprocess.run(["make", "-n", "-B", f"BUILD={build}"] + MAKE_VARS + [f"{build}/tests/{name}"], cwd=ROOT, capture_output=True,
+                         text=True).stdout
     for line in out.splitlines():
         if f"-o {build}/tests/{name}" in line:
             return line.split()
@@ -121,7 +132,7 @@ def run(cmd, timeout, stderr=subprocess.DEVNULL, **kw):
 class Suite:
     """The room's tests against one build of the harness: the unit test binaries and the harness binary in tmp."""
 
-    def __init__(self, build, room, tmp, cases, real=None):
+    def __init__(self, build, room, tmp, cases, real=None, san=None):
         self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
         self.real = real or {}  # file -> cases on the real broker (SD_TEST_KAFKA in the environment)
         self.units = ROOMS[room]["units"]
@@ -132,7 +143,9 @@ class Suite:
         for d in ("scenarios", "harness"):
             os.symlink(os.path.join(ROOT, d), os.path.join(tmp, d))
         self.harness = os.path.join(tmp, "build", "streamdrill")
-        self.link_main = ["cc", "-o", self.harness, f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs
+        self.link_main = ["cc", "-o", self.harness, f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs + \
+            (san["flags"] if san else [])
+        self.env = dict(os.environ, **(san["env"] if san else {}))
         self.link_units = {}
         for u in self.units:
             cmd = test_command(build, u)
@@ -161,20 +174,20 @@ class Suite:
             log = os.path.join(self.tmp, u + ".log")
             with open(log, "w") as out:
                 rc = run([os.path.join(self.tmp, u), "--jobs", "2"], max(1, t_end - time.time()), stderr=out,
-                         env=dict(os.environ, LSAN_OPTIONS="suppressions=" + os.path.join(ROOT, "tests", "unit", "lsan.supp")))
+                         env=dict(self.env, LSAN_OPTIONS="suppressions=" + os.path.join(ROOT, "tests", "unit", "lsan.supp")))
             if rc != 0:
                 return u + (" (timed out)" if rc is None else "")
             if "ERROR: LeakSanitizer: detected memory leaks" in open(log, errors="replace").read():
                 return u + " (a leak)"
         if self.cases:
             rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--no-real", "--once",
-                      "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))
+                      "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()), env=self.env)
             if rc != 0:
                 return "scenario cases" + (" (timed out)" if rc is None else "")
         real = sorted({c for k, v in self.real.items() if f in (None, k) for c in v})
         if real:
             rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--once", "--stop-at-first", "--only",
-                      ",".join(real)], max(1, t_end - time.time()))
+                      ",".join(real)], max(1, t_end - time.time()), env=self.env)
             if rc != 0:
                 return "real-broker cases" + (" (timed out)" if rc is None else "")
         return True
@@ -272,10 +285,15 @@ def main():
                     "again, after tests were added: its counts, with those now killed moved from survived to killed")
     ap.add_argument("--real", action="store_true", help="also the room's cases on the real Apache Kafka broker (one started "
                     "for the run), for the mutants of the files they cover")
+    ap.add_argument("--sanitize", action="store_true", help="mutants built and run under AddressSanitizer and UBSan (the build "
+                    "make asan makes, build-asan/): a leak, an overflow or undefined behaviour a mutant causes kills it")
     ap.add_argument("--expect-killed", type=int, default=0, help="fail unless at least this many mutants of each room were killed "
                     "(make test's check that the tool still finds what it plants)")
     a = ap.parse_args()
     build = a.build
+    if a.sanitize:
+        build = SANITIZE["build"]
+        MAKE_VARS[:] = SANITIZE["make"]
     outdir = os.path.join(ROOT, build, "mutate")
     os.makedirs(outdir, exist_ok=True)
     ok = True
@@ -321,7 +339,7 @@ def start_kafka(tmp):
 
 def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     t0 = time.time()
-    suite = Suite(build, room, tmp, cases, real)
+    suite = Suite(build, room, tmp, cases, real, SANITIZE if a.sanitize else None)
     compile_of, orig_hash, orig_obj = {}, {}, {}
     for f in ROOMS[room]["files"]:
         obj = f"{build}/{os.path.splitext(f)[0]}.o"

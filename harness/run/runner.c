@@ -772,7 +772,7 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
         /* a check failed on what no catching up can undo (copies, leaks,
          * unexpected rows): the run fails, whatever else went wrong too */
         char also[2048];
-        snprintf(also, sizeof(also), "%s", msg);
+        snprintf(also, sizeof(also), "%.2000s", msg);
         status = SD_ERR_CHECK_FAILED;
         snprintf(msg, sizeof(msg), "%d check%s failed (also: %s)", failed, failed == 1 ? "" : "s", also);
         verdict = "fail";

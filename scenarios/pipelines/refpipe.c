@@ -54,6 +54,9 @@
  *                       (a partial value, written again when it closes)
  *   forget-state        --window: on start, forget the rows of the windows
  *                       not yet written (state not restored on restart)
+ *   drop-late           --output complete: drop late records by the
+ *                       watermark, as append mode does, though complete
+ *                       mode keeps every window
  *   count-late          --window: accept late records and write their
  *                       (already written) windows again with them counted
  *   inclusive-end       --window: a record exactly at a window's end is
@@ -108,6 +111,12 @@
  * The rows of a written window are evicted in the same transaction (a
  * record for it can only be late now), and each commit marker says how
  * many rows of state are left (state=N).
+ *
+ * --output complete writes the windows as a Spark query in complete mode
+ * does: every window, open or closed, rewritten in full each batch (the
+ * table emptied and filled again in the batch's transaction), no state
+ * evicted and no record late (complete mode keeps every window, so a late
+ * record is counted in it).
  *
  * --latest keeps the newest scan per parcel in table latest (parcel_id,
  * location, scan, sd_event_ms, sd_writer): an upsert that replaces a row
@@ -174,6 +183,7 @@ static struct {
     const char *client[16]; /* --client KEY=VALUE: librdkafka settings over refpipe's own */
     int nclient;
     int latest;          /* --latest: the newest scan per parcel */
+    int complete;        /* --output complete: every window rewritten each batch */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
        .session_timeout_ms = 6000, .max_bytes = 65536};
@@ -181,7 +191,7 @@ static struct {
 static struct {
     int drop_ooo, no_watermark, late_inclusive, late_off_by_one, strictly_after_max, no_future_guard, late_by_wall, drop_overflow,
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
-        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, inclusive_end,
+        fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, drop_late, inclusive_end,
         latest_by_arrival, first_on_tie, tz_shift, round_seconds, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
         rewind;
 } weak;
@@ -206,7 +216,7 @@ static void parse_weak(const char *list) {
         {"commit-on-term", &weak.commit_on_term}, {"fatal-errors", &weak.fatal_errors},
         {"exit-when-idle", &weak.exit_when_idle}, {"hostile-ids", &weak.hostile_ids},
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
-        {"count-late", &weak.count_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
+        {"count-late", &weak.count_late}, {"drop-late", &weak.drop_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
@@ -252,7 +262,7 @@ static void usage(void) {
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--window 1m] [--latest] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
+          "               [--window 1m [--output append|complete]] [--latest] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -376,7 +386,7 @@ int main(int argc, char **argv) {
         {"row-delay-ms", 1, 0, 'r'}, {"commit-delay-ms", 1, 0, 'C'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
-        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
+        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -411,6 +421,10 @@ int main(int argc, char **argv) {
         case 'Q': o.no_markers = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
         case 'L': o.latest = 1; break;
+        case 'U':
+            if (!strcmp(optarg, "complete")) o.complete = 1;
+            else if (strcmp(optarg, "append")) die("--output %s: expected append or complete", optarg);
+            break;
         case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
         case 'I': o.interval_ms = atoi(optarg); break;
@@ -706,7 +720,7 @@ int main(int argc, char **argv) {
             if (!reason) {
                 int is_late;
                 if (weak.late_by_wall) is_late = et < now_ms() - o.watermark_ms;
-                else if (weak.no_watermark || weak.count_late || watermark == INT64_MIN) is_late = 0;
+                else if (weak.no_watermark || weak.count_late || (o.complete && !weak.drop_late) || watermark == INT64_MIN) is_late = 0;
                 else if (weak.late_off_by_one) is_late = et <= watermark + 1;
                 else is_late = weak.late_inclusive ? et <= watermark : et < watermark;
                 if (is_late) {
@@ -824,7 +838,10 @@ int main(int argc, char **argv) {
         sqlite3_bind_text(setstate, 1, "batch", -1, SQLITE_STATIC);
         sqlite3_bind_int64(setstate, 2, batch_id);
         step_done(setstate, "store the batch id");
-        if (o.window_ms && batch_max != INT64_MIN) {
+        if (o.window_ms && o.complete && batch_max != INT64_MIN) {
+            sql("DELETE FROM agg");
+            emit_windows(INT64_MIN, INT64_MAX, batch_id);
+        } else if (o.window_ms && batch_max != INT64_MIN) {
             /* append mode: the windows this batch's watermark closed */
             int64_t wm = batch_max - o.watermark_ms;
             int64_t upto = (wm >= 0 ? wm / o.window_ms : (wm - o.window_ms + 1) / o.window_ms) * o.window_ms;
