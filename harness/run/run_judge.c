@@ -222,6 +222,10 @@ static sd_err_t sd_run_store_unexpected(sd_run_t *r, const char *sink, const sd_
     return e;
 }
 
+/* the reconciliation's context holds one detail per group bucket */
+_Static_assert(sizeof(((sd_recon_ctx_t *)0)->group_detail) / sizeof(const char *) == SD_G__COUNT,
+               "recon.h: group_detail[] must hold one entry per sd_gbucket_t");
+
 static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_recon_result_t *res,
                                        const sd_observe_t *obs, char *err, size_t errlen) {
     /* writers of every id that has rows in this sink and is an anomaly */
@@ -748,7 +752,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .latency_why = latency_why[0] ? latency_why : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
-        for (int b = 0; b < SD_G__COUNT && b < 9; b++) ctx.group_detail[b] = gdetail[b];
+        for (int b = 0; b < SD_G__COUNT; b++) ctx.group_detail[b] = gdetail[b];
         sd_checks_t checks;
         sd_recon_checks(&ctx, &res, &checks);
         for (int b = 0; b < SD_G__COUNT; b++) free(gdetail[b]);
