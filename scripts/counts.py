@@ -48,6 +48,18 @@ def figures():
     return found
 
 
+def bases():
+    """The values harness/oracle/recovery.c writes as a fault's basis, in its order."""
+    src = open(os.path.join(ROOT, "harness", "oracle", "recovery.c")).read()
+    out = []
+    for b in re.findall(r'snprintf\(r->basis, sizeof\(r->basis\), "([a-z]+)"\)', src):
+        if b not in out:
+            out.append(b)
+    if not out:
+        sys.exit("counts.py: no basis written in harness/oracle/recovery.c")
+    return out
+
+
 def recovery():
     unit = {"s": "seconds", "m": "milliseconds", "n": "a count"}
     props = {"line": {"type": "integer", "minimum": 0, "description": "the drill line of the step it struck in"}}
@@ -56,8 +68,9 @@ def recovery():
                        "description": f"{meaning} ({unit[u]}; null where it does not apply, cannot be measured or never happened)"}
     props["caught_up"] = {"type": ["boolean", "null"], "description": "false: it never caught up; null: unknown"}
     props["caught_up_t_ms"] = {"type": ["integer", "null"], "description": "when it caught up, since the run started"}
-    props["basis"] = {"type": ["string", "null"], "enum": ["target", "commits", None],
-                      "description": "what recovery_s rests on: the target's write times or the pipeline's commits"}
+    props["basis"] = {"type": ["string", "null"], "enum": bases() + [None],
+                      "description": "what recovery_s rests on: the target's write times, the pipeline's commits, or the harness's "
+                                     "own looks at the target (samples) where those say later than the write times"}
     props["not_measured"] = {"type": "array", "items": {"type": "string"}, "description": "figures that apply and could not be measured"}
     props["why"] = {"type": "string", "description": "what could not be measured, and why"}
     return {"type": ["object", "null"], "required": list(props), "additionalProperties": False, "properties": props,

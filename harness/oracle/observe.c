@@ -349,3 +349,12 @@ sd_err_t sd_observe_writers(sd_sink_t *sink, const char *tag, const int64_t *wan
     free(c.bufs);
     return e;
 }
+
+const sd_batch_span_t *sd_observe_batch_at(const sd_batch_span_t *v, int n, int64_t t_ms) {
+    const sd_batch_span_t *best = NULL;
+    for (int i = 0; i < n; i++)
+        if (v[i].begin_ms - SD_OBSERVE_WRITE_SLACK_MS <= t_ms && t_ms <= v[i].end_ms + SD_OBSERVE_WRITE_SLACK_MS &&
+            (!best || v[i].begin_ms >= best->begin_ms))
+            best = &v[i];
+    return best;
+}

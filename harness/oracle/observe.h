@@ -105,6 +105,23 @@ int64_t sd_observe_row(sd_observe_t *o, const char *tag, size_t taglen, const ch
  * knows it, the time the row was written (INT64_MIN otherwise). */
 typedef void (*sd_observe_fmt_cb)(void *opaque, const char *label, size_t len, int64_t t_ms, sd_buf_t *out);
 
+/* A batch as the run recorded it: incarnation, id, and when it began and
+ * ended by the harness's clock. */
+typedef struct {
+    int inc;
+    int64_t batch, begin_ms, end_ms;
+} sd_batch_span_t;
+
+/* A write time read on another process's clock is matched to a batch with
+ * this much slack either side. */
+#define SD_OBSERVE_WRITE_SLACK_MS 5
+
+/* The batch a row written at t_ms belongs to: of the n spans (any order)
+ * whose [begin_ms, end_ms], widened by SD_OBSERVE_WRITE_SLACK_MS either
+ * side, holds t_ms, the one that began last (a batch that began later
+ * holds the writes its predecessor's end overlaps); NULL when none does. */
+const sd_batch_span_t *sd_observe_batch_at(const sd_batch_span_t *v, int n, int64_t t_ms);
+
 /* Second pass: writers of the n seqs in want (sorted ascending). out[i]
  * gets a malloc'd list separated by "; ", in sink order. fmt may be NULL
  * (the label as is). */

@@ -115,17 +115,12 @@ static sd_err_t sd_run_store_counts(sd_run_t *r, const char *prefix, const sd_re
 /* Batch windows of every incarnation, to say which batch wrote a row whose
  * sink knows its write time (a Kafka record's timestamp, for instance). */
 typedef struct {
-    int inc;
-    int64_t batch, begin_ms, end_ms;
-} sd_window_t;
-
-typedef struct {
     int64_t t_ms, rows;
     int inc;
 } sd_growth_t;
 
 typedef struct {
-    sd_window_t *w;
+    sd_batch_span_t *w;
     int n;
     sd_growth_t *g;        /* the sink's sampled row counts */
     int ng;
@@ -135,7 +130,7 @@ typedef struct {
 static void sd_run_add_window(void *opaque, int inc, int64_t batch, int64_t begin_ms, int64_t end_ms) {
     sd_windows_t *ws = opaque;
     ws->w = sd_util_xrealloc(ws->w, sizeof(*ws->w) * (size_t)(ws->n + 1));
-    ws->w[ws->n++] = (sd_window_t){.inc = inc, .batch = batch, .begin_ms = begin_ms, .end_ms = end_ms};
+    ws->w[ws->n++] = (sd_batch_span_t){.inc = inc, .batch = batch, .begin_ms = begin_ms, .end_ms = end_ms};
 }
 
 static void sd_run_add_growth(void *opaque, int64_t t_ms, int64_t rows, int inc) {
@@ -203,9 +198,7 @@ static void sd_run_fmt_writer(void *opaque, const char *label, size_t len, int64
         sd_run_writer_by_growth(ws, label, len, out);
         return;
     }
-    const sd_window_t *best = NULL;
-    for (int i = 0; i < ws->n; i++)
-        if (ws->w[i].begin_ms <= t_ms + 5 && t_ms <= ws->w[i].end_ms + 5 && (!best || ws->w[i].begin_ms >= best->begin_ms)) best = &ws->w[i];
+    const sd_batch_span_t *best = sd_observe_batch_at(ws->w, ws->n, t_ms);
     int k = best && ws->r ? sd_run_instance_of(ws->r, best->inc) : 0;
     if (best && k) sd_buf_printf(out, " (incarnation %d of instance %d, batch %lld)", best->inc, k, (long long)best->batch);
     else if (best) sd_buf_printf(out, " (incarnation %d, batch %lld)", best->inc, (long long)best->batch);

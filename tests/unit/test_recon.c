@@ -120,6 +120,29 @@ Test(recon, a_drill_that_sent_nothing_judged_nothing) {
     sd_recon_result_free(&r);
 }
 
+Test(recon, a_write_time_belongs_to_the_batch_that_began_last_around_it) {
+    /* batch 1 [1000, 2000], batch 2 [2000, 3000] (begins as 1 ends), batch 3 [5000, 6000] */
+    const sd_batch_span_t v[] = {{1, 2, 2000, 3000}, {1, 1, 1000, 2000}, {2, 3, 5000, 6000}};
+    const struct { int64_t t; int64_t batch; } cases[] = {
+        {994, -1},   /* 6 ms before batch 1: no batch */
+        {995, 1},    /* 5 ms before: another process's clock, batch 1 */
+        {1500, 1},
+        {2000, 2},   /* on the seam: the batch that began last */
+        {3004, 2},   /* 4 ms past batch 2's end: still its write */
+        {3005, 2},   /* 5 ms past: still */
+        {3006, -1},  /* 6 ms past: none */
+        {4995, 3},   /* 5 ms before batch 3 */
+        {6005, 3},
+        {6006, -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const sd_batch_span_t *b = sd_observe_batch_at(v, 3, cases[i].t);
+        cr_assert_eq(b ? b->batch : -1, cases[i].batch, "a write at %lld: expected batch %lld, got %lld", (long long)cases[i].t,
+                     (long long)cases[i].batch, (long long)(b ? b->batch : -1));
+    }
+    cr_assert_null(sd_observe_batch_at(v, 0, 1500), "no batch at all: none");
+}
+
 Test(recon, loss_is_caught_with_its_id) {
     hist_t h;
     hist_init(&h, 5);
