@@ -72,7 +72,7 @@ ROOMS = {
                   "join-deliveries-faults-x3", "latest-weak-ignore-deletes-x5", "state-not-measured", "not-caught-up-group", "recovery",
                   "windows-all-aggregates", "writers-by-write-time", "fault-field-values-weak", "fault-malformed-lenient", "windows-nothing-counted",
                   "fault-field-values-ok", "fault-field-values-reordered", "nothing-sent", "windows-complete",
-                  "fault-field-values-long-writer"],
+                  "fault-field-values-long-writer", "files-sink"],
     },
 }
 # the scenario cases' repeats are cut to one run each: a mutant that changes

@@ -118,6 +118,16 @@
  * evicted and no record late (complete mode keeps every window, so a late
  * record is counted in it).
  *
+ * --files DIR also writes each batch's rows as a Spark file sink does: a
+ * part file of JSON lines (event_id, event_time, sd_written_ms) in DIR,
+ * and DIR/_spark_metadata/N, the log entry that makes batch N's files
+ * count, written (to a temporary name, then renamed) once the batch's
+ * SQLite transaction has committed. The transaction records the entry
+ * first (table sd_files), so one that a kill kept from being written is
+ * written on the next start: in exactly-once mode every row is in the
+ * log's files exactly once; a part file of a batch killed before its
+ * commit is on disk and in no log entry, as a killed Spark batch leaves.
+ *
  * --latest keeps the newest scan per parcel in table latest (parcel_id,
  * location, scan, sd_event_ms, sd_writer): an upsert that replaces a row
  * only with a record whose event time is not older, in the batch's
@@ -158,6 +168,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { MODE_EO, MODE_ALO, MODE_AMO };
@@ -184,6 +195,7 @@ static struct {
     int nclient;
     int latest;          /* --latest: the newest scan per parcel */
     int complete;        /* --output complete: every window rewritten each batch */
+    const char *files;   /* --files DIR: the rows also in a Spark file sink's layout */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
        .session_timeout_ms = 6000, .max_bytes = 65536};
@@ -257,12 +269,72 @@ static void emit_windows(int64_t lo, int64_t hi, int64_t batch) {
     sqlite3_finalize(st);
 }
 
+/* --files: the log entry of batch, listing its part file (none when path
+ * is NULL), written whole under a temporary name and renamed. */
+static void files_log(int64_t batch, const char *path, int64_t size) {
+    char meta[4096], tmp[4200], fin[4200];
+    snprintf(meta, sizeof(meta), "%s/_spark_metadata", o.files);
+    if (mkdir(meta, 0777) && errno != EEXIST) die("--files: cannot create %s: %s", meta, strerror(errno));
+    snprintf(fin, sizeof(fin), "%s/%lld", meta, (long long)batch);
+    if (!access(fin, F_OK)) return;
+    snprintf(tmp, sizeof(tmp), "%s/.%lld.tmp", meta, (long long)batch);
+    FILE *f = fopen(tmp, "w");
+    if (!f) die("--files: cannot write %s: %s", tmp, strerror(errno));
+    fputs("v1\n", f);
+    if (path)
+        fprintf(f, "{\"path\":\"file://%s\",\"size\":%lld,\"isDir\":false,\"modificationTime\":%lld,\"blockReplication\":1,"
+                   "\"blockSize\":33554432,\"action\":\"add\"}\n", path, (long long)size, (long long)now_ms());
+    if (fflush(f) || fsync(fileno(f)) || fclose(f)) die("--files: cannot write %s: %s", tmp, strerror(errno));
+    if (rename(tmp, fin)) die("--files: cannot rename %s: %s", tmp, strerror(errno));
+}
+
+/* --files, inside the batch's transaction: the rows it inserted, as JSON
+ * lines in a part file of their own, and its log entry recorded in
+ * sd_files (written by files_log once committed). */
+static void files_batch(int64_t batch) {
+    char path[4200], q[512];
+    char *abs = realpath(o.files, NULL);
+    if (!abs) die("--files: %s: %s", o.files, strerror(errno));
+    snprintf(path, sizeof(path), "%s/part-%05lld-%d-%lld.json", abs, (long long)batch, o.incarnation, (long long)mono_ms());
+    free(abs);
+    snprintf(q, sizeof(q), "SELECT json_object('event_id', event_id, 'event_time', event_time, 'sd_written_ms', sd_written_ms)"
+                           " FROM %s WHERE sd_batch = ?1 AND sd_incarnation = ?2", o.table);
+    sqlite3_stmt *st = prep(q);
+    sqlite3_bind_int64(st, 1, batch);
+    sqlite3_bind_int(st, 2, o.incarnation);
+    FILE *f = NULL;
+    int64_t size = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (!f && !(f = fopen(path, "w"))) die("--files: cannot write %s: %s", path, strerror(errno));
+        const char *line = (const char *)sqlite3_column_text(st, 0);
+        size += fprintf(f, "%s\n", line ? line : "{}");
+    }
+    sqlite3_finalize(st);
+    if (f && (fflush(f) || fsync(fileno(f)) || fclose(f))) die("--files: cannot write %s: %s", path, strerror(errno));
+    sqlite3_stmt *ins = prep("INSERT OR REPLACE INTO sd_files(batch, path, size) VALUES(?,?,?)");
+    sqlite3_bind_int64(ins, 1, batch);
+    if (f) sqlite3_bind_text(ins, 2, path, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(ins, 2);
+    sqlite3_bind_int64(ins, 3, size);
+    step_done(ins, "record the batch's files");
+    sqlite3_finalize(ins);
+}
+
+/* --files: the log entries every committed batch is owed (a kill between a
+ * commit and its entry leaves one to write). */
+static void files_recover(void) {
+    sqlite3_stmt *st = prep("SELECT batch, path, size FROM sd_files ORDER BY batch");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        files_log(sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 2));
+    sqlite3_finalize(st);
+}
+
 static void usage(void) {
     fputs("usage: refpipe --brokers LIST --topic NAME --db PATH [--mode exactly-once|at-least-once|at-most-once]\n"
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--window 1m [--output append|complete]] [--latest] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
+          "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -386,7 +458,7 @@ int main(int argc, char **argv) {
         {"row-delay-ms", 1, 0, 'r'}, {"commit-delay-ms", 1, 0, 'C'}, {"id-field", 1, 0, 'i'}, {"time-field", 1, 0, 'e'}, {"table", 1, 0, 'B'},
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
-        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
+        {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"files", 1, 0, 'X'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -421,6 +493,7 @@ int main(int argc, char **argv) {
         case 'Q': o.no_markers = 1; break;
         case 'O': o.session_timeout_ms = atoi(optarg); break;
         case 'L': o.latest = 1; break;
+        case 'X': o.files = optarg; break;
         case 'U':
             if (!strcmp(optarg, "complete")) o.complete = 1;
             else if (strcmp(optarg, "append")) die("--output %s: expected append or complete", optarg);
@@ -465,6 +538,11 @@ int main(int argc, char **argv) {
     sql("CREATE TABLE IF NOT EXISTS sd_state(key TEXT PRIMARY KEY, value INTEGER)");
     if (o.latest)
         sql("CREATE TABLE IF NOT EXISTS latest(parcel_id TEXT PRIMARY KEY, location TEXT, scan TEXT, sd_event_ms INTEGER, sd_writer TEXT)");
+    if (o.files) {
+        if (mkdir(o.files, 0777) && errno != EEXIST) die("--files: cannot create %s: %s", o.files, strerror(errno));
+        sql("CREATE TABLE IF NOT EXISTS sd_files(batch INTEGER PRIMARY KEY, path TEXT, size INTEGER)");
+        files_recover();
+    }
     if (o.window_ms)
         sql("CREATE TABLE IF NOT EXISTS agg(window_start INTEGER, location TEXT, count INTEGER, sum INTEGER, sd_writer TEXT)");
 
@@ -874,10 +952,12 @@ int main(int argc, char **argv) {
             sqlite3_bind_int64(setstate, 2, batch_max);
             step_done(setstate, "store the watermark");
         }
+        if (o.files) files_batch(batch_id);
         if (o.mode == MODE_EO) {
             sql("COMMIT");
             memcpy(durable, bnext, sizeof(int64_t) * (size_t)nparts);
         }
+        if (o.files) files_recover();
         /* the time a checkpoint's write takes after the sink's commit (the
          * window of `kill after-sink-commit`) */
         if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);

@@ -355,3 +355,45 @@ def test_control_characters(binary):
             problems.append(f"crash: exit {p.returncode} (3), or stderr does not quote the pipeline's last line escaped: {p.stderr[-400:]!r}")
     return result("control-characters", problems, "escapes from a version program shown as \\xHH on stderr, in report.md, "
                   "summary.json, junit.xml, the export and `streamdrill runbook`")
+
+
+@coded("files-sink", "before")
+def test_files_sink(binary):
+    """The file-sink bounds against the log itself: tests/scenarios/files-sink-refpipe.drill (refpipe --files, a
+    Spark file sink's layout, 25 rows a batch at most) run, then every _spark_metadata/N entry read here: files_written
+    is the files the entries added, files_per_batch_max the most one entry added, file_bytes_p50 the median of their
+    sizes (the lower middle of an even count), each size the file's on disk; the rows of the listed files are the
+    observed rows, each id once."""
+    base = fresh("files-sink")
+    text = open(os.path.join(ROOT, "tests", "scenarios", "files-sink-refpipe.drill")).read()
+    p, run = run_drill_text(binary, base, "files", text)
+    if p.returncode != 0:
+        return result("files-sink", [f"the drill exited {p.returncode}: {p.stderr[-400:]}"], "")
+    meta = os.path.join(run, "files", "_spark_metadata")
+    sizes, per_batch, ids, problems = [], [], [], []
+    for name in sorted((n for n in os.listdir(meta) if n.isdigit()), key=int):
+        lines = open(os.path.join(meta, name)).read().splitlines()
+        if not lines or not lines[0].startswith("v"):
+            problems.append(f"_spark_metadata/{name}: no version line")
+            continue
+        added = [json.loads(ln) for ln in lines[1:] if ln.strip()]
+        added = [a for a in added if a.get("action") == "add"]
+        per_batch.append(len(added))
+        for a in added:
+            path = a["path"][len("file://"):] if a["path"].startswith("file://") else a["path"]
+            if os.path.getsize(path) != a["size"]:
+                problems.append(f"{path}: {os.path.getsize(path)} bytes on disk, {a['size']} in the log")
+            sizes.append(a["size"])
+            ids += [json.loads(ln)["event_id"] for ln in open(path) if ln.strip()]
+    counts = json.load(open(os.path.join(run, "summary.json")))["counts"]
+    sizes.sort()
+    want = {"files_written": len(sizes), "files_per_batch_max": max(per_batch, default=0),
+            "file_bytes_p50": sizes[(len(sizes) - 1) // 2] if sizes else None,
+            "observed_rows": len(ids), "observed_unique": len(set(ids))}
+    for k, v in want.items():
+        if counts.get(k) != v:
+            problems.append(f"{k}: summary.json says {counts.get(k)}, the log and its files say {v}")
+    if len(sizes) < 4:
+        problems.append(f"only {len(sizes)} files: the drill should write one per batch of at most 25 rows")
+    return result("files-sink", problems, f"{len(sizes)} files in {len(per_batch)} log entries, median {want['file_bytes_p50']} "
+                  f"bytes, {len(ids)} rows: summary.json's figures match the log")
