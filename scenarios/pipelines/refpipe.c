@@ -274,29 +274,36 @@ static void emit_windows(int64_t lo, int64_t hi, int64_t batch) {
 static void files_log(int64_t batch, const char *path, int64_t size) {
     char meta[4096], tmp[4200], fin[4200];
     snprintf(meta, sizeof(meta), "%s/_spark_metadata", o.files);
-    if (mkdir(meta, 0777) && errno != EEXIST) die("--files: cannot create %s: %s", meta, strerror(errno));
     snprintf(fin, sizeof(fin), "%s/%lld", meta, (long long)batch);
     if (!access(fin, F_OK)) return;
     snprintf(tmp, sizeof(tmp), "%s/.%lld.tmp", meta, (long long)batch);
     FILE *f = fopen(tmp, "w");
     if (!f) die("--files: cannot write %s: %s", tmp, strerror(errno));
     fputs("v1\n", f);
-    if (path)
-        fprintf(f, "{\"path\":\"file://%s\",\"size\":%lld,\"isDir\":false,\"modificationTime\":%lld,\"blockReplication\":1,"
-                   "\"blockSize\":33554432,\"action\":\"add\"}\n", path, (long long)size, (long long)now_ms());
+    if (path) {
+        /* JSON-escaped: a run folder's name may hold quotes or backslashes */
+        char uri[4300];
+        snprintf(uri, sizeof(uri), "file://%s", path);
+        json_t *e = json_pack("{s:s, s:I, s:b, s:I, s:i, s:I, s:s}", "path", uri, "size", (json_int_t)size, "isDir", 0,
+                              "modificationTime", (json_int_t)now_ms(), "blockReplication", 1, "blockSize", (json_int_t)33554432,
+                              "action", "add");
+        char *line = e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (!line) die("--files: cannot write the log entry of %s (not UTF-8?)", path);
+        fprintf(f, "%s\n", line);
+        free(line);
+        json_decref(e);
+    }
     if (fflush(f) || fsync(fileno(f)) || fclose(f)) die("--files: cannot write %s: %s", tmp, strerror(errno));
     if (rename(tmp, fin)) die("--files: cannot rename %s: %s", tmp, strerror(errno));
 }
 
 /* --files, inside the batch's transaction: the rows it inserted, as JSON
- * lines in a part file of their own, and its log entry recorded in
- * sd_files (written by files_log once committed). */
-static void files_batch(int64_t batch) {
-    char path[4200], q[512];
-    char *abs = realpath(o.files, NULL);
-    if (!abs) die("--files: %s: %s", o.files, strerror(errno));
-    snprintf(path, sizeof(path), "%s/part-%05lld-%d-%lld.json", abs, (long long)batch, o.incarnation, (long long)mono_ms());
-    free(abs);
+ * lines in a part file of their own (its absolute path in path, "" when
+ * the batch inserted none, and its size in *size), and its log entry
+ * recorded in sd_files (written by files_log once committed). */
+static void files_batch(int64_t batch, char *path, size_t pathlen, int64_t *size_out) {
+    char q[512];
+    snprintf(path, pathlen, "%s/part-%05lld-%d-%lld.json", o.files, (long long)batch, o.incarnation, (long long)mono_ms());
     snprintf(q, sizeof(q), "SELECT json_object('event_id', event_id, 'event_time', event_time, 'sd_written_ms', sd_written_ms)"
                            " FROM %s WHERE sd_batch = ?1 AND sd_incarnation = ?2", o.table);
     sqlite3_stmt *st = prep(q);
@@ -311,6 +318,8 @@ static void files_batch(int64_t batch) {
     }
     sqlite3_finalize(st);
     if (f && (fflush(f) || fsync(fileno(f)) || fclose(f))) die("--files: cannot write %s: %s", path, strerror(errno));
+    if (!f) path[0] = 0;
+    *size_out = size;
     sqlite3_stmt *ins = prep("INSERT OR REPLACE INTO sd_files(batch, path, size) VALUES(?,?,?)");
     sqlite3_bind_int64(ins, 1, batch);
     if (f) sqlite3_bind_text(ins, 2, path, -1, SQLITE_TRANSIENT);
@@ -320,8 +329,8 @@ static void files_batch(int64_t batch) {
     sqlite3_finalize(ins);
 }
 
-/* --files: the log entries every committed batch is owed (a kill between a
- * commit and its entry leaves one to write). */
+/* --files, on start: the log entries every committed batch is owed (a kill
+ * between a commit and its entry leaves one to write). */
 static void files_recover(void) {
     sqlite3_stmt *st = prep("SELECT batch, path, size FROM sd_files ORDER BY batch");
     while (sqlite3_step(st) == SQLITE_ROW)
@@ -540,6 +549,11 @@ int main(int argc, char **argv) {
         sql("CREATE TABLE IF NOT EXISTS latest(parcel_id TEXT PRIMARY KEY, location TEXT, scan TEXT, sd_event_ms INTEGER, sd_writer TEXT)");
     if (o.files) {
         if (mkdir(o.files, 0777) && errno != EEXIST) die("--files: cannot create %s: %s", o.files, strerror(errno));
+        /* the log names files by absolute path, as Spark's does */
+        if (!(o.files = realpath(o.files, NULL))) die("--files: %s", strerror(errno));
+        char meta[4096];
+        snprintf(meta, sizeof(meta), "%s/_spark_metadata", o.files);
+        if (mkdir(meta, 0777) && errno != EEXIST) die("--files: cannot create %s: %s", meta, strerror(errno));
         sql("CREATE TABLE IF NOT EXISTS sd_files(batch INTEGER PRIMARY KEY, path TEXT, size INTEGER)");
         files_recover();
     }
@@ -952,12 +966,14 @@ int main(int argc, char **argv) {
             sqlite3_bind_int64(setstate, 2, batch_max);
             step_done(setstate, "store the watermark");
         }
-        if (o.files) files_batch(batch_id);
+        char part[4200] = "";
+        int64_t part_bytes = 0;
+        if (o.files) files_batch(batch_id, part, sizeof(part), &part_bytes);
         if (o.mode == MODE_EO) {
             sql("COMMIT");
             memcpy(durable, bnext, sizeof(int64_t) * (size_t)nparts);
         }
-        if (o.files) files_recover();
+        if (o.files) files_log(batch_id, part[0] ? part : NULL, part_bytes);
         /* the time a checkpoint's write takes after the sink's commit (the
          * window of `kill after-sink-commit`) */
         if (o.commit_delay_ms > 0) sleep_ms(o.commit_delay_ms);
