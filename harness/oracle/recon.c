@@ -363,14 +363,12 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
         }
     /* a drill that sent nothing judged nothing: no pass (an empty sink is
      * exactly what a pipeline that lost everything would show too) */
-    const sd_recon_counts_t *sent = &r->counts;
-    if (!sent->produced && !sent->expected_in_target && !sent->malformed_sent && !sent->late_sent && !sent->aborted_sent &&
-        !sent->acked_lost)
+    const sd_recon_counts_t *k = &r->counts;
+    if (!k->produced && !k->expected_in_target && !k->malformed_sent && !k->late_sent && !k->aborted_sent && !k->acked_lost)
         sd_checks_unmeasured(out, "nothing was sent: the broker acknowledged no event of the drill, so there was nothing to "
                                   "judge (does the drill have a `produce` step before it is judged?)");
     /* a result model that judged no group judged nothing: no pass */
     else if (SD_JUDGE_BY_GROUPS(ctx->model)) {
-        const sd_recon_counts_t *k = &r->counts;
         int64_t judged = k->groups_correct + k->wrong_value + k->missing_group + k->unexpected_group + k->emitted_twice +
                          k->emitted_early + k->null_for_matched;
         char why[400] = "";

@@ -216,7 +216,7 @@ static sd_err_t sd_run_store_unexpected(sd_run_t *r, const char *sink, const sd_
 }
 
 /* the reconciliation's context holds one detail per group bucket */
-_Static_assert(sizeof(((sd_recon_ctx_t *)0)->group_detail) / sizeof(const char *) == SD_G__COUNT,
+_Static_assert(sizeof(((sd_recon_ctx_t *)0)->group_detail) / sizeof(((sd_recon_ctx_t *)0)->group_detail[0]) == SD_G__COUNT,
                "recon.h: group_detail[] must hold one entry per sd_gbucket_t");
 
 static sd_err_t sd_run_store_anomalies(sd_run_t *r, sd_sink_t *sink, const sd_recon_result_t *res,
