@@ -230,8 +230,8 @@ N    ?= 40
 SEED ?= 1
 ROOM ?=
 mutate: all $(TESTS) $(if $(SANITIZE),asan-build)
-	@py=$$(sh tests/venv.sh) && $$py scripts/mutate.py --build $(BUILD) --n $(N) --seed $(SEED) $(if $(ROOM),--room $(ROOM)) $(if $(REAL),--real) \
-	  $(if $(SANITIZE),--sanitize) $(if $(RECHECK),--recheck)
+	@py=$$(sh tests/venv.sh) && $(if $(SANITIZE),$(ASAN_ENV)) $$py scripts/mutate.py --build $(BUILD) --n $(N) --seed $(SEED) \
+	  $(if $(ROOM),--room $(ROOM)) $(if $(REAL),--real) $(if $(SANITIZE),--sanitize="$(ASAN_SAN)") $(if $(RECHECK),--recheck)
 
 # everything but the real Kafka broker and Spark (a quick loop while developing)
 test-fast: deps
@@ -323,13 +323,15 @@ fuzz: deps
 # -O1 sees fewer bounds than -O2, so its format-truncation findings are
 # warnings here: the -O2 build is the one -Werror holds to them
 ASAN_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-error=format-truncation
+# a leak or undefined behaviour ends a sanitized run with 86 (make asan and
+# make mutate SANITIZE=1 run under these)
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1
 asan-build:
 	$(MAKE) BUILD=build-asan SAN="$(ASAN_SAN)" OPT=-O1 $(BUILD:build=build-asan)/streamdrill $(TEST_NAMES:%=build-asan/tests/%)
 asan: asan-build
 	@set -e; for t in $(TEST_NAMES); do ASAN_OPTIONS=detect_leaks=1 build-asan/tests/$$t --jobs 1 --short-filename; done
 	$(MAKE) all
-	ASAN_OPTIONS=detect_leaks=1:exitcode=86 UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1 \
-	  python3 tests/run_scenarios.py --bin build-asan/streamdrill --no-real
+	$(ASAN_ENV) python3 tests/run_scenarios.py --bin build-asan/streamdrill --no-real
 
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out

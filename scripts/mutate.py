@@ -85,12 +85,11 @@ def say(text):
     print(text, flush=True)
 
 
-# --sanitize: the build make asan makes (AddressSanitizer and UBSan), its
-# variables given to make for the compile commands, and the sanitizers'
-# exits made failures of every run
-SANITIZE = {"build": "build-asan", "flags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
-            "make": ["SAN=-fsanitize=address,undefined -fno-omit-frame-pointer -Wno-error=format-truncation", "OPT=-O1"],
-            "env": {"ASAN_OPTIONS": "detect_leaks=1:exitcode=86", "UBSAN_OPTIONS": "halt_on_error=1:exitcode=86:print_stacktrace=1"}}
+# --sanitize FLAGS: the build make asan-build makes (build-asan/, its SAN
+# flags and -O1), given to make for the compile commands; the sanitizers'
+# options come from the environment (make mutate SANITIZE=1 sets the
+# Makefile's ASAN_ENV)
+SANITIZE_BUILD = "build-asan"
 MAKE_VARS = []
 
 
@@ -132,7 +131,7 @@ def run(cmd, timeout, stderr=subprocess.DEVNULL, **kw):
 class Suite:
     """The room's tests against one build of the harness: the unit test binaries and the harness binary in tmp."""
 
-    def __init__(self, build, room, tmp, cases, real=None, san=None):
+    def __init__(self, build, room, tmp, cases, real=None, san_flags=()):
         self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
         self.real = real or {}  # file -> cases on the real broker (SD_TEST_KAFKA in the environment)
         self.units = ROOMS[room]["units"]
@@ -144,8 +143,7 @@ class Suite:
             os.symlink(os.path.join(ROOT, d), os.path.join(tmp, d))
         self.harness = os.path.join(tmp, "build", "streamdrill")
         self.link_main = ["cc", "-o", self.harness, f"{build}/harness/main.o", "MUTANT", f"{build}/libstreamdrill.a"] + libs + \
-            (san["flags"] if san else [])
-        self.env = dict(os.environ, **(san["env"] if san else {}))
+            [f for f in san_flags if f.startswith("-fsanitize")]
         self.link_units = {}
         for u in self.units:
             cmd = test_command(build, u)
@@ -174,20 +172,20 @@ class Suite:
             log = os.path.join(self.tmp, u + ".log")
             with open(log, "w") as out:
                 rc = run([os.path.join(self.tmp, u), "--jobs", "2"], max(1, t_end - time.time()), stderr=out,
-                         env=dict(self.env, LSAN_OPTIONS="suppressions=" + os.path.join(ROOT, "tests", "unit", "lsan.supp")))
+                         env=dict(os.environ, LSAN_OPTIONS="suppressions=" + os.path.join(ROOT, "tests", "unit", "lsan.supp")))
             if rc != 0:
                 return u + (" (timed out)" if rc is None else "")
             if "ERROR: LeakSanitizer: detected memory leaks" in open(log, errors="replace").read():
                 return u + " (a leak)"
         if self.cases:
             rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--no-real", "--once",
-                      "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()), env=self.env)
+                      "--stop-at-first", "--only", ",".join(self.cases)], max(1, t_end - time.time()))
             if rc != 0:
                 return "scenario cases" + (" (timed out)" if rc is None else "")
         real = sorted({c for k, v in self.real.items() if f in (None, k) for c in v})
         if real:
             rc = run([sys.executable, "tests/run_scenarios.py", "--bin", self.harness, "--once", "--stop-at-first", "--only",
-                      ",".join(real)], max(1, t_end - time.time()), env=self.env)
+                      ",".join(real)], max(1, t_end - time.time()))
             if rc != 0:
                 return "real-broker cases" + (" (timed out)" if rc is None else "")
         return True
@@ -285,15 +283,16 @@ def main():
                     "again, after tests were added: its counts, with those now killed moved from survived to killed")
     ap.add_argument("--real", action="store_true", help="also the room's cases on the real Apache Kafka broker (one started "
                     "for the run), for the mutants of the files they cover")
-    ap.add_argument("--sanitize", action="store_true", help="mutants built and run under AddressSanitizer and UBSan (the build "
-                    "make asan makes, build-asan/): a leak, an overflow or undefined behaviour a mutant causes kills it")
+    ap.add_argument("--sanitize", metavar="FLAGS", help="mutants built with these sanitizer flags (the Makefile's ASAN_SAN) in the "
+                    "build make asan-build makes (build-asan/), and run under them: a leak, an overflow or undefined behaviour a "
+                    "mutant causes kills it")
     ap.add_argument("--expect-killed", type=int, default=0, help="fail unless at least this many mutants of each room were killed "
                     "(make test's check that the tool still finds what it plants)")
     a = ap.parse_args()
     build = a.build
     if a.sanitize:
-        build = SANITIZE["build"]
-        MAKE_VARS[:] = SANITIZE["make"]
+        build = SANITIZE_BUILD
+        MAKE_VARS[:] = [f"SAN={a.sanitize}", "OPT=-O1"]
     outdir = os.path.join(ROOT, build, "mutate")
     os.makedirs(outdir, exist_ok=True)
     ok = True
@@ -339,7 +338,7 @@ def start_kafka(tmp):
 
 def mutate_room(build, room, a, cases, tmp, outdir, real=None):
     t0 = time.time()
-    suite = Suite(build, room, tmp, cases, real, SANITIZE if a.sanitize else None)
+    suite = Suite(build, room, tmp, cases, real, a.sanitize.split() if a.sanitize else ())
     compile_of, orig_hash, orig_obj = {}, {}, {}
     for f in ROOMS[room]["files"]:
         obj = f"{build}/{os.path.splitext(f)[0]}.o"
