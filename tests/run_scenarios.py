@@ -26,7 +26,7 @@ name with * is a pattern ('join-*'); a name or pattern that matches nothing
 is an error.
 """
 import argparse
-import concurrent.futures
+import contextlib
 import fnmatch
 import glob
 import os
@@ -35,7 +35,7 @@ import time
 import traceback
 
 from suite import explore, install, process, reports, static, verdicts  # noqa: F401  (each registers its coded tests)
-from suite.cases import DIRECTIVES, Case, run_broken, run_case, run_case_quiet
+from suite.cases import DIRECTIVES, Case, run_broken, run_cases_pooled
 from suite.common import OUT, ROOT, CountingOut
 from suite.explore import EXPLORE_WEAK, test_explore_cluster, test_explore_long, test_explore_real
 from suite.install import test_image, test_realtime_compare
@@ -91,7 +91,8 @@ def run_long(binary, only):
                 ok &= test_realtime_compare(binary, both_intervals=True)
             if any("postgres" in c.needs for c in cases):
                 start_postgres()
-            ok &= run_cases_real(binary, cases)
+            # one run at a time (a repeat's `parallel J` aside): the long matrix's figures are each drill's own
+            ok &= run_cases_real(binary, cases, at_once=1)
         finally:
             stop_postgres()
             stop_real_kafka()
@@ -129,10 +130,26 @@ def names_of(only, long_run):
     return out
 
 
+# how many embedded runs go at once (make test's case phase; --stop-at-first runs one)
+EMBEDDED_AT_ONCE = 4
+
+
 class Runner:
     def __init__(self, binary, only, once, stop):
         self.binary, self.only, self.once, self.stop = binary, only, once, stop
         self.ok = True
+        self.took = {}  # part of the run -> seconds, printed at its end
+
+    @contextlib.contextmanager
+    def timed(self, part):
+        t0 = time.time()
+        try:
+            yield
+        finally:
+            self.took[part] = self.took.get(part, 0) + time.time() - t0
+
+    def times(self):
+        return ", ".join(f"{k} {v:.0f}s" for k, v in self.took.items() if v >= 0.5)
 
     def wants(self, name, group=None):
         return not self.only or name in self.only or (group is not None and group in self.only)
@@ -144,6 +161,10 @@ class Runner:
             sys.exit(1)
 
     def coded(self, phase):
+        with self.timed(phase):
+            self._coded(phase)
+
+    def _coded(self, phase):
         for name in in_phase(phase):
             if self.wants(name):
                 try:
@@ -184,9 +205,10 @@ def main():
     run = Runner(binary, only, a.once, a.stop_at_first)
     run.coded("static")
     run.coded("before")
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
-        if run.wants(os.path.splitext(os.path.basename(path))[0], "broken"):
-            run.done(run_broken(binary, path))
+    with run.timed("broken"):
+        for path in sorted(glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))):
+            if run.wants(os.path.splitext(os.path.basename(path))[0], "broken"):
+                run.done(run_broken(binary, path))
     cases = []
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "scenarios", "*.drill"))):
         case = Case(path)
@@ -198,19 +220,20 @@ def main():
     want_rt = not a.no_real and run.wants("realtime-compare")
     want_lk = not a.no_real and run.wants("ledger-kill")
     real = [c for c in cases if c.needs] + ([True] if want_rt or want_lk else [])
-    # single runs side by side (3 at a time; repeated cases parallelise themselves)
-    singles = [c for c in cases if not c.needs and c.repeat == 1]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1 if a.stop_at_first else 3) as ex:
-        for good, text in ex.map(lambda c: run_case_quiet(binary, c), singles):
-            print(text)
-            run.done(good)
-    for case in [c for c in cases if not c.needs and c.repeat > 1]:
-        run.done(run_case(binary, case))
+    # the embedded cases' runs in one pool: each run starts its own embedded
+    # cluster and pipeline, and most of a run is spent waiting on the pipeline
+    with run.timed("cases"):
+        pooled = run_cases_pooled(binary, [c for c in cases if not c.needs], 1 if a.stop_at_first else EMBEDDED_AT_ONCE)
+        with contextlib.closing(pooled):
+            for good, text in pooled:
+                print(text)
+                run.done(good)
     run.coded("after")
     if not a.no_real:
         run.coded("local-real")
     if real:
         t0 = time.time()
+        run.took["real cases"] = 0  # the real part, before "real" (its coded tests) and "last"
         setup_spark()
         if any("connect" in c.needs for c in cases):
             setup_connect()
@@ -226,7 +249,9 @@ def main():
             stop_postgres()
             stop_real_kafka()
         print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")
+        run.took["real cases"] = time.time() - t0 - run.took.get("real", 0)
     run.coded("last")
+    print(f"--   time by part: {run.times()}")
     print("scenario tests: " + ("all passed" if run.ok else "FAILED"))
     print(f"scenarios: {sys.stdout.passed} passed, {sys.stdout.failed} failed")
     sys.exit(0 if run.ok else 1)

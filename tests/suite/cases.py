@@ -117,7 +117,8 @@ DIRECTIVES = [
     ("summary", "summary PATH OP VALUE", "a summary.json value (dotted path, `__len__` for a length) compared with ==, !=, >, >=, "
      "<, <= or contains; null equals only `null` and satisfies no ordering; a path that leads nowhere fails", _summary),
     ("stderr", "stderr [contains] TEXT", "streamdrill's stderr must contain TEXT, all of it", _stderr),
-    ("repeat", "repeat N [parallel J]", "run it N times (J at once); every run must meet every expectation", _repeat),
+    ("repeat", "repeat N [parallel J]", "run it N times (J at once on the real stacks; the embedded cases' runs share one "
+     "pool); every run must meet every expectation", _repeat),
     ("duplicates-traced", "duplicates-traced", "every sampled duplicated id lists one writer per copy, in report.md too",
      _set("traced")),
     ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, connect, postgres: "
@@ -322,20 +323,34 @@ def independent_file_count(run_dir, name, summary):
 
 
 def run_case(binary, case):
-    ok, text = run_case_quiet(binary, case)
+    """Run CASE's runs, CASE.parallel at a time, and print its line."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=case.parallel) as ex:
+        results = list(ex.map(lambda i: run_case_once(binary, case, i), range(case.repeat)))
+    ok, text = judge_case(case, results)
     print(text)
     return ok
 
 
-def run_case_quiet(binary, case):
+def run_cases_pooled(binary, cases, workers):
+    """Every run of every case in one pool of WORKERS, the repeated cases' runs
+    first (many short runs fill the pool; a long single run at the end would
+    leave it half empty for longer), yielding (ok, text) per case in the order
+    given, as soon as that case's runs are all done."""
+    order = sorted(cases, key=lambda c: -c.repeat)
+    ex = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    try:
+        futures = {id(c): [ex.submit(run_case_once, binary, c, i) for i in range(c.repeat)] for c in order}
+        for case in cases:
+            yield judge_case(case, [f.result() for f in futures[id(case)]])
+    finally:
+        # closed early (--stop-at-first): the runs not yet begun are dropped
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def judge_case(case, results):
+    """A case's line from its runs' results: ok when every run met every
+    expectation (and enough kills landed, if the case asks)."""
     out = []
-    ok = _run_case(binary, case, out.append)
-    return ok, "\n".join(out)
-
-
-def _run_case(binary, case, print):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=case.parallel) as ex:
-        results = list(ex.map(lambda i: run_case_once(binary, case, i), range(case.repeat)))
     bad = [(i, r) for i, r in enumerate(results) if r[0]]
     took = sorted(r[1] for r in results)
     label = f"{case.name}" + (f" x{case.repeat}" if case.repeat > 1 else "")
@@ -345,16 +360,14 @@ def _run_case(binary, case, print):
         landed = sum(1 for k in kills if k.get("landed_mid_batch"))
         extra = f"; {landed} of {len(kills)} kills landed mid-batch"
         if not kills or landed < case.landed_share * len(kills):
-            print(f"FAIL {label}: only {landed} of {len(kills)} kills landed mid-batch (need {case.landed_share:.0%})")
-            return False
+            return False, f"FAIL {label}: only {landed} of {len(kills)} kills landed mid-batch (need {case.landed_share:.0%})"
     if bad:
-        print(f"FAIL {label}: {len(bad)} of {case.repeat} runs wrong")
+        out.append(f"FAIL {label}: {len(bad)} of {case.repeat} runs wrong")
         for i, (problems, _, err, _k) in bad[:3]:
-            print(f"  run {i}: " + "; ".join(problems))
-            print("  stderr: " + err.strip().replace("\n", "\n          ")[-1500:])
-        return False
-    print(f"ok   {label}: {case.repeat} of {case.repeat} as expected (median {took[len(took) // 2]:.1f}s){extra}")
-    return True
+            out.append(f"  run {i}: " + "; ".join(problems))
+            out.append("  stderr: " + err.strip().replace("\n", "\n          ")[-1500:])
+        return False, "\n".join(out)
+    return True, f"ok   {label}: {case.repeat} of {case.repeat} as expected (median {took[len(took) // 2]:.1f}s){extra}"
 
 
 def run_broken(binary, path):

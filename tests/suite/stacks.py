@@ -1,10 +1,14 @@
 """The real stack a case may need, started and stopped by the project's own scripts: Apache Kafka (KRaft), a cluster of three brokers, Spark and Flink clusters, PostgreSQL, Kafka Connect's jars."""
+import contextlib
 import os
 import subprocess
 import time
 
-from .cases import run_case
+from .cases import run_case, run_cases_pooled
 from .common import OUT, REAL, ROOT, free_port
+
+# how many real-stack runs outside the clusters go at once (two Spark drivers fit two cores)
+REAL_AT_ONCE = 2
 
 
 def start_real_kafka():
@@ -96,7 +100,7 @@ def stop_flink_cluster():
     stop_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
 
 
-def run_cases_real(binary, cases):
+def run_cases_real(binary, cases, at_once=REAL_AT_ONCE):
     """The cases that need real engines: those on the 3-broker cluster, on
     the standalone Spark cluster and on the Flink cluster first, each
     cluster up only for its own cases, then the rest."""
@@ -112,7 +116,17 @@ def run_cases_real(binary, cases):
                     ok &= run_case(binary, case)
             finally:
                 stop()
-    for case in [c for c in cases if not any(need in c.needs for need, _, _ in clusters)]:
+    rest = [c for c in cases if not any(need in c.needs for need, _, _ in clusters)]
+    # the proxy is one for the whole real part: its cases one at a time; the
+    # others (each with its own topic, group, checkpoint and pipeline) AT_ONCE
+    # runs at a time (1: one case at a time, its repeats `parallel J` at once)
+    shared = [c for c in rest if "proxy" in c.needs or at_once <= 1]
+    pooled = run_cases_pooled(binary, [c for c in rest if c not in shared], at_once)
+    with contextlib.closing(pooled):
+        for good, text in pooled:
+            print(text, flush=True)
+            ok &= good
+    for case in shared:
         ok &= run_case(binary, case)
     return ok
 
