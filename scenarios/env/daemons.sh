@@ -1,16 +1,34 @@
 # shellcheck shell=sh
-# daemons.sh - sourced by spark.sh and flink.sh: the processes of a cluster
-# the tests start, each with its pid in DIR/NAME.pid and its log in
-# DIR/NAME.log, all of them killed when the process named in DIR/owner ends.
+# daemons.sh - sourced by kafka.sh, postgres.sh, spark.sh and flink.sh: the
+# processes of a server or cluster the tests start, each with its pid in
+# DIR/NAME.pid and its log in DIR/NAME.log, all of them killed when their
+# owner (the process that asked for them) ends.
+
+# free_port: a TCP port free on 127.0.0.1 now
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# alive PID: PID runs (a zombie, ended but not yet reaped, does not)
+alive() {
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# watch_owner OWNER PID [SIGNAL]: send PID SIGNAL (KILL unless told) once
+# OWNER's process ends (no OWNER: never); the watcher is a session of its
+# own, so a signal to the caller's process group leaves it watching
+watch_owner() {
+    [ -n "$1" ] || return 0
+    # shellcheck disable=SC2016 # the watcher's own $1, $2 and $3, expanded by the sh it runs
+    setsid sh -c 'up() { st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }
+        while up "$1" && up "$2"; do sleep 1; done; kill "-$3" "$2" 2>/dev/null || true' \
+        owner-watch "$1" "$2" "${3:-KILL}" >/dev/null 2>&1 </dev/null &
+}
 
 # owner_watch DIR PID: kill PID when DIR/owner's process ends (no owner: never)
 owner_watch() {
-    owner=$(cat "$1/owner" 2>/dev/null || true)
-    if [ -n "$owner" ]; then
-        # shellcheck disable=SC2016 # the watcher's own $1 and $2, expanded by the sh it runs
-        setsid sh -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill -9 "$2" 2>/dev/null || true' \
-            owner-watch "$owner" "$2" >/dev/null 2>&1 </dev/null &
-    fi
+    watch_owner "$(cat "$1/owner" 2>/dev/null || true)" "$2"
 }
 
 # wait_log WHO DIR NAME TEXT [SECONDS]: until DIR/NAME.log says TEXT (60 s

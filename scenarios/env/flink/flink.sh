@@ -60,9 +60,6 @@ jvm_opts() {
         "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED"
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # daemon DIR NAME CLASS JVM-OPTION...: a Flink process in the background, its pid in
 # DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process

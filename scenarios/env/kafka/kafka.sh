@@ -31,14 +31,12 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 libs="$root/.cache/kafka/libs"
+. "$here/../daemons.sh"
 
 fetch() {
     "$here/../fetch-jars.sh" "$here/pom.xml" "$libs" "the Kafka jars"
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # streamdrill_bin: the streamdrill that runs a cluster's link proxies:
 # $STREAMDRILL, this checkout's build, or the one on PATH
@@ -71,10 +69,6 @@ LOG
 }
 
 # alive PID: the process runs (a zombie, killed and not yet reaped, does not)
-alive() {
-    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-    [ -n "$st" ] && [ "$st" != Z ]
-}
 
 # wait_started DIR PID NAME TRIES: wait (TRIES tenths of a second at most)
 # until the broker logging to DIR/server.log says it started; if it dies or
@@ -139,11 +133,7 @@ PROPS
         -cp "$cp" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
     pid=$!
     echo "$pid" > "$dir/pid"
-    if [ -n "$owner" ]; then
-        # the broker must not outlive whoever started it
-        ( while kill -0 "$owner" 2>/dev/null && alive "$pid"; do sleep 1; done
-          kill -9 "$pid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
-    fi
+    watch_owner "$owner" "$pid"  # the broker must not outlive whoever started it
     wait_started "$dir" "$pid" "the broker" 600 || exit 1
     echo "127.0.0.1:$port" > "$dir/bootstrap"
     echo "127.0.0.1:$port"
@@ -198,11 +188,7 @@ launch() {
         -cp "$libs/*" kafka.Kafka "$d/server.properties" >"$d/stdout.log" 2>&1 </dev/null &
     bpid=$!
     echo "$bpid" > "$d/pid"
-    owner=$(cat "$1/owner" 2>/dev/null || true)
-    if [ -n "$owner" ]; then
-        ( while kill -0 "$owner" 2>/dev/null && alive "$bpid"; do sleep 1; done
-          kill -9 "$bpid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
-    fi
+    owner_watch "$1" "$bpid"
 }
 
 # started DIR ID: wait until broker ID of the cluster in DIR says it started

@@ -13,6 +13,8 @@
 #                      server is stopped when that process ends
 #   postgres.sh stop DIR
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../daemons.sh"
 
 bindir() {
     # shellcheck disable=SC2012 # the folders are version numbers (15, 16): ls | sort -V puts the newest first
@@ -23,9 +25,6 @@ bindir() {
     exit 1
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # run as the cluster's owner: ourselves, or postgres when we are root
 as_owner() {
@@ -52,11 +51,7 @@ start() {
         || { echo "postgres.sh: the server did not start:" >&2; tail -20 "$base/server.log" "$dir/pg_ctl.log" >&2; exit 1; }
     pid=$(head -1 "$base/data/postmaster.pid")
     echo "$pid" > "$dir/pid"
-    if [ -n "$owner" ]; then
-        # the server must not outlive whoever started it
-        ( while kill -0 "$owner" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
-          kill -INT "$pid" 2>/dev/null || true ) >/dev/null 2>&1 </dev/null &
-    fi
+    watch_owner "$owner" "$pid" INT  # the server must not outlive whoever started it (SIGINT: a fast shutdown)
     echo "host=127.0.0.1 port=$port user=streamdrill dbname=postgres" > "$dir/dsn"
     cat "$dir/dsn"
 }

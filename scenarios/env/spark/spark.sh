@@ -54,9 +54,6 @@ setup() {
     echo "$venv/bin/python"
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # daemon DIR NAME CLASS ARG...: a Spark daemon in the background, its pid in
 # DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process ends
