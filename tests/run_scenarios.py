@@ -251,7 +251,8 @@ def main():
         print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")
         run.took["real cases"] = time.time() - t0 - run.took.get("real", 0)
     run.coded("last")
-    print(f"--   time by part: {run.times()}")
+    if run.times():
+        print(f"--   time by part: {run.times()}")
     print("scenario tests: " + ("all passed" if run.ok else "FAILED"))
     print(f"scenarios: {sys.stdout.passed} passed, {sys.stdout.failed} failed")
     sys.exit(0 if run.ok else 1)
