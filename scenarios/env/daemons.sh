@@ -9,11 +9,11 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# alive PID: PID runs (a zombie, ended but not yet reaped, does not)
-alive() {
-    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-    [ -n "$st" ] && [ "$st" != Z ]
-}
+# alive PID: PID runs (a zombie, ended but not yet reaped, does not); its
+# text is given to the owner watcher's shell too, so it is written once
+# shellcheck disable=SC2016 # the function's text: expanded where it is defined and run
+ALIVE_FN='alive() { st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }'
+eval "$ALIVE_FN"
 
 # watch_owner OWNER PID [SIGNAL]: send PID SIGNAL (KILL unless told) once
 # OWNER's process ends (no OWNER: never); the watcher is a session of its
@@ -21,8 +21,8 @@ alive() {
 watch_owner() {
     [ -n "$1" ] || return 0
     # shellcheck disable=SC2016 # the watcher's own $1, $2 and $3, expanded by the sh it runs
-    setsid sh -c 'up() { st=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ -n "$st" ] && [ "$st" != Z ]; }
-        while up "$1" && up "$2"; do sleep 1; done; kill "-$3" "$2" 2>/dev/null || true' \
+    setsid sh -c "$ALIVE_FN"'
+        while alive "$1" && alive "$2"; do sleep 1; done; kill "-$3" "$2" 2>/dev/null || true' \
         owner-watch "$1" "$2" "${3:-KILL}" >/dev/null 2>&1 </dev/null &
 }
 

@@ -60,7 +60,6 @@ jvm_opts() {
         "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED"
 }
 
-
 # daemon DIR NAME CLASS JVM-OPTION...: a Flink process in the background, its pid in
 # DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process
 # ends. Sessions of their own and without the run's token, like spark.sh's:

@@ -37,7 +37,6 @@ fetch() {
     "$here/../fetch-jars.sh" "$here/pom.xml" "$libs" "the Kafka jars"
 }
 
-
 # streamdrill_bin: the streamdrill that runs a cluster's link proxies:
 # $STREAMDRILL, this checkout's build, or the one on PATH
 streamdrill_bin() {
@@ -67,8 +66,6 @@ logger.raft.name = org.apache.kafka.raft
 logger.raft.level = INFO
 LOG
 }
-
-# alive PID: the process runs (a zombie, killed and not yet reaped, does not)
 
 # wait_started DIR PID NAME TRIES: wait (TRIES tenths of a second at most)
 # until the broker logging to DIR/server.log says it started; if it dies or

@@ -25,7 +25,6 @@ bindir() {
     exit 1
 }
 
-
 # run as the cluster's owner: ourselves, or postgres when we are root
 as_owner() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi

@@ -54,7 +54,6 @@ setup() {
     echo "$venv/bin/python"
 }
 
-
 # daemon DIR NAME CLASS ARG...: a Spark daemon in the background, its pid in
 # DIR/NAME.pid, its log in DIR/NAME.log, killed when DIR/owner's process ends
 daemon() {
