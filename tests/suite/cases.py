@@ -324,9 +324,7 @@ def independent_file_count(run_dir, name, summary):
 
 def run_case(binary, case):
     """Run CASE's runs, CASE.parallel at a time, and print its line."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=case.parallel) as ex:
-        results = list(ex.map(lambda i: run_case_once(binary, case, i), range(case.repeat)))
-    ok, text = judge_case(case, results)
+    (ok, text), = run_cases_pooled(binary, [case], case.parallel)
     print(text)
     return ok
 
