@@ -46,7 +46,7 @@ static const char *const sd_bop_words[] = {"kill", "stop", "start", "restart", "
 /* The incarnation a fault record names (0: no pipeline). */
 static int sd_broker_inc(sd_run_t *r) {
     sd_sup_state_t s = {0};
-    if (r->sup) sd_sup_state(r->sup, &s);
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
     return s.incarnation;
 }
 
@@ -57,7 +57,7 @@ static int sd_broker_inc(sd_run_t *r) {
 /* The brokers that answer, "h:p,h:p", while the run has taken one of a
  * real cluster down or frozen it (else "": the admin client will do). */
 static void sd_broker_answering(sd_run_t *r, sd_buf_t *via) {
-    sd_cluster_t *c = r->faults.cluster;
+    sd_cluster_t *c = sd_run_faults(r)->cluster;
     int hurt = 0;
     for (int i = 0; c && !c->embedded && i < c->n; i++) {
         if (c->b[i].down || c->b[i].paused || c->b[i].isolated) hurt = 1; /* a cut-off broker's metadata is stale */
@@ -70,8 +70,8 @@ static void sd_broker_leaders_now(sd_run_t *r, int32_t *leader, int32_t *isr) {
     sd_buf_t via;
     sd_buf_init(&via);
     sd_broker_answering(r, &via);
-    if (sd_broker_leaders(r->broker, via.len ? via.data : NULL, r->topic, leader, isr, r->partitions, NULL, 0) != SD_OK)
-        for (int p = 0; p < r->partitions; p++) leader[p] = -1;
+    if (sd_broker_leaders(sd_run_broker(r), via.len ? via.data : NULL, sd_run_topic(r), leader, isr, sd_run_partitions(r), NULL, 0) != SD_OK)
+        for (int p = 0; p < sd_run_partitions(r); p++) leader[p] = -1;
     sd_buf_free(&via);
 }
 
@@ -81,7 +81,7 @@ static void sd_broker_leaders_now(sd_run_t *r, int32_t *leader, int32_t *isr) {
 static void sd_broker_leaders_for(sd_run_t *r, int p, int64_t deadline, int32_t *leader, int32_t *isr) {
     for (;;) {
         sd_broker_leaders_now(r, leader, isr);
-        if (p < 0 || p >= r->partitions || leader[p] >= 0 || sd_util_mono_ms() > deadline) return;
+        if (p < 0 || p >= sd_run_partitions(r) || leader[p] >= 0 || sd_util_mono_ms() > deadline) return;
         if (sd_run_tick(r, 200, NULL, 0) == SD_ERR_INTERRUPTED) return;
     }
 }
@@ -90,14 +90,14 @@ static void sd_broker_leaders_for(sd_run_t *r, int p, int64_t deadline, int32_t 
  * taken down or paused. */
 static int sd_broker_usable(sd_run_t *r, int id) {
     if (id < 0) return 0;
-    const sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
+    const sd_cluster_broker_t *b = sd_cluster_find(sd_run_faults(r)->cluster, id);
     return !b || (!b->down && !b->paused && !b->isolated);
 }
 
 /* The broker the step names, or NULL with why said (a partition with no
  * leader, an id the cluster does not have). */
 static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, const int32_t *leader, char *why, size_t wlen) {
-    sd_cluster_t *c = r->faults.cluster;
+    sd_cluster_t *c = sd_run_faults(r)->cluster;
     if (st->proc.broker_id >= 0) {
         sd_cluster_broker_t *b = sd_cluster_find(c, st->proc.broker_id);
         if (!b) {
@@ -107,8 +107,8 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
         return b;
     }
     int p = st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of;
-    if (p >= r->partitions) {
-        snprintf(why, wlen, "partition %d: the source has %d partitions", p, r->partitions);
+    if (p >= sd_run_partitions(r)) {
+        snprintf(why, wlen, "partition %d: the source has %d partitions", p, sd_run_partitions(r));
         return NULL;
     }
     if (st->proc.follower_of >= 0) {
@@ -117,7 +117,7 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
         sd_buf_t via;
         sd_buf_init(&via);
         sd_broker_answering(r, &via);
-        for (int tries = 0; tries < 5 && n <= 0; tries++) n = sd_broker_replicas(r->broker, via.len ? via.data : NULL, r->topic, p, ids, SD_CLUSTER_MAX);
+        for (int tries = 0; tries < 5 && n <= 0; tries++) n = sd_broker_replicas(sd_run_broker(r), via.len ? via.data : NULL, sd_run_topic(r), p, ids, SD_CLUSTER_MAX);
         sd_buf_free(&via);
         for (int i = 0; i < n; i++)
             if (ids[i] != leader[p] && sd_broker_usable(r, ids[i]) && sd_cluster_find(c, ids[i])) return sd_cluster_find(c, ids[i]);
@@ -138,7 +138,7 @@ static sd_cluster_broker_t *sd_broker_pick(sd_run_t *r, const sd_step_t *st, con
  * usable leader again (or the step's timeout passes); record each move. */
 static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int victim, const int32_t *before, int64_t t0,
                              char *out, size_t olen) {
-    int n = r->partitions, led = 0;
+    int n = sd_run_partitions(r), led = 0;
     int64_t *took = sd_util_xcalloc((size_t)n, sizeof(*took));
     int32_t *now = sd_util_xcalloc((size_t)n, sizeof(*now)), *isr = sd_util_xcalloc((size_t)n, sizeof(*isr));
     int32_t *next = sd_util_xcalloc((size_t)n, sizeof(*next)); /* the leader each partition got, when it got one */
@@ -167,13 +167,13 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
     int64_t worst = 0;
     for (int p = 0, k = 0; p < n; p++) {
         if (before[p] != victim) continue;
-        sd_ledger_leader_move(r->ledger, fid, p, victim, took[p] >= 0 ? next[p] : -1, took[p], NULL, 0);
+        sd_ledger_leader_move(sd_run_ledger(r), fid, p, victim, took[p] >= 0 ? next[p] : -1, took[p], NULL, 0);
         if (took[p] >= 0) sd_buf_printf(&b, "%s%d to broker %d after %.1f s", k++ ? ", " : "; leaders moved: ", p, next[p], (double)took[p] / 1000.0);
         else sd_buf_printf(&b, "%s%d: no other leader within %.0f s", k++ ? ", " : "; leaders moved: ", p, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
         if (took[p] > worst) worst = took[p];
     }
     if (led && !left) sd_buf_printf(&b, "; every source partition had a leader again after %.1f s", (double)worst / 1000.0);
-    sd_ledger_fault_note(r->ledger, fid, b.data, NULL, 0);
+    sd_ledger_fault_note(sd_run_ledger(r), fid, b.data, NULL, 0);
     snprintf(out, olen, "%s", b.data);
     sd_buf_free(&b);
     free(took);
@@ -185,17 +185,17 @@ static void sd_broker_follow(sd_run_t *r, const sd_step_t *st, int64_t fid, int 
 /* The embedded cluster has no controller: the harness elects, giving each
  * source partition the broker led to the next broker that is up. */
 static void sd_broker_mock_elect(sd_run_t *r, int victim, const int32_t *before) {
-    sd_cluster_t *c = r->faults.cluster;
-    rd_kafka_mock_cluster_t *mock = sd_broker_mock(r->broker);
+    sd_cluster_t *c = sd_run_faults(r)->cluster;
+    rd_kafka_mock_cluster_t *mock = sd_broker_mock(sd_run_broker(r));
     int k = 0;
     for (int i = 0; i < c->n; i++)
         if (c->b[i].id == victim) k = i;
-    for (int p = 0; p < r->partitions; p++) {
+    for (int p = 0; p < sd_run_partitions(r); p++) {
         if (before[p] != victim) continue;
         for (int j = 1; j < c->n; j++) {
             const sd_cluster_broker_t *nb = &c->b[(k + j) % c->n];
             if (nb->down) continue;
-            rd_kafka_mock_partition_set_leader(mock, r->topic, p, nb->id);
+            rd_kafka_mock_partition_set_leader(mock, sd_run_topic(r), p, nb->id);
             break;
         }
     }
@@ -204,13 +204,14 @@ static void sd_broker_mock_elect(sd_run_t *r, int victim, const int32_t *before)
 /* Start a broker again and wait (serving the run) until its start command
  * says it has started. */
 static sd_err_t sd_broker_start_wait(sd_run_t *r, sd_cluster_broker_t *b, int64_t timeout_ms, char *why, size_t wlen) {
-    if (r->faults.cluster->embedded) {
-        rd_kafka_mock_broker_set_up(sd_broker_mock(r->broker), b->id);
+    sd_faults_t *F = sd_run_faults(r);
+    if (F->cluster->embedded) {
+        rd_kafka_mock_broker_set_up(sd_broker_mock(sd_run_broker(r)), b->id);
         b->down = 0;
         return SD_OK;
     }
     char err[512];
-    if (sd_cluster_start_begin(r->faults.cluster, b, err, sizeof(err))) {
+    if (sd_cluster_start_begin(F->cluster, b, err, sizeof(err))) {
         snprintf(why, wlen, "%.250s", err);
         return SD_ERR_BROKER;
     }
@@ -235,7 +236,7 @@ static sd_err_t sd_broker_start_wait(sd_run_t *r, sd_cluster_broker_t *b, int64_
 static void sd_broker_back_record(sd_run_t *r, const sd_cluster_broker_t *b, const char *kind, const char *det) {
     char like[48];
     snprintf(like, sizeof(like), "%% broker %d %%", b->id);
-    sd_ledger_fault_undo(r->ledger, r->step, "broker", like, kind, det, 0, NULL, 0);
+    sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "broker", like, kind, det, 0, NULL, 0);
 }
 
 /* SIGCONT to a broker the run froze, recorded with det. */
@@ -248,20 +249,21 @@ static void sd_broker_resume(sd_run_t *r, sd_cluster_broker_t *b, const char *de
 /* The links of a broker the run cut off given back, recorded with det. */
 static sd_err_t sd_broker_rejoin(sd_run_t *r, sd_cluster_broker_t *b, const char *det, char *err, size_t errlen) {
     b->isolated = 0;
-    sd_err_t e = sd_cluster_cut(r->faults.cluster, 5000, err, errlen);
+    sd_err_t e = sd_cluster_cut(sd_run_faults(r)->cluster, 5000, err, errlen);
     if (!e) sd_broker_back_record(r, b, "broker-rejoin", det);
     return e;
 }
 
 /* for=D: the broker comes back (arg: its id) */
 static void sd_broker_undo(sd_run_t *r, int id) {
-    sd_cluster_broker_t *b = sd_cluster_find(r->faults.cluster, id);
+    sd_faults_t *F = sd_run_faults(r);
+    sd_cluster_broker_t *b = sd_cluster_find(F->cluster, id);
     if (!b) return;
     char det[96];
     if (b->isolated) {
         char err[512];
         snprintf(det, sizeof(det), "broker %d rejoined the others (for= elapsed)", id);
-        if (sd_broker_rejoin(r, b, det, err, sizeof(err))) sd_ledger_warning(r->ledger, "broker-not-rejoined", err, NULL, 0);
+        if (sd_broker_rejoin(r, b, det, err, sizeof(err))) sd_ledger_warning(sd_run_ledger(r), "broker-not-rejoined", err, NULL, 0);
     } else if (b->paused) {
         snprintf(det, sizeof(det), "SIGCONT to broker %d (for= elapsed)", id);
         sd_broker_resume(r, b, det);
@@ -269,8 +271,8 @@ static void sd_broker_undo(sd_run_t *r, int id) {
         /* its start runs on while the run goes; heal waits for it (an
          * embedded broker is set up at once) */
         char why[256];
-        int embedded = r->faults.cluster->embedded;
-        if (embedded ? sd_broker_start_wait(r, b, 0, why, sizeof(why)) : sd_cluster_start_begin(r->faults.cluster, b, NULL, 0)) return;
+        int embedded = F->cluster->embedded;
+        if (embedded ? sd_broker_start_wait(r, b, 0, why, sizeof(why)) : sd_cluster_start_begin(F->cluster, b, NULL, 0)) return;
         snprintf(det, sizeof(det), "broker %d %s again (for= elapsed)", id, embedded ? "set up" : "started");
         sd_broker_back_record(r, b, "broker-start", det);
     }
@@ -278,17 +280,18 @@ static void sd_broker_undo(sd_run_t *r, int id) {
 
 /* kill, stop, pause: strike, then follow the leaderships. */
 static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    int op = st->proc.bop, emb = r->faults.cluster->embedded;
+    sd_faults_t *F = sd_run_faults(r);
+    int op = st->proc.bop, emb = F->cluster->embedded;
     if (emb && op == SD_BROKER_PAUSE)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker pause needs a real cluster (--cluster DIR): the embedded cluster's "
-                          "brokers are not processes to freeze", r->sc->path, st->line);
+                          "brokers are not processes to freeze", sd_run_sc(r)->path, st->line);
     if (emb && op == SD_BROKER_ISOLATE)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker isolate needs a real cluster (--cluster DIR): the embedded cluster's "
-                          "brokers share one process and have no links between them to cut", r->sc->path, st->line);
-    if (op == SD_BROKER_ISOLATE && !r->faults.cluster->cut_path)
+                          "brokers share one process and have no links between them to cut", sd_run_sc(r)->path, st->line);
+    if (op == SD_BROKER_ISOLATE && !F->cluster->cut_path)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker isolate: %s has no `isolate FILE` line, so its brokers do not reach "
                           "each other through links the harness can cut (start the cluster with scenarios/env/kafka/kafka.sh cluster)",
-                          r->sc->path, st->line, r->faults.cluster->path);
+                          sd_run_sc(r)->path, st->line, F->cluster->path);
     sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
     if (st->proc.mid_batch != SD_LAND_NOW) {
         sd_sup_state_t s;
@@ -296,7 +299,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
         sd_err_t e = sd_fault_reach_point(r, st, sd_bop_words[op], &s, &L, &skip, detail, dlen, err, errlen);
         if (e || skip) return e;
     }
-    int n = r->partitions;
+    int n = sd_run_partitions(r);
     int32_t *before = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*before));
     int32_t *isr = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*isr));
     sd_broker_leaders_for(r, st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of,
@@ -312,7 +315,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
         free(before);
         free(isr);
         if (st->proc.broker_id >= 0 && !b)
-            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: %s", r->sc->path, st->line, sd_bop_words[op],
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: %s", sd_run_sc(r)->path, st->line, sd_bop_words[op],
                               st->proc.broker_id, why);
         sd_run_fault_missed(r, st, detail);
         return SD_OK;
@@ -329,15 +332,15 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
              sd_placed_words[L.how]);
     int inc = sd_broker_inc(r);
     int64_t fid = 0;
-    sd_err_t e = sd_ledger_fault(r->ledger, r->step, "broker", fdet, inc, &fid, err, errlen);
+    sd_err_t e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "broker", fdet, inc, &fid, err, errlen);
     if (e) { free(before); free(isr); return e; }
     sd_run_pump(r, NULL, 0); /* a commit seen from now on came after the strike */
     int64_t t0 = sd_util_mono_ms();
     int sig = op == SD_BROKER_KILL ? SIGKILL : op == SD_BROKER_STOP ? SIGTERM : SIGSTOP;
     if (op == SD_BROKER_ISOLATE) {
         b->isolated = 1;
-        if ((e = sd_cluster_cut(r->faults.cluster, 5000, err, errlen))) { b->isolated = 0; free(before); free(isr); return e; }
-    } else if (emb) rd_kafka_mock_broker_set_down(sd_broker_mock(r->broker), b->id);
+        if ((e = sd_cluster_cut(F->cluster, 5000, err, errlen))) { b->isolated = 0; free(before); free(isr); return e; }
+    } else if (emb) rd_kafka_mock_broker_set_down(sd_broker_mock(sd_run_broker(r)), b->id);
     else if ((e = sd_cluster_signal(b, sig, err, errlen))) { free(before); free(isr); return e; }
     if (op == SD_BROKER_PAUSE) b->paused = 1;
     else if (op != SD_BROKER_ISOLATE) b->down = 1, b->paused = 0;
@@ -358,7 +361,7 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
         } else if (op == SD_BROKER_STOP) {
             snprintf(gone, sizeof(gone), "; it exited after %.1f s", (double)(sd_util_mono_ms() - t0) / 1000.0);
         }
-        if (gone[0]) sd_ledger_fault_note(r->ledger, fid, gone + 2, NULL, 0);
+        if (gone[0]) sd_ledger_fault_note(sd_run_ledger(r), fid, gone + 2, NULL, 0);
     }
     char moved[600];
     sd_broker_follow(r, st, fid, b->id, before, t0, moved, sizeof(moved));
@@ -375,13 +378,13 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
 /* start [id=N], resume [id=N]: one broker, or every one the run took down
  * (paused). */
 static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    sd_cluster_t *c = r->faults.cluster;
+    sd_cluster_t *c = sd_run_faults(r)->cluster;
     int resume = st->proc.bop == SD_BROKER_RESUME, rejoin = st->proc.bop == SD_BROKER_REJOIN, did = 0;
     sd_buf_t b;
     sd_buf_init(&b);
     if (st->proc.broker_id >= 0 && !sd_cluster_find(c, st->proc.broker_id)) {
         sd_buf_free(&b);
-        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: the cluster (%s) has no such broker", r->sc->path, st->line,
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: broker %s id=%d: the cluster (%s) has no such broker", sd_run_sc(r)->path, st->line,
                           sd_bop_words[st->proc.bop], st->proc.broker_id, c->path);
     }
     for (int i = 0; i < c->n; i++) {
@@ -419,10 +422,11 @@ static sd_err_t sd_broker_back(sd_run_t *r, const sd_step_t *st, char *detail, s
 }
 
 static sd_err_t sd_broker_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    if (!r->faults.cluster)
+    sd_faults_t *F = sd_run_faults(r);
+    if (!F->cluster)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: broker steps need --cluster DIR: a cluster whose brokers the harness may break (start one with "
-                          "scenarios/env/kafka/kafka.sh cluster DIR)", r->sc->path, st->line);
+                          "scenarios/env/kafka/kafka.sh cluster DIR)", sd_run_sc(r)->path, st->line);
     switch (st->proc.bop) {
     case SD_BROKER_KILL: case SD_BROKER_STOP: case SD_BROKER_PAUSE: case SD_BROKER_ISOLATE:
         return sd_broker_strike(r, st, detail, dlen, err, errlen);
@@ -437,8 +441,8 @@ static sd_err_t sd_broker_run(sd_run_t *r, const sd_step_t *st, char *detail, si
         if (e) return e;
         /* the broker it stopped (leader-of= may have named it) */
         int id = -1;
-        for (int i = 0; i < r->faults.cluster->n; i++)
-            if (r->faults.cluster->b[i].down && !r->faults.cluster->b[i].starting) id = r->faults.cluster->b[i].id;
+        for (int i = 0; i < F->cluster->n; i++)
+            if (F->cluster->b[i].down && !F->cluster->b[i].starting) id = F->cluster->b[i].id;
         if (id < 0) { snprintf(detail, dlen, "%s", d1); return SD_OK; }
         start.proc.bop = SD_BROKER_START;
         start.proc.broker_id = id;
@@ -454,7 +458,7 @@ static sd_err_t sd_broker_run(sd_run_t *r, const sd_step_t *st, char *detail, si
 /* heal: every paused broker resumed, every broker the run took down started
  * again (the cluster outlives the run whole). */
 static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
-    sd_cluster_t *c = r->faults.cluster;
+    sd_cluster_t *c = sd_run_faults(r)->cluster;
     if (!c) return;
     for (int i = 0; i < c->n; i++) {
         sd_cluster_broker_t *k = &c->b[i];
@@ -463,7 +467,7 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
             char err[512];
             snprintf(det, sizeof(det), "broker %d rejoined the others", k->id);
             if (sd_broker_rejoin(r, k, det, err, sizeof(err))) {
-                sd_ledger_warning(r->ledger, "broker-not-rejoined", err, NULL, 0);
+                sd_ledger_warning(sd_run_ledger(r), "broker-not-rejoined", err, NULL, 0);
                 snprintf(det, sizeof(det), "broker %d could not rejoin the others", k->id);
             }
             sd_buf_printf(done, "%s%s", done->len ? "; " : "", det);
@@ -478,7 +482,7 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
             sd_err_t e = sd_broker_start_wait(r, k, sd_util_scaled_ms(120000), why, sizeof(why));
             if (e) {
                 snprintf(det, sizeof(det), "broker %d could not be started again: %s", k->id, why);
-                sd_ledger_warning(r->ledger, "broker-not-restarted", det, NULL, 0);
+                sd_ledger_warning(sd_run_ledger(r), "broker-not-restarted", det, NULL, 0);
             } else {
                 snprintf(det, sizeof(det), "started broker %d again", k->id);
                 if (!was_starting) sd_broker_back_record(r, k, "broker-start", det);

@@ -21,29 +21,31 @@
 static int sd_clock_handles(sd_step_kind_t k) { return k == SD_STEP_CLOCK; }
 
 static sd_err_t sd_clock_write(sd_run_t *r, char *err, size_t errlen) {
+    sd_faults_t *F = sd_run_faults(r);
     char text[64];
-    long long secs = (long long)(r->faults.clock_offset_ms / 1000);
-    if (r->faults.clock_rate != 1.0) snprintf(text, sizeof(text), "%+llds x%g\n", secs, r->faults.clock_rate);
+    long long secs = (long long)(F->clock_offset_ms / 1000);
+    if (F->clock_rate != 1.0) snprintf(text, sizeof(text), "%+llds x%g\n", secs, F->clock_rate);
     else snprintf(text, sizeof(text), "%+llds\n", secs);
-    return sd_util_write_file(r->faults.faketime_file, text, strlen(text), err, errlen);
+    return sd_util_write_file(F->faketime_file, text, strlen(text), err, errlen);
 }
 
 static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    if (!r->faults.faketime_file) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "clock: the pipeline does not run under libfaketime");
+    sd_faults_t *F = sd_run_faults(r);
+    if (!F->faketime_file) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "clock: the pipeline does not run under libfaketime");
     switch (st->clock.op) {
-    case SD_CLOCK_OFFSET: r->faults.clock_offset_ms = st->clock.ms; break;
-    case SD_CLOCK_JUMP: r->faults.clock_offset_ms += st->clock.ms; break;
-    case SD_CLOCK_RATE: r->faults.clock_rate = st->clock.rate; break;
-    case SD_CLOCK_RESET: r->faults.clock_offset_ms = 0; r->faults.clock_rate = 1.0; break;
+    case SD_CLOCK_OFFSET: F->clock_offset_ms = st->clock.ms; break;
+    case SD_CLOCK_JUMP: F->clock_offset_ms += st->clock.ms; break;
+    case SD_CLOCK_RATE: F->clock_rate = st->clock.rate; break;
+    case SD_CLOCK_RESET: F->clock_offset_ms = 0; F->clock_rate = 1.0; break;
     }
     sd_err_t e = sd_clock_write(r, err, errlen);
     if (e) return e;
-    if (!r->faults.clock_moved_line && (r->faults.clock_offset_ms != 0 || r->faults.clock_rate != 1.0)) r->faults.clock_moved_line = st->line;
+    if (!F->clock_moved_line && (F->clock_offset_ms != 0 || F->clock_rate != 1.0)) F->clock_moved_line = st->line;
     char det[160];
-    snprintf(det, sizeof(det), "pipeline clock: %+.0fs from real time, rate %gx", (double)r->faults.clock_offset_ms / 1000.0, r->faults.clock_rate);
+    snprintf(det, sizeof(det), "pipeline clock: %+.0fs from real time, rate %gx", (double)F->clock_offset_ms / 1000.0, F->clock_rate);
     sd_sup_state_t s = {0};
-    if (r->sup) sd_sup_state(r->sup, &s);
-    if ((e = sd_ledger_fault(r->ledger, r->step, "clock", det, s.incarnation, NULL, err, errlen))) return e;
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "clock", det, s.incarnation, NULL, err, errlen))) return e;
     /* libfaketime caches the file for FAKETIME_CACHE_DURATION=1 second,
      * counted in whole seconds of its own: a process can keep the old
      * offset for up to two */
@@ -53,11 +55,12 @@ static sd_err_t sd_clock_run(sd_run_t *r, const sd_step_t *st, char *detail, siz
 }
 
 static void sd_clock_heal(sd_run_t *r, sd_buf_t *done) {
-    if (!r->faults.faketime_file || (r->faults.clock_offset_ms == 0 && r->faults.clock_rate == 1.0)) return;
-    r->faults.clock_offset_ms = 0;
-    r->faults.clock_rate = 1.0;
+    sd_faults_t *F = sd_run_faults(r);
+    if (!F->faketime_file || (F->clock_offset_ms == 0 && F->clock_rate == 1.0)) return;
+    F->clock_offset_ms = 0;
+    F->clock_rate = 1.0;
     if (sd_clock_write(r, NULL, 0) == SD_OK) {
-        sd_ledger_fault_undo(r->ledger, r->step, "clock", "%", "clock", "pipeline clock: real time again (heal)", 0, NULL, 0);
+        sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "clock", "%", "clock", "pipeline clock: real time again (heal)", 0, NULL, 0);
         sd_buf_printf(done, "%sreset the pipeline's clock", done->len ? "; " : "");
     }
 }

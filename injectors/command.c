@@ -26,11 +26,11 @@ static const struct sd_variant_s *sd_command_find(const sd_scenario_t *sc, const
 }
 
 static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    const struct sd_variant_s *fc = sd_command_find(r->sc, st->proc.variant);
-    if (!fc) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "%s:%d: fault %s: not declared", r->sc->path, st->line, st->proc.variant);
+    const struct sd_variant_s *fc = sd_command_find(sd_run_sc(r), st->proc.variant);
+    if (!fc) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "%s:%d: fault %s: not declared", sd_run_sc(r)->path, st->line, st->proc.variant);
     char cerr[512];
     char **argv = sd_run_expand_argv(r, fc->argv, fc->argc, cerr, sizeof(cerr));
-    if (!argv) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: fault-command %s: %s", r->sc->path, fc->line, fc->name, cerr);
+    if (!argv) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: fault-command %s: %s", sd_run_sc(r)->path, fc->line, fc->name, cerr);
     sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
     sd_err_t e = SD_OK;
     if (st->proc.mid_batch != SD_LAND_NOW) {
@@ -42,11 +42,11 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         }
     }
     sd_sup_state_t s = {0};
-    if (r->sup) sd_sup_state(r->sup, &s);
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
     char fdet[320];
     snprintf(fdet, sizeof(fdet), "%s: %.200s%s %s", fc->name, argv[0], fc->argc > 1 ? " ..." : "", sd_placed_words[L.how]);
     int64_t fid = 0;
-    if ((e = sd_ledger_fault(r->ledger, r->step, "command", fdet, s.incarnation, &fid, err, errlen))) {
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "command", fdet, s.incarnation, &fid, err, errlen))) {
         sd_run_free_argv(argv);
         return e;
     }
@@ -55,7 +55,7 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     /* where it struck: the moment the command starts, not when it ends */
     char land[768] = "";
     if (L.how != SD_PLACED_NOW) sd_fault_landing(r, fid, &L, s.incarnation, 0, 0, t0, land, sizeof(land));
-    char *log = sd_util_fmt("%s/logs/fault-%d.log", r->run_dir, st->line);
+    char *log = sd_util_fmt("%s/logs/fault-%d.log", sd_run_dir(r), st->line);
     sd_cmd_status_t cs;
     char how[600];
     int ok;
@@ -68,7 +68,7 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         char ran[700];
         snprintf(ran, sizeof(ran), "the command %s in %.2f s (logs/fault-%d.log)", ok ? "ended well" : how,
                  (double)(sd_util_mono_ms() - t0) / 1000.0, st->line);
-        sd_ledger_fault_note(r->ledger, fid, ran, NULL, 0);
+        sd_ledger_fault_note(sd_run_ledger(r), fid, ran, NULL, 0);
         snprintf(detail, dlen, "%s; %s%s%s", fdet, ran, land[0] ? "; landed " : "", land);
         if (!ok) {
             char why[900];

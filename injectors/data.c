@@ -23,7 +23,7 @@ static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k =
 /* Seq s is a valid event bound for the target: what a replay copies and
  * a tombstone deletes. */
 static int sd_data_valid_target(const sd_run_t *r, int64_t s) {
-    return sd_seqs_kind(&r->sends.seqs, s) == SD_KIND_VALID && sd_seqs_disp(&r->sends.seqs, s) == SD_DISP_TARGET;
+    return sd_seqs_kind(sd_run_seqs(r), s) == SD_KIND_VALID && sd_seqs_disp(sd_run_seqs(r), s) == SD_DISP_TARGET;
 }
 
 /* replay range=P:A-B: read the records at those offsets back from Kafka
@@ -32,11 +32,11 @@ static int sd_data_valid_target(const sd_run_t *r, int64_t s) {
 static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     char errstr[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(r->broker), NULL, 0);
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(sd_run_broker(r)), NULL, 0);
     rd_kafka_conf_set(conf, "group.id", "streamdrill-replay", NULL, 0);
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
     rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
-    sd_err_t e = sd_broker_conf_apply(conf, r->opts->xprops, "-X", err, errlen);
+    sd_err_t e = sd_broker_conf_apply(conf, sd_run_opts(r)->xprops, "-X", err, errlen);
     if (e) { rd_kafka_conf_destroy(conf); return e; }
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) {
@@ -44,22 +44,22 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
         return sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: consumer: %s", errstr);
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, r->topic, st->send.range_partition)->offset = st->send.range_from;
+    rd_kafka_topic_partition_list_add(l, sd_run_topic(r), st->send.range_partition)->offset = st->send.range_from;
     rd_kafka_assign(rk, l);
     rd_kafka_topic_partition_list_destroy(l);
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), n = 0, skipped = 0;
-    size_t taglen = strlen(r->tag);
+    size_t taglen = strlen(sd_run_tag(r));
     while (!e) {
         if (sd_util_mono_ms() > deadline) {
             e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: %s [%d] offsets %lld-%lld not read within the step's timeout",
-                           r->topic, st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1);
+                           sd_run_topic(r), st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1);
             break;
         }
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (!m) { sd_run_tick(r, 0, NULL, 0); continue; }
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) { rd_kafka_message_destroy(m); break; }
         if (m->err) {
-            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: read %s [%d]: %s", r->topic, st->send.range_partition, rd_kafka_message_errstr(m));
+            e = sd_err_set(err, errlen, SD_ERR_BROKER, "replay range: read %s [%d]: %s", sd_run_topic(r), st->send.range_partition, rd_kafka_message_errstr(m));
             rd_kafka_message_destroy(m);
             break;
         }
@@ -70,12 +70,12 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
             size_t vl = 0;
             int64_t seq;
             if (!rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v &&
-                !sd_events_id_parse(r->tag, taglen, v, vl, &seq) && seq < r->sends.nseq && sd_seqs_kind(&r->sends.seqs, seq) != SD_KIND_ABORTED) {
+                !sd_events_id_parse(sd_run_tag(r), taglen, v, vl, &seq) && seq < sd_run_nseq(r) && sd_seqs_kind(sd_run_seqs(r), seq) != SD_KIND_ABORTED) {
                 /* (a record of an aborted transaction is never replayed: sent
                  * again outside it, it would have to arrive) */
                 char det[96];
                 snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
-                int disp = sd_seqs_disp(&r->sends.seqs, seq);
+                int disp = sd_seqs_disp(sd_run_seqs(r), seq);
                 sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
                              det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
                 sd_run_count_sent(r, 1, 0, 0);
@@ -85,7 +85,7 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
             }
         }
         rd_kafka_message_destroy(m);
-        if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
+        if (!e) e = sd_run_flush_if_full(r, err, errlen);
         if (stop) break;
     }
     rd_kafka_consumer_close(rk);
@@ -93,25 +93,27 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
     if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);
     if (e) return e;
     snprintf(detail, dlen, "replayed %lld records of %s [%d] offsets %lld-%lld, read back from Kafka and sent as they were%s",
-             (long long)n, r->topic, st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1,
+             (long long)n, sd_run_topic(r), st->send.range_partition, (long long)st->send.range_from, (long long)st->send.range_to - 1,
              skipped ? " (records without a ledger id, or of aborted transactions, were skipped)" : "");
     sd_run_data_step_done(r);
     return SD_OK;
 }
 
 /* Was the delivery numbered dseq sent (not held back by lag=, not a log
- * line still to come)? Its rendering into r->staging then, and 1. */
+ * line still to come)? Its rendering into the run's draft then, and 1. */
 static int sd_data_delivery_sent(sd_run_t *r, int64_t dseq, int64_t *t, char *err, size_t errlen) {
-    if (r->side.events) /* a log's: line dseq, sent once its scan was */
-        return dseq < r->side.next &&
-               sd_events_render(r->side.events, dseq, INT64_MIN, &r->staging.payload, &r->staging.key, t, err, errlen) == SD_OK;
-    if (!sd_data_valid_target(r, dseq) || (r->side.held_n && dseq >= r->side.held[r->side.held_head].seq)) return 0;
+    int64_t next;
+    sd_events_t *log = sd_run_side_log(r, &next);
+    if (log) /* a log's: line dseq, sent once its scan was */
+        return dseq < next &&
+               sd_events_render(log, dseq, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), t, err, errlen) == SD_OK;
+    if (!sd_data_valid_target(r, dseq) || sd_run_delivery_held(r, dseq)) return 0;
     int64_t scan_t;
     sd_buf_t p, k;
     sd_buf_init(&p);
     sd_buf_init(&k);
-    int ok = sd_events_render(r->events, dseq, INT64_MIN, &p, &k, &scan_t, err, errlen) == SD_OK &&
-             sd_events_delivery(r->events, dseq, scan_t, &r->staging.payload, &r->staging.key, t);
+    int ok = sd_events_render(sd_run_events(r), dseq, INT64_MIN, &p, &k, &scan_t, err, errlen) == SD_OK &&
+             sd_events_delivery(sd_run_events(r), dseq, scan_t, sd_run_draft_value(r), sd_run_draft_key(r), t);
     sd_buf_free(&p);
     sd_buf_free(&k);
     return ok;
@@ -120,7 +122,9 @@ static int sd_data_delivery_sent(sd_run_t *r, int64_t dseq, int64_t *t, char *er
 /* replay N source=deliveries: deliveries already sent, sent again byte for
  * byte on the second source (a correct join joins each once). */
 static sd_err_t sd_data_replay_deliveries(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    int64_t end = r->side.events ? r->side.next : r->sends.nseq, n = 0, first = -1, last = -1, t0 = sd_util_mono_ms();
+    int64_t next;
+    sd_events_t *log = sd_run_side_log(r, &next);
+    int64_t end = log ? next : sd_run_nseq(r), n = 0, first = -1, last = -1, t0 = sd_util_mono_ms();
     int64_t s = st->send.replay_from_last ? end - 1 : 0, dir = st->send.replay_from_last ? -1 : 1;
     sd_err_t e;
     for (; n < st->send.count && s >= 0 && s < end; s += dir) {
@@ -129,12 +133,12 @@ static sd_err_t sd_data_replay_deliveries(sd_run_t *r, const sd_step_t *st, char
         if ((e = sd_run_pace(r, t0, n, st->send.rate, err, errlen))) return e;
         /* the pace may have flushed: render it again into the staging buffers */
         if (!sd_data_delivery_sent(r, s, &t, err, errlen)) continue;
-        if (r->side.events) { /* keyed by the log's key field, as when first sent */
+        if (log) { /* keyed by the log's key field, as when first sent */
             char kv[256];
-            const char *kf = r->sc->deliveries_key ? r->sc->deliveries_key : "parcel_id";
-            int kn = sd_sink_json_field(r->staging.payload.data, r->staging.payload.len, kf, kv, sizeof(kv));
-            sd_buf_reset(&r->staging.key);
-            if (kn > 0) sd_buf_append(&r->staging.key, kv, (size_t)kn);
+            const char *kf = sd_run_sc(r)->deliveries_key ? sd_run_sc(r)->deliveries_key : "parcel_id";
+            int kn = sd_sink_json_field(sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, kf, kv, sizeof(kv));
+            sd_buf_reset(sd_run_draft_key(r));
+            if (kn > 0) sd_buf_append(sd_run_draft_key(r), kv, (size_t)kn);
         }
         sd_run_stage_delivery(r, s, t);
         if (first < 0) first = s;
@@ -143,11 +147,11 @@ static sd_err_t sd_data_replay_deliveries(sd_run_t *r, const sd_step_t *st, char
     }
     if (n < st->send.count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld source=deliveries: only %lld deliveries were sent before it",
-                          r->sc->path, st->line, (long long)st->send.count, (long long)n);
+                          sd_run_sc(r)->path, st->line, (long long)st->send.count, (long long)n);
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     char a[64], b[64];
-    sd_events_delivery_id(r->events, first, a);
-    sd_events_delivery_id(r->events, last, b);
+    sd_events_delivery_id(sd_run_events(r), first, a);
+    sd_events_delivery_id(sd_run_events(r), last, b);
     snprintf(detail, dlen, "replayed %lld deliveries already sent (%s .. %s), byte for byte", (long long)n, a, b);
     sd_run_data_step_done(r);
     return SD_OK;
@@ -157,25 +161,25 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     if (st->send.range_partition >= 0) return sd_data_replay_range(r, st, detail, dlen, err, errlen);
     if (st->send.side) return sd_data_replay_deliveries(r, st, detail, dlen, err, errlen);
     int64_t have = 0;
-    for (int64_t s = 0; s < r->sends.nseq; s++)
+    for (int64_t s = 0; s < sd_run_nseq(r); s++)
         if (sd_data_valid_target(r, s)) have++;
     if (have < st->send.count)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: replay %lld: only %lld valid events were sent before it",
-                          r->sc->path, st->line, (long long)st->send.count, (long long)have);
+                          sd_run_sc(r)->path, st->line, (long long)st->send.count, (long long)have);
     int64_t t0 = sd_util_mono_ms();
     int64_t n = 0, first = -1, last = -1;
     sd_err_t e;
-    int64_t s = st->send.replay_from_last ? r->sends.nseq - 1 : 0;
+    int64_t s = st->send.replay_from_last ? sd_run_nseq(r) - 1 : 0;
     int64_t dir = st->send.replay_from_last ? -1 : 1;
     char id[64], det[96];
-    for (; n < st->send.count && s >= 0 && s < r->sends.nseq; s += dir) {
+    for (; n < st->send.count && s >= 0 && s < sd_run_nseq(r); s += dir) {
         if (!sd_data_valid_target(r, s)) continue;
         if ((e = sd_run_pace(r, t0, n, st->send.rate, err, errlen))) return e;
         int64_t t;
-        if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) return e;
-        sd_events_id(r->events, s, id);
+        if ((e = sd_events_render(sd_run_events(r), s, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) return e;
+        sd_events_id(sd_run_events(r), s, id);
         snprintf(det, sizeof(det), "replay of %s", id);
-        sd_run_stage(r, s, "duplicate", "target", det, t, r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, 0);
+        sd_run_stage(r, s, "duplicate", "target", det, t, sd_run_draft_key(r)->data, sd_run_draft_key(r)->len, sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
         if (first < 0) first = s;
         last = s;
         n++;
@@ -183,8 +187,8 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
     }
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     char a[64], b[64];
-    sd_events_id(r->events, first, a);
-    sd_events_id(r->events, last, b);
+    sd_events_id(sd_run_events(r), first, a);
+    sd_events_id(sd_run_events(r), last, b);
     snprintf(detail, dlen, "replayed %lld events already sent (%s .. %s), byte for byte", (long long)n, a, b);
     sd_run_data_step_done(r);
     return SD_OK;
@@ -281,22 +285,22 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
                               int drop_key, const char *key, int drift, int64_t *seq_out, char *err, size_t errlen) {
     int64_t seq = sd_run_new_seq(r, recon_kind, disp);
     int64_t et;
-    sd_err_t e = sd_events_render(r->events, seq, t, &r->staging.payload, &r->staging.key, &et, err, errlen);
+    sd_err_t e = sd_events_render(sd_run_events(r), seq, t, sd_run_draft_value(r), sd_run_draft_key(r), &et, err, errlen);
     if (e) return e;
     if (key) {
-        sd_buf_reset(&r->staging.key);
-        sd_buf_puts(&r->staging.key, key);
+        sd_buf_reset(sd_run_draft_key(r));
+        sd_buf_puts(sd_run_draft_key(r), key);
     }
     if (drift) {
-        json_t *o = json_loadb(r->staging.payload.data, r->staging.payload.len, 0, NULL);
+        json_t *o = json_loadb(sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0, NULL);
         if (o) {
             if (drift == 1) json_object_set_new(o, "sd_extra", json_pack("{s:s, s:i}", "note", "a field added by a newer producer", "v", 2));
             else json_object_set_new(o, "location", json_integer(42)); /* a number where a string was */
-            sd_data_set_json(&r->staging.payload, o);
+            sd_data_set_json(sd_run_draft_value(r), o);
         }
     }
-    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : r->staging.key.data, drop_key ? 0 : r->staging.key.len,
-                 r->staging.payload.data, r->staging.payload.len, 0);
+    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : sd_run_draft_key(r)->data, drop_key ? 0 : sd_run_draft_key(r)->len,
+                 sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
     if (seq_out) *seq_out = seq;
     return SD_OK;
 }
@@ -307,7 +311,7 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
  * its delivery on a bound of the range or 1 ms beside one. Each is in
  * run.db edge. */
 static sd_err_t sd_data_edge(sd_run_t *r, int64_t i, int64_t newest, char *err, size_t errlen) {
-    const struct sd_model_decl_s *md = &r->sc->model;
+    const struct sd_model_decl_s *md = &sd_run_sc(r)->model;
     char det[160], iso[32], id[64];
     int64_t seq;
     sd_err_t e;
@@ -318,8 +322,8 @@ static sd_err_t sd_data_edge(sd_run_t *r, int64_t i, int64_t newest, char *err, 
         snprintf(det, sizeof(det), "edge: %s the window boundary %s", off < 0 ? "1 ms before" : off ? "1 ms after" : "exactly on",
                  sd_util_iso8601(b, iso, sizeof(iso)));
         if ((e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "edge", det, b + off, 0, NULL, 0, &seq, err, errlen))) return e;
-        sd_events_id(r->events, seq, id);
-        return sd_ledger_edge(r->ledger, id, "source", sd_edge_name(SD_EDGE_WINDOW), b, off, err, errlen);
+        sd_events_id(sd_run_events(r), seq, id);
+        return sd_ledger_edge(sd_run_ledger(r), id, "source", sd_edge_name(SD_EDGE_WINDOW), b, off, err, errlen);
     }
     static const struct { int upper, off; } at[6] = {{1, 0}, {0, 0}, {1, 1}, {1, -1}, {0, -1}, {0, 1}};
     int upper = at[i % 6].upper, off = at[i % 6].off;
@@ -327,12 +331,12 @@ static sd_err_t sd_data_edge(sd_run_t *r, int64_t i, int64_t newest, char *err, 
     snprintf(det, sizeof(det), "edge: its delivery %s the join range's %s bound", off < 0 ? "1 ms before" : off ? "1 ms after" : "exactly on",
              upper ? "upper" : "lower");
     if ((e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "edge", det, newest, 0, NULL, 0, &seq, err, errlen))) return e;
-    if (!r->side.producer) return SD_OK;
+    if (!sd_run_side_topic(r, NULL)) return SD_OK;
     int64_t td = newest + bound + off;
-    sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
+    sd_events_delivery_at(sd_run_events(r), seq, td, sd_run_draft_value(r), sd_run_draft_key(r));
     sd_run_stage_delivery(r, seq, td);
-    sd_events_delivery_id(r->events, seq, id);
-    return sd_ledger_edge(r->ledger, id, "deliveries", sd_edge_name(upper ? SD_EDGE_JOIN_UPPER : SD_EDGE_JOIN_LOWER), bound, off, err,
+    sd_events_delivery_id(sd_run_events(r), seq, id);
+    return sd_ledger_edge(sd_run_ledger(r), id, "deliveries", sd_edge_name(upper ? SD_EDGE_JOIN_UPPER : SD_EDGE_JOIN_LOWER), bound, off, err,
                           errlen);
 }
 
@@ -342,15 +346,15 @@ static sd_err_t sd_data_edge(sd_run_t *r, int64_t i, int64_t newest, char *err, 
 static sd_err_t sd_data_delete(sd_run_t *r, int64_t i, int64_t n, sd_buf_t *deleted, sd_buf_t *d, char *err, size_t errlen) {
     char key[128] = "", det[160];
     sd_err_t e = SD_OK;
-    for (int64_t s = r->sends.nseq - 1; s >= 0 && !key[0] && !e; s--) {
-        if (!sd_data_valid_target(r, s) || !sd_seqs_sends(&r->sends.seqs, s)) continue;
+    for (int64_t s = sd_run_nseq(r) - 1; s >= 0 && !key[0] && !e; s--) {
+        if (!sd_data_valid_target(r, s) || !sd_seqs_sends(sd_run_seqs(r), s)) continue;
         int64_t et;
-        if ((e = sd_events_render(r->events, s, INT64_MIN, &r->staging.payload, &r->staging.key, &et, err, errlen))) break;
-        if (!r->staging.key.len || r->staging.key.len >= sizeof(key)) continue;
+        if ((e = sd_events_render(sd_run_events(r), s, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &et, err, errlen))) break;
+        if (!sd_run_draft_key(r)->len || sd_run_draft_key(r)->len >= sizeof(key)) continue;
         char k2[130];
-        snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)r->staging.key.len, r->staging.key.data);
+        snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)sd_run_draft_key(r)->len, sd_run_draft_key(r)->data);
         if (deleted->data && strstr(deleted->data, k2)) continue;
-        snprintf(key, sizeof(key), "%.*s", (int)r->staging.key.len, r->staging.key.data);
+        snprintf(key, sizeof(key), "%.*s", (int)sd_run_draft_key(r)->len, sd_run_draft_key(r)->data);
         sd_buf_puts(deleted, k2);
     }
     if (e || !key[0]) return e;
@@ -422,16 +426,16 @@ static void sd_data_say_malformed(sd_buf_t *d, int64_t n, const char *what, cons
 }
 
 static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    const sd_scenario_t *sc = r->sc;
+    const sd_scenario_t *sc = sd_run_sc(r);
     int64_t want = st->send.malformed;
     for (int k = 0; k < SD_INJ__COUNT; k++) want += st->send.inject[k];
-    sd_data_side_seen_t seen = {.has = sd_util_xcalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1), 1), .n = r->sends.nseq,
+    sd_data_side_seen_t seen = {.has = sd_util_xcalloc((size_t)(sd_run_nseq(r) ? sd_run_nseq(r) : 1), 1), .n = sd_run_nseq(r),
                                 .newest = INT64_MIN};
-    sd_ledger_each_side(r->ledger, sd_data_side_seen, &seen);
+    sd_ledger_each_side(sd_run_ledger(r), sd_data_side_seen, &seen);
     int64_t *t = sd_run_event_times(r);
-    sd_data_bare_t bare = {.seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)(r->sends.nseq ? r->sends.nseq : 1)), .t = t};
-    for (int64_t s = r->sends.nseq - 1; s >= 0; s--)
-        if (sd_data_valid_target(r, s) && t[s] != INT64_MIN && !seen.has[s] && !sd_events_has_delivery(r->events, s))
+    sd_data_bare_t bare = {.seq = sd_util_xmalloc(sizeof(int64_t) * (size_t)(sd_run_nseq(r) ? sd_run_nseq(r) : 1)), .t = t};
+    for (int64_t s = sd_run_nseq(r) - 1; s >= 0; s--)
+        if (sd_data_valid_target(r, s) && t[s] != INT64_MIN && !seen.has[s] && !sd_events_has_delivery(sd_run_events(r), s))
             bare.seq[bare.n++] = s;
     bare.taken = sd_util_xcalloc((size_t)(bare.n ? bare.n : 1), 1);
     free(seen.has);
@@ -441,7 +445,7 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
                        "already sent without a delivery of its own, and %lld such scans were sent (send more scans before it, or "
                        "lower `deliveries share=`)", sc->path, st->line, (long long)want, (long long)bare.n);
     int64_t J = sc->model.kind == SD_MODEL_JOIN ? sc->model.within_ms : 0, W = sc->watermark_ms;
-    int64_t newest_scan = r->sends.max_event_time, newest_del = seen.newest != INT64_MIN ? seen.newest : newest_scan;
+    int64_t newest_scan = sd_run_max_event_time(r), newest_del = seen.newest != INT64_MIN ? seen.newest : newest_scan;
     int64_t wm = (newest_scan < newest_del ? newest_scan : newest_del) - W, top = newest_scan > newest_del ? newest_scan : newest_del;
     sd_buf_t d;
     sd_buf_init(&d);
@@ -475,8 +479,8 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
             seq = sd_data_bare_pick(&bare, kd == SD_INJ_FUTURE ? INT64_MIN : td, J);
             if (td == INT64_MIN) td = t[seq] + J / 2;
             if (kd == SD_INJ_OUT_OF_ORDER && (td < t[seq] || td > t[seq] + J)) td = td < t[seq] ? t[seq] : t[seq] + J;
-            sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
-            sd_events_id(r->events, seq, sid);
+            sd_events_delivery_at(sd_run_events(r), seq, td, sd_run_draft_value(r), sd_run_draft_key(r));
+            sd_events_id(sd_run_events(r), seq, sid);
             int joins = J > 0 && t[seq] <= td && td <= t[seq] + J;
             snprintf(det, sizeof(det), "delivery at %s for the parcel of scan %s%s", sd_util_iso8601(td, iso, sizeof(iso)), sid,
                      joins ? " (inside its join range)" : "");
@@ -485,7 +489,7 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
             if (i == 0 && kd != SD_INJ_RETRY_DUP)
                 sd_buf_printf(&d, " (%s%s; expected: %s)", kd == SD_INJ_OUT_OF_ORDER ? "from " : "event time ",
                               sd_util_iso8601(td, iso, sizeof(iso)), disp == SD_DISP_TARGET ? "accepted" : sd_disp_name(disp));
-            if (r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
+            if (!e) e = sd_run_flush_if_full(r, err, errlen);
         }
     }
     int mk = 0, used[SD_MAL__COUNT] = {0};
@@ -493,11 +497,11 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
         sd_malformed_t kind = sd_data_next_malformed(&mk, st->send.malformed_kinds);
         int64_t seq = sd_data_bare_pick(&bare, INT64_MIN, J), td = t[seq] + J / 2;
         int null_value = 0;
-        sd_events_delivery_at(r->events, seq, td, &r->staging.payload, &r->staging.key);
-        sd_data_mangle("delivery_id", "delivered_at", kind, &r->staging.payload, &null_value);
+        sd_events_delivery_at(sd_run_events(r), seq, td, sd_run_draft_value(r), sd_run_draft_key(r));
+        sd_data_mangle("delivery_id", "delivered_at", kind, sd_run_draft_value(r), &null_value);
         sd_run_stage_side(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN, null_value);
         used[kind]++;
-        if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
+        if (!e) e = sd_run_flush_if_full(r, err, errlen);
     }
     if (!e) sd_data_say_malformed(&d, st->send.malformed, " deliveries", used, sc->malformed_disp);
     free(t);
@@ -515,8 +519,8 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
 static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     if (st->send.side) return sd_data_inject_deliveries(r, st, detail, dlen, err, errlen);
-    const sd_scenario_t *sc = r->sc;
-    int64_t newest = r->sends.max_event_time != INT64_MIN ? r->sends.max_event_time : sd_events_time(r->events, 0);
+    const sd_scenario_t *sc = sd_run_sc(r);
+    int64_t newest = sd_run_max_event_time(r) != INT64_MIN ? sd_run_max_event_time(r) : sd_events_time(sd_run_events(r), 0);
     int64_t W = sc->watermark_ms;
     sd_buf_t d;
     sd_buf_init(&d);
@@ -596,8 +600,8 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);
                 if (!e) {
                     /* the same bytes again, right behind: what a producer without idempotence sends on a retry */
-                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, r->staging.key.data, r->staging.key.len,
-                                 r->staging.payload.data, r->staging.payload.len, 0);
+                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, sd_run_draft_key(r)->data, sd_run_draft_key(r)->len,
+                                 sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
                     sd_run_count_sent(r, 1, 0, 0);
                 }
                 break;
@@ -605,7 +609,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
             default:
                 break;
             }
-            if (!e && r->staging.nstage >= 500) e = sd_run_flush(r, err, errlen);
+            if (!e) e = sd_run_flush_if_full(r, err, errlen);
         }
     }
     int k = 0;
@@ -614,14 +618,14 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         sd_malformed_t kind = sd_data_next_malformed(&k, st->send.malformed_kinds);
         int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, sc->malformed_disp);
         int64_t t;
-        if ((e = sd_events_render(r->events, seq, INT64_MIN, &r->staging.payload, &r->staging.key, &t, err, errlen))) break;
+        if ((e = sd_events_render(sd_run_events(r), seq, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) break;
         int null_value = 0;
-        sd_data_mangle(r->sc->id_field, r->sc->time_field, kind, &r->staging.payload, &null_value);
+        sd_data_mangle(sd_run_sc(r)->id_field, sd_run_sc(r)->time_field, kind, sd_run_draft_value(r), &null_value);
         sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
-                     r->staging.key.data, r->staging.key.len, r->staging.payload.data, r->staging.payload.len, null_value);
+                     sd_run_draft_key(r)->data, sd_run_draft_key(r)->len, sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, null_value);
         sd_run_count_sent(r, 0, 0, 1);
         used[kind]++;
-        if (r->staging.nstage >= 100) e = sd_run_flush(r, err, errlen);
+        if (!e) e = sd_run_flush_if_full(r, err, errlen);
     }
     sd_buf_free(&deleted);
     if (!e) e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen);

@@ -31,51 +31,51 @@
 static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 
 static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the undo callback's int) */
-    rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
+    rd_kafka_mock_cluster_t *mock = sd_run_broker(r) ? sd_broker_mock(sd_run_broker(r)) : NULL;
     const char *what = NULL, *like = "%";
     switch (op) {
     case SD_NET_LATENCY:
-        if (!r->faults.net_latency) return;
-        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, 0);
+        if (!sd_run_faults(r)->net_latency) return;
+        if (sd_run_faults(r)->proxy) sd_proxy_latency(sd_run_faults(r)->proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        r->faults.net_latency = 0;
+        sd_run_faults(r)->net_latency = 0;
         what = "latency removed";
         like = "latency%";
         break;
     case SD_NET_BLACKHOLE:
-        if (!r->faults.net_down) return;
-        if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 0);
+        if (!sd_run_faults(r)->net_down) return;
+        if (sd_run_faults(r)->proxy) sd_proxy_blackhole(sd_run_faults(r)->proxy, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        r->faults.net_down = 0;
+        sd_run_faults(r)->net_down = 0;
         what = "blackhole lifted";
         like = "blackhole%";
         break;
     case SD_NET_BANDWIDTH:
-        if (!r->faults.net_bandwidth) return;
-        if (r->faults.proxy) sd_proxy_bandwidth(r->faults.proxy, 0);
-        r->faults.net_bandwidth = 0;
+        if (!sd_run_faults(r)->net_bandwidth) return;
+        if (sd_run_faults(r)->proxy) sd_proxy_bandwidth(sd_run_faults(r)->proxy, 0);
+        sd_run_faults(r)->net_bandwidth = 0;
         what = "bandwidth limit lifted";
         like = "bandwidth%";
         break;
     case SD_NET_IDLE:
-        if (!r->faults.net_idle) return;
-        sd_proxy_idle_timeout(r->faults.proxy, 0, 0);
-        r->faults.net_idle = 0;
+        if (!sd_run_faults(r)->net_idle) return;
+        sd_proxy_idle_timeout(sd_run_faults(r)->proxy, 0, 0);
+        sd_run_faults(r)->net_idle = 0;
         what = "idle timeout lifted";
         like = "idle timeout%";
         break;
     case SD_NET_ERRORS:
-        if (!r->faults.net_errors) return;
+        if (!sd_run_faults(r)->net_errors) return;
         if (mock)
             for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
-        r->faults.net_errors = 0;
+        sd_run_faults(r)->net_errors = 0;
         what = "pending request errors cleared";
         like = "the next%";
         break;
     default:
         return;
     }
-    sd_ledger_fault_undo(r->ledger, r->step, "network", like, "network", what, 0, NULL, 0);
+    sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "network", like, "network", what, 0, NULL, 0);
 }
 
 static const struct { const char *name; int16_t key; } sd_apis[] = {
@@ -84,7 +84,7 @@ static const struct { const char *name; int16_t key; } sd_apis[] = {
     {"InitProducerId", 22}, {"AddPartitionsToTxn", 24}, {"EndTxn", 26}, {NULL, 0}};
 
 static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, size_t errlen) {
-    rd_kafka_mock_cluster_t *mock = sd_broker_mock(r->broker);
+    rd_kafka_mock_cluster_t *mock = sd_broker_mock(sd_run_broker(r));
     const struct rd_kafka_err_desc *descs;
     size_t ndescs;
     rd_kafka_get_err_descs(&descs, &ndescs);
@@ -92,7 +92,7 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
     sd_err_t e = SD_OK;
     for (char *t = strtok_r(list, ",", &save); t && !e; t = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(t, ':');
-        if (!colon) { e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network errors: expected API:ERROR, found \"%s\"", r->sc->path, st->line, t); break; }
+        if (!colon) { e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network errors: expected API:ERROR, found \"%s\"", sd_run_sc(r)->path, st->line, t); break; }
         *colon = 0;
         int api = -1;
         for (int i = 0; sd_apis[i].name; i++)
@@ -103,7 +103,7 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
         if (api < 0 || code < 0) {
             e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network errors: unknown %s \"%s\" (APIs: Produce, Fetch, Metadata, "
                            "OffsetCommit, ...; errors: librdkafka's names such as NOT_LEADER_FOR_PARTITION)",
-                           r->sc->path, st->line, api < 0 ? "API" : "error", api < 0 ? t : colon + 1);
+                           sd_run_sc(r)->path, st->line, api < 0 ? "API" : "error", api < 0 ? t : colon + 1);
             break;
         }
         rd_kafka_resp_err_t *codes = sd_util_xcalloc((size_t)st->net.value, sizeof(*codes));
@@ -116,59 +116,60 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
 }
 
 static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    rd_kafka_mock_cluster_t *mock = r->broker ? sd_broker_mock(r->broker) : NULL;
-    if (!mock && !r->faults.proxy)
+    sd_faults_t *F = sd_run_faults(r);
+    rd_kafka_mock_cluster_t *mock = sd_run_broker(r) ? sd_broker_mock(sd_run_broker(r)) : NULL;
+    if (!mock && !F->proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network faults need the embedded cluster, or --proxy LISTEN=UPSTREAM in front of a real broker",
-                          r->sc->path, st->line);
-    if (st->net.op == SD_NET_BANDWIDTH && !r->faults.proxy)
+                          sd_run_sc(r)->path, st->line);
+    if (st->net.op == SD_NET_BANDWIDTH && !F->proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network bandwidth needs --proxy (the embedded cluster has no bandwidth control)",
-                          r->sc->path, st->line);
-    if (st->net.op == SD_NET_IDLE && !r->faults.proxy)
+                          sd_run_sc(r)->path, st->line);
+    if (st->net.op == SD_NET_IDLE && !F->proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network idle-timeout needs --proxy (the embedded cluster's connections cannot be dropped one by one)",
-                          r->sc->path, st->line);
+                          sd_run_sc(r)->path, st->line);
     if (st->net.op == SD_NET_ERRORS && !mock)
-        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", r->sc->path, st->line);
-    if (st->net.op == SD_NET_RESET && !r->faults.proxy)
+        return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: network errors needs the embedded cluster", sd_run_sc(r)->path, st->line);
+    if (st->net.op == SD_NET_RESET && !F->proxy)
         return sd_err_set(err, errlen, SD_ERR_USAGE,
                           "%s:%d: network reset needs --proxy (librdkafka 2.0's mock cluster cannot bring a broker back up)",
-                          r->sc->path, st->line);
+                          sd_run_sc(r)->path, st->line);
     char det[256];
     sd_err_t e = SD_OK;
-    const char *via = r->faults.proxy ? "proxy" : "embedded cluster";
+    const char *via = F->proxy ? "proxy" : "embedded cluster";
     switch (st->net.op) {
     case SD_NET_LATENCY:
-        if (r->faults.proxy) sd_proxy_latency(r->faults.proxy, st->net.value);
+        if (F->proxy) sd_proxy_latency(F->proxy, st->net.value);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net.value);
-        r->faults.net_latency = 1;
+        F->net_latency = 1;
         snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net.value, via);
         break;
     case SD_NET_RESET:
-        sd_proxy_reset(r->faults.proxy);
+        sd_proxy_reset(F->proxy);
         snprintf(det, sizeof(det), "every connection reset (%s)", via);
         break;
     case SD_NET_BLACKHOLE: {
         int64_t hold = st->net.for_ms > 0 ? st->net.for_ms : 30000;
-        if (r->faults.proxy) sd_proxy_blackhole(r->faults.proxy, 1);
+        if (F->proxy) sd_proxy_blackhole(F->proxy, 1);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
-        r->faults.net_down = 1;
-        if (r->faults.proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
+        F->net_down = 1;
+        if (F->proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
         else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
         break;
     }
     case SD_NET_BANDWIDTH:
-        sd_proxy_bandwidth(r->faults.proxy, st->net.value);
-        r->faults.net_bandwidth = 1;
+        sd_proxy_bandwidth(F->proxy, st->net.value);
+        F->net_bandwidth = 1;
         snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net.value);
         break;
     case SD_NET_IDLE:
-        r->faults.net_idle = 1;
+        F->net_idle = 1;
         snprintf(det, sizeof(det), "idle timeout %.1fs: connections idle longer are dropped silently (proxy)", (double)st->net.value / 1000.0);
         break;
     case SD_NET_ERRORS:
         if ((e = sd_network_errors(r, st, err, errlen))) return e;
-        r->faults.net_errors = 1;
+        F->net_errors = 1;
         snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net.value, st->net.errors);
         break;
     }
@@ -178,18 +179,19 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         snprintf(det + l, sizeof(det) - l, " for %.1fs", (double)st->net.for_ms / 1000.0);
     }
     sd_sup_state_t s = {0};
-    if (r->sup) sd_sup_state(r->sup, &s);
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
     int64_t id = 0;
-    if ((e = sd_ledger_fault(r->ledger, r->step, "network", det, s.incarnation, &id, err, errlen))) return e;
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "network", det, s.incarnation, &id, err, errlen))) return e;
     /* the drops are recorded under the fault, so it starts once it has an id */
-    if (st->net.op == SD_NET_IDLE) sd_proxy_idle_timeout(r->faults.proxy, st->net.value, id);
+    if (st->net.op == SD_NET_IDLE) sd_proxy_idle_timeout(F->proxy, st->net.value, id);
     snprintf(detail, dlen, "%s", det);
     sd_run_data_step_done(r);
     return SD_OK;
 }
 
 static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
-    int had = r->faults.net_latency + r->faults.net_down + r->faults.net_bandwidth + r->faults.net_errors + r->faults.net_idle;
+    sd_faults_t *F = sd_run_faults(r);
+    int had = F->net_latency + F->net_down + F->net_bandwidth + F->net_errors + F->net_idle;
     for (int op = SD_NET_LATENCY; op <= SD_NET_IDLE; op++) sd_network_undo(r, op);
     if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
 }
@@ -199,23 +201,24 @@ static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
  * proxy sees at once (half a second at most is allowed for it); and what
  * each timeout saw while it was on. */
 static void sd_network_finish(sd_run_t *r) {
-    if (!r->faults.proxy) return;
+    sd_faults_t *F = sd_run_faults(r);
+    if (!F->proxy) return;
     sd_proxy_drop_t *d = NULL;
     int n = 0;
     for (int64_t until = sd_util_mono_ms() + 500;;) {
         free(d);
-        n = sd_proxy_drops(r->faults.proxy, &d);
+        n = sd_proxy_drops(F->proxy, &d);
         int open = 0;
         for (int i = 0; i < n; i++) open += d[i].closed_ms < 0;
         if (!open || sd_util_mono_ms() >= until) break;
         sd_util_sleep_ms(20);
     }
-    for (int i = 0; i < n; i++) sd_ledger_idle_drop(r->ledger, d[i].tag, d[i].dropped_ms, d[i].used_ms, d[i].closed_ms, NULL, 0);
+    for (int i = 0; i < n; i++) sd_ledger_idle_drop(sd_run_ledger(r), d[i].tag, d[i].dropped_ms, d[i].used_ms, d[i].closed_ms, NULL, 0);
     free(d);
     sd_proxy_idle_seen_t *w = NULL;
-    n = sd_proxy_idle_seen(r->faults.proxy, &w);
+    n = sd_proxy_idle_seen(F->proxy, &w);
     for (int i = 0; i < n; i++)
-        sd_ledger_idle_watch(r->ledger, w[i].tag, w[i].timeout_ms, w[i].connections, w[i].quiet_closed, w[i].max_quiet_ms, NULL, 0);
+        sd_ledger_idle_watch(sd_run_ledger(r), w[i].tag, w[i].timeout_ms, w[i].connections, w[i].quiet_closed, w[i].max_quiet_ms, NULL, 0);
     free(w);
 }
 

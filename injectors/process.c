@@ -43,7 +43,7 @@ static const char *sd_sig_name(int sig) {
 
 static int64_t sd_target_rows(sd_run_t *r) {
     int64_t rows = -1;
-    if (r->sink.target && sd_sink_count(r->sink.target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    if (sd_run_target(r) && sd_sink_count(sd_run_target(r), 1, &rows, NULL, 0) != SD_OK) rows = -1;
     return rows;
 }
 
@@ -52,7 +52,7 @@ static int64_t sd_target_rows(sd_run_t *r) {
 static int sd_process_targets(sd_run_t *r, const sd_step_t *st, int *out) {
     if (!st->proc.instance) return sd_run_running_instances(r, out);
     sd_sup_state_t s;
-    sd_sup_instance_state(r->sup, st->proc.instance, &s);
+    sd_sup_instance_state(sd_run_sup(r), st->proc.instance, &s);
     if (!s.running) return 0;
     out[0] = st->proc.instance;
     return 1;
@@ -62,10 +62,10 @@ static int sd_process_targets(sd_run_t *r, const sd_step_t *st, int *out) {
 static sd_err_t sd_process_signal_each(sd_run_t *r, const int *t, int n, int sig, const char *by, char *err, size_t errlen) {
     sd_err_t e = SD_OK;
     for (int i = 0; i < n && !e; i++) {
-        sd_sup_focus(r->sup, t[i]);
-        e = sd_sup_signal(r->sup, sig, by, err, errlen);
+        sd_sup_focus(sd_run_sup(r), t[i]);
+        e = sd_sup_signal(sd_run_sup(r), sig, by, err, errlen);
     }
-    if (n) sd_sup_focus(r->sup, t[0]);
+    if (n) sd_sup_focus(sd_run_sup(r), t[0]);
     return e;
 }
 
@@ -83,18 +83,18 @@ static sd_err_t sd_process_signal_wait(sd_run_t *r, const int *t, int n, int sig
     sd_err_t e = sd_process_signal_each(r, t, n, sig, by, err, errlen);
     if (e) return e;
     *escalated = 0;
-    int deployed = r->sc->deploy[SD_DEPLOY_START].argv != NULL;
+    int deployed = sd_run_sc(r)->deploy[SD_DEPLOY_START].argv != NULL;
     int64_t t0 = sd_util_mono_ms(), deadline = t0 + timeout_ms;
     for (;;) {
         int drained = 1;
         for (int i = 0; i < n; i++) {
             sd_sup_state_t st;
-            sd_sup_instance_state(r->sup, t[i], &st);
+            sd_sup_instance_state(sd_run_sup(r), t[i], &st);
             if (!st.drained) drained = 0;
         }
         if (drained) return SD_OK;
         if (sd_util_mono_ms() > deadline && deployed) {
-            const char *cmd = sig == SIGKILL || !r->sc->deploy[SD_DEPLOY_STOP].argv ? "kill" : "stop";
+            const char *cmd = sig == SIGKILL || !sd_run_sc(r)->deploy[SD_DEPLOY_STOP].argv ? "kill" : "stop";
             return sd_err_set(err, errlen, SD_ERR_NOT_LANDED, "`deploy %s` ran, and `deploy status` still said the deployment runs %.0fs "
                               "later: the %s did not strike (the follower's stderr in the pipeline's log shows the command's end)", cmd,
                               (double)(sd_util_mono_ms() - t0) / 1000.0, by ? by : "signal");
@@ -129,19 +129,20 @@ const char *const sd_placed_words[] = {"now", "mid-batch", "at a batch boundary"
  * group. If the checkpoint's commit won the race the group is thawed and
  * the next batch is taken. */
 static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
+    sd_progress_run_t *P = sd_run_progress(r);
     L->how = SD_PLACED_AFTER_SINK_COMMIT;
-    if (!r->pipe.progress->batches)
+    if (!P->ops->batches)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the progress source does not tell batches apart (use "
                           "`progress spark checkpoint=...` or batch markers)");
-    if (!r->sink.target) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the scenario declares no target sink");
+    if (!sd_run_target(r)) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "kill after-sink-commit: the scenario declares no target sink");
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
-    const sd_run_batches_t *b = &r->pipe.bs;
+    const sd_run_batches_t *b = &P->bs;
     int misses = 0;
     sd_err_t e;
     for (;;) {
         if ((e = sd_run_pump(r, err, errlen))) return e;
         sd_sup_state_t s;
-        sd_sup_state(r->sup, &s);
+        sd_sup_state(sd_run_sup(r), &s);
         if (!s.running) { *gone = 1; return SD_OK; }
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "kill after-sink-commit: no batch showed in the sink before its checkpoint commit "
@@ -150,11 +151,11 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
             if ((e = sd_run_tick(r, 2, err, errlen))) return e;
             continue;
         }
-        int64_t batch = b->begun, mark0 = sd_sink_mark(r->sink.target), next_pump = sd_util_mono_ms() + 20;
+        int64_t batch = b->begun, mark0 = sd_sink_mark(sd_run_target(r)), next_pump = sd_util_mono_ms() + 20;
         for (;;) {
-            int64_t m = sd_sink_mark(r->sink.target);
+            int64_t m = sd_sink_mark(sd_run_target(r));
             if (m >= 0 && m != mark0) {
-                sd_sup_signal(r->sup, SIGSTOP, NULL, NULL, 0);
+                sd_sup_signal(sd_run_sup(r), SIGSTOP, NULL, NULL, 0);
                 sd_run_pump(r, NULL, 0);
                 if (b->begun == batch && b->committed < batch) {
                     L->batch = batch;
@@ -163,12 +164,12 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
                     L->rows0 = -1;
                     return SD_OK;
                 }
-                sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
+                sd_sup_signal(sd_run_sup(r), SIGCONT, NULL, NULL, 0);
                 break;
             }
             if (sd_util_mono_ms() >= next_pump) {
                 if ((e = sd_run_pump(r, err, errlen))) return e;
-                sd_sup_state(r->sup, &s);
+                sd_sup_state(sd_run_sup(r), &s);
                 if (b->committed >= batch || b->begun != batch || !s.running || sd_util_mono_ms() > deadline) break;
                 next_pump = sd_util_mono_ms() + 20;
             }
@@ -193,6 +194,7 @@ static void sd_fault_land_hint(const sd_step_t *st, int64_t batch_rows, char *ou
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
  * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
+    sd_progress_run_t *P = sd_run_progress(r);
     L->how = SD_PLACED_NOW;
     L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = -1;
     *gone = 0;
@@ -201,18 +203,18 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
     int misses = 0;
     sd_err_t e;
-    int tracked = r->pipe.progress->batches;
+    int tracked = P->ops->batches;
     if (st->proc.mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
         /* at a boundary: the moment a commit is seen */
         L->how = SD_PLACED_AT_BOUNDARY;
         if ((e = sd_run_pump(r, err, errlen))) return e;
-        int64_t seen = r->pipe.bs.commits;
+        int64_t seen = P->bs.commits;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
-            sd_sup_state(r->sup, &s);
+            sd_sup_state(sd_run_sup(r), &s);
             if (!s.running) { *gone = 1; return SD_OK; }
-            if (r->pipe.bs.commits > seen && r->pipe.bs.begun <= r->pipe.bs.committed) {
-                L->batch = r->pipe.bs.committed;
+            if (P->bs.commits > seen && P->bs.begun <= P->bs.committed) {
+                L->batch = P->bs.committed;
                 L->rows0 = sd_target_rows(r);
                 return SD_OK;
             }
@@ -226,7 +228,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
         L->how = SD_PLACED_MID_BATCH;
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
-            sd_sup_state(r->sup, &s);
+            sd_sup_state(sd_run_sup(r), &s);
             if (!s.running) { *gone = 1; return SD_OK; }
             if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0) {
                 /* batches came and went: say so, and what would make it land */
@@ -241,8 +243,8 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                                   st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
                                   st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
-            const sd_run_batches_t *b = &r->pipe.bs;
-            if (b->begun > b->committed && b->begun_rows != 0 && (!r->sc->spark_realtime || s.ready)) {
+            const sd_run_batches_t *b = &P->bs;
+            if (b->begun > b->committed && b->begun_rows != 0 && (!sd_run_sc(r)->spark_realtime || s.ready)) {
                 int64_t batch = b->begun, batch_rows = b->begun_rows;
                 /* a sink that takes long to count (a command, a table read
                  * by Spark) is not counted here unless visible= needs it:
@@ -256,7 +258,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 /* the target's growth tells this batch's rows only when one
                  * instance writes it */
                 int run[SD_MAX_INSTANCES];
-                int use_growth = st->proc.after_ms < 0 && r->sampling.sample_cost_ms <= 20 && rows0 >= 0 && batch_rows > 0 &&
+                int use_growth = st->proc.after_ms < 0 && sd_run_sample_cost_ms(r) <= 20 && rows0 >= 0 && batch_rows > 0 &&
                                  sd_run_running_instances(r, run) <= 1;
                 if (st->proc.visible > 0) {
                     /* visible=N: no time aim, only the target's rows (a
@@ -274,7 +276,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) missed = 1;
                 for (; !missed;) {
                     if ((e = sd_run_pump(r, err, errlen))) return e;
-                    sd_sup_state(r->sup, &s);
+                    sd_sup_state(sd_run_sup(r), &s);
                     if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
                     int64_t el = sd_util_mono_ms() - began;
                     if (el >= delay) break;
@@ -302,7 +304,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
-    if (st->proc.mid_batch != SD_LAND_NOW && r->sink.target) {
+    if (st->proc.mid_batch != SD_LAND_NOW && sd_run_target(r)) {
         L->how = SD_PLACED_SINK_GREW;
         L->rows0 = sd_target_rows(r);
         int64_t grow = st->proc.visible > 0 ? st->proc.visible : 1;
@@ -334,12 +336,12 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
     if (L->batch >= 0 && L->mark1 >= 0) {
         /* after-sink-commit: the group was frozen before the kill, so the
          * checkpoint cannot have moved; read it again all the same */
-        int inside = r->pipe.bs.committed < L->batch;
+        int inside = sd_run_progress(r)->bs.committed < L->batch;
         snprintf(land, sizeof(land), "%s batch %lld of %s: the sink's commit seen (mark %lld -> %lld), %s",
                  inside ? "after the sink's commit of" : "too late for", (long long)L->batch, incs, (long long)L->mark0, (long long)L->mark1,
                  inside ? "the checkpoint's commit not written" : "the checkpoint had recorded the batch");
-        sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
-        if (!inside) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
+        sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
+        if (!inside) sd_run_fault_missed(r, &sd_run_sc(r)->steps[sd_run_step_index(r)], land), ok = 0;
     } else if (L->batch >= 0 && L->how == SD_PLACED_MID_BATCH) {
         int graceful = 0;
         int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
@@ -355,25 +357,25 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         else if (visible > 0)
             snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
                      k ? " (of every instance)" : "");
-        else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)r->sampling.sample_cost_ms);
+        else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)sd_run_sample_cost_ms(r));
         snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s",
                  inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen,
                  !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
-        sd_ledger_fault_landing(r->ledger, fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
+        sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
         if (!inside) {
             /* what would make it land, said where the miss is */
             char why[1200], hint[400]; /* the hint is under 300 characters */
-            sd_fault_land_hint(&r->sc->steps[r->step], L->batch_rows, hint, sizeof(hint));
+            sd_fault_land_hint(&sd_run_sc(r)->steps[sd_run_step_index(r)], L->batch_rows, hint, sizeof(hint));
             snprintf(why, sizeof(why), "%s; %s", land, hint);
-            sd_run_fault_missed(r, &r->sc->steps[r->step], why), ok = 0;
+            sd_run_fault_missed(r, &sd_run_sc(r)->steps[sd_run_step_index(r)], why), ok = 0;
         }
     } else if (L->batch >= 0) {
         int clean = sd_progress_landed_between(r, L->batch);
         snprintf(land, sizeof(land), "%s after the commit of batch %lld of %s%s", clean ? "between batches," : "late: a new batch had begun",
                  (long long)L->batch, incs, escalated ? "; escalated to SIGKILL" : "");
-        sd_ledger_fault_landing(r->ledger, fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
-        if (!clean) sd_run_fault_missed(r, &r->sc->steps[r->step], land), ok = 0;
+        sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, clean ? 0 : 1, visible, INT64_MIN, land, NULL, 0);
+        if (!clean) sd_run_fault_missed(r, &sd_run_sc(r)->steps[sd_run_step_index(r)], land), ok = 0;
     } else {
         /* without batches (progress sink), "mid-batch" is the sink growing
          * during the step: the kill landed while rows were being written */
@@ -383,7 +385,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
                      L->how == SD_PLACED_NOW ? "immediate" : sd_placed_words[L->how], (long long)visible);
         else /* the target could not be counted at the step's start */
             snprintf(land, sizeof(land), "%s", L->how == SD_PLACED_NOW ? "immediate" : sd_placed_words[L->how]);
-        sd_ledger_fault_landing(r->ledger, fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
+        sd_ledger_fault_landing(sd_run_ledger(r), fid, INT64_MIN, grew ? 1 : -1, visible, INT64_MIN, land, NULL, 0);
     }
     snprintf(out, olen, "%s", land);
     return ok;
@@ -400,7 +402,7 @@ sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb
      * and fault steps name no instance) */
     if (st->proc.instance) sd_run_focus(r, st->proc.instance);
     else sd_run_refocus(r);
-    sd_sup_state(r->sup, s);
+    sd_sup_state(sd_run_sup(r), s);
     if (!s->running) {
         if (st->proc.instance) snprintf(detail, dlen, "nothing to %s: instance %d is not running", verb, st->proc.instance);
         else snprintf(detail, dlen, "nothing to %s: the pipeline is not running", verb);
@@ -428,27 +430,27 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     int64_t fid = 0;
     char fdet[256], which[32] = "";
     int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
-    sd_sup_state(r->sup, &s);
+    sd_sup_state(sd_run_sup(r), &s);
     int focus = sd_run_instance_of(r, s.incarnation);
     if (sd_run_instances(r) > 1 && st->proc.instance) snprintf(which, sizeof(which), ", instance %d", st->proc.instance);
     else if (sd_run_instances(r) > 1) snprintf(which, sizeof(which), ", every instance");
     snprintf(fdet, sizeof(fdet), "signal=%s %s%s", sd_sig_name(st->proc.signal), sd_placed_words[L.how], which);
-    if ((e = sd_ledger_fault(r->ledger, r->step, "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
     int64_t signal_mono = sd_util_mono_ms();
     /* the instance whose batch the kill waited for first: its exit is told */
     for (int i = 1; i < n; i++)
         if (t[i] == focus) { t[i] = t[0]; t[0] = focus; }
-    int deployed = r->sc->deploy[SD_DEPLOY_START].argv != NULL;
+    int deployed = sd_run_sc(r)->deploy[SD_DEPLOY_START].argv != NULL;
     int64_t wait = st->proc.signal == SIGKILL && !deployed ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms);
     if ((e = sd_process_signal_wait(r, t, n, st->proc.signal, "kill", wait, &escalated, err, errlen))) {
         /* a kill that left the pipeline running struck nothing: no recovery from it */
-        sd_ledger_fault_unstruck(r->ledger, fid, err, NULL, 0);
+        sd_ledger_fault_unstruck(sd_run_ledger(r), fid, err, NULL, 0);
         sd_run_fault_missed(r, st, err);
         return e;
     }
-    sd_sup_state(r->sup, &s);
+    sd_sup_state(sd_run_sup(r), &s);
     sd_run_fault_context(r, fid); /* the pipeline's records as the kill left them */
     char land[768];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
@@ -468,13 +470,13 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if (e || skip) return e;
     int t[SD_MAX_INSTANCES], n = sd_process_targets(r, st, t);
     if ((e = sd_process_signal_each(r, t, n, SIGSTOP, NULL, err, errlen))) return e;
-    sd_sup_state(r->sup, &s);
+    sd_sup_state(sd_run_sup(r), &s);
     int64_t fid = 0;
     char fdet[160], who[32];
     sd_process_who(r, st->proc.instance, who, sizeof(who));
     snprintf(fdet, sizeof(fdet), "%sSIGSTOP to the process group%s %s%s", who, n > 1 ? "s" : "", sd_placed_words[L.how],
              st->proc.delay_ms > 0 ? ", resumed by the step" : "");
-    if ((e = sd_ledger_fault(r->ledger, r->step, "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "pause", fdet, s.incarnation, &fid, err, errlen))) return e;
     sd_run_fault_context(r, fid); /* the pipeline is frozen: its records stay as they are */
     char land[768] = "";
     if (L.how != SD_PLACED_NOW) {
@@ -485,7 +487,7 @@ static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail,
     if (st->proc.delay_ms > 0) {
         if ((e = sd_run_tick_until(r, sd_util_mono_ms() + st->proc.delay_ms, err, errlen))) return e;
         if ((e = sd_process_signal_each(r, t, n, SIGCONT, NULL, err, errlen))) return e;
-        sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, NULL, 0);
+        sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, NULL, 0);
         sd_run_data_step_done(r);
         snprintf(detail, dlen, "%spaused incarnation %d %s for %.1fs%s%s", who, s.incarnation, sd_placed_words[L.how], (double)st->proc.delay_ms / 1000.0,
                  land[0] ? "; landed " : "", land);
@@ -509,13 +511,13 @@ static sd_err_t sd_process_scale(sd_run_t *r, const sd_step_t *st, char *detail,
     char fdet[96];
     snprintf(fdet, sizeof(fdet), "from %d running instance%s to %d", n, n == 1 ? "" : "s", want);
     sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
-    if ((e = sd_ledger_fault(r->ledger, r->step, "scale", fdet, s.incarnation, NULL, err, errlen))) return e;
+    sd_sup_state(sd_run_sup(r), &s);
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "scale", fdet, s.incarnation, NULL, err, errlen))) return e;
     if (nt) {
         int escalated = 0;
         if ((e = sd_process_signal_wait(r, t, nt, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) goto out;
         for (int i = 0; i < nt; i++) {
-            sd_sup_instance_state(r->sup, t[i], &s);
+            sd_sup_instance_state(sd_run_sup(r), t[i], &s);
             sd_buf_printf(&b, "%sinstance %d stopped (incarnation %d)%s", b.len ? "; " : "", t[i], s.incarnation,
                           escalated ? " after escalating to SIGKILL" : "");
         }
@@ -545,14 +547,14 @@ static sd_err_t sd_process_stop(sd_run_t *r, const sd_step_t *st, char *detail, 
         return SD_OK;
     }
     sd_sup_state_t s;
-    sd_sup_focus(r->sup, t[0]);
-    sd_sup_state(r->sup, &s);
+    sd_sup_focus(sd_run_sup(r), t[0]);
+    sd_sup_state(sd_run_sup(r), &s);
     char fdet[96];
     snprintf(fdet, sizeof(fdet), "%sSIGTERM, then SIGKILL after the timeout", who);
-    sd_err_t e = sd_ledger_fault(r->ledger, r->step, "stop", fdet, s.incarnation, NULL, err, errlen);
+    sd_err_t e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "stop", fdet, s.incarnation, NULL, err, errlen);
     if (!e) e = sd_process_signal_wait(r, t, n, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen);
     if (e) return e;
-    sd_sup_state(r->sup, &s);
+    sd_sup_state(sd_run_sup(r), &s);
     if (n > 1) snprintf(detail, dlen, "%d instances stopped%s", n, escalated ? " after escalating to SIGKILL" : "");
     else snprintf(detail, dlen, "%sincarnation %d stopped (exit %s %d)%s", who, s.incarnation, s.exit_signal ? "signal" : "code",
                   s.exit_signal ? s.exit_signal : s.exit_code, escalated ? " after escalating to SIGKILL" : "");
@@ -566,7 +568,7 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
     char pre[256] = "";
     if (n) {
         sd_sup_state_t s;
-        sd_sup_instance_state(r->sup, t[0], &s);
+        sd_sup_instance_state(sd_run_sup(r), t[0], &s);
         if ((e = sd_process_signal_wait(r, t, n, SIGTERM, "stop", sd_util_scaled_ms(st->timeout_ms), &escalated, err, errlen))) return e;
         if (n > 1) snprintf(pre, sizeof(pre), "stopped %d instances; ", n);
         else snprintf(pre, sizeof(pre), "stopped incarnation %d; ", s.incarnation);
@@ -578,7 +580,7 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
     sd_process_who(r, st->proc.instance, who, sizeof(who));
     if (st->proc.variant) snprintf(fdet, sizeof(fdet), "%svariant %s on the same checkpoint%s", who, st->proc.variant, st->proc.delay_ms > 0 ? ", after a delay" : "");
     else snprintf(fdet, sizeof(fdet), "%ssame command and checkpoint%s", who, st->proc.delay_ms > 0 ? ", after a delay" : "");
-    if ((e = sd_ledger_fault(r->ledger, r->step, "restart", fdet, r->pipe.incarnations + 1, NULL, err, errlen))) return e;
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "restart", fdet, sd_run_incarnations(r) + 1, NULL, err, errlen))) return e;
     char d2[1024];
     /* timeout= bounds the readiness wait too; without it a restart
      * waits up to 30 s for the new incarnation to be ready */
@@ -588,7 +590,7 @@ static sd_err_t sd_process_restart(sd_run_t *r, const sd_step_t *st, char *detai
         /* a pipeline that cannot come back on its own checkpoint is a
          * finding, not an inconclusive run: the crash is counted */
         snprintf(detail, dlen, "%srestart failed: %.900s", pre, err);
-        sd_ledger_warning(r->ledger, "restart-failed", err, NULL, 0);
+        sd_ledger_warning(sd_run_ledger(r), "restart-failed", err, NULL, 0);
         sd_run_restart_failed(r); /* not "ok" in the step's status */
         return SD_OK;
     }
@@ -607,10 +609,10 @@ static sd_err_t sd_process_resume(sd_run_t *r, const sd_step_t *st, char *detail
     sd_err_t e = sd_process_signal_each(r, t, n, SIGCONT, NULL, err, errlen);
     if (e) return e;
     sd_sup_state_t s;
-    sd_sup_state(r->sup, &s);
+    sd_sup_state(sd_run_sup(r), &s);
     char who[32];
     sd_process_who(r, st->proc.instance, who, sizeof(who));
-    if ((e = sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen))) return e;
+    if ((e = sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen))) return e;
     if (n > 1) snprintf(detail, dlen, "resumed %d instances", n);
     else snprintf(detail, dlen, "%sresumed incarnation %d", who, s.incarnation);
     sd_run_data_step_done(r);
@@ -641,17 +643,17 @@ static sd_err_t sd_process_run(sd_run_t *r, const sd_step_t *st, char *detail, s
 
 /* heal: every paused instance is resumed */
 static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
-    if (!r->sup) return;
+    if (!sd_run_sup(r)) return;
     int t[SD_MAX_INSTANCES], n = sd_run_running_instances(r, t);
     for (int i = 0; i < n; i++) {
         sd_sup_state_t s;
-        sd_sup_instance_state(r->sup, t[i], &s);
+        sd_sup_instance_state(sd_run_sup(r), t[i], &s);
         /* SIGCONT is harmless to a process that is not stopped */
         char state = sd_util_proc_state(s.pid);
         if (state != 'T' && state != 't') continue;
-        sd_sup_focus(r->sup, t[i]);
-        sd_sup_signal(r->sup, SIGCONT, NULL, NULL, 0);
-        sd_ledger_fault_undo(r->ledger, r->step, "pause", "%", "resume", "SIGCONT by heal", s.incarnation, NULL, 0);
+        sd_sup_focus(sd_run_sup(r), t[i]);
+        sd_sup_signal(sd_run_sup(r), SIGCONT, NULL, NULL, 0);
+        sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "pause", "%", "resume", "SIGCONT by heal", s.incarnation, NULL, 0);
         if (n > 1) sd_buf_printf(done, "%sresumed paused instance %d", done->len ? "; " : "", t[i]);
         else sd_buf_printf(done, "%sresumed the paused pipeline", done->len ? "; " : "");
     }

@@ -46,8 +46,8 @@ static sd_err_t sd_storage_truncate(const char *path, char *err, size_t errlen) 
 }
 
 static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    const char *base = st->damage.path ? st->damage.path : r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}";
-    char *path = sd_scenario_expand(base, &r->vars, err, errlen);
+    const char *base = st->damage.path ? st->damage.path : sd_run_sc(r)->checkpoint ? sd_run_sc(r)->checkpoint : "{checkpoint}";
+    char *path = sd_scenario_expand(base, sd_run_vars(r), err, errlen);
     if (!path) return SD_ERR_SCENARIO;
     sd_err_t e = SD_OK;
     char det[600];
@@ -90,10 +90,10 @@ static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     free(path);
     if (e) return e;
     sd_sup_state_t s = {0};
-    if (r->sup) sd_sup_state(r->sup, &s);
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
     if (s.running)
-        sd_ledger_warning(r->ledger, "damage", "checkpoint damaged while the pipeline was running: it may hold the files open", NULL, 0);
-    if ((e = sd_ledger_fault(r->ledger, r->step, "damage", det, s.incarnation, NULL, err, errlen))) return e;
+        sd_ledger_warning(sd_run_ledger(r), "damage", "checkpoint damaged while the pipeline was running: it may hold the files open", NULL, 0);
+    if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "damage", det, s.incarnation, NULL, err, errlen))) return e;
     snprintf(detail, dlen, "%s", det);
     return SD_OK;
 }

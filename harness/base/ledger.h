@@ -281,10 +281,19 @@ sd_err_t sd_ledger_latency(sd_ledger_t *l, const char *sink, const int64_t *seq,
                            const int64_t *seen_ms, int64_t n, char *err, size_t errlen);
 /* After the reconciliation: an index the reports need when there are anomalies. */
 void sd_ledger_index_for_reports(sd_ledger_t *l);
+/* One partition's offsets [begin, end) of the source a batch read. */
+typedef struct sd_offset_range_s {
+    int partition;
+    int64_t begin, end;
+} sd_offset_range_t;
+/* The ranges of the source a progress report (its json) says its batch
+ * read, into *out (caller frees); their number, -1 when the report does
+ * not name the source (progress_spark.c reads Spark's). */
+typedef int (*sd_account_ranges_fn)(void *opaque, const char *json, sd_offset_range_t **out);
 /* The pipeline's own account (table progress) against the ledger, into table
- * account; one summary per query through warn(opaque, disagrees, text). See
- * ledger.c. Does nothing when the pipeline reported no progress. */
-sd_err_t sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
-                               void (*warn)(void *opaque, int disagrees, const char *text), void *opaque);
+ * account; one summary per query through warn(opaque, disagrees, text).
+ * Does nothing when the pipeline reported no progress. */
+sd_err_t sd_ledger_compare_account(sd_ledger_t *l, int64_t produced, sd_account_ranges_fn ranges,
+                                   void (*warn)(void *opaque, int disagrees, const char *text), void *opaque);
 
 #endif

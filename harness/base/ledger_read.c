@@ -1,5 +1,4 @@
-/* ledger_read.c - the judge's readers, the reconciliation's bulk writes and the pipeline's own account beside the ledger's (see ledger_int.h). */
-#include <jansson.h>
+/* ledger_read.c - the judge's readers, the reconciliation's bulk writes and the pipeline's own account beside the ledger's (see ledger_int.h). The account's reports are read by the progress source that wrote them (ranges). */
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -414,48 +413,30 @@ void sd_ledger_index_for_reports(sd_ledger_t *l) {
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Messages and late events the ledger has at offsets [begin, end) of a
- * partition, for each partition a progress report names. 1 when the
- * report named the topic at all. */
-static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *topic, const char *json, int64_t *rows,
+/* Messages and late events the ledger has at the offsets a progress
+ * report read (ranges names them); 1 when the report named the source. */
+static int sd_ledger_account_batch(sqlite3_stmt *cnt, const char *json, sd_account_ranges_fn ranges, void *opaque, int64_t *rows,
                                    int64_t *late, int *failed) {
-    json_t *o = json_loads(json, 0, NULL);
-    int known = 0;
-    size_t i;
-    json_t *src;
+    sd_offset_range_t *v = NULL;
+    int n = ranges(opaque, json, &v);
     *rows = *late = 0;
-    json_array_foreach(json_object_get(o, "sources"), i, src) {
-        json_t *so = json_object_get(src, "startOffset"), *eo = json_object_get(src, "endOffset");
-        if (json_is_string(so)) so = json_loads(json_string_value(so), 0, NULL); else json_incref(so);
-        if (json_is_string(eo)) eo = json_loads(json_string_value(eo), 0, NULL); else json_incref(eo);
-        json_t *sp = json_object_get(so, topic), *ep = json_object_get(eo, topic);
-        if (json_is_object(ep)) {
-            known = 1;
-            const char *k;
-            json_t *v;
-            json_object_foreach(ep, k, v) {
-                int64_t end = json_integer_value(v);
-                int64_t begin = json_is_object(sp) && json_object_get(sp, k) ? json_integer_value(json_object_get(sp, k)) : 0;
-                sqlite3_bind_int(cnt, 1, atoi(k));
-                sqlite3_bind_int64(cnt, 2, begin);
-                sqlite3_bind_int64(cnt, 3, end);
-                if (sqlite3_step(cnt) == SQLITE_ROW) {
-                    *rows += sqlite3_column_int64(cnt, 0);
-                    *late += sqlite3_column_int64(cnt, 1);
-                } else {
-                    *failed = 1;
-                }
-                sqlite3_reset(cnt);
-            }
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int(cnt, 1, v[i].partition);
+        sqlite3_bind_int64(cnt, 2, v[i].begin);
+        sqlite3_bind_int64(cnt, 3, v[i].end);
+        if (sqlite3_step(cnt) == SQLITE_ROW) {
+            *rows += sqlite3_column_int64(cnt, 0);
+            *late += sqlite3_column_int64(cnt, 1);
+        } else {
+            *failed = 1;
         }
-        json_decref(so);
-        json_decref(eo);
+        sqlite3_reset(cnt);
     }
-    json_decref(o);
-    return known;
+    free(v);
+    return n >= 0;
 }
 
-sd_err_t sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t produced,
+sd_err_t sd_ledger_compare_account(sd_ledger_t *l, int64_t produced, sd_account_ranges_fn ranges,
                                    void (*warn)(void *opaque, int disagrees, const char *text), void *opaque) {
     if (sd_ledger_scalar(l, "SELECT count(*) FROM progress") <= 0) return sd_ledger_error(l, NULL, 0);
     sd_buf_t out;   /* the summaries, NUL-separated, each after a 0/1 byte: said once the lock is released */
@@ -497,7 +478,8 @@ sd_err_t sd_ledger_compare_account(sd_ledger_t *l, const char *topic, int64_t pr
         int64_t batch = sqlite3_column_int64(st, 1), srows = sqlite3_column_int64(st, 3), sdrop = sqlite3_column_int64(st, 4);
         int inc = sqlite3_column_int(st, 2);
         int64_t lrows, llate;
-        if (!sd_ledger_account_batch(cnt, topic, (const char *)sqlite3_column_text(st, 5), &lrows, &llate, &failed) || failed) continue;
+        if (!sd_ledger_account_batch(cnt, (const char *)sqlite3_column_text(st, 5), ranges, opaque, &lrows, &llate, &failed) || failed)
+            continue;
         int agree = srows == lrows;
         batches++;
         covered += lrows;

@@ -11,7 +11,7 @@
 #include "run.h"
 
 int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
-    const sd_run_batches_t *b = &r->pipe.bs;
+    const sd_run_batches_t *b = &sd_run_progress(r)->bs;
     if (!b->nhist) return 0;
     if (rows <= 0) { /* size unknown (real-time intervals): the mean duration */
         int64_t sum = 0;
@@ -41,60 +41,60 @@ int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
 }
 
 int sd_progress_intervals(const sd_run_t *r) {
-    return r->sc->spark_realtime || (r->pipe.progress && r->pipe.progress->intervals);
+    sd_progress_run_t *P = sd_run_progress(r);
+    return sd_run_sc(r)->spark_realtime || (P->ops && P->ops->intervals);
 }
 
 int sd_progress_in_flight(sd_run_t *r) {
+    sd_progress_run_t *P = sd_run_progress(r);
     sd_progress_poll(r, NULL, 0);
-    return r->pipe.bs.begun > r->pipe.bs.committed;
+    return P->bs.begun > P->bs.committed;
 }
 
 int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
-    if (!r->pipe.last_offsets_mono || !r->pipe.consumed) return -1;
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (!P->last_offsets_mono || !P->consumed) return -1;
     /* a Flink checkpoint's offsets prove nothing either way: its sink
      * commits after the checkpoint that holds them, its windows and joins
      * write when the watermark or an idle partition's timeout moves with no
      * new input, and a checkpoint behind the end is only the newest one (the
      * next comes on its interval) */
-    if (r->sc->progress == SD_PROGRESS_FLINK) return -1;
+    if (sd_run_sc(r)->progress == SD_PROGRESS_FLINK) return -1;
     sd_sup_state_t st;
-    sd_sup_state(r->sup, &st);
+    sd_sup_state(sd_run_sup(r), &st);
     if (!st.running) return -1;
     /* the deliveries too, when the pipeline reports them (a commit that
      * names none of their partitions reads another way: not judged here) */
-    int side_reported = 0;
-    for (int p = 0; r->side.consumed && p < r->side.partitions; p++) side_reported |= r->side.consumed[p] >= 0;
-    for (int p = 0; side_reported && p < r->side.partitions; p++) {
+    int side_reported = 0, side_parts;
+    const char *side = sd_run_side_topic(r, &side_parts);
+    for (int p = 0; P->side_consumed && p < side_parts; p++) side_reported |= P->side_consumed[p] >= 0;
+    for (int p = 0; side_reported && p < side_parts; p++) {
         int64_t lo, hi;
-        if (sd_broker_watermarks(r->broker, r->side.topic, p, &lo, &hi, NULL, 0)) return -1;
-        if ((r->side.consumed[p] < 0 ? 0 : r->side.consumed[p]) < hi) {
+        if (sd_broker_watermarks(sd_run_broker(r), side, p, &lo, &hi, NULL, 0)) return -1;
+        if ((P->side_consumed[p] < 0 ? 0 : P->side_consumed[p]) < hi) {
             snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of %s partition %d, which holds %lld",
-                     (long long)(r->side.consumed[p] < 0 ? 0 : r->side.consumed[p]), r->side.topic, p, (long long)hi);
+                     (long long)(P->side_consumed[p] < 0 ? 0 : P->side_consumed[p]), side, p, (long long)hi);
             return 0;
         }
     }
-    for (int p = 0; p < r->partitions; p++) {
+    for (int p = 0; p < sd_run_partitions(r); p++) {
         int64_t lo, hi;
-        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0)) return -1;
-        if (r->txn.producer && p < SD_PRODUCER_MAX_PARTITIONS) {
-            /* after transactions the partition ends in control records (a
-             * commit or abort marker) that no reader is handed: the data
-             * ends after the newest record the harness had acknowledged */
-            int64_t end = r->txn.data_end[p], plain = sd_producer_partition_end(r->producer, p);
-            if (plain > end) end = plain;
-            if (end < hi) hi = end;
-        }
-        if (r->pipe.consumed[p] < hi) {
+        if (sd_broker_watermarks(sd_run_broker(r), sd_run_topic(r), p, &lo, &hi, NULL, 0)) return -1;
+        /* after transactions the partition ends in control records (a
+         * commit or abort marker) that no reader is handed */
+        int64_t end = sd_run_data_end(r, p);
+        if (end < hi) hi = end;
+        if (P->consumed[p] < hi) {
             const char *group = sd_progress_group_name(r);
-            if (group && r->pipe.consumed[p] < 0)
+            if (group && P->consumed[p] < 0)
                 snprintf(why, wlen, "consumer group %s has committed nothing for partition %d, which holds %lld (does the "
                          "pipeline commit its offsets to that group?)", group, p, (long long)hi);
             else if (group)
                 snprintf(why, wlen, "consumer group %s has committed offset %lld of partition %d, which holds %lld", group,
-                         (long long)r->pipe.consumed[p], p, (long long)hi);
+                         (long long)P->consumed[p], p, (long long)hi);
             else
                 snprintf(why, wlen, "the pipeline's last committed batch ends at offset %lld of partition %d, which holds %lld",
-                         (long long)(r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p]), p, (long long)hi);
+                         (long long)(P->consumed[p] < 0 ? 0 : P->consumed[p]), p, (long long)hi);
             return 0;
         }
     }
@@ -102,9 +102,10 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
 }
 
 int64_t sd_progress_shortest_batch_ms(const sd_run_t *r) {
+    sd_progress_run_t *P = sd_run_progress(r);
     int64_t m = 0;
-    for (int i = 0; i < r->pipe.bs.nhist; i++)
-        if (!m || r->pipe.bs.hist_ms[i] < m) m = r->pipe.bs.hist_ms[i];
+    for (int i = 0; i < P->bs.nhist; i++)
+        if (!m || P->bs.hist_ms[i] < m) m = P->bs.hist_ms[i];
     return m;
 }
 
@@ -126,30 +127,43 @@ int64_t sd_progress_aim_ms(const sd_run_t *r, int64_t batch_rows, int misses) {
 }
 
 int sd_progress_landed_inside(const sd_run_t *r, int64_t batch, int graceful_signal, int64_t signal_mono, int *finished) {
-    int committed = r->pipe.bs.committed >= batch;
+    sd_progress_run_t *P = sd_run_progress(r);
+    int committed = P->bs.committed >= batch;
     /* a graceful stop may finish the batch it interrupted: it was inside
      * when the signal came if the commit came after the signal */
-    int graceful = committed && graceful_signal && signal_mono && r->pipe.bs.committed_mono >= signal_mono;
+    int graceful = committed && graceful_signal && signal_mono && P->bs.committed_mono >= signal_mono;
     if (finished) *finished = graceful;
     return !committed || graceful;
 }
 
 int sd_progress_landed_between(const sd_run_t *r, int64_t batch) {
-    return r->pipe.bs.begun <= batch;
+    return sd_run_progress(r)->bs.begun <= batch;
 }
 
-void sd_progress_new_incarnation(sd_run_t *r, int inc) {
+/* The batch state of incarnation inc, from scratch. */
+static void sd_progress_restart(sd_run_batches_t *b, int inc) {
+    b->incarnation = inc;
+    b->begun = b->committed = -1;
+    b->begun_rows = -1;
+    b->commits = 0;
+}
+
+void sd_progress_new_incarnation(sd_run_t *r, int inc, int64_t started_wall) {
+    sd_progress_run_t *P = sd_run_progress(r);
+    P->inc_started_wall = started_wall;
     /* what it found, to tell later whether it did anything */
-    r->pipe.inc_events0 = r->pipe.bs.events;
-    r->pipe.inc_rows0 = -1;
-    if (r->sink.target && sd_sink_count(r->sink.target, 1, &r->pipe.inc_rows0, NULL, 0) != SD_OK) r->pipe.inc_rows0 = -1;
+    P->inc_events0 = P->bs.events;
+    P->inc_rows0 = -1;
+    if (sd_run_target(r) && sd_sink_count(sd_run_target(r), 1, &P->inc_rows0, NULL, 0) != SD_OK) P->inc_rows0 = -1;
     /* a sample at every start, even unchanged: the rows after it were
      * written by this incarnation (writers by growth, run_judge.c) */
-    if (r->pipe.inc_rows0 >= 0) sd_ledger_sample(r->ledger, r->pipe.inc_started_wall, r->sink.target->name, r->pipe.inc_rows0, -1, NULL, 0);
-    r->pipe.bs.incarnation = inc;
-    r->pipe.bs.begun = r->pipe.bs.committed = -1;
-    r->pipe.bs.begun_rows = -1;
-    r->pipe.bs.commits = 0;
+    if (P->inc_rows0 >= 0) sd_ledger_sample(sd_run_ledger(r), P->inc_started_wall, sd_run_target(r)->name, P->inc_rows0, -1, NULL, 0);
+    sd_progress_restart(&P->bs, inc);
+}
+
+void sd_progress_follow(sd_run_t *r, int inc) {
+    sd_run_batches_t *b = &sd_run_progress(r)->bs;
+    if (b->incarnation != inc) sd_progress_restart(b, inc);
 }
 
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
@@ -164,35 +178,68 @@ const sd_progress_ops_t *sd_progress_get(sd_progress_t kind) {
     return &sd_progress_none;
 }
 
+/* The ports of a host:port list, for the readiness of pipelines that
+ * print no SD-READY (sd_progress_connected_ready). */
+static void sd_progress_note_ports(sd_progress_run_t *P, const char *list) {
+    char *copy = sd_util_strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && P->nbroker_ports < 8; t = strtok_r(NULL, ",", &save)) {
+        const char *colon = strrchr(t, ':');
+        int port = colon ? atoi(colon + 1) : 0;
+        if (port > 0 && port < 65536) P->broker_ports[P->nbroker_ports++] = port;
+    }
+    free(copy);
+}
+
+/* n offsets, each unknown yet */
+static int64_t *sd_progress_unknown(int n) {
+    int64_t *v = sd_util_xmalloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    for (int p = 0; p < n; p++) v[p] = -1;
+    return v;
+}
+
 sd_err_t sd_progress_open(sd_run_t *r, char *err, size_t errlen) {
-    r->pipe.progress = sd_progress_get(r->sc->progress);
-    return r->pipe.progress->open ? r->pipe.progress->open(r, &r->pipe.source, err, errlen) : SD_OK;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_progress_note_ports(P, sd_broker_bootstrap(sd_run_broker(r)));
+    if (sd_run_faults(r)->proxy_listen) sd_progress_note_ports(P, sd_run_faults(r)->proxy_listen);
+    int side_parts;
+    if (sd_run_sc(r)->has_source) P->consumed = sd_progress_unknown(sd_run_partitions(r));
+    if (sd_run_side_topic(r, &side_parts)) P->side_consumed = sd_progress_unknown(side_parts);
+    P->ops = sd_progress_get(sd_run_sc(r)->progress);
+    return P->ops->open ? P->ops->open(r, &P->source, err, errlen) : SD_OK;
 }
 
 void sd_progress_close(sd_run_t *r) {
-    if (r->pipe.progress && r->pipe.progress->close && r->pipe.source) r->pipe.progress->close(r->pipe.source);
-    r->pipe.source = NULL;
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (P->ops && P->ops->close && P->source) P->ops->close(P->source);
+    P->source = NULL;
+    free(P->consumed);
+    free(P->side_consumed);
+    P->consumed = P->side_consumed = NULL;
 }
 
 sd_err_t sd_progress_poll(sd_run_t *r, char *err, size_t errlen) {
+    sd_progress_run_t *P = sd_run_progress(r);
     /* nothing is polled once run.db is closed (the run's close stops the pipeline after its judgement) */
-    return r->ledger && r->pipe.progress && r->pipe.progress->poll ? r->pipe.progress->poll(r, err, errlen) : SD_OK;
+    return sd_run_ledger(r) && P->ops && P->ops->poll ? P->ops->poll(r, err, errlen) : SD_OK;
 }
 
 sd_err_t sd_progress_refresh(sd_run_t *r, char *err, size_t errlen) {
-    if (r->pipe.progress && r->pipe.progress->refresh) return r->pipe.progress->refresh(r, err, errlen);
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (P->ops && P->ops->refresh) return P->ops->refresh(r, err, errlen);
     return sd_progress_poll(r, err, errlen);
 }
 
 int sd_progress_batch_ends(sd_run_t *r, const int64_t **ids, const int64_t **ends) {
-    if (!r->pipe.progress || !r->pipe.progress->batch_ends || !r->pipe.source) return -1;
-    return r->pipe.progress->batch_ends(r, ids, ends);
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (!P->ops || !P->ops->batch_ends || !P->source) return -1;
+    return P->ops->batch_ends(r, ids, ends);
 }
 
 void sd_progress_context(sd_run_t *r, sd_buf_t *out) {
-    if (r->pipe.progress && r->pipe.progress->context && r->pipe.source) r->pipe.progress->context(r, out);
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (P->ops && P->ops->context && P->source) P->ops->context(r, out);
 }
 
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    return r->pipe.progress->ready(r, st, up_ms);
+    return sd_run_progress(r)->ops->ready(r, st, up_ms);
 }

@@ -35,6 +35,14 @@
 typedef struct sd_group_s sd_group_t;
 
 extern const sd_progress_ops_t sd_progress_spark;
+/* Spark's own account of a batch (a StreamingQueryProgress the listener
+ * printed, progress_spark.c): recorded in run.db with the state each
+ * stateful operator kept after it. */
+sd_err_t sd_progress_spark_account(struct sd_run_s *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen);
+/* The source offsets such an account says its batch read (run: the run;
+ * see sd_account_ranges_fn in ledger.h). */
+struct sd_offset_range_s;
+int sd_progress_spark_ranges(void *run, const char *json, struct sd_offset_range_s **out);
 extern const sd_progress_ops_t sd_progress_group;
 extern const sd_progress_ops_t sd_progress_flink;
 
@@ -72,9 +80,11 @@ int sd_progress_group_unseen(const struct sd_run_s *r);
 /* The source a scenario names. */
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);
 
-/* The questions, asked of r's source. */
+/* Open r's source: its progress state (sd_run_progress) set up for the
+ * run's topics and broker ports; close frees it. */
 sd_err_t sd_progress_open(struct sd_run_s *r, char *err, size_t errlen);
 void sd_progress_close(struct sd_run_s *r);
+/* The questions, asked of r's source. */
 sd_err_t sd_progress_poll(struct sd_run_s *r, char *err, size_t errlen);
 /* Poll the progress source now, not at its next turn (before a fault
  * acts on the batch it believes open: a commit polled 100 ms ago is old). */
@@ -120,6 +130,10 @@ int sd_progress_batch_ends(struct sd_run_s *r, const int64_t **ids, const int64_
  * its checkpoint and of every other query's beside it, the batch in
  * flight and the watermark it runs with. Nothing for the other sources. */
 void sd_progress_context(struct sd_run_s *r, sd_buf_t *out);
-/* A new incarnation started: its batches start from scratch. */
-void sd_progress_new_incarnation(struct sd_run_s *r, int inc);
+/* A new incarnation started (wall ms): its batches start from scratch. */
+void sd_progress_new_incarnation(struct sd_run_s *r, int inc, int64_t started_wall);
+/* The batch state follows incarnation inc from now (its markers from now;
+ * nothing when it already does): a start, or a change of the instance in
+ * focus. */
+void sd_progress_follow(struct sd_run_s *r, int inc);
 #endif

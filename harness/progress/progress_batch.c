@@ -16,11 +16,12 @@
 sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
                                  const char *offsets, int64_t t_ms, char *err, size_t errlen) {
     int64_t now = sd_util_mono_ms();
-    sd_run_batches_t *b = &r->pipe.bs;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_run_batches_t *b = &P->bs;
     /* a commit's offsets say how far the pipeline has read: the rows of a
      * batch that did not say its size are how far the offsets moved */
     int64_t moved = -1;
-    if (type == SD_SUP_EV_COMMIT && offsets && r->pipe.consumed) {
+    if (type == SD_SUP_EV_COMMIT && offsets && P->consumed) {
         char *save = NULL, *list = sd_util_strdup(offsets);
         moved = 0;
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -30,19 +31,20 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
             long long o;
             if (c2) {
                 *c1 = 0;
-                if (r->side.topic && !strcmp(tok, r->side.topic) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 &&
-                    p < r->side.partitions)
-                    r->side.consumed[p] = o;
+                int side_parts;
+                const char *side = sd_run_side_topic(r, &side_parts);
+                if (side && !strcmp(tok, side) && sscanf(c1 + 1, "%d:%lld", &p, &o) == 2 && p >= 0 && p < side_parts)
+                    P->side_consumed[p] = o;
                 continue;
             }
-            if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < r->partitions) {
-                int64_t before = r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
+            if (sscanf(tok, "%d:%lld", &p, &o) == 2 && p >= 0 && p < sd_run_partitions(r)) {
+                int64_t before = P->consumed[p] < 0 ? 0 : P->consumed[p];
                 if (o > before) moved += o - before;
-                r->pipe.consumed[p] = o;
+                P->consumed[p] = o;
             }
         }
         free(list);
-        r->pipe.last_offsets_mono = now;
+        P->last_offsets_mono = now;
     }
     b->last_event_mono = now;
     b->events++;
@@ -66,20 +68,21 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
             b->commits++;
         }
     }
-    return sd_ledger_batch(r->ledger, inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
+    return sd_ledger_batch(sd_run_ledger(r), inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
                            type == SD_SUP_EV_COMMIT ? offsets : NULL, err, errlen);
 }
 
 int64_t sd_progress_rows_pending(const sd_run_t *r) {
-    if (!r->pipe.consumed || !r->pipe.last_offsets_mono) return -1;
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (!P->consumed || !P->last_offsets_mono) return -1;
     int64_t read = 0;
-    for (int p = 0; p < r->partitions; p++) read += r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p];
-    return r->sends.messages > read ? r->sends.messages - read : -1;
+    for (int p = 0; p < sd_run_partitions(r); p++) read += P->consumed[p] < 0 ? 0 : P->consumed[p];
+    return sd_run_messages(r) > read ? sd_run_messages(r) - read : -1;
 }
 
 int64_t sd_progress_target_rows(sd_run_t *r) {
     int64_t rows = -1;
-    if (r->sink.target && r->sampling.sample_cost_ms <= 20 && sd_sink_count(r->sink.target, 1, &rows, NULL, 0) != SD_OK) rows = -1;
+    if (sd_run_target(r) && sd_run_sample_cost_ms(r) <= 20 && sd_sink_count(sd_run_target(r), 1, &rows, NULL, 0) != SD_OK) rows = -1;
     return rows;
 }
 
@@ -93,13 +96,14 @@ int64_t sd_progress_target_rows(sd_run_t *r) {
  * the harness stops waiting for an SD-READY it does not print: later
  * incarnations are ready as soon as they connect. */
 int sd_progress_connected_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    if (st->ready || r->pipe.bs.begun >= 0 || r->pipe.bs.committed >= 0) return 1;
-    if (!r->pipe.nbroker_ports || up_ms < (r->pipe.no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (st->ready || P->bs.begun >= 0 || P->bs.committed >= 0) return 1;
+    if (!P->nbroker_ports || up_ms < (P->no_ready_marker ? 0 : sd_util_scaled_ms(1000))) return 0;
     int64_t now = sd_util_mono_ms();
-    if (now < r->pipe.next_connect_check_mono) return 0;
-    r->pipe.next_connect_check_mono = now + 100;
-    if (sd_sup_connected(r->sup, r->pipe.broker_ports, r->pipe.nbroker_ports) != 1) return 0;
-    r->pipe.no_ready_marker = 1;
+    if (now < P->next_connect_check_mono) return 0;
+    P->next_connect_check_mono = now + 100;
+    if (sd_sup_connected(sd_run_sup(r), P->broker_ports, P->nbroker_ports) != 1) return 0;
+    P->no_ready_marker = 1;
     return 1;
 }
 

@@ -42,7 +42,7 @@ typedef struct sd_progress_ops_s {
      * allow for */
     int partition_watermark;
     /* the source's own state for the run (both may be NULL): open returns
-     * it in *state, the run keeps it (r->pipe.source) and hands it back to close */
+     * it in *state, the run keeps it (sd_progress_run_t.source) and hands it back to close */
     sd_err_t (*open)(struct sd_run_s *r, void **state, char *err, size_t errlen);
     void (*close)(void *state);
     /* turn what changed since the last call into batch events (NULL: the
@@ -62,6 +62,27 @@ typedef struct sd_progress_ops_s {
     /* what a readiness wait that timed out did not see (the warning's words) */
     const char *not_ready;
 } sd_progress_ops_t;
+
+/* The progress source's part of a run: progress/ writes it, the run reads
+ * it (sd_run_progress). The batch state, the source's own state, what the
+ * pipeline's commits say it consumed, and how it was found ready. */
+typedef struct sd_progress_run_s {
+    const sd_progress_ops_t *ops; /* where batches, readiness and catching up come from */
+    void *source;                 /* the source's own state: what its open returned (a checkpoint, a group) */
+    sd_run_batches_t bs;
+    int64_t last_offsets_mono;    /* last commit marker with offsets */
+    int64_t *consumed;            /* per source partition, from commits (-1 unknown) */
+    int64_t *side_consumed;       /* per partition of the second source (deliveries), from commits (-1 unknown) */
+    int broker_ports[8];          /* the ports a pipeline connects to: the broker's, the proxy's */
+    int nbroker_ports;
+    int no_ready_marker;          /* the pipeline was found ready by its connection: it prints no SD-READY */
+    int64_t next_connect_check_mono;
+    int64_t account_next;         /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
+    int account_stateful;         /* that account named state operators (a watermark may still evict and emit) */
+    int64_t inc_started_wall;     /* when the newest incarnation was started */
+    int64_t inc_events0;          /* batch events seen before it started */
+    int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
+} sd_progress_run_t;
 
 extern const sd_progress_ops_t sd_progress_markers;
 extern const sd_progress_ops_t sd_progress_sink;

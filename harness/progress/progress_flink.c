@@ -144,8 +144,9 @@ char *sd_flink_offsets(const char *meta, const char *topic, int partitions, cons
 }
 
 static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
-    sd_flink_source_t *S = r->pipe.source;
-    if (!S || !r->pipe.bs.incarnation) return SD_OK;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_flink_source_t *S = P->source;
+    if (!S || !P->bs.incarnation) return SD_OK;
     int64_t done, done_ms, trig;
     char *meta, why[1024];
     if (sd_flink_scan(S->dir, &done, &done_ms, &trig, &meta, why, sizeof(why))) {
@@ -153,10 +154,10 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
         return sd_err_set(err, errlen, SD_ERR_CHECKPOINT, "%s", why);
     }
     sd_err_t e = SD_OK;
-    if (S->inc != r->pipe.bs.incarnation) {
+    if (S->inc != P->bs.incarnation) {
         /* a new incarnation resumes from the newest completed checkpoint:
          * its first interval begins once it is ready */
-        S->inc = r->pipe.bs.incarnation;
+        S->inc = P->bs.incarnation;
         S->committed = done;
         S->begun = -1;
     }
@@ -165,31 +166,33 @@ static sd_err_t sd_flink_poll(sd_run_t *r, char *err, size_t errlen) {
          * checkpoint's id (an interval whose checkpoint failed runs on to
          * the next one that completes) */
         if (S->begun >= 0 && S->begun != done)
-            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, done, -1, NULL, done_ms, err, errlen);
-        char *offsets = meta ? sd_flink_offsets(meta, r->topic, r->partitions, r->side.topic, r->side.partitions, why, sizeof(why)) : NULL;
+            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, P->bs.incarnation, done, -1, NULL, done_ms, err, errlen);
+        int side_parts;
+        const char *side = sd_run_side_topic(r, &side_parts);
+        char *offsets = meta ? sd_flink_offsets(meta, sd_run_topic(r), sd_run_partitions(r), side, side_parts, why, sizeof(why)) : NULL;
         if (!e && meta && why[0]) e = sd_err_set(err, errlen, SD_ERR_CHECKPOINT, "%s", why);
-        if (!e) e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, done, -1, offsets, done_ms, err, errlen);
+        if (!e) e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, P->bs.incarnation, done, -1, offsets, done_ms, err, errlen);
         free(offsets);
         S->committed = done;
         S->begun = -1;
     }
     /* the next interval: from the newest completion in this incarnation */
-    if (!e && S->begun < 0 && r->pipe.bs.commits > 0) {
+    if (!e && S->begun < 0 && P->bs.commits > 0) {
         S->begun = S->committed + 1;
-        e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, S->begun, -1, NULL, done_ms, err, errlen);
+        e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, P->bs.incarnation, S->begun, -1, NULL, done_ms, err, errlen);
     }
     free(meta);
     return e;
 }
 
 static sd_err_t sd_flink_open(sd_run_t *r, void **state, char *err, size_t errlen) {
-    char *dir = sd_scenario_expand(r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}", &r->vars, err, errlen);
+    char *dir = sd_scenario_expand(sd_run_sc(r)->checkpoint ? sd_run_sc(r)->checkpoint : "{checkpoint}", sd_run_vars(r), err, errlen);
     if (!dir) return SD_ERR_SCENARIO;
     sd_flink_source_t *S = sd_util_xcalloc(1, sizeof(*S));
     S->dir = dir;
     S->begun = S->committed = -1;
     *state = S;
-    sd_ledger_meta_set(r->ledger, "flink_checkpoints", dir, NULL, 0);
+    sd_ledger_meta_set(sd_run_ledger(r), "flink_checkpoints", dir, NULL, 0);
     return SD_OK;
 }
 
@@ -204,7 +207,7 @@ static int sd_flink_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     (void)up_ms;
     if (st->ready) return 1;
     sd_flink_poll(r, NULL, 0);
-    return r->pipe.bs.commits > 0;
+    return sd_run_progress(r)->bs.commits > 0;
 }
 
 const sd_progress_ops_t sd_progress_flink = {.name = "flink", .batches = 1, .intervals = 1, .partition_watermark = 1, .open = sd_flink_open,

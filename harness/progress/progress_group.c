@@ -87,14 +87,14 @@ static rd_kafka_event_t *sd_group_wait(sd_group_t *g, rd_kafka_event_type_t type
  * group, dereferences a NULL group when the broker answers NOT_COORDINATOR
  * (librdkafka issue #5040), which a new group on a fresh broker does. */
 static int sd_group_fetch(sd_run_t *r, sd_group_t *g, int64_t *out) {
-    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(r->partitions);
-    for (int p = 0; p < r->partitions; p++) rd_kafka_topic_partition_list_add(tp, r->topic, p);
+    rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(sd_run_partitions(r));
+    for (int p = 0; p < sd_run_partitions(r); p++) rd_kafka_topic_partition_list_add(tp, sd_run_topic(r), p);
     int rc = -1;
     if (!rd_kafka_committed(g->rk, tp, 3000)) {
-        for (int p = 0; p < r->partitions; p++) out[p] = -1;
+        for (int p = 0; p < sd_run_partitions(r); p++) out[p] = -1;
         for (int i = 0; i < tp->cnt; i++) {
             const rd_kafka_topic_partition_t *t = &tp->elems[i];
-            if (!t->err && t->partition >= 0 && t->partition < r->partitions) out[t->partition] = t->offset >= 0 ? t->offset : -1;
+            if (!t->err && t->partition >= 0 && t->partition < sd_run_partitions(r)) out[t->partition] = t->offset >= 0 ? t->offset : -1;
         }
         rc = 0;
     }
@@ -153,6 +153,7 @@ static void sd_group_describe(sd_group_t *g) {
 
 /* A new incarnation: the members seen so far belong to earlier ones. */
 static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
+    sd_progress_run_t *P = sd_run_progress(r);
     for (int i = 0; i < g->nseen; i++) {
         if (g->nold < SD_GROUP_MAX_MEMBERS) g->old[g->nold++] = g->seen[i];
         else free(g->seen[i]);
@@ -160,29 +161,30 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->nseen = 0;
     g->ready = 0;
     g->open = 0;
-    g->inc = r->pipe.bs.incarnation;
+    g->inc = P->bs.incarnation;
     g->polled_dead = 0;
-    g->rows_at_commit = r->pipe.inc_rows0; /* counted as the incarnation started */
+    g->rows_at_commit = P->inc_rows0; /* counted as the incarnation started */
 }
 
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
-    sd_group_t *g = r->pipe.source;
-    if (!g || !r->pipe.bs.incarnation || !r->sup) return SD_OK;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_group_t *g = P->source;
+    if (!g || !P->bs.incarnation || !sd_run_sup(r)) return SD_OK;
     sd_sup_state_t st;
-    sd_sup_state(r->sup, &st);
+    sd_sup_state(sd_run_sup(r), &st);
     int64_t now = sd_util_mono_ms();
-    if (g->inc != r->pipe.bs.incarnation) sd_group_new_incarnation(r, g);
+    if (g->inc != P->bs.incarnation) sd_group_new_incarnation(r, g);
     /* after the process ended, read the offsets once more: a graceful
      * exit commits on its way out */
     if (!st.running && g->polled_dead) return SD_OK;
     if (st.running && now < g->next_poll_mono) return SD_OK;
     g->next_poll_mono = now + SD_GROUP_POLL_MS;
     if (!st.running) g->polled_dead = 1;
-    int64_t *cur = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
+    int64_t *cur = sd_util_xmalloc(sizeof(int64_t) * (size_t)sd_run_partitions(r));
     sd_err_t e = SD_OK;
     if (sd_group_fetch(r, g, cur) == 0) {
         int moved = 0;
-        for (int p = 0; p < r->partitions; p++) {
+        for (int p = 0; p < sd_run_partitions(r); p++) {
             if (cur[p] > g->committed[p]) moved = 1;
             g->committed[p] = cur[p];
         }
@@ -191,9 +193,9 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
              * a batch; from now on the harness knows how far the group has
              * committed, none included (caught up, not yet consumed) */
             g->baseline = 1;
-            if (r->pipe.consumed) {
-                for (int p = 0; p < r->partitions; p++) r->pipe.consumed[p] = cur[p];
-                r->pipe.last_offsets_mono = now;
+            if (P->consumed) {
+                for (int p = 0; p < sd_run_partitions(r); p++) P->consumed[p] = cur[p];
+                P->last_offsets_mono = now;
             }
             moved = 0;
         }
@@ -204,7 +206,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             /* the offsets as a commit marker's offsets= says them */
             sd_buf_t off;
             sd_buf_init(&off);
-            for (int p = 0, any = 0; p < r->partitions; p++)
+            for (int p = 0, any = 0; p < sd_run_partitions(r); p++)
                 if (cur[p] >= 0) sd_buf_printf(&off, "%s%d:%lld", any++ ? "," : "", p, (long long)cur[p]);
             e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, g->inc, g->batch, -1, off.len ? off.data : NULL,
                                         sd_util_wall_ms(), err, errlen);
@@ -218,7 +220,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                  * newest commit (docs/pipelines.md) */
                 e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
                                             sd_util_wall_ms(), err, errlen);
-                r->pipe.bs.begun_sink_rows = g->rows_at_commit;
+                P->bs.begun_sink_rows = g->rows_at_commit;
             } else if (g->rows_at_commit < 0) {
                 g->rows_at_commit = rows;
             }
@@ -234,28 +236,29 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
 
 /* The committed offsets read now, not at the next 100 ms turn. */
 static sd_err_t sd_group_refresh(sd_run_t *r, char *err, size_t errlen) {
-    sd_group_t *g = r->pipe.source;
+    sd_group_t *g = sd_run_progress(r)->source;
     if (g) g->next_poll_mono = 0;
     return sd_group_poll(r, err, errlen);
 }
 
 static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
-    sd_group_t *g = r->pipe.source;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_group_t *g = P->source;
     if (st->ready) return 1;
     sd_group_poll(r, NULL, 0);
     if (g->ready) return 1;
     /* a killed member stays in the group until its session expires, and
      * the group gives the new one nothing until then: say why the wait is
      * long, once per incarnation */
-    if (g->describe > 0 && g->old_listed > 0 && up_ms >= sd_util_scaled_ms(5000) && g->warned_session != r->pipe.bs.incarnation) {
-        g->warned_session = r->pipe.bs.incarnation;
+    if (g->describe > 0 && g->old_listed > 0 && up_ms >= sd_util_scaled_ms(5000) && g->warned_session != P->bs.incarnation) {
+        g->warned_session = P->bs.incarnation;
         char w[640];
         snprintf(w, sizeof(w), "incarnation %d waits for consumer group %s: %d member%s of an earlier incarnation %s still listed, and "
                  "the group assigns nothing to the new one until %s session expires (the consumer's session.timeout.ms: 45 s by "
                  "default in librdkafka and the Java client; a pipeline that sets it lower, or leaves the group on SIGTERM, "
-                 "restarts sooner)", r->pipe.bs.incarnation, g->name, g->old_listed, g->old_listed == 1 ? "" : "s",
+                 "restarts sooner)", P->bs.incarnation, g->name, g->old_listed, g->old_listed == 1 ? "" : "s",
                  g->old_listed == 1 ? "is" : "are", g->old_listed == 1 ? "its" : "their");
-        sd_ledger_warning(r->ledger, "group-session-wait", w, NULL, 0);
+        sd_ledger_warning(sd_run_ledger(r), "group-session-wait", w, NULL, 0);
         sd_run_say(r, "  %s", w);
     }
     /* a broker that cannot describe groups, or a group without members (a
@@ -263,13 +266,13 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
      * connection to the broker */
     if (g->describe < 0 || (g->describe > 0 && g->members_now == 0 && up_ms >= sd_util_scaled_ms(5000))) {
         int ok = sd_progress_connected_ready(r, st, up_ms);
-        if (ok && !g->evidence && g->describe > 0 && g->warned_ready != r->pipe.bs.incarnation) {
-            g->warned_ready = r->pipe.bs.incarnation;
+        if (ok && !g->evidence && g->describe > 0 && g->warned_ready != P->bs.incarnation) {
+            g->warned_ready = P->bs.incarnation;
             char w[512];
             snprintf(w, sizeof(w), "incarnation %d taken as ready by its connection to the broker: consumer group %s has had "
                      "neither a member nor a commit (does the pipeline use that group? `progress group group=NAME`)",
-                     r->pipe.bs.incarnation, g->name);
-            sd_ledger_warning(r->ledger, "group-unseen", w, NULL, 0);
+                     P->bs.incarnation, g->name);
+            sd_ledger_warning(sd_run_ledger(r), "group-unseen", w, NULL, 0);
             sd_run_say(r, "  %s", w);
         }
         return ok;
@@ -282,17 +285,17 @@ static void sd_group_log_cb(const rd_kafka_t *rk, int level, const char *fac, co
 }
 
 static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errlen) {
-    char *name = sd_scenario_expand(r->sc->progress_group ? r->sc->progress_group : "{group}", &r->vars, err, errlen);
+    char *name = sd_scenario_expand(sd_run_sc(r)->progress_group ? sd_run_sc(r)->progress_group : "{group}", sd_run_vars(r), err, errlen);
     if (!name) return SD_ERR_SCENARIO;
     /* a consumer handle of the group that never subscribes: it reads the
      * group's commits and describes it, and is never a member */
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char errstr[512];
-    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(r->broker), NULL, 0);
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(sd_run_broker(r)), NULL, 0);
     rd_kafka_conf_set(conf, "client.id", "streamdrill-group-watch", NULL, 0);
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
     rd_kafka_conf_set_log_cb(conf, sd_group_log_cb);
-    sd_err_t e = sd_broker_conf_apply(conf, r->opts->xprops, "-X", err, errlen);
+    sd_err_t e = sd_broker_conf_apply(conf, sd_run_opts(r)->xprops, "-X", err, errlen);
     if (!e && rd_kafka_conf_set(conf, "group.id", name, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
         e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "progress group: group %s: %s", name, errstr);
     rd_kafka_t *rk = e ? NULL : rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
@@ -306,14 +309,14 @@ static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errle
     g->name = name;
     g->rk = rk;
     g->q = rd_kafka_queue_new(g->rk);
-    g->committed = sd_util_xmalloc(sizeof(int64_t) * (size_t)(r->partitions + 1));
-    for (int p = 0; p < r->partitions; p++) g->committed[p] = -1;
+    g->committed = sd_util_xmalloc(sizeof(int64_t) * (size_t)(sd_run_partitions(r) + 1));
+    for (int p = 0; p < sd_run_partitions(r); p++) g->committed[p] = -1;
     g->rows_at_commit = -1;
     /* the embedded cluster has no DescribeGroups */
-    if (sd_broker_is_embedded(r->broker)) g->describe = -1;
+    if (sd_broker_is_embedded(sd_run_broker(r))) g->describe = -1;
     *state = g;
     sd_run_say(r, "progress group: following consumer group %s (its commits and members)", name);
-    return sd_ledger_meta_set(r->ledger, "progress_group", name, err, errlen);
+    return sd_ledger_meta_set(sd_run_ledger(r), "progress_group", name, err, errlen);
 }
 
 static void sd_group_close(void *state) {
@@ -329,7 +332,7 @@ static void sd_group_close(void *state) {
 
 /* The group watched, when the run's source is this one. */
 static const sd_group_t *sd_group_of(const sd_run_t *r) {
-    return r->pipe.progress == &sd_progress_group ? r->pipe.source : NULL;
+    return sd_run_progress(r)->ops == &sd_progress_group ? sd_run_progress(r)->source : NULL;
 }
 
 const char *sd_progress_group_name(const sd_run_t *r) {

@@ -8,6 +8,7 @@
  * commit. The query itself says it is up (SD-READY): the checkpoint shows
  * batches of earlier incarnations too. */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static sd_err_t sd_spark_progress_commits(sd_run_t *r, sd_spark_source_t *S, con
     for (int i = 0; !e && i < k; i++) {
         int64_t n = ids[i];
         char *off = sd_spark_offsets_text(S->spark, n);
-        e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), off,
+        e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, sd_run_progress(r)->bs.incarnation, n, sd_spark_batch_rows(S->spark, n), off,
                                     n == st->committed && st->committed_mtime ? st->committed_mtime : sd_util_wall_ms(), err, errlen);
         free(off);
     }
@@ -55,27 +56,28 @@ static sd_err_t sd_spark_damaged_err(sd_spark_source_t *S, sd_err_t e, char *err
 
 /* Spark: turn checkpoint changes into batch events for the newest incarnation. */
 static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
-    sd_spark_source_t *S = r->pipe.source;
-    if (!S || !r->pipe.bs.incarnation) return SD_OK;
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_spark_source_t *S = P->source;
+    if (!S || !P->bs.incarnation) return SD_OK;
     sd_spark_state_t st;
     sd_err_t e = sd_spark_poll(S->spark, &st, err, errlen);
     if (e) return e;
-    if (S->inc != r->pipe.bs.incarnation) {
+    if (S->inc != P->bs.incarnation) {
         /* a new incarnation re-runs the uncommitted batch, if any */
-        S->inc = r->pipe.bs.incarnation;
+        S->inc = P->bs.incarnation;
         S->planned = st.committed;
         S->committed = st.committed;
     }
-    if (r->sc->spark_realtime) {
+    if (sd_run_sc(r)->spark_realtime) {
         /* Real-time mode writes offsets/N when interval N ends, just before
          * commits/N: batch N runs from the commit of N-1 (or the start of the
          * incarnation) to its own commit. */
         e = sd_spark_progress_commits(r, S, &st, err, errlen);
         if (!e && S->planned < st.committed + 1) {
-            int64_t t = st.committed_mtime > r->pipe.inc_started_wall ? st.committed_mtime : r->pipe.inc_started_wall;
+            int64_t t = st.committed_mtime > P->inc_started_wall ? st.committed_mtime : P->inc_started_wall;
             S->planned = st.committed + 1;
-            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, S->planned, -1, NULL, t, err, errlen);
-            r->pipe.bs.begun_with_incarnation = t == r->pipe.inc_started_wall;
+            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, P->bs.incarnation, S->planned, -1, NULL, t, err, errlen);
+            P->bs.begun_with_incarnation = t == P->inc_started_wall;
         }
         return sd_spark_damaged_err(S, e, err, errlen);
     }
@@ -87,10 +89,10 @@ static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
         for (int i = 0; !e && i < k; i++) {
             int64_t n = ids[i];
             int64_t t = n == st.planned && st.planned_mtime ? st.planned_mtime : sd_util_wall_ms();
-            int rerun = t < r->pipe.inc_started_wall;
-            if (rerun) t = r->pipe.inc_started_wall;
-            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, r->pipe.bs.incarnation, n, sd_spark_batch_rows(S->spark, n), NULL, t, err, errlen);
-            r->pipe.bs.begun_with_incarnation = rerun;
+            int rerun = t < P->inc_started_wall;
+            if (rerun) t = P->inc_started_wall;
+            e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, P->bs.incarnation, n, sd_spark_batch_rows(S->spark, n), NULL, t, err, errlen);
+            P->bs.begun_with_incarnation = rerun;
         }
         S->planned = st.planned;
     }
@@ -99,19 +101,21 @@ static sd_err_t sd_spark_progress_poll(sd_run_t *r, char *err, size_t errlen) {
 }
 
 static sd_err_t sd_spark_progress_open(sd_run_t *r, void **state, char *err, size_t errlen) {
-    char *chk = sd_scenario_expand(r->sc->checkpoint ? r->sc->checkpoint : "{checkpoint}", &r->vars, err, errlen);
+    char *chk = sd_scenario_expand(sd_run_sc(r)->checkpoint ? sd_run_sc(r)->checkpoint : "{checkpoint}", sd_run_vars(r), err, errlen);
     if (!chk) return SD_ERR_SCENARIO;
     sd_spark_source_t *S = sd_util_xcalloc(1, sizeof(*S));
     *state = S;
-    sd_err_t e = sd_spark_open(chk, r->topic, r->partitions, &S->spark, err, errlen);
-    if (!e && r->side.topic) sd_spark_set_side(S->spark, r->side.topic, r->side.partitions);
-    sd_ledger_meta_set(r->ledger, "spark_checkpoint", chk, NULL, 0);
+    sd_err_t e = sd_spark_open(chk, sd_run_topic(r), sd_run_partitions(r), &S->spark, err, errlen);
+    int side_parts;
+    const char *side = sd_run_side_topic(r, &side_parts);
+    if (!e && side) sd_spark_set_side(S->spark, side, side_parts);
+    sd_ledger_meta_set(sd_run_ledger(r), "spark_checkpoint", chk, NULL, 0);
     S->chk = chk;
     return e;
 }
 
 static int sd_spark_progress_batch_ends(sd_run_t *r, const int64_t **ids, const int64_t **ends) {
-    sd_spark_source_t *S = r->pipe.source;
+    sd_spark_source_t *S = sd_run_progress(r)->source;
     return sd_spark_batch_ends(S->spark, ids, ends);
 }
 
@@ -147,7 +151,7 @@ static int sd_spark_cmp_name(const void *a, const void *b) { return strcmp(*(cha
  * parent that hold an offsets/ folder: a job of several queries keeps one
  * checkpoint each, the quarantine query's among them). */
 static void sd_spark_progress_context(sd_run_t *r, sd_buf_t *out) {
-    sd_spark_source_t *S = r->pipe.source;
+    sd_spark_source_t *S = sd_run_progress(r)->source;
     char *parent = sd_util_dirname(S->chk);
     const char *slash = strrchr(S->chk, '/'), *base = slash ? slash + 1 : S->chk;
     sd_spark_context_one(S->spark, base, out);
@@ -167,7 +171,7 @@ static void sd_spark_progress_context(sd_run_t *r, sd_buf_t *out) {
     for (int i = 0; i < n; i++) {
         char *path = sd_util_fmt("%s/%s", parent, names[i]);
         sd_spark_t *sp;
-        if (!sd_spark_open(path, r->topic, r->partitions, &sp, NULL, 0)) {
+        if (!sd_spark_open(path, sd_run_topic(r), sd_run_partitions(r), &sp, NULL, 0)) {
             sd_spark_context_one(sp, names[i], out);
             sd_spark_close(sp);
         }
@@ -193,3 +197,76 @@ const sd_progress_ops_t sd_progress_spark = {.name = "spark", .batches = 1, .ope
                                              .close = sd_spark_progress_close, .poll = sd_spark_progress_poll,
                                              .batch_ends = sd_spark_progress_batch_ends, .context = sd_spark_progress_context,
                                              .ready = sd_spark_progress_ready};
+
+/* Spark's own account of a batch (StreamingQueryProgress JSON), and the
+ * state each stateful operator kept after it. */
+sd_err_t sd_progress_spark_account(sd_run_t *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen) {
+    json_t *o = json_loads(text, 0, NULL);
+    if (!o) return SD_OK;
+    sd_progress_run_t *P = sd_run_progress(r);
+    int64_t batch = json_integer_value(json_object_get(o, "batchId"));
+    int64_t rows = json_integer_value(json_object_get(o, "numInputRows"));
+    const char *name = json_string_value(json_object_get(o, "name"));
+    int64_t dur = json_integer_value(json_object_get(json_object_get(o, "durationMs"), "triggerExecution"));
+    int64_t dropped = 0, wm = INT64_MIN;
+    const char *wms = json_string_value(json_object_get(json_object_get(o, "eventTime"), "watermark"));
+    /* before any event Spark reports the epoch: no watermark yet */
+    if (wms && (sd_util_parse_iso8601(wms, &wm) || wm <= 0)) wm = INT64_MIN;
+    json_t *ops = json_object_get(o, "stateOperators");
+    size_t i;
+    json_t *op;
+    json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
+    if (batch >= 0 && batch + 1 > P->account_next) P->account_next = batch + 1;
+    if (json_array_size(ops)) P->account_stateful = 1;
+    sd_err_t e = sd_ledger_progress(sd_run_ledger(r), inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
+    json_array_foreach(ops, i, op) {
+        if (e) break;
+        char opname[96];
+        const char *on = json_string_value(json_object_get(op, "operatorName"));
+        snprintf(opname, sizeof(opname), "%s#%zu", on ? on : "operator", i);
+        json_t *cm = json_object_get(op, "customMetrics");
+        char *custom = json_object_size(cm) ? json_dumps(cm, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+#define SD_FIG(k) (json_is_integer(json_object_get(op, k)) ? json_integer_value(json_object_get(op, k)) : INT64_MIN)
+        sd_state_row_t s = {.incarnation = inc, .t_ms = t_ms, .query = name, .batch = batch, .op = opname,
+                            .rows_total = SD_FIG("numRowsTotal"), .rows_updated = SD_FIG("numRowsUpdated"),
+                            .rows_removed = SD_FIG("numRowsRemoved"), .memory_bytes = SD_FIG("memoryUsedBytes"),
+                            .watermark_ms = wm, .input_rows = rows, .custom = custom};
+#undef SD_FIG
+        e = sd_ledger_state(sd_run_ledger(r), &s, err, errlen);
+        free(custom);
+    }
+    json_decref(o);
+    return e;
+}
+
+int sd_progress_spark_ranges(void *run, const char *json, sd_offset_range_t **out) {
+    const char *topic = sd_run_topic(run);
+    json_t *o = json_loads(json, 0, NULL);
+    int n = 0, cap = 0, known = 0;
+    size_t i;
+    json_t *src;
+    *out = NULL;
+    json_array_foreach(json_object_get(o, "sources"), i, src) {
+        /* Spark writes each source's offsets as a JSON object, or as its text */
+        json_t *so = json_object_get(src, "startOffset"), *eo = json_object_get(src, "endOffset");
+        if (json_is_string(so)) so = json_loads(json_string_value(so), 0, NULL); else json_incref(so);
+        if (json_is_string(eo)) eo = json_loads(json_string_value(eo), 0, NULL); else json_incref(eo);
+        json_t *sp = json_object_get(so, topic), *ep = json_object_get(eo, topic);
+        if (json_is_object(ep)) {
+            known = 1;
+            const char *k;
+            json_t *v;
+            json_object_foreach(ep, k, v) {
+                if (n == cap) *out = sd_util_xrealloc(*out, sizeof(**out) * (size_t)(cap = cap ? cap * 2 : 8));
+                (*out)[n].partition = atoi(k);
+                (*out)[n].end = json_integer_value(v);
+                (*out)[n].begin = json_is_object(sp) && json_object_get(sp, k) ? json_integer_value(json_object_get(sp, k)) : 0;
+                n++;
+            }
+        }
+        json_decref(so);
+        json_decref(eo);
+    }
+    json_decref(o);
+    return known ? n : -1;
+}

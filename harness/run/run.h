@@ -74,184 +74,63 @@ typedef enum {
     SD_STEP_RESTART_FAILED = 2,  /* the pipeline did not come back */
 } sd_step_miss_t;
 
-typedef struct sd_run_s {
-    /* who the run is: the whole run shares these */
-    const sd_scenario_t *sc;
-    const sd_run_opts_t *opts;
-    char *run_dir;
-    char *tag;
-    char *topic;
-    uint64_t seed;
-    sd_kvlist_t vars;             /* run-time placeholders + user variables */
-    sd_kvlist_t topic_config;     /* settings of the topics the run creates (source min-insync=, unclean-election=) */
-    int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */
-    int step;                     /* index of the running step */
-    int64_t t0_wall, t0_mono;
+/* The faults' state: the injectors write it (sd_run_faults), the run reads
+ * it to set up and to heal. Faults end by a timer (for=), by `heal`, and
+ * before the reconciliation. */
+typedef struct sd_faults_s {
+    sd_proxy_t *proxy;
+    char *proxy_listen;
+    struct sd_cluster_s *cluster; /* --cluster: the brokers `broker` steps break (injectors/broker.c) */
+    char *faketime_file;      /* the file libfaketime reads ({run}/faketime.rc) */
+    int64_t clock_offset_ms;
+    double clock_rate;
+    int clock_moved_line;     /* the first clock step that moved the pipeline's clock off real time (0: never) */
+    int net_latency, net_down, net_bandwidth, net_errors, net_idle;
+} sd_faults_t;
 
-    sd_ledger_t *ledger;
-    sd_broker_t *broker;
-    sd_producer_t *producer;
-    sd_events_t *events;
-    sd_sup_t *sup;
-    int partitions;
-    struct sd_run_sinks_s {       /* the sinks read (runner.c opens them) */
-        sd_sink_t *v[SD_MAX_SINKS];
-        int n;
-        sd_sink_t *target, *quarantine;
-    } sink;
-
-    /* `deliveries`: the second source topic and its producer (run_send.c, injectors/data.c) */
-    struct sd_run_side_s {
-        char *topic;
-        int partitions;
-        int64_t *consumed;        /* per partition of the topic, from commits (-1 unknown) */
-        sd_producer_t *producer;
-        int64_t messages;
-        sd_events_t *events;      /* deliveries log=: the user's deliveries (NULL: the generator's) */
-        int64_t next;             /* its next line */
-        /* deliveries lag=: those held back, in the order they are due */
-        struct sd_run_held_s { int64_t seq, scan_t, due; } *held;
-        int64_t held_head, held_n, held_cap;
-    } side;
-    /* `produce ... transactional`: its producer, and the transactions left open (run_send.c) */
-    struct sd_run_txn_s {
-        sd_producer_t *producer;
-        sd_producer_t *open[SD_MAX_OPEN_TXN];
-        int64_t open_n[SD_MAX_OPEN_TXN];
-        int nopen, open_slots;
-        int64_t data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
-    } txn;
-
-    /* what was sent, per distinct event (seq): expected disposition, kind and sends (run_send.c, injectors/data.c) */
-    struct sd_run_sends_s {
-        int64_t nseq, capseq;
-        sd_seqs_t seqs;
-        sd_stamps_t sent;         /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
-        int64_t max_event_time;   /* newest event time sent among valid events */
-        int64_t valid_sent;
-        int64_t late_sent, malformed_sent, replayed, messages;
-        /* edges on a windows or join model: the first scans of a data step
-         * after the first go on the watermark's cut-off (the newest event
-         * time sent minus the contract's delay), then 1 ms inside it */
-        int wm_edges_due;
-        int64_t *wm_edges, nwm_edges; /* those sent: seq * 2 + (1: the one inside) */
-        const uint8_t *acked_lost; /* while the run is judged: per seq, Kafka lost it after acknowledging it (NULL: none) */
-    } sends;
-
-    /* the console (run_base.c) */
-    struct sd_run_console_s {
-        int live;                 /* a live progress line on stderr (a terminal) */
-        int live_shown;           /* the line is on screen now */
-        int64_t live_next_mono;
-        /* the step the progress estimate follows, and where it began */
-        int est_step;
-        int64_t est_t0_mono, est_sent0, est_rows0;
-    } console;
-
-    /* sampling of sink row counts (run_loop.c) */
-    struct sd_run_sampling_s {
-        int64_t counts[SD_MAX_SINKS];
-        int64_t looked_wall[SD_MAX_SINKS]; /* when each sink was last counted (wall ms) */
-        int64_t last_change_mono;
-        int64_t next_sample_mono;
-        int64_t last_sample_mono; /* when the newest sample began */
-        int64_t idle_ms;          /* waited after the pipeline's last sign of work (await quiescent) */
-        int64_t sample_cost_ms;
-        int sampled;
-    } sampling;
-
-    /* the pipeline and what its progress source says of it (run_wait.c, progress*.c, injectors/process.c) */
-    struct sd_run_pipeline_s {
-        int incarnations;
-        int crashes;
-        int wanted;               /* the plan expects it running */
-        int live;                 /* instances the plan wants running (`start`: the pipeline line's instances=, `scale to=`) */
-        int64_t last_offsets_mono; /* last commit marker with offsets */
-        int64_t *consumed;        /* per source partition, from commit markers (-1 unknown) */
-        int64_t *trim_warned;     /* per source partition: low watermark already warned about */
-        sd_run_batches_t bs;
-        const sd_progress_ops_t *progress; /* where batches, readiness and catching up come from */
-        int broker_ports[8];      /* the ports a pipeline connects to: the broker's, the proxy's */
-        int nbroker_ports;
-        int no_ready_marker;      /* the pipeline was found ready by its connection: it prints no SD-READY */
-        int64_t next_connect_check_mono;
-        void *source;             /* the progress source's own state: what its open returned (a checkpoint, a group) */
-        int64_t account_next;     /* 1 + the newest batch the pipeline's own account (Spark's progress) reported; 0 none */
-        int account_stateful;     /* that account named state operators (a watermark may still evict and emit) */
-        int64_t inc_started_wall; /* when the newest incarnation was started */
-        int64_t inc_events0;      /* batch events seen before it started */
-        int64_t inc_rows0;        /* target rows when it started (-1 unknown) */
-    } pipe;
-
-    /* messages staged for sending, ledger first, then Kafka (run_send.c) */
-    struct sd_run_staging_s {
-        struct sd_run_staged_s *stage;
-        int nstage, capstage;
-        sd_buf_t arena;
-        sd_buf_t payload, key;
-        /* batches handed to the ledger's writer, oldest first, each waiting
-         * for its ledger ticket before it goes to Kafka */
-        struct sd_run_subbatch_s {
-            struct sd_run_staged_s *stage;
-            int n, cap;
-            sd_buf_t arena;
-            int64_t *ns;          /* ledger message numbers */
-            int64_t ticket;
-        } sub[SD_RUN_INFLIGHT];
-        int sub_head, sub_count;
-    } staging;
-
-    /* background production, `produce ... background` (run_send.c) */
-    struct sd_run_bg_s {
-        int active, busy;
-        /* what the event loop serves while the run waits (run_send.c registers
-         * it with a background `produce`); NULL: none */
-        sd_err_t (*serve)(struct sd_run_s *r, char *err, size_t errlen);
-        int64_t total, done, t0;
-        int64_t side_due;        /* deliveries lag=: when the next held delivery is due (INT64_MAX: none) */
-        double rate;
-    } bg;
-
-    /* quiescence (run_wait.c) */
-    struct sd_run_quiet_s {
-        int64_t last_data_step_mono;
-        int64_t last_quiescent_mono;
-        int failed;
-    } quiet;
-
-    /* faults that can be undone: by a timer (for=), by `heal`, before reconciliation (injectors, run_base.c) */
-    struct sd_run_faults_s {
-        sd_proxy_t *proxy;
-        char *proxy_listen;
-        struct sd_cluster_s *cluster; /* --cluster: the brokers `broker` steps break (injectors/broker.c) */
-        char *faketime_file;      /* the file libfaketime reads ({run}/faketime.rc) */
-        int64_t clock_offset_ms;
-        double clock_rate;
-        int clock_moved_line;     /* the first clock step that moved the pipeline's clock off real time (0: never) */
-        int net_latency, net_down, net_bandwidth, net_errors, net_idle;
-        struct sd_run_undo_s {
-            int64_t due_mono;
-            void (*fn)(struct sd_run_s *r, int arg);
-            int arg;
-        } undo[16];
-        int nundo;
-    } faults;
-
-    /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
-    struct sd_run_verdict_s {
-        int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
-        uint8_t *missed_step;     /* per step: sd_step_miss_t (a step is counted once) */
-        char missed_msg[1536];
-        int unmeasured;           /* expectations on figures the run could not measure */
-        char unmeasured_why[512];
-        int await_timeout_line;   /* the last wait that timed out, until a fault step follows it */
-        sd_err_t fatal;           /* first fatal error; the run stops stepping */
-        char fatal_msg[2048];
-    } verdict;
-} sd_run_t;
+/* One run (run_int.h holds its insides). */
+typedef struct sd_run_s sd_run_t;
 
 /* Run one scenario. Writes DIR/<name>/ and fills res. */
 void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_result_t *res);
+
+/* ---- what the run is, for injectors and progress sources (run_base.c) ---- */
+const sd_scenario_t *sd_run_sc(const sd_run_t *r);
+const sd_run_opts_t *sd_run_opts(const sd_run_t *r);
+const char *sd_run_dir(const sd_run_t *r);
+const char *sd_run_tag(const sd_run_t *r);
+const sd_kvlist_t *sd_run_vars(const sd_run_t *r);   /* run-time placeholders and the user's variables */
+int sd_run_step_index(const sd_run_t *r);            /* the running step */
+int sd_run_incarnations(const sd_run_t *r);          /* the pipeline's incarnations started so far */
+sd_ledger_t *sd_run_ledger(const sd_run_t *r);
+sd_broker_t *sd_run_broker(const sd_run_t *r);
+sd_sup_t *sd_run_sup(const sd_run_t *r);
+sd_events_t *sd_run_events(const sd_run_t *r);       /* the source's generator (or its log) */
+sd_sink_t *sd_run_target(const sd_run_t *r);         /* the target sink, NULL when none is declared */
+/* The source topic and its partitions; the second source's (`deliveries`),
+ * NULL and 0 when there is none. */
+const char *sd_run_topic(const sd_run_t *r);
+int sd_run_partitions(const sd_run_t *r);
+const char *sd_run_side_topic(const sd_run_t *r, int *partitions);
+/* The injectors' state and the progress source's, each written by its
+ * owner only (the structure test holds to it). */
+sd_faults_t *sd_run_faults(sd_run_t *r);
+sd_progress_run_t *sd_run_progress(const sd_run_t *r);
+/* What was sent: distinct events (seqs) so far, each one's kind,
+ * disposition and sends, the newest valid event time (INT64_MIN: none),
+ * the messages of the source topic. */
+int64_t sd_run_nseq(const sd_run_t *r);
+const sd_seqs_t *sd_run_seqs(const sd_run_t *r);
+int64_t sd_run_max_event_time(const sd_run_t *r);
+int64_t sd_run_messages(const sd_run_t *r);
+/* Where the source's data ends in partition p, below the transaction
+ * markers that follow it: the newest offset the harness had acknowledged
+ * + 1, or INT64_MAX when no transactional producer wrote (the high
+ * watermark is the end). */
+int64_t sd_run_data_end(const sd_run_t *r, int p);
+/* How long the newest count of the sinks took (ms): a fault may count the
+ * target at each step of its wait only when that is cheap. */
+int64_t sd_run_sample_cost_ms(const sd_run_t *r);
 
 /* ---- the services injectors and progress sources may call (the run's
  * own rooms share more through run_int.h) ---- */
@@ -266,9 +145,22 @@ int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp);
 /* Stage one message (value NULL: null value); flushed by sd_run_flush(). */
 void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail,
                   int64_t event_time, const void *key, size_t keylen, const void *value, size_t vlen, int null_value);
-/* A delivery numbered dseq, its event time t, its bytes in r->staging's
- * payload and key, staged for the second source (no copy of a scan). */
+/* The buffers the next message is rendered into, its value and its key:
+ * sd_run_stage_delivery and sd_run_stage_side stage them as they are
+ * (sd_run_stage copies what it is handed). */
+sd_buf_t *sd_run_draft_value(sd_run_t *r);
+sd_buf_t *sd_run_draft_key(sd_run_t *r);
+/* A delivery numbered dseq, its event time t, its bytes in the draft,
+ * staged for the second source (no copy of a scan). */
 void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t);
+/* Send what is staged once there is enough of it (SD_RUN_STAGE_FULL): a
+ * step staging many messages calls it after each. */
+#define SD_RUN_STAGE_FULL 1000
+sd_err_t sd_run_flush_if_full(sd_run_t *r, char *err, size_t errlen);
+/* The second source's deliveries: the user's log (NULL: the generator's),
+ * *next its next line; 1 when lag= still holds delivery dseq back. */
+sd_events_t *sd_run_side_log(const sd_run_t *r, int64_t *next);
+int sd_run_delivery_held(const sd_run_t *r, int64_t dseq);
 /* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
  * [nseq] on its arrival rank (the order of its last send); caller frees. */
 int64_t *sd_run_event_times(sd_run_t *r);

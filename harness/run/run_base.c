@@ -1,7 +1,8 @@
 /* run_base.c - the services every file of the run calls, below all of
  * them: the console (a line, the live status line), the run's fatal error,
  * a fault step that did not land, faults to undo when they are due, and
- * the stop request SIGINT and SIGTERM set. It calls nothing of the run's
+ * the stop request SIGINT and SIGTERM set, and what the run is for the
+ * injectors and progress sources (run.h). It calls nothing of the run's
  * other files. */
 #include "run_int.h"
 
@@ -63,7 +64,7 @@ void sd_run_live(sd_run_t *r) {
     if (!r->console.live || now < r->console.live_next_mono) return;
     r->console.live_next_mono = now + 200;
     sd_producer_stats_t st = {0};
-    if (r->producer) sd_producer_stats(r->producer, &st);
+    if (r->src.producer) sd_producer_stats(r->src.producer, &st);
     int64_t rows = -1;
     for (int i = 0; i < r->sink.n; i++)
         if (r->sink.v[i] == r->sink.target && r->sampling.sampled) rows = r->sampling.counts[i];
@@ -138,23 +139,23 @@ void sd_run_restart_failed(sd_run_t *r) {
 }
 
 void sd_run_schedule_undo(sd_run_t *r, int64_t due_mono, void (*fn)(sd_run_t *r, int arg), int arg) {
-    if (r->faults.nundo >= (int)(sizeof(r->faults.undo) / sizeof(r->faults.undo[0]))) {
+    if (r->undo.n >= (int)(sizeof(r->undo.q) / sizeof(r->undo.q[0]))) {
         fn(r, arg); /* no room: undo now rather than never */
         return;
     }
-    r->faults.undo[r->faults.nundo].due_mono = due_mono;
-    r->faults.undo[r->faults.nundo].fn = fn;
-    r->faults.undo[r->faults.nundo].arg = arg;
-    r->faults.nundo++;
+    r->undo.q[r->undo.n].due_mono = due_mono;
+    r->undo.q[r->undo.n].fn = fn;
+    r->undo.q[r->undo.n].arg = arg;
+    r->undo.n++;
 }
 
 /* Undo the faults whose time is up (for=). */
 void sd_run_undo_due(sd_run_t *r, int all) {
     int64_t now = sd_util_mono_ms();
-    for (int i = 0; i < r->faults.nundo;) {
-        if (all || r->faults.undo[i].due_mono <= now) {
-            struct sd_run_undo_s u = r->faults.undo[i];
-            r->faults.undo[i] = r->faults.undo[--r->faults.nundo];
+    for (int i = 0; i < r->undo.n;) {
+        if (all || r->undo.q[i].due_mono <= now) {
+            struct sd_run_undo_one_s u = r->undo.q[i];
+            r->undo.q[i] = r->undo.q[--r->undo.n];
             u.fn(r, u.arg);
         } else {
             i++;
@@ -171,3 +172,37 @@ void sd_run_count_sent(sd_run_t *r, int64_t replayed, int64_t late, int64_t malf
 }
 
 void sd_run_want_pipeline(sd_run_t *r, int wanted) { r->pipe.wanted = wanted; }
+
+const sd_scenario_t *sd_run_sc(const sd_run_t *r) { return r->sc; }
+const sd_run_opts_t *sd_run_opts(const sd_run_t *r) { return r->opts; }
+const char *sd_run_dir(const sd_run_t *r) { return r->run_dir; }
+const char *sd_run_tag(const sd_run_t *r) { return r->tag; }
+const sd_kvlist_t *sd_run_vars(const sd_run_t *r) { return &r->vars; }
+int sd_run_step_index(const sd_run_t *r) { return r->step; }
+int sd_run_incarnations(const sd_run_t *r) { return r->pipe.incarnations; }
+sd_ledger_t *sd_run_ledger(const sd_run_t *r) { return r->ledger; }
+sd_broker_t *sd_run_broker(const sd_run_t *r) { return r->broker; }
+sd_sup_t *sd_run_sup(const sd_run_t *r) { return r->sup; }
+sd_events_t *sd_run_events(const sd_run_t *r) { return r->src.events; }
+sd_sink_t *sd_run_target(const sd_run_t *r) { return r->sink.target; }
+const char *sd_run_topic(const sd_run_t *r) { return r->src.topic; }
+int sd_run_partitions(const sd_run_t *r) { return r->src.partitions; }
+sd_faults_t *sd_run_faults(sd_run_t *r) { return &r->faults; }
+/* the progress source writes its part through a run it was handed const */
+sd_progress_run_t *sd_run_progress(const sd_run_t *r) { return (sd_progress_run_t *)&r->prog; }
+int64_t sd_run_nseq(const sd_run_t *r) { return r->sends.nseq; }
+const sd_seqs_t *sd_run_seqs(const sd_run_t *r) { return &r->sends.seqs; }
+int64_t sd_run_max_event_time(const sd_run_t *r) { return r->sends.max_event_time; }
+int64_t sd_run_messages(const sd_run_t *r) { return r->sends.messages; }
+int64_t sd_run_sample_cost_ms(const sd_run_t *r) { return r->sampling.sample_cost_ms; }
+
+const char *sd_run_side_topic(const sd_run_t *r, int *partitions) {
+    if (partitions) *partitions = r->side.topic ? r->side.partitions : 0;
+    return r->side.topic;
+}
+
+int64_t sd_run_data_end(const sd_run_t *r, int p) {
+    if (!r->txn.producer || p < 0 || p >= SD_PRODUCER_MAX_PARTITIONS) return INT64_MAX;
+    int64_t end = r->txn.data_end[p], plain = sd_producer_partition_end(r->src.producer, p);
+    return plain > end ? plain : end;
+}

@@ -14,7 +14,7 @@
 void sd_run_fmt_id(void *opaque, int64_t seq, char *out, size_t outlen) {
     sd_run_t *r = opaque;
     char id[64];
-    sd_events_id(r->events, seq, id);
+    sd_events_id(r->src.events, seq, id);
     snprintf(out, outlen, "%s", id);
 }
 

@@ -20,13 +20,7 @@ void sd_run_focus(sd_run_t *r, int instance) {
     sd_sup_focus(r->sup, instance);
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
-    if (st.incarnation && st.incarnation != r->pipe.bs.incarnation) {
-        /* the batch state is the focused incarnation's: its markers from now */
-        r->pipe.bs.incarnation = st.incarnation;
-        r->pipe.bs.begun = r->pipe.bs.committed = -1;
-        r->pipe.bs.begun_rows = -1;
-        r->pipe.bs.commits = 0;
-    }
+    if (st.incarnation) sd_progress_follow(r, st.incarnation); /* the batch state is the focused incarnation's */
 }
 
 int sd_run_running_instances(sd_run_t *r, int *out) {

@@ -8,6 +8,166 @@
 
 #include "run.h"
 
+/* The run (run.h names it sd_run_t): its members each say which room
+ * writes them. */
+struct sd_run_s {
+    /* who the run is: the whole run shares these */
+    const sd_scenario_t *sc;
+    const sd_run_opts_t *opts;
+    char *run_dir;
+    char *tag;
+    uint64_t seed;
+    sd_kvlist_t vars;             /* run-time placeholders + user variables */
+    sd_kvlist_t topic_config;     /* settings of the topics the run creates (source min-insync=, unclean-election=) */
+    int lock_fd;                  /* run.db, flock'd while the run goes: `report` leaves a running run alone (-1: none) */
+    int step;                     /* index of the running step */
+    int64_t t0_wall, t0_mono;
+
+    sd_ledger_t *ledger;
+    sd_broker_t *broker;
+    sd_sup_t *sup;
+    /* the source: its topic, its producer and the events it is sent (runner.c, run_send.c) */
+    struct sd_run_source_s {
+        char *topic;
+        int partitions;
+        sd_producer_t *producer;
+        sd_events_t *events;
+    } src;
+    struct sd_run_sinks_s {       /* the sinks read (runner.c opens them) */
+        sd_sink_t *v[SD_MAX_SINKS];
+        int n;
+        sd_sink_t *target, *quarantine;
+    } sink;
+
+    /* `deliveries`: the second source topic and its producer (run_send.c, injectors/data.c) */
+    struct sd_run_side_s {
+        char *topic;
+        int partitions;
+        sd_producer_t *producer;
+        int64_t messages;
+        sd_events_t *events;      /* deliveries log=: the user's deliveries (NULL: the generator's) */
+        int64_t next;             /* its next line */
+        /* deliveries lag=: those held back, in the order they are due */
+        struct sd_run_held_s { int64_t seq, scan_t, due; } *held;
+        int64_t held_head, held_n, held_cap;
+    } side;
+    /* `produce ... transactional`: its producer, and the transactions left open (run_send.c) */
+    struct sd_run_txn_s {
+        sd_producer_t *producer;
+        sd_producer_t *open[SD_MAX_OPEN_TXN];
+        int64_t open_n[SD_MAX_OPEN_TXN];
+        int nopen, open_slots;
+        int64_t data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
+    } txn;
+
+    /* what was sent, per distinct event (seq): expected disposition, kind and sends (run_send.c, injectors/data.c) */
+    struct sd_run_sends_s {
+        int64_t nseq, capseq;
+        sd_seqs_t seqs;
+        sd_stamps_t sent;         /* per seq: first handed to Kafka, ms after t0_wall (UINT32_MAX: not yet) */
+        int64_t max_event_time;   /* newest event time sent among valid events */
+        int64_t valid_sent;
+        int64_t late_sent, malformed_sent, replayed, messages;
+        /* edges on a windows or join model: the first scans of a data step
+         * after the first go on the watermark's cut-off (the newest event
+         * time sent minus the contract's delay), then 1 ms inside it */
+        int wm_edges_due;
+        int64_t *wm_edges, nwm_edges; /* those sent: seq * 2 + (1: the one inside) */
+        const uint8_t *acked_lost; /* while the run is judged: per seq, Kafka lost it after acknowledging it (NULL: none) */
+    } sends;
+
+    /* the console (run_base.c) */
+    struct sd_run_console_s {
+        int live;                 /* a live progress line on stderr (a terminal) */
+        int live_shown;           /* the line is on screen now */
+        int64_t live_next_mono;
+        /* the step the progress estimate follows, and where it began */
+        int est_step;
+        int64_t est_t0_mono, est_sent0, est_rows0;
+    } console;
+
+    /* sampling of sink row counts (run_loop.c) */
+    struct sd_run_sampling_s {
+        int64_t counts[SD_MAX_SINKS];
+        int64_t looked_wall[SD_MAX_SINKS]; /* when each sink was last counted (wall ms) */
+        int64_t last_change_mono;
+        int64_t next_sample_mono;
+        int64_t last_sample_mono; /* when the newest sample began */
+        int64_t idle_ms;          /* waited after the pipeline's last sign of work (await quiescent) */
+        int64_t sample_cost_ms;
+        int sampled;
+    } sampling;
+
+    /* the pipeline's instances, as the supervisor runs them (run_wait.c, run_instances.c, run_loop.c) */
+    struct sd_run_pipeline_s {
+        int incarnations;
+        int crashes;
+        int wanted;               /* the plan expects it running */
+        int live;                 /* instances the plan wants running (`start`: the pipeline line's instances=, `scale to=`) */
+        int64_t *trim_warned;     /* per source partition: low watermark already warned about (run_send.c) */
+    } pipe;
+    sd_progress_run_t prog;       /* what its progress source says of it (progress/; sd_run_progress) */
+
+    /* messages staged for sending, ledger first, then Kafka (run_send.c) */
+    struct sd_run_staging_s {
+        struct sd_run_staged_s *stage;
+        int nstage, capstage;
+        sd_buf_t arena;
+        sd_buf_t payload, key;
+        /* batches handed to the ledger's writer, oldest first, each waiting
+         * for its ledger ticket before it goes to Kafka */
+        struct sd_run_subbatch_s {
+            struct sd_run_staged_s *stage;
+            int n, cap;
+            sd_buf_t arena;
+            int64_t *ns;          /* ledger message numbers */
+            int64_t ticket;
+        } sub[SD_RUN_INFLIGHT];
+        int sub_head, sub_count;
+    } staging;
+
+    /* background production, `produce ... background` (run_send.c) */
+    struct sd_run_bg_s {
+        int active, busy;
+        /* what the event loop serves while the run waits (run_send.c registers
+         * it with a background `produce`); NULL: none */
+        sd_err_t (*serve)(struct sd_run_s *r, char *err, size_t errlen);
+        int64_t total, done, t0;
+        int64_t side_due;        /* deliveries lag=: when the next held delivery is due (INT64_MAX: none) */
+        double rate;
+    } bg;
+
+    /* quiescence (run_wait.c) */
+    struct sd_run_quiet_s {
+        int64_t last_data_step_mono;
+        int64_t last_quiescent_mono;
+        int failed;
+    } quiet;
+
+    sd_faults_t faults;           /* the injectors' (run.h) */
+    /* faults to undo by a timer (for=): sd_run_schedule_undo (run_base.c) */
+    struct sd_run_undo_s {
+        struct sd_run_undo_one_s {
+            int64_t due_mono;
+            void (*fn)(struct sd_run_s *r, int arg);
+            int arg;
+        } q[16];
+        int n;
+    } undo;
+
+    /* what keeps the run from passing, besides failed checks (run_base.c, runner.c, run_judge.c) */
+    struct sd_run_verdict_s {
+        int missed;               /* fault steps that did not do what they say (sd_run_fault_missed) */
+        uint8_t *missed_step;     /* per step: sd_step_miss_t (a step is counted once) */
+        char missed_msg[1536];
+        int unmeasured;           /* expectations on figures the run could not measure */
+        char unmeasured_why[512];
+        int await_timeout_line;   /* the last wait that timed out, until a fault step follows it */
+        sd_err_t fatal;           /* first fatal error; the run stops stepping */
+        char fatal_msg[2048];
+    } verdict;
+};
+
 /* run_base.c, run_send.c */
 /* Record the staged messages in the ledger and hand the previously
  * submitted batch to Kafka (the produce loop pipelines with this). */

@@ -116,7 +116,7 @@ static int sd_join_row(void *opaque, const char *const *vals, const size_t *lens
 
 static void sd_join_fmt_right(void *opaque, int64_t seq, char *out, size_t outlen) {
     char id[64];
-    sd_events_delivery_id(((sd_run_t *)opaque)->events, seq, id);
+    sd_events_delivery_id(((sd_run_t *)opaque)->src.events, seq, id);
     snprintf(out, outlen, "%s", id);
 }
 
@@ -131,8 +131,8 @@ static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t
     for (int64_t s = 0; s < n && !e; s++) {
         if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
         if (r->sends.acked_lost && r->sends.acked_lost[s]) continue; /* Kafka lost it: no pipeline could join it */
-        int64_t natural = sd_events_time(r->events, s), et;
-        if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
+        int64_t natural = sd_events_time(r->src.events, s), et;
+        if ((e = sd_events_render(r->src.events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));
         sd_join_push(L, s, t[s], kv, got > 0 ? (size_t)got : 0);
     }

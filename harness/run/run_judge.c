@@ -33,7 +33,7 @@ static void sd_run_mark_unsent(void *opaque, int64_t s) {
 
 static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
     sd_trim_ctx_t *t = opaque;
-    if (p >= 0 && p < t->r->partitions && o < t->lows[p] && s >= 0 && s < t->r->sends.nseq && !t->trimmed[s]) {
+    if (p >= 0 && p < t->r->src.partitions && o < t->lows[p] && s >= 0 && s < t->r->sends.nseq && !t->trimmed[s]) {
         t->trimmed[s] = 1;
         t->n++;
     }
@@ -43,11 +43,11 @@ static void sd_run_mark_trimmed(void *opaque, int64_t s, int p, int64_t o) {
  * the ledger's acknowledged offsets against the partitions' ends now. */
 static uint8_t *sd_run_acked_lost(sd_run_t *r, const int64_t *highs) {
     int64_t n;
-    uint8_t *lost = sd_run_acked_lost_seqs(r, 0, highs, r->partitions, &n);
+    uint8_t *lost = sd_run_acked_lost_seqs(r, 0, highs, r->src.partitions, &n);
     if (!lost) return NULL;
     char w[512];
     snprintf(w, sizeof(w), "Kafka lost %lld events of topic %s after acknowledging them (the producer: %s); they are counted as "
-             "acked_lost, not against the pipeline", (long long)n, r->topic, r->producer ? sd_producer_settings(r->producer) : "?");
+             "acked_lost, not against the pipeline", (long long)n, r->src.topic, r->src.producer ? sd_producer_settings(r->src.producer) : "?");
     sd_ledger_warning(r->ledger, "acked-lost", w, NULL, 0);
     sd_run_say(r, "warning: %s", w);
     return lost;
@@ -59,13 +59,13 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out, uint8_t
     /* the broker deleted data below its low watermark: those events cannot
      * be re-read by a pipeline that restarts from an older position */
     int any = 0;
-    int64_t *lows = sd_util_xcalloc((size_t)r->partitions + 1, sizeof(int64_t));
-    int64_t *highs = sd_util_xcalloc((size_t)r->partitions + 1, sizeof(int64_t));
+    int64_t *lows = sd_util_xcalloc((size_t)r->src.partitions + 1, sizeof(int64_t));
+    int64_t *highs = sd_util_xcalloc((size_t)r->src.partitions + 1, sizeof(int64_t));
     int all = 1;
-    for (int p = 0; p < r->partitions; p++) {
+    for (int p = 0; p < r->src.partitions; p++) {
         int64_t lo = 0, hi = 0;
         highs[p] = INT64_MAX;
-        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) != SD_OK) all = 0;
+        if (sd_broker_watermarks(r->broker, r->src.topic, p, &lo, &hi, NULL, 0) != SD_OK) all = 0;
         else {
             lows[p] = lo;
             highs[p] = hi;
@@ -79,7 +79,7 @@ static void sd_run_ledger_exceptions(sd_run_t *r, uint8_t **trimmed_out, uint8_t
         char w[512];
         snprintf(w, sizeof(w), "the broker deleted %lld of the run's events from topic %s (low watermarks above the first "
                  "offsets sent%s); a loss among them cannot be attributed to the pipeline",
-                 (long long)t.n, r->topic, sd_broker_is_embedded(r->broker) ? ": the embedded broker keeps about 5 MB per partition" : "");
+                 (long long)t.n, r->src.topic, sd_broker_is_embedded(r->broker) ? ": the embedded broker keeps about 5 MB per partition" : "");
         sd_ledger_warning(r->ledger, "trimmed", w, NULL, 0);
         sd_run_say(r, "warning: %s", w);
         *trimmed_out = t.trimmed;
@@ -449,22 +449,22 @@ uint8_t *sd_run_pending(sd_run_t *r, char *why, size_t wlen) {
     if (!st.running && r->pipe.wanted) return NULL;
     sd_progress_poll(r, NULL, 0); /* the freshest committed offsets */
     uint8_t *pending = NULL;
-    if (r->pipe.consumed && r->pipe.last_offsets_mono) {
-        sd_pending_ctx_t c = {.consumed = r->pipe.consumed, .partitions = r->partitions, .pending = NULL, .nseq = r->sends.nseq};
+    if (r->prog.consumed && r->prog.last_offsets_mono) {
+        sd_pending_ctx_t c = {.consumed = r->prog.consumed, .partitions = r->src.partitions, .pending = NULL, .nseq = r->sends.nseq};
         sd_ledger_each_position(r->ledger, sd_run_mark_pending, &c);
         if (!(pending = c.pending)) return NULL;
         sd_buf_t b;
         sd_buf_init(&b);
-        for (int p = 0; p < r->partitions; p++)
-            sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)(r->pipe.consumed[p] < 0 ? 0 : r->pipe.consumed[p]));
+        for (int p = 0; p < r->src.partitions; p++)
+            sd_buf_printf(&b, "%s%d:%lld", p ? "," : "", p, (long long)(r->prog.consumed[p] < 0 ? 0 : r->prog.consumed[p]));
         snprintf(why, wlen, "the pipeline's progress says it has consumed up to offsets %s of topic %s", b.data ? b.data : "",
-                 r->topic);
+                 r->src.topic);
         sd_buf_free(&b);
         return pending;
     }
     int64_t rows = -1;
-    if (r->pipe.incarnations >= 2 && r->pipe.inc_rows0 >= 0 && r->pipe.bs.events == r->pipe.inc_events0 && r->sink.target &&
-        sd_sink_count(r->sink.target, 1, &rows, NULL, 0) == SD_OK && rows == r->pipe.inc_rows0) {
+    if (r->pipe.incarnations >= 2 && r->prog.inc_rows0 >= 0 && r->prog.bs.events == r->prog.inc_events0 && r->sink.target &&
+        sd_sink_count(r->sink.target, 1, &rows, NULL, 0) == SD_OK && rows == r->prog.inc_rows0) {
         pending = sd_util_xmalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1));
         memset(pending, 1, (size_t)(r->sends.nseq ? r->sends.nseq : 1));
         snprintf(why, wlen, "incarnation %d, a restart, has neither reported a batch nor added a row to the target since it "
@@ -674,7 +674,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     /* the same for every sink: what reached Kafka, what did not */
     int64_t produced = sd_ledger_count_produced(r->ledger);
     int64_t send_failed = sd_ledger_count_send_failed(r->ledger);
-    sd_ledger_compare_account(r->ledger, r->topic, produced, sd_run_account_warning, r);
+    sd_ledger_compare_account(r->ledger, produced, sd_progress_spark_ranges, sd_run_account_warning, r);
     /* expect steps */
     sd_bounds_t bounds;
     sd_run_bounds(r, &bounds);

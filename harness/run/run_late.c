@@ -41,7 +41,7 @@ uint8_t *sd_run_late_rule(sd_run_t *r, int64_t *nmaybe) {
     const int64_t *ids = NULL, *ends = NULL;
     int n = r->sends.late_sent ? sd_progress_batch_ends(r, &ids, &ends) : -1;
     if (n < 0) return NULL;
-    sd_late_ctx_t c = {.r = r, .lr = sd_late_rule_new(n, r->partitions, ids, ends, r->sc->watermark_ms)};
+    sd_late_ctx_t c = {.r = r, .lr = sd_late_rule_new(n, r->src.partitions, ids, ends, r->sc->watermark_ms)};
     sd_ledger_each_placed(r->ledger, sd_late_see, &c);
     uint8_t *maybe = sd_util_xcalloc((size_t)(r->sends.nseq ? r->sends.nseq : 1), 1);
     int64_t certain = 0, unknown = 0, unread = 0, first_batch = -1, first_wm = INT64_MIN, first_t = 0;
@@ -61,7 +61,7 @@ uint8_t *sd_run_late_rule(sd_run_t *r, int64_t *nmaybe) {
     int k = snprintf(w, sizeof(w), "late events judged by the batches that read them (%s: offsets/N), each held to the watermark "
                      "a pipeline keeping the contract had for that batch's late rows, the newest event time sent in the batches "
                      "up to two before it minus the %.0fs delay: %lld certainly late, judged as the contract says; %lld maybe-late, "
-                     "right kept or dropped", r->pipe.progress->name, (double)r->sc->watermark_ms / 1000.0, (long long)certain,
+                     "right kept or dropped", r->prog.ops->name, (double)r->sc->watermark_ms / 1000.0, (long long)certain,
                      (long long)*nmaybe);
     if (*nmaybe && k > 0 && (size_t)k < sizeof(w))
         k += snprintf(w + k, sizeof(w) - (size_t)k, " (the first, of event time %s, read by batch %lld, whose late rows were held "

@@ -1,10 +1,9 @@
 /* run_loop.c - the event loop every wait of a run serves (sd_run_tick):
  * the producer's delivery reports, production registered to go on in the
  * background (r->bg.serve), the pipeline's events (markers, exits, Spark's
- * account), sink samples, faults to undo, periodic commits of run.db. It
+ * account, parsed by progress_spark.c), sink samples, faults to undo, periodic commits of run.db. It
  * calls no file of the run above it: what it serves is registered with it
  * or lies below (run_base.c, progress, the supervisor). */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,50 +18,10 @@ sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen) {
         errlen = sizeof(local);
     }
     sd_err_t e = r->bg.serve ? r->bg.serve(r, err, errlen) : SD_OK;
-    if (!e && r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+    if (!e && r->src.producer) e = sd_producer_poll(r->src.producer, 0, err, errlen);
     if (!e && r->side.producer) e = sd_producer_poll(r->side.producer, 0, err, errlen);
     if (!e) e = sd_run_sup_events(r, err, errlen);
     if (e) sd_run_set_fatal(r, e, err);
-    return e;
-}
-
-/* Spark's own account of a batch (StreamingQueryProgress JSON), and the
- * state each stateful operator kept after it. */
-static sd_err_t sd_run_progress(sd_run_t *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen) {
-    json_t *o = json_loads(text, 0, NULL);
-    if (!o) return SD_OK;
-    int64_t batch = json_integer_value(json_object_get(o, "batchId"));
-    int64_t rows = json_integer_value(json_object_get(o, "numInputRows"));
-    const char *name = json_string_value(json_object_get(o, "name"));
-    int64_t dur = json_integer_value(json_object_get(json_object_get(o, "durationMs"), "triggerExecution"));
-    int64_t dropped = 0, wm = INT64_MIN;
-    const char *wms = json_string_value(json_object_get(json_object_get(o, "eventTime"), "watermark"));
-    /* before any event Spark reports the epoch: no watermark yet */
-    if (wms && (sd_util_parse_iso8601(wms, &wm) || wm <= 0)) wm = INT64_MIN;
-    json_t *ops = json_object_get(o, "stateOperators");
-    size_t i;
-    json_t *op;
-    json_array_foreach(ops, i, op) dropped += json_integer_value(json_object_get(op, "numRowsDroppedByWatermark"));
-    if (batch >= 0 && batch + 1 > r->pipe.account_next) r->pipe.account_next = batch + 1;
-    if (json_array_size(ops)) r->pipe.account_stateful = 1;
-    sd_err_t e = sd_ledger_progress(r->ledger, inc, t_ms, name ? name : "", batch, rows, dropped, dur, text, err, errlen);
-    json_array_foreach(ops, i, op) {
-        if (e) break;
-        char opname[96];
-        const char *on = json_string_value(json_object_get(op, "operatorName"));
-        snprintf(opname, sizeof(opname), "%s#%zu", on ? on : "operator", i);
-        json_t *cm = json_object_get(op, "customMetrics");
-        char *custom = json_object_size(cm) ? json_dumps(cm, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-#define SD_FIG(k) (json_is_integer(json_object_get(op, k)) ? json_integer_value(json_object_get(op, k)) : INT64_MIN)
-        sd_state_row_t s = {.incarnation = inc, .t_ms = t_ms, .query = name, .batch = batch, .op = opname,
-                            .rows_total = SD_FIG("numRowsTotal"), .rows_updated = SD_FIG("numRowsUpdated"),
-                            .rows_removed = SD_FIG("numRowsRemoved"), .memory_bytes = SD_FIG("memoryUsedBytes"),
-                            .watermark_ms = wm, .input_rows = rows, .custom = custom};
-#undef SD_FIG
-        e = sd_ledger_state(r->ledger, &s, err, errlen);
-        free(custom);
-    }
-    json_decref(o);
     return e;
 }
 
@@ -88,7 +47,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             }
             break;
         case SD_SUP_EV_PROGRESS:
-            e = sd_run_progress(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
+            e = sd_progress_spark_account(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
             break;
         case SD_SUP_EV_EXIT: {
             e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);
@@ -211,8 +170,8 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
     for (;;) {
         if (sd_run_stop_requested) return sd_run_set_fatal(r, sd_err_set(err, errlen, SD_ERR_INTERRUPTED, "interrupted by a signal"), "interrupted by a signal");
         sd_err_t e = SD_OK;
-        if (r->faults.nundo) sd_run_undo_due(r, 0);
-        if (r->producer) e = sd_producer_poll(r->producer, 0, err, errlen);
+        if (r->undo.n) sd_run_undo_due(r, 0);
+        if (r->src.producer) e = sd_producer_poll(r->src.producer, 0, err, errlen);
         if (!e && r->bg.serve) e = r->bg.serve(r, err, errlen);
         if (!e) e = sd_run_sup_events(r, err, errlen);
         if (!e) e = sd_run_sample(r, 0, err, errlen);
@@ -223,7 +182,7 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen) {
         if (left <= 0) return SD_OK;
         int64_t w = left < 20 ? left : 20;
         if (r->sup) sd_sup_wait_change(r->sup, w);
-        else if (r->producer) sd_producer_poll(r->producer, (int)w, NULL, 0);
+        else if (r->src.producer) sd_producer_poll(r->src.producer, (int)w, NULL, 0);
         else sd_util_sleep_ms(w);
     }
 }

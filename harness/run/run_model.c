@@ -43,15 +43,15 @@ void sd_run_record_edges(sd_run_t *r) {
      * order, on an edge by `inject edges=`) probes no generated edge */
     int64_t *t = sd_run_event_times(r);
     for (int64_t s = 0; s < r->sends.nseq; s++) {
-        if (sd_seqs_disp(&r->sends.seqs, s) == SD_RECON_UNSENT || t[s] != sd_events_time(r->events, s)) continue;
-        if (sd_events_edge(r->events, s, &e)) {
-            sd_events_id(r->events, s, id);
+        if (sd_seqs_disp(&r->sends.seqs, s) == SD_RECON_UNSENT || t[s] != sd_events_time(r->src.events, s)) continue;
+        if (sd_events_edge(r->src.events, s, &e)) {
+            sd_events_id(r->src.events, s, id);
             sd_ledger_edge(r->ledger, id, "source", sd_edge_name(e.kind), e.at_ms, e.offset_ms, NULL, 0);
             n[e.kind][e.offset_ms + 1]++;
         }
-        int held = r->side.held_n && s >= r->side.held[r->side.held_head].seq; /* lag=: not sent (the queue is in seq order) */
-        if (r->side.producer && !r->side.events && !held && sd_events_delivery_edge(r->events, s, &e)) {
-            sd_events_delivery_id(r->events, s, id);
+        int held = sd_run_delivery_held(r, s); /* lag=: not sent */
+        if (r->side.producer && !r->side.events && !held && sd_events_delivery_edge(r->src.events, s, &e)) {
+            sd_events_delivery_id(r->src.events, s, id);
             sd_ledger_edge(r->ledger, id, "deliveries", sd_edge_name(e.kind), e.at_ms, e.offset_ms, NULL, 0);
             n[e.kind][e.offset_ms + 1]++;
         }
@@ -221,9 +221,9 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         /* complete mode keeps every window's state: a late event counts */
         if (late && md->output == SD_OUT_COMPLETE && !latest) copies = 1, late = 0;
         if (!copies && !late) continue;
-        int64_t natural = sd_events_time(r->events, s);
+        int64_t natural = sd_events_time(r->src.events, s);
         int64_t et = 0;
-        if ((e = sd_events_render(r->events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
+        if ((e = sd_events_render(r->src.events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         sd_buf_reset(&one);
         sd_result_event_t *x = &ev[nev];
         sd_model_fields(payload.data ? payload.data : "", payload.len, md->keys, md->value, &one, x);
@@ -290,7 +290,7 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         }
         /* an engine that keeps a watermark per partition closes windows
          * at the oldest partition's newest event time */
-        int64_t oldest = r->pipe.progress && r->pipe.progress->partition_watermark ? sd_ledger_oldest_partition_max(r->ledger)
+        int64_t oldest = r->prog.ops && r->prog.ops->partition_watermark ? sd_ledger_oldest_partition_max(r->ledger)
                                                                                  : INT64_MIN;
         sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
                                  .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
@@ -365,9 +365,9 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
     if (!vals[0] || sd_events_id_parse(r->tag, strlen(r->tag), vals[0], lens[0], &seq) || seq >= r->sends.nseq ||
         sd_seqs_disp(&r->sends.seqs, seq) == SD_RECON_UNSENT || f->t[seq] == INT64_MIN)
         return 0;
-    int64_t natural = sd_events_time(r->events, seq), et;
+    int64_t natural = sd_events_time(r->src.events, seq), et;
     char err[256];
-    if (sd_events_render(r->events, seq, f->t[seq] == natural ? INT64_MIN : f->t[seq], &f->payload, &f->key, &et, err, sizeof(err)))
+    if (sd_events_render(r->src.events, seq, f->t[seq] == natural ? INT64_MIN : f->t[seq], &f->payload, &f->key, &et, err, sizeof(err)))
         return 0;
     sd_buf_reset(&f->want);
     sd_model_join(f->payload.data ? f->payload.data : "", f->payload.len, f->field_names, &f->want);
@@ -394,7 +394,7 @@ static int sd_fields_row(void *opaque, const char *const *vals, const size_t *le
     if (d.len) {
         f->changed++;
         char id[64], keys[96];
-        sd_events_id(r->events, seq, id);
+        sd_events_id(r->src.events, seq, id);
         snprintf(keys, sizeof(keys), "%s", id);
         sd_buf_t full;
         sd_buf_init(&full);

@@ -75,6 +75,21 @@ void sd_run_stage_side(sd_run_t *r, int64_t dseq, const char *kind, const char *
 
 void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t) { sd_run_stage_side(r, dseq, "delivery", "target", NULL, t, 0); }
 
+sd_buf_t *sd_run_draft_value(sd_run_t *r) { return &r->staging.payload; }
+sd_buf_t *sd_run_draft_key(sd_run_t *r) { return &r->staging.key; }
+
+sd_err_t sd_run_flush_if_full(sd_run_t *r, char *err, size_t errlen) {
+    return r->staging.nstage >= SD_RUN_STAGE_FULL ? sd_run_flush(r, err, errlen) : SD_OK;
+}
+
+sd_events_t *sd_run_side_log(const sd_run_t *r, int64_t *next) {
+    if (next) *next = r->side.next;
+    return r->side.events;
+}
+
+/* the held queue is in seq order: everything from its head on waits */
+int sd_run_delivery_held(const sd_run_t *r, int64_t dseq) { return r->side.held_n && dseq >= r->side.held[r->side.held_head].seq; }
+
 /* Hand the oldest submitted batch to Kafka once the ledger has committed it. */
 static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
     struct sd_run_subbatch_s *b = &r->staging.sub[r->staging.sub_head];
@@ -84,14 +99,14 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
     for (int i = 0; i < b->n && !e; i++) {
         sd_run_staged_t *m = &b->stage[i];
         if (m->side) {
-            sd_events_delivery_id(r->events, m->seq, id);
+            sd_events_delivery_id(r->src.events, m->seq, id);
             e = sd_producer_send(r->side.producer, b->arena.data + m->key_off, m->keylen, m->null_value ? NULL : b->arena.data + m->value_off,
                                  m->vlen, id, b->ns[i], err, errlen);
             r->side.messages++;
             continue;
         }
-        sd_events_id(r->events, m->seq, id);
-        e = sd_producer_send(r->producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
+        sd_events_id(r->src.events, m->seq, id);
+        e = sd_producer_send(r->src.producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
                              m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
         r->sends.messages++;
         if (m->seq >= 0 && m->seq < r->sends.nseq) {
@@ -169,16 +184,16 @@ sd_err_t sd_run_flush(sd_run_t *r, char *err, size_t errlen) {
  * those events can no longer be read by a pipeline that is behind or that
  * restarts from an older position. */
 static void sd_run_check_trim(sd_run_t *r) {
-    if (!r->broker || !r->partitions) return;
-    if (!r->pipe.trim_warned) r->pipe.trim_warned = sd_util_xcalloc((size_t)r->partitions, sizeof(int64_t));
-    for (int p = 0; p < r->partitions; p++) {
+    if (!r->broker || !r->src.partitions) return;
+    if (!r->pipe.trim_warned) r->pipe.trim_warned = sd_util_xcalloc((size_t)r->src.partitions, sizeof(int64_t));
+    for (int p = 0; p < r->src.partitions; p++) {
         int64_t lo = 0, hi = 0;
-        if (sd_broker_watermarks(r->broker, r->topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->pipe.trim_warned[p]) continue;
+        if (sd_broker_watermarks(r->broker, r->src.topic, p, &lo, &hi, NULL, 0) || lo <= 0 || r->pipe.trim_warned[p]) continue;
         r->pipe.trim_warned[p] = lo;
         char w[512];
         snprintf(w, sizeof(w), "%s broker deleted the first %lld records of %s partition %d (of %lld sent): a pipeline that has not "
                  "read them, or restarts from before offset %lld, cannot; conclusions about them are withheld",
-                 sd_broker_is_embedded(r->broker) ? "the embedded" : "the", (long long)lo, r->topic, p, (long long)hi, (long long)lo);
+                 sd_broker_is_embedded(r->broker) ? "the embedded" : "the", (long long)lo, r->src.topic, p, (long long)hi, (long long)lo);
         sd_ledger_warning(r->ledger, "trimming", w, NULL, 0);
         sd_run_say(r, "warning: %s", w);
     }
@@ -190,7 +205,7 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
     int64_t deadline = sd_util_mono_ms() + timeout_ms;
     for (;;) {
         sd_producer_stats_t st, side = {0};
-        sd_producer_stats(r->producer, &st);
+        sd_producer_stats(r->src.producer, &st);
         if (r->side.producer) sd_producer_stats(r->side.producer, &side);
         if (side.inflight > 0 && sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld deliveries not acknowledged after %.1fs%s%s",
@@ -204,8 +219,8 @@ sd_err_t sd_run_drain(sd_run_t *r, int64_t timeout_ms, char *err, size_t errlen)
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: %lld messages not acknowledged after %.1fs%s%s",
                               sd_broker_bootstrap(r->broker), (long long)st.inflight, (double)timeout_ms / 1000.0,
-                              sd_producer_last_error(r->producer)[0] ? ": " : "", sd_producer_last_error(r->producer));
-        if (st.inflight > 0) sd_producer_poll(r->producer, 20, NULL, 0);
+                              sd_producer_last_error(r->src.producer)[0] ? ": " : "", sd_producer_last_error(r->src.producer));
+        if (st.inflight > 0) sd_producer_poll(r->src.producer, 20, NULL, 0);
         if ((e = sd_run_tick(r, 0, err, errlen))) return e;
     }
 }
@@ -242,11 +257,11 @@ static sd_err_t sd_run_side_release(sd_run_t *r, char *err, size_t errlen) {
         struct sd_run_held_s h = s->held[s->held_head++];
         s->held_n--;
         int64_t dt;
-        if (sd_events_delivery(r->events, h.seq, h.scan_t, &r->staging.payload, &r->staging.key, &dt)) {
+        if (sd_events_delivery(r->src.events, h.seq, h.scan_t, &r->staging.payload, &r->staging.key, &dt)) {
             sd_run_stage_delivery(r, h.seq, dt);
             n++;
         }
-        if (r->staging.nstage >= 1000) e = sd_run_flush(r, err, errlen);
+        e = sd_run_flush_if_full(r, err, errlen);
     }
     if (!s->held_n) s->held_head = 0;
     r->bg.side_due = s->held_n ? s->held[s->held_head].due : INT64_MAX;
@@ -269,13 +284,13 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
     /* rendered where it is staged: no copy */
     size_t off_arena = r->staging.arena.len;
     sd_buf_reset(&r->staging.key);
-    sd_err_t e = sd_events_render_append(r->events, seq, at, &r->staging.arena, &r->staging.key, &t, err, errlen);
+    sd_err_t e = sd_events_render_append(r->src.events, seq, at, &r->staging.arena, &r->staging.key, &t, err, errlen);
     if (e) return e;
     sd_run_stage_at(r, seq, aborted ? "aborted" : off >= 0 ? "edge" : "valid", aborted ? "dropped" : "target", off >= 0 ? det : NULL, t,
                     r->staging.key.data, r->staging.key.len, off_arena, r->staging.arena.len - off_arena, 0);
     if (off >= 0) {
         char id[64];
-        sd_events_id(r->events, seq, id);
+        sd_events_id(r->src.events, seq, id);
         if ((e = sd_ledger_edge(r->ledger, id, "source", sd_edge_name(SD_EDGE_WATERMARK), cut, off, err, errlen))) return e;
         if (!(r->sends.nwm_edges & 63)) r->sends.wm_edges = sd_util_xrealloc(r->sends.wm_edges, sizeof(int64_t) * (size_t)(r->sends.nwm_edges + 64));
         r->sends.wm_edges[r->sends.nwm_edges++] = seq * 2 + off;
@@ -300,9 +315,9 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
         }
     } else if (r->side.producer && r->sc->delivery_lag_ms > 0) {
         /* lag=: held back, sent when due (sd_run_side_release) */
-        if (sd_events_delivery(r->events, seq, t, &r->staging.payload, &r->staging.key, &dt)) sd_run_side_hold(r, seq, t);
+        if (sd_events_delivery(r->src.events, seq, t, &r->staging.payload, &r->staging.key, &dt)) sd_run_side_hold(r, seq, t);
     } else if (r->side.producer) {
-        have = sd_events_delivery(r->events, seq, t, &r->staging.payload, &r->staging.key, &dt);
+        have = sd_events_delivery(r->src.events, seq, t, &r->staging.payload, &r->staging.key, &dt);
     }
     if (have) sd_run_stage_delivery(r, dseq, dt);
     return SD_OK;
@@ -321,7 +336,7 @@ static sd_err_t sd_run_txn_producer(sd_run_t *r, int open_slot, sd_producer_t **
     char *tid = open_slot < 0 ? sd_util_fmt("streamdrill-%s", r->tag) : sd_util_fmt("streamdrill-%s-open-%d", r->tag, open_slot);
     sd_kvlist_add(&props, "transactional.id", tid);
     free(tid);
-    sd_err_t e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &r->sc->producer_props, &props, r->ledger, out, err, errlen);
+    sd_err_t e = sd_producer_new(sd_broker_bootstrap(r->broker), r->src.topic, &r->sc->producer_props, &props, r->ledger, out, err, errlen);
     sd_kvlist_free(&props);
     if (!e) e = sd_producer_txn_init(*out, sd_util_scaled_ms(30000), err, errlen);
     if (e && *out) {
@@ -349,14 +364,14 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
     if (e) return e;
     int64_t txns = (st->send.count + st->send.txn_size - 1) / st->send.txn_size, closed = txns - st->send.txn_open;
     int64_t t0 = sd_util_mono_ms(), aborted = 0, aborted_events = 0, sent = 0;
-    sd_producer_t *plain = r->producer;
+    sd_producer_t *plain = r->src.producer;
     for (int64_t i = 0; i < txns && !e; i++) {
         int open = i >= closed;
         /* abort= spread evenly over the transactions that end in this step */
         int abort = !open && (i + 1) * st->send.txn_abort / (closed ? closed : 1) > i * st->send.txn_abort / (closed ? closed : 1);
         sd_producer_t *p = r->txn.producer;
         if (open && (e = sd_run_txn_producer(r, r->txn.open_slots++, &p, err, errlen))) break;
-        r->producer = p; /* this transaction's messages go through it */
+        r->src.producer = p; /* this transaction's messages go through it */
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
             int64_t n = st->send.count - sent < st->send.txn_size ? st->send.count - sent : st->send.txn_size;
             for (int64_t k = 0; k < n && !e; k++) e = sd_run_one_event_as(r, abort, err, errlen);
@@ -372,21 +387,21 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
                 aborted_events += abort ? n : 0;
             }
         }
-        r->producer = plain;
-        for (int q = 0; q < r->partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+        r->src.producer = plain;
+        for (int q = 0; q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
             int64_t end = sd_producer_partition_end(p ? p : r->txn.open[r->txn.nopen - 1], q);
             if (end > r->txn.data_end[q]) r->txn.data_end[q] = end;
         }
         if (open && p) sd_producer_close(p);
     }
-    r->producer = plain;
+    r->src.producer = plain;
     if (e) {
         sd_run_set_fatal(r, e, err);
         return e;
     }
     char a[64], b[64];
-    sd_events_id(r->events, r->sends.nseq - st->send.count, a);
-    sd_events_id(r->events, r->sends.nseq - 1, b);
+    sd_events_id(r->src.events, r->sends.nseq - st->send.count, a);
+    sd_events_id(r->src.events, r->sends.nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %lld transactions of up to %lld in %.2fs: %lld committed, %lld aborted (%lld "
              "events that must never reach the target), %lld left open", (long long)st->send.count, a, b, (long long)txns,
              (long long)st->send.txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
@@ -432,7 +447,7 @@ sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen) {
         if (due > now) break;
         e = sd_run_one_event(r, err, errlen);
         r->bg.done++;
-        if (!e && r->staging.nstage >= 1000) e = sd_run_flush(r, err, errlen);
+        if (!e) e = sd_run_flush_if_full(r, err, errlen);
     }
     if (!e) e = sd_run_flush(r, err, errlen);
     if (!e && r->bg.done >= r->bg.total) {
@@ -470,7 +485,7 @@ sd_err_t sd_run_pace(sd_run_t *r, int64_t t0, int64_t i, double rate, char *err,
 sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e;
     if ((e = sd_run_background_wait(r, err, errlen))) return e;
-    int64_t avail = sd_events_available(r->events);
+    int64_t avail = sd_events_available(r->src.events);
     if (r->sends.nseq + st->send.count > avail)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: produce %lld: the events log has %lld events and %lld are used already",
                           r->sc->path, st->line, (long long)st->send.count, (long long)avail, (long long)r->sends.nseq);
@@ -492,8 +507,8 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
         r->bg.rate = st->send.rate;
         r->bg.t0 = t0;
         r->bg.serve = sd_run_background; /* served by the event loop from now on */
-        sd_events_id(r->events, first, a);
-        sd_events_id(r->events, first + st->send.count - 1, b);
+        sd_events_id(r->src.events, first, a);
+        sd_events_id(r->src.events, first + st->send.count - 1, b);
         snprintf(detail, dlen, "sending %lld events %s..%s in the background at %.0f/s (%.1fs)", (long long)st->send.count, a, b,
                  st->send.rate, (double)st->send.count / st->send.rate);
         return sd_run_background(r, err, errlen);
@@ -501,15 +516,15 @@ sd_err_t sd_run_produce(sd_run_t *r, const sd_step_t *st, char *detail, size_t d
     for (int64_t i = 0; i < st->send.count; i++) {
         if ((e = sd_run_pace(r, t0, i, st->send.rate, err, errlen))) return e;
         if ((e = sd_run_one_event(r, err, errlen))) return e;
-        if (r->staging.nstage >= 1000) {
+        if (r->staging.nstage >= SD_RUN_STAGE_FULL) {
             if ((e = sd_run_submit(r, err, errlen))) return e;
             if ((e = sd_run_tick(r, 0, err, errlen))) return e;
         }
     }
     if ((e = sd_run_drain(r, sd_util_scaled_ms(st->timeout_ms), err, errlen))) return e;
     double secs = (double)(sd_util_mono_ms() - t0) / 1000.0;
-    sd_events_id(r->events, first, a);
-    sd_events_id(r->events, r->sends.nseq - 1, b);
+    sd_events_id(r->src.events, first, a);
+    sd_events_id(r->src.events, r->sends.nseq - 1, b);
     snprintf(detail, dlen, "sent %lld events %s..%s in %.2fs (%.0f/s), all acknowledged%s", (long long)st->send.count, a, b, secs,
              secs > 0 ? (double)st->send.count / secs : 0.0,
              r->sends.nwm_edges > wm0 ? "; the first 2 on the watermark's cut-off and 1 ms inside it (edges)" : "");

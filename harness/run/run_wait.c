@@ -149,15 +149,15 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
         return e;
     }
     r->pipe.incarnations = inc;
-    r->pipe.inc_started_wall = sd_util_wall_ms();
-    sd_progress_new_incarnation(r, inc);
+    int64_t started_wall = sd_util_wall_ms();
+    sd_progress_new_incarnation(r, inc, started_wall);
     char *lo = sd_sup_log_path(r->sup, inc, 0), *le = sd_sup_log_path(r->sup, inc, 1);
     sd_sup_state_t st;
     sd_sup_state(r->sup, &st);
     char *cmd = sd_buf_steal(&b);
     /* started when its first sample was taken (sd_progress_new_incarnation):
      * the rows after that sample are this incarnation's, to the ms */
-    sd_ledger_incarnation_begin(r->ledger, inc, instance, (int)st.pid, cmd, lo, le, r->pipe.inc_started_wall, version, NULL, 0);
+    sd_ledger_incarnation_begin(r->ledger, inc, instance, (int)st.pid, cmd, lo, le, started_wall, version, NULL, 0);
     if (version) sd_run_say(r, "incarnation %d: version %s", inc, version);
     free(version);
     free(cmd);
@@ -169,7 +169,7 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
     int64_t deadline = start + timeout_ms;
     /* the progress source says when it is ready (progress.h): a marker or
      * SD-READY, the query's SD-READY, or still up after 2 s */
-    int markers = r->pipe.progress->batches;
+    int markers = r->prog.ops->batches;
     int64_t grace = sd_util_scaled_ms(2000);
     for (;;) {
         sd_sup_state(r->sup, &st);
@@ -205,7 +205,7 @@ sd_err_t sd_run_start_instance(sd_run_t *r, const char *variant, int instance, i
         }
         if (sd_util_mono_ms() >= deadline) {
             snprintf(detail, dlen, "incarnation %d (pid %d) running, but %s within %.0fs", inc, (int)st.pid,
-                     r->pipe.progress->not_ready ? r->pipe.progress->not_ready : "was not found ready", (double)timeout_ms / 1000.0);
+                     r->prog.ops->not_ready ? r->prog.ops->not_ready : "was not found ready", (double)timeout_ms / 1000.0);
             sd_ledger_warning(r->ledger, "no-ready-marker", detail, NULL, 0);
             return SD_OK;
         }
@@ -255,16 +255,16 @@ static int sd_run_fault_aims_next(const sd_run_t *r) {
  * in flight and land in it: wait, within the step's deadline, for the
  * commit of the batch in flight when the rows appeared, and say so. */
 static void sd_run_await_commit(sd_run_t *r, int64_t deadline, char *detail, size_t dlen) {
-    if (!r->pipe.progress || !r->pipe.progress->batches || sd_progress_intervals(r) || !sd_run_fault_aims_next(r)) return;
+    if (!r->prog.ops || !r->prog.ops->batches || sd_progress_intervals(r) || !sd_run_fault_aims_next(r)) return;
     sd_progress_refresh(r, NULL, 0);
-    int64_t b = r->pipe.bs.begun, t0 = sd_util_mono_ms();
-    int inc = r->pipe.bs.incarnation;
-    if (b < 0 || r->pipe.bs.committed >= b) return;
+    int64_t b = r->prog.bs.begun, t0 = sd_util_mono_ms();
+    int inc = r->prog.bs.incarnation;
+    if (b < 0 || r->prog.bs.committed >= b) return;
     sd_sup_state_t last;
-    while (r->pipe.bs.committed < b && r->pipe.bs.incarnation == inc && sd_util_mono_ms() <= deadline && !sd_run_pipeline_gone(r, &last))
+    while (r->prog.bs.committed < b && r->prog.bs.incarnation == inc && sd_util_mono_ms() <= deadline && !sd_run_pipeline_gone(r, &last))
         if (sd_run_tick(r, 20, NULL, 0)) break;
     size_t n = strlen(detail);
-    if (r->pipe.bs.committed >= b && r->pipe.bs.incarnation == inc) {
+    if (r->prog.bs.committed >= b && r->prog.bs.incarnation == inc) {
         snprintf(detail + n, dlen - n, "; batch %lld, in flight when they appeared, committed %.2fs later", (long long)b,
                  (double)(sd_util_mono_ms() - t0) / 1000.0);
         return;
@@ -379,7 +379,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         /* a batch event is a change, but for intervals that commit whether or
          * not they held data (Flink's checkpoints): those go on while nothing
          * changes */
-        if (!sd_progress_intervals(r) && r->pipe.bs.last_event_mono > since) since = r->pipe.bs.last_event_mono;
+        if (!sd_progress_intervals(r) && r->prog.bs.last_event_mono > since) since = r->prog.bs.last_event_mono;
         if (t0 > since) since = t0;
         /* caught up (every partition committed to its end, proven by the
          * source's offsets) needs no stillness window: only a short settle,
@@ -395,8 +395,8 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                      sd_progress_in_flight(r);
         if (flying) {
             quiet = settled = 0;
-            snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->pipe.bs.begun,
-                     r->pipe.bs.incarnation, (double)(now - r->pipe.bs.begun_mono) / 1000.0);
+            snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->prog.bs.begun,
+                     r->prog.bs.incarnation, (double)(now - r->prog.bs.begun_mono) / 1000.0);
         }
         if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
@@ -408,16 +408,16 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
              * taken to give one (a query that never does loses only the
              * shortcut): until its first account, what it is (stateful,
              * below) is not known */
-            if (cu == 1 && (r->pipe.account_next || r->sc->progress == SD_PROGRESS_SPARK) && r->pipe.bs.committed >= r->pipe.account_next) {
+            if (cu == 1 && (r->prog.account_next || r->sc->progress == SD_PROGRESS_SPARK) && r->prog.bs.committed >= r->prog.account_next) {
                 snprintf(why, sizeof(why), "the pipeline's own account has reported batch %lld, batch %lld is committed",
-                         (long long)r->pipe.account_next - 1, (long long)r->pipe.bs.committed);
+                         (long long)r->prog.account_next - 1, (long long)r->prog.bs.committed);
                 cu = -1;
             }
             /* nor does consuming every offset prove a stateful query done:
              * Spark runs a batch without new data when the watermark moves,
              * and that batch emits what it evicts (a left join's null rows,
              * closed windows, expired duplicates) */
-            if (cu == 1 && r->pipe.account_stateful) {
+            if (cu == 1 && r->prog.account_stateful) {
                 snprintf(why, sizeof(why), "the query keeps state (its progress names state operators): a batch without new "
                          "data may still emit what the watermark evicts");
                 cu = -1;
@@ -456,14 +456,14 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
     int64_t t0 = sd_util_mono_ms(), deadline = t0 + sd_util_scaled_ms(st->timeout_ms);
     sd_err_t e;
     for (;;) { /* each tick polls Kafka, production and the pipeline's progress */
-        if (r->pipe.bs.commits >= st->await.rows) {
-            snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->pipe.bs.incarnation,
-                     (long long)r->pipe.bs.commits, (long long)r->pipe.bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
+        if (r->prog.bs.commits >= st->await.rows) {
+            snprintf(detail, dlen, "incarnation %d committed %lld batches (newest %lld) after %.2fs", r->prog.bs.incarnation,
+                     (long long)r->prog.bs.commits, (long long)r->prog.bs.committed, (double)(sd_util_mono_ms() - t0) / 1000.0);
             return SD_OK;
         }
         if (sd_util_mono_ms() > deadline)
             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "incarnation %d committed %lld batches in %.0fs, expected %lld",
-                              r->pipe.bs.incarnation, (long long)r->pipe.bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
+                              r->prog.bs.incarnation, (long long)r->prog.bs.commits, (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0,
                               (long long)st->await.rows);
         if ((e = sd_run_tick(r, 20, err, errlen))) return e;
     }

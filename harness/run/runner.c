@@ -44,8 +44,8 @@ static const sd_injector_t *const sd_run_injectors[] = {&sd_injector_process, &s
 
 int sd_run_heal(sd_run_t *r, sd_buf_t *done) {
     size_t before = done->len;
-    if (r->faults.nundo) {
-        int n = r->faults.nundo;
+    if (r->undo.n) {
+        int n = r->undo.n;
         sd_run_undo_due(r, 1);
         sd_buf_printf(done, "%sended %d timed fault%s early", done->len ? "; " : "", n, n == 1 ? "" : "s");
     }
@@ -78,8 +78,8 @@ static void sd_run_frontier(void *opaque, char *out, size_t outlen) {
     const sd_run_t *r = opaque;
     size_t len = 0;
     out[0] = 0;
-    for (int p = 0; p < r->partitions && len + 32 < outlen; p++) {
-        int64_t a = sd_producer_partition_end(r->producer, p), b = sd_producer_partition_end(r->txn.producer, p);
+    for (int p = 0; p < r->src.partitions && len + 32 < outlen; p++) {
+        int64_t a = sd_producer_partition_end(r->src.producer, p), b = sd_producer_partition_end(r->txn.producer, p);
         int64_t end = a > b ? a : b;
         if (end > 0) len += (size_t)snprintf(out + len, outlen - len, "%s%d:%lld", len ? "," : "", p, (long long)end);
     }
@@ -160,8 +160,8 @@ static void sd_run_close(sd_run_t *r) {
     } else if (r->opts->token) sd_watchdog_sweep(r->opts->token);
     for (int i = 0; i < r->sink.n; i++) sd_sink_close(r->sink.v[i]);
     r->sink.n = 0;
-    if (r->producer) sd_producer_close(r->producer);
-    r->producer = NULL;
+    if (r->src.producer) sd_producer_close(r->src.producer);
+    r->src.producer = NULL;
     if (r->side.producer) sd_producer_close(r->side.producer);
     r->side.producer = NULL;
     sd_run_close_txn(r);
@@ -175,13 +175,13 @@ static void sd_run_close(sd_run_t *r) {
     r->broker = NULL;
     if (r->ledger) sd_ledger_close(r->ledger);
     r->ledger = NULL;
-    sd_events_close(r->events);
-    r->events = NULL;
+    sd_events_close(r->src.events);
+    r->src.events = NULL;
     sd_events_close(r->side.events);
     r->side.events = NULL;
     free(r->side.held);
     r->side.held = NULL;
-    free(r->run_dir); free(r->tag); free(r->topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); free(r->sends.wm_edges); sd_progress_close(r); free(r->pipe.consumed); free(r->side.topic); free(r->side.consumed); free(r->staging.stage); free(r->pipe.trim_warned);
+    free(r->run_dir); free(r->tag); free(r->src.topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); free(r->sends.wm_edges); sd_progress_close(r); free(r->side.topic); free(r->staging.stage); free(r->pipe.trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->staging.sub[i].stage); free(r->staging.sub[i].ns); sd_buf_free(&r->staging.sub[i].arena); }
     sd_buf_free(&r->staging.arena);
     sd_buf_free(&r->staging.payload);
@@ -236,7 +236,7 @@ static void sd_run_identity(sd_run_t *r) {
         r->tag = sd_util_strdup(hex);
     }
     r->seed = opts->has_seed ? opts->seed : sc->seed;
-    r->topic = sc->exact_topic ? sd_util_strdup(sc->topic) : sd_util_fmt("%s-%s", sc->topic, r->tag);
+    r->src.topic = sc->exact_topic ? sd_util_strdup(sc->topic) : sd_util_fmt("%s-%s", sc->topic, r->tag);
     if (sc->has_deliveries) {
         if (sc->deliveries_topic) r->side.topic = sc->exact_topic ? sd_util_strdup(sc->deliveries_topic)
                                                                   : sd_util_fmt("%s-%s", sc->deliveries_topic, r->tag);
@@ -268,7 +268,7 @@ static void sd_run_identity(sd_run_t *r) {
     sd_kvlist_add(&r->vars, "group", group);
     free(group);
     sd_kvlist_add(&r->vars, "name", sc->name);
-    sd_kvlist_add(&r->vars, "topic", r->topic);
+    sd_kvlist_add(&r->vars, "topic", r->src.topic);
     sd_kvlist_add(&r->vars, "deliveries", r->side.topic ? r->side.topic : "");
 
 }
@@ -310,7 +310,7 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
     if (sc->log_path && !(logp = sd_run_log_path(r, sc->log_path, err, errlen))) return SD_ERR_SCENARIO;
     ec.log_path = logp;
     if (sc->deliveries_log) ec.delivery_share = 0; /* the log's deliveries instead */
-    sd_err_t e = sd_events_open(&ec, &r->events, err, errlen);
+    sd_err_t e = sd_events_open(&ec, &r->src.events, err, errlen);
     free(logp);
     if (e || !sc->deliveries_log) return e;
     /* deliveries from a user's log: events of their own, ids "<tag>-d<n>" */
@@ -346,7 +346,7 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
         char iso[32];
         struct { const char *k, *v; } meta[] = {
             {"scenario", sc->name}, {"file", sc->path}, {"description", sc->description}, {"seed", seedbuf},
-            {"tag", r->tag}, {"topic", r->topic}, {"profile", sd_profile_name(sc->profile)},
+            {"tag", r->tag}, {"topic", r->src.topic}, {"profile", sd_profile_name(sc->profile)},
             {"harness_version", opts->version}, {"status", "running"},
             {"started_at", sd_util_iso8601(r->t0_wall, iso, sizeof(iso))}, {"run_dir", r->run_dir},
             {"events", sc->events_kind == SD_EVENTS_LOG ? "log" : "parcel-scans"},
@@ -396,18 +396,6 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
     return SD_OK;
 }
 
-/* The ports of a host:port list, for the readiness of pipelines that
- * print no SD-READY (progress.c). */
-static void sd_run_note_ports(sd_run_t *r, const char *list) {
-    char *copy = sd_util_strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t && r->pipe.nbroker_ports < 8; t = strtok_r(NULL, ",", &save)) {
-        const char *colon = strrchr(t, ':');
-        int port = colon ? atoi(colon + 1) : 0;
-        if (port > 0 && port < 65536) r->pipe.broker_ports[r->pipe.nbroker_ports++] = port;
-    }
-    free(copy);
-}
-
 /* 3. The broker (embedded or external), the proxy, the run's topic and
  * the producer. */
 static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
@@ -448,28 +436,24 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
     } else {
         sd_kvlist_add(&r->vars, "proxy", sd_broker_bootstrap(r->broker));
     }
-    sd_run_note_ports(r, sd_broker_bootstrap(r->broker));
-    if (r->faults.proxy_listen) sd_run_note_ports(r, r->faults.proxy_listen);
     sd_ledger_meta_set(r->ledger, "brokers", sd_broker_bootstrap(r->broker), NULL, 0);
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
     if (sc->has_source) {
         int actual = sc->partitions;
-        if ((e = sd_broker_create_topic(r->broker, r->topic, sc->partitions, sc->replication, &actual, err, errlen))) return e;
-        r->partitions = actual;
+        if ((e = sd_broker_create_topic(r->broker, r->src.topic, sc->partitions, sc->replication, &actual, err, errlen))) return e;
+        r->src.partitions = actual;
         if (actual != sc->partitions) {
             char w[256];
             snprintf(w, sizeof(w), "the broker refused to create topic %s with %d partitions and created it on first use with %d",
-                     r->topic, sc->partitions, actual);
+                     r->src.topic, sc->partitions, actual);
             sd_ledger_warning(r->ledger, "partitions", w, NULL, 0);
             sd_run_say(r, "warning: %s", w);
         }
-        r->pipe.consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)r->partitions);
-        for (int p = 0; p < r->partitions; p++) r->pipe.consumed[p] = -1;
-        if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->topic, &sc->producer_props, opts->xprops, r->ledger,
-                                 &r->producer, err, errlen)))
+        if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->src.topic, &sc->producer_props, opts->xprops, r->ledger,
+                                 &r->src.producer, err, errlen)))
             return e;
-        sd_ledger_meta_set(r->ledger, "producer", sd_producer_settings(r->producer), NULL, 0);
+        sd_ledger_meta_set(r->ledger, "producer", sd_producer_settings(r->src.producer), NULL, 0);
         if (r->topic_config.n) {
             sd_buf_t tc;
             sd_buf_init(&tc);
@@ -483,8 +467,6 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
         if ((e = sd_broker_create_topic(r->broker, r->side.topic, sc->deliveries_partitions, sc->replication, &actual, err, errlen)))
             return e;
         r->side.partitions = actual;
-        r->side.consumed = sd_util_xmalloc(sizeof(int64_t) * (size_t)actual);
-        for (int p = 0; p < actual; p++) r->side.consumed[p] = -1;
         sd_ledger_meta_set(r->ledger, "deliveries_topic", r->side.topic, NULL, 0);
         if ((e = sd_producer_new(sd_broker_bootstrap(r->broker), r->side.topic, &sc->producer_props, opts->xprops, r->ledger,
                                  &r->side.producer, err, errlen)))
@@ -525,7 +507,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     char **argv = sd_util_xcalloc((size_t)sc->argc + 1, sizeof(char *));
     sd_kvlist_t env = {0};
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
-    sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->topic);
+    sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->src.topic);
     if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
@@ -682,8 +664,8 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     sd_err_t re = SD_OK;
     uint8_t *pending = NULL;
     if (judge) {
-        if (r->producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
-        if (r->producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
+        if (r->src.producer) re = sd_run_background_wait(r, rerr, sizeof(rerr));
+        if (r->src.producer && !re) re = sd_run_drain(r, sd_util_scaled_ms(10000), rerr, sizeof(rerr));
         /* what the pipeline has not consumed yet is asked while it runs */
         if (!re) pending = sd_run_pending(r, unconsumed_why, sizeof(unconsumed_why));
     }
@@ -784,8 +766,8 @@ static void sd_run_judge(sd_run_t *r, sd_run_result_t *res, sd_err_t e, const ch
     sd_run_finish(r, res, status, verdict, msg);
     if (r->ledger) {
         /* the producer's last delivery reports go to the ledger first */
-        if (r->producer) sd_producer_close(r->producer);
-        r->producer = NULL;
+        if (r->src.producer) sd_producer_close(r->src.producer);
+        r->src.producer = NULL;
         if (r->side.producer) sd_producer_close(r->side.producer);
         r->side.producer = NULL;
         sd_run_close_txn(r);

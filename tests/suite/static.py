@@ -140,13 +140,18 @@ def test_run_db_tables():
 
 @coded("structure", "static")
 def test_structure():
-    """The run's handle stays small and its rooms own their state: sd_run_t has at most 30 top-level members; the
-    injectors write no field of the run but their own faults (they tell the run the rest through calls in run.h), the
-    progress sources only the pipeline's progress, and no other file outside the run layer writes any."""
+    """The run's handle stays small, its insides private and its rooms own their state: struct sd_run_s is defined in
+    run_int.h, which no file outside harness/run/ includes, with at most 30 top-level members; no file outside the run
+    layer names one of them (the injectors and progress sources ask through the calls in run.h); the progress source's
+    state (sd_progress_run_t) is written only by harness/progress/, the faults' (sd_faults_t) only by the injectors and
+    the runner that sets them up and frees them."""
     problems = []
     h = open(os.path.join(ROOT, "harness", "run", "run.h")).read()
-    body = h[h.index("typedef struct sd_run_s {") + len("typedef struct sd_run_s {"):h.index("} sd_run_t;")]
-    depth, members, stmt = 0, 0, ""
+    if re.search(r"struct sd_run_s\s*\{", h):
+        problems.append("run.h defines struct sd_run_s: its insides belong in run_int.h")
+    hi = open(os.path.join(ROOT, "harness", "run", "run_int.h")).read()
+    body = hi[hi.index("struct sd_run_s {") + len("struct sd_run_s {"):hi.index("\n};", hi.index("struct sd_run_s {"))]
+    depth, members, stmt, names = 0, 0, "", set()
     for ch in re.sub(r"/\*.*?\*/", "", body, flags=re.S):
         if ch == "{":
             depth += 1
@@ -154,38 +159,47 @@ def test_structure():
             depth -= 1
         elif ch == ";" and depth == 0:
             members += stmt.count(",") + 1
+            names.update(m.group(1) for m in re.finditer(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", stmt.strip()))
             stmt = ""
             continue
         if depth == 0:
             stmt += ch
-        elif ch == "}" and depth == 0:
-            stmt = ""
     if members > 30:
         problems.append(f"sd_run_t has {members} top-level members (at most 30)")
-    write = re.compile(r"\br->([a-z_]+)[\w.\[\]]* *(=[^=]|\+=|-=|\+\+|--)")
-    # every file outside the run layer that sees the run's handle, and what it may write of it:
-    # the injectors their faults, the progress sources the pipeline's progress (and the second
-    # source's consumed offsets), the rest nothing
-    allowed = {"injectors": {"faults"}, "progress": {"pipe", "side"}}
+    if not {"sc", "ledger", "faults", "prog", "pipe", "staging"} <= names:
+        problems.append(f"the members read from run_int.h look wrong: {sorted(names)}")
+    write = r"[\w.\[\]]* *(?:=[^=]|\+=|-=|\+\+|--)"
+    member = re.compile(r"\br->(%s)\b" % "|".join(sorted(names)))
     outside = 0
     for path in sorted(glob.glob(os.path.join(ROOT, "harness", "**", "*.c"), recursive=True) +
                        glob.glob(os.path.join(ROOT, "injectors", "*.c")) + glob.glob(os.path.join(ROOT, "reports", "*.c"))):
         rel = os.path.relpath(path, ROOT)
-        if not rel.startswith("harness/run/") and '#include "run_int.h"' in open(path).read():
+        src = open(path).read()
+        room = rel.split("/")[-2]
+        if not rel.startswith("harness/run/") and '#include "run_int.h"' in src:
             problems.append(f"{rel} includes run_int.h, the run's inside")
-        if rel.startswith("harness/run/") or '#include "run.h"' not in open(path).read():
-            continue
-        outside += 1
-        may = allowed.get(rel.split("/")[-2], set())
-        for n, line in enumerate(open(path), 1):
-            for m in write.finditer(line):
-                if m.group(1) not in may:
-                    problems.append(f"{rel}:{n} writes r->{m.group(1)}")
+        # the variables a file holds the two owned parts in
+        prog_vars = set(re.findall(r"sd_progress_run_t \*(\w+) = sd_run_progress\(", src)) | {r"sd_run_progress\(\w+\)"}
+        fault_vars = set(re.findall(r"sd_faults_t \*(\w+) = sd_run_faults\(", src)) | {r"sd_run_faults\(\w+\)"}
+        prog_w = re.compile(r"(?:\b(?:%s)->|\br->prog\.)(\w+)%s" % ("|".join(sorted(prog_vars)), write))
+        fault_w = re.compile(r"(?:\b(?:%s)->|\br->faults\.)(\w+)%s" % ("|".join(sorted(fault_vars)), write))
+        if '#include "run.h"' in src and not rel.startswith("harness/run/"):
+            outside += 1
+        for n, line in enumerate(src.split("\n"), 1):
+            if not rel.startswith("harness/run/") and '#include "run.h"' in src:
+                for m in member.finditer(line):
+                    problems.append(f"{rel}:{n} names r->{m.group(1)}, a member of the run's insides")
+            if room != "progress":
+                for m in prog_w.finditer(line):
+                    problems.append(f"{rel}:{n} writes the progress source's {m.group(1)}")
+            if room != "injectors" and not rel.endswith("run/runner.c"):
+                for m in fault_w.finditer(line):
+                    problems.append(f"{rel}:{n} writes the faults' {m.group(1)}")
     if outside < 8:
         problems.append(f"only {outside} files outside the run layer include run.h: the check reads the wrong files")
-    return result("structure", problems, f"sd_run_t has {members} top-level members; none but the run's rooms include run_int.h; of "
-                  f"{outside} files outside the run layer that see the handle, the injectors write only their faults, the progress "
-                  "sources only the pipeline's progress, the rest nothing")
+    return result("structure", problems, f"sd_run_t has {members} top-level members, defined in run_int.h, which none but the run's "
+                  f"rooms include; of {outside} files outside the run layer that see the handle, none names a member; the "
+                  "progress state is written by progress/ only, the faults' by the injectors and the runner only")
 
 
 def call_circles(graph):
