@@ -199,7 +199,7 @@ static int64_t *sd_progress_unknown(int n) {
 
 sd_err_t sd_progress_open(sd_run_t *r, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
-    sd_progress_note_ports(P, sd_broker_bootstrap(sd_run_broker(r)));
+    if (sd_run_broker(r)) sd_progress_note_ports(P, sd_broker_bootstrap(sd_run_broker(r)));
     if (sd_run_faults(r)->proxy_listen) sd_progress_note_ports(P, sd_run_faults(r)->proxy_listen);
     int side_parts;
     if (sd_run_sc(r)->has_source) P->consumed = sd_progress_unknown(sd_run_partitions(r));

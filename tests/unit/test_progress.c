@@ -16,7 +16,7 @@
 #include "broker.h"
 #include "ledger.h"
 #include "progress.h"
-#include "run.h"
+#include "run_int.h"
 #include "supervisor.h"
 #include "util.h"
 #include "watchdog.h"
@@ -24,20 +24,19 @@
 static char dir[] = "/tmp/sd-progress-XXXXXX";
 static sd_scenario_t sc;
 static sd_run_t R;
-static int64_t consumed[2], side_consumed[1];
 
 static void setup(void) {
     cr_assert_not_null(mkdtemp(dir));
     memset(&sc, 0, sizeof(sc));
     memset(&R, 0, sizeof(R));
     R.sc = &sc;
-    R.partitions = 2;
-    R.topic = "scans";
-    consumed[0] = consumed[1] = -1;
-    R.pipe.consumed = consumed;
-    R.pipe.bs.incarnation = 1;
-    R.pipe.bs.begun = R.pipe.bs.committed = -1;
-    R.pipe.progress = &sd_progress_markers;
+    R.src.partitions = 2;
+    R.src.topic = "scans";
+    R.prog.consumed = sd_util_xmalloc(2 * sizeof(int64_t));
+    R.prog.consumed[0] = R.prog.consumed[1] = -1;
+    R.prog.bs.incarnation = 1;
+    R.prog.bs.begun = R.prog.bs.committed = -1;
+    R.prog.ops = &sd_progress_markers;
     char *path = sd_util_fmt("%s/run.db", dir);
     char err[256];
     cr_assert_eq(sd_ledger_create(path, &R.ledger, err, sizeof(err)), SD_OK, "%s", err);
@@ -46,6 +45,8 @@ static void setup(void) {
 
 static void teardown(void) {
     sd_ledger_close(R.ledger);
+    free(R.prog.consumed); /* NULL once sd_progress_close freed them */
+    free(R.prog.side_consumed);
     sd_util_rmtree(dir, NULL, 0);
 }
 
@@ -65,54 +66,54 @@ static void event(sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows, cons
 
 /* a batch of `rows` rows that took about `ms` (begun ms ago, committed now) */
 static void batch(int64_t id, int64_t rows, int64_t ms) {
-    event(SD_SUP_EV_BEGIN, R.pipe.bs.incarnation, id, rows, NULL);
-    R.pipe.bs.begun_mono -= ms; /* as though it began ms earlier */
-    event(SD_SUP_EV_COMMIT, R.pipe.bs.incarnation, id, rows, NULL);
+    event(SD_SUP_EV_BEGIN, R.prog.bs.incarnation, id, rows, NULL);
+    R.prog.bs.begun_mono -= ms; /* as though it began ms earlier */
+    event(SD_SUP_EV_COMMIT, R.prog.bs.incarnation, id, rows, NULL);
 }
 
 Test(progress, a_commit_line_moves_the_consumed_offsets_and_the_batch_state) {
     event(SD_SUP_EV_BEGIN, 1, 4, 3, NULL);
-    cr_assert_eq(R.pipe.bs.begun, 4);
-    cr_assert(R.pipe.bs.begun > R.pipe.bs.committed, "a begun batch is in flight");
+    cr_assert_eq(R.prog.bs.begun, 4);
+    cr_assert(R.prog.bs.begun > R.prog.bs.committed, "a begun batch is in flight");
     event(SD_SUP_EV_COMMIT, 1, 4, 3, "0:10,1:12");
-    cr_assert_eq(consumed[0], 10);
-    cr_assert_eq(consumed[1], 12);
-    cr_assert_eq(R.pipe.bs.committed, 4);
-    cr_assert_eq(R.pipe.bs.commits, 1);
-    cr_assert_eq(R.pipe.bs.nhist, 1, "a completed batch is history");
-    cr_assert_eq(R.pipe.bs.hist_rows[0], 3);
+    cr_assert_eq(R.prog.consumed[0], 10);
+    cr_assert_eq(R.prog.consumed[1], 12);
+    cr_assert_eq(R.prog.bs.committed, 4);
+    cr_assert_eq(R.prog.bs.commits, 1);
+    cr_assert_eq(R.prog.bs.nhist, 1, "a completed batch is history");
+    cr_assert_eq(R.prog.bs.hist_rows[0], 3);
     /* a partition the topic does not have, a malformed pair and another
      * topic's offsets (without a second source) change nothing */
     event(SD_SUP_EV_COMMIT, 1, 5, -1, "7:99,x:y,deliveries:0:5,1:15");
-    cr_assert_eq(consumed[0], 10);
-    cr_assert_eq(consumed[1], 15);
+    cr_assert_eq(R.prog.consumed[0], 10);
+    cr_assert_eq(R.prog.consumed[1], 15);
     /* the second source's offsets, when it has one */
     R.side.topic = "deliveries";
     R.side.partitions = 1;
-    side_consumed[0] = -1;
-    R.side.consumed = side_consumed;
+    R.prog.side_consumed = sd_util_xmalloc(sizeof(int64_t));
+    R.prog.side_consumed[0] = -1;
     event(SD_SUP_EV_COMMIT, 1, 6, -1, "deliveries:0:5");
-    cr_assert_eq(side_consumed[0], 5);
-    cr_assert_eq(consumed[1], 15);
+    cr_assert_eq(R.prog.side_consumed[0], 5);
+    cr_assert_eq(R.prog.consumed[1], 15);
 }
 
 Test(progress, an_older_incarnations_markers_leave_the_newest_batch_state_alone) {
-    R.pipe.bs.incarnation = 2;
+    R.prog.bs.incarnation = 2;
     event(SD_SUP_EV_BEGIN, 1, 9, 5, NULL);
     event(SD_SUP_EV_COMMIT, 1, 9, 5, "0:3");
-    cr_assert_eq(R.pipe.bs.begun, -1);
-    cr_assert_eq(R.pipe.bs.committed, -1);
-    cr_assert_eq(R.pipe.bs.commits, 0);
-    cr_assert_eq(consumed[0], 3, "the offsets it read are still read");
-    cr_assert_eq(R.pipe.bs.events, 2, "and recorded");
+    cr_assert_eq(R.prog.bs.begun, -1);
+    cr_assert_eq(R.prog.bs.committed, -1);
+    cr_assert_eq(R.prog.bs.commits, 0);
+    cr_assert_eq(R.prog.consumed[0], 3, "the offsets it read are still read");
+    cr_assert_eq(R.prog.bs.events, 2, "and recorded");
 }
 
 Test(progress, a_batch_without_rows_takes_its_size_from_the_offsets_it_moved) {
     event(SD_SUP_EV_COMMIT, 1, 0, -1, "0:0,1:0");
     event(SD_SUP_EV_BEGIN, 1, 1, -1, NULL);
     event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:20,1:30");
-    cr_assert_eq(R.pipe.bs.nhist, 1);
-    cr_assert_eq(R.pipe.bs.hist_rows[0], 50);
+    cr_assert_eq(R.prog.bs.nhist, 1);
+    cr_assert_eq(R.prog.bs.hist_rows[0], 50);
 }
 
 Test(progress, the_batch_length_is_fitted_on_size_and_duration) {
@@ -124,7 +125,7 @@ Test(progress, the_batch_length_is_fitted_on_size_and_duration) {
     cr_assert(e >= 290 && e <= 320, "30 rows at 10 ms a row: %lld", (long long)e);
     cr_assert(sd_progress_shortest_batch_ms(&R) >= 100 && sd_progress_shortest_batch_ms(&R) < 120);
     /* a fixed cost per batch is the intercept */
-    sd_run_batches_t *b = &R.pipe.bs;
+    sd_run_batches_t *b = &R.prog.bs;
     b->nhist = 0;
     batch(4, 10, 1100);
     batch(5, 20, 1200);
@@ -190,7 +191,7 @@ Test(progress, markers_readiness) {
     event(SD_SUP_EV_BEGIN, 1, 1, 5, NULL);
     cr_assert(sd_progress_ready(&R, &st, 0), "a batch marker");
     /* sink and none: up for two seconds */
-    R.pipe.progress = &sd_progress_sink;
+    R.prog.ops = &sd_progress_sink;
     cr_assert_not(sd_progress_ready(&R, &st, 500));
     cr_assert(sd_progress_ready(&R, &st, 2500));
 }
@@ -245,8 +246,8 @@ Test(progress, caught_up_against_the_partition_ends) {
     rd_kafka_destroy(p);
     R.side.topic = "scans-deliveries";
     R.side.partitions = 1;
-    side_consumed[0] = -1;
-    R.side.consumed = side_consumed;
+    R.prog.side_consumed = sd_util_xmalloc(sizeof(int64_t));
+    R.prog.side_consumed[0] = -1;
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "no commit names the deliveries: judged by the scans alone");
     event(SD_SUP_EV_COMMIT, 1, 3, -1, "0:5,1:3,scans-deliveries:0:2");
     why[0] = 0;
@@ -255,7 +256,8 @@ Test(progress, caught_up_against_the_partition_ends) {
     event(SD_SUP_EV_COMMIT, 1, 4, -1, "0:5,1:3,scans-deliveries:0:4");
     cr_assert_eq(sd_progress_caught_up(&R, why, sizeof(why)), 1, "%s", why);
     R.side.topic = NULL;
-    R.side.consumed = NULL;
+    free(R.prog.side_consumed);
+    R.prog.side_consumed = NULL;
     R.side.partitions = 0;
     /* the same offsets from a Flink checkpoint prove nothing: unknown */
     sc.progress = SD_PROGRESS_FLINK;
@@ -361,25 +363,25 @@ Test(progress, flink_batches_are_checkpoint_intervals) {
     cr_assert_not(sd_progress_in_flight(&R));
     flink_chk("aaaa", 1, 1);
     cr_assert(sd_progress_ready(&R, &st, 0), "a checkpoint completed");
-    cr_assert_eq(R.pipe.bs.committed, 1);
-    cr_assert_eq(R.pipe.bs.begun, 2, "the next interval is open");
+    cr_assert_eq(R.prog.bs.committed, 1);
+    cr_assert_eq(R.prog.bs.begun, 2, "the next interval is open");
     cr_assert(sd_progress_in_flight(&R));
     /* checkpoint 2 failed (its folder gone), 3 completed: the open interval commits as 3 */
     flink_chk("aaaa", 3, 1);
     sd_progress_poll(&R, err, sizeof(err));
-    cr_assert_eq(R.pipe.bs.committed, 3);
-    cr_assert_eq(R.pipe.bs.begun, 4);
+    cr_assert_eq(R.prog.bs.committed, 3);
+    cr_assert_eq(R.prog.bs.begun, 4);
     cr_assert(sd_progress_landed_inside(&R, 4, 0, 0, NULL), "interval 4 has not committed");
     cr_assert_not(sd_progress_landed_inside(&R, 3, 0, 0, NULL));
     /* a second incarnation (the job submitted again from checkpoint 3) */
-    sd_progress_new_incarnation(&R, 2);
+    sd_progress_new_incarnation(&R, 2, R.prog.inc_started_wall);
     sd_progress_poll(&R, err, sizeof(err));
-    cr_assert_eq(R.pipe.bs.begun, -1, "nothing begins before the new job completes a checkpoint");
+    cr_assert_eq(R.prog.bs.begun, -1, "nothing begins before the new job completes a checkpoint");
     cr_assert_not(sd_progress_ready(&R, &st, 10000));
     flink_chk("bbbb", 4, 1);
     cr_assert(sd_progress_ready(&R, &st, 0));
-    cr_assert_eq(R.pipe.bs.committed, 4);
-    cr_assert_eq(R.pipe.bs.begun, 5);
+    cr_assert_eq(R.prog.bs.committed, 4);
+    cr_assert_eq(R.prog.bs.begun, 5);
     /* the ledger holds every interval's commit */
     sqlite3 *db = sd_ledger_db(R.ledger);
     sqlite3_stmt *q;
@@ -409,7 +411,7 @@ Test(progress, flink_hostile_checkpoints_are_damage, .timeout = 20) {
                                     dir, dir)), 0);
     cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_ERR_CHECKPOINT);
     cr_assert(strstr(err, "chk-9223372036854775807: a checkpoint id past 10^15"), "got %s", err);
-    cr_assert_eq(R.pipe.bs.begun, 2, "no interval began past the id");
+    cr_assert_eq(R.prog.bs.begun, 2, "no interval began past the id");
     cr_assert_eq(sh(sd_util_fmt("rm -r '%s/cp/aaaa/chk-9223372036854775807'", dir)), 0);
     /* a completed checkpoint whose _metadata is a FIFO */
     char *d = sd_util_fmt("%s/cp/aaaa/chk-2", dir), *m = sd_util_fmt("%s/_metadata", d);
@@ -431,7 +433,7 @@ Test(progress, flink_hostile_checkpoints_are_damage, .timeout = 20) {
     sd_ledger_t *l = R.ledger;
     R.ledger = NULL;
     cr_assert_eq(sd_progress_poll(&R, err, sizeof(err)), SD_OK);
-    cr_assert_eq(R.pipe.bs.committed, 1, "not polled");
+    cr_assert_eq(R.prog.bs.committed, 1, "not polled");
     R.ledger = l;
     sd_progress_close(&R);
     free(sc.checkpoint);
@@ -483,13 +485,13 @@ static char *spark_chk(void) {
     char *chk = sd_util_fmt("%s/chk", dir);
     cr_assert_eq(sh(sd_util_fmt("mkdir -p %s/offsets %s/commits", chk, chk)), 0);
     sc.checkpoint = chk;
-    R.pipe.progress = &sd_progress_spark;
+    R.prog.ops = &sd_progress_spark;
     return chk;
 }
 
 static void spark_open(void) {
     char err[256] = "";
-    cr_assert_eq(sd_progress_spark.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_spark.open(&R, &R.prog.source, err, sizeof(err)), SD_OK, "%s", err);
 }
 
 static void spark_poll(void) {
@@ -498,8 +500,8 @@ static void spark_poll(void) {
 }
 
 static void spark_done(char *chk) {
-    sd_progress_spark.close(R.pipe.source);
-    R.pipe.source = NULL;
+    sd_progress_spark.close(R.prog.source);
+    R.prog.source = NULL;
     sc.checkpoint = NULL;
     free(chk);
 }
@@ -512,13 +514,13 @@ Test(progress, spark_real_time_intervals_begin_at_the_previous_commit_with_no_si
     spark_commit(chk, 0);
     sc.checkpoint = chk;
     sc.spark_realtime = 1;
-    R.pipe.progress = &sd_progress_spark;
-    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    R.prog.ops = &sd_progress_spark;
+    R.prog.inc_started_wall = sd_util_wall_ms() - 60000;
     spark_open();
     spark_poll();
-    cr_expect_eq(R.pipe.bs.begun, 1, "interval 1 runs from the commit of 0");
-    cr_expect_eq(R.pipe.bs.begun_rows, -1, "its size is not known until Spark writes offsets/1: %lld", (long long)R.pipe.bs.begun_rows);
-    cr_expect_eq(R.pipe.bs.committed, -1, "commits/0 was there when the incarnation began: none of its own yet");
+    cr_expect_eq(R.prog.bs.begun, 1, "interval 1 runs from the commit of 0");
+    cr_expect_eq(R.prog.bs.begun_rows, -1, "its size is not known until Spark writes offsets/1: %lld", (long long)R.prog.bs.begun_rows);
+    cr_expect_eq(R.prog.bs.committed, -1, "commits/0 was there when the incarnation began: none of its own yet");
     spark_done(chk);
 }
 
@@ -528,17 +530,17 @@ Test(progress, flink_checkpoints_from_before_the_incarnation_are_no_commit_of_it
     flink_chk("old", 5, 1);
     char *cp = sd_util_fmt("%s/cp", dir);
     sc.checkpoint = cp;
-    R.pipe.progress = &sd_progress_flink;
+    R.prog.ops = &sd_progress_flink;
     char err[512] = "";
-    cr_assert_eq(sd_progress_flink.open(&R, &R.pipe.source, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_progress_flink.open(&R, &R.prog.source, err, sizeof(err)), SD_OK, "%s", err);
     sd_err_t e = sd_progress_flink.poll(&R, err, sizeof(err));
-    cr_expect_eq(R.pipe.bs.committed, -1, "chk-5 was there before incarnation 1 (poll: %d %s)", e, err);
-    cr_expect_eq(R.pipe.bs.commits, 0);
+    cr_expect_eq(R.prog.bs.committed, -1, "chk-5 was there before incarnation 1 (poll: %d %s)", e, err);
+    cr_expect_eq(R.prog.bs.commits, 0);
     flink_chk("old", 6, 1);
     e = sd_progress_flink.poll(&R, err, sizeof(err));
-    cr_expect_eq(R.pipe.bs.committed, 6, "chk-6 completed in incarnation 1 (poll: %d %s)", e, err);
-    sd_progress_flink.close(R.pipe.source);
-    R.pipe.source = NULL;
+    cr_expect_eq(R.prog.bs.committed, 6, "chk-6 completed in incarnation 1 (poll: %d %s)", e, err);
+    sd_progress_flink.close(R.prog.source);
+    R.prog.source = NULL;
     sc.checkpoint = NULL;
     free(cp);
 }
@@ -559,7 +561,7 @@ Test(progress, spark_batch_ends_through_the_source) {
 Test(progress, the_fitted_batch_length_is_exact_on_two_batches) {
     /* 1 row in 1.001 s, 2 in 1.002 s (set as the history holds them, no
      * clock read): 1 s a batch and 1 ms a row, so 801 rows take 1.801 s */
-    sd_run_batches_t *b = &R.pipe.bs;
+    sd_run_batches_t *b = &R.prog.bs;
     b->nhist = 2;
     b->hist_rows[0] = 1, b->hist_ms[0] = 1001;
     b->hist_rows[1] = 2, b->hist_ms[1] = 1002;
@@ -571,17 +573,17 @@ Test(progress, the_fitted_batch_length_is_exact_on_two_batches) {
 Test(progress, spark_a_batch_planned_before_the_incarnation_begins_with_it) {
     char *chk = spark_chk();
     spark_offsets(chk, 0, 4, 6);
-    R.pipe.inc_started_wall = sd_util_wall_ms() + 60000; /* the file is older than the incarnation */
+    R.prog.inc_started_wall = sd_util_wall_ms() + 60000; /* the file is older than the incarnation */
     spark_open();
     spark_poll();
-    cr_expect_eq(R.pipe.bs.begun, 0);
-    cr_expect_eq(R.pipe.bs.begun_with_incarnation, 1, "offsets/0 was planned before incarnation 1 started");
+    cr_expect_eq(R.prog.bs.begun, 0);
+    cr_expect_eq(R.prog.bs.begun_with_incarnation, 1, "offsets/0 was planned before incarnation 1 started");
     /* a batch this incarnation planned itself */
-    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    R.prog.inc_started_wall = sd_util_wall_ms() - 60000;
     spark_offsets(chk, 1, 8, 9);
     spark_poll();
-    cr_expect_eq(R.pipe.bs.begun, 1);
-    cr_expect_eq(R.pipe.bs.begun_with_incarnation, 0);
+    cr_expect_eq(R.prog.bs.begun, 1);
+    cr_expect_eq(R.prog.bs.begun_with_incarnation, 0);
     spark_done(chk);
 }
 
@@ -615,8 +617,8 @@ Test(progress, flink_the_newest_of_many_checkpoints_and_its_metadata) {
 Test(progress, a_commit_from_no_offsets_counts_every_row_it_read) {
     event(SD_SUP_EV_BEGIN, 1, 1, -1, NULL);
     event(SD_SUP_EV_COMMIT, 1, 1, -1, "0:10,1:12");
-    cr_assert_eq(R.pipe.bs.nhist, 1);
-    cr_expect_eq(R.pipe.bs.hist_rows[0], 22, "offsets 0 to 10 and 0 to 12: %lld rows", (long long)R.pipe.bs.hist_rows[0]);
+    cr_assert_eq(R.prog.bs.nhist, 1);
+    cr_expect_eq(R.prog.bs.hist_rows[0], 22, "offsets 0 to 10 and 0 to 12: %lld rows", (long long)R.prog.bs.hist_rows[0]);
 }
 
 /* progress spark: batches committed since the last poll are not begun again */
@@ -626,7 +628,7 @@ Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
         spark_offsets(chk, i, i + 1, i + 1);
         spark_commit(chk, i);
     }
-    R.pipe.inc_started_wall = sd_util_wall_ms() - 60000;
+    R.prog.inc_started_wall = sd_util_wall_ms() - 60000;
     spark_open();
     spark_poll(); /* the incarnation starts at commit 2 */
     /* between two polls: batch 3 planned and committed, batch 4 planned */
@@ -634,8 +636,8 @@ Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
     spark_commit(chk, 3);
     spark_offsets(chk, 4, 7, 7);
     spark_poll();
-    cr_expect_eq(R.pipe.bs.begun, 4);
-    cr_expect_eq(R.pipe.bs.committed, 3);
+    cr_expect_eq(R.prog.bs.begun, 4);
+    cr_expect_eq(R.prog.bs.committed, 3);
     sqlite3_stmt *st;
     cr_assert_eq(sqlite3_prepare_v2(sd_ledger_db(R.ledger), "SELECT count(*) FROM batch WHERE id=3 AND begin_ms IS NOT NULL", -1, &st, NULL),
                  SQLITE_OK);
@@ -643,4 +645,32 @@ Test(progress, spark_a_batch_committed_between_two_polls_does_not_begin) {
     cr_expect_eq(sqlite3_column_int(st, 0), 0, "batch 3 was committed when it was first seen: no begin of it");
     sqlite3_finalize(st);
     spark_done(chk);
+}
+
+/* Spark's account of a batch: the source offsets it read, each partition
+ * [startOffset, endOffset), whether Spark wrote them as objects or as
+ * their JSON text; a report naming another topic only reads nothing here */
+Test(progress, spark_account_ranges_read_the_source_offsets) {
+    sd_offset_range_t *v = NULL;
+    const char *objects = "{\"sources\":[{\"startOffset\":{\"scans\":{\"0\":3,\"1\":5}},\"endOffset\":{\"scans\":{\"0\":10,\"1\":7}}}]}";
+    cr_assert_eq(sd_progress_spark_ranges(&R, objects, &v), 2);
+    int p0 = v[0].partition == 0 ? 0 : 1;
+    cr_expect_eq(v[p0].begin, 3);
+    cr_expect_eq(v[p0].end, 10);
+    cr_expect_eq(v[1 - p0].partition, 1);
+    cr_expect_eq(v[1 - p0].begin, 5);
+    cr_expect_eq(v[1 - p0].end, 7);
+    free(v);
+    /* text offsets, and the first batch (no startOffset: from 0) */
+    const char *text = "{\"sources\":[{\"endOffset\":\"{\\\"scans\\\":{\\\"0\\\":4}}\"}]}";
+    cr_assert_eq(sd_progress_spark_ranges(&R, text, &v), 1);
+    cr_expect_eq(v[0].partition, 0);
+    cr_expect_eq(v[0].begin, 0);
+    cr_expect_eq(v[0].end, 4);
+    free(v);
+    const char *other = "{\"sources\":[{\"startOffset\":{\"orders\":{\"0\":0}},\"endOffset\":{\"orders\":{\"0\":9}}}]}";
+    cr_expect_eq(sd_progress_spark_ranges(&R, other, &v), -1, "a report that does not name the source");
+    free(v);
+    cr_expect_eq(sd_progress_spark_ranges(&R, "not json", &v), -1);
+    free(v);
 }
