@@ -188,7 +188,7 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int instance, i
                                char *err, size_t errlen);
 
 /* Instances (run_instances.c). The supervisor's calls act on the instance
- * in focus; the batch state (r->pipe.bs) follows the focused instance's
+ * in focus; the progress source's batch state follows the focused instance's
  * incarnation. */
 int sd_run_instances(const sd_run_t *r);            /* the pipeline line's instances= (1 without it) */
 void sd_run_focus(sd_run_t *r, int instance);       /* focus on it; the batch state follows its incarnation */

@@ -1,8 +1,9 @@
 /* run_int.h - what the run's own rooms (the files of harness/run/) share and no
  * other file may call, in the manner of SQLite's whereInt.h beside where.c:
- * run.h is the run's face (run a scenario; the handle; the services
- * injectors and progress sources call), this is its inside. The structure
- * test holds every file outside harness/run/ to never including it. */
+ * run.h is the run's face (run a scenario; the handle, opaque; the
+ * services injectors and progress sources call), this is its inside: the
+ * run itself and the calls between its rooms. The structure test holds
+ * every file outside harness/run/ to never including it. */
 #ifndef SD_RUN_INT_H
 #define SD_RUN_INT_H
 
@@ -39,7 +40,7 @@ struct sd_run_s {
         sd_sink_t *target, *quarantine;
     } sink;
 
-    /* `deliveries`: the second source topic and its producer (run_send.c, injectors/data.c) */
+    /* `deliveries`: the second source topic and its producer (runner.c, run_send.c) */
     struct sd_run_side_s {
         char *topic;
         int partitions;
@@ -60,7 +61,7 @@ struct sd_run_s {
         int64_t data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
     } txn;
 
-    /* what was sent, per distinct event (seq): expected disposition, kind and sends (run_send.c, injectors/data.c) */
+    /* what was sent, per distinct event (seq): expected disposition, kind and sends (run_send.c, run_base.c; the injectors through sd_run_new_seq and sd_run_count_sent) */
     struct sd_run_sends_s {
         int64_t nseq, capseq;
         sd_seqs_t seqs;
