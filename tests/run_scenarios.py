@@ -45,6 +45,7 @@ from suite.stacks import (
     run_cases_real,
     setup_connect,
     setup_flink,
+    setup_old_flink,
     setup_spark,
     start_cluster,
     start_postgres,
@@ -82,6 +83,8 @@ def run_long(binary, only):
             setup_connect()
         if any("flink" in c.needs for c in cases):
             setup_flink()
+        if any("flink-1.19" in c.needs for c in cases):
+            setup_old_flink()
         start_real_kafka()
         try:
             if not only or "explore-real" in only:
@@ -239,6 +242,8 @@ def main():
             setup_connect()
         if any("flink" in c.needs for c in cases):
             setup_flink()
+        if any("flink-1.19" in c.needs for c in cases):
+            setup_old_flink()
         start_real_kafka()
         try:
             if any("postgres" in c.needs for c in cases):

@@ -4,7 +4,7 @@
 # scenarios/env/flink/flink.sh cluster FLINKDIR started: FLINKDIR/rest is its
 # REST address, FLINKDIR/conf its configuration.
 #
-#   flink-job.sh start FLINKDIR CHECKPOINTS SOURCE.java ARG...
+#   flink-job.sh start [--connector VERSION] FLINKDIR CHECKPOINTS SOURCE.java ARG...
 #                         compile SOURCE.java against the runtime's jars
 #                         (once; .cache/flink/jobs), submit it detached with
 #                         its checkpoints under CHECKPOINTS, resumed from the
@@ -17,7 +17,9 @@
 #                         checkpoint or savepoint that no operator of the job
 #                         claims is dropped instead of refused); a job that
 #                         fails while it starts (Flink refuses the savepoint)
-#                         is an error with Flink's message
+#                         is an error with Flink's message; with --connector
+#                         the job carries that release of the Kafka connector
+#                         (a cluster of another Flink release has none)
 #   flink-job.sh status FLINKDIR ID   exit 0 while the job is created, running
 #                                     or restarting (a lost TaskManager)
 #   flink-job.sh kill FLINKDIR ID     cancel the job (its checkpoints are kept)
@@ -39,10 +41,19 @@ rest() {
     cat "$1/rest"
 }
 
-# build SOURCE.java: the jar holding it and the classes it uses from the
-# sources beside it, compiled when missing or older than one of them
+# build FLINKDIR SOURCE.java [CONNECTOR]: the jar holding it and the
+# classes it uses from the sources beside it, compiled against the
+# runtime of FLINKDIR's cluster when missing or older than one of them;
+# with CONNECTOR (a release of flink-connector-kafka) the connector and
+# kafka-clients go into the jar too, as a job built for a cluster without
+# them carries them
 build() {
-    src=$1; name=$(basename "$src" .java); out="$root/.cache/flink/jobs"
+    dir=$1; src=$2; conn=${3:-}; name=$(basename "$src" .java); out="$root/.cache/flink/jobs"
+    cp=$("$flink" classpath "$dir")
+    if [ -n "$conn" ]; then
+        cdir=$("$flink" connector "$conn") || exit 1
+        out="$out/$(cat "$dir/flink-version")-$conn"; cp="$cp:$cdir/*"
+    fi
     jar="$out/$name.jar"
     stale=
     [ -f "$jar" ] || stale=1
@@ -50,7 +61,11 @@ build() {
     for f in "$(dirname "$src")"/*.java; do [ "$f" -nt "$jar" ] && stale=1; done
     if [ -n "$stale" ]; then
         rm -rf "$out/$name.classes"; mkdir -p "$out/$name.classes"
-        javac -nowarn -cp "$("$flink" classpath)" -sourcepath "$(dirname "$src")" -d "$out/$name.classes" "$src" >&2
+        javac -nowarn -cp "$cp" -sourcepath "$(dirname "$src")" -d "$out/$name.classes" "$src" >&2
+        if [ -n "$conn" ]; then
+            for j in "$cdir"/*.jar; do (cd "$out/$name.classes" && jar xf "$j"); done
+            rm -rf "$out/$name.classes/META-INF"/*.SF "$out/$name.classes/META-INF"/*.RSA "$out/$name.classes/META-INF"/*.DSA
+        fi
         (cd "$out/$name.classes" && jar cf "$jar.tmp" .) && mv "$jar.tmp" "$jar"
     fi
     echo "$jar"
@@ -65,20 +80,25 @@ newest() {
 }
 
 start() {
-    allow=
-    case "$1" in
-        --allow-non-restored-state|--allow-non-restored-state=yes) allow=1; shift ;;
-        --allow-non-restored-state=no) shift ;;
-    esac
+    allow=; conn=
+    while :; do
+        case "${1:-}" in
+            --allow-non-restored-state|--allow-non-restored-state=yes) allow=1; shift ;;
+            --allow-non-restored-state=no) shift ;;
+            --connector) conn=$2; shift 2 ;;
+            *) break ;;
+        esac
+    done
     dir=$1; chk=$2; src=$3; shift 3
-    jar=$(build "$src")
+    jar=$(build "$dir" "$src" "$conn")
     mkdir -p "$chk"; chk=$(cd "$chk" && pwd)
     from=$(newest "$chk")
     log=$(mktemp)
-    set -- -d -m "$(rest "$dir" | sed 's|^http://||')" -Dexecution.checkpointing.dir="file://$chk" \
+    # the checkpoint folder under Flink 2.x's key and 1.x's
+    set -- -d -m "$(rest "$dir" | sed 's|^http://||')" -Dexecution.checkpointing.dir="file://$chk" -Dstate.checkpoints.dir="file://$chk" \
         ${from:+-s "file://$from"} ${from:+${allow:+-n}} -c "$(basename "$src" .java)" "$jar" "$@"
     # shellcheck disable=SC2046
-    if ! FLINK_CONF_DIR="$dir/conf" java $("$flink" jvm-opts) -Xmx256m -cp "$("$flink" classpath)" \
+    if ! FLINK_CONF_DIR="$dir/conf" java $("$flink" jvm-opts) -Xmx256m -cp "$("$flink" classpath "$dir")" \
             -Dlog4j.configurationFile="file:$dir/conf/log4j-cli.properties" -Dlog.file="$dir/client.log" \
             org.apache.flink.client.cli.CliFrontend run "$@" >"$log" 2>&1; then
         # the causes without their stack frames, the innermost (what Flink
@@ -194,5 +214,5 @@ case "${1:-}" in
     kill) shift; cancel "$@" ;;
     stop) shift; stop "$@" ;;
     logs) shift; logs "$@" ;;
-    *) echo "usage: flink-job.sh start [--allow-non-restored-state[=yes|no]] FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
+    *) echo "usage: flink-job.sh start [--allow-non-restored-state[=yes|no]] [--connector VERSION] FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
 esac

@@ -121,7 +121,7 @@ DIRECTIVES = [
      "pool); every run must meet every expectation", _repeat),
     ("duplicates-traced", "duplicates-traced", "every sampled duplicated id lists one writer per copy, in report.md too",
      _set("traced")),
-    ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, connect, postgres: "
+    ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, postgres: "
      "started here; such a case is left out by --no-real", lambda c, r: c.needs.update(r.split())),
     ("kills-landed-at-least", "kills-landed-at-least SHARE", "share of kills, over all repeats, that landed mid-batch",
      _set("landed_share", float)),
@@ -191,6 +191,8 @@ def run_case_once(binary, case, i):
                 if re.search(rf"^set .*\b{k}=|\{{{k}[}}:]", text, re.M) for a in ("--set", f"{k}={v}")]
     if "flink" in case.needs:
         cmd += ["--set", "flinkdir=" + REAL["flink_cluster"]]
+    if "flink-1.19" in case.needs:
+        cmd += ["--set", "flinkdir=" + REAL["old_flink_cluster"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     t0 = time.time()

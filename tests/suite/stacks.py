@@ -56,13 +56,13 @@ def stop_cluster():
         print("--   Kafka cluster stopped")
 
 
-def start_engine_cluster(engine, what, key, *args):
+def start_engine_cluster(engine, what, key, *args, env=None):
     """ENGINE's cluster (scenarios/env/ENGINE/ENGINE.sh cluster DIR ARGS...
     OWNER_PID), killed with this process at the latest: its folder in
     REAL[key]; returns the address it prints."""
     d = os.path.join(OUT, key.replace("_", "-"))
     r = subprocess.run([os.path.join(ROOT, "scenarios", "env", engine, engine + ".sh"), "cluster", d, *args, str(os.getpid())],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {})))
     if r.returncode != 0:
         raise SystemExit(f"cannot start the {what}: " + r.stderr[-2000:])
     REAL[key] = d
@@ -100,13 +100,27 @@ def stop_flink_cluster():
     stop_engine_cluster("flink", FLINK_CLUSTER, "flink_cluster")
 
 
+# the older Flink release the drills of bugs in released connectors run on
+# (scenarios/bugs/, docs/bugs.md), and the connector releases they name
+OLD_FLINK = "1.19.3"
+OLD_FLINK_CONNECTORS = ("3.2.0-1.19", "3.3.0-1.19")
+
+
+def start_old_flink_cluster():
+    start_engine_cluster("flink", f"Flink {OLD_FLINK} session cluster", "old_flink_cluster", env={"SD_FLINK_VERSION": OLD_FLINK})
+
+
+def stop_old_flink_cluster():
+    stop_engine_cluster("flink", f"Flink {OLD_FLINK} session cluster", "old_flink_cluster")
+
+
 def run_cases_real(binary, cases, at_once=REAL_AT_ONCE):
     """The cases that need real engines: those on the 3-broker cluster, on
     the standalone Spark cluster and on the Flink cluster first, each
     cluster up only for its own cases, then the rest."""
     ok = True
     clusters = (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster),
-                ("flink", start_flink_cluster, stop_flink_cluster))
+                ("flink", start_flink_cluster, stop_flink_cluster), ("flink-1.19", start_old_flink_cluster, stop_old_flink_cluster))
     for need, start, stop in clusters:
         group = [c for c in cases if need in c.needs]
         if group:
@@ -152,13 +166,13 @@ def stop_postgres():
         print("--   PostgreSQL stopped")
 
 
-def install_phase(what, name, cmd, timeout=1800):
+def install_phase(what, name, cmd, timeout=1800, env=None):
     """One line for an install step (pip, Maven): its output in .cache/logs/NAME.log, shown only when it fails."""
     log = os.path.join(ROOT, ".cache", "logs", name + ".log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
     t0 = time.time()
     with open(log, "w") as f:
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, timeout=timeout, env=env)
     if r.returncode != 0:
         tail = "".join(open(log).readlines()[-25:])
         raise SystemExit(f"cannot set up {what} (exit {r.returncode}); the whole output is in {log}:\n{tail}")
@@ -172,6 +186,14 @@ def setup_connect():
 def setup_flink():
     install_phase("Flink's runtime (pip: apache-flink-libraries) and its Kafka connector (Maven)", "flink-setup",
                   [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup"])
+
+
+def setup_old_flink():
+    env = dict(os.environ, SD_FLINK_VERSION=OLD_FLINK)
+    flink = os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh")
+    install_phase(f"Flink {OLD_FLINK}'s runtime (pip) and the Kafka connector releases {', '.join(OLD_FLINK_CONNECTORS)} (Maven)",
+                  "flink-old-setup", ["sh", "-c", f"{flink} setup && " + " && ".join(f"{flink} connector {v}" for v in OLD_FLINK_CONNECTORS)],
+                  env=env)
 
 
 def setup_spark():

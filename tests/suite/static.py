@@ -169,7 +169,7 @@ def test_structure():
     if not {"sc", "ledger", "faults", "prog", "pipe", "staging"} <= names:
         problems.append(f"the members read from run_int.h look wrong: {sorted(names)}")
     write = r"[\w.\[\]]* *(?:=[^=]|\+=|-=|\+\+|--)"
-    member = re.compile(r"\br->(%s)\b" % "|".join(sorted(names)))
+    member = re.compile(r"\br->(" + "|".join(sorted(names)) + r")\b")
     outside = 0
     for path in sorted(glob.glob(os.path.join(ROOT, "harness", "**", "*.c"), recursive=True) +
                        glob.glob(os.path.join(ROOT, "injectors", "*.c")) + glob.glob(os.path.join(ROOT, "reports", "*.c"))):
@@ -181,8 +181,8 @@ def test_structure():
         # the variables a file holds the two owned parts in
         prog_vars = set(re.findall(r"sd_progress_run_t \*(\w+) = sd_run_progress\(", src)) | {r"sd_run_progress\(\w+\)"}
         fault_vars = set(re.findall(r"sd_faults_t \*(\w+) = sd_run_faults\(", src)) | {r"sd_run_faults\(\w+\)"}
-        prog_w = re.compile(r"(?:\b(?:%s)->|\br->prog\.)(\w+)%s" % ("|".join(sorted(prog_vars)), write))
-        fault_w = re.compile(r"(?:\b(?:%s)->|\br->faults\.)(\w+)%s" % ("|".join(sorted(fault_vars)), write))
+        prog_w = re.compile(r"(?:\b(?:" + "|".join(sorted(prog_vars)) + r")->|\br->prog\.)(\w+)" + write)
+        fault_w = re.compile(r"(?:\b(?:" + "|".join(sorted(fault_vars)) + r")->|\br->faults\.)(\w+)" + write)
         if '#include "run.h"' in src and not rel.startswith("harness/run/"):
             outside += 1
         for n, line in enumerate(src.split("\n"), 1):

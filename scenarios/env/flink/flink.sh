@@ -5,27 +5,50 @@
 # Central at the matching version (.cache/flink/connector, pom.xml beside
 # this script). Idempotent: what is there is not fetched again.
 #
-#   flink.sh setup                  install both
+# Another release of Flink (SD_FLINK_VERSION=1.19.3, a drill of a bug in
+# it, docs/bugs.md) goes into .cache/flink/py-VERSION with no connector on
+# its classpath: its jobs bring the connector they name (`connector`).
+#
+#   flink.sh setup                  install the runtime (and, for the
+#                                   default release, its connector)
+#   flink.sh connector VERSION      fetch flink-connector-kafka VERSION and
+#                                   the kafka-clients it depends on into
+#                                   .cache/flink/connector-VERSION; print it
 #   flink.sh cluster DIR [OWNER_PID]
 #                      a standalone session cluster on 127.0.0.1: a JobManager
 #                      and a TaskManager with two slots, killed when OWNER_PID
 #                      ends; prints the REST address (http://127.0.0.1:PORT),
-#                      also in DIR/rest; checkpoints go under DIR/checkpoints
+#                      also in DIR/rest; checkpoints go under DIR/checkpoints;
+#                      the release it runs in DIR/flink-version
 #   flink.sh cluster-stop DIR
 #   flink.sh taskmanager-kill DIR      SIGKILL the TaskManager (a `fault-command`)
 #   flink.sh taskmanager-start DIR     start a TaskManager again
 #   flink.sh jobmanager-kill DIR       SIGKILL the JobManager
 #   flink.sh jobmanager-start DIR      start the JobManager again (same ports)
-#   flink.sh classpath                 the runtime's classpath (lib and connector)
+#   flink.sh classpath [DIR]           the runtime's classpath (lib and connector;
+#                                      of DIR's cluster's release)
 #   flink.sh jvm-opts                  the JVM options every Flink process needs
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-FLINK_VERSION=2.2.0
-py="$root/.cache/flink/py"
-lib="$py/pyflink/lib"
-conn="$root/.cache/flink/connector"
+DEFAULT_VERSION=2.2.0
 . "$here/../daemons.sh"
+
+# release VERSION: where its runtime and connector are
+release() {
+    FLINK_VERSION=$1
+    if [ "$FLINK_VERSION" = "$DEFAULT_VERSION" ]; then
+        py="$root/.cache/flink/py"; conn="$root/.cache/flink/connector"
+    else
+        py="$root/.cache/flink/py-$FLINK_VERSION"; conn=
+    fi
+    lib="$py/pyflink/lib"
+}
+release "${SD_FLINK_VERSION:-$DEFAULT_VERSION}"
+# a command on a cluster's folder runs that cluster's release
+case "${1:-}" in
+    classpath|cluster-stop|taskmanager-*|jobmanager-*) [ ! -f "${2:-}/flink-version" ] || release "$(cat "$2/flink-version")" ;;
+esac
 
 setup() {
     if [ ! -f "$py/.flink-$FLINK_VERSION" ]; then
@@ -36,7 +59,7 @@ setup() {
         "$root/.cache/flink/venv/bin/pip" install -q --no-deps --target "$py" "apache-flink-libraries==$FLINK_VERSION" >&2
         touch "$py/.flink-$FLINK_VERSION"
     fi
-    if [ ! -f "$conn/.complete" ]; then
+    if [ -n "$conn" ] && [ ! -f "$conn/.complete" ]; then
         command -v mvn >/dev/null || { echo "flink.sh: mvn is needed to fetch the Kafka connector" >&2; exit 1; }
         rm -rf "$conn"
         mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DexcludeArtifactIds=slf4j-api \
@@ -45,7 +68,25 @@ setup() {
     fi
 }
 
-classpath() { echo "$lib/*:$conn/*"; }
+# connector VERSION: the connector and what it needs beyond Flink's own
+# lib/ (kafka-clients and its compression codecs), for a job to bundle
+connector() {
+    case "$1" in
+        *[!0-9A-Za-z.-]*|'') echo "flink.sh: $1: not a connector version (such as 3.2.0-1.19)" >&2; exit 2 ;;
+    esac
+    d="$root/.cache/flink/connector-$1"
+    if [ ! -f "$d/.complete" ]; then
+        command -v mvn >/dev/null || { echo "flink.sh: mvn is needed to fetch the Kafka connector" >&2; exit 1; }
+        rm -rf "$d"
+        mvn -q -f "$here/connector-pom.xml" dependency:copy-dependencies -Dconnector.version="$1" -DincludeScope=runtime \
+            -DexcludeGroupIds=org.slf4j,com.google.code.findbugs -DexcludeArtifactIds=flink-connector-base \
+            -DoutputDirectory="$d" >&2
+        touch "$d/.complete"
+    fi
+    echo "$d"
+}
+
+classpath() { echo "$lib/*${conn:+:$conn/*}"; }
 
 # what Flink's own config.yaml gives every process (env.java.opts.all):
 # Flink reaches into these packages of the JDK
@@ -95,11 +136,13 @@ cluster() {
     rm -rf "$dir"; mkdir -p "$dir/conf" "$dir/checkpoints" "$dir/savepoints" "$dir/tmp"
     dir=$(cd "$dir" && pwd)
     [ -z "$owner" ] || echo "$owner" > "$dir/owner"
+    echo "$FLINK_VERSION" > "$dir/flink-version"
     rpc=$(free_port); rest=$(free_port); blob=$(free_port)
     # Flink's own defaults but for: loopback only, small memory, a loss of
     # the TaskManager seen within seconds (heartbeats), a job that restarts
     # without end under a fixed delay, and checkpoints kept when a job is
-    # cancelled (a drill resubmits from the latest one)
+    # cancelled (a drill resubmits from the latest one); the checkpoint
+    # keys twice, under Flink 1.x's names (state.*) and 2.x's
     cat > "$dir/conf/config.yaml" <<EOF
 jobmanager.rpc.address: 127.0.0.1
 jobmanager.rpc.port: $rpc
@@ -133,6 +176,9 @@ execution.checkpointing.dir: file://$dir/checkpoints
 execution.checkpointing.savepoint-dir: file://$dir/savepoints
 execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
 execution.checkpointing.num-retained: 2
+state.checkpoints.dir: file://$dir/checkpoints
+state.savepoints.dir: file://$dir/savepoints
+state.checkpoints.num-retained: 2
 io.tmp.dirs: $dir/tmp
 web.submit.enable: false
 EOF
@@ -157,6 +203,7 @@ EOF
 case "${1:-}" in
     setup) setup ;;
     classpath) classpath ;;
+    connector) connector "${2:-}" ;;
     jvm-opts) jvm_opts ;;
     cluster) shift; cluster "$@" ;;
     cluster-stop) shift; cluster_stop "$@" ;;
@@ -164,5 +211,5 @@ case "${1:-}" in
     taskmanager-start) taskmanager_start "$2" ;;
     jobmanager-kill) kill -9 "$(cat "$2/jobmanager.pid")" ;;
     jobmanager-start) jobmanager_start "$2" ;;
-    *) echo "usage: flink.sh setup | classpath | jvm-opts | cluster DIR [OWNER_PID] | cluster-stop DIR | taskmanager-kill DIR | taskmanager-start DIR | jobmanager-kill DIR | jobmanager-start DIR" >&2; exit 2 ;;
+    *) echo "usage: flink.sh setup | connector VERSION | classpath [DIR] | jvm-opts | cluster DIR [OWNER_PID] | cluster-stop DIR | taskmanager-kill DIR | taskmanager-start DIR | jobmanager-kill DIR | jobmanager-start DIR" >&2; exit 2 ;;
 esac
