@@ -492,4 +492,6 @@ static void sd_broker_heal(sd_run_t *r, sd_buf_t *done) {
     }
 }
 
-const sd_injector_t sd_injector_broker = {"broker", sd_broker_handles, sd_broker_run, sd_broker_heal, NULL};
+const sd_injector_t sd_injector_broker = {
+    .name = "broker", .handles = sd_broker_handles, .run = sd_broker_run, .heal = sd_broker_heal
+};

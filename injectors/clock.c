@@ -65,4 +65,6 @@ static void sd_clock_heal(sd_run_t *r, sd_buf_t *done) {
     }
 }
 
-const sd_injector_t sd_injector_clock = {"clock", sd_clock_handles, sd_clock_run, sd_clock_heal, NULL};
+const sd_injector_t sd_injector_clock = {
+    .name = "clock", .handles = sd_clock_handles, .run = sd_clock_run, .heal = sd_clock_heal
+};

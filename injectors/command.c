@@ -82,4 +82,4 @@ static sd_err_t sd_command_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     return e;
 }
 
-const sd_injector_t sd_injector_command = {"command", sd_command_handles, sd_command_run, NULL, NULL};
+const sd_injector_t sd_injector_command = {.name = "command", .handles = sd_command_handles, .run = sd_command_run};

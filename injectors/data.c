@@ -645,7 +645,7 @@ static sd_err_t sd_data_run(sd_run_t *r, const sd_step_t *st, char *detail, size
     return sd_data_inject(r, st, detail, dlen, err, errlen);
 }
 
-const sd_injector_t sd_injector_data = {"data", sd_data_handles, sd_data_run, NULL, NULL};
+const sd_injector_t sd_injector_data = {.name = "data", .handles = sd_data_handles, .run = sd_data_run};
 
 /* ---- the event shapes, as docs/language.md shows them ---------------- */
 

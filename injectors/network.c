@@ -222,4 +222,6 @@ static void sd_network_finish(sd_run_t *r) {
     free(w);
 }
 
-const sd_injector_t sd_injector_network = {"network", sd_network_handles, sd_network_run, sd_network_heal, sd_network_finish};
+const sd_injector_t sd_injector_network = {
+    .name = "network", .handles = sd_network_handles, .run = sd_network_run, .heal = sd_network_heal, .finish = sd_network_finish
+};

@@ -660,4 +660,6 @@ static void sd_process_heal(sd_run_t *r, sd_buf_t *done) {
     sd_run_refocus(r);
 }
 
-const sd_injector_t sd_injector_process = {"process", sd_process_handles, sd_process_run, sd_process_heal, NULL};
+const sd_injector_t sd_injector_process = {
+    .name = "process", .handles = sd_process_handles, .run = sd_process_run, .heal = sd_process_heal
+};

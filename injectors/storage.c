@@ -98,4 +98,4 @@ static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     return SD_OK;
 }
 
-const sd_injector_t sd_injector_storage = {"storage", sd_storage_handles, sd_storage_run, NULL, NULL};
+const sd_injector_t sd_injector_storage = {.name = "storage", .handles = sd_storage_handles, .run = sd_storage_run};

@@ -18,10 +18,10 @@ static sd_err_t sd_run_judge_fields(sd_run_t *r, sd_sink_t *sink, sd_recon_count
 
 /* By model.kind (sd_model_kind_t): SD_MODEL_WINDOWS first. */
 static const sd_model_ops_t sd_models[] = {
-    {"windows", 1, sd_run_judge_table},
-    {"latest", 1, sd_run_judge_table},
-    {"rows", 0, sd_run_judge_fields},
-    {"join", 1, sd_run_judge_join},
+    {.name = "windows", .groups = 1, .judge = sd_run_judge_table},
+    {.name = "latest", .groups = 1, .judge = sd_run_judge_table},
+    {.name = "rows", .groups = 0, .judge = sd_run_judge_fields},
+    {.name = "join", .groups = 1, .judge = sd_run_judge_join},
 };
 
 const sd_model_ops_t *sd_run_model_for(const sd_run_t *r, const sd_sink_t *sink) {

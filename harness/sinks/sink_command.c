@@ -216,5 +216,7 @@ static void sd_cmdsink_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_command = {"command", sd_cmdsink_open, sd_cmdsink_count, sd_cmdsink_scan, sd_cmdsink_close, NULL,
-                                       sd_cmdsink_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_command = {
+    .name = "command", .open = sd_cmdsink_open, .count = sd_cmdsink_count, .scan = sd_cmdsink_scan, .close = sd_cmdsink_close,
+    .scan_cols = sd_cmdsink_scan_cols
+};

@@ -439,5 +439,7 @@ static char *sd_delta_newest_commit(void *state) {
     return sd_util_fmt("Delta %s", d->commits[d->done - 1].label);
 }
 
-const sd_sink_ops_t sd_sink_delta = {"delta", sd_delta_open, sd_delta_count, sd_delta_scan, sd_delta_close, NULL, sd_delta_scan_cols,
-                                     sd_delta_mark, sd_delta_files, sd_delta_newest_commit};
+const sd_sink_ops_t sd_sink_delta = {
+    .name = "delta", .open = sd_delta_open, .count = sd_delta_count, .scan = sd_delta_scan, .close = sd_delta_close,
+    .scan_cols = sd_delta_scan_cols, .mark = sd_delta_mark, .files = sd_delta_files, .newest_commit = sd_delta_newest_commit
+};

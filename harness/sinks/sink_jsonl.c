@@ -710,8 +710,12 @@ static char *sd_flink_files_notes(void *state) {
     return out;
 }
 
-const sd_sink_ops_t sd_sink_flink_files = {"flink-files", sd_flink_files_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close,
-                                           sd_flink_files_notes, sd_jsonl_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_flink_files = {
+    .name = "flink-files", .open = sd_flink_files_open, .count = sd_jsonl_count, .scan = sd_jsonl_scan, .close = sd_jsonl_close,
+    .notes = sd_flink_files_notes, .scan_cols = sd_jsonl_scan_cols
+};
 
-const sd_sink_ops_t sd_sink_jsonl = {"jsonl", sd_jsonl_open, sd_jsonl_count, sd_jsonl_scan, sd_jsonl_close, sd_jsonl_notes,
-                                     sd_jsonl_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_jsonl = {
+    .name = "jsonl", .open = sd_jsonl_open, .count = sd_jsonl_count, .scan = sd_jsonl_scan, .close = sd_jsonl_close,
+    .notes = sd_jsonl_notes, .scan_cols = sd_jsonl_scan_cols
+};

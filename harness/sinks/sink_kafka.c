@@ -346,5 +346,7 @@ static void sd_kafka_sink_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_kafka = {"kafka", sd_kafka_sink_open, sd_kafka_sink_count, sd_kafka_sink_scan, sd_kafka_sink_close, sd_kafka_sink_notes,
-                                     sd_kafka_sink_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_kafka = {
+    .name = "kafka", .open = sd_kafka_sink_open, .count = sd_kafka_sink_count, .scan = sd_kafka_sink_scan,
+    .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols
+};

@@ -154,4 +154,7 @@ static void sd_pg_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_postgres = {"postgres", sd_pg_open, sd_pg_count, sd_pg_scan, sd_pg_close, NULL, sd_pg_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_postgres = {
+    .name = "postgres", .open = sd_pg_open, .count = sd_pg_count, .scan = sd_pg_scan, .close = sd_pg_close,
+    .scan_cols = sd_pg_scan_cols
+};

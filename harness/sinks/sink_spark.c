@@ -375,5 +375,7 @@ static sd_err_t sd_sspark_files(void *state, void (*cb)(void *opaque, int64_t co
     return SD_OK;
 }
 
-const sd_sink_ops_t sd_sink_spark_files = {"spark-files", sd_sspark_open, sd_sspark_count, sd_sspark_scan, sd_sspark_close,
-                                           sd_sspark_notes, sd_sspark_scan_cols, NULL, sd_sspark_files, NULL};
+const sd_sink_ops_t sd_sink_spark_files = {
+    .name = "spark-files", .open = sd_sspark_open, .count = sd_sspark_count, .scan = sd_sspark_scan, .close = sd_sspark_close,
+    .notes = sd_sspark_notes, .scan_cols = sd_sspark_scan_cols, .files = sd_sspark_files
+};

@@ -152,5 +152,7 @@ static void sd_sqlite_close(void *state) {
     free(s);
 }
 
-const sd_sink_ops_t sd_sink_sqlite = {"sqlite", sd_sqlite_open, sd_sqlite_count, sd_sqlite_scan, sd_sqlite_close, NULL,
-                                      sd_sqlite_scan_cols, NULL, NULL, NULL};
+const sd_sink_ops_t sd_sink_sqlite = {
+    .name = "sqlite", .open = sd_sqlite_open, .count = sd_sqlite_count, .scan = sd_sqlite_scan, .close = sd_sqlite_close,
+    .scan_cols = sd_sqlite_scan_cols
+};

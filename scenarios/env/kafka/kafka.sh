@@ -2,7 +2,8 @@
 # A single-node Apache Kafka broker in KRaft mode (broker and controller in
 # one JVM) on 127.0.0.1, for streamdrill's tests and CI. Its jars come from
 # Maven Central through scenarios/env/kafka/pom.xml and are cached in
-# .cache/kafka/libs.
+# .cache/kafka/libs, or in the folder SD_KAFKA_LIBS names (a cache kept
+# outside the checkout, shared by several).
 #
 #   kafka.sh fetch                          download the jars (once)
 #   kafka.sh start DIR [PORT] [OWNER_PID] [PROXY_PORT]
@@ -30,7 +31,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-libs="$root/.cache/kafka/libs"
+libs="${SD_KAFKA_LIBS:-$root/.cache/kafka/libs}"
 . "$here/../daemons.sh"
 
 fetch() {
