@@ -57,11 +57,14 @@ from suite.stacks import (
 from suite.static import update_readme_reference
 
 
-def run_long(binary, only):
+def run_long(binary, only, once=False):
     """The longer real-stack matrix (tests/long/): repeated drills on the real
-    broker, Kafka Connect and Spark, each case as in tests/scenarios/; only: the names to run (None: all)."""
+    broker, Kafka Connect and Spark, each case as in tests/scenarios/; only: the names to run (None: all); once: each
+    case once, whatever its repeat says."""
     cases = [Case(p) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "long", "*.drill")))]
     cases = [c for c in cases if not only or c.name in only]
+    for c in cases if once else ():
+        c.repeat = c.parallel = 1
     t0 = time.time()
     ok = True
     if not only or "image" in only:
@@ -204,7 +207,7 @@ def main():
         sys.exit(0 if test_golden(binary, update=True) else 1)
     only = names_of(a.only, a.long)
     if a.long:
-        sys.exit(0 if run_long(binary, only) else 1)
+        sys.exit(0 if run_long(binary, only, a.once) else 1)
     run = Runner(binary, only, a.once, a.stop_at_first)
     run.coded("static")
     run.coded("before")

@@ -15,6 +15,9 @@
 #define SD_DEPLOY_POLL_MS 500
 #define SD_DEPLOY_SETTLE_MS 1000
 #define SD_DEPLOY_CMD_MS 120000
+/* deploy status's exit code for a pipeline that finished its work (a
+ * bounded job): it ended by itself, well */
+#define SD_DEPLOY_FINISHED 10
 
 char **sd_deployed_argv(const char *exe, char **const argv[SD_DEPLOY__COUNT], const int argc[SD_DEPLOY__COUNT]) {
     int n = 2;
@@ -66,7 +69,8 @@ static void sd_deploy_free(char **argv) {
 
 /* Run one of the commands; its stdout (start: kept in out) and stderr go
  * to the follower's stderr, so the incarnation's log shows them. 0 when it
- * ended well. */
+ * ended well, SD_DEPLOY_FINISHED when it exited with that code (status:
+ * the pipeline finished its work), 1 otherwise, -1 when it could not run. */
 static int sd_deploy_run(char **argv, int argc, const char *name, const char *word, sd_buf_t *out, int quiet) {
     char **a = sd_deploy_subst(argv, argc, name);
     sd_buf_t o;
@@ -85,7 +89,7 @@ static int sd_deploy_run(char **argv, int argc, const char *name, const char *wo
     if (out) sd_buf_append(out, o.data ? o.data : "", o.len);
     sd_buf_free(&o);
     sd_deploy_free(a);
-    return e ? -1 : ok ? 0 : 1;
+    return e ? -1 : ok ? 0 : !st.timed_out && !st.signal && st.code == SD_DEPLOY_FINISHED ? SD_DEPLOY_FINISHED : 1;
 }
 
 /* The last non-empty line of text, trimmed: the deployment's name. */
@@ -182,6 +186,11 @@ int sd_deployed_main(int nargs, char **args) {
         int st = sd_deploy_run(cmd[SD_DEPLOY_STATUS], cnt[SD_DEPLOY_STATUS], name, "status", NULL, 1);
         if (st < 0) {
             code = 3;
+            break;
+        }
+        if (st == SD_DEPLOY_FINISHED && !kill_sent && !stop_sent) {
+            code = 0; /* a bounded job that read its input to the end */
+            fprintf(stderr, "streamdrill: deploy status says \"%s\" finished its work\n", name);
             break;
         }
         if (st > 0) {

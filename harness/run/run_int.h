@@ -164,6 +164,12 @@ struct sd_run_s {
         int unmeasured;           /* expectations on figures the run could not measure */
         char unmeasured_why[512];
         int await_timeout_line;   /* the last wait that timed out, until a fault step follows it */
+        /* each `await exit`: whether the pipeline ended by itself, judged as a check (run_judge.c) */
+        struct sd_run_end_s {
+            int line, ok;
+            char expected[64], actual[256];
+        } *ends;
+        int nends;
         sd_err_t fatal;           /* first fatal error; the run stops stepping */
         char fatal_msg[2048];
     } verdict;
@@ -203,6 +209,9 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                                 char *err, size_t errlen);
 sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
+/* `await exit`: until the pipeline ends by itself; how it ended (or that
+ * it did not) is kept for the judgement's check, never an error. */
+sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 /* run_model.c: the result models, an ops struct each, chosen by the word
  * of the scenario's `model` line, as sink readers are by kind. A model's
  * judge fills c's group counts (changed, for rows), stores the anomalous

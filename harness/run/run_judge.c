@@ -775,6 +775,17 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         sd_observe_free(&obs);
         if (e) break;
     }
+    /* `await exit`: did the pipeline end by itself (no writing changes it) */
+    for (int i = 0; !e && i < r->verdict.nends; i++) {
+        const struct sd_run_end_s *end = &r->verdict.ends[i];
+        char name[64];
+        snprintf(name, sizeof(name), "ended (line %d)", end->line);
+        e = sd_ledger_check(r->ledger, check_idx++, name, end->ok, end->expected, end->actual, NULL, err, errlen);
+        if (!end->ok) {
+            (*failed)++;
+            (*settled)++;
+        }
+    }
     sd_run_sink_notes(r);
     free(expects);
     if (!e) sd_ledger_index_for_reports(r->ledger);

@@ -97,6 +97,8 @@ static sd_err_t sd_run_step(sd_run_t *r, const sd_step_t *st, char *detail, size
         return sd_run_await_quiescent(r, st->await.quiet_ms, st->timeout_ms, detail, dlen, err, errlen);
     case SD_STEP_AWAIT_BATCHES:
         return sd_run_await_batches(r, st, detail, dlen, err, errlen);
+    case SD_STEP_AWAIT_EXIT:
+        return sd_run_await_exit(r, st, detail, dlen, err, errlen);
     case SD_STEP_SLEEP:
         return sd_run_sleep(r, st, detail, dlen, err, errlen);
     case SD_STEP_NOTE:
@@ -188,6 +190,7 @@ static void sd_run_close(sd_run_t *r) {
     sd_buf_free(&r->staging.key);
     sd_kvlist_free(&r->vars);
     free(r->verdict.missed_step);
+    free(r->verdict.ends);
     if (r->lock_fd >= 0) close(r->lock_fd);
     r->lock_fd = -1;
 }

@@ -4,7 +4,7 @@
 # scenarios/env/flink/flink.sh cluster FLINKDIR started: FLINKDIR/rest is its
 # REST address, FLINKDIR/conf its configuration.
 #
-#   flink-job.sh start [--connector VERSION] FLINKDIR CHECKPOINTS SOURCE.java ARG...
+#   flink-job.sh start [--connector VERSION] [--restore=no] FLINKDIR CHECKPOINTS SOURCE.java ARG...
 #                         compile SOURCE.java against the runtime's jars
 #                         (once; .cache/flink/jobs), submit it detached with
 #                         its checkpoints under CHECKPOINTS, resumed from the
@@ -19,9 +19,12 @@
 #                         fails while it starts (Flink refuses the savepoint)
 #                         is an error with Flink's message; with --connector
 #                         the job carries that release of the Kafka connector
-#                         (a cluster of another Flink release has none)
+#                         (a cluster of another Flink release has none); with
+#                         --restore=no it starts afresh, whatever checkpoints
+#                         there are
 #   flink-job.sh status FLINKDIR ID   exit 0 while the job is created, running
-#                                     or restarting (a lost TaskManager)
+#                                     or restarting (a lost TaskManager), 10
+#                                     once it finished (a bounded job)
 #   flink-job.sh kill FLINKDIR ID     cancel the job (its checkpoints are kept)
 #   flink-job.sh stop FLINKDIR ID CHECKPOINTS
 #                                     stop the job with a savepoint in
@@ -80,19 +83,20 @@ newest() {
 }
 
 start() {
-    allow=; conn=
+    allow=; conn=; restore=yes
     while :; do
         case "${1:-}" in
             --allow-non-restored-state|--allow-non-restored-state=yes) allow=1; shift ;;
             --allow-non-restored-state=no) shift ;;
             --connector) conn=$2; shift 2 ;;
+            --restore=yes|--restore=no) restore=${1#--restore=}; shift ;;
             *) break ;;
         esac
     done
     dir=$1; chk=$2; src=$3; shift 3
     jar=$(build "$dir" "$src" "$conn")
     mkdir -p "$chk"; chk=$(cd "$chk" && pwd)
-    from=$(newest "$chk")
+    from=; [ "$restore" = no ] || from=$(newest "$chk")
     log=$(mktemp)
     # the checkpoint folder under Flink 2.x's key and 1.x's
     set -- -d -m "$(rest "$dir" | sed 's|^http://||')" -Dexecution.checkpointing.dir="file://$chk" -Dstate.checkpoints.dir="file://$chk" \
@@ -174,7 +178,11 @@ PY
 
 status() {
     state=$(ask GET "$1" "/jobs/$2") || exit 2
-    case "$state" in INITIALIZING|CREATED|RUNNING|RESTARTING|FAILING|RECONCILING) exit 0 ;; *) echo "job $2: $state" >&2; exit 1 ;; esac
+    case "$state" in
+        INITIALIZING|CREATED|RUNNING|RESTARTING|FAILING|RECONCILING) exit 0 ;;
+        FINISHED) echo "job $2: FINISHED" >&2; exit 10 ;; # a bounded job that read its input to the end
+        *) echo "job $2: $state" >&2; exit 1 ;;
+    esac
 }
 
 cancel() {
@@ -214,5 +222,5 @@ case "${1:-}" in
     kill) shift; cancel "$@" ;;
     stop) shift; stop "$@" ;;
     logs) shift; logs "$@" ;;
-    *) echo "usage: flink-job.sh start [--allow-non-restored-state[=yes|no]] [--connector VERSION] FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
+    *) echo "usage: flink-job.sh start [--allow-non-restored-state[=yes|no]] [--connector VERSION] [--restore=no] FLINKDIR CHECKPOINTS SOURCE.java ARG... | status FLINKDIR ID | kill FLINKDIR ID | stop FLINKDIR ID CHECKPOINTS | logs FLINKDIR ID" >&2; exit 2 ;;
 esac

@@ -15,23 +15,43 @@
  *                        3000; request.timeout.ms is a third of it): how
  *                        long a record may wait for the broker before its
  *                        send fails
+ *   --bounded yes        read the topic up to its end when the job starts,
+ *                        then finish (a bounded source: a backfill)
+ *   --row-delay-ms N     sleep N ms a record (a job that takes a while)
  *
  * A send that fails must fail the job, which restarts from its last
  * checkpoint and reads again what it had not delivered; a connector that
  * lets the failure pass loses those records while the checkpoint after
- * them completes (FLINK-35749). */
+ * them completes (FLINK-35749). A bounded job must finish once it has read
+ * up to the end it saw when it started, also when a partition ends in a
+ * transaction's commit marker, which no reader is handed (FLINK-34470). */
 import java.util.Properties;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 public final class PassJob {
+    /* each record passed on after ms milliseconds */
+    public static final class Delay implements MapFunction<String, String> {
+        private final long ms;
+
+        public Delay(long ms) { this.ms = ms; }
+
+        @Override
+        public String map(String value) throws Exception {
+            if (ms > 0) Thread.sleep(ms);
+            return value;
+        }
+    }
+
     private static String arg(String[] args, String name, String dflt) {
         for (int i = 0; i + 1 < args.length; i++)
             if (args[i].equals(name)) return args[i + 1];
@@ -44,16 +64,19 @@ public final class PassJob {
         String sinkBrokers = arg(args, "--sink-brokers", brokers);
         long checkpointMs = Long.parseLong(arg(args, "--checkpoint-ms", "10000"));
         int deliveryMs = Integer.parseInt(arg(args, "--delivery-timeout-ms", "3000"));
+        boolean bounded = arg(args, "--bounded", "no").equals("yes");
+        long rowDelayMs = Long.parseLong(arg(args, "--row-delay-ms", "0"));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs);
-        KafkaSource<String> source = KafkaSource.<String>builder()
+        KafkaSourceBuilder<String> sb = KafkaSource.<String>builder()
                 .setBootstrapServers(brokers)
                 .setTopics(topic)
                 .setGroupId("streamdrill-pass-" + topic)
                 .setStartingOffsets(OffsetsInitializer.earliest())
-                .setValueOnlyDeserializer(new SimpleStringSchema())
-                .build();
+                .setValueOnlyDeserializer(new SimpleStringSchema());
+        if (bounded) sb.setBounded(OffsetsInitializer.latest());
+        KafkaSource<String> source = sb.build();
         Properties producer = new Properties();
         producer.setProperty("delivery.timeout.ms", Integer.toString(deliveryMs));
         producer.setProperty("request.timeout.ms", Integer.toString(Math.max(deliveryMs / 3, 500)));
@@ -68,6 +91,7 @@ public final class PassJob {
                 .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                 .build();
         env.fromSource(source, WatermarkStrategy.noWatermarks(), "scans").uid("scans")
+                .map(new Delay(rowDelayMs)).uid("delay")
                 .sinkTo(sink).uid("out");
         env.execute("pass " + topic);
     }
