@@ -469,9 +469,21 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
     }
 }
 
+/* Whether any instance still runs; else in *last how the first instance
+ * that ended badly ended (or any that ran, when none did). */
+static int sd_run_any_running(sd_run_t *r, sd_sup_state_t *last) {
+    memset(last, 0, sizeof(*last));
+    for (int k = 1; r->sup && k <= SD_MAX_INSTANCES; k++) {
+        sd_sup_state_t ks;
+        sd_sup_instance_state(r->sup, k, &ks);
+        if (ks.running) return 1;
+        if (ks.incarnation && !last->exit_code && !last->exit_signal && (ks.exit_code || ks.exit_signal || !last->incarnation)) *last = ks;
+    }
+    return 0;
+}
+
 sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     int64_t t0 = sd_util_mono_ms(), limit = sd_util_scaled_ms(st->timeout_ms), deadline = t0 + limit;
-    int running[SD_MAX_INSTANCES];
     sd_err_t e;
     /* the plan expects it to end now: its exit is no warning */
     r->pipe.wanted = 0;
@@ -481,15 +493,8 @@ sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_
     end->line = st->line;
     snprintf(end->expected, sizeof(end->expected), "it ends by itself within %.0fs", (double)limit / 1000.0);
     for (;;) { /* each tick reads the pipeline's exits */
-        if (!r->sup || !sd_run_running_instances(r, running)) {
-            /* every instance that ran: the first one that ended badly speaks */
-            sd_sup_state_t s = {0};
-            for (int k = 1; r->sup && k <= SD_MAX_INSTANCES; k++) {
-                sd_sup_state_t ks;
-                sd_sup_instance_state(r->sup, k, &ks);
-                if (ks.incarnation && (ks.exit_code || ks.exit_signal || !s.incarnation)) s = ks;
-                if (s.exit_code || s.exit_signal) break;
-            }
+        sd_sup_state_t s;
+        if (!sd_run_any_running(r, &s)) {
             double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
             end->ok = s.exit_code == 0 && !s.exit_signal;
             if (end->ok) snprintf(end->actual, sizeof(end->actual), "it ended by itself after %.2fs", took);
