@@ -179,7 +179,7 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
         if ((e = sd_events_render(sd_run_events(r), s, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) return e;
         sd_events_id(sd_run_events(r), s, id);
         snprintf(det, sizeof(det), "replay of %s", id);
-        sd_run_stage(r, s, "duplicate", "target", det, t, sd_run_draft_key(r)->data, sd_run_draft_key(r)->len, sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
+        sd_run_stage_draft(r, s, "duplicate", "target", det, t, 1, 0);
         if (first < 0) first = s;
         last = s;
         n++;
@@ -299,8 +299,7 @@ static sd_err_t sd_data_event(sd_run_t *r, int recon_kind, sd_disp_t disp, const
             sd_data_set_json(sd_run_draft_value(r), o);
         }
     }
-    sd_run_stage(r, seq, kind, sd_disp_name(disp), detail, et, drop_key ? NULL : sd_run_draft_key(r)->data, drop_key ? 0 : sd_run_draft_key(r)->len,
-                 sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
+    sd_run_stage_draft(r, seq, kind, sd_disp_name(disp), detail, et, !drop_key, 0);
     if (seq_out) *seq_out = seq;
     return SD_OK;
 }
@@ -600,8 +599,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 e = sd_data_event(r, SD_KIND_VALID, SD_DISP_TARGET, "valid", NULL, INT64_MIN, 0, NULL, 0, &seq, err, errlen);
                 if (!e) {
                     /* the same bytes again, right behind: what a producer without idempotence sends on a retry */
-                    sd_run_stage(r, seq, "duplicate", "target", "producer retry", INT64_MIN, sd_run_draft_key(r)->data, sd_run_draft_key(r)->len,
-                                 sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, 0);
+                    sd_run_stage_draft(r, seq, "duplicate", "target", "producer retry", INT64_MIN, 1, 0);
                     sd_run_count_sent(r, 1, 0, 0);
                 }
                 break;
@@ -621,8 +619,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
         if ((e = sd_events_render(sd_run_events(r), seq, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) break;
         int null_value = 0;
         sd_data_mangle(sd_run_sc(r)->id_field, sd_run_sc(r)->time_field, kind, sd_run_draft_value(r), &null_value);
-        sd_run_stage(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN,
-                     sd_run_draft_key(r)->data, sd_run_draft_key(r)->len, sd_run_draft_value(r)->data, sd_run_draft_value(r)->len, null_value);
+        sd_run_stage_draft(r, seq, "malformed", sd_disp_name(sc->malformed_disp), sd_malformed_name(kind), INT64_MIN, 1, null_value);
         sd_run_count_sent(r, 0, 0, 1);
         used[kind]++;
         if (!e) e = sd_run_flush_if_full(r, err, errlen);

@@ -612,7 +612,9 @@ static sd_err_t sd_process_resume(sd_run_t *r, const sd_step_t *st, char *detail
     sd_sup_state(sd_run_sup(r), &s);
     char who[32];
     sd_process_who(r, st->proc.instance, who, sizeof(who));
-    if ((e = sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "pause", "%", "resume", "SIGCONT to the process group", s.incarnation, err, errlen))) return e;
+    if ((e = sd_ledger_fault_undo(sd_run_ledger(r), sd_run_step_index(r), "pause", "%", "resume", "SIGCONT to the process group",
+                                  s.incarnation, err, errlen)))
+        return e;
     if (n > 1) snprintf(detail, dlen, "resumed %d instances", n);
     else snprintf(detail, dlen, "%sresumed incarnation %d", who, s.incarnation);
     sd_run_data_step_done(r);

@@ -1,6 +1,9 @@
-/* run.h - one run of one scenario: the state the runner and the injectors
- * share, and the services they call (send a message, sample a sink, serve
- * the event loop).
+/* run.h - one run of one scenario, as the rest of the harness sees it: run
+ * a scenario, the run's handle (opaque: its insides are run_int.h's), what
+ * the run is (its scenario, ledger, broker, topics), the two parts of it
+ * that are other rooms' types (the faults' state, the progress source's),
+ * and the services injectors and progress sources call (send a message,
+ * serve the event loop, start the pipeline, say where a fault landed).
  *
  * A run owns its folder (DIR/<name>/), its run.db, a Kafka cluster or a
  * connection to one, the producer, the pipeline's supervisor and the sink
@@ -29,14 +32,6 @@
 
 /* Set by the CLI's SIGINT/SIGTERM handler; every wait checks it. */
 extern volatile sig_atomic_t sd_run_stop_requested;
-
-/* Batches of up to 1,000 messages that may be in the ledger's writer at
- * once while the runner renders the next ones. */
-#define SD_RUN_INFLIGHT 4
-/* await quiescent, once the source is proven consumed to its end: how long
- * a sample must show the sinks unchanged after the newest change or batch
- * event (instead of the whole quiet window) */
-#define SD_RUN_SETTLE_MS 150
 
 typedef struct sd_run_opts_s {
     const char *brokers;          /* NULL: start the embedded cluster */
@@ -150,6 +145,10 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
  * (sd_run_stage copies what it is handed). */
 sd_buf_t *sd_run_draft_value(sd_run_t *r);
 sd_buf_t *sd_run_draft_key(sd_run_t *r);
+/* sd_run_stage of the draft's bytes: its value, and its key unless keyed
+ * is 0. */
+void sd_run_stage_draft(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
+                        int keyed, int null_value);
 /* A delivery numbered dseq, its event time t, its bytes in the draft,
  * staged for the second source (no copy of a scan). */
 void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t);

@@ -9,6 +9,14 @@
 
 #include "run.h"
 
+/* Batches of up to 1,000 messages that may be in the ledger's writer at
+ * once while the runner renders the next ones. */
+#define SD_RUN_INFLIGHT 4
+/* await quiescent, once the source is proven consumed to its end: how long
+ * a sample must show the sinks unchanged after the newest change or batch
+ * event (instead of the whole quiet window) */
+#define SD_RUN_SETTLE_MS 150
+
 /* The run (run.h names it sd_run_t): its members each say which room
  * writes them. */
 struct sd_run_s {

@@ -642,6 +642,23 @@ static void sd_run_note_held(sd_run_t *r) {
     sd_run_say(r, "note: %s", w);
 }
 
+/* Each `await exit` as a check: did the pipeline end by itself (no
+ * writing changes it, so a failure is settled). */
+static sd_err_t sd_run_judge_ends(sd_run_t *r, int *check_idx, int *failed, int *settled, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    for (int i = 0; !e && i < r->verdict.nends; i++) {
+        const struct sd_run_end_s *end = &r->verdict.ends[i];
+        char name[64];
+        snprintf(name, sizeof(name), "ended (line %d)", end->line);
+        e = sd_ledger_check(r->ledger, (*check_idx)++, name, end->ok, end->expected, end->actual, NULL, err, errlen);
+        if (!end->ok) {
+            (*failed)++;
+            (*settled)++;
+        }
+    }
+    return e;
+}
+
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen) {
     *failed = 0;
@@ -775,17 +792,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         sd_observe_free(&obs);
         if (e) break;
     }
-    /* `await exit`: did the pipeline end by itself (no writing changes it) */
-    for (int i = 0; !e && i < r->verdict.nends; i++) {
-        const struct sd_run_end_s *end = &r->verdict.ends[i];
-        char name[64];
-        snprintf(name, sizeof(name), "ended (line %d)", end->line);
-        e = sd_ledger_check(r->ledger, check_idx++, name, end->ok, end->expected, end->actual, NULL, err, errlen);
-        if (!end->ok) {
-            (*failed)++;
-            (*settled)++;
-        }
-    }
+    if (!e) e = sd_run_judge_ends(r, &check_idx, failed, settled, err, errlen);
     sd_run_sink_notes(r);
     free(expects);
     if (!e) sd_ledger_index_for_reports(r->ledger);

@@ -75,6 +75,12 @@ void sd_run_stage_side(sd_run_t *r, int64_t dseq, const char *kind, const char *
 
 void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t) { sd_run_stage_side(r, dseq, "delivery", "target", NULL, t, 0); }
 
+void sd_run_stage_draft(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, int64_t event_time,
+                        int keyed, int null_value) {
+    const sd_buf_t *k = &r->staging.key, *v = &r->staging.payload;
+    sd_run_stage(r, seq, kind, disp, detail, event_time, keyed ? k->data : NULL, keyed ? k->len : 0, v->data, v->len, null_value);
+}
+
 sd_buf_t *sd_run_draft_value(sd_run_t *r) { return &r->staging.payload; }
 sd_buf_t *sd_run_draft_key(sd_run_t *r) { return &r->staging.key; }
 

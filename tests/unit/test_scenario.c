@@ -182,7 +182,7 @@ Test(scenario, every_wrong_line_is_named_with_did_you_mean) {
         "t.drill:3:20: undefined variable {brokres}:", "; did you mean brokers?\n",
         "t.drill:4:1: expected a directive", "found \"strat\"; did you mean start?\n",
         "t.drill:5:12: produce: expected one of", "found \"rat=5\"; did you mean rate=?\n",
-        "t.drill:6:7: await: expected `sink`, `quiescent`, `batches`, found \"quiescnt\"; did you mean quiescent?\n",
+        "t.drill:6:7: await: expected `sink`, `quiescent`, `batches`, `exit`, found \"quiescnt\"; did you mean quiescent?\n",
         "t.drill:7:6: kill: expected one of", "found \"mid-bacth\"; did you mean mid-batch?\n",
         "found \"zzzzzz\"\n",
         "t.drill:9:9: unterminated double quote",
