@@ -1,13 +1,16 @@
 #!/bin/sh
 # Fetch the jars a pom.xml lists from Maven Central into a folder, once:
 # the folder gets a .complete mark, and a second call with the mark present
-# does nothing. Shared by kafka.sh and connect.sh.
+# does nothing. Shared by kafka.sh, connect.sh and flink.sh.
 #
-#   fetch-jars.sh POM DIR [WHAT]    WHAT names them in the error message
+#   fetch-jars.sh POM DIR [WHAT [MVN-ARG...]]
+#                   WHAT names them in the error message; MVN-ARGs go to
+#                   Maven's copy-dependencies (a pom's property, an exclusion)
 set -eu
 pom=$1; dir=$2; what=${3:-the jars}
+shift $(($# < 3 ? $# : 3))
 if [ -f "$dir/.complete" ]; then exit 0; fi
 command -v mvn >/dev/null || { echo "fetch-jars.sh: mvn is needed to fetch $what" >&2; exit 1; }
 rm -rf "$dir"
-mvn -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" >&2
+mvn -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" "$@" >&2
 touch "$dir/.complete"

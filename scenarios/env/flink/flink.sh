@@ -59,13 +59,7 @@ setup() {
         "$root/.cache/flink/venv/bin/pip" install -q --no-deps --target "$py" "apache-flink-libraries==$FLINK_VERSION" >&2
         touch "$py/.flink-$FLINK_VERSION"
     fi
-    if [ -n "$conn" ] && [ ! -f "$conn/.complete" ]; then
-        command -v mvn >/dev/null || { echo "flink.sh: mvn is needed to fetch the Kafka connector" >&2; exit 1; }
-        rm -rf "$conn"
-        mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DexcludeArtifactIds=slf4j-api \
-            -DoutputDirectory="$conn" >&2
-        touch "$conn/.complete"
-    fi
+    [ -z "$conn" ] || "$here/../fetch-jars.sh" "$here/pom.xml" "$conn" "the Kafka connector" -DexcludeArtifactIds=slf4j-api
 }
 
 # connector VERSION: the connector and what it needs beyond Flink's own
@@ -75,14 +69,8 @@ connector() {
         *[!0-9A-Za-z.-]*|'') echo "flink.sh: $1: not a connector version (such as 3.2.0-1.19)" >&2; exit 2 ;;
     esac
     d="$root/.cache/flink/connector-$1"
-    if [ ! -f "$d/.complete" ]; then
-        command -v mvn >/dev/null || { echo "flink.sh: mvn is needed to fetch the Kafka connector" >&2; exit 1; }
-        rm -rf "$d"
-        mvn -q -f "$here/connector-pom.xml" dependency:copy-dependencies -Dconnector.version="$1" -DincludeScope=runtime \
-            -DexcludeGroupIds=org.slf4j,com.google.code.findbugs -DexcludeArtifactIds=flink-connector-base \
-            -DoutputDirectory="$d" >&2
-        touch "$d/.complete"
-    fi
+    "$here/../fetch-jars.sh" "$here/connector-pom.xml" "$d" "the Kafka connector $1" -Dconnector.version="$1" \
+        -DexcludeGroupIds=org.slf4j,com.google.code.findbugs -DexcludeArtifactIds=flink-connector-base
     echo "$d"
 }
 
