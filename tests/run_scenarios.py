@@ -43,10 +43,7 @@ from suite.registry import CODED, call, in_phase
 from suite.reports import test_golden
 from suite.stacks import (
     run_cases_real,
-    setup_connect,
-    setup_flink,
-    setup_old_flink,
-    setup_spark,
+    setup_stacks,
     start_cluster,
     start_postgres,
     start_real_kafka,
@@ -80,14 +77,7 @@ def run_long(binary, only, once=False):
     want_rt = not only or "realtime-compare" in only
     want_real = cases or want_rt or not only or "explore-real" in only
     if want_real:
-        if want_rt or any("spark" in c.needs for c in cases):
-            setup_spark()
-        if any("connect" in c.needs for c in cases):
-            setup_connect()
-        if any("flink" in c.needs for c in cases):
-            setup_flink()
-        if any("flink-1.19" in c.needs for c in cases):
-            setup_old_flink()
+        setup_stacks(cases, spark=want_rt)
         start_real_kafka()
         try:
             if not only or "explore-real" in only:
@@ -240,13 +230,7 @@ def main():
     if real:
         t0 = time.time()
         run.took["real cases"] = 0  # the real part, before "real" (its coded tests) and "last"
-        setup_spark()
-        if any("connect" in c.needs for c in cases):
-            setup_connect()
-        if any("flink" in c.needs for c in cases):
-            setup_flink()
-        if any("flink-1.19" in c.needs for c in cases):
-            setup_old_flink()
+        setup_stacks(cases, spark=True)
         start_real_kafka()
         try:
             if any("postgres" in c.needs for c in cases):

@@ -189,13 +189,23 @@ def setup_flink():
 
 
 def setup_old_flink():
-    env = dict(os.environ, SD_FLINK_VERSION=OLD_FLINK)
-    flink = os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh")
     install_phase(f"Flink {OLD_FLINK}'s runtime (pip) and the Kafka connector releases {', '.join(OLD_FLINK_CONNECTORS)} (Maven)",
-                  "flink-old-setup", ["sh", "-c", f"{flink} setup && " + " && ".join(f"{flink} connector {v}" for v in OLD_FLINK_CONNECTORS)],
-                  env=env)
+                  "flink-old-setup", [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup", *OLD_FLINK_CONNECTORS],
+                  env=dict(os.environ, SD_FLINK_VERSION=OLD_FLINK))
 
 
 def setup_spark():
     install_phase("PySpark, delta-spark, pyarrow (pip) and the Kafka connector's jars (Maven)", "spark-setup",
                   [os.path.join(ROOT, "scenarios", "env", "spark", "spark.sh"), "setup"])
+
+
+def setup_stacks(cases, spark=False):
+    """Install what CASES need (their `needs`), Spark also when asked."""
+    if spark or any("spark" in c.needs for c in cases):
+        setup_spark()
+    if any("connect" in c.needs for c in cases):
+        setup_connect()
+    if any("flink" in c.needs for c in cases):
+        setup_flink()
+    if any("flink-1.19" in c.needs for c in cases):
+        setup_old_flink()

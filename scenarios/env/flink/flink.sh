@@ -9,8 +9,9 @@
 # it, docs/bugs.md) goes into .cache/flink/py-VERSION with no connector on
 # its classpath: its jobs bring the connector they name (`connector`).
 #
-#   flink.sh setup                  install the runtime (and, for the
-#                                   default release, its connector)
+#   flink.sh setup [CONNECTOR...]   install the runtime (and, for the
+#                                   default release, its connector), and
+#                                   each connector release named (`connector`)
 #   flink.sh connector VERSION      fetch flink-connector-kafka VERSION and
 #                                   the kafka-clients it depends on into
 #                                   .cache/flink/connector-VERSION; print it
@@ -189,7 +190,7 @@ EOF
 }
 
 case "${1:-}" in
-    setup) setup ;;
+    setup) setup; shift; for v in "$@"; do connector "$v" >/dev/null; done ;;
     classpath) classpath ;;
     connector) connector "${2:-}" ;;
     jvm-opts) jvm_opts ;;
@@ -199,5 +200,5 @@ case "${1:-}" in
     taskmanager-start) taskmanager_start "$2" ;;
     jobmanager-kill) kill -9 "$(cat "$2/jobmanager.pid")" ;;
     jobmanager-start) jobmanager_start "$2" ;;
-    *) echo "usage: flink.sh setup | connector VERSION | classpath [DIR] | jvm-opts | cluster DIR [OWNER_PID] | cluster-stop DIR | taskmanager-kill DIR | taskmanager-start DIR | jobmanager-kill DIR | jobmanager-start DIR" >&2; exit 2 ;;
+    *) echo "usage: flink.sh setup [CONNECTOR...] | connector VERSION | classpath [DIR] | jvm-opts | cluster DIR [OWNER_PID] | cluster-stop DIR | taskmanager-kill DIR | taskmanager-start DIR | jobmanager-kill DIR | jobmanager-start DIR" >&2; exit 2 ;;
 esac
