@@ -2,7 +2,7 @@
  * instances=N`): which one the supervisor's calls act on (the focus), the
  * batch state that follows it, starting the ones the plan wants, and the
  * instance of each incarnation (the supervisor's, read by writer labels
- * and landings). */
+ * and landings), and `await exit`: until none runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,4 +64,47 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int instance, i
     sd_buf_free(&b);
     if (!e) sd_run_refocus(r);
     return e;
+}
+
+/* How the pipeline ended once none of its instances runs: the first
+ * instance that ended badly, else any that ran. */
+static void sd_run_how_ended(sd_run_t *r, sd_sup_state_t *how) {
+    memset(how, 0, sizeof(*how));
+    for (int k = 1; r->sup && k <= SD_MAX_INSTANCES && !how->exit_code && !how->exit_signal; k++) {
+        sd_sup_state_t ks;
+        sd_sup_instance_state(r->sup, k, &ks);
+        if (ks.incarnation && (ks.exit_code || ks.exit_signal || !how->incarnation)) *how = ks;
+    }
+}
+
+sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    int64_t t0 = sd_util_mono_ms(), limit = sd_util_scaled_ms(st->timeout_ms), deadline = t0 + limit;
+    int running[SD_MAX_INSTANCES];
+    sd_err_t e;
+    /* the plan expects it to end now: its exit is no warning */
+    r->pipe.wanted = 0;
+    r->verdict.ends = sd_util_xrealloc(r->verdict.ends, sizeof(*r->verdict.ends) * (size_t)(r->verdict.nends + 1));
+    struct sd_run_end_s *end = &r->verdict.ends[r->verdict.nends++];
+    memset(end, 0, sizeof(*end));
+    end->line = st->line;
+    snprintf(end->expected, sizeof(end->expected), "it ends by itself within %.0fs", (double)limit / 1000.0);
+    for (;;) { /* each tick reads the pipeline's exits */
+        if (!sd_run_running_instances(r, running)) {
+            sd_sup_state_t s;
+            sd_run_how_ended(r, &s);
+            double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
+            end->ok = s.exit_code == 0 && !s.exit_signal;
+            if (end->ok) snprintf(end->actual, sizeof(end->actual), "it ended by itself after %.2fs", took);
+            else if (s.exit_signal) snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs, killed by signal %d", took, s.exit_signal);
+            else snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs with exit code %d", took, s.exit_code);
+            snprintf(detail, dlen, "%s", end->actual);
+            return SD_OK;
+        }
+        if (sd_util_mono_ms() > deadline) {
+            snprintf(end->actual, sizeof(end->actual), "it was still running after %.0fs", (double)limit / 1000.0);
+            snprintf(detail, dlen, "the pipeline did not end: %s (a check the run fails)", end->actual);
+            return SD_OK;
+        }
+        if ((e = sd_run_tick(r, 50, err, errlen))) return e;
+    }
 }

@@ -217,7 +217,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                                 char *err, size_t errlen);
 sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
-/* `await exit`: until the pipeline ends by itself; how it ended (or that
+/* run_instances.c, `await exit`: until the pipeline ends by itself; how it ended (or that
  * it did not) is kept for the judgement's check, never an error. */
 sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen);
 /* run_model.c: the result models, an ops struct each, chosen by the word

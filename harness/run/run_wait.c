@@ -469,49 +469,6 @@ sd_err_t sd_run_await_batches(sd_run_t *r, const sd_step_t *st, char *detail, si
     }
 }
 
-/* Whether any instance still runs; else in *last how the first instance
- * that ended badly ended (or any that ran, when none did). */
-static int sd_run_any_running(sd_run_t *r, sd_sup_state_t *last) {
-    memset(last, 0, sizeof(*last));
-    for (int k = 1; r->sup && k <= SD_MAX_INSTANCES; k++) {
-        sd_sup_state_t ks;
-        sd_sup_instance_state(r->sup, k, &ks);
-        if (ks.running) return 1;
-        if (ks.incarnation && !last->exit_code && !last->exit_signal && (ks.exit_code || ks.exit_signal || !last->incarnation)) *last = ks;
-    }
-    return 0;
-}
-
-sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
-    int64_t t0 = sd_util_mono_ms(), limit = sd_util_scaled_ms(st->timeout_ms), deadline = t0 + limit;
-    sd_err_t e;
-    /* the plan expects it to end now: its exit is no warning */
-    r->pipe.wanted = 0;
-    r->verdict.ends = sd_util_xrealloc(r->verdict.ends, sizeof(*r->verdict.ends) * (size_t)(r->verdict.nends + 1));
-    struct sd_run_end_s *end = &r->verdict.ends[r->verdict.nends++];
-    memset(end, 0, sizeof(*end));
-    end->line = st->line;
-    snprintf(end->expected, sizeof(end->expected), "it ends by itself within %.0fs", (double)limit / 1000.0);
-    for (;;) { /* each tick reads the pipeline's exits */
-        sd_sup_state_t s;
-        if (!sd_run_any_running(r, &s)) {
-            double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
-            end->ok = s.exit_code == 0 && !s.exit_signal;
-            if (end->ok) snprintf(end->actual, sizeof(end->actual), "it ended by itself after %.2fs", took);
-            else if (s.exit_signal) snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs, killed by signal %d", took, s.exit_signal);
-            else snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs with exit code %d", took, s.exit_code);
-            snprintf(detail, dlen, "%s", end->actual);
-            return SD_OK;
-        }
-        if (sd_util_mono_ms() > deadline) {
-            snprintf(end->actual, sizeof(end->actual), "it was still running after %.0fs", (double)limit / 1000.0);
-            snprintf(detail, dlen, "the pipeline did not end: %s (a check the run fails)", end->actual);
-            return SD_OK;
-        }
-        if ((e = sd_run_tick(r, 50, err, errlen))) return e;
-    }
-}
-
 sd_err_t sd_run_sleep(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_err_t e = sd_run_tick_until(r, sd_util_mono_ms() + st->timeout_ms, err, errlen);
     if (e) return e;
