@@ -57,7 +57,7 @@ LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore \
               test_progress test_proxy test_recovery test_cluster
-PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin
+PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
@@ -86,6 +86,9 @@ scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/r
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
 scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
+
+scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
 # the unit tests run under LeakSanitizer (under ASan's own when SAN is set):
@@ -138,7 +141,7 @@ EXAMPLES    = $(wildcard scenarios/parcel-*.drill)
 # the references README.md links to, beside it
 DOCS        = $(wildcard docs/*.md)
 # what install writes, one path a line, for uninstall (and nothing else)
-INSTALLED   = $(BINDIR)/streamdrill $(LIBEXECDIR)/refpipe $(LIBEXECDIR)/refjoin $(LIBEXECDIR)/parquet_rows.py \
+INSTALLED   = $(BINDIR)/streamdrill $(LIBEXECDIR)/refpipe $(LIBEXECDIR)/refjoin $(LIBEXECDIR)/reftxn $(LIBEXECDIR)/parquet_rows.py \
               $(EXAMPLES:scenarios/%=$(DATADIR)/scenarios/%) $(DATADIR)/scenarios/readers/sqlite_rows.py \
               $(DATADIR)/schemas/summary.schema.json $(DATADIR)/schemas/manifest.schema.json \
               $(MANDIR)/streamdrill.1 $(COMPDIR)/streamdrill $(DOCDIR)/README.md $(DOCS:%=$(DOCDIR)/%)
@@ -212,7 +215,7 @@ scenario-tests: all
 # shellcheck over the shell scripts, ruff over the Python (ruff.toml says
 # which rules; a finding silenced in place says why)
 SHELL_SCRIPTS = $(shell find scenarios/env scenarios/deployed scripts tests -name '*.sh') scenarios/pipelines/connect/file-sink \
-                scenarios/pipelines/connect/mirror-maker
+                scenarios/pipelines/connect/mirror-maker scenarios/pipelines/streams/dedup-app
 lint:
 	@shellcheck $(SHELL_SCRIPTS) && echo "== shellcheck: $(words $(SHELL_SCRIPTS)) shell scripts clean"
 	@py=$$(sh tests/venv.sh) && $$(dirname $$py)/ruff check --quiet python tests scripts scenarios && echo "== ruff: python/, tests/, scripts/ and the jobs clean"

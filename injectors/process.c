@@ -47,6 +47,12 @@ static int64_t sd_target_rows(sd_run_t *r) {
     return rows;
 }
 
+/* The target's records written and not yet visible: an open transaction
+ * of a transactional writer (-1: no target, or a reader that cannot tell). */
+static int64_t sd_target_pending(sd_run_t *r) {
+    return sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
+}
+
 /* The instances a step acts on: instance=K when it runs, else every
  * running instance. Their count; out holds SD_MAX_INSTANCES. */
 static int sd_process_targets(sd_run_t *r, const sd_step_t *st, int *out) {
@@ -189,6 +195,40 @@ static void sd_fault_land_hint(const sd_step_t *st, int64_t batch_rows, char *ou
              batch_rows >= 0 ? "" : ", or batch markers with rows= so the harness aims by the batch's size");
 }
 
+/* Without batches (progress sink, none), mid-batch is the target growing
+ * by grow rows after the step began; for a transactional target (one
+ * that has shown an open transaction or a marker), an open transaction
+ * holding that many records: its rows become visible at its commit, when
+ * the batch is already past. */
+static sd_err_t sd_process_wait_growth(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int64_t deadline, char *err,
+                                       size_t errlen) {
+    sd_err_t e;
+    L->how = SD_PLACED_SINK_GREW;
+    L->rows0 = sd_target_rows(r);
+    int64_t grow = st->proc.visible > 0 ? st->proc.visible : 1;
+    int txn = 0;
+    int64_t grew_mono = -1;
+    for (;;) {
+        int64_t now_rows = sd_target_rows(r);
+        int64_t pend = sd_target_pending(r);
+        txn |= pend >= 0;
+        int hit = pend >= 0 ? pend >= grow : L->rows0 >= 0 && now_rows - L->rows0 >= grow;
+        /* after=D: that long after the growth began (a transaction
+         * that commits sooner is missed: the next one is waited for) */
+        if (!hit) grew_mono = -1;
+        else if (grew_mono < 0) grew_mono = sd_util_mono_ms();
+        if (hit && (st->proc.after_ms < 0 || sd_util_mono_ms() - grew_mono >= st->proc.after_ms)) {
+            L->pending = pend;
+            return SD_OK;
+        }
+        if (sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: %s%s within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
+                              txn ? "no transaction of the target held records written and not committed" : "the sink did not grow",
+                              st->proc.visible > 0 ? " by visible= rows" : "", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+        if ((e = sd_run_tick(r, 5, err, errlen))) return e;
+    }
+}
+
 /* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
  * (see the top of this file), right after a batch's commit before the next
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
@@ -196,7 +236,7 @@ static void sd_fault_land_hint(const sd_step_t *st, int64_t batch_rows, char *ou
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
     L->how = SD_PLACED_NOW;
-    L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = -1;
+    L->batch = L->batch_rows = L->rows0 = L->mark0 = L->mark1 = L->pending = -1;
     *gone = 0;
     if (st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
     sd_sup_state_t s;
@@ -279,10 +319,31 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     sd_sup_state(sd_run_sup(r), &s);
                     if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
                     int64_t el = sd_util_mono_ms() - began;
-                    if (el >= delay) break;
-                    if (use_growth) {
-                        int64_t now_rows = sd_target_rows(r);
-                        if (now_rows >= 0 && now_rows - rows0 >= grow) break;
+                    /* a transactional target (pend >= 0): inside the batch
+                     * is inside its open transaction, records written and
+                     * not committed; with no after= or visible= to aim by,
+                     * the first moment one holds records */
+                    int64_t pend = sd_target_pending(r);
+                    int aimed;
+                    if (pend >= 0 && st->proc.after_ms < 0 && st->proc.visible <= 0) {
+                        aimed = pend > 0;
+                    } else {
+                        aimed = el >= delay;
+                        if (!aimed && use_growth) {
+                            int64_t now_rows = sd_target_rows(r);
+                            aimed = now_rows >= 0 && now_rows - rows0 >= grow;
+                        }
+                        if (pend == 0) aimed = 0; /* between its transactions: the next one */
+                    }
+                    if (aimed) break;
+                    if (sd_util_mono_ms() > deadline) {
+                        if (pend == 0)
+                            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: batch %lld was in flight and the target "
+                                              "held no open transaction (no record written and not committed) within %.0fs",
+                                              st->kind == SD_STEP_PAUSE ? "pause" : "kill", (long long)batch,
+                                              (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+                        missed = 1;
+                        break;
                     }
                     sd_util_sleep_ms(2);
                 }
@@ -297,6 +358,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     L->batch = batch;
                     L->batch_rows = batch_rows;
                     L->rows0 = rows0;
+                    L->pending = sd_target_pending(r);
                     return SD_OK;
                 }
                 misses++;
@@ -304,19 +366,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
             if ((e = sd_run_tick(r, 5, err, errlen))) return e;
         }
     }
-    if (st->proc.mid_batch != SD_LAND_NOW && sd_run_target(r)) {
-        L->how = SD_PLACED_SINK_GREW;
-        L->rows0 = sd_target_rows(r);
-        int64_t grow = st->proc.visible > 0 ? st->proc.visible : 1;
-        for (;;) {
-            int64_t now_rows = sd_target_rows(r);
-            if (L->rows0 >= 0 && now_rows - L->rows0 >= grow) return SD_OK;
-            if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: the sink did not grow%s within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
-                                  st->proc.visible > 0 ? " by visible= rows" : "", (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
-            if ((e = sd_run_tick(r, 5, err, errlen))) return e;
-        }
-    }
+    if (st->proc.mid_batch != SD_LAND_NOW && sd_run_target(r)) return sd_process_wait_growth(r, st, L, deadline, err, errlen);
     return SD_OK;
 }
 
@@ -358,8 +408,13 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
             snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
                      k ? " (of every instance)" : "");
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)sd_run_sample_cost_ms(r));
-        snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s",
-                 inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen,
+        char txn[160] = "";
+        if (L->pending > 0)
+            snprintf(txn, sizeof(txn), "; inside an open transaction of the target (%lld records written, not committed)", (long long)L->pending);
+        else if (L->pending == 0)
+            snprintf(txn, sizeof(txn), "; no transaction of the target open");
+        snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s%s",
+                 inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen, txn,
                  !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
@@ -380,7 +435,10 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         /* without batches (progress sink), "mid-batch" is the sink growing
          * during the step: the kill landed while rows were being written */
         int grew = L->how == SD_PLACED_SINK_GREW;
-        if (visible >= 0)
+        if (grew && L->pending > 0)
+            snprintf(land, sizeof(land), "inside an open transaction of the target: %lld records written, not committed%s",
+                     (long long)L->pending, escalated ? "; escalated to SIGKILL" : "");
+        else if (visible >= 0)
             snprintf(land, sizeof(land), "%s; %lld rows appeared in the target during the step",
                      L->how == SD_PLACED_NOW ? "immediate" : sd_placed_words[L->how], (long long)visible);
         else /* the target could not be counted at the step's start */

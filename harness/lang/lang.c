@@ -475,7 +475,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "whose Kafka source offsets are the commit's; its watermark is the oldest source partition's, which the result "
                 "models allow for), "
                 "or the pipeline's consumer group (a commit when its committed offsets move, a batch in flight while the target holds rows "
-                "past the newest commit, ready when a new member holds an assignment)"},
+                "past the newest commit or an open transaction, ready when a new member holds an assignment)"},
     {.name = "producer", .role = SD_LANG_HEADER, .parse = sd_hook_producer, .usage = "producer PROP=VALUE ...",
      .meaning = "librdkafka properties of the harness's producer (before `-X`)"},
 

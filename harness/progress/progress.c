@@ -88,7 +88,9 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
             const char *group = sd_progress_group_name(r);
             if (group && P->consumed[p] < 0)
                 snprintf(why, wlen, "consumer group %s has committed nothing for partition %d, which holds %lld (does the "
-                         "pipeline commit its offsets to that group?)", group, p, (long long)hi);
+                         "pipeline commit its offsets to that group?%s)", group, p, (long long)hi,
+                         sd_broker_is_embedded(sd_run_broker(r)) ? " The embedded cluster drops offsets sent to a transaction: a "
+                         "transactional pipeline needs a real broker, --brokers" : "");
             else if (group)
                 snprintf(why, wlen, "consumer group %s has committed offset %lld of partition %d, which holds %lld", group,
                          (long long)P->consumed[p], p, (long long)hi);

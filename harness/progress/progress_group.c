@@ -12,8 +12,11 @@
  *              offsets feed caught-up and the rows-pending estimate, as a
  *              commit marker's offsets= do).
  *   in flight  the target sink grew past what it held when the newest
- *              commit was seen: records were consumed and written that
- *              the group has not committed yet. That is a batch's begin;
+ *              commit was seen, or holds records of an open transaction
+ *              (a transactional writer commits its offsets with its
+ *              output, so its rows show with the commit): records were
+ *              consumed and written that the group has not committed
+ *              yet. That is a batch's begin;
  *              a kill between it and the next commit leaves work the
  *              restarted pipeline will do again.
  *   ready      DescribeConsumerGroups: a member that was not in the group
@@ -214,7 +217,10 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             g->rows_at_commit = sd_progress_target_rows(r);
         } else if (!g->open && st.running && (g->evidence || g->describe < 0)) {
             int64_t rows = sd_progress_target_rows(r);
-            if (rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) {
+            /* a transactional writer's rows show at its commit, with the
+             * offsets: its batch is the transaction open in the target */
+            int64_t pend = sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
+            if ((rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
                 g->open = 1;
                 /* its size: what the harness had sent past the group's
                  * newest commit (docs/pipelines.md) */
@@ -294,6 +300,13 @@ static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errle
     rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(sd_run_broker(r)), NULL, 0);
     rd_kafka_conf_set(conf, "client.id", "streamdrill-group-watch", NULL, 0);
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
+    /* the offsets committed now: a read_committed handle asks for stable
+     * offsets (KIP-447), which a transactional pipeline, its offsets
+     * pending in a transaction most of the time, makes the broker refuse
+     * until the transaction ends, and committed() retries for its whole
+     * timeout; without it a pending transaction's offsets are simply not
+     * there yet */
+    rd_kafka_conf_set(conf, "isolation.level", "read_uncommitted", NULL, 0);
     rd_kafka_conf_set_log_cb(conf, sd_group_log_cb);
     sd_err_t e = sd_broker_conf_apply(conf, sd_run_opts(r)->xprops, "-X", err, errlen);
     if (!e && rd_kafka_conf_set(conf, "group.id", name, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)

@@ -244,6 +244,7 @@ typedef struct {
     int64_t batch_rows;
     int64_t rows0;         /* target rows when that batch began */
     int64_t mark0, mark1;  /* after-sink-commit: the sink's mark when the batch was seen begun, and at the freeze */
+    int64_t pending;       /* the target's records written and not yet visible (an open transaction) when it struck, -1 unknown */
 } sd_landing_t;
 
 /* The common start of a fault that lands in the pipeline's batches (kill,

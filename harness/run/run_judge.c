@@ -740,6 +740,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         res.counts.crashes = r->pipe.crashes;
         sd_run_bounds_counts(&bounds, &res.counts);
         sd_run_sink_files(sink, &res.counts);
+        res.counts.aborted_in_target = sd_sink_aborted(sink);
         char latency_why[300];
         sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;

@@ -398,6 +398,20 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
             snprintf(why, sizeof(why), "batch %lld of incarnation %d began %.1fs ago and has not committed", (long long)r->prog.bs.begun,
                      r->prog.bs.incarnation, (double)(now - r->prog.bs.begun_mono) / 1000.0);
         }
+        /* a transaction open in a sink hides its records, and every record
+         * committed after it began, from a read_committed reader: not
+         * still until it ends, committed or aborted (a killed writer's at
+         * the fencing by its successor, or at its transaction.timeout.ms) */
+        int held = 0;
+        for (int si = 0; (quiet || settled) && si < r->sink.n && !held; si++) {
+            int64_t pend = sd_sink_pending(r->sink.v[si]);
+            if (pend > 0) {
+                held = 1;
+                quiet = settled = 0;
+                snprintf(why, sizeof(why), "sink %s holds an open transaction (%lld records written past its last stable offset, "
+                         "not committed), which hides what was committed after it began", r->sink.v[si]->name, (long long)pend);
+            }
+        }
         if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
             next_cu = now + 100;
@@ -435,7 +449,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
             return SD_OK;
         }
         if (now > deadline) {
-            if (!quiet && !flying)
+            if (!quiet && !flying && !held)
                 snprintf(why, sizeof(why), "the sinks or batch markers kept changing (last change %.1fs ago)",
                          (double)(now - since) / 1000.0);
             snprintf(detail, dlen, "no quiescence within %.0fs: %s", (double)(now - t0) / 1000.0, why);

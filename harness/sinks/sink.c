@@ -102,6 +102,14 @@ int64_t sd_sink_mark(sd_sink_t *s) {
     return m;
 }
 
+int64_t sd_sink_pending(sd_sink_t *s) {
+    int64_t rows = -1;
+    if (s->ops->pending && s->ops->pending(s->state, &rows, NULL, 0) != SD_OK) rows = -1;
+    return rows;
+}
+
+int64_t sd_sink_aborted(sd_sink_t *s) { return s->ops->aborted ? s->ops->aborted(s->state) : -1; }
+
 sd_err_t sd_sink_files(sd_sink_t *s, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen) {
     if (!s->ops->files) return sd_err_set(err, errlen, SD_ERR_SINK, "sink %s (%s) keeps no log of the files it wrote", s->name, s->ops->name);
     return s->ops->files(s->state, cb, opaque, err, errlen);

@@ -64,6 +64,14 @@ typedef struct sd_sink_ops_s {
      * runbook at a fault (Delta: "version 4 (WRITE, txn q1=3)"); caller
      * frees; NULL when there is none yet or it cannot be read. */
     char *(*newest_commit)(void *state);
+    /* Optional: records written and not yet visible to the reader, the
+     * sign of a batch in flight in a transactional writer (Kafka: the
+     * offsets past the last stable offset, an open transaction). */
+    sd_err_t (*pending)(void *state, int64_t *rows, char *err, size_t errlen);
+    /* Optional: records of transactions the writer aborted that the last
+     * scan passed over (a kill inside a transaction leaves them; a
+     * read_committed reader never sees them), -1 when it cannot tell. */
+    int64_t (*aborted)(void *state);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -113,6 +121,12 @@ char *sd_sink_newest_commit(sd_sink_t *s);
 /* The sink's commit mark (see mark above; the row count for readers
  * without one), or -1 when it cannot be read now. */
 int64_t sd_sink_mark(sd_sink_t *s);
+/* Records written and not yet visible (see pending above), or -1 when the
+ * reader cannot tell or the sink cannot be read now. */
+int64_t sd_sink_pending(sd_sink_t *s);
+/* Records of aborted transactions the last scan passed over (see aborted
+ * above), or -1 when the reader cannot tell. */
+int64_t sd_sink_aborted(sd_sink_t *s);
 
 /* JSON-lines rows as a command prints them (sink_command.c; the Delta
  * reader's helper prints the same): what names the text in errors, a line

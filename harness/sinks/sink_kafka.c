@@ -25,7 +25,20 @@ typedef struct {
     char *isolation;
     char *brokers;
     sd_kvlist_t props;
-    rd_kafka_t *meta;  /* for counts */
+    rd_kafka_t *meta;  /* metadata, and end offsets as the reader sees them (LSO under read_committed) */
+    rd_kafka_t *hw;    /* read_uncommitted: the high watermarks, open transactions included */
+    /* the record count, kept up incrementally by a consumer of the
+     * reader's isolation that never joins a group: offsets are not
+     * records (a transaction's marker takes one, an aborted record is no
+     * output), so the count is of records read */
+    rd_kafka_t *counter;
+    rd_kafka_queue_t *cq;
+    int cn;            /* partitions it reads */
+    int64_t *cpos;     /* per partition: the offset read up to */
+    int64_t *ccnt;     /* per partition: records counted */
+    int64_t *clo;      /* per partition: the low watermark when the count began */
+    int txn_seen;      /* an open transaction, or a marker between the records counted, was seen */
+    int64_t aborted;   /* records of aborted transactions the last scan passed over, -1 not known */
     char *open_note;   /* the last scan's partitions that end in an open transaction, or NULL */
 } sd_kafka_sink_t;
 
@@ -33,7 +46,12 @@ static void sd_kafka_sink_log(const rd_kafka_t *rk, int level, const char *fac, 
     (void)rk; (void)level; (void)fac; (void)buf;
 }
 
-static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type, char *err, size_t errlen) {
+/* A client of the reader. A consumer's fetch with nothing new comes back
+ * after fetch_wait: the end of a partition (its EOF) is known only then,
+ * and a count that follows a transactional topic waits for it each time
+ * the partition ends in a marker. */
+static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type, const char *isolation, const char *fetch_wait,
+                                        char *err, size_t errlen) {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char errstr[512];
     rd_kafka_conf_set(conf, "bootstrap.servers", s->brokers, NULL, 0);
@@ -43,8 +61,9 @@ static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type
         rd_kafka_conf_set(conf, "group.id", "streamdrill-sink-reader", NULL, 0);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
         rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
-        rd_kafka_conf_set(conf, "isolation.level", s->isolation, NULL, 0);
+        rd_kafka_conf_set(conf, "isolation.level", isolation, NULL, 0);
         rd_kafka_conf_set(conf, "fetch.max.bytes", "52428800", NULL, 0);
+        rd_kafka_conf_set(conf, "fetch.wait.max.ms", fetch_wait, NULL, 0);
         rd_kafka_conf_set(conf, "queued.min.messages", "200000", NULL, 0);
     }
     if (sd_broker_conf_apply(conf, &s->props, "-X", err, errlen)) {
@@ -70,9 +89,12 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     const char *iso = sd_kvlist_get(params, "isolation");
     s->isolation = sd_util_strdup(iso ? iso : "read_committed");
     s->brokers = sd_util_strdup(ctx->brokers ? ctx->brokers : "");
+    s->aborted = -1;
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
-    s->meta = sd_kafka_sink_client(s, RD_KAFKA_PRODUCER, err, errlen);
-    if (!s->meta) {
+    s->meta = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "50", err, errlen);
+    s->hw = s->meta ? sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, "read_uncommitted", "50", err, errlen) : NULL;
+    if (!s->hw) {
+        if (s->meta) rd_kafka_destroy(s->meta);
         free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
         sd_kvlist_free(&s->props);
         free(s);
@@ -102,6 +124,53 @@ static sd_err_t sd_kafka_sink_partitions(sd_kafka_sink_t *s, int *n, int *missin
     return e;
 }
 
+/* What the queue holds now, up to max, or, when it holds nothing, the first
+ * record to arrive within wait_ms: rd_kafka_consume_batch_queue waits its
+ * whole timeout unless the batch fills, a wait a count cannot afford. */
+static ssize_t sd_kafka_take(rd_kafka_queue_t *q, rd_kafka_message_t **ms, size_t max, int wait_ms) {
+    ssize_t got = rd_kafka_consume_batch_queue(q, 0, ms, max);
+    if (got != 0) return got;
+    ms[0] = rd_kafka_consume_queue(q, wait_ms);
+    return ms[0] ? 1 : 0;
+}
+
+/* The counter reads from the beginning of every partition; a topic that
+ * gained partitions is read again from the start. */
+static void sd_kafka_counter_reset(sd_kafka_sink_t *s, int n) {
+    if (s->cq) rd_kafka_queue_destroy(s->cq);
+    if (s->counter) { rd_kafka_consumer_close(s->counter); rd_kafka_destroy(s->counter); }
+    s->cq = NULL;
+    s->counter = NULL;
+    free(s->cpos); free(s->ccnt); free(s->clo);
+    s->cpos = s->ccnt = s->clo = NULL;
+    s->cn = 0;
+    if (n <= 0) return;
+    s->counter = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "5", NULL, 0);
+    if (!s->counter) return;
+    s->cpos = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    s->ccnt = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    s->clo = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    for (int p = 0; p < n; p++) s->clo[p] = -1;
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
+    for (int p = 0; p < n; p++) rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(s->counter, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    s->cq = rd_kafka_queue_get_consumer(s->counter);
+    s->cn = n;
+}
+
+/* The end offsets of the n partitions through handle rk: the last stable
+ * offset for a read_committed handle, the high watermark otherwise. */
+static sd_err_t sd_kafka_ends(sd_kafka_sink_t *s, rd_kafka_t *rk, int n, int64_t *lo, int64_t *end, char *err, size_t errlen) {
+    for (int p = 0; p < n; p++) {
+        rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(rk, s->topic, p, &lo[p], &end[p], (int)sd_util_scaled_ms(10000));
+        if (rerr) return sd_err_set(err, errlen, SD_ERR_SINK, "watermarks of %s [%d]: %s", s->topic, p, rd_kafka_err2str(rerr));
+    }
+    return SD_OK;
+}
+
+/* Records a reader of the sink's isolation sees, up to the end offsets of
+ * now: the counter reads on from where the last count stopped. */
 static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, char *err, size_t errlen) {
     sd_kafka_sink_t *s = state;
     int n = 0, missing = 0;
@@ -110,15 +179,83 @@ static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, 
         if (missing && missing_ok) { *rows = 0; return SD_OK; }
         return e;
     }
-    int64_t total = 0;
-    for (int p = 0; p < n; p++) {
-        int64_t lo, hi;
-        rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(s->meta, s->topic, p, &lo, &hi, (int)sd_util_scaled_ms(10000));
-        if (rerr) return sd_err_set(err, errlen, SD_ERR_SINK, "watermarks of %s [%d]: %s", s->topic, p, rd_kafka_err2str(rerr));
-        total += hi - lo;
+    if (n != s->cn) sd_kafka_counter_reset(s, n);
+    if (!s->counter) return sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: no client to count it with", s->topic);
+    int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *end = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    /* asked of meta, of the same isolation: a request on the counter's
+     * connection would queue behind its long-polling fetch */
+    e = sd_kafka_ends(s, s->meta, n, lo, end, err, errlen);
+    for (int p = 0; !e && p < n; p++) {
+        if (s->clo[p] < 0) s->clo[p] = lo[p];
+        if (s->cpos[p] < lo[p] && s->ccnt[p] == 0) s->cpos[p] = lo[p]; /* the first record of a trimmed partition */
     }
-    *rows = total;
-    return SD_OK;
+    /* a count is asked for often: each takes at most half a second, and
+     * one that has not caught up (a large topic's first count) takes the
+     * offsets it has not read yet for records, an over-estimate that the
+     * next counts make exact */
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(500);
+    int64_t unread = 0;
+    enum { SD_KAFKA_COUNT_BATCH = 4096 };
+    rd_kafka_message_t *ms[SD_KAFKA_COUNT_BATCH];
+    for (;;) {
+        int behind = -1;
+        for (int p = 0; !e && p < n && behind < 0; p++)
+            if (s->cpos[p] < end[p]) behind = p;
+        if (e || behind < 0) break;
+        if (sd_util_mono_ms() > deadline) {
+            for (int p = 0; p < n; p++)
+                if (s->cpos[p] < end[p]) unread += end[p] - s->cpos[p];
+            break;
+        }
+        ssize_t got = sd_kafka_take(s->cq, ms, SD_KAFKA_COUNT_BATCH, 100);
+        for (ssize_t k = 0; k < got; k++) {
+            rd_kafka_message_t *m = ms[k];
+            int p = m->partition;
+            if (p >= 0 && p < n) {
+                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                    if (m->offset > s->cpos[p]) s->cpos[p] = m->offset; /* past markers and aborted records */
+                } else if (m->err) {
+                    if (!e) e = sd_err_set(err, errlen, SD_ERR_SINK, "count %s [%d]: %s", s->topic, p, rd_kafka_message_errstr(m));
+                } else if (m->offset >= s->cpos[p]) {
+                    s->ccnt[p]++;
+                    s->cpos[p] = m->offset + 1;
+                }
+            }
+            rd_kafka_message_destroy(m);
+        }
+    }
+    int64_t total = unread;
+    for (int p = 0; p < n; p++) total += s->ccnt[p];
+    free(lo); free(end);
+    if (!e) *rows = total;
+    return e;
+}
+
+/* Records written to open transactions: the high watermark past the last
+ * stable offset, summed over the partitions; -1 while the topic shows no
+ * sign of a transactional writer (no open transaction, no marker between
+ * the records counted so far) and for a read_uncommitted reader, which
+ * sees every record at once. */
+static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, size_t errlen) {
+    sd_kafka_sink_t *s = state;
+    int n = 0, missing = 0;
+    *rows = -1;
+    sd_err_t e = sd_kafka_sink_partitions(s, &n, &missing, err, errlen);
+    if (e) return missing ? SD_OK : e;
+    if (strcmp(s->isolation, "read_committed")) return SD_OK;
+    int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    e = sd_kafka_ends(s, s->meta, n, lo, lso, err, errlen);
+    if (!e) e = sd_kafka_ends(s, s->hw, n, lo, hi, err, errlen);
+    int64_t sum = 0;
+    for (int p = 0; !e && p < n; p++)
+        if (hi[p] > lso[p]) sum += hi[p] - lso[p];
+    if (sum > 0) s->txn_seen = 1;
+    for (int p = 0; !s->txn_seen && p < s->cn && p < n; p++)
+        if (s->clo[p] >= 0 && s->cpos[p] - s->clo[p] > s->ccnt[p]) s->txn_seen = 1;
+    if (!e && s->txn_seen) *rows = sum;
+    free(lo); free(lso); free(hi);
+    return e;
 }
 
 /* "p<partition>@<offset>", the label of a record the pipeline did not label. */
@@ -143,31 +280,108 @@ static size_t sd_kafka_position(char *out, int p, int64_t off) {
 typedef int (*sd_kafka_rec_cb)(void *ctx, const rd_kafka_message_t *m, const char *writer, size_t wlen, int64_t ts, char *err,
                                size_t errlen);
 
+/* Records from the beginning up to ends[p] read by a fresh client of the
+ * given isolation, counted per partition into got[] (the split of a
+ * read_committed reader's gaps into aborted records and markers). */
+static sd_err_t sd_kafka_count_upto(sd_kafka_sink_t *s, const char *isolation, int n, const int64_t *ends, int64_t *got, char *err,
+                                    size_t errlen) {
+    rd_kafka_t *rk = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, isolation, "50", err, errlen);
+    if (!rk) return SD_ERR_SINK;
+    int64_t *pos = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
+    for (int p = 0; p < n; p++) rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(rk, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
+    sd_err_t e = SD_OK;
+    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
+    rd_kafka_message_t *ms[1024];
+    for (;;) {
+        int behind = 0;
+        for (int p = 0; p < n; p++) behind |= pos[p] < ends[p];
+        if (!behind) break;
+        if (sd_util_mono_ms() > deadline) { e = sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: read %s too slowly", s->topic, isolation); break; }
+        ssize_t k, cnt = sd_kafka_take(q, ms, 1024, 100);
+        for (k = 0; k < cnt; k++) {
+            rd_kafka_message_t *m = ms[k];
+            int p = m->partition;
+            if (p >= 0 && p < n && m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->offset > pos[p]) pos[p] = m->offset;
+            else if (p >= 0 && p < n && !m->err && m->offset < ends[p]) { got[p]++; pos[p] = m->offset + 1; }
+            else if (p >= 0 && p < n && !m->err) pos[p] = m->offset + 1;
+            rd_kafka_message_destroy(m);
+        }
+    }
+    rd_kafka_queue_destroy(q);
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    free(pos);
+    return e;
+}
+
+/* What a read_committed scan found between its records, for the notes:
+ * transactions left open at the end (the high watermark past the last
+ * stable offset), and the offsets it skipped (read[p] records in
+ * [lo, end)), split into aborted records and transaction markers by a
+ * read_uncommitted count. */
+static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, const int64_t *end, const int64_t *read) {
+    free(s->open_note);
+    s->open_note = NULL;
+    s->aborted = -1;
+    if (strcmp(s->isolation, "read_committed")) return;
+    sd_buf_t b, open;
+    sd_buf_init(&b);
+    sd_buf_init(&open);
+    int64_t *hlo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    if (!sd_kafka_ends(s, s->hw, n, hlo, hi, NULL, 0))
+        for (int p = 0; p < n; p++)
+            if (hi[p] > end[p])
+                sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)end[p], (long long)hi[p] - 1);
+    if (open.len)
+        sd_buf_printf(&b, "an output transaction was left open at the end: %s of %s are not committed (a read_committed reader does "
+                      "not see them)", open.data, s->topic);
+    int64_t skipped = 0;
+    for (int p = 0; p < n; p++) skipped += end[p] - lo[p] - read[p];
+    int64_t *all = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    if (skipped == 0) s->aborted = 0;
+    if (skipped > 0 && !sd_kafka_count_upto(s, "read_uncommitted", n, end, all, NULL, 0)) {
+        int64_t aborted = 0;
+        for (int p = 0; p < n; p++) { aborted += all[p] - read[p]; }
+        s->aborted = aborted;
+        sd_buf_printf(&b, "%s%s holds %lld record%s of aborted transactions (not output: a read_committed reader skips them) and "
+                      "%lld transaction marker%s", b.len ? "; " : "", s->topic, (long long)aborted, aborted == 1 ? "" : "s",
+                      (long long)(skipped - aborted), skipped - aborted == 1 ? "" : "s");
+    }
+    s->open_note = b.len ? sd_util_strdup(b.data) : NULL;
+    free(all); free(hlo); free(hi);
+    sd_buf_free(&b);
+    sd_buf_free(&open);
+}
+
 /* Every record of the topic up to the end offsets seen when the read
- * began, read_committed unless isolation= says otherwise; an open
- * transaction at the end is kept for the notes. */
+ * began (the last stable offsets under read_committed, the default;
+ * isolation= says otherwise); open transactions, aborted records and
+ * markers are kept for the notes. */
 static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, void *ctx, char *err, size_t errlen) {
     int n = 0, missing = 0;
     sd_err_t e = sd_kafka_sink_partitions(s, &n, &missing, err, errlen);
     if (e) return e;
     int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    for (int p = 0; p < n; p++) {
-        rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(s->meta, s->topic, p, &lo[p], &hi[p], (int)sd_util_scaled_ms(10000));
-        if (rerr) {
-            free(hi); free(lo);
-            return sd_err_set(err, errlen, SD_ERR_SINK, "watermarks of %s [%d]: %s", s->topic, p, rd_kafka_err2str(rerr));
-        }
+    if ((e = sd_kafka_ends(s, s->meta, n, lo, hi, err, errlen))) {
+        free(hi); free(lo);
+        return e;
     }
     for (int p = 0; p < n; p++)
         if (lo[p] > 0) {
             e = sd_err_set(err, errlen, SD_ERR_TRIMMED,
-                           "topic %s [%d] starts at offset %lld: the broker deleted %lld records before the harness could read them",
+                           "topic %s [%d] starts at offset %lld: the broker deleted %lld records before the harness could read them "
+                           "(the topic's retention: retention.ms deletes by record timestamp, so a pipeline that stamps its output "
+                           "with old event times sees it deleted at once; retention.bytes by size)",
                            s->topic, p, (long long)lo[p], (long long)lo[p]);
             free(hi); free(lo);
             return e;
         }
-    rd_kafka_t *rk = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, err, errlen);
+    rd_kafka_t *rk = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "50", err, errlen);
     if (!rk) { free(hi); free(lo); return SD_ERR_SINK; }
     rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
     int remaining = 0;
@@ -189,10 +403,9 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
     rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
     enum { SD_KAFKA_BATCH = 10000 };
     rd_kafka_message_t **ms = sd_util_xmalloc(sizeof(*ms) * SD_KAFKA_BATCH);
-    sd_buf_t open;
-    sd_buf_init(&open);
+    int64_t *read = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     while (remaining > 0 && !stop) {
-        ssize_t got = rd_kafka_consume_batch_queue(q, 200, ms, SD_KAFKA_BATCH);
+        ssize_t got = sd_kafka_take(q, ms, SD_KAFKA_BATCH, 200);
         if (got <= 0) {
             if (sd_util_mono_ms() > idle_deadline) {
                 e = sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: no data for 30s with %d partitions unread", s->topic, remaining);
@@ -209,11 +422,6 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
                 continue;
             }
             if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                /* read_committed ends at the last stable offset: records
-                 * past it belong to a transaction still open */
-                if (p >= 0 && p < n && !done[p] && m->offset >= 0 && m->offset < hi[p] && !strcmp(s->isolation, "read_committed"))
-                    sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)m->offset,
-                                  (long long)hi[p] - 1);
                 if (p >= 0 && p < n && !done[p]) { done[p] = 1; remaining--; }
                 rd_kafka_message_destroy(m);
                 continue;
@@ -238,6 +446,7 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
                     wlen = sd_kafka_position(wbuf, p, m->offset);
                 }
                 seen++;
+                read[p]++;
                 rd_kafka_timestamp_type_t tt;
                 int64_t ts = rd_kafka_message_timestamp(m, &tt);
                 int rc = on_rec(ctx, m, wbuf, wlen, ts >= 0 ? ts : INT64_MIN, err, errlen);
@@ -249,10 +458,8 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
         }
     }
     free(ms);
-    free(s->open_note);
-    s->open_note = open.len ? sd_util_fmt("an output transaction was left open at the end: %s of %s are not committed (a read_committed "
-                                          "reader does not see them)", open.data, s->topic) : NULL;
-    sd_buf_free(&open);
+    if (!e && !stop) sd_kafka_txn_notes(s, n, lo, hi, read);
+    free(read);
     rd_kafka_queue_destroy(q);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
@@ -337,9 +544,13 @@ static char *sd_kafka_sink_notes(void *state) {
     return s->open_note ? sd_util_strdup(s->open_note) : NULL;
 }
 
+static int64_t sd_kafka_sink_aborted(void *state) { return ((sd_kafka_sink_t *)state)->aborted; }
+
 static void sd_kafka_sink_close(void *state) {
     sd_kafka_sink_t *s = state;
     free(s->open_note);
+    sd_kafka_counter_reset(s, 0);
+    if (s->hw) rd_kafka_destroy(s->hw);
     if (s->meta) rd_kafka_destroy(s->meta);
     free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
     sd_kvlist_free(&s->props);
@@ -348,5 +559,6 @@ static void sd_kafka_sink_close(void *state) {
 
 const sd_sink_ops_t sd_sink_kafka = {
     .name = "kafka", .open = sd_kafka_sink_open, .count = sd_kafka_sink_count, .scan = sd_kafka_sink_scan,
-    .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols
+    .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols,
+    .pending = sd_kafka_sink_pending, .aborted = sd_kafka_sink_aborted,
 };

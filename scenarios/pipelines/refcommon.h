@@ -79,7 +79,7 @@ __attribute__((unused)) static int64_t parse_duration(const char *s) {
     return 0;
 }
 
-static sqlite3 *db;
+__attribute__((unused)) static sqlite3 *db;
 
 __attribute__((unused)) static void sql(const char *q) {
     char *msg = NULL;

@@ -183,6 +183,10 @@ def setup_connect():
     install_phase("Kafka Connect's jars (Maven)", "connect-fetch", [os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"])
 
 
+def setup_streams():
+    install_phase("Kafka Streams' jars (Maven)", "streams-fetch", [os.path.join(ROOT, "scenarios", "env", "streams", "streams.sh"), "fetch"])
+
+
 def setup_flink():
     install_phase("Flink's runtime (pip: apache-flink-libraries) and its Kafka connector (Maven)", "flink-setup",
                   [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup"])
@@ -205,6 +209,8 @@ def setup_stacks(cases, spark=False):
         setup_spark()
     if any("connect" in c.needs for c in cases):
         setup_connect()
+    if any("streams" in c.needs for c in cases):
+        setup_streams()
     if any("flink" in c.needs for c in cases):
         setup_flink()
     if any("flink-1.19" in c.needs for c in cases):

@@ -1,0 +1,376 @@
+/* reftxn.c - the reference transactional pipeline: Kafka in, Kafka out,
+ * exactly-once through Kafka's transactions, the way Kafka Streams runs
+ * under processing.guarantee=exactly_once_v2 (and any consume-transform-
+ * produce loop on a Kafka client does).
+ *
+ *   reftxn --brokers B --topic T --out TOPIC --group G
+ *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
+ *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
+ *          [--trigger-ms 200] [--row-delay-ms 2] [--weak LIST]
+ *
+ * A batch is a transaction: up to --max-batch records (closed --trigger-ms
+ * after the first), each valid one with an id not seen before written to
+ * --out and its id to the --changelog topic (the de-duplication store's
+ * changelog, as a Streams state store keeps one), each malformed one to
+ * --dead as {"sd_id": ..., "reason": ...}; then the consumed offsets are
+ * sent to the transaction (the group's offsets commit with it) and the
+ * transaction commits. On start the store is restored by reading the
+ * changelog (read_committed) to its end, and the group's committed
+ * offsets are where reading resumes. The transactional id fences a killed
+ * incarnation's producer: its open transaction is aborted, never half
+ * seen. Each record costs --row-delay-ms (standing in for real work, so
+ * that a transaction is open long enough for a kill to land inside it).
+ *
+ * It prints no markers: a drill follows it with `progress group`, which
+ * sees each commit in the group's offsets and each batch as the open
+ * transaction in the output.
+ *
+ * --guarantee at-least-once writes without transactions: records, the
+ * changelog and the dead letters flushed, then the offsets committed.
+ *
+ * --weak LIST, deliberate bugs:
+ *   no-changelog         the store lives in memory only: a restarted
+ *                        incarnation has forgotten what it wrote, and a
+ *                        replayed record is written again
+ *   offsets-outside-txn  the batch's offsets are committed to the group
+ *                        before its transaction: a kill inside the
+ *                        transaction aborts the output the offsets claim
+ *
+ * SIGTERM finishes the current batch and exits 0. */
+#include <getopt.h>
+#include <jansson.h>
+#include <librdkafka/rdkafka.h>
+#include <signal.h>
+
+static const char *ref_name = "reftxn";
+static volatile sig_atomic_t ref_stop;
+
+#include "refcommon.h"
+
+static struct {
+    const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
+    int exactly_once, max_batch, trigger_ms, row_delay_ms;
+    int no_changelog, offsets_outside_txn;
+} o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
+
+static void on_signal(int sig) { (void)sig; ref_stop = 1; }
+
+/* ---- the de-duplication store: ids seen, an open-addressing set ---- */
+
+static char **set_v;
+static size_t set_cap, set_n;
+
+static uint64_t hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* 1 when the id was new (and is now in the set) */
+static int set_add(const char *id, size_t n) {
+    if ((set_n + 1) * 2 > set_cap) {
+        size_t cap = set_cap ? set_cap * 2 : 1024;
+        char **v = calloc(cap, sizeof(char *));
+        if (!v) die("out of memory");
+        for (size_t i = 0; i < set_cap; i++)
+            if (set_v[i]) {
+                size_t k = hash(set_v[i], strlen(set_v[i])) & (cap - 1);
+                while (v[k]) k = (k + 1) & (cap - 1);
+                v[k] = set_v[i];
+            }
+        free(set_v);
+        set_v = v;
+        set_cap = cap;
+    }
+    size_t k = hash(id, n) & (set_cap - 1);
+    for (; set_v[k]; k = (k + 1) & (set_cap - 1))
+        if (strlen(set_v[k]) == n && !memcmp(set_v[k], id, n)) return 0;
+    set_v[k] = strndup(id, n);
+    set_n++;
+    return 1;
+}
+
+/* ---- Kafka ---- */
+
+static rd_kafka_t *consumer, *producer;
+static int nparts;
+
+static rd_kafka_conf_t *conf_base(void) {
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    char errstr[256];
+    if (rd_kafka_conf_set(c, "bootstrap.servers", o.brokers, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
+    return c;
+}
+
+static void set(rd_kafka_conf_t *c, const char *k, const char *v) {
+    char errstr[256];
+    if (rd_kafka_conf_set(c, k, v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s=%s: %s", k, v, errstr);
+}
+
+static void check(rd_kafka_error_t *e, const char *what) {
+    if (!e) return;
+    fprintf(stderr, "reftxn: %s: %s\n", what, rd_kafka_error_string(e));
+    int fatal = rd_kafka_error_is_fatal(e) || rd_kafka_error_txn_requires_abort(e);
+    rd_kafka_error_destroy(e);
+    if (fatal) exit(3);
+}
+
+static void produce(const char *topic, const void *key, size_t klen, const void *val, size_t vlen) {
+    for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, klen),
+                                                  RD_KAFKA_V_VALUE((void *)val, vlen), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                                  RD_KAFKA_V_END);
+        if (!e) return;
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce to %s: %s", topic, rd_kafka_err2str(e));
+        rd_kafka_poll(producer, 50);
+    }
+}
+
+static void delivery_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+    (void)rk, (void)opaque;
+    if (m->err) fprintf(stderr, "reftxn: delivery to %s: %s\n", rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+}
+
+/* The store as its changelog holds it: read_committed, to the end. */
+static void restore(void) {
+    rd_kafka_conf_t *c = conf_base();
+    set(c, "group.id", "reftxn-restore");
+    set(c, "enable.auto.commit", "false");
+    set(c, "enable.partition.eof", "true");
+    set(c, "isolation.level", "read_committed");
+    char errstr[256];
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, errstr, sizeof(errstr));
+    if (!rk) die("%s", errstr);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o.changelog, NULL);
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
+    rd_kafka_topic_destroy(rkt);
+    if (err) die("changelog %s: %s", o.changelog, rd_kafka_err2str(err));
+    int parts = md->topic_cnt == 1 && !md->topics[0].err ? md->topics[0].partition_cnt : 0;
+    rd_kafka_metadata_destroy(md);
+    /* the partitions that hold something: each ends with an EOF */
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(parts > 0 ? parts : 1);
+    for (int p = 0; p < parts; p++) {
+        int64_t lo, hi;
+        if ((err = rd_kafka_query_watermark_offsets(rk, o.changelog, p, &lo, &hi, 10000))) die("changelog %s [%d]: %s", o.changelog, p, rd_kafka_err2str(err));
+        if (hi > lo) rd_kafka_topic_partition_list_add(l, o.changelog, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    int left = l->cnt;
+    if (left) rd_kafka_assign(rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    size_t n = 0;
+    int64_t t0 = mono_ms();
+    while (left > 0) {
+        if (mono_ms() - t0 > 60000) die("changelog %s: not restored within 60 s", o.changelog);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 200);
+        if (!m) continue;
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) left--;
+        else if (m->err) die("changelog %s: %s", o.changelog, rd_kafka_message_errstr(m));
+        else if (m->key) n += set_add(m->key, m->key_len);
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    fprintf(stderr, "reftxn: restored %zu ids from %s\n", n, o.changelog);
+}
+
+static void start(void) {
+    char errstr[256];
+    rd_kafka_conf_t *c = conf_base();
+    set(c, "group.id", o.group);
+    set(c, "enable.auto.commit", "false");
+    set(c, "auto.offset.reset", "earliest");
+    set(c, "isolation.level", "read_committed");
+    set(c, "fetch.wait.max.ms", "100");
+    consumer = rd_kafka_new(RD_KAFKA_CONSUMER, c, errstr, sizeof(errstr));
+    if (!consumer) die("%s", errstr);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(consumer, o.topic, NULL);
+    for (int tries = 0; !nparts && tries < 100 && !ref_stop; tries++) {
+        if (rd_kafka_metadata(consumer, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            if (md->topic_cnt == 1 && !md->topics[0].err) nparts = md->topics[0].partition_cnt;
+            rd_kafka_metadata_destroy(md);
+        }
+        if (!nparts) sleep_ms(100);
+    }
+    rd_kafka_topic_destroy(rkt);
+    if (!nparts) die("topic %s: no metadata", o.topic);
+    /* where the group stands (its stable offsets: a transaction's offsets
+     * count once it committed), else the beginning */
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(nparts);
+    for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(l, o.topic, p);
+    rd_kafka_resp_err_t err = rd_kafka_committed(consumer, l, 10000);
+    if (err) die("committed offsets of group %s: %s", o.group, rd_kafka_err2str(err));
+    for (int p = 0; p < nparts; p++)
+        if (l->elems[p].offset < 0) l->elems[p].offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(consumer, l);
+    rd_kafka_topic_partition_list_destroy(l);
+
+    c = conf_base();
+    set(c, "linger.ms", "5");
+    if (o.exactly_once) {
+        set(c, "transactional.id", o.txn_id);
+        set(c, "transaction.timeout.ms", "60000");
+    } else {
+        set(c, "enable.idempotence", "true");
+    }
+    rd_kafka_conf_set_dr_msg_cb(c, delivery_cb);
+    producer = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr));
+    if (!producer) die("%s", errstr);
+    /* fences the producer of an earlier incarnation and aborts its open
+     * transaction */
+    if (o.exactly_once) check(rd_kafka_init_transactions(producer, 30000), "init transactions");
+}
+
+/* The offsets after each partition's last record of the batch. */
+static rd_kafka_topic_partition_list_t *batch_offsets(rd_kafka_message_t **ms, int n) {
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(nparts);
+    for (int i = 0; i < n; i++) {
+        rd_kafka_topic_partition_t *t = rd_kafka_topic_partition_list_find(l, o.topic, ms[i]->partition);
+        if (!t) t = rd_kafka_topic_partition_list_add(l, o.topic, ms[i]->partition);
+        if (ms[i]->offset + 1 > t->offset) t->offset = ms[i]->offset + 1;
+    }
+    return l;
+}
+
+/* One record: a row, a replay skipped, or a dead letter. */
+static void process(rd_kafka_message_t *m) {
+    const char *sdid = "";
+    size_t sdlen = 0;
+    rd_kafka_headers_t *hdrs = NULL;
+    const void *hv = NULL;
+    if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, "sd-id", &hv, &sdlen) && hv) sdid = hv;
+    const char *reason = NULL;
+    int64_t et;
+    json_t *j = m->payload && m->len ? json_loadb(m->payload, m->len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (!m->payload || !m->len) reason = "empty or null value";
+    else if (m->len > 65536) reason = "value larger than 64 KiB";
+    else if (!j || !json_is_object(j)) reason = "not a JSON object (or invalid UTF-8, or a key twice)";
+    else if (!json_is_string(json_object_get(j, o.id_field))) reason = "id missing or not a string";
+    else if (!json_is_string(json_object_get(j, o.time_field))) reason = "event time missing or not a string";
+    else if (parse_iso(json_string_value(json_object_get(j, o.time_field)), &et)) reason = "event time not ISO-8601";
+    else if (et > now_ms() + 3600000) reason = "event time too far in the future";
+    if (reason) {
+        json_t *d = json_pack("{s:s%, s:s}", "sd_id", sdid, sdlen, "reason", reason);
+        char *text = json_dumps(d, JSON_COMPACT);
+        produce(o.dead, NULL, 0, text, strlen(text));
+        free(text);
+        json_decref(d);
+    } else {
+        const char *id = json_string_value(json_object_get(j, o.id_field));
+        size_t idlen = json_string_length(json_object_get(j, o.id_field));
+        if (set_add(id, idlen)) {
+            produce(o.out, id, idlen, m->payload, m->len);
+            if (!o.no_changelog) produce(o.changelog, id, idlen, "1", 1);
+        }
+    }
+    json_decref(j);
+    if (o.row_delay_ms) sleep_ms(o.row_delay_ms);
+    rd_kafka_poll(producer, 0);
+}
+
+static void run(void) {
+    rd_kafka_message_t *ms[10000];
+    int max = o.max_batch < 10000 ? o.max_batch : 10000;
+    while (!ref_stop) {
+        int n = 0;
+        int64_t first = -1;
+        while (n < max && !ref_stop) {
+            int wait = first < 0 ? 100 : (int)(first + o.trigger_ms - mono_ms());
+            if (first >= 0 && wait <= 0) break;
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, wait);
+            if (!m) continue;
+            if (m->err) {
+                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) fprintf(stderr, "reftxn: consume: %s\n", rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            if (first < 0) first = mono_ms();
+            ms[n++] = m;
+        }
+        if (!n) continue;
+        rd_kafka_topic_partition_list_t *offs = batch_offsets(ms, n);
+        if (o.offsets_outside_txn) {
+            rd_kafka_resp_err_t e = rd_kafka_commit(consumer, offs, 0);
+            if (e) die("commit offsets: %s", rd_kafka_err2str(e));
+        }
+        if (o.exactly_once) check(rd_kafka_begin_transaction(producer), "begin transaction");
+        /* a stop request finishes the batch: its records are consumed */
+        for (int i = 0; i < n; i++) process(ms[i]);
+        if (o.exactly_once) {
+            if (!o.offsets_outside_txn) {
+                rd_kafka_consumer_group_metadata_t *gm = rd_kafka_consumer_group_metadata(consumer);
+                check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
+                rd_kafka_consumer_group_metadata_destroy(gm);
+            }
+            check(rd_kafka_commit_transaction(producer, 60000), "commit transaction");
+        } else {
+            rd_kafka_resp_err_t e = rd_kafka_flush(producer, 30000);
+            if (e) die("flush: %s", rd_kafka_err2str(e));
+            if (!o.offsets_outside_txn && (e = rd_kafka_commit(consumer, offs, 0))) die("commit offsets: %s", rd_kafka_err2str(e));
+        }
+        rd_kafka_topic_partition_list_destroy(offs);
+        for (int i = 0; i < n; i++) rd_kafka_message_destroy(ms[i]);
+    }
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
+                    "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
+                    "              [--row-delay-ms 2] [--weak no-changelog,offsets-outside-txn]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
+        {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
+        {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {0, 0, 0, 0}};
+    static char dead[512], changelog[512], txn[512];
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o.brokers = optarg; break;
+        case 't': o.topic = optarg; break;
+        case 'o': o.out = optarg; break;
+        case 'd': o.dead = optarg; break;
+        case 'c': o.changelog = optarg; break;
+        case 'g': o.group = optarg; break;
+        case 'x': o.txn_id = optarg; break;
+        case 'G':
+            if (!strcmp(optarg, "exactly-once")) o.exactly_once = 1;
+            else if (!strcmp(optarg, "at-least-once")) o.exactly_once = 0;
+            else die("--guarantee %s: exactly-once or at-least-once", optarg);
+            break;
+        case 'm': o.max_batch = atoi(optarg); break;
+        case 'T': o.trigger_ms = atoi(optarg); break;
+        case 'r': o.row_delay_ms = atoi(optarg); break;
+        case 'w': {
+            char *copy = strdup(optarg), *save = NULL;
+            for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+                if (!strcmp(w, "no-changelog")) o.no_changelog = 1;
+                else if (!strcmp(w, "offsets-outside-txn")) o.offsets_outside_txn = 1;
+                else if (strcmp(w, "none")) die("--weak %s: no-changelog or offsets-outside-txn", w);
+            }
+            free(copy);
+            break;
+        }
+        default: usage();
+        }
+    }
+    if (!o.brokers || !o.topic || !o.out || !o.group || o.max_batch <= 0) usage();
+    if (!o.dead) snprintf(dead, sizeof(dead), "%s-dead", o.out), o.dead = dead;
+    if (!o.changelog) snprintf(changelog, sizeof(changelog), "%s-changelog", o.out), o.changelog = changelog;
+    if (!o.txn_id) snprintf(txn, sizeof(txn), "%s-0", o.group), o.txn_id = txn;
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!o.no_changelog) restore();
+    start();
+    run();
+    rd_kafka_consumer_close(consumer);
+    rd_kafka_destroy(consumer);
+    if (rd_kafka_flush(producer, 10000)) fprintf(stderr, "reftxn: records still unsent at exit\n");
+    rd_kafka_destroy(producer);
+    return 0;
+}

@@ -1,0 +1,178 @@
+/* DedupApp.java - a Kafka Streams application as a team would write one:
+ * parcel scans de-duplicated by event id in a persistent state store,
+ * written to an output topic, malformed records to a dead-letter topic.
+ *
+ *   dedup-app [--version V] --brokers B --topic T --out OUT --dead DEAD
+ *             --app-id ID --state-dir DIR
+ *             [--guarantee exactly_once_v2|at_least_once]
+ *             [--store persistent|no-changelog] [--standbys N]
+ *             [--row-delay-ms 0] [--commit-ms MS] [--session-timeout-ms 6000]
+ *             [--linger-ms 5]
+ *
+ * The store is RocksDB with its changelog (the default): under
+ * exactly_once_v2 the output, the store's changelog and the consumed
+ * offsets commit in one Kafka transaction every commit interval (100 ms by
+ * default), so a kill leaves an open transaction that the restarted
+ * instance's producer aborts. --store no-changelog is the mistake: an
+ * in-memory store with logging disabled, forgotten by a restarted
+ * instance (the replays it saw are written again). A value that is not a
+ * JSON object with a string event_id and event_time goes to DEAD as
+ * {"sd_id": <the record's sd-id header>, "reason": ...}. Each record costs
+ * --row-delay-ms (standing in for real work). The application's state
+ * changes (REBALANCING, RUNNING, ...) are printed on stderr as
+ * "dedup-app: state A -> B". SIGTERM closes it cleanly.
+ *
+ * Its producer lingers 5 ms (--linger-ms; Streams' default is 100, its
+ * commit interval under exactly_once_v2): a transaction's records reach
+ * the broker as they are written, so a kill from outside can find them in
+ * an open transaction. With 100 they reach it at the commit, and an open
+ * transaction holds records only for the moment of the commit. */
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+
+public class DedupApp {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final String STORE = "seen-ids";
+
+    static final class Dedup implements Processor<byte[], byte[], byte[], byte[]> {
+        private final long rowDelayMs;
+        private ProcessorContext<byte[], byte[]> ctx;
+        private KeyValueStore<String, Long> seen;
+
+        Dedup(long rowDelayMs) { this.rowDelayMs = rowDelayMs; }
+
+        @Override
+        public void init(ProcessorContext<byte[], byte[]> context) {
+            ctx = context;
+            seen = context.getStateStore(STORE);
+        }
+
+        private static String reason(JsonNode j) {
+            if (j == null || !j.isObject()) return "not a JSON object";
+            if (!j.path("event_id").isTextual()) return "id missing or not a string";
+            if (!j.path("event_time").isTextual()) return "event time missing or not a string";
+            return null;
+        }
+
+        @Override
+        public void process(Record<byte[], byte[]> rec) {
+            byte[] v = rec.value();
+            JsonNode j = null;
+            String why;
+            if (v == null || v.length == 0) {
+                why = "empty or null value";
+            } else {
+                try {
+                    j = JSON.readTree(v);
+                    why = reason(j);
+                } catch (Exception e) {
+                    why = "not JSON";
+                }
+            }
+            if (why != null) {
+                Header h = rec.headers().lastHeader("sd-id");
+                ObjectNode d = JSON.createObjectNode();
+                d.put("sd_id", h == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
+                d.put("reason", why);
+                ctx.forward(rec.withValue(d.toString().getBytes(StandardCharsets.UTF_8)), "dead");
+            } else {
+                String id = j.get("event_id").asText();
+                if (seen.get(id) == null) {
+                    seen.put(id, rec.timestamp());
+                    ctx.forward(rec.withKey(id.getBytes(StandardCharsets.UTF_8)), "out");
+                }
+            }
+            if (rowDelayMs > 0) {
+                try {
+                    Thread.sleep(rowDelayMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        a.put("guarantee", "exactly_once_v2");
+        a.put("store", "persistent");
+        a.put("standbys", "0");
+        a.put("row-delay-ms", "0");
+        a.put("session-timeout-ms", "6000");
+        for (int i = 0; i + 1 < argv.length; i += 2) {
+            if (!argv[i].startsWith("--")) throw new IllegalArgumentException("dedup-app: unexpected argument " + argv[i]);
+            a.put(argv[i].substring(2), argv[i + 1]);
+        }
+        for (String k : new String[] {"brokers", "topic", "out", "dead", "app-id", "state-dir"})
+            if (!a.containsKey(k)) throw new IllegalArgumentException("dedup-app: --" + k + " is required");
+
+        KeyValueBytesStoreSupplier supplier;
+        boolean logged;
+        switch (a.get("store")) {
+            case "persistent": supplier = Stores.persistentKeyValueStore(STORE); logged = true; break;
+            case "no-changelog": supplier = Stores.inMemoryKeyValueStore(STORE); logged = false; break;
+            default: throw new IllegalArgumentException("dedup-app: --store persistent or no-changelog");
+        }
+        StoreBuilder<KeyValueStore<String, Long>> store = Stores.keyValueStoreBuilder(supplier, Serdes.String(), Serdes.Long());
+        if (!logged) store = store.withLoggingDisabled();
+
+        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
+        Topology t = new Topology();
+        t.addSource("in", Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(), a.get("topic"));
+        t.addProcessor("dedup", () -> new Dedup(rowDelay), "in");
+        t.addStateStore(store, "dedup");
+        t.addSink("out", a.get("out"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
+        t.addSink("dead", a.get("dead"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
+
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, a.get("app-id"));
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, a.get("brokers"));
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, a.get("guarantee"));
+        p.put(StreamsConfig.STATE_DIR_CONFIG, a.get("state-dir"));
+        p.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, a.get("standbys"));
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+        if (a.containsKey("commit-ms")) p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, a.get("commit-ms"));
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), a.get("session-timeout-ms"));
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "1000");
+        /* records reach the broker as they are written, not at the commit
+         * (Streams' producer lingers 100 ms by default, the commit interval
+         * under exactly_once_v2): an open transaction holds records */
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), a.getOrDefault("linger-ms", "5"));
+
+        KafkaStreams streams = new KafkaStreams(t, p);
+        CountDownLatch done = new CountDownLatch(1);
+        streams.setStateListener((now, before) -> {
+            System.err.println("dedup-app: state " + before + " -> " + now);
+            if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) done.countDown();
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            streams.close(Duration.ofSeconds(30));
+            done.countDown();
+        }));
+        streams.start();
+        done.await();
+        if (streams.state() == KafkaStreams.State.ERROR) System.exit(1);
+    }
+}
