@@ -3,7 +3,10 @@
 # one JVM) on 127.0.0.1, for streamdrill's tests and CI. Its jars come from
 # Maven Central through scenarios/env/kafka/pom.xml and are cached in
 # .cache/kafka/libs, or in the folder SD_KAFKA_LIBS names (a cache kept
-# outside the checkout, shared by several).
+# outside the checkout, shared by several). Its topics keep their records
+# for ever (log.retention.ms=-1): a pipeline that stamps its output with
+# event times (Kafka Streams does) and a generator's dates days back would
+# otherwise see a drill's output deleted before it is read.
 #
 #   kafka.sh fetch                          download the jars (once)
 #   kafka.sh start DIR [PORT] [OWNER_PID] [PROXY_PORT]
@@ -121,7 +124,7 @@ transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=4
 group.initial.rebalance.delay.ms=0
-log.retention.hours=24
+log.retention.ms=-1
 PROPS
     log_conf "$dir"
     cp="$libs/*"
@@ -171,7 +174,7 @@ transaction.state.log.replication.factor=$rf
 transaction.state.log.min.isr=$isr
 transaction.state.log.num.partitions=4
 group.initial.rebalance.delay.ms=0
-log.retention.hours=24
+log.retention.ms=-1
 replica.lag.time.max.ms=10000
 PROPS
     log_conf "$d"
