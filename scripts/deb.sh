@@ -13,20 +13,20 @@ root="$work/root"
 rm -rf "$work"
 mkdir -p "$root/DEBIAN" "$work/src/debian"
 make --no-print-directory BUILD="$build" install PREFIX=/usr DESTDIR="$(pwd)/$root"
-for p in refpipe refjoin; do
+for p in refpipe refjoin reftxn; do
     # shellcheck disable=SC2086 # flag lists are word lists
     ${CC:-cc} $CPPFLAGS $DEB_CFLAGS -Wall -Wextra -Werror $DEB_LDFLAGS -o "$root/usr/libexec/streamdrill/$p" \
         "scenarios/pipelines/$p.c" -lrdkafka -lsqlite3 -ljansson
 done
 (cd "$root" && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-    usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin)
+    usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin usr/libexec/streamdrill/reftxn)
 gzip -9n "$root/usr/share/man/man1/streamdrill.1"
 install -m 644 dist/debian/copyright "$root/usr/share/doc/streamdrill/copyright"
 gzip -9nc dist/debian/changelog > "$root/usr/share/doc/streamdrill/changelog.gz"
 chmod 644 "$root/usr/share/doc/streamdrill/changelog.gz"
 printf 'Source: streamdrill\n\nPackage: streamdrill\nArchitecture: any\n' > "$work/src/debian/control"
 depends=$(cd "$work/src" && dpkg-shlibdeps -O -e../root/usr/bin/streamdrill -e../root/usr/libexec/streamdrill/refpipe \
-    -e../root/usr/libexec/streamdrill/refjoin | sed -n 's/^shlibs:Depends=//p')
+    -e../root/usr/libexec/streamdrill/refjoin -e../root/usr/libexec/streamdrill/reftxn | sed -n 's/^shlibs:Depends=//p')
 size=$(du -sk "$root/usr" | cut -f1)
 sed -e "s#@VERSION@#$version#" -e "s#@ARCH@#$arch#" -e "s#@DEPENDS@#$depends#" -e "s#@SIZE@#$size#" \
     dist/debian/control.in > "$root/DEBIAN/control"

@@ -85,6 +85,7 @@ def test_init(binary):
 
 # every file `make install` writes under PREFIX, as docs/install.md lists them
 INSTALL_LAYOUT = ["bin/streamdrill", "libexec/streamdrill/refpipe", "libexec/streamdrill/refjoin",
+                  "libexec/streamdrill/reftxn",
                   "libexec/streamdrill/parquet_rows.py", "share/streamdrill/scenarios/readers/sqlite_rows.py",
                   "share/streamdrill/schemas/summary.schema.json", "share/streamdrill/schemas/manifest.schema.json",
                   "share/man/man1/streamdrill.1", "share/bash-completion/completions/streamdrill",

@@ -7,7 +7,7 @@
  *             [--guarantee exactly_once_v2|at_least_once]
  *             [--store persistent|no-changelog] [--standbys N]
  *             [--row-delay-ms 0] [--commit-ms MS] [--session-timeout-ms 6000]
- *             [--linger-ms 5]
+ *             [--linger-ms 5] [--punctuate-ms MS]
  *
  * The store is RocksDB with its changelog (the default): under
  * exactly_once_v2 the output, the store's changelog and the consumed
@@ -22,6 +22,14 @@
  * changes (REBALANCING, RUNNING, ...) are printed on stderr as
  * "dedup-app: state A -> B". SIGTERM closes it cleanly.
  *
+ * With --punctuate-ms the new scans are not written at once: they wait in a
+ * second persistent store (with its changelog) and a wall-clock
+ * punctuator writes and removes them every MS (a team's way to batch
+ * output). After a restart with no new input, the punctuator's writes are
+ * the only work of the transaction: Streams 3.1.0 to 3.3.2 never commit
+ * such a transaction (KAFKA-14294, fixed in 3.4.0), and the buffered scans
+ * never reach a read_committed reader (scenarios/bugs/kafka-14294.drill).
+ *
  * Its producer lingers 5 ms (--linger-ms; Streams' default is 100, its
  * commit interval under exactly_once_v2): a transaction's records reach
  * the broker as they are written, so a kill from outside can find them in
@@ -32,7 +40,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -41,12 +51,15 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
@@ -54,18 +67,39 @@ import org.apache.kafka.streams.state.Stores;
 public class DedupApp {
     static final ObjectMapper JSON = new ObjectMapper();
     static final String STORE = "seen-ids";
+    static final String BUFFER = "to-write";
 
     static final class Dedup implements Processor<byte[], byte[], byte[], byte[]> {
-        private final long rowDelayMs;
+        private final long rowDelayMs, punctuateMs;
         private ProcessorContext<byte[], byte[]> ctx;
         private KeyValueStore<String, Long> seen;
+        private KeyValueStore<String, byte[]> buffer;
 
-        Dedup(long rowDelayMs) { this.rowDelayMs = rowDelayMs; }
+        Dedup(long rowDelayMs, long punctuateMs) {
+            this.rowDelayMs = rowDelayMs;
+            this.punctuateMs = punctuateMs;
+        }
 
         @Override
         public void init(ProcessorContext<byte[], byte[]> context) {
             ctx = context;
             seen = context.getStateStore(STORE);
+            if (punctuateMs > 0) {
+                buffer = context.getStateStore(BUFFER);
+                context.schedule(Duration.ofMillis(punctuateMs), PunctuationType.WALL_CLOCK_TIME, this::flush);
+            }
+        }
+
+        /* every buffered scan written and removed */
+        private void flush(long now) {
+            List<KeyValue<String, byte[]>> all = new ArrayList<>();
+            try (KeyValueIterator<String, byte[]> it = buffer.all()) {
+                while (it.hasNext()) all.add(it.next());
+            }
+            for (KeyValue<String, byte[]> kv : all) {
+                ctx.forward(new Record<>(kv.key.getBytes(StandardCharsets.UTF_8), kv.value, now), "out");
+                buffer.delete(kv.key);
+            }
         }
 
         private static String reason(JsonNode j) {
@@ -100,7 +134,8 @@ public class DedupApp {
                 String id = j.get("event_id").asText();
                 if (seen.get(id) == null) {
                     seen.put(id, rec.timestamp());
-                    ctx.forward(rec.withKey(id.getBytes(StandardCharsets.UTF_8)), "out");
+                    if (buffer != null) buffer.put(id, v);
+                    else ctx.forward(rec.withKey(id.getBytes(StandardCharsets.UTF_8)), "out");
                 }
             }
             if (rowDelayMs > 0) {
@@ -138,10 +173,14 @@ public class DedupApp {
         if (!logged) store = store.withLoggingDisabled();
 
         long rowDelay = Long.parseLong(a.get("row-delay-ms"));
+        long punctuate = Long.parseLong(a.getOrDefault("punctuate-ms", "0"));
         Topology t = new Topology();
         t.addSource("in", Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(), a.get("topic"));
-        t.addProcessor("dedup", () -> new Dedup(rowDelay), "in");
+        t.addProcessor("dedup", () -> new Dedup(rowDelay, punctuate), "in");
         t.addStateStore(store, "dedup");
+        if (punctuate > 0)
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(BUFFER), Serdes.String(), Serdes.ByteArray()),
+                            "dedup");
         t.addSink("out", a.get("out"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
         t.addSink("dead", a.get("dead"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
 
