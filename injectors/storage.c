@@ -4,7 +4,9 @@
  *   damage spark commit-marker   delete the newest commits/N (Spark re-runs batch N)
  *   damage spark offsets truncate  cut the newest offsets/N in half
  *   damage spark state           remove the state folder
- *   damage file=PATH delete|truncate   the same for any file of a pipeline
+ *   damage file=PATH delete|truncate   the same for any file of a pipeline;
+ *                                      delete removes a folder too, inside the
+ *                                      run folder only (a Streams state dir)
  *
  * The checkpoint is the scenario's (`progress spark checkpoint=`) unless
  * checkpoint= says otherwise. Damage is done while the pipeline is down
@@ -45,6 +47,42 @@ static sd_err_t sd_storage_truncate(const char *path, char *err, size_t errlen) 
     return SD_OK;
 }
 
+static void sd_storage_count(const char *dir, int64_t *files) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        char *p = sd_util_fmt("%s/%s", dir, de->d_name);
+        if (sd_util_is_dir(p)) sd_storage_count(p, files);
+        else (*files)++;
+        free(p);
+    }
+    closedir(d);
+}
+
+/* A folder of the pipeline's state (a Kafka Streams state directory),
+ * removed with everything in it: only inside the run folder, which the
+ * harness made, so that a drill never removes what it did not write. */
+static sd_err_t sd_storage_rm_folder(sd_run_t *r, const char *path, char *det, size_t dlen, char *err, size_t errlen) {
+    char *real = realpath(path, NULL), *run = realpath(sd_run_dir(r), NULL);
+    size_t n = run ? strlen(run) : 0;
+    int inside = real && run && !strncmp(real, run, n) && real[n] == '/';
+    sd_err_t e = SD_OK;
+    if (!inside) {
+        e = sd_err_set(err, errlen, SD_ERR_SCENARIO, "damage: %s is a folder outside the run folder %s: a folder is removed only "
+                       "inside it", path, sd_run_dir(r));
+    } else {
+        int64_t files = 0;
+        sd_storage_count(real, &files);
+        e = sd_util_rmtree(real, err, errlen);
+        snprintf(det, dlen, "removed the folder %s and the %lld file%s in it", path, (long long)files, files == 1 ? "" : "s");
+    }
+    free(real);
+    free(run);
+    return e;
+}
+
 static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     const char *base = st->damage.path ? st->damage.path : sd_run_sc(r)->checkpoint ? sd_run_sc(r)->checkpoint : "{checkpoint}";
     char *path = sd_scenario_expand(base, sd_run_vars(r), err, errlen);
@@ -80,6 +118,8 @@ static sd_err_t sd_storage_run(sd_run_t *r, const sd_step_t *st, char *detail, s
             }
             free(dir);
         }
+    } else if (st->damage.what == SD_DAMAGE_FILE_DELETE && sd_util_is_dir(path)) {
+        e = sd_storage_rm_folder(r, path, det, sizeof(det), err, errlen);
     } else if (st->damage.what == SD_DAMAGE_FILE_DELETE) {
         if (unlink(path) && errno != ENOENT) e = sd_err_set(err, errlen, SD_ERR_IO, "damage: delete %s: %s", path, strerror(errno));
         snprintf(det, sizeof(det), "deleted %s", path);

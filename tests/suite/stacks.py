@@ -183,8 +183,13 @@ def setup_connect():
     install_phase("Kafka Connect's jars (Maven)", "connect-fetch", [os.path.join(ROOT, "scenarios", "env", "connect", "connect.sh"), "fetch"])
 
 
-def setup_streams():
-    install_phase("Kafka Streams' jars (Maven)", "streams-fetch", [os.path.join(ROOT, "scenarios", "env", "streams", "streams.sh"), "fetch"])
+def setup_streams(cases):
+    """The default release's jars and those of every release a case names (`--set version=V`)."""
+    script = os.path.join(ROOT, "scenarios", "env", "streams", "streams.sh")
+    versions = sorted({a.split("=", 1)[1] for c in cases for a in c.args if a.startswith("version=")})
+    install_phase("Kafka Streams' jars (Maven)", "streams-fetch", [script, "fetch"])
+    for v in versions:
+        install_phase(f"Kafka Streams {v}'s jars (Maven)", f"streams-fetch-{v}", [script, "fetch", v])
 
 
 def setup_flink():
@@ -210,7 +215,7 @@ def setup_stacks(cases, spark=False):
     if any("connect" in c.needs for c in cases):
         setup_connect()
     if any("streams" in c.needs for c in cases):
-        setup_streams()
+        setup_streams([c for c in cases if "streams" in c.needs])
     if any("flink" in c.needs for c in cases):
         setup_flink()
     if any("flink-1.19" in c.needs for c in cases):
