@@ -216,9 +216,31 @@ static void sd_broker_free(sd_broker_t *b) {
     free(b);
 }
 
+/* the clusters still being destroyed by their threads */
+static pthread_mutex_t sd_broker_reap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sd_broker_reap_done = PTHREAD_COND_INITIALIZER;
+static int sd_broker_reaping;
+
 static void *sd_broker_reap(void *arg) {
     sd_broker_free(arg);
+    pthread_mutex_lock(&sd_broker_reap_lock);
+    sd_broker_reaping--;
+    pthread_cond_broadcast(&sd_broker_reap_done);
+    pthread_mutex_unlock(&sd_broker_reap_lock);
     return NULL;
+}
+
+int sd_broker_reaped_wait(int64_t timeout_ms) {
+    int64_t deadline = sd_util_mono_ms() + timeout_ms;
+    pthread_mutex_lock(&sd_broker_reap_lock);
+    while (sd_broker_reaping > 0 && sd_util_mono_ms() < deadline) {
+        pthread_mutex_unlock(&sd_broker_reap_lock);
+        sd_util_sleep_ms(10);
+        pthread_mutex_lock(&sd_broker_reap_lock);
+    }
+    int left = sd_broker_reaping;
+    pthread_mutex_unlock(&sd_broker_reap_lock);
+    return left;
 }
 
 void sd_broker_close(sd_broker_t *b) {
@@ -233,7 +255,15 @@ void sd_broker_close(sd_broker_t *b) {
         pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_attr_init(&at);
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_mutex_lock(&sd_broker_reap_lock);
+        sd_broker_reaping++;
+        pthread_mutex_unlock(&sd_broker_reap_lock);
         int started = pthread_create(&th, &at, sd_broker_reap, b) == 0;
+        if (!started) {
+            pthread_mutex_lock(&sd_broker_reap_lock);
+            sd_broker_reaping--;
+            pthread_mutex_unlock(&sd_broker_reap_lock);
+        }
         pthread_attr_destroy(&at);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (started) return;

@@ -19,7 +19,13 @@ sd_err_t sd_broker_embedded(int nbrokers, sd_broker_t **out, char *err, size_t e
 /* Use external brokers; checks they answer within timeout_ms (scaled). */
 sd_err_t sd_broker_external(const char *bootstrap, const sd_kvlist_t *props, int64_t timeout_ms,
                             sd_broker_t **out, char *err, size_t errlen);
+/* An embedded cluster is destroyed by a thread of its own, which nobody
+ * waits for (broker.c says why). */
 void sd_broker_close(sd_broker_t *b);
+/* Wait up to timeout_ms for those threads to finish; the number still at
+ * it. For a process that must end with nothing of them allocated (a test
+ * under LeakSanitizer). */
+int sd_broker_reaped_wait(int64_t timeout_ms);
 
 const char *sd_broker_bootstrap(const sd_broker_t *b);
 int sd_broker_is_embedded(const sd_broker_t *b);

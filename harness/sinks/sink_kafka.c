@@ -49,7 +49,8 @@ static void sd_kafka_sink_log(const rd_kafka_t *rk, int level, const char *fac, 
 /* A client of the reader. A consumer's fetch with nothing new comes back
  * after fetch_wait: the end of a partition (its EOF) is known only then,
  * and a count that follows a transactional topic waits for it each time
- * the partition ends in a marker. */
+ * the partition ends in a marker. "0": a consumer that never fetches
+ * (meta, hw: metadata and offsets of the isolation it has). */
 static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type, const char *isolation, const char *fetch_wait,
                                         char *err, size_t errlen) {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -58,7 +59,10 @@ static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type
     rd_kafka_conf_set(conf, "client.id", "streamdrill-sink-reader", NULL, 0);
     rd_kafka_conf_set_log_cb(conf, sd_kafka_sink_log);
     if (type == RD_KAFKA_CONSUMER) {
-        rd_kafka_conf_set(conf, "group.id", "streamdrill-sink-reader", NULL, 0);
+        /* a group for the readers only (meta and hw ask offsets and
+         * nothing else: without one they have no group machinery to tear
+         * down) */
+        if (strcmp(fetch_wait, "0")) rd_kafka_conf_set(conf, "group.id", "streamdrill-sink-reader", NULL, 0);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
         rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
         rd_kafka_conf_set(conf, "isolation.level", isolation, NULL, 0);
@@ -91,8 +95,8 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->brokers = sd_util_strdup(ctx->brokers ? ctx->brokers : "");
     s->aborted = -1;
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
-    s->meta = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "50", err, errlen);
-    s->hw = s->meta ? sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, "read_uncommitted", "50", err, errlen) : NULL;
+    s->meta = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "0", err, errlen);
+    s->hw = s->meta ? sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, "read_uncommitted", "0", err, errlen) : NULL;
     if (!s->hw) {
         if (s->meta) rd_kafka_destroy(s->meta);
         free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);

@@ -268,6 +268,7 @@ Test(progress, caught_up_against_the_partition_ends) {
     R.sup = NULL;
     sd_watchdog_sweep(token);
     sd_broker_close(b);
+    cr_assert_eq(sd_broker_reaped_wait(10000), 0);
 }
 
 /* progress flink: a hand-made checkpoint storage, DIR/JOB/chk-N with
