@@ -249,8 +249,11 @@ static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, siz
     if (strcmp(s->isolation, "read_committed")) return SD_OK;
     int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    e = sd_kafka_ends(s, s->meta, n, lo, lso, err, errlen);
-    if (!e) e = sd_kafka_ends(s, s->hw, n, lo, hi, err, errlen);
+    /* the high watermarks first: records appended between the two asks
+     * then raise only the last stable offset (a topic without
+     * transactions, written on, never looks as if it held an open one) */
+    e = sd_kafka_ends(s, s->hw, n, lo, hi, err, errlen);
+    if (!e) e = sd_kafka_ends(s, s->meta, n, lo, lso, err, errlen);
     int64_t sum = 0;
     for (int p = 0; !e && p < n; p++)
         if (hi[p] > lso[p]) sum += hi[p] - lso[p];
@@ -335,11 +338,15 @@ static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, con
     sd_buf_t b, open;
     sd_buf_init(&b);
     sd_buf_init(&open);
+    /* open now: the high watermark past a last stable offset asked after
+     * it (the scan's own end offsets are older, and a topic written on
+     * since has grown past them without any transaction) */
     int64_t *hlo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    if (!sd_kafka_ends(s, s->hw, n, hlo, hi, NULL, 0))
+    int64_t *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    if (!sd_kafka_ends(s, s->hw, n, hlo, hi, NULL, 0) && !sd_kafka_ends(s, s->meta, n, hlo, lso, NULL, 0))
         for (int p = 0; p < n; p++)
-            if (hi[p] > end[p])
-                sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)end[p], (long long)hi[p] - 1);
+            if (hi[p] > lso[p])
+                sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)lso[p], (long long)hi[p] - 1);
     if (open.len)
         sd_buf_printf(&b, "an output transaction was left open at the end: %s of %s are not committed (a read_committed reader does "
                       "not see them)", open.data, s->topic);
@@ -356,7 +363,7 @@ static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, con
                       (long long)(skipped - aborted), skipped - aborted == 1 ? "" : "s");
     }
     s->open_note = b.len ? sd_util_strdup(b.data) : NULL;
-    free(all); free(hlo); free(hi);
+    free(all); free(hlo); free(hi); free(lso);
     sd_buf_free(&b);
     sd_buf_free(&open);
 }
