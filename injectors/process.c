@@ -354,11 +354,15 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     if ((e = sd_progress_refresh(r, err, errlen))) return e;
                     if (b->committed >= batch || b->begun != batch) missed = 1;
                 }
+                /* asked last: a transaction that committed meanwhile is
+                 * not one to land in (the next is waited for) */
+                int64_t pend = missed ? -1 : sd_target_pending(r);
+                if (pend == 0 && st->proc.visible <= 0) missed = 1;
                 if (!missed) {
                     L->batch = batch;
                     L->batch_rows = batch_rows;
                     L->rows0 = rows0;
-                    L->pending = sd_target_pending(r);
+                    L->pending = pend;
                     return SD_OK;
                 }
                 misses++;
