@@ -336,6 +336,8 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                         if (pend == 0) aimed = 0; /* between its transactions: the next one */
                     }
                     if (aimed) break;
+                    /* the pump does not look at the stop flag: the tick does */
+                    if (sd_run_stop_requested && (e = sd_run_tick(r, 0, err, errlen))) return e;
                     if (sd_util_mono_ms() > deadline) {
                         if (pend == 0)
                             return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: batch %lld was in flight and the target "
