@@ -54,7 +54,9 @@ static void sd_storage_count(const char *dir, int64_t *files) {
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         char *p = sd_util_fmt("%s/%s", dir, de->d_name);
-        if (sd_util_is_dir(p)) sd_storage_count(p, files);
+        struct stat st;
+        /* a link is counted, never followed (a link back up would loop) */
+        if (!lstat(p, &st) && S_ISDIR(st.st_mode)) sd_storage_count(p, files);
         else (*files)++;
         free(p);
     }

@@ -218,14 +218,12 @@ static void sd_broker_free(sd_broker_t *b) {
 
 /* the clusters still being destroyed by their threads */
 static pthread_mutex_t sd_broker_reap_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t sd_broker_reap_done = PTHREAD_COND_INITIALIZER;
 static int sd_broker_reaping;
 
 static void *sd_broker_reap(void *arg) {
     sd_broker_free(arg);
     pthread_mutex_lock(&sd_broker_reap_lock);
     sd_broker_reaping--;
-    pthread_cond_broadcast(&sd_broker_reap_done);
     pthread_mutex_unlock(&sd_broker_reap_lock);
     return NULL;
 }

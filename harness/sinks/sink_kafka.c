@@ -46,26 +46,24 @@ static void sd_kafka_sink_log(const rd_kafka_t *rk, int level, const char *fac, 
     (void)rk; (void)level; (void)fac; (void)buf;
 }
 
-/* A client of the reader. A consumer's fetch with nothing new comes back
- * after fetch_wait: the end of a partition (its EOF) is known only then,
- * and a count that follows a transactional topic waits for it each time
- * the partition ends in a marker. "0": a consumer that never fetches
- * (meta, hw: metadata and offsets of the isolation it has). */
-static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type, const char *isolation, const char *fetch_wait,
-                                        char *err, size_t errlen) {
+/* A consumer of the reader, never in a group's rebalances. One that reads
+ * (fetch_wait given) comes back from a fetch with nothing new after
+ * fetch_wait: the end of a partition (its EOF) is known only then, and a
+ * count that follows a transactional topic waits for it each time the
+ * partition ends in a marker. fetch_wait NULL: a handle that only asks
+ * metadata and offsets as its isolation sees them (meta, hw), with no
+ * group machinery to tear down. */
+static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, const char *isolation, const char *fetch_wait, char *err, size_t errlen) {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char errstr[512];
     rd_kafka_conf_set(conf, "bootstrap.servers", s->brokers, NULL, 0);
     rd_kafka_conf_set(conf, "client.id", "streamdrill-sink-reader", NULL, 0);
     rd_kafka_conf_set_log_cb(conf, sd_kafka_sink_log);
-    if (type == RD_KAFKA_CONSUMER) {
-        /* a group for the readers only (meta and hw ask offsets and
-         * nothing else: without one they have no group machinery to tear
-         * down) */
-        if (strcmp(fetch_wait, "0")) rd_kafka_conf_set(conf, "group.id", "streamdrill-sink-reader", NULL, 0);
-        rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
+    rd_kafka_conf_set(conf, "isolation.level", isolation, NULL, 0);
+    if (fetch_wait) {
+        rd_kafka_conf_set(conf, "group.id", "streamdrill-sink-reader", NULL, 0);
         rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
-        rd_kafka_conf_set(conf, "isolation.level", isolation, NULL, 0);
         rd_kafka_conf_set(conf, "fetch.max.bytes", "52428800", NULL, 0);
         rd_kafka_conf_set(conf, "fetch.wait.max.ms", fetch_wait, NULL, 0);
         rd_kafka_conf_set(conf, "queued.min.messages", "200000", NULL, 0);
@@ -74,7 +72,7 @@ static rd_kafka_t *sd_kafka_sink_client(sd_kafka_sink_t *s, rd_kafka_type_t type
         rd_kafka_conf_destroy(conf);
         return NULL;
     }
-    rd_kafka_t *rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) {
         rd_kafka_conf_destroy(conf);
         sd_err_set(err, errlen, SD_ERR_SINK, "client for %s: %s", s->brokers, errstr);
@@ -95,8 +93,8 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->brokers = sd_util_strdup(ctx->brokers ? ctx->brokers : "");
     s->aborted = -1;
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
-    s->meta = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "0", err, errlen);
-    s->hw = s->meta ? sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, "read_uncommitted", "0", err, errlen) : NULL;
+    s->meta = sd_kafka_sink_client(s, s->isolation, NULL, err, errlen);
+    s->hw = s->meta ? sd_kafka_sink_client(s, "read_uncommitted", NULL, err, errlen) : NULL;
     if (!s->hw) {
         if (s->meta) rd_kafka_destroy(s->meta);
         free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
@@ -138,6 +136,15 @@ static ssize_t sd_kafka_take(rd_kafka_queue_t *q, rd_kafka_message_t **ms, size_
     return ms[0] ? 1 : 0;
 }
 
+/* Every partition of the topic assigned to rk from its beginning (no
+ * group: nothing is committed, the pipeline's groups are untouched). */
+static void sd_kafka_assign_all(sd_kafka_sink_t *s, rd_kafka_t *rk, int n) {
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
+    for (int p = 0; p < n; p++) rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(rk, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+}
+
 /* The counter reads from the beginning of every partition; a topic that
  * gained partitions is read again from the start. */
 static void sd_kafka_counter_reset(sd_kafka_sink_t *s, int n) {
@@ -149,16 +156,13 @@ static void sd_kafka_counter_reset(sd_kafka_sink_t *s, int n) {
     s->cpos = s->ccnt = s->clo = NULL;
     s->cn = 0;
     if (n <= 0) return;
-    s->counter = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "5", NULL, 0);
+    s->counter = sd_kafka_sink_client(s, s->isolation, "5", NULL, 0);
     if (!s->counter) return;
     s->cpos = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     s->ccnt = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     s->clo = sd_util_xcalloc((size_t)n, sizeof(int64_t));
     for (int p = 0; p < n; p++) s->clo[p] = -1;
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
-    for (int p = 0; p < n; p++) rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    rd_kafka_assign(s->counter, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
+    sd_kafka_assign_all(s, s->counter, n);
     s->cq = rd_kafka_queue_get_consumer(s->counter);
     s->cn = n;
 }
@@ -171,6 +175,54 @@ static sd_err_t sd_kafka_ends(sd_kafka_sink_t *s, rd_kafka_t *rk, int n, int64_t
         if (rerr) return sd_err_set(err, errlen, SD_ERR_SINK, "watermarks of %s [%d]: %s", s->topic, p, rd_kafka_err2str(rerr));
     }
     return SD_OK;
+}
+
+/* Reads q on until every partition's position pos[p] reaches ends[p] or
+ * the deadline passes, counting records into cnt[p]: a record at or past
+ * pos counts (and, with bounded, only one before ends[p]); an EOF moves
+ * pos past what no reader is handed (a transaction's marker, under
+ * read_committed an aborted record). Returns SD_OK caught up,
+ * SD_ERR_TIMEOUT at the deadline, or the error of a failed fetch. */
+static sd_err_t sd_kafka_read_on(sd_kafka_sink_t *s, rd_kafka_queue_t *q, int n, const int64_t *ends, int bounded, int64_t *pos,
+                                 int64_t *cnt, int64_t deadline, char *err, size_t errlen) {
+    enum { SD_KAFKA_READ_BATCH = 4096 };
+    rd_kafka_message_t *ms[SD_KAFKA_READ_BATCH];
+    sd_err_t e = SD_OK;
+    for (;;) {
+        int behind = 0;
+        for (int p = 0; p < n && !behind; p++) behind = pos[p] < ends[p];
+        if (e || !behind) return e;
+        if (sd_util_mono_ms() > deadline) return SD_ERR_TIMEOUT;
+        ssize_t got = sd_kafka_take(q, ms, SD_KAFKA_READ_BATCH, 100);
+        for (ssize_t k = 0; k < got; k++) {
+            rd_kafka_message_t *m = ms[k];
+            int p = m->partition;
+            if (p >= 0 && p < n) {
+                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                    if (m->offset > pos[p]) pos[p] = m->offset;
+                } else if (m->err) {
+                    if (!e) e = sd_err_set(err, errlen, SD_ERR_SINK, "read %s [%d]: %s", s->topic, p, rd_kafka_message_errstr(m));
+                } else if (m->offset >= pos[p]) {
+                    if (!bounded || m->offset < ends[p]) cnt[p]++;
+                    pos[p] = m->offset + 1;
+                }
+            }
+            rd_kafka_message_destroy(m);
+        }
+    }
+}
+
+/* What open transactions hold now, per partition: the high watermark hi[p]
+ * past the last stable offset lso[p]. The high watermarks are asked first:
+ * records appended between the two asks then raise only the last stable
+ * offset, so a topic written on without transactions never looks as if
+ * it held an open one. */
+static sd_err_t sd_kafka_open_now(sd_kafka_sink_t *s, int n, int64_t *lso, int64_t *hi, char *err, size_t errlen) {
+    int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    sd_err_t e = sd_kafka_ends(s, s->hw, n, lo, hi, err, errlen);
+    if (!e) e = sd_kafka_ends(s, s->meta, n, lo, lso, err, errlen);
+    free(lo);
+    return e;
 }
 
 /* Records a reader of the sink's isolation sees, up to the end offsets of
@@ -197,36 +249,12 @@ static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, 
      * one that has not caught up (a large topic's first count) takes the
      * offsets it has not read yet for records, an over-estimate that the
      * next counts make exact */
-    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(500);
     int64_t unread = 0;
-    enum { SD_KAFKA_COUNT_BATCH = 4096 };
-    rd_kafka_message_t *ms[SD_KAFKA_COUNT_BATCH];
-    for (;;) {
-        int behind = -1;
-        for (int p = 0; !e && p < n && behind < 0; p++)
-            if (s->cpos[p] < end[p]) behind = p;
-        if (e || behind < 0) break;
-        if (sd_util_mono_ms() > deadline) {
-            for (int p = 0; p < n; p++)
-                if (s->cpos[p] < end[p]) unread += end[p] - s->cpos[p];
-            break;
-        }
-        ssize_t got = sd_kafka_take(s->cq, ms, SD_KAFKA_COUNT_BATCH, 100);
-        for (ssize_t k = 0; k < got; k++) {
-            rd_kafka_message_t *m = ms[k];
-            int p = m->partition;
-            if (p >= 0 && p < n) {
-                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                    if (m->offset > s->cpos[p]) s->cpos[p] = m->offset; /* past markers and aborted records */
-                } else if (m->err) {
-                    if (!e) e = sd_err_set(err, errlen, SD_ERR_SINK, "count %s [%d]: %s", s->topic, p, rd_kafka_message_errstr(m));
-                } else if (m->offset >= s->cpos[p]) {
-                    s->ccnt[p]++;
-                    s->cpos[p] = m->offset + 1;
-                }
-            }
-            rd_kafka_message_destroy(m);
-        }
+    if (!e) e = sd_kafka_read_on(s, s->cq, n, end, 0, s->cpos, s->ccnt, sd_util_mono_ms() + sd_util_scaled_ms(500), err, errlen);
+    if (e == SD_ERR_TIMEOUT) {
+        e = SD_OK;
+        for (int p = 0; p < n; p++)
+            if (s->cpos[p] < end[p]) unread += end[p] - s->cpos[p];
     }
     int64_t total = unread;
     for (int p = 0; p < n; p++) total += s->ccnt[p];
@@ -242,18 +270,15 @@ static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, 
  * sees every record at once. */
 static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, size_t errlen) {
     sd_kafka_sink_t *s = state;
-    int n = 0, missing = 0;
+    int n = s->cn, missing = 0;
     *rows = -1;
-    sd_err_t e = sd_kafka_sink_partitions(s, &n, &missing, err, errlen);
-    if (e) return missing ? SD_OK : e;
     if (strcmp(s->isolation, "read_committed")) return SD_OK;
-    int64_t *lo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    /* the high watermarks first: records appended between the two asks
-     * then raise only the last stable offset (a topic without
-     * transactions, written on, never looks as if it held an open one) */
-    e = sd_kafka_ends(s, s->hw, n, lo, hi, err, errlen);
-    if (!e) e = sd_kafka_ends(s, s->meta, n, lo, lso, err, errlen);
+    /* asked while a kill waits for its moment: the partitions the last
+     * count found (each sample counts), metadata only before the first */
+    sd_err_t e = n > 0 ? SD_OK : sd_kafka_sink_partitions(s, &n, &missing, err, errlen);
+    if (e) return missing ? SD_OK : e;
+    int64_t *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    e = sd_kafka_open_now(s, n, lso, hi, err, errlen);
     int64_t sum = 0;
     for (int p = 0; !e && p < n; p++)
         if (hi[p] > lso[p]) sum += hi[p] - lso[p];
@@ -261,7 +286,7 @@ static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, siz
     for (int p = 0; !s->txn_seen && p < s->cn && p < n; p++)
         if (s->clo[p] >= 0 && s->cpos[p] - s->clo[p] > s->ccnt[p]) s->txn_seen = 1;
     if (!e && s->txn_seen) *rows = sum;
-    free(lo); free(lso); free(hi);
+    free(lso); free(hi);
     return e;
 }
 
@@ -292,32 +317,13 @@ typedef int (*sd_kafka_rec_cb)(void *ctx, const rd_kafka_message_t *m, const cha
  * read_committed reader's gaps into aborted records and markers). */
 static sd_err_t sd_kafka_count_upto(sd_kafka_sink_t *s, const char *isolation, int n, const int64_t *ends, int64_t *got, char *err,
                                     size_t errlen) {
-    rd_kafka_t *rk = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, isolation, "50", err, errlen);
+    rd_kafka_t *rk = sd_kafka_sink_client(s, isolation, "50", err, errlen);
     if (!rk) return SD_ERR_SINK;
     int64_t *pos = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
-    for (int p = 0; p < n; p++) rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    rd_kafka_assign(rk, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
+    sd_kafka_assign_all(s, rk, n);
     rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
-    sd_err_t e = SD_OK;
-    int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
-    rd_kafka_message_t *ms[1024];
-    for (;;) {
-        int behind = 0;
-        for (int p = 0; p < n; p++) behind |= pos[p] < ends[p];
-        if (!behind) break;
-        if (sd_util_mono_ms() > deadline) { e = sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: read %s too slowly", s->topic, isolation); break; }
-        ssize_t k, cnt = sd_kafka_take(q, ms, 1024, 100);
-        for (k = 0; k < cnt; k++) {
-            rd_kafka_message_t *m = ms[k];
-            int p = m->partition;
-            if (p >= 0 && p < n && m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->offset > pos[p]) pos[p] = m->offset;
-            else if (p >= 0 && p < n && !m->err && m->offset < ends[p]) { got[p]++; pos[p] = m->offset + 1; }
-            else if (p >= 0 && p < n && !m->err) pos[p] = m->offset + 1;
-            rd_kafka_message_destroy(m);
-        }
-    }
+    sd_err_t e = sd_kafka_read_on(s, q, n, ends, 1, pos, got, sd_util_mono_ms() + sd_util_scaled_ms(30000), err, errlen);
+    if (e == SD_ERR_TIMEOUT) e = sd_err_set(err, errlen, SD_ERR_SINK, "topic %s: read %s too slowly", s->topic, isolation);
     rd_kafka_queue_destroy(q);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
@@ -338,12 +344,10 @@ static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, con
     sd_buf_t b, open;
     sd_buf_init(&b);
     sd_buf_init(&open);
-    /* open now: the high watermark past a last stable offset asked after
-     * it (the scan's own end offsets are older, and a topic written on
-     * since has grown past them without any transaction) */
-    int64_t *hlo = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    int64_t *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
-    if (!sd_kafka_ends(s, s->hw, n, hlo, hi, NULL, 0) && !sd_kafka_ends(s, s->meta, n, hlo, lso, NULL, 0))
+    /* open now, asked afresh: the scan's own end offsets are older, and a
+     * topic written on since has grown past them without any transaction */
+    int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    if (!sd_kafka_open_now(s, n, lso, hi, NULL, 0))
         for (int p = 0; p < n; p++)
             if (hi[p] > lso[p])
                 sd_buf_printf(&open, "%spartition %d offsets %lld-%lld", open.len ? ", " : "", p, (long long)lso[p], (long long)hi[p] - 1);
@@ -363,7 +367,7 @@ static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, con
                       (long long)(skipped - aborted), skipped - aborted == 1 ? "" : "s");
     }
     s->open_note = b.len ? sd_util_strdup(b.data) : NULL;
-    free(all); free(hlo); free(hi); free(lso);
+    free(all); free(hi); free(lso);
     sd_buf_free(&b);
     sd_buf_free(&open);
 }
@@ -392,18 +396,15 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
             free(hi); free(lo);
             return e;
         }
-    rd_kafka_t *rk = sd_kafka_sink_client(s, RD_KAFKA_CONSUMER, s->isolation, "50", err, errlen);
+    rd_kafka_t *rk = sd_kafka_sink_client(s, s->isolation, "50", err, errlen);
     if (!rk) { free(hi); free(lo); return SD_ERR_SINK; }
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(n);
     int remaining = 0;
     char *done = sd_util_xcalloc((size_t)n, 1);
     for (int p = 0; p < n; p++) {
-        rd_kafka_topic_partition_list_add(parts, s->topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
         if (hi[p] > lo[p]) remaining++;
         else done[p] = 1;
     }
-    rd_kafka_assign(rk, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
+    sd_kafka_assign_all(s, rk, n);
     char wbuf[64];
     int64_t idle_deadline = sd_util_mono_ms() + sd_util_scaled_ms(30000);
     int stop = 0;
