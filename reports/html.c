@@ -396,6 +396,30 @@ static void sd_html_run(sd_buf_t *b, const sd_report_model_t *m) {
         }
         sd_buf_puts(b, "</table>\n");
     }
+    int engine = 0;
+    for (int i = 0; i < m->nincs; i++) engine |= m->incs[i].has_engine;
+    if (engine) {
+        sd_buf_puts(b, "<h2>Kafka Streams' own account</h2>\n<p>What each incarnation's log says of it (Kafka Streams' INFO lines: its state "
+                       "changes, its changelogs restored); the application's word, not the harness's observation. Times are since the "
+                       "incarnation started.</p>\n<table><tr><th>#</th><th>RUNNING after</th><th>rebalances</th><th>restored</th>"
+                       "<th>restores done after</th><th>last state</th><th>states</th></tr>\n");
+        for (int i = 0; i < m->nincs; i++) {
+            const sd_rinc_t *c = &m->incs[i];
+            if (!c->has_engine) continue;
+            sd_buf_printf(b, "<tr><td class=\"n\">%d</td><td class=\"n\">", c->n);
+            if (c->running_ms >= 0) sd_buf_printf(b, "%.1f s", (double)c->running_ms / 1000.0);
+            else sd_buf_puts(b, "never");
+            sd_buf_printf(b, "</td><td class=\"n\">%d</td><td class=\"n\">%lld records (%d changelogs)</td><td class=\"n\">", c->rebalances,
+                          (long long)c->restored, c->restores);
+            if (c->restored_ms >= 0) sd_buf_printf(b, "%.1f s", (double)c->restored_ms / 1000.0);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, c->last_state);
+            sd_buf_puts(b, "</td><td>");
+            sd_h(b, c->states);
+            sd_buf_puts(b, "</td></tr>\n");
+        }
+        sd_buf_puts(b, "</table>\n");
+    }
     if (m->nwarnings) {
         sd_buf_puts(b, "<h2>Warnings and what was not judged</h2>\n<ul>\n");
         for (int i = 0; i < m->nwarnings; i++) {

@@ -53,6 +53,32 @@ static void sd_md_groups(sd_buf_t *bp, const sd_report_model_t *m) {
     }
 }
 
+/* The engine's own account (Kafka Streams' log): what it says of itself,
+ * beside what the harness saw. */
+static void sd_report_engine_md(sd_buf_t *b, const sd_report_model_t *m) {
+    int any = 0;
+    for (int i = 0; i < m->nincs; i++) any |= m->incs[i].has_engine;
+    if (!any) return;
+    sd_buf_puts(b, "\n## Kafka Streams' own account\n\nWhat each incarnation's log says of it (Kafka Streams' INFO lines: its state changes, "
+                   "its changelogs restored); the application's word, not the harness's observation. Times are since the incarnation "
+                   "started.\n\n| # | RUNNING after | rebalances | restored | restores done after | last state | states |\n"
+                   "|---:|---:|---:|---:|---:|---|---|\n");
+    for (int i = 0; i < m->nincs; i++) {
+        const sd_rinc_t *c = &m->incs[i];
+        if (!c->has_engine) continue;
+        sd_buf_printf(b, "| %d | ", c->n);
+        if (c->running_ms >= 0) sd_buf_printf(b, "%.1fs", (double)c->running_ms / 1000.0);
+        else sd_buf_puts(b, "never");
+        sd_buf_printf(b, " | %d | %lld records (%d changelogs) | ", c->rebalances, (long long)c->restored, c->restores);
+        if (c->restored_ms >= 0) sd_buf_printf(b, "%.1fs", (double)c->restored_ms / 1000.0);
+        sd_buf_puts(b, " | ");
+        sd_report_md_escape(b, c->last_state);
+        sd_buf_puts(b, " | ");
+        sd_report_md_escape(b, c->states);
+        sd_buf_puts(b, " |\n");
+    }
+}
+
 static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     sd_buf_t b;
     sd_buf_init(&b);
@@ -184,6 +210,7 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
             sd_buf_printf(&b, "| %d | %d | %s | %s | logs/%s, logs/%s |\n", c->n, c->pid, c->ended_by, ex, lo ? lo + 1 : c->log_out, le ? le + 1 : c->log_err);
         }
     }
+    sd_report_engine_md(&b, m);
     if (m->nwarnings) {
         sd_buf_puts(&b, "\n## Warnings and what was not judged\n\n");
         for (int i = 0; i < m->nwarnings; i++) {

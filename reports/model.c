@@ -183,6 +183,46 @@ static void sd_runbook_load(sd_report_model_t *m, sqlite3 *db) {
     }
 }
 
+/* Each incarnation's own account from its log (run.db engine; older run
+ * folders have no such table): when it first ran, its rebalances (a
+ * REBALANCING after it ran), what it restored and when, its states. */
+static void sd_engine_load(sd_report_model_t *m, sqlite3 *db) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT incarnation, t_ms, what, from_state, to_state, records FROM engine ORDER BY t_ms, rowid", -1, &st,
+                           NULL) != SQLITE_OK)
+        return;
+    sd_buf_t *states = sd_util_xcalloc((size_t)m->nincs + 1, sizeof(sd_buf_t));
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int n = (int)sd_coli(st, 0, 0), k = -1;
+        for (int i = 0; i < m->nincs && k < 0; i++)
+            if (m->incs[i].n == n) k = i;
+        if (k < 0) continue;
+        sd_rinc_t *c = &m->incs[k];
+        int64_t since = c->started_ms >= 0 ? sd_coli(st, 1, 0) - m->started_ms - c->started_ms : -1;
+        const char *what = (const char *)sqlite3_column_text(st, 2), *to = (const char *)sqlite3_column_text(st, 4);
+        c->has_engine = 1;
+        if (what && !strcmp(what, "restored")) {
+            c->restores++;
+            c->restored += sd_coli(st, 5, 0);
+            c->restored_ms = since;
+        } else if (what && to) {
+            if (!strcmp(to, "RUNNING") && c->running_ms < 0) c->running_ms = since;
+            else if (!strcmp(to, "REBALANCING") && c->running_ms >= 0) c->rebalances++;
+            free(c->last_state);
+            c->last_state = sd_util_strdup(to);
+            if (states[k].len < 600) sd_buf_printf(&states[k], "%s%s %.1fs", states[k].len ? ", " : "", to, (double)since / 1000.0);
+            else if (states[k].data[states[k].len - 1] != '.') sd_buf_puts(&states[k], ", ...");
+        }
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < m->nincs; i++)
+        if (states[i].len) {
+            free(m->incs[i].states);
+            m->incs[i].states = sd_buf_steal(&states[i]);
+        }
+    free(states);
+}
+
 /* Each fault's recovery figures (run.db recovery, figures a JSON object:
  * a number, null where it does not apply, "not measured" or "never").
  * Older run folders have no such table. */
@@ -373,6 +413,11 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
             c->log_err = sd_col(st, 9);
             c->version = c->resumed = c->reached = NULL;
             c->instance = 1;
+            c->has_engine = c->rebalances = c->restores = 0;
+            c->running_ms = c->restored_ms = -1;
+            c->restored = 0;
+            c->states = sd_util_strdup("");
+            c->last_state = sd_util_strdup("");
         }
         sqlite3_finalize(st);
     }
@@ -383,6 +428,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
                 if (m->incs[i].n == (int)sd_coli(st, 0, 0)) m->incs[i].instance = (int)sd_coli(st, 1, 1);
         sqlite3_finalize(st);
     }
+    sd_engine_load(m, db);
     if (sqlite3_prepare_v2(db, "SELECT sink, bucket, count(*) FROM anomaly GROUP BY sink, bucket ORDER BY sink, bucket", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             sd_rbucket_t *b = SD_GROW(m->buckets, m->nbuckets);
@@ -531,7 +577,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     free(m->steps);
     for (int i = 0; i < m->nincs; i++) {
         free(m->incs[i].argv); free(m->incs[i].ended_by); free(m->incs[i].log_out); free(m->incs[i].log_err); free(m->incs[i].version);
-        free(m->incs[i].resumed); free(m->incs[i].reached);
+        free(m->incs[i].resumed); free(m->incs[i].reached); free(m->incs[i].states); free(m->incs[i].last_state);
     }
     free(m->incs);
     for (int i = 0; i < m->nbuckets; i++) sd_free_bucket(&m->buckets[i]);

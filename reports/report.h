@@ -51,6 +51,13 @@ typedef struct sd_rinc_s {
     int exit_code, exit_signal;    /* -1 if unknown */
     char *version;                 /* what the header's `version` line found ("" none) */
     char *resumed, *reached;       /* the runbook: the newest commit before it started, its own last ("" none) */
+    /* the engine's own account from its log (run.db engine; Kafka Streams'
+     * state changes and restores): has_engine 0 without one */
+    int has_engine, rebalances, restores;
+    int64_t running_ms;            /* from its start to its first RUNNING, -1 never */
+    int64_t restored, restored_ms; /* records restored from changelogs, and when the last restore ended (since its start, -1 none) */
+    char *states;                  /* its state changes with their times since its start ("" none) */
+    char *last_state;              /* the state it was last in ("" none) */
 } sd_rinc_t;
 /* One anomalous id with what the ledger knows about it. */
 typedef struct sd_rid_s {

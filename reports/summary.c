@@ -168,6 +168,13 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
                               "stdout", c->log_out, "stderr", c->log_err);
         json_object_set_new(o, "exit_code", c->exit_code >= 0 ? json_integer(c->exit_code) : json_null());
         json_object_set_new(o, "exit_signal", c->exit_signal > 0 ? json_integer(c->exit_signal) : json_null());
+        if (c->has_engine) {
+            json_t *g = json_pack("{s:i, s:I, s:i, s:s, s:s}", "rebalances", c->rebalances, "restored_records", (json_int_t)c->restored,
+                                  "changelogs_restored", c->restores, "last_state", c->last_state, "states", c->states);
+            json_object_set_new(g, "running_after_ms", c->running_ms >= 0 ? json_integer(c->running_ms) : json_null());
+            json_object_set_new(g, "restored_after_ms", c->restored_ms >= 0 ? json_integer(c->restored_ms) : json_null());
+            json_object_set_new(o, "engine", g);
+        }
         json_array_append_new(incs, o);
     }
     json_object_set_new(root, "incarnations", incs);

@@ -102,7 +102,10 @@ static const char sd_ledger_schema[] =
     "CREATE TABLE latency(sink TEXT, seq INTEGER, sent_ms INTEGER, seen_ms INTEGER);\n"
     /* the pipeline's own account of each batch beside the ledger's */
     "CREATE TABLE account(query TEXT, batch INTEGER, incarnation INTEGER, spark_rows INTEGER,"
-    " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER);\n";
+    " ledger_rows INTEGER, spark_dropped INTEGER, ledger_late INTEGER, agree INTEGER);\n"
+    /* the engine's own account of itself, from its log (Kafka Streams: each
+     * state change, and each changelog restored with its records) */
+    "CREATE TABLE engine(incarnation INTEGER, t_ms INTEGER, what TEXT, from_state TEXT, to_state TEXT, records INTEGER, store TEXT);\n";
 
 static char *sd_ledger_multi_insert(const char *head, const char *row, int rows) {
     sd_buf_t b;

@@ -142,6 +142,9 @@ sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pi
                                      const char *log_err, int64_t started_ms, const char *version, char *err, size_t errlen);
 /* The versions an incarnation named itself (its ready line), kept when the
  * header's `version` line gave none. */
+/* The engine's own account from its log (supervisor.h, sd_sup_streams_line's
+ * words: "state A B" or "restored N STORE"); other words are let go. */
+sd_err_t sd_ledger_engine(sd_ledger_t *l, int incarnation, int64_t t_ms, const char *words, char *err, size_t errlen);
 sd_err_t sd_ledger_incarnation_version(sd_ledger_t *l, int n, const char *version, char *err, size_t errlen);
 sd_err_t sd_ledger_incarnation_end(sd_ledger_t *l, int n, int64_t ended_ms, int exit_code, int exit_signal,
                                    const char *ended_by, char *err, size_t errlen);

@@ -198,6 +198,18 @@ sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pi
                          started_ms, log_out, log_err, version, (int64_t)instance);
 }
 
+sd_err_t sd_ledger_engine(sd_ledger_t *l, int incarnation, int64_t t_ms, const char *words, char *err, size_t errlen) {
+    char a[128], b[128];
+    long long n;
+    if (sscanf(words, "state %127s %127s", a, b) == 2)
+        return sd_ledger_run(l, "INSERT INTO engine(incarnation,t_ms,what,from_state,to_state) VALUES(?,?,'state',?,?)",
+                             "record the engine's state", err, errlen, NULL, "iiss", (int64_t)incarnation, t_ms, a, b);
+    if (sscanf(words, "restored %lld %127s", &n, a) == 2)
+        return sd_ledger_run(l, "INSERT INTO engine(incarnation,t_ms,what,records,store) VALUES(?,?,'restored',?,?)",
+                             "record a restore", err, errlen, NULL, "iiis", (int64_t)incarnation, t_ms, (int64_t)n, a);
+    return SD_OK;
+}
+
 sd_err_t sd_ledger_incarnation_version(sd_ledger_t *l, int n, const char *version, char *err, size_t errlen) {
     return sd_ledger_run(l, "UPDATE incarnation SET version=? WHERE n=? AND version IS NULL", "record a pipeline's versions", err, errlen,
                          NULL, "si", version, (int64_t)n);

@@ -189,6 +189,45 @@ static int sd_sup_states_error(const char *line, size_t len) {
     return 0;
 }
 
+/* One word of a Streams log line: letters, digits, . _ - (at most 127). */
+static size_t sd_sup_word(const char *p, const char *end) {
+    size_t n = 0;
+    while (p + n < end && n < 128 && (isalnum((unsigned char)p[n]) || p[n] == '.' || p[n] == '_' || p[n] == '-')) n++;
+    return n < 128 ? n : 0;
+}
+
+int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen) {
+    const char *end = line + len, *m;
+    static const char from[] = "State transition from ", rest[] = "Finished restoring changelog ";
+    if (memmem(line, len, "stream-client [", 15) && (m = memmem(line, len, from, sizeof(from) - 1))) {
+        const char *a = m + sizeof(from) - 1;
+        size_t an = sd_sup_word(a, end);
+        if (!an || end - (a + an) < 5 || memcmp(a + an, " to ", 4)) return 0;
+        const char *b = a + an + 4;
+        size_t bn = sd_sup_word(b, end);
+        if (!bn) return 0;
+        snprintf(out, outlen, "state %.*s %.*s", (int)an, a, (int)bn, b);
+        return 1;
+    }
+    if ((m = memmem(line, len, rest, sizeof(rest) - 1))) {
+        static const char store[] = " to store ", total[] = " with a total number of ";
+        const char *t = m + sizeof(rest) - 1;
+        t += sd_sup_word(t, end);
+        if (end - t < (long)sizeof(store) - 1 || memcmp(t, store, sizeof(store) - 1)) return 0;
+        const char *s = t + sizeof(store) - 1;
+        size_t sn = sd_sup_word(s, end);
+        const char *k = s + sn;
+        if (!sn || end - k < (long)sizeof(total) - 1 || memcmp(k, total, sizeof(total) - 1)) return 0;
+        k += sizeof(total) - 1;
+        size_t kn = 0;
+        while (k + kn < end && kn < 18 && isdigit((unsigned char)k[kn])) kn++;
+        if (!kn || kn == 18) return 0;
+        snprintf(out, outlen, "restored %.*s %.*s", (int)kn, k, (int)sn, s);
+        return 1;
+    }
+    return 0;
+}
+
 /* Called with the lock held. */
 static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t len) {
     int64_t now = sd_util_wall_ms();
@@ -223,7 +262,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
     }
     int64_t mono = sd_util_mono_ms();
     s->all.last_output_mono_ms = mono;
-    char *z = sd_util_strndup(line, len);
+    char *z = sd_util_strndup(line, len), word[300];
     sd_sup_event_t ev = {.incarnation = str->inc, .t_ms = now, .batch = -1, .rows = -1, .state = -1};
     const char *m;
     int current = str->inc == cur->incarnation;
@@ -269,6 +308,10 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
     } else if ((m = strstr(z, "SD-PROGRESS "))) {
         ev.type = SD_SUP_EV_PROGRESS;
         ev.text = sd_util_strdup(m + 12);
+        sd_sup_push(s, &ev);
+    } else if (sd_sup_streams_line(z, strlen(z), word, sizeof(word))) {
+        ev.type = SD_SUP_EV_ENGINE;
+        ev.text = sd_util_strdup(word);
         sd_sup_push(s, &ev);
     } else if ((m = strstr(z, "SD-READY"))) {
         ev.type = SD_SUP_EV_READY;

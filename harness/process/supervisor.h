@@ -52,7 +52,7 @@ typedef struct sd_sup_conf_s {
                                   * SIGKILL become its stop and kill commands, SIGSTOP and SIGCONT are refused */
 } sd_sup_conf_t;
 
-typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS } sd_sup_ev_type_t;
+typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS, SD_SUP_EV_ENGINE } sd_sup_ev_type_t;
 
 typedef struct sd_sup_event_s {
     sd_sup_ev_type_t type;
@@ -60,7 +60,8 @@ typedef struct sd_sup_event_s {
     int64_t t_ms;          /* wall clock when read */
     int64_t batch, rows;   /* markers; rows -1 if not given */
     int64_t state;         /* COMMIT: state=, -1 if not given */
-    char *text;            /* COMMIT: its offsets, PROGRESS: the JSON, else NULL; owned by the event */
+    char *text;            /* COMMIT: its offsets, PROGRESS: the JSON, ENGINE: sd_sup_streams_line's words,
+                            * else NULL; owned by the event */
     int exit_code;         /* EXIT: code, or -1 when killed by a signal */
     int exit_signal;       /* EXIT: signal, or 0 */
     char ended_by[16];     /* EXIT: "kill", "stop", "crash", "exit" */
@@ -117,6 +118,13 @@ void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out);
  * /proc: the sockets of every process whose group is the incarnation's,
  * against /proc/net/tcp and tcp6. 1 yes, 0 no, -1 cannot tell. */
 int sd_sup_connected(sd_sup_t *s, const int *ports, int nports);
+/* A line of a Kafka Streams application's log that gives its own account
+ * (the INFO lines its default logging prints, on either stream):
+ *   ... stream-client [ID] State transition from A to B
+ *   ... Finished restoring changelog TOPIC-P to store S with a total number of N records
+ * Written to out as "state A B" or "restored N S" (names of letters, digits
+ * and . _ - only; anything else is not such a line). 1 when LINE is one. */
+int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen);
 /* Pop the next event (0) or return -1 when none is queued. Free ev->text. */
 int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);
 /* Block up to timeout_ms until something changes (marker, exit, output). */

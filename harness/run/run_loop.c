@@ -1,7 +1,8 @@
 /* run_loop.c - the event loop every wait of a run serves (sd_run_tick):
  * the producer's delivery reports, production registered to go on in the
  * background (r->bg.serve), the pipeline's events (markers, exits, Spark's
- * account, parsed by progress_spark.c), sink samples, faults to undo, periodic commits of run.db. It
+ * account, parsed by progress_spark.c, Kafka Streams' states and restores),
+ * sink samples, faults to undo, periodic commits of run.db. It
  * calls no file of the run above it: what it serves is registered with it
  * or lies below (run_base.c, progress, the supervisor). */
 #include <stdio.h>
@@ -48,6 +49,9 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             break;
         case SD_SUP_EV_PROGRESS:
             e = sd_progress_spark_account(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
+            break;
+        case SD_SUP_EV_ENGINE:
+            e = sd_ledger_engine(r->ledger, ev.incarnation, ev.t_ms, ev.text, err, errlen);
             break;
         case SD_SUP_EV_EXIT: {
             e = sd_ledger_incarnation_end(r->ledger, ev.incarnation, ev.t_ms, ev.exit_code, ev.exit_signal, ev.ended_by, err, errlen);

@@ -227,3 +227,29 @@ Test(supervisor, instances_run_side_by_side_and_a_signal_takes_one) {
     free(text);
     free(log);
 }
+
+/* Kafka Streams' own lines, as its default logging prints them, and lines
+ * that only look like them */
+Test(supervisor, streams_log_lines_are_its_account) {
+    char out[300];
+    const char *client = "[main] INFO org.apache.kafka.streams.KafkaStreams - stream-client [app-3f2a-0c1d] State transition from REBALANCING to RUNNING";
+    cr_assert_eq(sd_sup_streams_line(client, strlen(client), out, sizeof(out)), 1);
+    cr_assert_str_eq(out, "state REBALANCING RUNNING");
+    const char *restored = "[app-StreamThread-1] INFO org.apache.kafka.streams.processor.internals.StoreChangelogReader - stream-thread "
+                           "[app-StreamThread-1] Finished restoring changelog app-seen-ids-changelog-2 to store seen-ids with a total "
+                           "number of 41 records";
+    cr_assert_eq(sd_sup_streams_line(restored, strlen(restored), out, sizeof(out)), 1);
+    cr_assert_str_eq(out, "restored 41 seen-ids");
+    /* a thread's transition is not the application's */
+    const char *thread = "stream-thread [app-StreamThread-1] State transition from RUNNING to PARTITIONS_REVOKED";
+    cr_assert_eq(sd_sup_streams_line(thread, strlen(thread), out, sizeof(out)), 0);
+    /* control characters, a missing count, a cut line: not an account */
+    const char *ctl = "stream-client [x] State transition from RUN\x1b[2JNING to ERROR";
+    cr_assert_eq(sd_sup_streams_line(ctl, strlen(ctl), out, sizeof(out)), 0);
+    const char *nocount = "Finished restoring changelog c-0 to store s with a total number of  records";
+    cr_assert_eq(sd_sup_streams_line(nocount, strlen(nocount), out, sizeof(out)), 0);
+    const char *cut = "stream-client [x] State transition from REBALANCING to";
+    cr_assert_eq(sd_sup_streams_line(cut, strlen(cut), out, sizeof(out)), 0);
+    const char *huge = "Finished restoring changelog c-0 to store s with a total number of 123456789012345678901 records";
+    cr_assert_eq(sd_sup_streams_line(huge, strlen(huge), out, sizeof(out)), 0);
+}
