@@ -215,7 +215,8 @@ scenario-tests: all
 # shellcheck over the shell scripts, ruff over the Python (ruff.toml says
 # which rules; a finding silenced in place says why)
 SHELL_SCRIPTS = $(shell find scenarios/env scenarios/deployed scripts tests -name '*.sh') scenarios/pipelines/connect/file-sink \
-                scenarios/pipelines/connect/mirror-maker scenarios/pipelines/streams/dedup-app
+                scenarios/pipelines/connect/mirror-maker scenarios/pipelines/streams/dedup-app \
+                scenarios/pipelines/python/quix-dedup scenarios/pipelines/python/faust-dedup
 lint:
 	@shellcheck $(SHELL_SCRIPTS) && echo "== shellcheck: $(words $(SHELL_SCRIPTS)) shell scripts clean"
 	@py=$$(sh tests/venv.sh) && $$(dirname $$py)/ruff check --quiet python tests scripts scenarios && echo "== ruff: python/, tests/, scripts/ and the jobs clean"

@@ -192,6 +192,11 @@ def setup_streams(cases):
         install_phase(f"Kafka Streams {v}'s jars (Maven)", f"streams-fetch-{v}", [script, "fetch", v])
 
 
+def setup_pyproc():
+    install_phase("the Python stream processors (pip: Quix Streams, faust-streaming)", "pyproc-fetch",
+                  [os.path.join(ROOT, "scenarios", "env", "python", "pyproc.sh"), "fetch"])
+
+
 def setup_flink():
     install_phase("Flink's runtime (pip: apache-flink-libraries) and its Kafka connector (Maven)", "flink-setup",
                   [os.path.join(ROOT, "scenarios", "env", "flink", "flink.sh"), "setup"])
@@ -216,6 +221,8 @@ def setup_stacks(cases, spark=False):
         setup_connect()
     if any("streams" in c.needs for c in cases):
         setup_streams([c for c in cases if "streams" in c.needs])
+    if any("pyproc" in c.needs for c in cases):
+        setup_pyproc()
     if any("flink" in c.needs for c in cases):
         setup_flink()
     if any("flink-1.19" in c.needs for c in cases):
