@@ -53,6 +53,28 @@ static json_t *sd_summary_recovery(const sd_rfault_t *f) {
     return o;
 }
 
+/* Each incarnation: its process, how it ended, its logs, and the engine's
+ * own account of it where its log gave one. */
+static json_t *sd_summary_incarnations(const sd_report_model_t *m) {
+    json_t *incs = json_array();
+    for (int i = 0; i < m->nincs; i++) {
+        const sd_rinc_t *c = &m->incs[i];
+        json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "n", c->n, "instance", c->instance, "pid", c->pid, "ended_by", c->ended_by,
+                              "stdout", c->log_out, "stderr", c->log_err);
+        json_object_set_new(o, "exit_code", c->exit_code >= 0 ? json_integer(c->exit_code) : json_null());
+        json_object_set_new(o, "exit_signal", c->exit_signal > 0 ? json_integer(c->exit_signal) : json_null());
+        if (c->has_engine) {
+            json_t *g = json_pack("{s:i, s:I, s:i, s:s, s:s}", "rebalances", c->rebalances, "restored_records", (json_int_t)c->restored,
+                                  "changelogs_restored", c->restores, "last_state", c->last_state, "states", c->states);
+            json_object_set_new(g, "running_after_ms", c->running_ms >= 0 ? json_integer(c->running_ms) : json_null());
+            json_object_set_new(g, "restored_after_ms", c->restored_ms >= 0 ? json_integer(c->restored_ms) : json_null());
+            json_object_set_new(o, "engine", g);
+        }
+        json_array_append_new(incs, o);
+    }
+    return incs;
+}
+
 static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     json_t *root = json_object();
     json_object_set_new(root, "scenario", json_string(m->scenario));
@@ -161,23 +183,7 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
     json_t *missing = json_array();
     for (int i = 0; i < m->nmissing; i++) json_array_append_new(missing, json_string(m->missing[i]));
     json_object_set_new(root, "missing", missing);
-    json_t *incs = json_array();
-    for (int i = 0; i < m->nincs; i++) {
-        const sd_rinc_t *c = &m->incs[i];
-        json_t *o = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s}", "n", c->n, "instance", c->instance, "pid", c->pid, "ended_by", c->ended_by,
-                              "stdout", c->log_out, "stderr", c->log_err);
-        json_object_set_new(o, "exit_code", c->exit_code >= 0 ? json_integer(c->exit_code) : json_null());
-        json_object_set_new(o, "exit_signal", c->exit_signal > 0 ? json_integer(c->exit_signal) : json_null());
-        if (c->has_engine) {
-            json_t *g = json_pack("{s:i, s:I, s:i, s:s, s:s}", "rebalances", c->rebalances, "restored_records", (json_int_t)c->restored,
-                                  "changelogs_restored", c->restores, "last_state", c->last_state, "states", c->states);
-            json_object_set_new(g, "running_after_ms", c->running_ms >= 0 ? json_integer(c->running_ms) : json_null());
-            json_object_set_new(g, "restored_after_ms", c->restored_ms >= 0 ? json_integer(c->restored_ms) : json_null());
-            json_object_set_new(o, "engine", g);
-        }
-        json_array_append_new(incs, o);
-    }
-    json_object_set_new(root, "incarnations", incs);
+    json_object_set_new(root, "incarnations", sd_summary_incarnations(m));
     json_t *acc = json_array();
     for (int i = 0; i < m->naccounts; i++) {
         const sd_raccount_t *a = &m->accounts[i];

@@ -31,24 +31,7 @@ import logging
 import sys
 
 import faust
-
-
-def reason(j):
-    if not isinstance(j, dict):
-        return "not a JSON object"
-    if not isinstance(j.get("event_id"), str):
-        return "id missing or not a string"
-    if not isinstance(j.get("event_time"), str):
-        return "event time missing or not a string"
-    return None
-
-
-def header(headers, name):
-    items = headers.items() if isinstance(headers, dict) else (headers or ())
-    for k, v in items:
-        if k == name:
-            return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
-    return ""
+from scans import header, reason
 
 
 def main(argv):

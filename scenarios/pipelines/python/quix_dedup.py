@@ -37,23 +37,7 @@ import sys
 import time
 
 from quixstreams import Application
-
-
-def reason(j):
-    if not isinstance(j, dict):
-        return "not a JSON object"
-    if not isinstance(j.get("event_id"), str):
-        return "id missing or not a string"
-    if not isinstance(j.get("event_time"), str):
-        return "event time missing or not a string"
-    return None
-
-
-def header(headers, name):
-    for k, v in headers or ():
-        if k == name:
-            return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
-    return ""
+from scans import header, reason
 
 
 def main(argv):
