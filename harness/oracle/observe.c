@@ -222,7 +222,7 @@ void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, co
     memset(out, 0, sizeof(*out));
     if (!o->lat || !o->sent) return;
     /* each written row's write time (wall ms), over the seqs' first copies */
-    int64_t lo = INT64_MAX, hi = INT64_MIN, timed = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, timed = 0, at_send = 0;
     for (int64_t s = 0; s < o->nseq; s++) {
         int64_t lat = sd_observe_latency(o, s);
         uint32_t sent = sd_stamps_get(o->sent, s);
@@ -231,8 +231,11 @@ void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, co
         if (w < lo) lo = w;
         if (w > hi) hi = w;
         timed++;
+        at_send += lat <= SD_BOUND_COPIED_MS; /* a stamp before the send was taken as 0 */
     }
     if (!timed) return;
+    out->timed = timed;
+    int copied = timed >= 10 && at_send * 100 >= timed * SD_BOUND_COPIED_SHARE;
     int64_t width = (hi - lo) / SD_BOUND_BUCKETS + 1, nb = (hi - lo) / width + 1;
     uint32_t *cnt = sd_util_xcalloc((size_t)nb, sizeof(uint32_t));
     for (int64_t s = 0; s < o->nseq; s++) {
@@ -259,6 +262,13 @@ void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, co
         uint32_t sent = sd_stamps_get(o->sent, s);
         if (lat < 0 || sent == UINT32_MAX) continue;
         int64_t w = o->base_ms + sent + lat, b = (w - lo) / width;
+        if (copied) {
+            /* no write time to hold against the looks: the look that first
+             * counted the row is all there is */
+            out->copied++;
+            sd_observe_set_lat(o, s, seen[b] > w ? seen[b] - o->base_ms - sent : lat);
+            continue;
+        }
         if (prev[b] <= w || seen[b] <= w) continue;
         out->rows_late++;
         if (seen[b] - w > out->max_gap_ms) out->max_gap_ms = seen[b] - w;

@@ -66,6 +66,8 @@ int64_t sd_observe_latency(const sd_observe_t *o, int64_t seq);
 typedef struct sd_observe_bound_s {
     int64_t rows_late;    /* rows whose write time a look of the harness contradicts */
     int64_t max_gap_ms;   /* the most by which one did */
+    int64_t copied;       /* rows re-timed because the stamps are no write times (below), else 0 */
+    int64_t timed;        /* rows with a stamp */
 } sd_observe_bound_t;
 
 /* A write time is the pipeline's claim; what the harness saw of the sink
@@ -78,7 +80,14 @@ typedef struct sd_observe_bound_s {
  * readable at a look that counted fewer than k rows. A row whose write
  * time lies before such a look was first readable when the next look
  * counted it: its latency is taken from then (a row stamped when inserted
- * and made visible by a commit 20 s later has a latency of 20 s). */
+ * and made visible by a commit 20 s later has a latency of 20 s).
+ * Stamps that are no write times at all (SD_BOUND_COPIED_SHARE percent of
+ * the rows, at least 10, stamped within SD_BOUND_COPIED_MS of their own
+ * send or before it: the input record's time copied to the output, as
+ * Kafka Streams and Quix Streams do, or an event time) still give the
+ * order; every row's time is then the look that first counted it. */
+#define SD_BOUND_COPIED_MS 2
+#define SD_BOUND_COPIED_SHARE 90
 void sd_observe_bound(sd_observe_t *o, const int64_t *t, const int64_t *rows, const int64_t *looked, int64_t n, int64_t last_look_ms,
                       int64_t read_ms, sd_observe_bound_t *out);
 

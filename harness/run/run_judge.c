@@ -367,7 +367,15 @@ static sd_err_t sd_run_bound_by_samples(sd_run_t *r, sd_observe_t *obs, const sd
         sd_observe_bound_t b;
         int64_t last = r->sampling.sampled ? r->sampling.looked_wall[idx] : INT64_MIN;
         sd_observe_bound(obs, v.t, v.rows, v.looked, v.n, last, read_ms, &b);
-        if (b.rows_late) {
+        if (b.copied) {
+            char w[512];
+            snprintf(w, sizeof(w), "sink %s: %lld of %lld rows carry a time within %d ms of their own send or before it: the input "
+                     "record's time copied to the output (as Kafka Streams and Quix Streams do) or an event time, not when they were "
+                     "written; their latency and the recovery figures are from the look of the harness that first counted them",
+                     sink->name, (long long)b.copied, (long long)b.timed, SD_BOUND_COPIED_MS);
+            e = sd_ledger_warning(r->ledger, "write-times-copied", w, err, errlen);
+            sd_run_say(r, "note: %s", w);
+        } else if (b.rows_late) {
             char w[512];
             snprintf(w, sizeof(w), "sink %s: %lld rows became readable up to %.1f s after the write times they carry (a look of "
                      "the harness after such a time still counted fewer rows; a row written in a transaction is readable at its "

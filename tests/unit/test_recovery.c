@@ -694,6 +694,36 @@ Test(recovery, latency_is_bounded_by_the_harness_looks) {
     sd_stamps_free(&st);
 }
 
+Test(recovery, stamps_that_are_the_inputs_own_are_no_write_times) {
+    sd_observe_t o;
+    sd_stamps_t st;
+    int64_t w[10];
+    const int64_t B = 1000000;
+    /* every row stamped with its own send time (the input's time copied):
+     * no look contradicts a stamp, yet none is a write time; each row's
+     * latency is the look that first counted it */
+    for (int s = 0; s < 10; s++) w[s] = B + 10 * s;
+    obs_make(&o, &st, 10, w);
+    int64_t t[] = {B + 50, B + 500}, rows[] = {0, 10}, looked[] = {B + 10, B + 50};
+    sd_observe_bound_t b;
+    sd_observe_bound(&o, t, rows, looked, 2, B + 500, B + 600, &b);
+    cr_assert_eq(b.copied, 10);
+    cr_assert_eq(b.timed, 10);
+    cr_assert_eq(b.rows_late, 0, "a copied stamp is not a late row: it is no time at all");
+    for (int s = 0; s < 10; s++) cr_assert_eq(sd_observe_latency(&o, s), 500 - 10 * s, "row %d: from the look that counted it", s);
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
+    /* 8 of 10 at their send (under the share): the stamps stand */
+    for (int s = 0; s < 10; s++) w[s] = B + 10 * s + (s < 2 ? 40 : 0);
+    obs_make(&o, &st, 10, w);
+    int64_t t2[] = {B + 500}, rows2[] = {10}, looked2[] = {B + 5};
+    sd_observe_bound(&o, t2, rows2, looked2, 1, B + 500, B + 600, &b);
+    cr_assert_eq(b.copied, 0);
+    cr_assert_eq(sd_observe_latency(&o, 5), 0);
+    sd_observe_free(&o);
+    sd_stamps_free(&st);
+}
+
 Test(recovery, latency_percentiles_are_the_nearest_ranks_of_the_sorted_values) {
     kill_and_restart(20);
     /* before the kill, four events with latencies 400, 100, 300, 200 ms
