@@ -26,12 +26,11 @@ worker cleanly (faust's own handler).
 """
 import argparse
 import asyncio
-import json
 import logging
 import sys
 
 import faust
-from scans import header, reason
+from scans import header, parse
 
 
 def main(argv):
@@ -69,11 +68,7 @@ def main(argv):
     async def dedup(stream):
         async for event in stream.events():
             value = event.value
-            try:
-                j = json.loads(value) if value else None
-                why = "empty or null value" if not value else reason(j)
-            except ValueError:
-                why = "not JSON"
+            j, why = parse(value)
             if delay:
                 await asyncio.sleep(delay)
             if why is not None:

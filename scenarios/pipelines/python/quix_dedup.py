@@ -32,12 +32,11 @@ record costs --row-delay-ms (standing in for real work). SIGTERM stops it
 cleanly (Quix Streams' own handler).
 """
 import argparse
-import json
 import sys
 import time
 
 from quixstreams import Application
-from scans import header, reason
+from scans import header, parse
 
 
 def main(argv):
@@ -72,11 +71,7 @@ def main(argv):
     t_dead = app.topic(a.dead, value_serializer="json")
 
     def classify(value, key, timestamp, headers, state):
-        try:
-            j = json.loads(value) if value else None
-            why = "empty or null value" if not value else reason(j)
-        except ValueError:
-            why = "not JSON"
+        j, why = parse(value)
         if delay:
             time.sleep(delay)
         if why is not None:

@@ -1,6 +1,7 @@
 """scans.py - what the Python stream processors (quix_dedup.py,
 faust_dedup.py) share: the rule a parcel scan is malformed by, and the
 sd-id header a dead letter names it with."""
+import json
 
 
 def reason(j):
@@ -12,6 +13,18 @@ def reason(j):
     if not isinstance(j.get("event_time"), str):
         return "event time missing or not a string"
     return None
+
+
+def parse(value):
+    """(the scan, None) for a record value that is one, (None, why) else."""
+    if not value:
+        return None, "empty or null value"
+    try:
+        j = json.loads(value)
+    except ValueError:
+        return None, "not JSON"
+    why = reason(j)
+    return (j, None) if why is None else (None, why)
 
 
 def header(headers, name):
