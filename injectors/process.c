@@ -185,6 +185,11 @@ static sd_err_t sd_process_wait_sink_commit(sd_run_t *r, const sd_step_t *st, sd
     }
 }
 
+/* How long a frozen pipeline's requests in flight are given to settle
+ * before the harness looks (a local broker answers in a few ms; a
+ * transaction's markers are written after its EndTxn is answered). */
+#define SD_FREEZE_SETTLE_MS 100
+
 /* What would make a mid-batch fault land, for its message: batches that
  * outlast the fault's way in; after= set: a shorter one, else after=1ms;
  * a batch of unknown size (batch_rows < 0): markers with rows=. */
@@ -233,6 +238,37 @@ static sd_err_t sd_process_wait_growth(sd_run_t *r, const sd_step_t *st, sd_land
  * (see the top of this file), right after a batch's commit before the next
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
  * when no batch came, or sets *gone when the pipeline exited meanwhile. */
+/* The last look before a mid-batch signal at the batch it waited for:
+ * *missed set when the batch turns out done (or, on a transactional
+ * target, no transaction holds records), *pend the records an open
+ * transaction of the target holds (-1 unknown). A source read every 100
+ * ms (a consumer group's commits) may not have seen the commit yet: it is
+ * asked now. The target is asked last: a transaction that committed
+ * meanwhile is not one to land in (the next is waited for). A SIGKILL on
+ * a transactional target freezes the pipeline first (SIGSTOP, as
+ * after-sink-commit does) and asks once what it had in flight has settled
+ * (a commit it sent just before: the broker writes its markers after): no
+ * commit can fall between this look and the kill; a batch found committed
+ * thaws it (SIGCONT). */
+static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t batch, int *missed, int64_t *pend, char *err,
+                                     size_t errlen) {
+    const sd_run_batches_t *b = &sd_run_progress(r)->bs;
+    sd_err_t e;
+    if ((e = sd_progress_refresh(r, err, errlen))) return e;
+    if (b->committed >= batch || b->begun != batch) *missed = 1;
+    int frozen = !*missed && st->kind == SD_STEP_KILL && st->proc.signal == SIGKILL && sd_target_pending(r) >= 0 &&
+                 sd_sup_signal(sd_run_sup(r), SIGSTOP, NULL, NULL, 0) == SD_OK;
+    if (frozen) {
+        sd_util_sleep_ms(SD_FREEZE_SETTLE_MS);
+        if ((e = sd_progress_refresh(r, err, errlen))) return e;
+        if (b->committed >= batch || b->begun != batch) *missed = 1;
+    }
+    *pend = *missed ? -1 : sd_target_pending(r);
+    if (*pend == 0 && st->proc.visible <= 0) *missed = 1;
+    if (frozen && *missed) sd_sup_signal(sd_run_sup(r), SIGCONT, NULL, NULL, 0);
+    return SD_OK;
+}
+
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
     L->how = SD_PLACED_NOW;
@@ -352,17 +388,8 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                     }
                     sd_util_sleep_ms(2);
                 }
-                /* a source read every 100 ms (a consumer group's commits)
-                 * may not have seen the commit yet: ask it now, and take
-                 * the next batch if this one is in fact done */
-                if (!missed) {
-                    if ((e = sd_progress_refresh(r, err, errlen))) return e;
-                    if (b->committed >= batch || b->begun != batch) missed = 1;
-                }
-                /* asked last: a transaction that committed meanwhile is
-                 * not one to land in (the next is waited for) */
-                int64_t pend = missed ? -1 : sd_target_pending(r);
-                if (pend == 0 && st->proc.visible <= 0) missed = 1;
+                int64_t pend = -1;
+                if (!missed && (e = sd_process_last_look(r, st, batch, &missed, &pend, err, errlen))) return e;
                 if (!missed) {
                     L->batch = batch;
                     L->batch_rows = batch_rows;

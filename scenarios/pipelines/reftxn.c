@@ -199,7 +199,17 @@ static void start(void) {
      * count once it committed), else the beginning */
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(nparts);
     for (int p = 0; p < nparts; p++) rd_kafka_topic_partition_list_add(l, o.topic, p);
-    rd_kafka_resp_err_t err = rd_kafka_committed(consumer, l, 10000);
+    /* a group coordinator that is still being chosen or loaded answers
+     * NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS: asked again, up to
+     * 20 times half a second apart */
+    rd_kafka_resp_err_t err;
+    for (int tries = 0;; tries++) {
+        err = rd_kafka_committed(consumer, l, 10000);
+        if (!err || tries >= 20 || (err != RD_KAFKA_RESP_ERR_NOT_COORDINATOR && err != RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS &&
+                                    err != RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE))
+            break;
+        sleep_ms(500);
+    }
     if (err) die("committed offsets of group %s: %s", o.group, rd_kafka_err2str(err));
     for (int p = 0; p < nparts; p++)
         if (l->elems[p].offset < 0) l->elems[p].offset = RD_KAFKA_OFFSET_BEGINNING;
