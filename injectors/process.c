@@ -234,10 +234,6 @@ static sd_err_t sd_process_wait_growth(sd_run_t *r, const sd_step_t *st, sd_land
     }
 }
 
-/* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
- * (see the top of this file), right after a batch's commit before the next
- * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
- * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 /* The last look before a mid-batch signal at the batch it waited for:
  * *missed set when the batch turns out done (or, on a transactional
  * target, no transaction holds records), *pend the records an open
@@ -269,6 +265,10 @@ static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t b
     return SD_OK;
 }
 
+/* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
+ * (see the top of this file), right after a batch's commit before the next
+ * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
+ * when no batch came, or sets *gone when the pipeline exited meanwhile. */
 static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int *gone, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
     L->how = SD_PLACED_NOW;

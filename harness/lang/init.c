@@ -154,6 +154,10 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **plac
         return sd_err_set(err, errlen, SD_ERR_USAGE, "--pipeline: expected one command line, found %s",
                           *o->pipeline ? "a line break" : "nothing");
     const char *name = o->name ? o->name : "first-drill";
+    /* a pipeline followed by its consumer group (Kafka Streams, Connect, a
+     * plain consumer) has no watermark of its own to drop late events by:
+     * they are expected in the sink */
+    int no_watermark = !strcmp(progress, "group");
 
     sd_buf_printf(out,
                   "# %s: a first drill, written by `streamdrill init`.\n"
@@ -165,7 +169,7 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **plac
                   "# Run it:    streamdrill run %s.drill     (exit 0 pass, 1 fail, 3 inconclusive)\n"
                   "# Every line is explained by `streamdrill help NAME` and in streamdrill(1).\n",
                   name,
-                  strcmp(progress, "group")
+                  !no_watermark
                       ? "# 3 malformed events and 2 late ones. An exactly-once pipeline ends with 120\n"
                         "# unique ids in its sink: none lost, none twice, no malformed one among them.\n"
                       : "# 3 malformed events and 2 late ones, passed on. An exactly-once pipeline ends\n"
@@ -183,10 +187,6 @@ sd_err_t sd_init_drill(const sd_init_opts_t *o, sd_buf_t *out, const char **plac
                 "events     parcel-scans seed=42\n"
                 "# what the pipeline promises: its id and event-time fields, the watermark, what\n"
                 "# it does with late and malformed events, and the delivery guarantee\n");
-    /* a pipeline followed by its consumer group (Kafka Streams, Connect, a
-     * plain consumer) has no watermark of its own to drop late events by:
-     * they are expected in the sink */
-    int no_watermark = !strcmp(progress, "group");
     if (no_watermark)
         sd_buf_puts(out, "# late=accept: a pipeline with no watermark of its own (Kafka Streams, Connect,\n"
                          "# a plain consumer) passes late events on; late=drop if yours drops them\n");
