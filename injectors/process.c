@@ -429,16 +429,15 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, inside, -1, INT64_MIN, land, NULL, 0);
         if (!inside) sd_run_fault_missed(r, &sd_run_sc(r)->steps[sd_run_step_index(r)], land), ok = 0;
     } else if (L->batch >= 0 && L->how == SD_PLACED_MID_BATCH) {
-        int graceful = 0, next = 0;
+        int graceful = 0;
         int inside = sd_progress_landed_inside(r, L->batch, sig != SIGKILL, signal_mono, &graceful);
         /* A transactional target asked again once a SIGKILL has taken its
-         * only writer (nothing of its can commit or abort any more): records
-         * written and not committed now are a transaction the kill left
-         * open. The batch aimed at may have committed between the harness's
-         * last look and the signal, and the next begun: the kill landed in
-         * that one. Several instances write the target: not told apart. */
+         * only writer (nothing of its can commit or abort any more): what
+         * the kill left open, said beside the verdict, which stays the
+         * batch's (an open transaction is no proof by itself: one an earlier
+         * incarnation left to its timeout looks the same). Several
+         * instances write the target: not told apart. */
         int64_t left = sig == SIGKILL && !k && L->pending >= 0 ? sd_target_pending(r) : -1;
-        if (!inside && left > 0) inside = next = 1;
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[360];
@@ -453,9 +452,12 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
                      k ? " (of every instance)" : "");
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)sd_run_sample_cost_ms(r));
         char txn[200] = "";
-        if (left > 0)
+        if (left > 0 && inside)
             snprintf(txn, sizeof(txn), "; inside an open transaction of the target, left open by the kill (%lld records written, not "
                      "committed)", (long long)left);
+        else if (left > 0)
+            snprintf(txn, sizeof(txn), "; an open transaction of the target after the kill (%lld records written, not committed), "
+                     "not the batch's", (long long)left);
         else if (left == 0)
             snprintf(txn, sizeof(txn), "; the kill left no transaction of the target open");
         else if (L->pending > 0)
@@ -463,8 +465,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         else if (L->pending == 0)
             snprintf(txn, sizeof(txn), "; no transaction of the target open");
         snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s%s",
-                 next ? "inside the transaction that followed the commit of" : inside ? "inside" : "after the commit of",
-                 (long long)L->batch, incs, size, seen, txn,
+                 inside ? "inside" : "after the commit of", (long long)L->batch, incs, size, seen, txn,
                  !graceful ? "" : sig == 0 ? "; the pipeline went on and committed the batch after the fault" : "; the pipeline finished and committed the batch before it exited",
                  escalated ? "; escalated to SIGKILL" : "");
         sd_ledger_fault_landing(sd_run_ledger(r), fid, L->batch, inside, visible, L->batch_rows, land, NULL, 0);
