@@ -47,10 +47,11 @@ static int64_t sd_target_rows(sd_run_t *r) {
     return rows;
 }
 
-/* The target's records written and not yet visible: an open transaction
- * of a transactional writer (-1: no target, or a reader that cannot tell). */
+/* Records written and not yet visible: an open transaction of a
+ * transactional writer, in the target or the application's own topics
+ * (-1: no sign of one, or a reader that cannot tell). */
 static int64_t sd_target_pending(sd_run_t *r) {
-    return sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
+    return sd_progress_open_records(r);
 }
 
 /* The instances a step acts on: instance=K when it runs, else every
@@ -451,17 +452,21 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
             snprintf(seen, sizeof(seen), "%lld rows%s reached the target between its start and the fault", (long long)visible,
                      k ? " (of every instance)" : "");
         else snprintf(seen, sizeof(seen), "the target not counted at its start (a count takes %lld ms)", (long long)sd_run_sample_cost_ms(r));
-        char txn[200] = "";
+        char txn[260] = "";
+        /* where the open transaction's records are: the target, or only the
+         * application's own topics (a windowed count between two windows) */
+        const char *of = sd_run_target(r) && sd_sink_pending(sd_run_target(r)) > 0
+                             ? "the target" : "the application (in its repartition and changelog topics)";
         if (left > 0 && inside)
-            snprintf(txn, sizeof(txn), "; inside an open transaction of the target, left open by the kill (%lld records written, not "
-                     "committed)", (long long)left);
+            snprintf(txn, sizeof(txn), "; inside an open transaction of %s, left open by the kill (%lld records written, not "
+                     "committed)", of, (long long)left);
         else if (left > 0)
-            snprintf(txn, sizeof(txn), "; an open transaction of the target after the kill (%lld records written, not committed), "
-                     "not the batch's", (long long)left);
+            snprintf(txn, sizeof(txn), "; an open transaction of %s after the kill (%lld records written, not committed), "
+                     "not the batch's", of, (long long)left);
         else if (left == 0)
             snprintf(txn, sizeof(txn), "; the kill left no transaction of the target open");
         else if (L->pending > 0)
-            snprintf(txn, sizeof(txn), "; inside an open transaction of the target (%lld records written, not committed)", (long long)L->pending);
+            snprintf(txn, sizeof(txn), "; inside an open transaction (%lld records written, not committed)", (long long)L->pending);
         else if (L->pending == 0)
             snprintf(txn, sizeof(txn), "; no transaction of the target open");
         snprintf(land, sizeof(land), "%s batch %lld of %s (%s); %s%s%s%s",

@@ -59,6 +59,7 @@ static const char *const sd_model_words[] = {"windows", "latest", "rows", "join"
 static const int sd_model_values[] = {SD_MODEL_WINDOWS, SD_MODEL_LATEST, SD_MODEL_ROWS, SD_MODEL_JOIN};
 static const char *const sd_join_words[] = {"inner", "left", "full", NULL};
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
+static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
 
 /* ---- keys ---- */
@@ -183,6 +184,10 @@ static const sd_lang_key_t sd_keys_model[] = {
      .help = "latest, rows: the fields whose values a row must hold"},
     {.name = "order", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.by_arrival), .choices = sd_order_words, .has_def = 1,
      .help = "latest: the newest event is the one with the newest event time, or the last one sent"},
+    {.name = "clock", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.clock), .choices = sd_clock_words, .has_def = 1,
+     .help = "windows: whose event time closes a window: one watermark (global), the oldest source partition's (partition, "
+             "Flink), the task's newest event (task, Kafka Streams' stream time); progress (default): partition under "
+             "progress flink, else global"},
     {.name = "type", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.join_type), .choices = sd_join_words, .has_def = 1,
      .help = "join: inner, left outer or full outer"},
     {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.within_ms),

@@ -383,6 +383,9 @@ sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
         if (m->agg_cols[a] && m->kind != 1)
             return sd_perr(c, ts->line, 1, "model %s: expected no count=, sum=, min=, max= or avg= (they name a windows model's "
                            "columns), found one", ts->t[1].text);
+    if (m->clock && m->kind != 1)
+        return sd_perr(c, ts->line, 1, "model %s: expected no clock= (it says whose event time closes a window), found one",
+                       ts->t[1].text);
     if (m->kind != 4 && (m->within_ms || m->left_col || m->right_col || m->join_type))
         return sd_perr(c, ts->line, 1, "model %s: expected no type=, within=, left= or right= (they are for join), found one",
                        ts->t[1].text);

@@ -68,6 +68,14 @@ typedef enum {
     SD_MODEL_JOIN = 4
 } sd_model_kind_t;
 
+/* A windows model's `clock=`: whose event time closes a window. */
+typedef enum {
+    SD_CLOCK_PROGRESS = 0,  /* the progress source's (partition under progress flink, else global) */
+    SD_CLOCK_GLOBAL = 1,    /* one watermark: the newest event time minus the delay */
+    SD_CLOCK_PARTITION = 2, /* the oldest source partition's (Flink's Kafka source) */
+    SD_CLOCK_TASK = 3       /* the newest event time its task has read (Kafka Streams' stream time) */
+} sd_model_clock_t;
+
 /* Where a kill, stop or pause step lands (the step's `mid_batch`). */
 typedef enum {
     SD_LAND_NOW = 0,           /* at once (the default) */
@@ -299,6 +307,7 @@ typedef struct sd_scenario_s {
         char *agg_cols[5];   /* count=, sum=, min=, max=, avg=: the column holding each aggregate (default its name) */
         char *fields;        /* latest: the fields compared, comma-separated */
         int by_arrival;      /* latest order=arrival: the newest is the last sent, not the newest event time */
+        int clock;           /* windows: sd_model_clock_t, whose event time closes a window */
         int join_type;       /* join: 0 inner, 1 left outer, 2 full outer */
         int64_t within_ms;   /* join: a delivery matches a scan from its event time to within after it */
         char *left_col, *right_col; /* join: the columns of the scan's and the delivery's ids */

@@ -303,7 +303,7 @@ static int sd_group_agrees(const sd_result_conf_t *conf, const sd_group_want_t *
 /* One group: its contributions c[0..nc) and its rows idx[0..nr) (sink order). */
 static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t *ev, const sd_contrib_t *c, int64_t nc,
                            const sd_result_row_t *rows, const int64_t *idx, int64_t nr, int64_t start, const char *keys,
-                           sd_result_t *out) {
+                           int64_t wm_gap, sd_result_t *out) {
     sd_group_want_t g, without;
     sd_group_want(ev, c, nc, 0, &g);
     /* an event exactly on the watermark's cut-off: Spark's event-time
@@ -321,7 +321,7 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
     /* at the final watermark, or past an engine's that keeps one per
      * partition: closed or not, as the engine saw it */
     int boundary = conf->final_wm != INT64_MIN &&
-                   (end == conf->final_wm || (conf->final_wm_gap > 0 && end > conf->final_wm - conf->final_wm_gap && closed));
+                   (end == conf->final_wm || (wm_gap > 0 && end > conf->final_wm - wm_gap && closed));
     /* the groups a correct pipeline holds by now: in append mode, not a
      * window the final watermark has not closed (pending), as for a join's
      * null rows */
@@ -344,8 +344,10 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
                           !boundary ? "the final watermark has not closed it"
                           : end == conf->final_wm ? "the window ends exactly at the final watermark (engines differ on whether that "
                                                     "closes it)"
-                                                  : "the window ends past the final watermark of an engine that keeps one per "
-                                                    "partition (the oldest partition's newest event time less the delay)");
+                          : conf->task_clock ? "the window ends past the newest event of its key less the delay, and its "
+                                               "task's stream time may not have passed it (Kafka Streams keeps one per task)"
+                                             : "the window ends past the final watermark of an engine that keeps one per "
+                                               "partition (the oldest partition's newest event time less the delay)");
         } else {
             flags |= 1u << SD_G_MISSING;
             sd_buf_printf(&d, "no row; expected count %.0f", cnt);
@@ -390,6 +392,11 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
                                     "than once (a batch run again after a restart) or put another window's events in it");
             } else {
                 sd_list_ids(conf, ev, c, nc, sd_is_counted, "its events", &d);
+                if (conf->task_clock)
+                    sd_buf_puts(&d, "; Kafka Streams drops a record whose window its task's stream time has closed: one that "
+                                    "reached its task behind newer ones (a task moved or restarted, reading on from its last "
+                                    "commit; a lagging partition through a repartition topic) is lost unless the grace period "
+                                    "covers the lag");
             }
             sd_window_edges(ev, c, nc, start, end, &d);
         }
@@ -405,6 +412,46 @@ static void sd_judge_group(const sd_result_conf_t *conf, const sd_result_event_t
         }
     }
     sd_group_judged(out, start, keys, flags, &d);
+}
+
+/* a key's newest counted event time, for a task clock */
+typedef struct {
+    const char *keys;
+    int64_t t;
+} sd_key_time_t;
+
+static int sd_cmp_key_time(const void *a, const void *b) {
+    return strcmp(((const sd_key_time_t *)a)->keys, ((const sd_key_time_t *)b)->keys);
+}
+
+/* Each key's newest counted event time, sorted by key, one entry a key;
+ * *nk entries, *newest the newest of all (INT64_MIN: none). */
+static sd_key_time_t *sd_key_times(const sd_result_event_t *ev, int64_t nev, int64_t *nk, int64_t *newest) {
+    sd_key_time_t *k = sd_util_xmalloc(sizeof(*k) * (size_t)(nev ? nev : 1));
+    int64_t n = 0;
+    *newest = INT64_MIN;
+    for (int64_t i = 0; i < nev; i++)
+        if (ev[i].copies && ev[i].t_ms != INT64_MIN) k[n++] = (sd_key_time_t){.keys = ev[i].keys, .t = ev[i].t_ms};
+    if (n) qsort(k, (size_t)n, sizeof(*k), sd_cmp_key_time);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (k[i].t > *newest) *newest = k[i].t;
+        if (m && !strcmp(k[m - 1].keys, k[i].keys)) {
+            if (k[i].t > k[m - 1].t) k[m - 1].t = k[i].t;
+        } else {
+            k[m++] = k[i];
+        }
+    }
+    *nk = m;
+    return k;
+}
+
+/* How far behind the final watermark a group's may be: the partition gap,
+ * or, with a task clock, the newest of all less its key's newest. */
+static int64_t sd_group_gap(const sd_result_conf_t *conf, const sd_key_time_t *kt, int64_t nk, int64_t newest, const char *keys) {
+    if (!conf->task_clock) return conf->final_wm_gap;
+    sd_key_time_t probe = {.keys = keys}, *hit = nk ? bsearch(&probe, kt, (size_t)nk, sizeof(*kt), sd_cmp_key_time) : NULL;
+    return hit ? newest - hit->t : 0;
 }
 
 void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev, int64_t nev, const sd_result_row_t *rows,
@@ -433,6 +480,8 @@ void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev
     for (int64_t i = 0; i < nrows; i++) idx[i] = i;
     sd_sort_rows_base = rows;
     if (nrows) qsort(idx, (size_t)nrows, sizeof(int64_t), sd_cmp_row_idx);
+    int64_t nk = 0, newest = INT64_MIN;
+    sd_key_time_t *kt = conf->task_clock ? sd_key_times(ev, nev, &nk, &newest) : NULL;
     int64_t i = 0, j = 0;
     while (i < nc || j < nrows) {
         int64_t start;
@@ -447,10 +496,12 @@ void sd_result_windows(const sd_result_conf_t *conf, const sd_result_event_t *ev
         int64_t i2 = i, j2 = j;
         while (i2 < nc && !sd_cmp_group(c[i2].start, c[i2].keys, start, keys)) i2++;
         while (j2 < nrows && !sd_cmp_group(rows[idx[j2]].start_ms, rows[idx[j2]].keys, start, keys)) j2++;
-        sd_judge_group(conf, ev, c + i, i2 - i, rows, idx + j, j2 - j, start, keys, out);
+        sd_judge_group(conf, ev, c + i, i2 - i, rows, idx + j, j2 - j, start, keys, sd_group_gap(conf, kt, nk, newest, keys),
+                       out);
         i = i2;
         j = j2;
     }
+    free(kt);
     free(idx);
     free(c);
 }

@@ -84,6 +84,10 @@ typedef struct sd_result_conf_s {
     int64_t final_wm;    /* INT64_MIN: nothing is closed */
     int64_t final_wm_gap; /* how far behind final_wm the final watermark of an engine that keeps one per partition
                            * (Flink) is (0: none): a window ending in that gap may be unwritten (pending) */
+    int task_clock;      /* the engine's clock is per task (Kafka Streams' stream time: the newest event time the task
+                          * read, its tasks splitting the keys in a way the harness does not see): a window closes when
+                          * its task's newest event passes it, at least its own key's newest counted event, at most
+                          * the newest of all; a window ending between the two is pending when unwritten */
     const char *key_names; /* "location,scan" for messages */
     const char *field_names; /* latest: "location,scan" */
     /* formats a seq as its id (may be NULL) */

@@ -38,6 +38,9 @@ extern const sd_progress_ops_t sd_progress_spark;
 /* Spark's own account of a batch (a StreamingQueryProgress the listener
  * printed, progress_spark.c): recorded in run.db with the state each
  * stateful operator kept after it. */
+/* An engine's own account of its state ("state FROM TO", Kafka Streams'):
+ * readiness under progress group waits for RUNNING as well. */
+void sd_progress_engine_state(struct sd_run_s *r, int inc, const char *text);
 sd_err_t sd_progress_spark_account(struct sd_run_s *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen);
 /* The source offsets such an account says its batch read (run: the run;
  * see sd_account_ranges_fn in ledger.h). */
@@ -73,6 +76,11 @@ int sd_progress_intervals(const struct sd_run_s *r);
 
 /* progress group: the group watched (NULL for the other sources). */
 const char *sd_progress_group_name(const struct sd_run_s *r);
+/* Records written inside the pipeline's open transactions, as a kill aimed
+ * at one finds them: the target's, else its own topics'
+ * (sd_progress_group_open); 0 between transactions, -1 no sign of a
+ * transactional writer. */
+int64_t sd_progress_open_records(struct sd_run_s *r);
 /* progress group on a broker that describes groups: 1 when the group had
  * neither a member nor a commit in the whole run (it never saw the pipeline). */
 int sd_progress_group_unseen(const struct sd_run_s *r);

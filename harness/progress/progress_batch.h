@@ -82,6 +82,8 @@ typedef struct sd_progress_run_s {
     int64_t inc_started_wall;     /* when the newest incarnation was started */
     int64_t inc_events0;          /* batch events seen before it started */
     int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
+    int engine_inc;               /* the newest incarnation whose engine told its state (Kafka Streams' account), 0 none */
+    int engine_running;           /* that incarnation's newest state is RUNNING */
 } sd_progress_run_t;
 
 extern const sd_progress_ops_t sd_progress_markers;
@@ -104,5 +106,9 @@ int64_t sd_progress_rows_pending(const struct sd_run_s *r);
  * up to, on a commit (may be NULL). */
 sd_err_t sd_progress_batch_event(struct sd_run_s *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
                                  const char *offsets, int64_t t_ms, char *err, size_t errlen);
+
+/* Under progress group, records of open transactions in the application's
+ * own topics (progress_group.c); -1 none seen. */
+int64_t sd_progress_group_open(struct sd_run_s *r);
 
 #endif

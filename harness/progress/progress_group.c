@@ -19,10 +19,21 @@
  *              yet. That is a batch's begin;
  *              a kill between it and the next commit leaves work the
  *              restarted pipeline will do again.
+ *   open txn   a transactional application writes more than its output
+ *              inside each transaction: Kafka Streams its repartition and
+ *              changelog topics (`<application id>-...-repartition`,
+ *              `-changelog`; the application id is the group), Quix
+ *              Streams its own (`repartition__<group>--...`,
+ *              `changelog__<group>--...`). Records those topics hold past
+ *              their last stable offset are its open transaction as much
+ *              as the target's are: a windowed count writes its output
+ *              only when a window closes, and every record to its
+ *              repartition topic. sd_progress_open_records adds them.
  *   ready      DescribeConsumerGroups: a member that was not in the group
  *              before this incarnation started holds an assignment (the
  *              killed incarnation's member stays listed, with its
- *              partitions, until its session expires). A broker that
+ *              partitions, until its session expires), and an engine
+ *              that logs its state (Kafka Streams) says RUNNING. A broker that
  *              cannot describe groups (the embedded cluster), or a group
  *              that never has members (a pipeline that assigns partitions
  *              itself and only commits), falls back to the markers' rule:
@@ -67,6 +78,11 @@ struct sd_group_s {
     int warned_ready;            /* the incarnation whose readiness was taken without evidence was said */
     int old_listed;              /* members of earlier incarnations still in the last description */
     int warned_session;          /* the incarnation whose wait for a dead member's session was said */
+    rd_kafka_t *lso;             /* a read_committed handle: its end offsets are the last stable ones */
+    char **own;                  /* the application's own topics (see the top), with their partitions */
+    int *own_parts, nown;
+    int64_t next_own_mono;       /* when to look for them again */
+    int own_txn;                 /* an open transaction was seen in them: they are written transactionally */
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -219,7 +235,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             int64_t rows = sd_progress_target_rows(r);
             /* a transactional writer's rows show at its commit, with the
              * offsets: its batch is the transaction open in the target */
-            int64_t pend = sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
+            int64_t pend = sd_progress_open_records(r);
             if ((rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
                 g->open = 1;
                 /* its size: what the harness had sent past the group's
@@ -252,7 +268,10 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
     sd_group_t *g = P->source;
     if (st->ready) return 1;
     sd_group_poll(r, NULL, 0);
-    if (g->ready) return 1;
+    /* an engine that tells its state (Kafka Streams) is ready once it says
+     * RUNNING too: with its partitions it first restores its stores, and
+     * what is sent meanwhile reaches its tasks as a backlog */
+    if (g->ready) return P->engine_inc != P->bs.incarnation || P->engine_running;
     /* a killed member stays in the group until its session expires, and
      * the group gives the new one nothing until then: say why the wait is
      * long, once per incarnation */
@@ -288,6 +307,83 @@ static int sd_group_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) 
 
 static void sd_group_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
     (void)rk; (void)level; (void)fac; (void)buf; /* failures reach the caller as error codes */
+}
+
+/* Is topic one the application of this group writes in its transactions
+ * (see the top)? */
+static int sd_group_owns(const char *group, const char *topic) {
+    size_t n = strlen(group), t = strlen(topic);
+    if (!strncmp(topic, group, n) && topic[n] == '-' &&
+        ((t > n + 12 && !strcmp(topic + t - 12, "-repartition")) || (t > n + 10 && !strcmp(topic + t - 10, "-changelog"))))
+        return 1;
+    static const char *const quix[] = {"repartition__", "changelog__"};
+    for (int i = 0; i < 2; i++) {
+        size_t k = strlen(quix[i]);
+        if (!strncmp(topic, quix[i], k) && !strncmp(topic + k, group, n) && !strncmp(topic + k + n, "--", 2)) return 1;
+    }
+    return 0;
+}
+
+/* Look the application's own topics up in the cluster's metadata: every
+ * second until there are some (an application creates them as it starts),
+ * every ten after. */
+static void sd_group_find_own(sd_group_t *g) {
+    int64_t now = sd_util_mono_ms();
+    if (now < g->next_own_mono) return;
+    g->next_own_mono = now + (g->nown ? 10000 : 1000);
+    const struct rd_kafka_metadata *md = NULL;
+    if (rd_kafka_metadata(g->rk, 1, NULL, &md, 3000) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    for (int i = 0; i < md->topic_cnt; i++) {
+        const struct rd_kafka_metadata_topic *t = &md->topics[i];
+        if (t->err || t->partition_cnt < 1 || !sd_group_owns(g->name, t->topic)) continue;
+        int k = 0;
+        while (k < g->nown && strcmp(g->own[k], t->topic)) k++;
+        if (k == g->nown) {
+            g->own = sd_util_xrealloc(g->own, sizeof(char *) * (size_t)(g->nown + 1));
+            g->own_parts = sd_util_xrealloc(g->own_parts, sizeof(int) * (size_t)(g->nown + 1));
+            g->own[g->nown++] = sd_util_strdup(t->topic);
+        }
+        g->own_parts[k] = t->partition_cnt;
+    }
+    rd_kafka_metadata_destroy(md);
+}
+
+/* Records of open transactions in the application's own topics: high
+ * watermark past last stable offset, summed; -1 when it has none, none
+ * was ever seen in a transaction (an at-least-once application's), or
+ * they cannot be read. */
+static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
+    sd_group_find_own(g);
+    if (!g->nown) return -1;
+    if (!g->lso) {
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        char errstr[512];
+        rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(sd_run_broker(r)), NULL, 0);
+        rd_kafka_conf_set(conf, "client.id", "streamdrill-group-watch", NULL, 0);
+        rd_kafka_conf_set(conf, "isolation.level", "read_committed", NULL, 0);
+        rd_kafka_conf_set_log_cb(conf, sd_group_log_cb);
+        if (sd_broker_conf_apply(conf, sd_run_opts(r)->xprops, "-X", errstr, sizeof(errstr)) != SD_OK ||
+            !(g->lso = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr)))) {
+            rd_kafka_conf_destroy(conf);
+            return -1;
+        }
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < g->nown; i++)
+        for (int p = 0; p < g->own_parts[i]; p++) {
+            int64_t lo, hw, lso;
+            if (rd_kafka_query_watermark_offsets(g->rk, g->own[i], p, &lo, &hw, 3000) ||
+                rd_kafka_query_watermark_offsets(g->lso, g->own[i], p, &lo, &lso, 3000))
+                return -1;
+            if (hw > lso) sum += hw - lso;
+        }
+    if (sum > 0) g->own_txn = 1;
+    return g->own_txn ? sum : -1;
+}
+
+int64_t sd_progress_group_open(sd_run_t *r) {
+    sd_group_t *g = sd_run_progress(r)->ops == &sd_progress_group ? sd_run_progress(r)->source : NULL;
+    return g ? sd_group_own_open(r, g) : -1;
 }
 
 static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errlen) {
@@ -336,6 +432,10 @@ static void sd_group_close(void *state) {
     sd_group_t *g = state;
     for (int i = 0; i < g->nold; i++) free(g->old[i]);
     for (int i = 0; i < g->nseen; i++) free(g->seen[i]);
+    for (int i = 0; i < g->nown; i++) free(g->own[i]);
+    free(g->own);
+    free(g->own_parts);
+    if (g->lso) rd_kafka_destroy(g->lso);
     rd_kafka_queue_destroy(g->q);
     rd_kafka_destroy(g->rk);
     free(g->committed);

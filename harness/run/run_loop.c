@@ -51,6 +51,7 @@ sd_err_t sd_run_sup_events(sd_run_t *r, char *err, size_t errlen) {
             e = sd_progress_spark_account(r, ev.incarnation, ev.t_ms, ev.text, err, errlen);
             break;
         case SD_SUP_EV_ENGINE:
+            sd_progress_engine_state(r, ev.incarnation, ev.text);
             e = sd_ledger_engine(r->ledger, ev.incarnation, ev.t_ms, ev.text, err, errlen);
             break;
         case SD_SUP_EV_EXIT: {

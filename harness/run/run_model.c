@@ -290,11 +290,14 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
         }
         /* an engine that keeps a watermark per partition closes windows
          * at the oldest partition's newest event time */
-        int64_t oldest = r->prog.ops && r->prog.ops->partition_watermark ? sd_ledger_oldest_partition_max(r->ledger)
-                                                                                 : INT64_MIN;
+        int clock = md->clock != SD_CLOCK_PROGRESS                              ? md->clock
+                    : r->prog.ops && r->prog.ops->partition_watermark ? SD_CLOCK_PARTITION
+                                                                      : SD_CLOCK_GLOBAL;
+        int64_t oldest = clock == SD_CLOCK_PARTITION ? sd_ledger_oldest_partition_max(r->ledger) : INT64_MIN;
         sd_result_conf_t conf = {.size_ms = md->size_ms, .slide_ms = md->slide_ms, .aggs = aggs, .output = md->output,
                                  .final_wm = newest == INT64_MIN ? INT64_MIN : newest - r->sc->watermark_ms,
                                  .final_wm_gap = oldest == INT64_MIN || newest == INT64_MIN ? 0 : newest - oldest,
+                                 .task_clock = clock == SD_CLOCK_TASK,
                                  .key_names = md->keys, .field_names = md->fields, .fmt_id = sd_run_fmt_id, .fmt_opaque = r};
         sd_result_t res;
         if (latest) sd_result_latest(&conf, ev, nev, m.rows, m.n, &res);

@@ -246,6 +246,41 @@ Test(result, a_per_partition_watermark_leaves_the_windows_in_its_gap_pending) {
     sd_result_free(&r);
 }
 
+Test(result, a_task_clock_leaves_a_key_behind_the_newest_pending_and_judges_the_others) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    /* B's window written nowhere, A's first window missing too */
+    sd_result_row_t rows[] = {row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 30005);
+    sd_result_windows(&c, e, n, rows, 1, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 2, "one clock for all: both windows at 0 are owed");
+    sd_result_free(&r);
+    /* Kafka Streams: B's newest scan is at 3 s, so B's task may not have
+     * passed 1 min + the delay yet; A's newest is the newest of all, so its
+     * task has, whatever else it owns */
+    c.task_clock = 1;
+    sd_result_windows(&c, e, n, rows, 1, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1, "A's window at 0 is still owed");
+    cr_expect_eq(r.n[SD_G_PENDING], 2, "B's window behind its task's clock, A's at 3 min open");
+    int said = 0;
+    for (int64_t i = 0; i < r.nanomalies; i++) said |= strstr(r.anomalies[i].detail, "one per task") != NULL;
+    cr_expect(said, "the pending window says which rule left it open");
+    sd_result_free(&r);
+    /* written: judged like any closed window, a wrong value is wrong */
+    sd_result_row_t wrong[] = {row(0, "A", 2, 30), row(0, "B", 2, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, wrong, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2);
+    sd_result_free(&r);
+    /* a count too low: the detail names the rule that loses records */
+    sd_result_row_t low[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, low, 3, &r);
+    cr_assert_eq(r.n[SD_G_WRONG_VALUE], 1);
+    cr_expect(strstr(r.anomalies[0].detail, "grace period covers the lag") != NULL, "%s", r.anomalies[0].detail);
+    sd_result_free(&r);
+}
+
 Test(result, sliding_windows_count_an_event_in_each_window) {
     sd_result_event_t e[2] = {ev(0, 90000, "", 1), ev(1, 150000, "", 1)};
     sd_result_conf_t c = {.size_ms = 2 * MIN, .slide_ms = MIN, .aggs = SD_AGG_COUNT, .output = SD_OUT_UPDATE, .final_wm = INT64_MIN};

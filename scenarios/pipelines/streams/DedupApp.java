@@ -71,15 +71,21 @@ public class DedupApp {
     static final String STORE = "seen-ids";
     static final String BUFFER = "to-write";
 
+    /* New scans forwarded, replays skipped, what cannot be read turned into
+     * a dead letter. Without keyBy, to the children "out" and "dead" (a
+     * Topology); with it (a DSL stream), every record to the next step: a
+     * scan keyed by its field keyBy, a dead letter keyed null. */
     static final class Dedup implements Processor<byte[], byte[], byte[], byte[]> {
         private final long rowDelayMs, punctuateMs;
+        private final String keyBy;
         private ProcessorContext<byte[], byte[]> ctx;
         private KeyValueStore<String, Long> seen;
         private KeyValueStore<String, byte[]> buffer;
 
-        Dedup(long rowDelayMs, long punctuateMs) {
+        Dedup(long rowDelayMs, long punctuateMs, String keyBy) {
             this.rowDelayMs = rowDelayMs;
             this.punctuateMs = punctuateMs;
+            this.keyBy = keyBy;
         }
 
         @Override
@@ -104,10 +110,11 @@ public class DedupApp {
             }
         }
 
-        private static String reason(JsonNode j) {
+        private String reason(JsonNode j) {
             if (j == null || !j.isObject()) return "not a JSON object";
             if (!j.path("event_id").isTextual()) return "id missing or not a string";
             if (!j.path("event_time").isTextual()) return "event time missing or not a string";
+            if (keyBy != null && !j.path(keyBy).isTextual()) return keyBy + " missing or not a string";
             return null;
         }
 
@@ -131,13 +138,16 @@ public class DedupApp {
                 ObjectNode d = JSON.createObjectNode();
                 d.put("sd_id", h == null ? "" : new String(h.value(), StandardCharsets.UTF_8));
                 d.put("reason", why);
-                ctx.forward(rec.withValue(d.toString().getBytes(StandardCharsets.UTF_8)), "dead");
+                Record<byte[], byte[]> dead = rec.withValue(d.toString().getBytes(StandardCharsets.UTF_8));
+                if (keyBy == null) ctx.forward(dead, "dead");
+                else ctx.forward(dead.withKey(null));
             } else {
                 String id = j.get("event_id").asText();
                 if (seen.get(id) == null) {
                     seen.put(id, rec.timestamp());
                     if (buffer != null) buffer.put(id, v);
-                    else ctx.forward(rec.withKey(id.getBytes(StandardCharsets.UTF_8)), "out");
+                    else if (keyBy == null) ctx.forward(rec.withKey(id.getBytes(StandardCharsets.UTF_8)), "out");
+                    else ctx.forward(rec.withKey(j.get(keyBy).asText().getBytes(StandardCharsets.UTF_8)));
                 }
             }
             if (rowDelayMs > 0) {
@@ -150,7 +160,8 @@ public class DedupApp {
         }
     }
 
-    public static void main(String[] argv) throws Exception {
+    /* --name value pairs over the defaults; the common ones required */
+    static Map<String, String> args(String app, String[] argv) {
         Map<String, String> a = new HashMap<>();
         a.put("guarantee", "exactly_once_v2");
         a.put("store", "persistent");
@@ -158,34 +169,31 @@ public class DedupApp {
         a.put("row-delay-ms", "0");
         a.put("session-timeout-ms", "6000");
         for (int i = 0; i + 1 < argv.length; i += 2) {
-            if (!argv[i].startsWith("--")) throw new IllegalArgumentException("dedup-app: unexpected argument " + argv[i]);
+            if (!argv[i].startsWith("--")) throw new IllegalArgumentException(app + ": unexpected argument " + argv[i]);
             a.put(argv[i].substring(2), argv[i + 1]);
         }
         for (String k : new String[] {"brokers", "topic", "out", "dead", "app-id", "state-dir"})
-            if (!a.containsKey(k)) throw new IllegalArgumentException("dedup-app: --" + k + " is required");
+            if (!a.containsKey(k)) throw new IllegalArgumentException(app + ": --" + k + " is required");
+        return a;
+    }
 
-        KeyValueBytesStoreSupplier supplier;
-        boolean logged;
-        switch (a.get("store")) {
-            case "persistent": supplier = Stores.persistentKeyValueStore(STORE); logged = true; break;
-            case "no-changelog": supplier = Stores.inMemoryKeyValueStore(STORE); logged = false; break;
-            default: throw new IllegalArgumentException("dedup-app: --store persistent or no-changelog");
+    /* --store: persistent (with its changelog) or no-changelog */
+    static boolean logged(String store) {
+        switch (store) {
+            case "persistent": return true;
+            case "no-changelog": return false;
+            default: throw new IllegalArgumentException("--store persistent or no-changelog");
         }
+    }
+
+    /* the ids seen: RocksDB with its changelog, or in memory without one */
+    static StoreBuilder<KeyValueStore<String, Long>> seenStore(boolean logged) {
+        KeyValueBytesStoreSupplier supplier = logged ? Stores.persistentKeyValueStore(STORE) : Stores.inMemoryKeyValueStore(STORE);
         StoreBuilder<KeyValueStore<String, Long>> store = Stores.keyValueStoreBuilder(supplier, Serdes.String(), Serdes.Long());
-        if (!logged) store = store.withLoggingDisabled();
+        return logged ? store : store.withLoggingDisabled();
+    }
 
-        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
-        long punctuate = Long.parseLong(a.getOrDefault("punctuate-ms", "0"));
-        Topology t = new Topology();
-        t.addSource("in", Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(), a.get("topic"));
-        t.addProcessor("dedup", () -> new Dedup(rowDelay, punctuate), "in");
-        t.addStateStore(store, "dedup");
-        if (punctuate > 0)
-            t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(BUFFER), Serdes.String(), Serdes.ByteArray()),
-                            "dedup");
-        t.addSink("out", a.get("out"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
-        t.addSink("dead", a.get("dead"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
-
+    static Properties config(Map<String, String> a) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, a.get("app-id"));
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, a.get("brokers"));
@@ -201,7 +209,11 @@ public class DedupApp {
          * (Streams' producer lingers 100 ms by default, the commit interval
          * under exactly_once_v2): an open transaction holds records */
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), a.getOrDefault("linger-ms", "5"));
+        return p;
+    }
 
+    /* runs until closed (SIGTERM closes it cleanly); exits 1 on ERROR */
+    static void run(Topology t, Properties p) throws InterruptedException {
         KafkaStreams streams = new KafkaStreams(t, p);
         CountDownLatch done = new CountDownLatch(1);
         streams.setStateListener((now, before) -> {
@@ -214,5 +226,21 @@ public class DedupApp {
         streams.start();
         done.await();
         if (streams.state() == KafkaStreams.State.ERROR) System.exit(1);
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = args("dedup-app", argv);
+        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
+        long punctuate = Long.parseLong(a.getOrDefault("punctuate-ms", "0"));
+        Topology t = new Topology();
+        t.addSource("in", Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(), a.get("topic"));
+        t.addProcessor("dedup", () -> new Dedup(rowDelay, punctuate, null), "in");
+        t.addStateStore(seenStore(logged(a.get("store"))), "dedup");
+        if (punctuate > 0)
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(BUFFER), Serdes.String(), Serdes.ByteArray()),
+                            "dedup");
+        t.addSink("out", a.get("out"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
+        t.addSink("dead", a.get("dead"), Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "dedup");
+        run(t, config(a));
     }
 }
