@@ -231,12 +231,17 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                                         sd_util_wall_ms(), err, errlen);
             sd_buf_free(&off);
             g->rows_at_commit = sd_progress_target_rows(r);
-        } else if (!g->open && st.running && (g->evidence || g->describe < 0)) {
+        }
+        /* a batch begins: also right after a commit, as a transactional
+         * writer opens its next transaction at once (one commit interval
+         * may be shorter than this poll's) */
+        if (!e && !g->open && st.running && (g->evidence || g->describe < 0)) {
             int64_t rows = sd_progress_target_rows(r);
             /* a transactional writer's rows show at its commit, with the
-             * offsets: its batch is the transaction open in the target */
+             * offsets: its batch is the transaction open in the target or
+             * its own topics, and rows that grew are a commit, not a begin */
             int64_t pend = sd_progress_open_records(r);
-            if ((rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
+            if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
                 g->open = 1;
                 /* its size: what the harness had sent past the group's
                  * newest commit (docs/pipelines.md) */

@@ -281,6 +281,47 @@ Test(result, a_task_clock_leaves_a_key_behind_the_newest_pending_and_judges_the_
     sd_result_free(&r);
 }
 
+Test(result, under_a_task_clock_an_event_sent_just_inside_the_cut_off_may_be_dropped) {
+    sd_result_event_t e[8];
+    int n = base(e);
+    e[1].wm_edge = 2; /* A at 2 s, sent 1 ms inside the watermark's cut-off */
+    /* A's window at 0 written without it */
+    sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_t r;
+    sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "one clock for all: an event inside the cut-off must count");
+    sd_result_free(&r);
+    c.task_clock = 1;
+    sd_result_windows(&c, e, n, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 0, "a task may have read newer scans first and closed the window");
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+    /* with it, right too; and an event that is no edge still must count */
+    sd_result_row_t with[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, with, 3, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+    /* two of them in one window, one dropped (read at different moments) */
+    e[0].wm_edge = 1;
+    sd_result_row_t one[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, one, 3, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3, "either of the two may be the one dropped");
+    sd_result_free(&r);
+    sd_result_row_t other[] = {row(0, "A", 1, 20), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, other, 3, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 3);
+    sd_result_free(&r);
+    sd_result_row_t neither[] = {row(0, "A", 1, 25), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, neither, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "a sum no subset gives");
+    sd_result_free(&r);
+    sd_result_row_t short_b[] = {row(0, "A", 2, 30), row(0, "B", 0, 0), row(MIN, "A", 1, 7)};
+    sd_result_windows(&c, e, n, short_b, 3, &r);
+    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
+    sd_result_free(&r);
+}
+
 Test(result, sliding_windows_count_an_event_in_each_window) {
     sd_result_event_t e[2] = {ev(0, 90000, "", 1), ev(1, 150000, "", 1)};
     sd_result_conf_t c = {.size_ms = 2 * MIN, .slide_ms = MIN, .aggs = SD_AGG_COUNT, .output = SD_OUT_UPDATE, .final_wm = INT64_MIN};
