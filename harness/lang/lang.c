@@ -57,7 +57,7 @@ static const char *const sd_kafka_word[] = {"kafka", NULL};
 static const char *const sd_parcel_word[] = {"parcel-scans", NULL};
 static const char *const sd_model_words[] = {"windows", "latest", "rows", "join", NULL};
 static const int sd_model_values[] = {SD_MODEL_WINDOWS, SD_MODEL_LATEST, SD_MODEL_ROWS, SD_MODEL_JOIN};
-static const char *const sd_join_words[] = {"inner", "left", "full", NULL};
+static const char *const sd_join_words[] = {"inner", "left", "full", "as-of", NULL};
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
@@ -189,7 +189,8 @@ static const sd_lang_key_t sd_keys_model[] = {
              "Flink), the task's newest event (task, Kafka Streams' stream time); progress (default): partition under "
              "progress flink, else global"},
     {.name = "type", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(model.join_type), .choices = sd_join_words, .has_def = 1,
-     .help = "join: inner, left outer or full outer"},
+     .help = "join: inner, left outer or full outer (within=); as-of: each scan with the newest delivery of its key at or "
+             "before its event time, or null (a stream-table join on a table with history)"},
     {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.within_ms),
      .help = "join: a delivery matches a scan of its parcel from the scan's event time to this much after it"},
     {.name = "left", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.left_col), .meta = "COLUMN",

@@ -140,13 +140,18 @@ void sd_result_free(sd_result_t *r);
  * Left events are the scans the contract counts (each once), right events
  * the deliveries sent; a pair matches when the keys are equal and
  * right.t - left.t lies in [lower_ms, upper_ms]. */
-enum { SD_JOIN_INNER = 0, SD_JOIN_LEFT = 1, SD_JOIN_FULL = 2 };
+/* SD_JOIN_ASOF: a stream-table join, each left event joined with the
+ * newest right event of its key at or before its event time (a table with
+ * history, Kafka Streams' versioned store), or a null row when there is
+ * none; one row per left event, final when it is read */
+enum { SD_JOIN_INNER = 0, SD_JOIN_LEFT = 1, SD_JOIN_FULL = 2, SD_JOIN_ASOF = 3 };
 typedef struct sd_join_event_s {
     int64_t seq;
     int64_t t_ms;
     const char *key;
     int maybe_late;        /* it reached Kafka after events that put a watermark past its time: an engine may
                               have dropped it as late or joined it (the arrival's race); its rows are pending */
+    int64_t arrival;       /* as-of: its place in the hand-over order of both sources (first copy) */
 } sd_join_event_t;
 typedef struct sd_join_row_s {
     int64_t left, right;   /* seqs; -1 null, -2 a value that is no id of the run */

@@ -35,6 +35,12 @@
  * joined: the pair), so a null row for it is null_for_matched: pending
  * covers only what the race truly leaves open.
  *
+ * An as-of join (a stream-table join on a table with history) owes each
+ * left event one row: the newest right event of its key at or before its
+ * event time, or null; final when written. A right event handed to Kafka
+ * after the left one may or may not have been read first: when that can
+ * change the answer, every possible answer is pending (sd_asof_answers).
+ *
  * The expected groups and the sink's rows are sorted by (left, right) and
  * merged in one walk. O((pairs + rows) log). */
 #include "result.h"
@@ -124,11 +130,66 @@ static const char *sd_join_edge(const sd_join_conf_t *c, int64_t d, char *buf, s
     return buf;
 }
 
+static void sd_jpush(sd_jexp_t **x, int64_t *n, int64_t *cap, sd_jexp_t v) {
+    if (*n == *cap) *x = sd_util_xrealloc(*x, sizeof(**x) * (size_t)(*cap *= 2));
+    (*x)[(*n)++] = v;
+}
+
+/* Is right event b newer for an as-of lookup than a (event time, then the
+ * later hand-over: a table keeps the last write at one time)? */
+static int sd_asof_newer(const sd_join_event_t *R, int64_t b, int64_t a) {
+    if (a < 0) return 1;
+    return R[b].t_ms != R[a].t_ms ? R[b].t_ms > R[a].t_ms : R[b].arrival > R[a].arrival;
+}
+
+/* As-of: left event a's answers, given the right events of its key
+ * ri[j..j2) (sorted by event time). The answer is the newest of them at or
+ * before its time that had reached Kafka when the engine read it; the
+ * harness knows the hand-over order, not when the engine read: the
+ * deliveries handed over after the scan may or may not have been read
+ * first. One answer is certain; several are each pending. */
+static void sd_asof_answers(const sd_join_event_t *L, int64_t a, const sd_join_event_t *R, const int64_t *ri, int64_t j, int64_t j2,
+                            sd_jexp_t **x, int64_t *n, int64_t *cap, uint8_t *lmatched) {
+    int64_t best = -1, nans = 0, first = *n;
+    for (int64_t b = j; b < j2; b++)
+        if (R[ri[b]].t_ms <= L[a].t_ms && R[ri[b]].arrival < L[a].arrival && sd_asof_newer(R, ri[b], best)) best = ri[b];
+    sd_jpush(x, n, cap, (sd_jexp_t){.left = L[a].seq, .right = best < 0 ? -1 : R[best].seq, .kind = best < 0, .horizon = INT64_MIN + 1});
+    nans++;
+    /* the later ones, in hand-over order, each a possible newer answer */
+    for (;;) {
+        int64_t next = -1;
+        for (int64_t b = j; b < j2; b++) {
+            const sd_join_event_t *d = &R[ri[b]];
+            if (d->t_ms > L[a].t_ms || d->arrival < L[a].arrival || !sd_asof_newer(R, ri[b], best)) continue;
+            if (next < 0 || d->arrival < R[next].arrival) next = ri[b];
+        }
+        if (next < 0) break;
+        best = next;
+        sd_jpush(x, n, cap, (sd_jexp_t){.left = L[a].seq, .right = R[best].seq, .kind = 0, .horizon = INT64_MIN + 1});
+        nans++;
+    }
+    for (int64_t k = first; k < *n; k++) (*x)[k].maybe = nans > 1;
+    lmatched[a] = nans > 1 ? 2 : (*x)[first].kind ? 0 : 1;
+}
+
 /* The expected groups: every matched pair, and the null rows the type asks for. */
 static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t nl, const sd_join_event_t *R, int64_t nr,
                                    int64_t *nexp, uint8_t *lmatched, uint8_t *rmatched) {
     int64_t *li = sd_jsorted(L, nl), *ri = sd_jsorted(R, nr), cap = 64, n = 0;
     sd_jexp_t *x = sd_util_xmalloc(sizeof(*x) * (size_t)cap);
+    if (c->type == SD_JOIN_ASOF) {
+        for (int64_t i = 0, j = 0; i < nl; i++) {
+            while (j < nr && strcmp(R[ri[j]].key, L[li[i]].key) < 0) j++;
+            int64_t j2 = j;
+            while (j2 < nr && !strcmp(R[ri[j2]].key, L[li[i]].key)) j2++;
+            sd_asof_answers(L, li[i], R, ri, j, j2, &x, &n, &cap, lmatched);
+        }
+        free(li);
+        free(ri);
+        if (n) qsort(x, (size_t)n, sizeof(*x), sd_cmp_jexp);
+        *nexp = n;
+        return x;
+    }
     for (int64_t i = 0, j = 0; i < nl && j < nr;) {
         int k = strcmp(L[li[i]].key, R[ri[j]].key);
         if (k) { if (k < 0) i++; else j++; continue; }
@@ -178,6 +239,7 @@ static sd_jexp_t *sd_join_expected(const sd_join_conf_t *c, const sd_join_event_
  * per source reaches and the lower one of an engine keeping it per
  * partition? */
 static int sd_join_final(const sd_join_conf_t *c, int64_t horizon) {
+    if (c->type == SD_JOIN_ASOF) return 1; /* written when the scan is read */
     if (c->final_wm == INT64_MIN || horizon > c->final_wm) return -1;
     int64_t low = c->final_wm_low == INT64_MIN || c->final_wm_low > c->final_wm ? c->final_wm : c->final_wm_low;
     return horizon < low ? 1 : 0;
@@ -217,6 +279,15 @@ static void sd_join_unexpected(const sd_join_conf_t *c, const sd_join_row_t *row
         sd_buf_printf(&d, "%s + %s (by %s): %s is not a delivery the contract counts (late, malformed, or never sent)", a, b, w, b);
     } else if (row->left < -1 || row->right < -1) {
         sd_buf_printf(&d, "a row whose ids are not this run's (by %s)", w);
+    } else if (row->left >= 0 && row->right >= 0 && c->type == SD_JOIN_ASOF) {
+        int64_t dt = R[rpos].t_ms - L[lpos].t_ms;
+        int same = !strcmp(L[lpos].key, R[rpos].key);
+        sd_buf_printf(&d, "%s + %s (by %s): %s", a, b, w,
+                      !same    ? "their keys differ"
+                      : dt > 0 ? "the delivery is after the scan's event time: an as-of join takes the newest one at or before it "
+                                 "(a table without history joins whatever it holds when the scan is read)"
+                               : "not the newest delivery of its key at or before the scan's event time");
+        if (same) sd_buf_printf(&d, " (%+.3f s from it)", (double)dt / 1000.0);
     } else if (row->left >= 0 && row->right >= 0) {
         char edge[96];
         sd_buf_printf(&d, "%s + %s (by %s): they do not match: keys %s and %s, %+.3f s apart (the condition asks %.3f..%.3f s)%s", a, b, w,
@@ -290,8 +361,13 @@ void sd_result_join(const sd_join_conf_t *c, const sd_join_event_t *L, int64_t n
             if (fin > 0) {
                 out->n[SD_G_MISSING]++;
                 sd_jadd(c, out, g->left, g->right, t, 1u << SD_G_MISSING,
-                        g->kind ? sd_util_fmt("%s + %s: no row; %s matched nothing and the final watermark passed its horizon %.1f s "
+                        g->kind && c->type == SD_JOIN_ASOF
+                            ? sd_util_fmt("%s + null: no row; %s had no delivery of its key at or before its event time", a, a)
+                        : g->kind ? sd_util_fmt("%s + %s: no row; %s matched nothing and the final watermark passed its horizon %.1f s "
                                               "before the end", a, b, g->kind == 1 ? a : b, (double)(c->final_wm - g->horizon) / 1000.0)
+                        : c->type == SD_JOIN_ASOF
+                            ? sd_util_fmt("%s + %s: no row; %s is the newest delivery of its key at or before the scan (%.3f s before "
+                                          "it)", a, b, b, (double)(L[lpos[g->left]].t_ms - R[rpos[g->right]].t_ms) / 1000.0)
                                 : sd_util_fmt("%s + %s: no row for a matching pair (keys equal, %+.3f s apart)%s", a, b,
                                               (double)(R[rpos[g->right]].t_ms - L[lpos[g->left]].t_ms) / 1000.0,
                                               sd_join_edge(c, R[rpos[g->right]].t_ms - L[lpos[g->left]].t_ms, edge, sizeof(edge))));

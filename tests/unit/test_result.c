@@ -514,6 +514,52 @@ static int jflagged(const sd_result_t *r, const char *keys, sd_gbucket_t b) {
     return 0;
 }
 
+/* as-of: scans and deliveries with their hand-over order (arrival) */
+static const sd_join_event_t AL[] = {
+    {.seq = 0, .t_ms = 10 * MIN_, .key = "P1", .arrival = 10}, /* d0 at 2 min, d3 at 5, d7 at 5.5, d5 at 12: d7 */
+    {.seq = 1, .t_ms = 3 * MIN_, .key = "P2", .arrival = 4},   /* d1 at 7 min only, after it: null */
+    {.seq = 2, .t_ms = 6 * MIN_, .key = "P1", .arrival = 7},   /* d3 at 5, or d7 at 5.5 handed over after it: either */
+};
+static const sd_join_event_t AR[] = {
+    {.seq = 0, .t_ms = 2 * MIN_, .key = "P1", .arrival = 3},  {.seq = 3, .t_ms = 5 * MIN_, .key = "P1", .arrival = 5},
+    {.seq = 5, .t_ms = 12 * MIN_, .key = "P1", .arrival = 6}, {.seq = 1, .t_ms = 7 * MIN_, .key = "P2", .arrival = 2},
+    {.seq = 7, .t_ms = 5 * MIN_ + 30000, .key = "P1", .arrival = 8},
+};
+
+Test(result, join_as_of_takes_the_newest_delivery_at_or_before_each_scan) {
+    sd_join_conf_t c = jconf(SD_JOIN_ASOF);
+    c.lower_ms = INT64_MIN / 4, c.upper_ms = 0, c.final_wm = INT64_MIN; /* as-of rows are final when written */
+    sd_join_row_t rows[] = {{0, 7, "b1"}, {1, -1, "b1"}, {2, 3, "b2"}};
+    sd_result_t r;
+    sd_result_join(&c, AL, 3, AR, 5, rows, 3, &r);
+    cr_expect_eq(r.n[SD_G_CORRECT], 2);
+    cr_expect_eq(r.n[SD_G_PENDING], 2, "s-2's two possible answers, one written: both pending");
+    cr_expect_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* the other answer for s-2 is as good */
+    sd_join_row_t other[] = {{0, 7, "b1"}, {1, -1, "b1"}, {2, 7, "b2"}};
+    sd_result_join(&c, AL, 3, AR, 5, other, 3, &r);
+    cr_expect_eq(r.nanomalies, 0);
+    sd_result_free(&r);
+    /* a table without history: whatever delivery it held when the scan was read */
+    sd_join_row_t latest[] = {{0, 5, "b1"}, {1, 1, "b1"}, {2, 3, "b2"}};
+    sd_result_join(&c, AL, 3, AR, 5, latest, 3, &r);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 2);
+    cr_expect_eq(r.n[SD_G_MISSING], 2);
+    cr_expect(jflagged(&r, "s-0\x1fs-d5", SD_G_UNEXPECTED));
+    cr_expect(jflagged(&r, "s-1\x1fnull", SD_G_MISSING));
+    int said = 0;
+    for (int64_t i = 0; i < r.nanomalies; i++) said |= strstr(r.anomalies[i].detail, "after the scan's event time") != NULL;
+    cr_expect(said, "the detail says the delivery came after the scan");
+    sd_result_free(&r);
+    /* a null row beside a pair for a scan that matched, and a scan written twice */
+    sd_join_row_t bad[] = {{0, 7, "b1"}, {0, -1, "b1"}, {1, -1, "b1"}, {1, -1, "b2"}, {2, 3, "b2"}};
+    sd_result_join(&c, AL, 3, AR, 5, bad, 5, &r);
+    cr_expect_eq(r.n[SD_G_NULL_MATCHED], 1);
+    cr_expect_eq(r.n[SD_G_TWICE], 1);
+    sd_result_free(&r);
+}
+
 Test(result, join_inner_pairs_and_the_range_boundary) {
     sd_join_conf_t c = jconf(SD_JOIN_INNER);
     sd_join_row_t rows[] = {{0, 0, "b1"}, {0, 3, "b1"}};

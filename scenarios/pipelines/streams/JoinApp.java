@@ -1,0 +1,113 @@
+/* JoinApp.java - a Kafka Streams stream-table join as a team would write one
+ * with the DSL: parcel scans de-duplicated by event id (DedupApp's store),
+ * re-keyed by parcel, each joined with the delivery its parcel had at the
+ * scan's event time (a left join on a table of the deliveries topic); one
+ * row per scan; malformed scans to a dead-letter topic.
+ *
+ *   streams-app [--version V] JoinApp --brokers B --topic T --deliveries D
+ *             --out OUT --dead DEAD --app-id ID --state-dir DIR
+ *             [--guarantee exactly_once_v2|at_least_once]
+ *             [--store persistent|no-changelog] [--table versioned|latest]
+ *             [--history-ms 3600000] [--row-delay-ms 0] [--commit-ms MS]
+ *             [--session-timeout-ms 6000] [--linger-ms 5]
+ *
+ * Event time is the scan's event_time and the delivery's delivered_at. The
+ * table keeps each parcel's deliveries in a versioned store (KIP-889,
+ * Kafka Streams 3.5 and later) with --history-ms of history: a scan is
+ * joined with the newest delivery at or before its event time, whenever
+ * the delivery was read (a drill judges it with `model join type=as-of`).
+ *
+ * Rows: {"event_id", "parcel_id", "delivery_id" (null when the parcel had
+ * no delivery yet)}, keyed by parcel.
+ *
+ * --table latest is the mistake the versioned store exists to prevent: a
+ * plain table holds the last delivery read, and a scan read after a
+ * delivery made later than it is joined with that one. --store
+ * no-changelog forgets the ids seen on a restart (replays joined again). */
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Joined;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.TimestampExtractor;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+public class JoinApp {
+    /* a delivery's delivered_at; a record without one keeps its partition's time */
+    static final class DeliveredAt implements TimestampExtractor {
+        @Override
+        public long extract(ConsumerRecord<Object, Object> rec, long partitionTime) {
+            try {
+                JsonNode j = DedupApp.JSON.readTree((byte[]) rec.value());
+                return Instant.parse(j.get("delivered_at").asText()).toEpochMilli();
+            } catch (Exception | Error e) {
+                return Math.max(partitionTime, 0);
+            }
+        }
+    }
+
+    static byte[] row(byte[] scan, byte[] delivery) {
+        ObjectNode o = DedupApp.JSON.createObjectNode();
+        try {
+            JsonNode s = DedupApp.JSON.readTree(scan);
+            o.put("event_id", s.get("event_id").asText());
+            o.put("parcel_id", s.path("parcel_id").asText());
+            JsonNode d = delivery == null ? null : DedupApp.JSON.readTree(delivery);
+            if (d != null && d.path("delivery_id").isTextual()) o.put("delivery_id", d.get("delivery_id").asText());
+            else o.putNull("delivery_id");
+        } catch (Exception e) {
+            throw new IllegalStateException("join-app: a scan checked before is no longer JSON", e);
+        }
+        return o.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> a = DedupApp.args("join-app", argv);
+        if (!a.containsKey("deliveries")) throw new IllegalArgumentException("join-app: --deliveries is required");
+        boolean logged = DedupApp.logged(a.get("store"));
+        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
+
+        StreamsBuilder b = new StreamsBuilder();
+        b.addStateStore(DedupApp.seenStore(logged));
+        KStream<byte[], byte[]> in = b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())
+                                                                 .withTimestampExtractor(new WindowApp.EventTime()));
+        /* new scans keyed by parcel; what cannot be read, keyed null, holds its dead letter */
+        KStream<byte[], byte[]> checked = in.process(() -> new DedupApp.Dedup(rowDelay, 0, "parcel_id"), DedupApp.STORE);
+        checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+
+        Materialized<String, byte[], KeyValueStore<Bytes, byte[]>> store;
+        switch (a.getOrDefault("table", "versioned")) {
+            case "versioned":
+                store = Materialized.as(Stores.persistentVersionedKeyValueStore(
+                    "deliveries", Duration.ofMillis(Long.parseLong(a.getOrDefault("history-ms", "3600000")))));
+                break;
+            case "latest": store = Materialized.as("deliveries"); break;
+            default: throw new IllegalArgumentException("join-app: --table versioned or latest");
+        }
+        KTable<String, byte[]> deliveries =
+            b.table(a.get("deliveries"), Consumed.with(Serdes.String(), Serdes.ByteArray()).withTimestampExtractor(new DeliveredAt()),
+                    store.withKeySerde(Serdes.String()).withValueSerde(Serdes.ByteArray()));
+        checked.filter((k, v) -> k != null)
+            .map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
+            .leftJoin(deliveries, JoinApp::row, Joined.with(Serdes.String(), Serdes.ByteArray(), Serdes.ByteArray()))
+            .map((k, v) -> KeyValue.pair(k.getBytes(StandardCharsets.UTF_8), v))
+            .to(a.get("out"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+
+        Properties p = DedupApp.config(a);
+        DedupApp.run(b.build(), p);
+    }
+}
