@@ -42,6 +42,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -49,6 +50,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
@@ -57,6 +59,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.TimestampExtractor;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -156,6 +159,25 @@ public class DedupApp {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
+            }
+        }
+    }
+
+    /* A record's time from its JSON field (ISO-8601: event_time,
+     * delivered_at); a record without one keeps its partition's time. */
+    static final class FieldTime implements TimestampExtractor {
+        private final String field;
+
+        FieldTime(String field) {
+            this.field = field;
+        }
+
+        @Override
+        public long extract(ConsumerRecord<Object, Object> rec, long partitionTime) {
+            try {
+                return Instant.parse(JSON.readTree((byte[]) rec.value()).get(field).asText()).toEpochMilli();
+            } catch (Exception | Error e) {
+                return Math.max(partitionTime, 0);
             }
         }
     }

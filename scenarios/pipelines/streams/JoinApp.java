@@ -28,10 +28,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
 import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -42,24 +40,10 @@ import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
-import org.apache.kafka.streams.processor.TimestampExtractor;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 public class JoinApp {
-    /* a delivery's delivered_at; a record without one keeps its partition's time */
-    static final class DeliveredAt implements TimestampExtractor {
-        @Override
-        public long extract(ConsumerRecord<Object, Object> rec, long partitionTime) {
-            try {
-                JsonNode j = DedupApp.JSON.readTree((byte[]) rec.value());
-                return Instant.parse(j.get("delivered_at").asText()).toEpochMilli();
-            } catch (Exception | Error e) {
-                return Math.max(partitionTime, 0);
-            }
-        }
-    }
-
     static byte[] row(byte[] scan, byte[] delivery) {
         ObjectNode o = DedupApp.JSON.createObjectNode();
         try {
@@ -84,7 +68,7 @@ public class JoinApp {
         StreamsBuilder b = new StreamsBuilder();
         b.addStateStore(DedupApp.seenStore(logged));
         KStream<byte[], byte[]> in = b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())
-                                                                 .withTimestampExtractor(new WindowApp.EventTime()));
+                                                                 .withTimestampExtractor(new DedupApp.FieldTime("event_time")));
         /* new scans keyed by parcel; what cannot be read, keyed null, holds its dead letter */
         KStream<byte[], byte[]> checked = in.process(() -> new DedupApp.Dedup(rowDelay, 0, "parcel_id"), DedupApp.STORE);
         checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
@@ -99,7 +83,7 @@ public class JoinApp {
             default: throw new IllegalArgumentException("join-app: --table versioned or latest");
         }
         KTable<String, byte[]> deliveries =
-            b.table(a.get("deliveries"), Consumed.with(Serdes.String(), Serdes.ByteArray()).withTimestampExtractor(new DeliveredAt()),
+            b.table(a.get("deliveries"), Consumed.with(Serdes.String(), Serdes.ByteArray()).withTimestampExtractor(new DedupApp.FieldTime("delivered_at")),
                     store.withKeySerde(Serdes.String()).withValueSerde(Serdes.ByteArray()));
         checked.filter((k, v) -> k != null)
             .map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))

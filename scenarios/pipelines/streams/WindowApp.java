@@ -31,10 +31,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Map;
 import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -49,23 +47,9 @@ import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
-import org.apache.kafka.streams.processor.TimestampExtractor;
 import org.apache.kafka.streams.state.WindowStore;
 
 public class WindowApp {
-    /* a scan's event time; a record without one keeps its partition's time */
-    static final class EventTime implements TimestampExtractor {
-        @Override
-        public long extract(ConsumerRecord<Object, Object> rec, long partitionTime) {
-            try {
-                JsonNode j = DedupApp.JSON.readTree((byte[]) rec.value());
-                return Instant.parse(j.get("event_time").asText()).toEpochMilli();
-            } catch (Exception | Error e) {
-                return Math.max(partitionTime, 0);
-            }
-        }
-    }
-
     /* "count,sum,scans with a weight" plus one scan */
     static String add(byte[] scan, String agg) {
         String[] p = agg.split(",");
@@ -102,7 +86,7 @@ public class WindowApp {
         StreamsBuilder b = new StreamsBuilder();
         b.addStateStore(DedupApp.seenStore(logged));
         KStream<byte[], byte[]> in = b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())
-                                                                 .withTimestampExtractor(new EventTime()));
+                                                                 .withTimestampExtractor(new DedupApp.FieldTime("event_time")));
         /* new scans keyed by location; what cannot be read, keyed null, holds its dead letter */
         KStream<byte[], byte[]> checked = in.process(() -> new DedupApp.Dedup(rowDelay, 0, "location"), DedupApp.STORE);
         checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
