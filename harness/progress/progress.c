@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress_batch.h"
 #include "run.h"
 
 int64_t sd_progress_expected_batch_ms(const sd_run_t *r, int64_t rows) {
@@ -245,13 +244,6 @@ void sd_progress_context(sd_run_t *r, sd_buf_t *out) {
 
 int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     return sd_run_progress(r)->ops->ready(r, st, up_ms);
-}
-
-int64_t sd_progress_open_records(sd_run_t *r) {
-    int64_t t = sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
-    if (t > 0) return t;
-    int64_t own = sd_progress_group_open(r);
-    return own > 0 ? own : t == 0 || own == 0 ? 0 : -1;
 }
 
 void sd_progress_engine_state(sd_run_t *r, int inc, const char *text) {

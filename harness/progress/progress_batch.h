@@ -59,6 +59,10 @@ typedef struct sd_progress_ops_s {
     void (*context)(struct sd_run_s *r, sd_buf_t *out);
     /* is the newest incarnation ready? st: its process; up_ms: since it started */
     int (*ready)(struct sd_run_s *r, const sd_sup_state_t *st, int64_t up_ms);
+    /* records of open transactions in the pipeline's own topics beside the
+     * target (a Kafka Streams application's repartition and changelog
+     * topics); -1 none seen (NULL: the source knows of none) */
+    int64_t (*open_records)(struct sd_run_s *r);
     /* what a readiness wait that timed out did not see (the warning's words) */
     const char *not_ready;
 } sd_progress_ops_t;
@@ -106,9 +110,5 @@ int64_t sd_progress_rows_pending(const struct sd_run_s *r);
  * up to, on a commit (may be NULL). */
 sd_err_t sd_progress_batch_event(struct sd_run_s *r, sd_sup_ev_type_t type, int inc, int64_t id, int64_t rows,
                                  const char *offsets, int64_t t_ms, char *err, size_t errlen);
-
-/* Under progress group, records of open transactions in the application's
- * own topics (progress_group.c); -1 none seen. */
-int64_t sd_progress_group_open(struct sd_run_s *r);
 
 #endif

@@ -28,7 +28,8 @@
  *              their last stable offset are its open transaction as much
  *              as the target's are: a windowed count writes its output
  *              only when a window closes, and every record to its
- *              repartition topic. sd_progress_open_records adds them.
+ *              repartition topic. sd_progress_open_records adds them (its
+ *              open_records).
  *   ready      DescribeConsumerGroups: a member that was not in the group
  *              before this incarnation started holds an assignment (the
  *              killed incarnation's member stays listed, with its
@@ -386,9 +387,8 @@ static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
     return g->own_txn ? sum : -1;
 }
 
-int64_t sd_progress_group_open(sd_run_t *r) {
-    sd_group_t *g = sd_run_progress(r)->ops == &sd_progress_group ? sd_run_progress(r)->source : NULL;
-    return g ? sd_group_own_open(r, g) : -1;
+static int64_t sd_group_open_records(sd_run_t *r) {
+    return sd_group_own_open(r, sd_run_progress(r)->source);
 }
 
 static sd_err_t sd_group_open(sd_run_t *r, void **state, char *err, size_t errlen) {
@@ -465,4 +465,5 @@ int sd_progress_group_unseen(const sd_run_t *r) {
 
 const sd_progress_ops_t sd_progress_group = {.name = "group", .batches = 1, .open = sd_group_open, .close = sd_group_close,
                                              .poll = sd_group_poll, .refresh = sd_group_refresh, .ready = sd_group_ready,
+                                             .open_records = sd_group_open_records,
                                              .not_ready = "no new member of its consumer group held an assignment"};

@@ -56,8 +56,12 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.TimestampExtractor;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -232,6 +236,20 @@ public class DedupApp {
          * under exactly_once_v2): an open transaction holds records */
         p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), a.getOrDefault("linger-ms", "5"));
         return p;
+    }
+
+    /* A DSL application's first steps: the scans of --topic by their event
+     * time, de-duplicated by id in the store of --store, the ones that
+     * cannot be read written to --dead; the new ones come out keyed by
+     * their field keyBy. */
+    static KStream<byte[], byte[]> newScans(StreamsBuilder b, Map<String, String> a, String keyBy) {
+        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
+        b.addStateStore(seenStore(logged(a.get("store"))));
+        KStream<byte[], byte[]> checked =
+            b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withTimestampExtractor(new FieldTime("event_time")))
+                .process(() -> new Dedup(rowDelay, 0, keyBy), STORE);
+        checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+        return checked.filter((k, v) -> k != null);
     }
 
     /* runs until closed (SIGTERM closes it cleanly); exits 1 on ERROR */

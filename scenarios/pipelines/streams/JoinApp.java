@@ -62,16 +62,8 @@ public class JoinApp {
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = DedupApp.args("join-app", argv);
         if (!a.containsKey("deliveries")) throw new IllegalArgumentException("join-app: --deliveries is required");
-        boolean logged = DedupApp.logged(a.get("store"));
-        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
-
         StreamsBuilder b = new StreamsBuilder();
-        b.addStateStore(DedupApp.seenStore(logged));
-        KStream<byte[], byte[]> in = b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())
-                                                                 .withTimestampExtractor(new DedupApp.FieldTime("event_time")));
-        /* new scans keyed by parcel; what cannot be read, keyed null, holds its dead letter */
-        KStream<byte[], byte[]> checked = in.process(() -> new DedupApp.Dedup(rowDelay, 0, "parcel_id"), DedupApp.STORE);
-        checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+        KStream<byte[], byte[]> scans = DedupApp.newScans(b, a, "parcel_id");
 
         Materialized<String, byte[], KeyValueStore<Bytes, byte[]>> store;
         switch (a.getOrDefault("table", "versioned")) {
@@ -85,8 +77,7 @@ public class JoinApp {
         KTable<String, byte[]> deliveries =
             b.table(a.get("deliveries"), Consumed.with(Serdes.String(), Serdes.ByteArray()).withTimestampExtractor(new DedupApp.FieldTime("delivered_at")),
                     store.withKeySerde(Serdes.String()).withValueSerde(Serdes.ByteArray()));
-        checked.filter((k, v) -> k != null)
-            .map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
+        scans.map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
             .leftJoin(deliveries, JoinApp::row, Joined.with(Serdes.String(), Serdes.ByteArray(), Serdes.ByteArray()))
             .map((k, v) -> KeyValue.pair(k.getBytes(StandardCharsets.UTF_8), v))
             .to(a.get("out"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));

@@ -37,8 +37,6 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
@@ -81,23 +79,15 @@ public class WindowApp {
         Map<String, String> a = DedupApp.args("window-app", argv);
         a.putIfAbsent("emit", "final");
         boolean logged = DedupApp.logged(a.get("store"));
-        long rowDelay = Long.parseLong(a.get("row-delay-ms"));
-
         StreamsBuilder b = new StreamsBuilder();
-        b.addStateStore(DedupApp.seenStore(logged));
-        KStream<byte[], byte[]> in = b.stream(a.get("topic"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())
-                                                                 .withTimestampExtractor(new DedupApp.FieldTime("event_time")));
-        /* new scans keyed by location; what cannot be read, keyed null, holds its dead letter */
-        KStream<byte[], byte[]> checked = in.process(() -> new DedupApp.Dedup(rowDelay, 0, "location"), DedupApp.STORE);
-        checked.filter((k, v) -> k == null).to(a.get("dead"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+        KStream<byte[], byte[]> scans = DedupApp.newScans(b, a, "location");
 
         Materialized<String, String, WindowStore<Bytes, byte[]>> counts =
             Materialized.<String, String, WindowStore<Bytes, byte[]>>as("counts")
                 .withKeySerde(Serdes.String()).withValueSerde(Serdes.String());
         if (!logged) counts = counts.withLoggingDisabled();
         KTable<Windowed<String>, String> windows =
-            checked.filter((k, v) -> k != null)
-                .map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
+            scans.map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
                 .groupByKey(Grouped.with("by-location", Serdes.String(), Serdes.ByteArray()))
                 .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(Long.parseLong(a.getOrDefault("window-ms", "60000"))),
                                                        Duration.ofMillis(Long.parseLong(a.getOrDefault("grace-ms", "60000")))))
