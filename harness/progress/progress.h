@@ -77,9 +77,10 @@ int sd_progress_intervals(const struct sd_run_s *r);
 /* progress group: the group watched (NULL for the other sources). */
 const char *sd_progress_group_name(const struct sd_run_s *r);
 /* Records written inside the pipeline's open transactions, as a kill aimed
- * at one finds them: the target's, else its own topics'
- * (sd_progress_group_open); 0 between transactions, -1 no sign of a
- * transactional writer. */
+ * at one finds them: the target's, else those of its own topics its
+ * progress source knows (ops->open_records: a Kafka Streams application's
+ * repartition and changelog topics); 0 between transactions, -1 no sign
+ * of a transactional writer (progress_batch.c). */
 int64_t sd_progress_open_records(struct sd_run_s *r);
 /* progress group on a broker that describes groups: 1 when the group had
  * neither a member nor a commit in the whole run (it never saw the pipeline). */
