@@ -320,8 +320,12 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
             free(w);
         }
         e = sd_model_store_groups(r, sink->name, md->keys, latest, &res, detail, err, errlen);
-        sd_run_say(r, "model %s on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
-                   "%lld unexpected, %lld written twice, %lld early, %lld pending", latest ? "latest" : "windows", sink->name, (long long)m.n,
+        /* which clock closed the windows, as the drill asked or its progress source implies */
+        static const char *const clocks[] = {"", " (one watermark)", " (the oldest partition's watermark)",
+                                             " (each task's stream time)"};
+        sd_run_say(r, "model %s%s on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
+                   "%lld unexpected, %lld written twice, %lld early, %lld pending", latest ? "latest" : "windows",
+                   latest ? "" : clocks[clock], sink->name, (long long)m.n,
                    (long long)res.groups_expected, (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_WRONG_VALUE],
                    (long long)res.n[SD_G_MISSING], (long long)c->unexpected_group, (long long)res.n[SD_G_TWICE],
                    (long long)res.n[SD_G_EARLY], (long long)res.n[SD_G_PENDING]);
