@@ -191,6 +191,10 @@ static void sd_model_delete(void *opaque, int64_t seq, const char *key) {
     sd_buf_putc(dc->fields, 0);
 }
 
+/* which clock closed the windows (sd_model_clock_t), as the drill asked or
+ * its progress source implies, for the console */
+static const char *const sd_clock_said[] = {"", " (one watermark)", " (the oldest partition's watermark)", " (each task's stream time)"};
+
 /* Judge sink by the scenario's model; fills the group counts of c, stores
  * the anomalous groups, and sets detail[b] (caller frees) to the first
  * groups of each bucket. */
@@ -320,12 +324,9 @@ static sd_err_t sd_run_judge_table(sd_run_t *r, sd_sink_t *sink, sd_recon_counts
             free(w);
         }
         e = sd_model_store_groups(r, sink->name, md->keys, latest, &res, detail, err, errlen);
-        /* which clock closed the windows, as the drill asked or its progress source implies */
-        static const char *const clocks[] = {"", " (one watermark)", " (the oldest partition's watermark)",
-                                             " (each task's stream time)"};
         sd_run_say(r, "model %s%s on sink %s: %lld rows, %lld groups expected, %lld correct, %lld wrong value, %lld missing, "
                    "%lld unexpected, %lld written twice, %lld early, %lld pending", latest ? "latest" : "windows",
-                   latest ? "" : clocks[clock], sink->name, (long long)m.n,
+                   latest ? "" : sd_clock_said[clock], sink->name, (long long)m.n,
                    (long long)res.groups_expected, (long long)res.n[SD_G_CORRECT], (long long)res.n[SD_G_WRONG_VALUE],
                    (long long)res.n[SD_G_MISSING], (long long)c->unexpected_group, (long long)res.n[SD_G_TWICE],
                    (long long)res.n[SD_G_EARLY], (long long)res.n[SD_G_PENDING]);
