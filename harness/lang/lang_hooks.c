@@ -392,10 +392,10 @@ sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
     if (m->kind == 4) {
         if (!sc->has_deliveries)
             return sd_perr(c, ts->line, 1, "model join: expected a `deliveries` line before it (the join's second source), found none");
-        if (m->join_type == 3 && m->within_ms)
+        if (m->join_type == SD_JOIN_ASOF && m->within_ms)
             return sd_perr(c, ts->line, 1, "model join type=as-of: expected no within= (the newest delivery at or before each scan "
                            "is its match, however old), found one");
-        if (m->join_type != 3 && !m->within_ms)
+        if (m->join_type != SD_JOIN_ASOF && !m->within_ms)
             return sd_perr(c, ts->line, 1, "model join: expected within=DURATION (the time-range condition), found none");
         if (m->size_ms || m->aggs || m->value || m->fields || m->slide_ms)
             return sd_perr(c, ts->line, 1, "model join: expected no size=, slide=, agg=, value= or fields=, found one");

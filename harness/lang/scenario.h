@@ -76,6 +76,14 @@ typedef enum {
     SD_CLOCK_TASK = 3       /* the newest event time its task has read (Kafka Streams' stream time) */
 } sd_model_clock_t;
 
+/* A join model's `type=` (lang.c's sd_join_words, in this order). */
+typedef enum {
+    SD_JOIN_INNER = 0, /* a row per matching pair */
+    SD_JOIN_LEFT = 1,  /* and a null row for each scan no delivery matched */
+    SD_JOIN_FULL = 2,  /* and a null row for each unmatched delivery too */
+    SD_JOIN_ASOF = 3   /* each scan with the newest delivery at or before its event time (result.h) */
+} sd_join_type_t;
+
 /* Where a kill, stop or pause step lands (the step's `mid_batch`). */
 typedef enum {
     SD_LAND_NOW = 0,           /* at once (the default) */
@@ -308,7 +316,7 @@ typedef struct sd_scenario_s {
         char *fields;        /* latest: the fields compared, comma-separated */
         int by_arrival;      /* latest order=arrival: the newest is the last sent, not the newest event time */
         int clock;           /* windows: sd_model_clock_t, whose event time closes a window */
-        int join_type;       /* join: 0 inner, 1 left outer, 2 full outer */
+        int join_type;       /* join: sd_join_type_t */
         int64_t within_ms;   /* join: a delivery matches a scan from its event time to within after it */
         char *left_col, *right_col; /* join: the columns of the scan's and the delivery's ids */
         int line;

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scenario.h" /* sd_join_type_t */
+
 enum { SD_AGG_COUNT = 1, SD_AGG_SUM = 2, SD_AGG_MIN = 4, SD_AGG_MAX = 8, SD_AGG_AVG = 16 };
 enum { SD_OUT_APPEND = 0, SD_OUT_UPDATE = 1, SD_OUT_COMPLETE = 2 };
 
@@ -144,7 +146,6 @@ void sd_result_free(sd_result_t *r);
  * newest right event of its key at or before its event time (a table with
  * history, Kafka Streams' versioned store), or a null row when there is
  * none; one row per left event, final when it is read */
-enum { SD_JOIN_INNER = 0, SD_JOIN_LEFT = 1, SD_JOIN_FULL = 2, SD_JOIN_ASOF = 3 };
 typedef struct sd_join_event_s {
     int64_t seq;
     int64_t t_ms;
