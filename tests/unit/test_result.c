@@ -246,6 +246,15 @@ Test(result, a_per_partition_watermark_leaves_the_windows_in_its_gap_pending) {
     sd_result_free(&r);
 }
 
+/* The rows judged under c: how many fell in bucket. */
+static int64_t judged(const sd_result_conf_t *c, const sd_result_event_t *e, int n, const sd_result_row_t *rows, int nrows, int bucket) {
+    sd_result_t r;
+    sd_result_windows(c, e, n, rows, nrows, &r);
+    int64_t k = r.n[bucket];
+    sd_result_free(&r);
+    return k;
+}
+
 Test(result, a_task_clock_leaves_a_key_behind_the_newest_pending_and_judges_the_others) {
     sd_result_event_t e[8];
     int n = base(e);
@@ -253,9 +262,7 @@ Test(result, a_task_clock_leaves_a_key_behind_the_newest_pending_and_judges_the_
     sd_result_row_t rows[] = {row(MIN, "A", 1, 7)};
     sd_result_t r;
     sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 30005);
-    sd_result_windows(&c, e, n, rows, 1, &r);
-    cr_expect_eq(r.n[SD_G_MISSING], 2, "one clock for all: both windows at 0 are owed");
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, rows, 1, SD_G_MISSING), 2, "one clock for all: both windows at 0 are owed");
     /* Kafka Streams: B's newest scan is at 3 s, so B's task may not have
      * passed 1 min + the delay yet; A's newest is the newest of all, so its
      * task has, whatever else it owns */
@@ -269,10 +276,8 @@ Test(result, a_task_clock_leaves_a_key_behind_the_newest_pending_and_judges_the_
     sd_result_free(&r);
     /* written: judged like any closed window, a wrong value is wrong */
     sd_result_row_t wrong[] = {row(0, "A", 2, 30), row(0, "B", 2, 5), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, wrong, 3, &r);
-    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
-    cr_expect_eq(r.n[SD_G_CORRECT], 2);
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, wrong, 3, SD_G_WRONG_VALUE), 1);
+    cr_expect_eq(judged(&c, e, n, wrong, 3, SD_G_CORRECT), 2);
     /* a count too low: the detail names the rule that loses records */
     sd_result_row_t low[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
     sd_result_windows(&c, e, n, low, 3, &r);
@@ -287,39 +292,24 @@ Test(result, under_a_task_clock_an_event_sent_just_inside_the_cut_off_may_be_dro
     e[1].wm_edge = 2; /* A at 2 s, sent 1 ms inside the watermark's cut-off */
     /* A's window at 0 written without it */
     sd_result_row_t rows[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
-    sd_result_t r;
     sd_result_conf_t c = conf(SD_OUT_APPEND, 2 * MIN + 5);
-    sd_result_windows(&c, e, n, rows, 3, &r);
-    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "one clock for all: an event inside the cut-off must count");
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, rows, 3, SD_G_WRONG_VALUE), 1, "one clock for all: an event inside the cut-off must count");
     c.task_clock = 1;
-    sd_result_windows(&c, e, n, rows, 3, &r);
-    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 0, "a task may have read newer scans first and closed the window");
-    cr_expect_eq(r.n[SD_G_CORRECT], 3);
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, rows, 3, SD_G_WRONG_VALUE), 0, "a task may have read newer scans first and closed the window");
+    cr_expect_eq(judged(&c, e, n, rows, 3, SD_G_CORRECT), 3);
     /* with it, right too; and an event that is no edge still must count */
     sd_result_row_t with[] = {row(0, "A", 2, 30), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, with, 3, &r);
-    cr_expect_eq(r.n[SD_G_CORRECT], 3);
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, with, 3, SD_G_CORRECT), 3);
     /* two of them in one window, one dropped (read at different moments) */
     e[0].wm_edge = 1;
     sd_result_row_t one[] = {row(0, "A", 1, 10), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, one, 3, &r);
-    cr_expect_eq(r.n[SD_G_CORRECT], 3, "either of the two may be the one dropped");
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, one, 3, SD_G_CORRECT), 3, "either of the two may be the one dropped");
     sd_result_row_t other[] = {row(0, "A", 1, 20), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, other, 3, &r);
-    cr_expect_eq(r.n[SD_G_CORRECT], 3);
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, other, 3, SD_G_CORRECT), 3);
     sd_result_row_t neither[] = {row(0, "A", 1, 25), row(0, "B", 1, 5), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, neither, 3, &r);
-    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1, "a sum no subset gives");
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, neither, 3, SD_G_WRONG_VALUE), 1, "a sum no subset gives");
     sd_result_row_t short_b[] = {row(0, "A", 2, 30), row(0, "B", 0, 0), row(MIN, "A", 1, 7)};
-    sd_result_windows(&c, e, n, short_b, 3, &r);
-    cr_expect_eq(r.n[SD_G_WRONG_VALUE], 1);
-    sd_result_free(&r);
+    cr_expect_eq(judged(&c, e, n, short_b, 3, SD_G_WRONG_VALUE), 1);
 }
 
 Test(result, sliding_windows_count_an_event_in_each_window) {
