@@ -51,7 +51,7 @@ static int64_t sd_target_rows(sd_run_t *r) {
  * transactional writer, in the target or the application's own topics
  * (-1: no sign of one, or a reader that cannot tell). */
 static int64_t sd_target_pending(sd_run_t *r) {
-    return sd_progress_open_records(r);
+    return sd_progress_open_records(r, NULL);
 }
 
 /* The instances a step acts on: instance=K when it runs, else every
@@ -438,7 +438,8 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
          * batch's (an open transaction is no proof by itself: one an earlier
          * incarnation left to its timeout looks the same). Several
          * instances write the target: not told apart. */
-        int64_t left = sig == SIGKILL && !k && L->pending >= 0 ? sd_target_pending(r) : -1;
+        int in_own = 0;
+        int64_t left = sig == SIGKILL && !k && L->pending >= 0 ? sd_progress_open_records(r, &in_own) : -1;
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[360];
@@ -455,8 +456,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
         char txn[260] = "";
         /* where the open transaction's records are: the target, or only the
          * application's own topics (a windowed count between two windows) */
-        const char *of = sd_run_target(r) && sd_sink_pending(sd_run_target(r)) > 0
-                             ? "the target" : "the application (in its repartition and changelog topics)";
+        const char *of = !in_own ? "the target" : "the application (in its repartition and changelog topics)";
         if (left > 0 && inside)
             snprintf(txn, sizeof(txn), "; inside an open transaction of %s, left open by the kill (%lld records written, not "
                      "committed)", of, (long long)left);

@@ -80,8 +80,9 @@ const char *sd_progress_group_name(const struct sd_run_s *r);
  * at one finds them: the target's, else those of its own topics its
  * progress source knows (ops->open_records: a Kafka Streams application's
  * repartition and changelog topics); 0 between transactions, -1 no sign
- * of a transactional writer (progress_batch.c). */
-int64_t sd_progress_open_records(struct sd_run_s *r);
+ * of a transactional writer (progress_batch.c). in_own (may be NULL) is
+ * set to 1 when the records counted are in its own topics, not the target. */
+int64_t sd_progress_open_records(struct sd_run_s *r, int *in_own);
 /* progress group on a broker that describes groups: 1 when the group had
  * neither a member nor a commit in the whole run (it never saw the pipeline). */
 int sd_progress_group_unseen(const struct sd_run_s *r);

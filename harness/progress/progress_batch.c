@@ -118,10 +118,12 @@ const sd_progress_ops_t sd_progress_markers = {.name = "markers", .batches = 1, 
 const sd_progress_ops_t sd_progress_sink = {.name = "sink", .batches = 0, .ready = sd_grace_ready};
 const sd_progress_ops_t sd_progress_none = {.name = "none", .batches = 0, .ready = sd_grace_ready};
 
-int64_t sd_progress_open_records(sd_run_t *r) {
+int64_t sd_progress_open_records(sd_run_t *r, int *in_own) {
+    if (in_own) *in_own = 0;
     int64_t t = sd_run_target(r) ? sd_sink_pending(sd_run_target(r)) : -1;
     if (t > 0) return t;
     const sd_progress_ops_t *ops = sd_run_progress(r)->ops;
     int64_t own = ops && ops->open_records ? ops->open_records(r) : -1;
+    if (own > 0 && in_own) *in_own = 1;
     return own > 0 ? own : t == 0 || own == 0 ? 0 : -1;
 }

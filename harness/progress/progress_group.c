@@ -84,6 +84,7 @@ struct sd_group_s {
     int *own_parts, nown;
     int64_t next_own_mono;       /* when to look for them again */
     int own_txn;                 /* an open transaction was seen in them: they are written transactionally */
+    int64_t own_open, own_open_us; /* their open records at the last look, and when (monotonic us; 0 none) */
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -241,7 +242,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             /* a transactional writer's rows show at its commit, with the
              * offsets: its batch is the transaction open in the target or
              * its own topics, and rows that grew are a commit, not a begin */
-            int64_t pend = sd_progress_open_records(r);
+            int64_t pend = sd_progress_open_records(r, NULL);
             if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
                 g->open = 1;
                 /* its size: what the harness had sent past the group's
@@ -374,6 +375,11 @@ static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
             return -1;
         }
     }
+    /* two requests a partition (24 for a windowed count's repartition and
+     * changelog topics): a kill's aim, looking every 2 ms, takes the
+     * answer of the last 10 ms, shorter than any transaction it aims at */
+    int64_t now = sd_util_mono_us();
+    if (g->own_open_us && now - g->own_open_us < 10000) return g->own_open;
     int64_t sum = 0;
     for (int i = 0; i < g->nown; i++)
         for (int p = 0; p < g->own_parts[i]; p++) {
@@ -384,7 +390,8 @@ static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
             if (hw > lso) sum += hw - lso;
         }
     if (sum > 0) g->own_txn = 1;
-    return g->own_txn ? sum : -1;
+    g->own_open_us = now;
+    return g->own_open = g->own_txn ? sum : -1;
 }
 
 static int64_t sd_group_open_records(sd_run_t *r) {
