@@ -32,6 +32,9 @@
     X(dropped_connections, 'n', "an idle timeout: connections dropped silently for being idle")                          \
     X(leaderless_s, 's', "a broker fault (`broker kill|stop|pause`): the longest a source partition the broker led had no "  \
                          "leader the clients could use, from the strike until the cluster's metadata named another")       \
+    X(restore_s, 's', "an application that logs its state (Kafka Streams): from its first rebalance after the fault "    \
+                      "until every instance was RUNNING again, its stores restored (as the harness read its log)")         \
+    X(restored_records, 'n', "the same application: changelog records it restored meanwhile, by its log")                  \
     X(operator_s, 's', "the human part of the recovery: time spent in `operator` steps between the fault and when it "   \
                        "caught up")                                                                                          \
     X(latency_p50_before_ms, 'm', "median latency of events sent before the fault (since the previous recovery)")         \

@@ -364,6 +364,57 @@ static void sd_reconnect(sd_rdb_t *d, sd_recovery_t *r) {
     }
 }
 
+/* An application that logs its state (Kafka Streams: run.db engine): from
+ * its first rebalance after the fault until every incarnation alive was
+ * RUNNING again, and the changelog records restored meanwhile. The times
+ * are the harness's, when it read each line. Not an engine that logs its
+ * state (or an older run.db): n/a. */
+static void sd_restore(sd_rdb_t *d, sd_recovery_t *r) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db, "SELECT incarnation, t_ms, what, to_state, records FROM engine ORDER BY t_ms, rowid", -1, &st, NULL) !=
+        SQLITE_OK)
+        return;
+    int *running = sd_util_xcalloc((size_t)d->ninc + 1, sizeof(int)), *seen = sd_util_xcalloc((size_t)d->ninc + 1, sizeof(int));
+    int any = 0;
+    int64_t from = -1, until = -1, records = 0;
+    while (until < 0 && sqlite3_step(st) == SQLITE_ROW) {
+        int n = sqlite3_column_int(st, 0), k = d->ninc;
+        for (int i = 0; i < d->ninc; i++)
+            if (d->inc[i].n == n) k = i;
+        int64_t t = sqlite3_column_int64(st, 1);
+        const char *what = (const char *)sqlite3_column_text(st, 2), *to = (const char *)sqlite3_column_text(st, 3);
+        if (what && !strcmp(what, "restored")) {
+            if (from >= 0) records += sqlite3_column_int64(st, 4);
+            continue;
+        }
+        if (!to) continue;
+        any = 1;
+        seen[k] = 1;
+        running[k] = !strcmp(to, "RUNNING");
+        if (from < 0 && t >= r->t_ms && !strcmp(to, "REBALANCING")) from = t;
+        if (from < 0 || k == d->ninc) continue;
+        int all = 1;
+        for (int i = 0; i < d->ninc && all; i++)
+            if (seen[i] && !running[i] && (d->inc[i].ended_ms < 0 || d->inc[i].ended_ms > t)) all = 0;
+        if (all) until = t;
+    }
+    sqlite3_finalize(st);
+    free(running);
+    free(seen);
+    if (!any) return;
+    if (from < 0 && !r->ends) {
+        r->v[SD_FIG_restore_s] = r->v[SD_FIG_restored_records] = 0; /* it went on without a rebalance */
+        return;
+    }
+    r->v[SD_FIG_restored_records] = records;
+    if (from >= 0 && until >= 0) r->v[SD_FIG_restore_s] = until - from;
+    else if (from >= 0) r->v[SD_FIG_restore_s] = SD_FIG_NEVER;
+    else {
+        r->v[SD_FIG_restore_s] = r->v[SD_FIG_restored_records] = SD_FIG_UNMEASURED;
+        sd_why(r, "restore_s: the application logged no rebalance after the fault");
+    }
+}
+
 /* A broker fault: how long the partitions it led had no usable leader
  * (run.db leader_move; NULL: none within the step's timeout). */
 static void sd_leaderless(sd_rdb_t *d, sd_recovery_t *r) {
@@ -563,6 +614,7 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         sd_recovery_t *r = &v[i];
         sd_caught(&d, r);
         if (!strcmp(r->kind, "broker")) sd_leaderless(&d, r);
+        sd_restore(&d, r);
         if (idle[i]) sd_reconnect(&d, r); /* not a stall: nothing stops until a client reuses a dropped connection */
         else if (sd_stall(r->kind)) sd_detect(&d, r);
         if (r->ends && r->incarnation > 0) sd_recovery_point(&d, r, &vis[i]);

@@ -765,3 +765,50 @@ Test(recovery, an_operator_step_counts_only_its_time_inside_the_recovery) {
                  (long long)v[0].v[SD_FIG_operator_s]);
     free(v);
 }
+
+/* A Kafka Streams application's account (run.db engine): the restore
+ * figures span its first rebalance after the fault to the moment every
+ * instance alive was RUNNING again, whatever it did before the fault. */
+Test(recovery, a_streams_restore_spans_the_rebalance_after_the_fault_until_every_instance_runs) {
+    kill_and_restart(20);
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_restore_s], SD_FIG_NA, "no engine account: not an application that restores");
+    free(v);
+    sql("INSERT INTO engine(incarnation, t_ms, what, from_state, to_state) VALUES(1, 500, 'state', 'CREATED', 'REBALANCING'),"
+        " (1, 900, 'state', 'REBALANCING', 'RUNNING'), (2, 12000, 'state', 'CREATED', 'REBALANCING'),"
+        " (2, 15000, 'state', 'REBALANCING', 'RUNNING')");
+    sql("INSERT INTO engine(incarnation, t_ms, what, records, store) VALUES(1, 800, 'restored', 5, 'seen'),"
+        " (2, 14000, 'restored', 500, 'seen'), (2, 14500, 'restored', 300, 'windows')");
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_restore_s], 3000, "%lld", (long long)v[0].v[SD_FIG_restore_s]);
+    cr_expect_eq(v[0].v[SD_FIG_restored_records], 800, "the first start's restore is not the fault's");
+    free(v);
+    /* a second instance that was running all along goes through its own
+     * rebalance first: the span ends only when both run */
+    sql("INSERT INTO incarnation(n, started_ms) VALUES(3, 100)");
+    sql("INSERT INTO engine(incarnation, t_ms, what, from_state, to_state) VALUES(3, 600, 'state', 'CREATED', 'REBALANCING'),"
+        " (3, 950, 'state', 'REBALANCING', 'RUNNING'), (3, 11000, 'state', 'RUNNING', 'REBALANCING'),"
+        " (3, 16000, 'state', 'REBALANCING', 'RUNNING')");
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_restore_s], 5000, "%lld", (long long)v[0].v[SD_FIG_restore_s]);
+    free(v);
+    /* never RUNNING again */
+    sql("DELETE FROM engine WHERE t_ms=16000");
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_restore_s], SD_FIG_NEVER);
+    free(v);
+}
+
+Test(recovery, a_pause_without_a_rebalance_restores_nothing) {
+    paused(10250, 10600);
+    sql("INSERT INTO engine(incarnation, t_ms, what, from_state, to_state) VALUES(1, 500, 'state', 'CREATED', 'REBALANCING'),"
+        " (1, 900, 'state', 'REBALANCING', 'RUNNING')");
+    sd_recovery_t *v;
+    sd_recovery_in_t in = {.sink = "target"};
+    compute(&in, &v);
+    cr_expect_eq(v[0].v[SD_FIG_restore_s], 0);
+    cr_expect_eq(v[0].v[SD_FIG_restored_records], 0);
+    free(v);
+}
