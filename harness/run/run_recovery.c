@@ -112,6 +112,13 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
             sd_figure_text(SD_FIG_leaderless_s, v[i].v[SD_FIG_leaderless_s], rc, sizeof(rc));
             snprintf(more, sizeof(more), ", leaderless_s %s", rc);
         }
+        if (v[i].v[SD_FIG_restore_s] != SD_FIG_NA) {
+            char rr[32];
+            size_t l = strlen(more);
+            sd_figure_text(SD_FIG_restore_s, v[i].v[SD_FIG_restore_s], rc, sizeof(rc));
+            sd_figure_text(SD_FIG_restored_records, v[i].v[SD_FIG_restored_records], rr, sizeof(rr));
+            snprintf(more + l, sizeof(more) - l, ", restore_s %s (records restored: %s, by its log)", rc, rr);
+        }
         sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s%s", v[i].kind, v[i].line, rec,
                    v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew, more);
     }
