@@ -193,6 +193,10 @@ static const sd_lang_key_t sd_keys_model[] = {
              "before its event time, or null (a stream-table join on a table with history)"},
     {.name = "within", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.within_ms),
      .help = "join: a delivery matches a scan of its parcel from the scan's event time to this much after it"},
+    {.name = "grace", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(model.grace_ms),
+     .help = "join type=as-of: the engine holds each scan back until the newest scan its task read is this much newer "
+             "(Kafka Streams' Joined.withGracePeriod); a scan no newer scan of its key has passed by this much may not "
+             "be joined yet: pending"},
     {.name = "left", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.left_col), .meta = "COLUMN",
      .help = "join: the column holding the scan's id (default event_id)"},
     {.name = "right", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(model.right_col), .meta = "COLUMN",

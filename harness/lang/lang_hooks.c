@@ -386,8 +386,8 @@ sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
     if (m->clock && m->kind != 1)
         return sd_perr(c, ts->line, 1, "model %s: expected no clock= (it says whose event time closes a window), found one",
                        ts->t[1].text);
-    if (m->kind != 4 && (m->within_ms || m->left_col || m->right_col || m->join_type))
-        return sd_perr(c, ts->line, 1, "model %s: expected no type=, within=, left= or right= (they are for join), found one",
+    if (m->kind != 4 && (m->within_ms || m->grace_ms || m->left_col || m->right_col || m->join_type))
+        return sd_perr(c, ts->line, 1, "model %s: expected no type=, within=, grace=, left= or right= (they are for join), found one",
                        ts->t[1].text);
     if (m->kind == 4) {
         if (!sc->has_deliveries)
@@ -395,6 +395,8 @@ sd_err_t sd_fin_model(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
         if (m->join_type == SD_JOIN_ASOF && m->within_ms)
             return sd_perr(c, ts->line, 1, "model join type=as-of: expected no within= (the newest delivery at or before each scan "
                            "is its match, however old), found one");
+        if (m->join_type != SD_JOIN_ASOF && m->grace_ms)
+            return sd_perr(c, ts->line, 1, "model join: expected no grace= (a stream-table join's, for type=as-of), found one");
         if (m->join_type != SD_JOIN_ASOF && !m->within_ms)
             return sd_perr(c, ts->line, 1, "model join: expected within=DURATION (the time-range condition), found none");
         if (m->size_ms || m->aggs || m->value || m->fields || m->slide_ms)

@@ -318,6 +318,8 @@ typedef struct sd_scenario_s {
         int clock;           /* windows: sd_model_clock_t, whose event time closes a window */
         int join_type;       /* join: sd_join_type_t */
         int64_t within_ms;   /* join: a delivery matches a scan from its event time to within after it */
+        int64_t grace_ms;    /* join type=as-of: the engine holds each scan back until its task's stream time passes
+                                its time plus this (Kafka Streams' Joined.withGracePeriod) */
         char *left_col, *right_col; /* join: the columns of the scan's and the delivery's ids */
         int line;
     } model;

@@ -161,6 +161,7 @@ typedef struct sd_join_row_s {
 typedef struct sd_join_conf_s {
     int type;              /* SD_JOIN_* */
     int64_t lower_ms, upper_ms;
+    int64_t grace_ms;      /* as-of: a scan no newer scan of its key passed by this much may be held back (absent: pending) */
     int64_t final_wm;      /* the final watermark of an engine that keeps one per source (Spark); INT64_MIN: nothing is final */
     int64_t final_wm_low;  /* of one that keeps one per partition (Flink): at most final_wm; between the two, pending */
     void (*fmt_left)(void *opaque, int64_t seq, char *out, size_t outlen);

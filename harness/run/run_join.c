@@ -238,7 +238,7 @@ sd_err_t sd_run_judge_join(sd_run_t *r, sd_sink_t *sink, sd_recon_counts_t *c, c
         int64_t oldest = sd_ledger_oldest_partition_max(r->ledger);
         /* as-of: a delivery at or before the scan, however long before */
         int asof = md->join_type == SD_JOIN_ASOF;
-        sd_join_conf_t conf = {.type = md->join_type, .lower_ms = asof ? INT64_MIN / 4 : 0, .upper_ms = asof ? 0 : md->within_ms,
+        sd_join_conf_t conf = {.type = md->join_type, .lower_ms = asof ? INT64_MIN / 4 : 0, .upper_ms = asof ? 0 : md->within_ms, .grace_ms = md->grace_ms,
                                .final_wm = sd_join_final_wm(L.newest, R.newest, r->sc->watermark_ms),
                                .final_wm_low = oldest == INT64_MIN ? INT64_MIN : oldest - r->sc->watermark_ms,
                                .fmt_left = sd_run_fmt_id, .fmt_right = sd_join_fmt_right, .fmt_opaque = r};

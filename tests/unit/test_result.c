@@ -550,6 +550,42 @@ Test(result, join_as_of_takes_the_newest_delivery_at_or_before_each_scan) {
     sd_result_free(&r);
 }
 
+/* Kafka Streams' grace period on a stream-table join: a scan is joined once
+ * its task has read a scan newer by the grace; until then its row may be
+ * absent (pending), and a row written for it is judged as any. */
+Test(result, join_as_of_with_a_grace_period_leaves_held_back_scans_pending) {
+    sd_join_conf_t c = jconf(SD_JOIN_ASOF);
+    c.lower_ms = INT64_MIN / 4, c.upper_ms = 0, c.final_wm = INT64_MIN;
+    sd_join_row_t only[] = {{2, 3, "b2"}};
+    sd_result_t r;
+    sd_result_join(&c, AL, 3, AR, 5, only, 1, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 2, "no grace: s-0 and s-1 owe their rows");
+    sd_result_free(&r);
+    c.grace_ms = 2 * MIN_;
+    sd_result_join(&c, AL, 3, AR, 5, only, 1, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 0, "s-0 is its key's newest scan, s-1 its key's only one: both may be held back");
+    cr_expect_eq(r.n[SD_G_PENDING], 4);
+    sd_result_free(&r);
+    /* a scan at 1 min, its key's newest at 5: released at a grace of 4 min
+     * (exactly on it), held at 4 min and 1 ms */
+    static const sd_join_event_t gl[] = {{.seq = 0, .t_ms = MIN_, .key = "K", .arrival = 1}, {.seq = 1, .t_ms = 5 * MIN_, .key = "K", .arrival = 2}};
+    static const sd_join_event_t gr[] = {{.seq = 2, .t_ms = 0, .key = "K", .arrival = 0}};
+    c.grace_ms = 4 * MIN_;
+    sd_result_join(&c, gl, 2, gr, 1, NULL, 0, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 1, "the scan at 1 min owes its row");
+    cr_expect_eq(r.n[SD_G_PENDING], 1, "the newest may be held back");
+    sd_result_free(&r);
+    c.grace_ms = 4 * MIN_ + 1;
+    sd_result_join(&c, gl, 2, gr, 1, NULL, 0, &r);
+    cr_expect_eq(r.n[SD_G_MISSING], 0);
+    sd_result_free(&r);
+    /* a wrong row for a held-back scan is still wrong */
+    sd_join_row_t latest[] = {{0, 5, "b1"}};
+    sd_result_join(&c, AL, 3, AR, 5, latest, 1, &r);
+    cr_expect_eq(r.n[SD_G_UNEXPECTED], 1);
+    sd_result_free(&r);
+}
+
 Test(result, join_inner_pairs_and_the_range_boundary) {
     sd_join_conf_t c = jconf(SD_JOIN_INNER);
     sd_join_row_t rows[] = {{0, 0, "b1"}, {0, 3, "b1"}};
