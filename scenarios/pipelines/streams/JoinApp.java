@@ -8,7 +8,7 @@
  *             --out OUT --dead DEAD --app-id ID --state-dir DIR
  *             [--guarantee exactly_once_v2|at_least_once]
  *             [--store persistent|no-changelog] [--table versioned|latest]
- *             [--history-ms 3600000] [--row-delay-ms 0] [--commit-ms MS]
+ *             [--history-ms 3600000] [--grace-ms 0] [--row-delay-ms 0] [--commit-ms MS]
  *             [--session-timeout-ms 6000] [--linger-ms 5]
  *
  * Event time is the scan's event_time and the delivery's delivered_at. The
@@ -16,6 +16,13 @@
  * Kafka Streams 3.5 and later) with --history-ms of history: a scan is
  * joined with the newest delivery at or before its event time, whenever
  * the delivery was read (a drill judges it with `model join type=as-of`).
+ * Whenever it was read, that is, if it was read before the scan: a task
+ * catching up on a backlog reads its partitions by their heads' times, and
+ * a delivery behind a later one in its partition is read after scans newer
+ * than it. --grace-ms holds each scan back until the task has read a scan
+ * that much newer (Joined.withGracePeriod, KIP-923, Kafka Streams 3.6 and
+ * later; a versioned table only), and the join sees every delivery older
+ * than the scan that was that close behind.
  *
  * Rows: {"event_id", "parcel_id", "delivery_id" (null when the parcel had
  * no delivery yet)}, keyed by parcel.
@@ -77,8 +84,13 @@ public class JoinApp {
         KTable<String, byte[]> deliveries =
             b.table(a.get("deliveries"), Consumed.with(Serdes.String(), Serdes.ByteArray()).withTimestampExtractor(new DedupApp.FieldTime("delivered_at")),
                     store.withKeySerde(Serdes.String()).withValueSerde(Serdes.ByteArray()));
+        Joined<String, byte[], byte[]> joined = Joined.with(Serdes.String(), Serdes.ByteArray(), Serdes.ByteArray());
+        long grace = Long.parseLong(a.getOrDefault("grace-ms", "0"));
+        if (grace > 0 && "latest".equals(a.get("table")))
+            System.err.println("join-app: --grace-ms ignored: a table without history takes no grace period");
+        else if (grace > 0) joined = joined.withGracePeriod(Duration.ofMillis(grace));
         scans.map((k, v) -> KeyValue.pair(new String(k, StandardCharsets.UTF_8), v))
-            .leftJoin(deliveries, JoinApp::row, Joined.with(Serdes.String(), Serdes.ByteArray(), Serdes.ByteArray()))
+            .leftJoin(deliveries, JoinApp::row, joined)
             .map((k, v) -> KeyValue.pair(k.getBytes(StandardCharsets.UTF_8), v))
             .to(a.get("out"), Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
 
