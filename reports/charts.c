@@ -42,6 +42,7 @@ typedef struct {
     int64_t t0;         /* run start, epoch ms */
     int64_t t_end;      /* last event of interest, ms after t0 */
     sd_buf_t faults;    /* gnuplot arrows, labels and bands for the faults */
+    int64_t series_ms;  /* the width of the series the run kept (0: none, the ledger is scanned) */
 } sd_charts_t;
 
 static int64_t sd_q1(sqlite3 *db, const char *sql) {
@@ -217,20 +218,14 @@ static int sd_chart_committed(sd_charts_t *c) {
     return have_committed;
 }
 
-/* Events sent, acknowledged, target rows and unique ids over time. */
-static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
-    int64_t span = c->t_end > 1 ? c->t_end : 1;
-    int64_t bucket = span / SD_CHART_POINTS + 1;
-    int nb = (int)(span / bucket) + 2;
-    int64_t *sent = sd_util_xcalloc((size_t)nb, sizeof(int64_t)), *acked = sd_util_xcalloc((size_t)nb, sizeof(int64_t));
-    int64_t *uniq = sd_util_xcalloc((size_t)nb, sizeof(int64_t));
+/* An older run.db, or a series the run could not keep exactly: the
+ * timeline's counts from one scan of the ledger. The expected ids
+ * acknowledged are the first acknowledged copy of each ledger sequence
+ * number the target should hold, marked off in a bitmap. */
+static void sd_timeline_scan(sd_charts_t *c, int64_t bucket, int nb, int64_t *sent, int64_t *acked, int64_t *expect) {
     sqlite3_stmt *st;
-    /* one scan of the ledger */
-    /* expected ids acknowledged: the first acknowledged copy of each ledger
-     * sequence number the target should hold, marked off in a bitmap */
     int64_t maxseq = sd_q1(c->db, "SELECT max(seq) FROM ledger");
     unsigned char *seen = sd_util_xcalloc((size_t)(maxseq < 0 ? 0 : maxseq / 8 + 1), 1);
-    int64_t *expect = sd_util_xcalloc((size_t)nb, sizeof(int64_t));
     if (sqlite3_prepare_v2(c->db, "SELECT queued_ms, acked_ms, offset IS NOT NULL, seq, disposition = 'target' FROM ledger", -1, &st, NULL) ==
         SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -251,6 +246,29 @@ static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
         sqlite3_finalize(st);
     }
     free(seen);
+}
+
+/* Events sent, acknowledged, target rows and unique ids over time. */
+static int sd_chart_timeline(sd_charts_t *c, char *err, size_t errlen) {
+    int64_t span = c->t_end > 1 ? c->t_end : 1;
+    int64_t bucket = span / SD_CHART_POINTS + 1;
+    int nb = (int)(span / bucket) + 2;
+    int64_t *sent = sd_util_xcalloc((size_t)nb, sizeof(int64_t)), *acked = sd_util_xcalloc((size_t)nb, sizeof(int64_t));
+    int64_t *uniq = sd_util_xcalloc((size_t)nb, sizeof(int64_t)), *expect = sd_util_xcalloc((size_t)nb, sizeof(int64_t));
+    sqlite3_stmt *st;
+    if (c->series_ms > 0 && sqlite3_prepare_v2(c->db, "SELECT t_ms, sent, acked, expected_acked FROM series", -1, &st, NULL) == SQLITE_OK) {
+        /* the series the run kept (ledger_series.c): no scan of the ledger */
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int64_t q = sqlite3_column_int64(st, 0) - c->t0;
+            int k = q < 0 ? 0 : q / bucket >= nb ? nb - 1 : (int)(q / bucket);
+            sent[k] += sqlite3_column_int64(st, 1);
+            acked[k] += sqlite3_column_int64(st, 2);
+            expect[k] += sqlite3_column_int64(st, 3);
+        }
+        sqlite3_finalize(st);
+    } else {
+        sd_timeline_scan(c, bucket, nb, sent, acked, expect);
+    }
     int64_t lat_rows = sd_q1(c->db, "SELECT count(*) FROM latency WHERE sink='target'");
     int64_t unique_total = sd_report_count(c->m, "observed_unique");
     int have_unique = lat_rows > 0 && unique_total > 0;
@@ -519,8 +537,12 @@ static sd_err_t sd_charts_write(const sd_report_model_t *m, const char *path, ch
     free(dbp);
     sqlite3_busy_timeout(c.db, 5000);
     c.t0 = m->started_ms;
-    int64_t last = sd_q1(c.db, "SELECT max(x) FROM (SELECT max(acked_ms) AS x FROM ledger UNION ALL SELECT max(t_ms) FROM sample"
-                               " UNION ALL SELECT max(t_ms) FROM fault)");
+    c.series_ms = sd_q1(c.db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'series_bucket_ms'");
+    int64_t last = sd_q1(c.db, c.series_ms > 0 ? "SELECT max(x) FROM (SELECT max(t_ms) + CAST((SELECT value FROM meta WHERE key = "
+                                                 "'series_bucket_ms') AS INTEGER) - 1 AS x FROM series WHERE acked > 0"
+                                                 " UNION ALL SELECT max(t_ms) FROM sample UNION ALL SELECT max(t_ms) FROM fault)"
+                                               : "SELECT max(x) FROM (SELECT max(acked_ms) AS x FROM ledger UNION ALL SELECT max(t_ms) FROM sample"
+                                                 " UNION ALL SELECT max(t_ms) FROM fault)");
     if (m->ended_ms > last) last = m->ended_ms;
     c.t_end = last > c.t0 ? last - c.t0 : 1000;
     char *log = sd_util_fmt("%s/gnuplot.log", c.dir);

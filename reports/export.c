@@ -233,17 +233,30 @@ static sd_err_t sd_export_write(const sd_report_model_t *m, const char *path, ch
     json_object_set_new(man, "verdict", json_string(m->verdict));
     char iso[32];
     json_object_set_new(man, "exported_at", json_string(sd_util_iso8601(sd_util_wall_ms(), iso, sizeof(iso))));
-    /* ledger totals */
+    /* ledger totals: kept by the run (meta, ledger_series.c), else counted */
     sqlite3_stmt *st;
     int64_t messages = 0, distinct = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT seq) FROM ledger", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) { messages = sqlite3_column_int64(st, 0); distinct = sqlite3_column_int64(st, 1); }
+    json_t *kinds = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key='ledger_messages'), (SELECT value FROM meta WHERE key="
+                               "'ledger_distinct_ids'), (SELECT value FROM meta WHERE key='ledger_kinds')", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            messages = sqlite3_column_int64(st, 0);
+            distinct = sqlite3_column_int64(st, 1);
+            kinds = json_loads(sd_col_text(st, 2), 0, NULL);
+        }
         sqlite3_finalize(st);
     }
-    json_t *kinds = json_object();
-    if (sqlite3_prepare_v2(db, "SELECT kind, count(*) FROM ledger GROUP BY kind ORDER BY kind", -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) json_object_set_new(kinds, sd_col_text(st, 0), json_integer(sqlite3_column_int64(st, 1)));
-        sqlite3_finalize(st);
+    if (!json_is_object(kinds)) {
+        json_decref(kinds);
+        kinds = json_object();
+        if (sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT seq) FROM ledger", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) { messages = sqlite3_column_int64(st, 0); distinct = sqlite3_column_int64(st, 1); }
+            sqlite3_finalize(st);
+        }
+        if (sqlite3_prepare_v2(db, "SELECT kind, count(*) FROM ledger GROUP BY kind ORDER BY kind", -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) json_object_set_new(kinds, sd_col_text(st, 0), json_integer(sqlite3_column_int64(st, 1)));
+            sqlite3_finalize(st);
+        }
     }
     json_object_set_new(man, "ledger", json_pack("{s:I, s:I, s:o}", "messages", (json_int_t)messages, "distinct_ids", (json_int_t)distinct,
                                                  "messages_by_kind", kinds));

@@ -55,6 +55,8 @@ static const char sd_ledger_schema[] =
     /* looked_ms: the harness's look at the sink before this one, which
      * counted other rows (NULL: none, or not a look of the sampler) */
     "CREATE TABLE sample(t_ms INTEGER, sink TEXT, rows INTEGER, looked_ms INTEGER);\n"
+    /* the ledger's drawn series, per bucket of meta series_bucket_ms (ledger_series.c) */
+    "CREATE TABLE series(t_ms INTEGER PRIMARY KEY, sent INTEGER, acked INTEGER, expected_acked INTEGER);\n"
     /* the pipeline's own account (Spark's StreamingQueryProgress), as it printed it */
     "CREATE TABLE progress(incarnation INTEGER, t_ms INTEGER, query TEXT, batch INTEGER, input_rows INTEGER,"
     " dropped_by_watermark INTEGER, duration_ms INTEGER, json TEXT);\n"
@@ -215,6 +217,7 @@ sd_err_t sd_ledger_open(const char *path, int readonly, sd_ledger_t **out, char 
 void sd_ledger_close(sd_ledger_t *l) {
     if (!l) return;
     sd_ledger_settle(l, NULL, 0); /* a run.db closed in order holds rows, no packs */
+    sd_lseries_store(l, NULL, 0);
     sd_ledger_commit(l, NULL, 0);
     if (l->writer_started) {
         pthread_mutex_lock(&l->qmu);
@@ -239,6 +242,7 @@ void sd_ledger_close(sd_ledger_t *l) {
     pthread_mutex_destroy(&l->qmu);
     pthread_cond_destroy(&l->qcv);
     pthread_cond_destroy(&l->donecv);
+    sd_lseries_free(l);
     free(l->path);
     free(l);
 }

@@ -42,6 +42,7 @@ sd_err_t sd_ledger_send(sd_ledger_t *l, const sd_send_t *s, int64_t queued_ms, i
     m->side = s->side;
     m->detail_off = sd_lbatch_text(b, s->detail);
     m->key_off = sd_lbatch_textn(b, s->key, s->keylen);
+    sd_lseries_sent(l, m->n, s->seq, s->kind, s->disposition && !strcmp(s->disposition, "target"), s->side, queued_ms);
     if (n_out) *n_out = m->n;
     return SD_OK;
 }
@@ -60,6 +61,7 @@ sd_err_t sd_ledger_ack(sd_ledger_t *l, int64_t n, int32_t partition, int64_t off
     a->offset = offset;
     a->acked_ms = acked_ms;
     a->err_off = sd_lbatch_text(b, error);
+    sd_lseries_acked(l, n, !error, acked_ms);
     /* delivery reports need no barrier: hand them over in large batches */
     if (b->nacks >= SD_LEDGER_ACKS_PER_BATCH && !b->nsends) sd_ledger_submit(l);
     return SD_OK;

@@ -8,7 +8,8 @@
  *   ledger_writer.c  the writer thread, its ticket queue, the packed form
  *   ledger_events.c  the run's writes, one call per thing that happened
  *   ledger_read.c    the judge's readers, the reconciliation's bulk writes,
- *                    the pipeline's own account beside the ledger's */
+ *                    the pipeline's own account beside the ledger's
+ *   ledger_series.c  the drawn series and totals kept while messages go */
 #ifndef SD_LEDGER_INT_H
 #define SD_LEDGER_INT_H
 
@@ -50,6 +51,24 @@ typedef struct sd_lbatch_s {
     struct sd_lbatch_s *next;
 } sd_lbatch_t;
 
+/* ledger_series.c: a message in flight (n, its sequence number with the
+ * target and side flags in the top bits), and the drawn series */
+typedef struct {
+    int64_t n;
+    uint64_t seq;
+} sd_lring_t;
+typedef struct {
+    int64_t t0, width, nb;          /* first bucket's start (epoch ms), width (ms), buckets used */
+    int64_t *v;                     /* SD_SERIES_MAX buckets of sent, acked, expected_acked */
+    sd_lring_t *ring;               /* the messages in flight, by number */
+    uint8_t *sent_bits, *acked_bits; /* sequence numbers sent, and acknowledged as expected in the target */
+    int64_t sent_cap, acked_cap;    /* their bytes */
+    int64_t messages, distinct;     /* the ledger's rows and distinct ids */
+    struct { const char *kind; int64_t n; } kinds[16];
+    int nkinds;
+    int inexact;                    /* a report of a message the ring no longer held: not stored */
+} sd_lseries_t;
+
 struct sd_ledger_s {
     sqlite3 *db;
     char *path;
@@ -79,6 +98,7 @@ struct sd_ledger_s {
     /* what Kafka had acknowledged of the source, asked when a fault is recorded */
     void (*frontier)(void *opaque, char *out, size_t outlen);
     void *frontier_opaque;
+    sd_lseries_t series;            /* the runner thread's (ledger_series.c) */
 };
 
 /* a batch and its arena */
@@ -106,6 +126,13 @@ sd_err_t sd_ledger_settle(sd_ledger_t *l, char *err, size_t errlen);
 sd_err_t sd_ledger_sqlerr(sd_ledger_t *l, const char *op, char *err, size_t errlen);
 /* the writer thread */
 void *sd_ledger_writer(void *arg);
+
+/* ledger_series.c: a message sent, its delivery report, the series
+ * stored (at close), its memory freed */
+void sd_lseries_sent(sd_ledger_t *l, int64_t n, int64_t seq, const char *kind, int target, int side, int64_t queued_ms);
+void sd_lseries_acked(sd_ledger_t *l, int64_t n, int ok, int64_t acked_ms);
+sd_err_t sd_lseries_store(sd_ledger_t *l, char *err, size_t errlen);
+void sd_lseries_free(sd_ledger_t *l);
 
 /* a statement without arguments, its error naming op */
 sd_err_t sd_ledger_exec(sd_ledger_t *l, const char *sql, const char *op, char *err, size_t errlen);

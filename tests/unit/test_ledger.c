@@ -420,3 +420,82 @@ Test(ledger, a_query_that_cannot_be_prepared_is_no_empty_set) {
     sd_ledger_close(l);
     free(path);
 }
+
+/* The timeline's series the run keeps as it sends (ledger_series.c) is the
+ * one a scan of the ledger gives: per bucket the messages sent, those
+ * acknowledged, and the first acknowledged copy of each id the target
+ * should hold; the second source's messages are in none; a long run
+ * widens the buckets, never more than 4096 of them. */
+Test(ledger, the_drawn_series_is_the_ledgers_own_count) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    char err[512];
+    cr_assert_eq(sd_ledger_create(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t t0 = 1700000000000;
+    for (int i = 0; i < 3000; i++) {
+        /* three phases: dense, then sparse over 100,000 s (the buckets widen) */
+        int64_t q = i < 2000 ? t0 + i : t0 + 2000 + (int64_t)(i - 2000) * 100000;
+        sd_send_t s = {.seq = i, .kind = i % 7 ? "valid" : "late", .disposition = i % 2 ? "target" : "quarantine",
+                       .event_time_ms = q, .key = "k", .step = 1};
+        int64_t n;
+        cr_assert_eq(sd_ledger_send(l, &s, q, &n, err, sizeof(err)), SD_OK, "%s", err);
+        if (i % 10 == 3) cr_assert_eq(sd_ledger_ack(l, n, -1, -1, q + 5, "Local: Message timed out", err, sizeof(err)), SD_OK);
+        else cr_assert_eq(sd_ledger_ack(l, n, i % 3, i, q + 5, NULL, err, sizeof(err)), SD_OK);
+    }
+    /* replays: of an id acknowledged (not expected again) and of one whose
+     * first copy failed (expected at this one) */
+    for (int seq = 1; seq <= 3; seq += 2) {
+        sd_send_t dup = {.seq = seq, .kind = "duplicate", .disposition = "target", .event_time_ms = INT64_MIN, .detail = "replay"};
+        int64_t n;
+        cr_assert_eq(sd_ledger_send(l, &dup, t0 + 9000, &n, err, sizeof(err)), SD_OK);
+        cr_assert_eq(sd_ledger_ack(l, n, 0, 5000 + seq, t0 + 9100, NULL, err, sizeof(err)), SD_OK);
+    }
+    sd_send_t side = {.seq = 0, .kind = "valid", .disposition = "side", .event_time_ms = t0, .side = 1};
+    int64_t n;
+    cr_assert_eq(sd_ledger_send(l, &side, t0 + 10, &n, err, sizeof(err)), SD_OK);
+    cr_assert_eq(sd_ledger_ack(l, n, 0, 0, t0 + 11, NULL, err, sizeof(err)), SD_OK);
+    sd_ledger_close(l);
+
+    cr_assert_eq(sd_ledger_open(path, 1, &l, err, sizeof(err)), SD_OK, "%s", err);
+    sqlite3 *db = sd_ledger_db(l);
+    int64_t w = q1(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='series_bucket_ms'");
+    cr_expect_gt(w, 10, "the sparse phase widened the buckets: %lld", (long long)w);
+    cr_expect_leq(q1(db, "SELECT count(*) FROM series"), 4096);
+    cr_expect_eq(q1(db, "SELECT sum(sent) FROM series"), q1(db, "SELECT count(*) FROM ledger"));
+    cr_expect_eq(q1(db, "SELECT sum(acked) FROM series"), q1(db, "SELECT count(*) FROM ledger WHERE offset IS NOT NULL"));
+    cr_expect_eq(q1(db, "SELECT sum(expected_acked) FROM series"),
+                 q1(db, "SELECT count(DISTINCT seq) FROM ledger WHERE disposition='target' AND offset IS NOT NULL"));
+    cr_expect_eq(q1(db, "SELECT sum(expected_acked) FROM series"), 1500 - 300 + 1, "seq 3's replay is its first acknowledged copy");
+    /* bucket by bucket, the ledger grouped the same way */
+    char *q = sd_util_fmt("SELECT count(*) FROM (SELECT (queued_ms - (SELECT min(t_ms) FROM series)) / %lld AS k, count(*) AS c FROM ledger"
+                          " GROUP BY k) g LEFT JOIN series s ON s.t_ms = (SELECT min(t_ms) FROM series) + g.k * %lld"
+                          " WHERE s.sent IS NOT g.c", (long long)w, (long long)w);
+    cr_expect_eq(q1(db, q), 0, "every bucket's sent count is the ledger's");
+    free(q);
+    cr_expect_eq(q1(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='ledger_messages'"), 3002);
+    cr_expect_eq(q1(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='ledger_distinct_ids'"), 3000);
+    cr_expect_eq(q1(db, "SELECT json_extract(value, '$.late') FROM meta WHERE key='ledger_kinds'"),
+                 q1(db, "SELECT count(*) FROM ledger WHERE kind='late'"));
+    sd_ledger_close(l);
+    free(path);
+}
+
+/* More messages in flight than the series can follow: it says nothing
+ * rather than something wrong (the charts then scan the ledger). */
+Test(ledger, a_series_it_cannot_keep_exactly_is_not_stored) {
+    char *path = sd_util_fmt("%s/run.db", dir);
+    sd_ledger_t *l;
+    char err[512];
+    cr_assert_eq(sd_ledger_create(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    for (int i = 0; i < 300000; i++) {
+        sd_send_t s = {.seq = i, .kind = "valid", .disposition = "target", .event_time_ms = i, .key = "k", .step = 1};
+        cr_assert_eq(sd_ledger_send(l, &s, 1000 + i / 1000, NULL, err, sizeof(err)), SD_OK, "%s", err);
+    }
+    cr_assert_eq(sd_ledger_ack(l, 1, 0, 0, 2000, NULL, err, sizeof(err)), SD_OK);
+    sd_ledger_close(l);
+    cr_assert_eq(sd_ledger_open(path, 1, &l, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(q1(sd_ledger_db(l), "SELECT count(*) FROM series"), 0);
+    cr_expect_eq(q1(sd_ledger_db(l), "SELECT count(*) FROM meta WHERE key='series_bucket_ms'"), 0);
+    sd_ledger_close(l);
+    free(path);
+}
