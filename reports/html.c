@@ -246,6 +246,9 @@ static void sd_html_account(sd_buf_t *b, const sd_report_model_t *m) {
 static void sd_html_charts(sd_buf_t *b, const sd_report_model_t *m) {
     sd_buf_puts(b, "<h2>Charts</h2>\n");
     sd_html_svg(b, m->run_dir, "timeline", "events sent, acknowledged and seen in the target over time, with the faults");
+    if (m->series_ms > 0)
+        sd_buf_printf(b, "<p>Messages sent and acknowledged counted as the run went, in buckets of %lld ms (run.db <code>series</code>).</p>\n",
+                      (long long)m->series_ms);
     sd_html_svg(b, m->run_dir, "latency", "end-to-end latency quantiles over time");
     sd_html_svg(b, m->run_dir, "batches", "rows per batch, first runs and re-runs");
     sd_html_svg(b, m->run_dir, "state", "state rows kept after each batch, and the watermark");

@@ -111,7 +111,12 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
                       (long long)p50, (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
                       (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
     char *png = sd_util_fmt("%s/charts/timeline.png", m->run_dir);
-    if (sd_util_exists(png)) sd_buf_puts(&b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
+    if (sd_util_exists(png)) {
+        sd_buf_puts(&b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
+        if (m->series_ms > 0)
+            sd_buf_printf(&b, "Messages sent and acknowledged counted as the run went, in buckets of %lld ms (run.db `series`).\n\n",
+                          (long long)m->series_ms);
+    }
     free(png);
     png = sd_util_fmt("%s/charts/state.png", m->run_dir);
     if (sd_util_exists(png)) sd_buf_puts(&b, "![state rows kept after each batch, and the watermark](charts/state.png)\n\n");

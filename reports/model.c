@@ -312,7 +312,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
     free(s);
     struct { int64_t *dst; const char *key; } ints[] = {
         {&m->harness_cpu_ms, "harness_cpu_ms"}, {&m->harness_peak_rss_kb, "harness_peak_rss_kb"}, {&m->reconcile_ms, "reconcile_ms"},
-        {&m->harness_idle_ms, "harness_idle_ms"}};
+        {&m->harness_idle_ms, "harness_idle_ms"}, {&m->series_ms, "series_bucket_ms"}};
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         s = sd_meta(db, ints[i].key);
         *ints[i].dst = s[0] ? strtoll(s, NULL, 10) : -1;

@@ -101,6 +101,7 @@ typedef struct sd_report_model_s {
     int64_t started_ms, ended_ms;
     int64_t harness_cpu_ms, harness_peak_rss_kb, reconcile_ms; /* -1 unknown */
     int64_t harness_idle_ms;  /* waited after the pipeline's last sign of work; -1 unknown */
+    int64_t series_ms;  /* the width of the drawn series' buckets the run kept (run.db series); -1 none: the ledger is scanned */
     int complete;       /* the run reached its end */
     sd_rcount_t *counts; int ncounts;
     sd_rcheck_t *checks; int nchecks;
