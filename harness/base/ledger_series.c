@@ -142,7 +142,8 @@ sd_err_t sd_lseries_store(sd_ledger_t *l, char *err, size_t errlen) {
                           "record the drawn series", err, errlen, NULL, "s", b.data);
     const char *meta[][2] = {{"series_bucket_ms", width}, {"ledger_messages", msgs}, {"ledger_distinct_ids", ids}, {"ledger_kinds", kinds.data}};
     for (size_t i = 0; !e && i < sizeof(meta) / sizeof(meta[0]); i++)
-        e = sd_ledger_meta_set(l, meta[i][0], meta[i][1], err, errlen);
+        e = sd_ledger_run(l, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", "record the ledger's totals", err, errlen, NULL, "ss",
+                          meta[i][0], meta[i][1]);
     sd_buf_free(&b);
     sd_buf_free(&kinds);
     return e;
