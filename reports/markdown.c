@@ -79,6 +79,22 @@ static void sd_report_engine_md(sd_buf_t *b, const sd_report_model_t *m) {
     }
 }
 
+/* The timeline and state charts under the verdict, with the resolution
+ * of the series the timeline's counts come from. */
+static void sd_markdown_charts(sd_buf_t *b, const sd_report_model_t *m) {
+    char *png = sd_util_fmt("%s/charts/timeline.png", m->run_dir);
+    if (sd_util_exists(png)) {
+        sd_buf_puts(b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
+        if (m->series_ms > 0)
+            sd_buf_printf(b, "Messages sent and acknowledged counted as the run went, in buckets of %lld ms (run.db `series`).\n\n",
+                          (long long)m->series_ms);
+    }
+    free(png);
+    png = sd_util_fmt("%s/charts/state.png", m->run_dir);
+    if (sd_util_exists(png)) sd_buf_puts(b, "![state rows kept after each batch, and the watermark](charts/state.png)\n\n");
+    free(png);
+}
+
 static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, char *err, size_t errlen) {
     sd_buf_t b;
     sd_buf_init(&b);
@@ -110,17 +126,7 @@ static sd_err_t sd_markdown_write(const sd_report_model_t *m, const char *path, 
         sd_buf_printf(&b, "End-to-end latency (sent to first written in the target): p50 %lld ms, p95 %lld ms, p99 %lld ms, max %lld ms over %lld ids.\n\n",
                       (long long)p50, (long long)sd_report_count(m, "latency_p95_ms"), (long long)sd_report_count(m, "latency_p99_ms"),
                       (long long)sd_report_count(m, "latency_max_ms"), (long long)sd_report_count(m, "latency_samples"));
-    char *png = sd_util_fmt("%s/charts/timeline.png", m->run_dir);
-    if (sd_util_exists(png)) {
-        sd_buf_puts(&b, "![events sent and seen in the target over time, with the faults](charts/timeline.png)\n\n");
-        if (m->series_ms > 0)
-            sd_buf_printf(&b, "Messages sent and acknowledged counted as the run went, in buckets of %lld ms (run.db `series`).\n\n",
-                          (long long)m->series_ms);
-    }
-    free(png);
-    png = sd_util_fmt("%s/charts/state.png", m->run_dir);
-    if (sd_util_exists(png)) sd_buf_puts(&b, "![state rows kept after each batch, and the watermark](charts/state.png)\n\n");
-    free(png);
+    sd_markdown_charts(&b, m);
     if (m->description[0]) {
         sd_buf_puts(&b, "<details><summary>Scenario</summary>\n\n");
         sd_report_md_escape(&b, m->description);
