@@ -266,6 +266,115 @@ static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t b
     return SD_OK;
 }
 
+/* Inside a batch the progress source tracks: the moment its rows or its
+ * open transaction say the batch is in flight (sd_process_wait_point). */
+static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int64_t deadline, int *gone, char *err,
+                                          size_t errlen) {
+    sd_progress_run_t *P = sd_run_progress(r);
+    sd_sup_state_t s;
+    int misses = 0;
+    sd_err_t e;
+    for (;;) {
+        if ((e = sd_run_pump(r, err, errlen))) return e;
+        sd_sup_state(sd_run_sup(r), &s);
+        if (!s.running) { *gone = 1; return SD_OK; }
+        if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0) {
+            /* batches came and went: say so, and what would make it land */
+            char hint[512];
+            sd_fault_land_hint(st, -1, hint, sizeof(hint));
+            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: each of the %d batches that began within %.0fs committed "
+                              "before the harness could act; %s", st->kind == SD_STEP_PAUSE ? "pause" : "kill", misses,
+                              (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, hint);
+        }
+        if (sd_util_mono_ms() > deadline)
+            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
+                              st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
+                              st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
+                              (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
+        const sd_run_batches_t *b = &P->bs;
+        if (b->begun > b->committed && b->begun_rows != 0 && (!sd_run_sc(r)->spark_realtime || s.ready)) {
+            int64_t batch = b->begun, batch_rows = b->begun_rows;
+            /* a sink that takes long to count (a command, a table read
+             * by Spark) is not counted here unless visible= needs it:
+             * the count would outlast the moment the kill aims at */
+            int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows
+                            : st->proc.visible > 0        ? sd_target_rows(r)
+                                                     : sd_progress_target_rows(r);
+            int64_t began = b->begun_mono;
+            int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, misses);
+            int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
+            /* the target's growth tells this batch's rows only when one
+             * instance writes it */
+            int run[SD_MAX_INSTANCES];
+            int use_growth = st->proc.after_ms < 0 && sd_run_sample_cost_ms(r) <= 20 && rows0 >= 0 && batch_rows > 0 &&
+                             sd_run_running_instances(r, run) <= 1;
+            if (st->proc.visible > 0) {
+                /* visible=N: no time aim, only the target's rows (a
+                 * batch smaller than N lands once all of it is there) */
+                if (rows0 < 0)
+                    return sd_err_set(err, errlen, SD_ERR_SINK, "%s mid-batch visible=: the target sink cannot be counted",
+                                      st->kind == SD_STEP_PAUSE ? "pause" : "kill");
+                grow = batch_rows > 0 && batch_rows < st->proc.visible ? batch_rows : st->proc.visible;
+                delay = INT64_MAX;
+                use_growth = 1;
+            }
+            int missed = 0;
+            /* seen too late to land where it should (a long real-time
+             * interval already past the point): take the next batch */
+            if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) missed = 1;
+            for (; !missed;) {
+                if ((e = sd_run_pump(r, err, errlen))) return e;
+                sd_sup_state(sd_run_sup(r), &s);
+                if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
+                int64_t el = sd_util_mono_ms() - began;
+                /* a transactional target (pend >= 0): inside the batch
+                 * is inside its open transaction, records written and
+                 * not committed; with no after= or visible= to aim by,
+                 * the first moment one holds records */
+                int64_t pend = sd_target_pending(r);
+                int aimed;
+                if (pend >= 0 && st->proc.after_ms < 0 && st->proc.visible <= 0) {
+                    aimed = pend > 0;
+                } else {
+                    aimed = el >= delay;
+                    if (!aimed && use_growth) {
+                        int64_t now_rows = sd_target_rows(r);
+                        aimed = now_rows >= 0 && now_rows - rows0 >= grow;
+                    }
+                    if (pend == 0) aimed = 0; /* between its transactions: the next one */
+                }
+                if (aimed) break;
+                /* the pump does not look at the stop flag: the tick does */
+                if (sd_run_stop_requested && (e = sd_run_tick(r, 0, err, errlen))) return e;
+                if (sd_util_mono_ms() > deadline) {
+                    if (pend == 0)
+                        return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: batch %lld was in flight and the target "
+                                          "held no open transaction (no record written and not committed) within %.0fs "
+                                          "(a transaction holds records only once its producer sends them: one that lingers "
+                                          "as long as its commit interval, as Kafka Streams' does by default, sends them at "
+                                          "the commit; a producer linger.ms of 5 ms lets a kill find them)",
+                                          st->kind == SD_STEP_PAUSE ? "pause" : "kill", (long long)batch,
+                                          (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
+                    missed = 1;
+                    break;
+                }
+                sd_util_sleep_ms(2);
+            }
+            int64_t pend = -1;
+            if (!missed && (e = sd_process_last_look(r, st, batch, &missed, &pend, err, errlen))) return e;
+            if (!missed) {
+                L->batch = batch;
+                L->batch_rows = batch_rows;
+                L->rows0 = rows0;
+                L->pending = pend;
+                return SD_OK;
+            }
+            misses++;
+        }
+        if ((e = sd_run_tick(r, 5, err, errlen))) return e;
+    }
+}
+
 /* Wait for the moment the step asks for (st->proc.mid_batch): inside a batch
  * (see the top of this file), right after a batch's commit before the next
  * one begins, after the sink's commit, or now. Returns SD_OK when it is time, SD_ERR_TIMEOUT
@@ -278,7 +387,6 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     if (st->proc.mid_batch == SD_LAND_AFTER_SINK_COMMIT) return sd_process_wait_sink_commit(r, st, L, gone, err, errlen);
     sd_sup_state_t s;
     int64_t deadline = sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms);
-    int misses = 0;
     sd_err_t e;
     int tracked = P->ops->batches;
     if (st->proc.mid_batch == SD_LAND_AT_BOUNDARY && tracked) {
@@ -303,105 +411,10 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
     }
     if (st->proc.mid_batch == SD_LAND_MID_BATCH && tracked) {
         L->how = SD_PLACED_MID_BATCH;
-        for (;;) {
-            if ((e = sd_run_pump(r, err, errlen))) return e;
-            sd_sup_state(sd_run_sup(r), &s);
-            if (!s.running) { *gone = 1; return SD_OK; }
-            if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0) {
-                /* batches came and went: say so, and what would make it land */
-                char hint[512];
-                sd_fault_land_hint(st, -1, hint, sizeof(hint));
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: each of the %d batches that began within %.0fs committed "
-                                  "before the harness could act; %s", st->kind == SD_STEP_PAUSE ? "pause" : "kill", misses,
-                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, hint);
-            }
-            if (sd_util_mono_ms() > deadline)
-                return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch%s: no batch %s within %.0fs (%d batches committed before the harness could act)",
-                                  st->kind == SD_STEP_PAUSE ? "pause" : "kill", st->proc.visible > 0 ? " visible=" : "",
-                                  st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
-                                  (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
-            const sd_run_batches_t *b = &P->bs;
-            if (b->begun > b->committed && b->begun_rows != 0 && (!sd_run_sc(r)->spark_realtime || s.ready)) {
-                int64_t batch = b->begun, batch_rows = b->begun_rows;
-                /* a sink that takes long to count (a command, a table read
-                 * by Spark) is not counted here unless visible= needs it:
-                 * the count would outlast the moment the kill aims at */
-                int64_t rows0 = b->begun_sink_rows >= 0 ? b->begun_sink_rows
-                                : st->proc.visible > 0        ? sd_target_rows(r)
-                                                         : sd_progress_target_rows(r);
-                int64_t began = b->begun_mono;
-                int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, misses);
-                int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
-                /* the target's growth tells this batch's rows only when one
-                 * instance writes it */
-                int run[SD_MAX_INSTANCES];
-                int use_growth = st->proc.after_ms < 0 && sd_run_sample_cost_ms(r) <= 20 && rows0 >= 0 && batch_rows > 0 &&
-                                 sd_run_running_instances(r, run) <= 1;
-                if (st->proc.visible > 0) {
-                    /* visible=N: no time aim, only the target's rows (a
-                     * batch smaller than N lands once all of it is there) */
-                    if (rows0 < 0)
-                        return sd_err_set(err, errlen, SD_ERR_SINK, "%s mid-batch visible=: the target sink cannot be counted",
-                                          st->kind == SD_STEP_PAUSE ? "pause" : "kill");
-                    grow = batch_rows > 0 && batch_rows < st->proc.visible ? batch_rows : st->proc.visible;
-                    delay = INT64_MAX;
-                    use_growth = 1;
-                }
-                int missed = 0;
-                /* seen too late to land where it should (a long real-time
-                 * interval already past the point): take the next batch */
-                if (delay > 0 && delay != INT64_MAX && sd_util_mono_ms() - began > delay + 50) missed = 1;
-                for (; !missed;) {
-                    if ((e = sd_run_pump(r, err, errlen))) return e;
-                    sd_sup_state(sd_run_sup(r), &s);
-                    if (b->committed >= batch || b->begun != batch || !s.running) { missed = 1; break; }
-                    int64_t el = sd_util_mono_ms() - began;
-                    /* a transactional target (pend >= 0): inside the batch
-                     * is inside its open transaction, records written and
-                     * not committed; with no after= or visible= to aim by,
-                     * the first moment one holds records */
-                    int64_t pend = sd_target_pending(r);
-                    int aimed;
-                    if (pend >= 0 && st->proc.after_ms < 0 && st->proc.visible <= 0) {
-                        aimed = pend > 0;
-                    } else {
-                        aimed = el >= delay;
-                        if (!aimed && use_growth) {
-                            int64_t now_rows = sd_target_rows(r);
-                            aimed = now_rows >= 0 && now_rows - rows0 >= grow;
-                        }
-                        if (pend == 0) aimed = 0; /* between its transactions: the next one */
-                    }
-                    if (aimed) break;
-                    /* the pump does not look at the stop flag: the tick does */
-                    if (sd_run_stop_requested && (e = sd_run_tick(r, 0, err, errlen))) return e;
-                    if (sd_util_mono_ms() > deadline) {
-                        if (pend == 0)
-                            return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s mid-batch: batch %lld was in flight and the target "
-                                              "held no open transaction (no record written and not committed) within %.0fs "
-                                              "(a transaction holds records only once its producer sends them: one that lingers "
-                                              "as long as its commit interval, as Kafka Streams' does by default, sends them at "
-                                              "the commit; a producer linger.ms of 5 ms lets a kill find them)",
-                                              st->kind == SD_STEP_PAUSE ? "pause" : "kill", (long long)batch,
-                                              (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);
-                        missed = 1;
-                        break;
-                    }
-                    sd_util_sleep_ms(2);
-                }
-                int64_t pend = -1;
-                if (!missed && (e = sd_process_last_look(r, st, batch, &missed, &pend, err, errlen))) return e;
-                if (!missed) {
-                    L->batch = batch;
-                    L->batch_rows = batch_rows;
-                    L->rows0 = rows0;
-                    L->pending = pend;
-                    return SD_OK;
-                }
-                misses++;
-            }
-            if ((e = sd_run_tick(r, 5, err, errlen))) return e;
-        }
+        sd_progress_aiming(r, 1);
+        e = sd_process_wait_mid_batch(r, st, L, deadline, gone, err, errlen);
+        sd_progress_aiming(r, 0);
+        return e;
     }
     if (st->proc.mid_batch != SD_LAND_NOW && sd_run_target(r)) return sd_process_wait_growth(r, st, L, deadline, err, errlen);
     return SD_OK;

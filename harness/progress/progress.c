@@ -246,6 +246,8 @@ int sd_progress_ready(sd_run_t *r, const sd_sup_state_t *st, int64_t up_ms) {
     return sd_run_progress(r)->ops->ready(r, st, up_ms);
 }
 
+void sd_progress_aiming(sd_run_t *r, int on) { sd_run_progress(r)->aiming = on; }
+
 void sd_progress_engine_state(sd_run_t *r, int inc, const char *text) {
     const char *to = strncmp(text, "state ", 6) ? NULL : strchr(text + 6, ' ');
     if (!to || inc < sd_run_progress(r)->engine_inc) return;

@@ -41,6 +41,11 @@ extern const sd_progress_ops_t sd_progress_spark;
 /* An engine's own account of its state ("state FROM TO", Kafka Streams'):
  * readiness under progress group waits for RUNNING as well. */
 void sd_progress_engine_state(struct sd_run_s *r, int inc, const char *text);
+/* A fault waits (1) or no longer waits (0) for a batch to begin inside:
+ * a source read every 100 ms looks for a begin at each pump meanwhile (a
+ * transaction that opens and commits between two of its turns is no
+ * batch it could see). */
+void sd_progress_aiming(struct sd_run_s *r, int on);
 sd_err_t sd_progress_spark_account(struct sd_run_s *r, int inc, int64_t t_ms, const char *text, char *err, size_t errlen);
 /* The source offsets such an account says its batch read (run: the run;
  * see sd_account_ranges_fn in ledger.h). */

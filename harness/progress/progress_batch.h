@@ -88,6 +88,7 @@ typedef struct sd_progress_run_s {
     int64_t inc_rows0;            /* target rows when it started (-1 unknown) */
     int engine_inc;               /* the newest incarnation whose engine told its state (Kafka Streams' account), 0 none */
     int engine_running;           /* that incarnation's newest state is RUNNING */
+    int aiming;                   /* a fault waits for a batch to begin: progress group looks for one at each pump */
 } sd_progress_run_t;
 
 extern const sd_progress_ops_t sd_progress_markers;

@@ -187,6 +187,31 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->rows_at_commit = P->inc_rows0; /* counted as the incarnation started */
 }
 
+/* A batch begins when a transaction of the pipeline holds records (in
+ * the target or its own topics), or, for a writer that shows no
+ * transaction, when the target's rows grew past the last commit (not
+ * looked at between two turns: only_txn). */
+static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *err, size_t errlen) {
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (!g->evidence && g->describe >= 0) return SD_OK;
+    int64_t rows = only_txn ? -1 : sd_progress_target_rows(r);
+    /* a transactional writer's rows show at its commit, with the offsets:
+     * its batch is the transaction open in the target or its own topics,
+     * and rows that grew are a commit, not a begin */
+    int64_t pend = sd_progress_open_records(r, NULL);
+    if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
+        g->open = 1;
+        /* its size: what the harness had sent past the group's newest
+         * commit (docs/pipelines.md) */
+        sd_err_t e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
+                                             sd_util_wall_ms(), err, errlen);
+        P->bs.begun_sink_rows = g->rows_at_commit;
+        return e;
+    }
+    if (!only_txn && g->rows_at_commit < 0) g->rows_at_commit = rows;
+    return SD_OK;
+}
+
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
     sd_group_t *g = P->source;
@@ -198,7 +223,12 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
     /* after the process ended, read the offsets once more: a graceful
      * exit commits on its way out */
     if (!st.running && g->polled_dead) return SD_OK;
-    if (st.running && now < g->next_poll_mono) return SD_OK;
+    if (st.running && now < g->next_poll_mono) {
+        /* between two turns, while a fault waits for a batch: an open
+         * transaction (that of a writer committing every 100 ms may open
+         * and commit between two turns) */
+        return P->aiming && !g->open ? sd_group_begin(r, g, 1, err, errlen) : SD_OK;
+    }
     g->next_poll_mono = now + SD_GROUP_POLL_MS;
     if (!st.running) g->polled_dead = 1;
     int64_t *cur = sd_util_xmalloc(sizeof(int64_t) * (size_t)sd_run_partitions(r));
@@ -237,23 +267,7 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
         /* a batch begins: also right after a commit, as a transactional
          * writer opens its next transaction at once (one commit interval
          * may be shorter than this poll's) */
-        if (!e && !g->open && st.running && (g->evidence || g->describe < 0)) {
-            int64_t rows = sd_progress_target_rows(r);
-            /* a transactional writer's rows show at its commit, with the
-             * offsets: its batch is the transaction open in the target or
-             * its own topics, and rows that grew are a commit, not a begin */
-            int64_t pend = sd_progress_open_records(r, NULL);
-            if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
-                g->open = 1;
-                /* its size: what the harness had sent past the group's
-                 * newest commit (docs/pipelines.md) */
-                e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
-                                            sd_util_wall_ms(), err, errlen);
-                P->bs.begun_sink_rows = g->rows_at_commit;
-            } else if (g->rows_at_commit < 0) {
-                g->rows_at_commit = rows;
-            }
-        }
+        if (!e && !g->open && st.running) e = sd_group_begin(r, g, 0, err, errlen);
     }
     free(cur);
     if (!e && st.running && !g->ready && g->describe >= 0 && now >= g->next_describe_mono) {
