@@ -378,9 +378,8 @@ static void sd_restore(sd_rdb_t *d, sd_recovery_t *r) {
     int any = 0;
     int64_t from = -1, until = -1, records = 0;
     while (until < 0 && sqlite3_step(st) == SQLITE_ROW) {
-        int n = sqlite3_column_int(st, 0), k = d->ninc;
-        for (int i = 0; i < d->ninc; i++)
-            if (d->inc[i].n == n) k = i;
+        const sd_rinc_t *inc = sd_rdb_inc(d, sqlite3_column_int(st, 0));
+        int k = inc ? (int)(inc - d->inc) : d->ninc;
         int64_t t = sqlite3_column_int64(st, 1);
         const char *what = (const char *)sqlite3_column_text(st, 2), *to = (const char *)sqlite3_column_text(st, 3);
         if (what && !strcmp(what, "restored")) {
