@@ -538,11 +538,13 @@ static sd_err_t sd_charts_write(const sd_report_model_t *m, const char *path, ch
     sqlite3_busy_timeout(c.db, 5000);
     c.t0 = m->started_ms;
     c.series_ms = sd_q1(c.db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'series_bucket_ms'");
-    int64_t last = sd_q1(c.db, c.series_ms > 0 ? "SELECT max(x) FROM (SELECT max(t_ms) + CAST((SELECT value FROM meta WHERE key = "
-                                                 "'series_bucket_ms') AS INTEGER) - 1 AS x FROM series WHERE acked > 0"
-                                                 " UNION ALL SELECT max(t_ms) FROM sample UNION ALL SELECT max(t_ms) FROM fault)"
-                                               : "SELECT max(x) FROM (SELECT max(acked_ms) AS x FROM ledger UNION ALL SELECT max(t_ms) FROM sample"
-                                                 " UNION ALL SELECT max(t_ms) FROM fault)");
+    /* the newest acknowledgement: the end of the series' last bucket that has one, else the ledger's */
+    char *acked = c.series_ms > 0 ? sd_util_fmt("SELECT max(t_ms) + %lld - 1 AS x FROM series WHERE acked > 0", (long long)c.series_ms)
+                                  : sd_util_fmt("SELECT max(acked_ms) AS x FROM ledger");
+    char *q = sd_util_fmt("SELECT max(x) FROM (%s UNION ALL SELECT max(t_ms) FROM sample UNION ALL SELECT max(t_ms) FROM fault)", acked);
+    int64_t last = sd_q1(c.db, q);
+    free(q);
+    free(acked);
     if (m->ended_ms > last) last = m->ended_ms;
     c.t_end = last > c.t0 ? last - c.t0 : 1000;
     char *log = sd_util_fmt("%s/gnuplot.log", c.dir);
