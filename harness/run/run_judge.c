@@ -410,7 +410,7 @@ static void sd_run_judged_share(sd_run_t *r, const sd_sink_t *sink, sd_recon_cou
     if (!all || c->groups_judged_pct >= SD_RUN_JUDGED_WARN_PCT) return;
     char w[512];
     snprintf(w, sizeof(w), "sink %s: the result model judged %lld of the %lld groups a correct pipeline may owe (%lld%%); the other "
-             "%lld are pending (a final watermark short of them, or events that may have reached the pipeline late); `expect "
+             "%lld are pending (a final watermark short of them, events that may have reached the pipeline late, or scans a join's grace period may hold back); `expect "
              "groups_judged_pct>=N` makes a drill hold to a share", sink->name, (long long)c->groups_expected, (long long)all,
              (long long)c->groups_judged_pct, (long long)c->groups_pending);
     sd_ledger_warning(r->ledger, "judged-share", w, NULL, 0);
