@@ -28,7 +28,7 @@ WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
-LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lsimdjson -lcrypto -lstdc++ -lpthread -lm
+LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lavro -lsimdjson -lcrypto -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
@@ -38,7 +38,7 @@ HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/pr
 HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
-              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c \
+              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
               harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c harness/process/deployed.c \
               harness/sinks/sink.c harness/sinks/sink_json.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
@@ -46,7 +46,7 @@ HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness
               harness/progress/spark_checkpoint.c harness/progress/progress_batch.c harness/progress/progress.c \
               harness/progress/progress_spark.c harness/progress/progress_group.c harness/progress/progress_flink.c \
               harness/run/run_base.c harness/run/runner.c harness/run/run_send.c harness/run/run_loop.c harness/run/run_wait.c harness/run/run_instances.c \
-              harness/run/run_judge.c harness/run/run_facts.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_late.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c \
+              harness/run/run_judge.c harness/run/run_facts.c harness/run/run_model.c harness/run/run_bounds.c harness/run/run_late.c harness/run/run_join.c harness/run/run_recovery.c harness/run/run_operator.c harness/run/run_wire.c \
               harness/explore/xsched.c harness/explore/shrink.c harness/explore/explore.c
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c injectors/broker.c injectors/command.c
 REPORT_SRC  = reports/model.c reports/write.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
@@ -82,14 +82,14 @@ $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
-scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
+scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refavro.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson -lavro
 
 scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
-scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
+scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refavro.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson -lavro
 
 # the unit tests run under LeakSanitizer (under ASan's own when SAN is set):
 # a leak in what they exercise fails them (make unit reads their stderr)

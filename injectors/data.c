@@ -17,6 +17,7 @@
 #include "lang.h"
 #include "recon.h"
 #include "run.h"
+#include "wire.h"
 
 static int sd_data_handles(sd_step_kind_t k) { return k == SD_STEP_REPLAY || k == SD_STEP_INJECT; }
 
@@ -405,9 +406,10 @@ static int64_t sd_data_bare_pick(sd_data_bare_t *b, int64_t td, int64_t within) 
     return b->seq[any];
 }
 
-/* The malformed kind after k (in mask, default the first five). */
-static sd_malformed_t sd_data_next_malformed(int *k, int mask) {
-    if (!mask) mask = (1 << 5) - 1;
+/* The malformed kind after k (in mask, default the first five, or with
+ * events format=avro the wire format's four). */
+static sd_malformed_t sd_data_next_malformed(int *k, int mask, int wire) {
+    if (!mask) mask = wire ? ((1 << SD_MAL__COUNT) - 1) & ~((1 << SD_MAL_BAD_MAGIC) - 1) : (1 << 5) - 1;
     while (!(mask & (1 << *k))) *k = (*k + 1) % SD_MAL__COUNT;
     sd_malformed_t kind = (sd_malformed_t)*k;
     *k = (*k + 1) % SD_MAL__COUNT;
@@ -493,7 +495,7 @@ static sd_err_t sd_data_inject_deliveries(sd_run_t *r, const sd_step_t *st, char
     }
     int mk = 0, used[SD_MAL__COUNT] = {0};
     for (int64_t i = 0; i < st->send.malformed && !e; i++) {
-        sd_malformed_t kind = sd_data_next_malformed(&mk, st->send.malformed_kinds);
+        sd_malformed_t kind = sd_data_next_malformed(&mk, st->send.malformed_kinds, 0);
         int64_t seq = sd_data_bare_pick(&bare, INT64_MIN, J), td = t[seq] + J / 2;
         int null_value = 0;
         sd_events_delivery_at(sd_run_events(r), seq, td, sd_run_draft_value(r), sd_run_draft_key(r));
@@ -613,7 +615,7 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
     int k = 0;
     int used[SD_MAL__COUNT] = {0};
     for (int64_t i = 0; i < st->send.malformed && !e; i++) {
-        sd_malformed_t kind = sd_data_next_malformed(&k, st->send.malformed_kinds);
+        sd_malformed_t kind = sd_data_next_malformed(&k, st->send.malformed_kinds, sc->events_format);
         int64_t seq = sd_run_new_seq(r, SD_KIND_MALFORMED, sc->malformed_disp);
         int64_t t;
         if ((e = sd_events_render(sd_run_events(r), seq, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) break;
@@ -672,6 +674,11 @@ static const char *const sd_shape_malformed[SD_MAL__COUNT] = {
     [SD_MAL_OVERSIZED] = "a valid event with a `padding` field of 900 KB (under the broker's 1 MB limit)",
     [SD_MAL_NULL_VALUE] = "no value at all: a tombstone (a compacted topic deletes the key)",
     [SD_MAL_DUPLICATE_KEYS] = "the event time field twice, with two values (`1999-12-31T23:59:59.000Z` second)",
+    [SD_MAL_BAD_MAGIC] = "with `events format=avro`: the event encoded, its first byte 1 where the wire format's magic 0 belongs",
+    [SD_MAL_UNKNOWN_SCHEMA] = "with `events format=avro`: the event encoded under schema id 2147483631, which the registry never gave",
+    [SD_MAL_TRUNCATED_RECORD] = "with `events format=avro`: the 5-byte header and the first half of the encoded record",
+    [SD_MAL_FOREIGN_SCHEMA] = "with `events format=avro`: a record of another schema (`Note`: the event id and a line of text), "
+                              "registered under the subject `<topic>-foreign-value` and never under the topic's own",
 };
 
 /* bytes as a markdown code span inside a table: anything not printable
@@ -742,20 +749,34 @@ int sd_data_shapes(FILE *f) {
     fprintf(f, "\nA delivery (`deliveries`), the one of scan 0: key its parcel, header `sd-id: %s`, value\n\n", did);
     fprintf(f, "```json\n%s\n```\n\n", payload.data);
     missing += sd_shape_table(f, payload.data);
-    fputs("\nA malformed event (`inject malformed=N`: the first five kinds in turn, or those `kinds=` names) is a new event, "
+    fputs("\nA malformed event (`inject malformed=N`: the first five kinds in turn, with `events format=avro` the last four, or those `kinds=` names) is a new event, "
           "broken after it is rendered; its `sd-id` header still carries its ledger id, whatever the value holds. Event 0 "
           "broken each way:\n\n| kind | on the wire | what a reader finds |\n|---|---|---|\n", f);
+    /* the wire format's kinds as they go out under the default schema, registered as id 1 (the foreign one as 2) */
+    char *schema = sd_wire_parcel_schema("event_id", "event_time");
+    sd_wire_t *wire = NULL;
+    sd_wire_open(schema, 1, 2, &wire, err, sizeof(err));
+    free(schema);
     for (int m = 0; m < SD_MAL__COUNT; m++) {
         int null_value;
         sd_buf_reset(&payload);
         sd_buf_puts(&payload, scan);
         sd_data_mangle("event_id", "event_time", (sd_malformed_t)m, &payload, &null_value);
+        if (sd_wire_kind((sd_malformed_t)m) && wire) {
+            sd_buf_t enc;
+            sd_buf_init(&enc);
+            sd_wire_malformed(wire, (sd_malformed_t)m, payload.data, payload.len, &enc);
+            sd_buf_reset(&payload);
+            sd_buf_append(&payload, enc.data, enc.len);
+            sd_buf_free(&enc);
+        }
         fprintf(f, "| `%s` | ", sd_malformed_name((sd_malformed_t)m));
         if (null_value) fputs("(no value)", f);
         else sd_shape_code(f, payload.data, payload.len, 160);
         fprintf(f, " | %s |\n", sd_shape_malformed[m] ? sd_shape_malformed[m] : "(not described)");
         if (!sd_shape_malformed[m]) missing++;
     }
+    sd_wire_close(wire);
     fputs("\nA quarantine that keeps the `sd-id` header of what it rejects lets every malformed event be counted by its id: "
           "an empty, not-JSON, missing-id or tombstone value has no id of its own to keep.\n", f);
     free(scan);

@@ -47,9 +47,11 @@ from suite.stacks import (
     start_cluster,
     start_postgres,
     start_real_kafka,
+    start_registry,
     stop_cluster,
     stop_postgres,
     stop_real_kafka,
+    stop_registry,
 )
 from suite.static import update_readme_reference
 
@@ -87,9 +89,12 @@ def run_long(binary, only, once=False):
                 ok &= test_realtime_compare(binary, both_intervals=True)
             if any("postgres" in c.needs for c in cases):
                 start_postgres()
+            if any("registry" in c.needs for c in cases):
+                start_registry()
             # one run at a time (a repeat's `parallel J` aside): the long matrix's figures are each drill's own
             ok &= run_cases_real(binary, cases, at_once=1)
         finally:
+            stop_registry()
             stop_postgres()
             stop_real_kafka()
     print(f"--   long real-stack matrix: {time.time() - t0:.0f}s")
@@ -235,9 +240,12 @@ def main():
         try:
             if any("postgres" in c.needs for c in cases):
                 start_postgres()
+            if any("registry" in c.needs for c in cases):
+                start_registry()
             run.done(run_cases_real(binary, [c for c in cases if c.needs]))
             run.coded("real")
         finally:
+            stop_registry()
             stop_postgres()
             stop_real_kafka()
         print(f"--   real Kafka and Spark part: {time.time() - t0:.0f}s")

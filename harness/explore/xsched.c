@@ -156,8 +156,8 @@ static void sd_xsched_data(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xsched_t *s)
          * found, and the shrinker narrows it to that kind), the default
          * five, or one kind */
         int64_t r = sd_xrng_range(g, 0, 9);
-        a.variant = r < 4 ? SD_XM_ALL : r < 7 ? 0 : (int)sd_xrng_range(g, 1, SD_MAL__COUNT);
-        if (a.variant == SD_XM_ALL) a.n = sd_xrng_range(g, SD_MAL__COUNT, 2 * SD_MAL__COUNT);
+        a.variant = r < 4 ? SD_XM_ALL : r < 7 ? 0 : (int)sd_xrng_range(g, 1, SD_MAL_JSON_COUNT);
+        if (a.variant == SD_XM_ALL) a.n = sd_xrng_range(g, SD_MAL_JSON_COUNT, 2 * SD_MAL_JSON_COUNT);
     }
     if (a.op == SD_INJ_LATE || a.op == SD_INJ_OUT_OF_ORDER || a.op == SD_INJ_AT_MAX || a.op == SD_INJ_AT_WATERMARK) {
         sd_xa_t settle = {.kind = SD_XA_SETTLE};
@@ -225,7 +225,7 @@ static void sd_xsched_steps(const sd_xa_t *a, sd_buf_t *b, const char *sep) {
         if (a->op == SD_XI_MALFORMED) {
             sd_buf_printf(b, "inject malformed=%lld", (long long)a->n);
             if (a->variant == SD_XM_ALL) {
-                for (int k = 0; k < SD_MAL__COUNT; k++) sd_buf_printf(b, "%s%s", k ? "," : " kinds=", sd_malformed_name((sd_malformed_t)k));
+                for (int k = 0; k < SD_MAL_JSON_COUNT; k++) sd_buf_printf(b, "%s%s", k ? "," : " kinds=", sd_malformed_name((sd_malformed_t)k));
             } else if (a->variant) {
                 sd_buf_printf(b, " kinds=%s", sd_malformed_name((sd_malformed_t)(a->variant - 1)));
             }
@@ -325,11 +325,11 @@ int sd_xsched_simpler(const sd_xa_t *a, sd_xa_t *out, const char **label, int ma
         if (a->n > 1) SD_XS_ADD("half the events", c->n = a->n / 2);
         if (a->kind == SD_XA_INJECT && a->op == SD_XI_MALFORMED) {
             /* fewer kinds: the default five, then each kind alone */
-            static const char *const only[SD_MAL__COUNT] = {"only truncated", "only not-json", "only missing-id", "only wrong-type",
+            static const char *const only[SD_MAL_JSON_COUNT] = {"only truncated", "only not-json", "only missing-id", "only wrong-type",
                                                             "only empty", "only invalid-utf8", "only oversized", "only null-value",
                                                             "only duplicate-keys"};
             if (a->variant == SD_XM_ALL) SD_XS_ADD("the default five kinds", c->variant = 0);
-            int last = a->variant == SD_XM_ALL ? SD_MAL__COUNT : a->variant == 0 ? 5 : 0;
+            int last = a->variant == SD_XM_ALL ? SD_MAL_JSON_COUNT : a->variant == 0 ? 5 : 0;
             for (int k = 0; k < last; k++) SD_XS_ADD(only[k], c->variant = k + 1);
         }
         break;

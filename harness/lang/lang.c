@@ -61,6 +61,7 @@ static const char *const sd_join_words[] = {"inner", "left", "full", "as-of", NU
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
+static const char *const sd_format_words[] = {"json", "avro", NULL};
 
 /* ---- keys ---- */
 
@@ -98,6 +99,18 @@ static const sd_lang_key_t sd_keys_events[] = {
     {.name = "log", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(log_path), .tag_off = H(events_kind), .tag = SD_EVENTS_LOG,
      .help = "a JSON-lines file to replay instead"},
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(log_id_field), .help = "the log's id field"},
+    {.name = "format", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(events_format), .choices = sd_format_words, .def = 0, .has_def = 1,
+     .help = "the value each event is sent as: JSON text, or `avro`: the registry wire format (a zero byte, the schema's id in 4 "
+             "bytes, the record in Avro's binary encoding), its schema registered under the subject `<topic>-value` of the "
+             "`registry`"},
+    {.name = "schema", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(schema_path),
+     .help = "an Avro schema (`.avsc`) for format=avro (default: the parcel scans' record, its id and event-time fields named "
+             "as the contract names them, `weight_g` a long, the rest strings)"},
+    END};
+
+static const sd_lang_key_t sd_keys_registry[] = {
+    {.name = "url", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "URL", .off = H(registry_url), .required = 1,
+     .help = "its Confluent-compatible API, http://HOST:PORT[/PATH] (Apicurio Registry: `.../apis/ccompat/v7`)"},
     END};
 
 static const sd_lang_key_t sd_keys_deliveries[] = {
@@ -329,7 +342,7 @@ static const sd_lang_key_t sd_keys_inject[] = {
     {.name = "as", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.drift_type), .choices = sd_drift_words, .has_def = 1,
      .help = "drift: extra-field or type-change"},
     {.name = "kinds", .form = SD_K_KEY, .type = SD_V_KINDS, .off = S(send.malformed_kinds),
-     .help = "malformed kinds to cycle through (default: the first five)"},
+     .help = "malformed kinds to cycle through (default: the first five; with events format=avro the wire format's four)"},
     {.name = "source", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(send.side), .choices = sd_source_words, .has_def = 1,
      .help = "scans (the source) or deliveries (the second source: late=, out-of-order=, future=, retry-dup= and malformed= "
              "deliveries, each for a scan already sent that has no delivery of its own)"},
@@ -413,6 +426,10 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
                 "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
+    {.name = "registry", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_registry, .finish = sd_fin_registry,
+     .meaning = "the schema registry `events format=avro` registers its schema in (scenarios/env/registry/registry.sh "
+                "starts one: Apicurio Registry, in memory); `STREAMDRILL_REGISTRY` in the pipeline's environment is its URL. A registry that cannot be reached or refuses the schema ends the run inconclusive "
+                "(`registry-unreachable`) before anything is sent"},
     {.name = "deliveries", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_deliveries, .finish = sd_fin_deliveries,
      .meaning = "a second source topic for joins, fed by a generator correlated with the scans: scan *n* has a delivery when a hash "
                 "of the seed and *n* falls in `share=` percent, `{\"delivery_id\":\"<tag>-d<n>\",\"parcel_id\":<the scan's>,"
@@ -427,7 +444,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "(`keep`: an id sent *n* times must be there *n* times, the guarantee of Spark's file sink), and which buckets may "
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
-     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] | "
+     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] [format=avro registry=URL] | "
               "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] | flink-files path=DIR [id=FIELD] [time=FIELD] | "
               "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] [max-output=N] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "
@@ -516,7 +533,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "`skew=N` (one `key`), `drift=N` (`as=extra-field` or `type-change`), `no-key=N`, `retry-dup=N` (each new event "
                 "sent twice in a row), `malformed=N` broken in turn as `truncated`, `not-json`, `missing-id`, `wrong-type`, "
                 "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
-                "tombstone), `duplicate-keys`. Every message carries its ledger id in the `sd-id` header."},
+                "tombstone), `duplicate-keys`; with `events format=avro` the wire format's four by default: `bad-magic`, "
+                "`unknown-schema-id`, `truncated-record`, `foreign-schema` (a record of a schema the topic's subject never "
+                "accepted). Every message carries its ledger id in the `sd-id` header."},
     {.name = "kill", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "

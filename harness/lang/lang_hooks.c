@@ -197,11 +197,11 @@ sd_err_t sd_parse_operator(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_
 /* Sink kinds and the parameters each takes (the readers are in sink_*.c). */
 static const struct {
     const char *kind;
-    const char *const keys[6];
+    const char *const keys[8];
     const char *required[3];
 } sd_sink_kinds[] = {
     {"sqlite", {"db", "query", NULL}, {"db", "query", NULL}},
-    {"kafka", {"topic", "id", "header", "isolation", NULL}, {"topic", NULL}},
+    {"kafka", {"topic", "id", "header", "isolation", "format", "registry", NULL}, {"topic", NULL}},
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
     {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
     {"flink-files", {"path", "id", "time", NULL}, {"path", NULL}},
@@ -318,6 +318,16 @@ sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
     const char *iso = err ? NULL : sd_kvlist_get(&d.params, "isolation");
     if (iso && strcmp(iso, "read_committed") && strcmp(iso, "read_uncommitted"))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected isolation=read_committed|read_uncommitted, found \"%s\"", what, iso);
+    const char *fmt = err ? NULL : sd_kvlist_get(&d.params, "format");
+    const char *reg = err ? NULL : sd_kvlist_get(&d.params, "registry");
+    if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json"))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro, found \"%s\"", what, fmt);
+    else if (!err && (fmt && !strcmp(fmt, "avro")) != (reg != NULL))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro and registry=URL together (the registry "
+                      "its records' schemas are read from), found %s", what, reg ? "registry= alone" : "format=avro alone");
+    else if (reg && strncmp(reg, "http://", 7))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected registry=http://HOST:PORT[/PATH] (plain http), found \"%s\"",
+                      what, reg);
     if (err) {
         sd_kvlist_free(&d.params);
         return err;
@@ -342,8 +352,23 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     (void)obj; (void)present;
     if (sc->events_kind == SD_EVENTS_LOG && !sc->log_id_field)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "events log: expected id=FIELD (the field that carries each event's id), found none");
+    if (sc->schema_path && !sc->events_format)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro beside it (a schema is for the wire "
+                       "format), found JSON events");
     sc->has_events = 1;
     sc->events_line = ts->t[0].line;
+    return SD_OK;
+}
+
+sd_err_t sd_fin_registry(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
+    (void)obj; (void)present;
+    /* the registry client speaks plain HTTP (harness/kafka/registry.c) */
+    const char *u = sc->registry_url;
+    if (!strncmp(u, "https://", 8))
+        return sd_perr(c, ts->t[0].line, 1, "registry %s: https is not spoken here; give its plain http address", u);
+    if (strncmp(u, "http://", 7) || !u[7] || u[7] == '/')
+        return sd_perr(c, ts->t[0].line, 1, "registry url=%s: expected a URL http://HOST:PORT[/PATH]", u);
+    sc->registry_line = ts->t[0].line;
     return SD_OK;
 }
 
@@ -559,7 +584,7 @@ sd_err_t sd_fin_replay(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
 }
 
 sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
-    (void)sc; (void)present;
+    (void)present;
     sd_step_t *st = obj;
     int any = st->send.malformed > 0;
     for (int k = 0; k < SD_INJ__COUNT; k++)
@@ -567,6 +592,12 @@ sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     if (!any)
         return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : sd_end_col(ts),
                        "inject: expected malformed=N or late=N (or another kind), found %s", ts->n > 1 ? "no count above zero" : "the end of the line");
+    /* the wire format's kinds break an encoded record: Avro scans only */
+    for (int m = SD_MAL_BAD_MAGIC; m < SD_MAL__COUNT; m++)
+        if ((st->send.malformed_kinds & (1 << m)) && (!sc->events_format || st->send.side))
+            return sd_perr(c, ts->t[0].line, 1, "inject kinds=%s: expected events format=avro and the scans' source (a kind of the "
+                           "registry wire format), found %s", sd_malformed_name((sd_malformed_t)m),
+                           st->send.side ? "source=deliveries" : "JSON events");
     return SD_OK;
 }
 

@@ -327,6 +327,12 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                        "writer (several consumers of one group print markers or use `progress group`)");
     for (int k = 0; k < sc->nsinks; k++)
         if (!sc->sinks[k].is_quarantine) target = 1;
+    if (sc->events_format && !sc->registry_url)
+        return sd_perr(c, sc->events_line, 1, "events format=avro: expected a `registry url=URL` line (the schema registry its schema "
+                       "goes to; scenarios/env/registry/registry.sh start DIR starts one), found none");
+    if (sc->events_format && sc->has_deliveries)
+        return sd_perr(c, sc->deliveries_line, 1, "deliveries: the second source's events are JSON; expected no `deliveries` line "
+                       "beside events format=avro");
     for (int i = 0; i < sc->nsteps; i++) {
         sd_step_t *st = &sc->steps[i];
         const sd_lang_entry_t *e = sd_lang_step_entry(st->kind);

@@ -77,7 +77,7 @@ const char *sd_profile_name(sd_profile_t p) {
 
 static const char *const sd_malformed_names[SD_MAL__COUNT] = {
     "truncated", "not-json", "missing-id", "wrong-type", "empty", "invalid-utf8", "oversized", "null-value",
-    "duplicate-keys"};
+    "duplicate-keys", "bad-magic", "unknown-schema-id", "truncated-record", "foreign-schema"};
 
 static const char *const sd_inject_names[SD_INJ__COUNT] = {
     "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup", "delete", "edges"};
@@ -185,7 +185,7 @@ void sd_scenario_free(sd_scenario_t *sc) {
     if (!sc) return;
     free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic); free(sc->deliveries_log); free(sc->deliveries_id);
     free(sc->deliveries_key); free(sc->deliveries_time);
-    free(sc->log_path); free(sc->log_id_field); free(sc->id_field); free(sc->time_field);
+    free(sc->log_path); free(sc->log_id_field); free(sc->schema_path); free(sc->registry_url); free(sc->id_field); free(sc->time_field);
     for (int i = 0; i < sc->nsinks; i++) {
         free(sc->sinks[i].name);
         free(sc->sinks[i].kind);

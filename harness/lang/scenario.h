@@ -112,8 +112,12 @@ typedef struct sd_expect_s {
 typedef enum {
     SD_MAL_TRUNCATED = 0, SD_MAL_NOT_JSON, SD_MAL_MISSING_ID, SD_MAL_WRONG_TYPE, SD_MAL_EMPTY,
     SD_MAL_INVALID_UTF8, SD_MAL_OVERSIZED, SD_MAL_NULL_VALUE, SD_MAL_DUPLICATE_KEYS,
+    /* the registry wire format's (events format=avro): the record encoded, then broken */
+    SD_MAL_BAD_MAGIC, SD_MAL_UNKNOWN_SCHEMA, SD_MAL_TRUNCATED_RECORD, SD_MAL_FOREIGN_SCHEMA,
     SD_MAL__COUNT
 } sd_malformed_t;
+/* The kinds that break JSON text, before the wire format's. */
+#define SD_MAL_JSON_COUNT SD_MAL_BAD_MAGIC
 
 const char *sd_malformed_name(sd_malformed_t m);
 
@@ -272,6 +276,12 @@ typedef struct sd_scenario_s {
     char *log_path;        /* events log=... (placeholders unexpanded) */
     char *log_id_field;
     int events_line;
+    int events_format;     /* events format=: 0 JSON text, 1 Avro in the registry wire format (harness/kafka/wire.h) */
+    char *schema_path;     /* events schema=PATH: the user's Avro schema (default: the parcel scans', wire.c) */
+
+    /* registry url=URL: the schema registry a wire format registers its schemas in */
+    char *registry_url;
+    int registry_line;
 
     /* deliveries: a second source topic, fed by a generator correlated with
      * the scans (a delivery for share% of them, min..max after the scan) */

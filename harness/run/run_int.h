@@ -8,6 +8,7 @@
 #define SD_RUN_INT_H
 
 #include "run.h"
+#include "wire.h"
 
 /* Batches of up to 1,000 messages that may be in the ledger's writer at
  * once while the runner renders the next ones. */
@@ -41,6 +42,11 @@ struct sd_run_s {
         int partitions;
         sd_producer_t *producer;
         sd_events_t *events;
+        /* events format=avro (run_wire.c): the schema's text, its codec once registered, the encoded value */
+        char *schema;
+        sd_wire_t *wire;
+        char *registry;
+        sd_buf_t encoded;
     } src;
     struct sd_run_sinks_s {       /* the sinks read (runner.c opens them) */
         sd_sink_t *v[SD_MAX_SINKS];
@@ -202,6 +208,15 @@ void sd_run_live(sd_run_t *r);
 void sd_run_live_clear(sd_run_t *r);
 /* Undo the timed faults that are due (all: every one). */
 void sd_run_undo_due(sd_run_t *r, int all);
+/* run_wire.c: events format=avro. Check the registry line and the schema,
+ * with the event 0 encoded (a bad scenario, before anything is written);
+ * register the schemas once the ledger is open; the value a staged
+ * message is sent as (value itself for JSON events). */
+sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path, char *err, size_t errlen);
+sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen);
+const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, char *err,
+                              size_t errlen);
+void sd_run_wire_close(sd_run_t *r);
 /* run_send.c */
 sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);
 sd_err_t sd_run_background_wait(sd_run_t *r, char *err, size_t errlen);

@@ -112,8 +112,15 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
             continue;
         }
         sd_events_id(r->src.events, m->seq, id);
-        e = sd_producer_send(r->src.producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen,
-                             m->null_value ? NULL : b->arena.data + m->value_off, m->vlen, id, b->ns[i], err, errlen);
+        size_t vlen = m->vlen;
+        const void *v = sd_run_wire_value(r, m->kind, m->detail_off != (size_t)-1 ? b->arena.data + m->detail_off : NULL,
+                                          m->null_value ? NULL : b->arena.data + m->value_off, &vlen, err, errlen);
+        if (!v && !m->null_value) {
+            e = SD_ERR_SCENARIO;
+            break;
+        }
+        e = sd_producer_send(r->src.producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen, v, vlen, id, b->ns[i], err,
+                             errlen);
         r->sends.messages++;
         if (m->seq >= 0 && m->seq < r->sends.nseq) {
             int64_t rel = now - r->t0_wall;

@@ -179,6 +179,7 @@ static void sd_run_close(sd_run_t *r) {
     r->ledger = NULL;
     sd_events_close(r->src.events);
     r->src.events = NULL;
+    sd_run_wire_close(r);
     sd_events_close(r->side.events);
     r->side.events = NULL;
     free(r->side.held);
@@ -315,6 +316,13 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
     if (sc->deliveries_log) ec.delivery_share = 0; /* the log's deliveries instead */
     sd_err_t e = sd_events_open(&ec, &r->src.events, err, errlen);
     free(logp);
+    if (!e && sc->events_format) {
+        char *url = sc->registry_url ? sd_run_expand(r, sc->registry_url, err, errlen) : NULL;
+        char *schema = sc->schema_path ? sd_run_log_path(r, sc->schema_path, err, errlen) : NULL;
+        if ((sc->registry_url && !url) || (sc->schema_path && !schema)) e = SD_ERR_SCENARIO;
+        else e = sd_run_wire_check(r, url, schema, err, errlen);
+        free(url), free(schema);
+    }
     if (e || !sc->deliveries_log) return e;
     /* deliveries from a user's log: events of their own, ids "<tag>-d<n>" */
     if (!(logp = sd_run_log_path(r, sc->deliveries_log, err, errlen))) return SD_ERR_SCENARIO;
@@ -512,6 +520,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->src.topic);
     if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
+    if (r->src.registry) sd_kvlist_add(&env, "STREAMDRILL_REGISTRY", r->src.registry);
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
     sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));
@@ -803,7 +812,8 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         sd_run_close(r);
         return;
     }
-    if (!(e = sd_run_open_broker(r, err, sizeof(err))) && !(e = sd_run_open_sinks(r, err, sizeof(err))) &&
+    if (!(e = sd_run_open_broker(r, err, sizeof(err))) && !(e = sd_run_wire_register(r, err, sizeof(err))) &&
+        !(e = sd_run_open_sinks(r, err, sizeof(err))) &&
         !(e = sd_run_open_pipeline(r, err, sizeof(err))) && !(e = sd_progress_open(r, err, sizeof(err))) &&
         !(e = sd_run_steps(r, detail, sizeof(detail), err, sizeof(err))))
         e = sd_run_settle(r, detail, sizeof(detail), err, sizeof(err));

@@ -1,5 +1,5 @@
 /* sink_kafka.c - reads a Kafka sink: topic=NAME [id=FIELD] [header=NAME]
- * [isolation=read_committed|read_uncommitted].
+ * [isolation=read_committed|read_uncommitted] [format=avro registry=URL].
  *
  * A scan assigns every partition from the beginning, without a consumer
  * group (nothing is committed, the pipeline's groups are untouched), and
@@ -8,7 +8,11 @@
  * is the payload's id field, or a header when header= is given. The writer
  * label is the header sd-writer when the pipeline sets one, else the
  * record's position "p<partition>@<offset>". For a result model each
- * record's value is a JSON object whose fields are the row's columns. */
+ * record's value is a JSON object whose fields are the row's columns. With
+ * format=avro each value is in a schema registry's wire format and read as
+ * the JSON object of its record (harness/kafka/wire.h): a value that does
+ * not decode is a row without an id, a registry that cannot be reached
+ * ends the read. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 #include "broker.h"
 #include "sink.h"
 #include "util.h"
+#include "wire.h"
 
 typedef struct {
     char *topic;
@@ -40,6 +45,9 @@ typedef struct {
     int txn_seen;      /* an open transaction, or a marker between the records counted, was seen */
     int64_t aborted;   /* records of aborted transactions the last scan passed over, -1 not known */
     char *open_note;   /* the last scan's partitions that end in an open transaction, or NULL */
+    sd_wire_reader_t *wire; /* format=avro: the registry's schemas, fetched once each */
+    sd_buf_t decoded;  /* the record's value as JSON */
+    sd_err_t fail;     /* why a record callback stopped the read */
 } sd_kafka_sink_t;
 
 static void sd_kafka_sink_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
@@ -92,6 +100,8 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->isolation = sd_util_strdup(iso ? iso : "read_committed");
     s->brokers = sd_util_strdup(ctx->brokers ? ctx->brokers : "");
     s->aborted = -1;
+    const char *reg = sd_kvlist_get(params, "registry");
+    if (reg) s->wire = sd_wire_reader_new(reg);
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
     s->meta = sd_kafka_sink_client(s, s->isolation, NULL, err, errlen);
     s->hw = s->meta ? sd_kafka_sink_client(s, "read_uncommitted", NULL, err, errlen) : NULL;
@@ -461,8 +471,9 @@ static sd_err_t sd_kafka_sink_each(sd_kafka_sink_t *s, sd_kafka_rec_cb on_rec, v
                 read[p]++;
                 rd_kafka_timestamp_type_t tt;
                 int64_t ts = rd_kafka_message_timestamp(m, &tt);
+                s->fail = SD_OK;
                 int rc = on_rec(ctx, m, wbuf, wlen, ts >= 0 ? ts : INT64_MIN, err, errlen);
-                if (rc < 0) e = SD_ERR_SINK;
+                if (rc < 0) e = s->fail ? s->fail : SD_ERR_SINK;
                 if (rc) stop = 1;
             }
             if (p >= 0 && p < n && !done[p] && m->offset + 1 >= hi[p]) { done[p] = 1; remaining--; }
@@ -485,6 +496,19 @@ typedef struct {
     void *opaque;
 } sd_kafka_ids_t;
 
+/* The record's value as JSON: the payload, or with format=avro its record
+ * decoded into s->decoded. NULL with *why set when it does not decode; NULL
+ * with s->fail set (SD_ERR_REGISTRY) when the registry cannot be asked. */
+static const char *sd_kafka_value(sd_kafka_sink_t *s, const rd_kafka_message_t *m, size_t *len, char *why, size_t whylen) {
+    *len = m->len;
+    if (!s->wire || !m->payload) return m->payload;
+    sd_err_t e = sd_wire_decode(s->wire, m->payload, m->len, &s->decoded, why, whylen);
+    if (e == SD_ERR_REGISTRY) s->fail = e;
+    if (e) return NULL;
+    *len = s->decoded.len;
+    return s->decoded.data;
+}
+
 /* the id: the payload's id field, or the header= header */
 static int sd_kafka_row_id(void *ctx, const rd_kafka_message_t *m, const char *writer, size_t wlen, int64_t ts, char *err,
                            size_t errlen) {
@@ -503,7 +527,14 @@ static int sd_kafka_row_id(void *ctx, const rd_kafka_message_t *m, const char *w
             idlen = (int)hl;
         }
     } else {
-        idlen = sd_sink_json_field(m->payload, m->len, x->s->id_field, idbuf, sizeof(idbuf));
+        size_t vlen;
+        char why[512];
+        const char *v = sd_kafka_value(x->s, m, &vlen, why, sizeof(why));
+        if (x->s->fail) {
+            sd_err_set(err, errlen, x->s->fail, "topic %s [%d] offset %lld: %s", x->s->topic, m->partition, (long long)m->offset, why);
+            return -1;
+        }
+        if (v) idlen = sd_sink_json_field(v, vlen, x->s->id_field, idbuf, sizeof(idbuf));
     }
     return x->cb(x->opaque, idlen >= 0 ? idbuf : NULL, idlen >= 0 ? (size_t)idlen : 0, writer, wlen, ts) ? 1 : 0;
 }
@@ -528,7 +559,15 @@ static int sd_kafka_row_cols(void *ctx, const rd_kafka_message_t *m, const char 
                              size_t errlen) {
     (void)wlen, (void)ts;
     sd_kafka_cols_t *x = ctx;
-    int rc = m->payload ? sd_sink_json_cols(m->payload, m->len, x->names, x->n, writer, x->cb, x->opaque) : -1;
+    size_t vlen;
+    char why[512];
+    const char *v = sd_kafka_value(x->s, m, &vlen, why, sizeof(why));
+    if (!v && m->payload) {
+        sd_err_set(err, errlen, x->s->fail ? x->s->fail : SD_ERR_SINK, "topic %s [%d] offset %lld: %s", x->s->topic, m->partition,
+                   (long long)m->offset, why);
+        return -1;
+    }
+    int rc = v ? sd_sink_json_cols(v, vlen, x->names, x->n, writer, x->cb, x->opaque) : -1;
     if (rc < 0) {
         sd_buf_t b;
         sd_buf_init(&b);
@@ -561,6 +600,8 @@ static int64_t sd_kafka_sink_aborted(void *state) { return ((sd_kafka_sink_t *)s
 static void sd_kafka_sink_close(void *state) {
     sd_kafka_sink_t *s = state;
     free(s->open_note);
+    sd_wire_reader_free(s->wire);
+    sd_buf_free(&s->decoded);
     sd_kafka_counter_reset(s, 0);
     if (s->hw) rd_kafka_destroy(s->hw);
     if (s->meta) rd_kafka_destroy(s->meta);

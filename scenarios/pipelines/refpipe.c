@@ -196,6 +196,8 @@ static struct {
     int latest;          /* --latest: the newest scan per parcel */
     int complete;        /* --output complete: every window rewritten each batch */
     const char *files;   /* --files DIR: the rows also in a Spark file sink's layout */
+    int avro;            /* --format avro: values in the registry wire format (refavro.h) */
+    const char *registry; /* --registry URL: the schema registry's Confluent-compatible API */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
        .session_timeout_ms = 6000, .max_bytes = 65536};
@@ -205,7 +207,7 @@ static struct {
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, drop_late, inclusive_end,
         latest_by_arrival, first_on_tie, tz_shift, round_seconds, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
-        rewind;
+        rewind, drop_undecodable;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -215,6 +217,7 @@ static void on_signal(int s) { (void)s; stop_flag = 1; }
 static const char *const ref_name = "refpipe";
 #define ref_stop stop_flag
 #include "refcommon.h"
+#include "refavro.h"
 
 
 static void parse_weak(const char *list) {
@@ -230,7 +233,8 @@ static void parse_weak(const char *list) {
         {"hostile-bytes", &weak.hostile_bytes}, {"early-emit", &weak.early_emit}, {"forget-state", &weak.forget_state},
         {"count-late", &weak.count_late}, {"drop-late", &weak.drop_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
-        {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind}, {NULL, NULL}};
+        {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind},
+        {"drop-undecodable", &weak.drop_undecodable}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -468,7 +472,8 @@ int main(int argc, char **argv) {
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"files", 1, 0, 'X'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {0, 0, 0, 0}};
+        {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -510,6 +515,11 @@ int main(int argc, char **argv) {
         case 'A': o.window_ms = parse_duration(optarg); if (o.window_ms <= 0) die("--window must be above zero"); break;
         case 'W': parse_weak(optarg); break;
         case 'I': o.interval_ms = atoi(optarg); break;
+        case 'f':
+            if (!strcmp(optarg, "avro")) o.avro = 1;
+            else if (strcmp(optarg, "json")) die("--format %s: expected json or avro", optarg);
+            break;
+        case 'R': o.registry = optarg; break;
         case 'K':
             if (!strchr(optarg, '=') || o.nclient == 16) die("--client %s: expected KEY=VALUE (16 at most)", optarg);
             o.client[o.nclient++] = optarg;
@@ -522,6 +532,7 @@ int main(int argc, char **argv) {
     if (optind < argc) die("unexpected argument %s", argv[optind]);
     if (!o.brokers || !o.topic || !o.db) { usage(); die("--brokers, --topic and --db are required"); }
     if (o.max_batch < 1) die("--max-batch must be at least 1");
+    if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format avro: --registry URL is required");
     if (!o.group) o.group = "refpipe";
     /* no markers at all: what the harness would read goes nowhere */
     if (o.no_markers && !freopen("/dev/null", "w", stdout)) die("--no-markers: cannot open /dev/null: %s", strerror(errno));
@@ -775,15 +786,24 @@ int main(int argc, char **argv) {
             else {
                 char *text = (char *)m->payload;
                 char *copy = NULL;
-                if (weak.lenient_json) {
+                size_t tlen = m->len;
+                if (o.avro) {
+                    reason = refavro_decode(o.registry, m->payload, m->len, &copy);
+                    if (reason && weak.drop_undecodable) { /* the bug: what cannot be decoded is skipped, not kept */
+                        dropped++;
+                        continue;
+                    }
+                    if (copy) text = copy, tlen = strlen(copy);
+                } else if (weak.lenient_json) {
                     copy = malloc(m->len);
                     memcpy(copy, m->payload, m->len);
                     sanitize_utf8(copy, m->len);
                     text = copy;
                 }
-                j = json_loadb(text, m->len, weak.lenient_json ? 0 : JSON_REJECT_DUPLICATES, NULL);
+                if (!reason) j = json_loadb(text, tlen, weak.lenient_json ? 0 : JSON_REJECT_DUPLICATES, NULL);
                 free(copy);
-                if (!j || !json_is_object(j)) reason = "not a JSON object (or invalid UTF-8, or a key twice)";
+                if (reason) (void)0;
+                else if (!j || !json_is_object(j)) reason = "not a JSON object (or invalid UTF-8, or a key twice)";
                 else if (!json_is_string(json_object_get(j, o.id_field))) reason = "id missing or not a string";
                 else if (!json_is_string(json_object_get(j, o.time_field))) reason = "event time missing or not a string";
                 else if (parse_iso(json_string_value(json_object_get(j, o.time_field)), &et)) reason = "event time not ISO-8601";

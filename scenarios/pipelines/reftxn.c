@@ -7,6 +7,7 @@
  *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
  *          [--trigger-ms 200] [--row-delay-ms 2] [--weak LIST]
+ *          [--format avro --registry URL]
  *
  * A batch is a transaction: up to --max-batch records (closed --trigger-ms
  * after the first), each valid one with an id not seen before written to
@@ -36,6 +37,10 @@
  *                        before its transaction: a kill inside the
  *                        transaction aborts the output the offsets claim
  *
+ * --format avro reads values in a schema registry's wire format (each
+ * schema fetched once by its id, refavro.h) and writes the valid ones to
+ * --out as they came, in the same wire format.
+ *
  * SIGTERM finishes the current batch and exits 0. */
 #include <getopt.h>
 #include <jansson.h>
@@ -46,11 +51,13 @@ static const char *ref_name = "reftxn";
 static volatile sig_atomic_t ref_stop;
 
 #include "refcommon.h"
+#include "refavro.h"
 
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
     int no_changelog, offsets_outside_txn;
+    const char *registry; /* --format avro: the schema registry's URL */
 } o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
 
 static void on_signal(int sig) { (void)sig; ref_stop = 1; }
@@ -252,8 +259,14 @@ static void process(rd_kafka_message_t *m) {
     if (!rd_kafka_message_headers(m, &hdrs) && !rd_kafka_header_get_last(hdrs, "sd-id", &hv, &sdlen) && hv) sdid = hv;
     const char *reason = NULL;
     int64_t et;
-    json_t *j = m->payload && m->len ? json_loadb(m->payload, m->len, JSON_REJECT_DUPLICATES, NULL) : NULL;
-    if (!m->payload || !m->len) reason = "empty or null value";
+    char *decoded = NULL;
+    if (o.registry && m->payload && m->len) reason = refavro_decode(o.registry, m->payload, m->len, &decoded);
+    json_t *j = reason ? NULL
+              : decoded ? json_loads(decoded, 0, NULL)
+              : m->payload && m->len ? json_loadb(m->payload, m->len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    free(decoded);
+    if (reason) (void)0;
+    else if (!m->payload || !m->len) reason = "empty or null value";
     else if (m->len > 65536) reason = "value larger than 64 KiB";
     else if (!j || !json_is_object(j)) reason = "not a JSON object (or invalid UTF-8, or a key twice)";
     else if (!json_is_string(json_object_get(j, o.id_field))) reason = "id missing or not a string";
@@ -335,7 +348,9 @@ int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
         {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
-        {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {0, 0, 0, 0}};
+        {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
+        {0, 0, 0, 0}};
+    const char *format = "json";
     static char dead[512], changelog[512], txn[512];
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -355,6 +370,8 @@ int main(int argc, char **argv) {
         case 'm': o.max_batch = atoi(optarg); break;
         case 'T': o.trigger_ms = atoi(optarg); break;
         case 'r': o.row_delay_ms = atoi(optarg); break;
+        case 'f': format = optarg; break;
+        case 'R': o.registry = optarg; break;
         case 'w': {
             char *copy = strdup(optarg), *save = NULL;
             for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
@@ -369,6 +386,9 @@ int main(int argc, char **argv) {
         }
     }
     if (!o.brokers || !o.topic || !o.out || !o.group || o.max_batch <= 0) usage();
+    if (strcmp(format, "json") && strcmp(format, "avro")) die("--format %s: json or avro", format);
+    if (!strcmp(format, "avro") && !o.registry) die("--format avro: --registry URL is required");
+    if (strcmp(format, "avro")) o.registry = NULL;
     if (!o.dead) snprintf(dead, sizeof(dead), "%s-dead", o.out), o.dead = dead;
     if (!o.changelog) snprintf(changelog, sizeof(changelog), "%s-changelog", o.out), o.changelog = changelog;
     if (!o.txn_id) snprintf(txn, sizeof(txn), "%s-0", o.group), o.txn_id = txn;

@@ -121,7 +121,7 @@ DIRECTIVES = [
      "pool); every run must meet every expectation", _repeat),
     ("duplicates-traced", "duplicates-traced", "every sampled duplicated id lists one writer per copy, in report.md too",
      _set("traced")),
-    ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres: "
+    ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
      "started here; such a case is left out by --no-real", lambda c, r: c.needs.update(r.split())),
     ("kills-landed-at-least", "kills-landed-at-least SHARE", "share of kills, over all repeats, that landed mid-batch",
      _set("landed_share", float)),
@@ -195,6 +195,8 @@ def run_case_once(binary, case, i):
         cmd += ["--set", "flinkdir=" + REAL["old_flink_cluster"]]
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
+    if "registry" in case.needs:
+        cmd += ["--set", "registry=" + REAL["registry"]]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     took = time.time() - t0

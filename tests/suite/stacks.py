@@ -166,6 +166,27 @@ def stop_postgres():
         print("--   PostgreSQL stopped")
 
 
+def start_registry():
+    """A schema registry (scenarios/env/registry/registry.sh: Apicurio
+    Registry, in memory), stopped with this process at the latest."""
+    d = os.path.join(OUT, "registry")
+    script = os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh")
+    install_phase("Apicurio Registry", "registry-fetch", [script, "fetch"])
+    r = subprocess.run([script, "start", d, str(free_port()), str(os.getpid())], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("cannot start the schema registry: " + r.stderr[-2000:])
+    REAL["registry"] = r.stdout.split()[-1]
+    REAL["registry_dir"] = d
+    print(f"--   schema registry started at {REAL['registry']}")
+
+
+def stop_registry():
+    if REAL.get("registry_dir"):
+        subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", REAL["registry_dir"]], timeout=60)
+        REAL["registry_dir"] = None
+        print("--   schema registry stopped")
+
+
 def install_phase(what, name, cmd, timeout=1800, env=None):
     """One line for an install step (pip, Maven): its output in .cache/logs/NAME.log, shown only when it fails."""
     log = os.path.join(ROOT, ".cache", "logs", name + ".log")

@@ -511,3 +511,111 @@ Test(events, orphan_deliveries_name_parcels_never_scanned) {
     sd_buf_free(&p); sd_buf_free(&k); sd_buf_free(&sp); sd_buf_free(&sk);
     sd_events_close(ev);
 }
+
+/* ---- the registry wire format (harness/kafka/wire.c) ---- */
+
+#include <avro.h>
+
+#include "wire.h"
+
+static sd_wire_t *parcel_wire(int id, int foreign_id) {
+    char *schema = sd_wire_parcel_schema("event_id", "event_time"), err[256];
+    sd_wire_t *w = NULL;
+    cr_assert_eq(sd_wire_open(schema, id, foreign_id, &w, err, sizeof(err)), SD_OK, "%s", err);
+    free(schema);
+    return w;
+}
+
+Test(wire, a_scan_is_encoded_byte_for_byte_as_avro_specifies) {
+    sd_wire_t *w = parcel_wire(7, 8);
+    const char *json = "{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":300}";
+    /* magic 0, id 7 big-endian; strings: zigzag length, bytes; 300 as a long: zigzag 600 = varint d8 04 */
+    static const unsigned char want[] = {0, 0, 0, 0, 7, 6, 't', '-', '1', 4, 'P', '1', 8, '2', '0', '2', '6', 2, 'L', 2, 's', 0xd8, 0x04};
+    sd_buf_t out;
+    sd_buf_init(&out);
+    char err[256];
+    cr_assert_eq(sd_wire_encode(w, json, strlen(json), &out, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(out.len, sizeof(want));
+    cr_assert_eq(memcmp(out.data, want, sizeof(want)), 0);
+    /* each malformed kind of the wire format, from the same event */
+    sd_wire_malformed(w, SD_MAL_BAD_MAGIC, json, strlen(json), &out);
+    cr_assert_eq(out.len, sizeof(want));
+    cr_assert_eq((unsigned char)out.data[0], 1);
+    cr_assert_eq(memcmp(out.data + 1, want + 1, sizeof(want) - 1), 0);
+    sd_wire_malformed(w, SD_MAL_UNKNOWN_SCHEMA, json, strlen(json), &out);
+    static const unsigned char unknown[] = {0, 0x7f, 0xff, 0xff, 0xef};
+    cr_assert_eq(memcmp(out.data, unknown, 5), 0);
+    cr_assert_eq(memcmp(out.data + 5, want + 5, sizeof(want) - 5), 0);
+    sd_wire_malformed(w, SD_MAL_TRUNCATED_RECORD, json, strlen(json), &out);
+    cr_assert_eq(out.len, 5 + (sizeof(want) - 5) / 2);
+    cr_assert_eq(memcmp(out.data, want, out.len), 0);
+    sd_wire_malformed(w, SD_MAL_FOREIGN_SCHEMA, json, strlen(json), &out);
+    static const unsigned char foreign_head[] = {0, 0, 0, 0, 8, 6, 't', '-', '1'};
+    cr_assert_eq(memcmp(out.data, foreign_head, sizeof(foreign_head)), 0);
+    /* a JSON kind is sent as its own bytes, no header */
+    sd_wire_malformed(w, SD_MAL_NOT_JSON, "not json", 8, &out);
+    cr_assert_eq(out.len, 8);
+    cr_assert_eq(memcmp(out.data, "not json", 8), 0);
+    sd_buf_free(&out);
+    sd_wire_close(w);
+}
+
+Test(wire, every_generated_scan_decodes_back_to_its_json) {
+    sd_events_t *ev = gen(3, "w1");
+    sd_wire_t *w = parcel_wire(1, 2);
+    char *schema_text = sd_wire_parcel_schema("event_id", "event_time");
+    avro_schema_t schema;
+    cr_assert_eq(avro_schema_from_json_length(schema_text, strlen(schema_text), &schema), 0);
+    avro_value_iface_t *iface = avro_generic_class_from_schema(schema);
+    sd_buf_t p, k, out;
+    sd_buf_init(&p), sd_buf_init(&k), sd_buf_init(&out);
+    char err[256];
+    for (int64_t s = 0; s < 1000; s++) {
+        sd_buf_reset(&p), sd_buf_reset(&k);
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &p, &k, NULL, err, sizeof(err)), SD_OK);
+        cr_assert_eq(sd_wire_encode(w, p.data, p.len, &out, err, sizeof(err)), SD_OK, "%s", err);
+        avro_value_t v;
+        avro_generic_value_new(iface, &v);
+        avro_reader_t r = avro_reader_memory(out.data + 5, (int64_t)out.len - 5);
+        cr_assert_eq(avro_value_read(r, &v), 0);
+        avro_reader_free(r);
+        char *back = NULL;
+        cr_assert_eq(avro_value_to_json(&v, 1, &back), 0);
+        json_t *a = json_loadb(p.data, p.len, 0, NULL), *b = json_loads(back, 0, NULL);
+        cr_assert(json_equal(a, b), "event %lld: %s came back as %s", (long long)s, p.data, back);
+        json_decref(a), json_decref(b), free(back);
+        avro_value_decref(&v);
+    }
+    sd_buf_free(&p), sd_buf_free(&k), sd_buf_free(&out);
+    avro_value_iface_decref(iface);
+    avro_schema_decref(schema);
+    free(schema_text);
+    sd_wire_close(w);
+    sd_events_close(ev);
+}
+
+Test(wire, an_event_that_does_not_fit_the_schema_is_refused_by_its_field) {
+    const char *schema = "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"id\",\"type\":\"string\"},"
+                         "{\"name\":\"at\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}},"
+                         "{\"name\":\"note\",\"type\":[\"null\",\"string\"]}]}";
+    sd_wire_t *w = NULL;
+    char err[256];
+    cr_assert_eq(sd_wire_open(schema, 1, -1, &w, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t out;
+    sd_buf_init(&out);
+    /* an ISO-8601 time into a timestamp-millis long; an optional field left out is null (union branch 0) */
+    const char *ok = "{\"id\":\"a\",\"at\":\"1970-01-01T00:00:00.001Z\"}";
+    cr_assert_eq(sd_wire_encode(w, ok, strlen(ok), &out, err, sizeof(err)), SD_OK, "%s", err);
+    static const unsigned char want[] = {0, 0, 0, 0, 1, 2, 'a', 2, 0};
+    cr_assert_eq(out.len, sizeof(want));
+    cr_assert_eq(memcmp(out.data, want, sizeof(want)), 0);
+    const char *missing = "{\"at\":1}";
+    cr_assert_eq(sd_wire_encode(w, missing, strlen(missing), &out, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "field id"), "%s", err);
+    const char *wrong = "{\"id\":\"a\",\"at\":\"yesterday\"}";
+    cr_assert_eq(sd_wire_encode(w, wrong, strlen(wrong), &out, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "field at"), "%s", err);
+    sd_buf_free(&out);
+    sd_wire_close(w);
+    cr_assert_eq(sd_wire_open("{\"type\":\"record\"", 1, -1, &w, err, sizeof(err)), SD_ERR_SCENARIO);
+}

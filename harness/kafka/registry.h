@@ -1,0 +1,26 @@
+/* registry.h - a schema registry's Confluent-compatible REST API (Apicurio
+ * Registry serves it under /apis/ccompat/v7, Confluent's Schema Registry at
+ * its root), spoken over plain HTTP: registering a schema under a subject
+ * and reading one back by id. A URL is "http://HOST:PORT[/PATH]"; https is
+ * refused by name (put a TLS terminator's plain side in front of it).
+ *
+ * Errors are SD_ERR_REGISTRY naming the URL and the cause: refused, timed
+ * out, an HTTP status with the registry's own message. */
+#ifndef SD_REGISTRY_H
+#define SD_REGISTRY_H
+
+#include "err.h"
+#include "util.h"
+
+/* What the subject's schema is written in, as the API names it. */
+typedef enum { SD_SCHEMA_AVRO = 0 } sd_schema_type_t;
+
+/* Register schema (its text) under subject; *id is the id the registry
+ * gives it (the same id again for a schema it already holds). */
+sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_type_t type, const char *schema, int *id,
+                              char *err, size_t errlen);
+/* The schema text registered with id, into out (reset first); *found 0
+ * (and SD_OK) when the registry answers that it has no such id. */
+sd_err_t sd_registry_schema(const char *url, int id, sd_buf_t *out, int *found, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,348 @@
+/* wire.c - JSON events encoded in the registry wire format with avro-c
+ * (see wire.h). */
+#include "wire.h"
+
+#include "registry.h"
+
+#include <avro.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sd_wire_s {
+    avro_schema_t schema;
+    avro_value_iface_t *iface;
+    avro_value_t value;
+    int id, foreign_id;
+};
+
+char *sd_wire_parcel_schema(const char *id_field, const char *time_field) {
+    return sd_util_fmt("{\"type\":\"record\",\"name\":\"ParcelScan\",\"namespace\":\"streamdrill\",\"fields\":["
+                       "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"parcel_id\",\"type\":\"string\"},"
+                       "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"location\",\"type\":\"string\"},"
+                       "{\"name\":\"scan\",\"type\":\"string\"},{\"name\":\"weight_g\",\"type\":\"long\"}]}",
+                       id_field, time_field);
+}
+
+const char *sd_wire_foreign_schema(void) {
+    return "{\"type\":\"record\",\"name\":\"Note\",\"namespace\":\"streamdrill.foreign\",\"fields\":["
+           "{\"name\":\"event_id\",\"type\":\"string\"},{\"name\":\"note\",\"type\":\"string\"}]}";
+}
+
+sd_err_t sd_wire_open(const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen) {
+    sd_wire_t *w = sd_util_xcalloc(1, sizeof(*w));
+    w->id = id;
+    w->foreign_id = foreign_id;
+    if (avro_schema_from_json_length(schema, strlen(schema), &w->schema)) {
+        free(w);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an Avro schema avro-c refuses: %s", avro_strerror());
+    }
+    if (!(w->iface = avro_generic_class_from_schema(w->schema)) || avro_generic_value_new(w->iface, &w->value)) {
+        sd_err_set(err, errlen, SD_ERR_SCENARIO, "an Avro schema avro-c cannot make values of: %s", avro_strerror());
+        if (w->iface) avro_value_iface_decref(w->iface);
+        avro_schema_decref(w->schema);
+        free(w);
+        return SD_ERR_SCENARIO;
+    }
+    *out = w;
+    return SD_OK;
+}
+
+void sd_wire_close(sd_wire_t *w) {
+    if (!w) return;
+    avro_value_decref(&w->value);
+    avro_value_iface_decref(w->iface);
+    avro_schema_decref(w->schema);
+    free(w);
+}
+
+/* j into the Avro value v (of schema s); path names the field in errors. */
+static int sd_wire_set(avro_value_t *v, avro_schema_t s, json_t *j, const char *path, char *err, size_t errlen) {
+    int rc = 0;
+    switch (avro_typeof(s)) {
+    case AVRO_NULL:
+        if (!json_is_null(j)) goto mismatch;
+        return avro_value_set_null(v);
+    case AVRO_BOOLEAN:
+        if (!json_is_boolean(j)) goto mismatch;
+        return avro_value_set_boolean(v, json_is_true(j));
+    case AVRO_INT32:
+        if (!json_is_integer(j)) goto mismatch;
+        return avro_value_set_int(v, (int32_t)json_integer_value(j));
+    case AVRO_INT64: {
+        /* a timestamp-millis field takes the ISO-8601 event time */
+        int64_t ms;
+        if (json_is_string(j) && !sd_util_parse_iso8601(json_string_value(j), &ms)) return avro_value_set_long(v, ms);
+        if (!json_is_integer(j)) goto mismatch;
+        return avro_value_set_long(v, json_integer_value(j));
+    }
+    case AVRO_FLOAT:
+    case AVRO_DOUBLE:
+        if (!json_is_number(j)) goto mismatch;
+        return avro_typeof(s) == AVRO_FLOAT ? avro_value_set_float(v, (float)json_number_value(j))
+                                             : avro_value_set_double(v, json_number_value(j));
+    case AVRO_STRING:
+    case AVRO_BYTES:
+        if (!json_is_string(j)) goto mismatch;
+        return avro_typeof(s) == AVRO_STRING ? avro_value_set_string_len(v, json_string_value(j), json_string_length(j) + 1)
+                                              : avro_value_set_bytes(v, (void *)json_string_value(j), json_string_length(j));
+    case AVRO_ENUM: {
+        int sym = json_is_string(j) ? avro_schema_enum_get_by_name(s, json_string_value(j)) : -1;
+        if (sym < 0) goto mismatch;
+        return avro_value_set_enum(v, sym);
+    }
+    case AVRO_UNION: {
+        /* the first branch the value fits: null for null, else the others in turn */
+        size_t n = avro_schema_union_size(s);
+        for (size_t i = 0; i < n; i++) {
+            avro_schema_t b = avro_schema_union_branch(s, (int)i);
+            if (json_is_null(j) != (avro_typeof(b) == AVRO_NULL)) continue;
+            avro_value_t branch;
+            char quiet[8];
+            if (!avro_value_set_branch(v, (int)i, &branch) && !sd_wire_set(&branch, b, j, path, quiet, sizeof(quiet))) return 0;
+        }
+        goto mismatch;
+    }
+    case AVRO_RECORD: {
+        if (!json_is_object(j)) goto mismatch;
+        size_t n;
+        avro_value_get_size(v, &n);
+        for (size_t i = 0; i < n && !rc; i++) {
+            avro_value_t f;
+            const char *name;
+            avro_value_get_by_index(v, i, &f, &name);
+            avro_schema_t fs = avro_schema_record_field_get_by_index(s, (int)i);
+            json_t *fj = json_object_get(j, name);
+            char *sub = path[0] ? sd_util_fmt("%s.%s", path, name) : sd_util_strdup(name);
+            if (!fj && avro_typeof(fs) == AVRO_UNION) fj = json_null(); /* an optional field left out */
+            if (!fj) rc = sd_err_set(err, errlen, SD_ERR_SCENARIO, "field %s: the schema has it, the event does not", sub);
+            else rc = sd_wire_set(&f, fs, fj, sub, err, errlen);
+            free(sub);
+        }
+        return rc;
+    }
+    case AVRO_ARRAY: {
+        if (!json_is_array(j)) goto mismatch;
+        for (size_t i = 0; i < json_array_size(j) && !rc; i++) {
+            avro_value_t el;
+            avro_value_append(v, &el, NULL);
+            rc = sd_wire_set(&el, avro_schema_array_items(s), json_array_get(j, i), path, err, errlen);
+        }
+        return rc;
+    }
+    default:
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "field %s: an Avro type the harness does not write (maps, fixed)", path);
+    }
+mismatch:
+    return sd_err_set(err, errlen, SD_ERR_SCENARIO, "field %s: the event's value does not fit its Avro type %s", path[0] ? path : "(the record)",
+                      avro_schema_type_name(s));
+}
+
+/* The 5-byte header: magic 0, id big-endian. */
+static void sd_wire_header(sd_buf_t *out, int id) {
+    unsigned char h[5] = {0, (unsigned char)(id >> 24), (unsigned char)(id >> 16), (unsigned char)(id >> 8), (unsigned char)id};
+    sd_buf_append(out, h, 5);
+}
+
+sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *out, char *err, size_t errlen) {
+    json_t *j = json_loadb(json, len, 0, NULL);
+    if (!j) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an event that is not JSON cannot be encoded in Avro");
+    avro_value_reset(&w->value);
+    char why[256] = "";
+    int rc = sd_wire_set(&w->value, w->schema, j, "", why, sizeof(why));
+    json_decref(j);
+    if (rc) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "encoding an event in Avro: %s", why[0] ? why : avro_strerror());
+    size_t size = 0;
+    avro_value_sizeof(&w->value, &size);
+    sd_buf_reset(out);
+    sd_wire_header(out, w->id);
+    sd_buf_reserve(out, size + 1);
+    avro_writer_t wr = avro_writer_memory(out->data + out->len, (int64_t)size);
+    rc = avro_value_write(wr, &w->value);
+    avro_writer_free(wr);
+    if (rc) return sd_err_set(err, errlen, SD_ERR_INTERNAL, "writing an Avro record: %s", avro_strerror());
+    out->len += size;
+    return SD_OK;
+}
+
+int sd_wire_kind(sd_malformed_t m) { return m >= SD_MAL_BAD_MAGIC && m < SD_MAL__COUNT; }
+
+/* An Avro string: its length zigzag-encoded, then its bytes. */
+static void sd_wire_put_string(sd_buf_t *out, const char *s, size_t n) {
+    uint64_t z = (uint64_t)n << 1;
+    do {
+        unsigned char c = (unsigned char)(z & 0x7f);
+        z >>= 7;
+        sd_buf_putc(out, (char)(z ? c | 0x80 : c));
+    } while (z);
+    sd_buf_append(out, s, n);
+}
+
+void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t len, sd_buf_t *out) {
+    char why[8];
+    sd_buf_reset(out);
+    if (!sd_wire_kind(m) || (m != SD_MAL_FOREIGN_SCHEMA && sd_wire_encode(w, json, len, out, why, sizeof(why)))) {
+        sd_buf_reset(out);
+        sd_buf_append(out, json, len);
+        return;
+    }
+    switch (m) {
+    case SD_MAL_BAD_MAGIC:
+        out->data[0] = 1; /* what a reader takes for the start of the header */
+        break;
+    case SD_MAL_UNKNOWN_SCHEMA: /* an id no registry gives out soon: 2^31 - 17 */
+        out->data[1] = 0x7f, out->data[2] = out->data[3] = (char)0xff, out->data[4] = (char)0xef;
+        break;
+    case SD_MAL_TRUNCATED_RECORD: /* the header and the first half of the record */
+        out->len = 5 + (out->len - 5) / 2;
+        break;
+    case SD_MAL_FOREIGN_SCHEMA: { /* a Note: its event id and a line of text */
+        json_t *j = json_loadb(json, len, 0, NULL);
+        json_t *idv = j ? json_object_get(j, "event_id") : NULL;
+        const char *id = json_is_string(idv) ? json_string_value(idv) : "?";
+        sd_wire_header(out, w->foreign_id);
+        sd_wire_put_string(out, id, strlen(id));
+        static const char note[] = "a record of a schema this topic's subject never accepted";
+        sd_wire_put_string(out, note, sizeof(note) - 1);
+        json_decref(j);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- reading ---- */
+
+#define SD_WIRE_SCHEMAS 64
+
+struct sd_wire_reader_s {
+    char *url;
+    int n;
+    struct {
+        int id;
+        avro_schema_t schema;
+        avro_value_iface_t *iface;
+    } s[SD_WIRE_SCHEMAS];
+};
+
+sd_wire_reader_t *sd_wire_reader_new(const char *url) {
+    sd_wire_reader_t *rd = sd_util_xcalloc(1, sizeof(*rd));
+    rd->url = sd_util_strdup(url);
+    return rd;
+}
+
+void sd_wire_reader_free(sd_wire_reader_t *rd) {
+    if (!rd) return;
+    for (int i = 0; i < rd->n; i++) avro_value_iface_decref(rd->s[i].iface), avro_schema_decref(rd->s[i].schema);
+    free(rd->url);
+    free(rd);
+}
+
+/* An Avro value as JSON: records as objects, a union as its branch. */
+static json_t *sd_wire_json(avro_value_t *v) {
+    switch (avro_value_get_type(v)) {
+    case AVRO_NULL: return json_null();
+    case AVRO_BOOLEAN: { int b = 0; avro_value_get_boolean(v, &b); return json_boolean(b); }
+    case AVRO_INT32: { int32_t i = 0; avro_value_get_int(v, &i); return json_integer(i); }
+    case AVRO_INT64: { int64_t l = 0; avro_value_get_long(v, &l); return json_integer(l); }
+    case AVRO_FLOAT: { float f = 0; avro_value_get_float(v, &f); return json_real(f); }
+    case AVRO_DOUBLE: { double d = 0; avro_value_get_double(v, &d); return json_real(d); }
+    case AVRO_STRING: {
+        const char *str = NULL;
+        size_t size = 0;
+        avro_value_get_string(v, &str, &size);
+        return json_stringn(str ? str : "", size ? size - 1 : 0);
+    }
+    case AVRO_BYTES:
+    case AVRO_FIXED: {
+        const void *b = NULL;
+        size_t size = 0;
+        if (avro_value_get_type(v) == AVRO_BYTES) avro_value_get_bytes(v, &b, &size);
+        else avro_value_get_fixed(v, &b, &size);
+        return json_stringn(b ? b : "", size);
+    }
+    case AVRO_ENUM: {
+        int sym = 0;
+        avro_value_get_enum(v, &sym);
+        const char *name = avro_schema_enum_get(avro_value_get_schema(v), sym);
+        return json_string(name ? name : "");
+    }
+    case AVRO_UNION: {
+        avro_value_t b;
+        return avro_value_get_current_branch(v, &b) ? json_null() : sd_wire_json(&b);
+    }
+    case AVRO_RECORD:
+    case AVRO_MAP: {
+        json_t *o = json_object();
+        size_t n = 0;
+        avro_value_get_size(v, &n);
+        for (size_t i = 0; i < n; i++) {
+            avro_value_t f;
+            const char *name = NULL;
+            avro_value_get_by_index(v, i, &f, &name);
+            if (name) json_object_set_new(o, name, sd_wire_json(&f));
+        }
+        return o;
+    }
+    case AVRO_ARRAY: {
+        json_t *a = json_array();
+        size_t n = 0;
+        avro_value_get_size(v, &n);
+        for (size_t i = 0; i < n; i++) {
+            avro_value_t el;
+            avro_value_get_by_index(v, i, &el, NULL);
+            json_array_append_new(a, sd_wire_json(&el));
+        }
+        return a;
+    }
+    default: return json_null();
+    }
+}
+
+sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t *out, char *err, size_t errlen) {
+    const unsigned char *b = p;
+    if (!b || n < 5 || b[0] != 0) return sd_err_set(err, errlen, SD_ERR_SINK, "not in the registry wire format (no magic byte 0)");
+    int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
+    int at = -1;
+    for (int i = 0; i < rd->n && at < 0; i++)
+        if (rd->s[i].id == id) at = i;
+    if (at < 0) {
+        if (rd->n == SD_WIRE_SCHEMAS)
+            return sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: more than %d schemas in one sink", id, SD_WIRE_SCHEMAS);
+        sd_buf_t text;
+        sd_buf_init(&text);
+        int found = 0;
+        sd_err_t e = sd_registry_schema(rd->url, id, &text, &found, err, errlen);
+        avro_schema_t s = NULL;
+        if (!e && !found) e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: unknown to the registry", id);
+        else if (!e && avro_schema_from_json_length(text.data, text.len, &s))
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: no Avro schema avro-c reads: %s", id, avro_strerror());
+        sd_buf_free(&text);
+        if (e) return e;
+        at = rd->n++;
+        rd->s[at].id = id;
+        rd->s[at].schema = s;
+        rd->s[at].iface = avro_generic_class_from_schema(s);
+    }
+    avro_value_t v;
+    avro_generic_value_new(rd->s[at].iface, &v);
+    avro_reader_t r = avro_reader_memory((const char *)b + 5, (int64_t)(n - 5));
+    int rc = avro_value_read(r, &v);
+    avro_reader_free(r);
+    size_t size = 0;
+    if (!rc && (avro_value_sizeof(&v, &size) || size != n - 5)) rc = -1; /* a record uses every byte */
+    sd_err_t e = SD_OK;
+    if (rc) {
+        e = sd_err_set(err, errlen, SD_ERR_SINK, "a record that does not decode with schema %d", id);
+    } else {
+        json_t *j = sd_wire_json(&v);
+        char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        sd_buf_reset(out);
+        sd_buf_puts(out, text ? text : "{}");
+        free(text);
+        json_decref(j);
+    }
+    avro_value_decref(&v);
+    return e;
+}

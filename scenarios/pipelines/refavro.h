@@ -1,0 +1,114 @@
+/* refavro.h - how a reference pipeline reads values in a schema registry's
+ * wire format (a zero byte, a 4-byte big-endian schema id, an Avro record),
+ * as a consumer with a registry client does: each schema fetched once from
+ * the registry's Confluent-compatible API (GET URL/schemas/ids/ID) and
+ * kept, the record decoded with avro-c into the JSON the rest of the
+ * pipeline reads. A registry that cannot be reached is asked again every
+ * half second until it answers (records wait, none is judged by an outage);
+ * an id it does not know, or a value that is not in the wire format or does
+ * not decode, gives a reason the record is quarantined for.
+ *
+ * Included by refpipe.c after refcommon.h (die, now_ms, ref_stop). */
+#include <avro.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#define REFAVRO_CACHE 64
+
+static struct {
+    int id;
+    avro_schema_t schema;
+    avro_value_iface_t *iface;
+} refavro_cache[REFAVRO_CACHE];
+static int refavro_n;
+
+/* GET url + path over HTTP/1.0: the status (-1: no connection or no
+ * answer), the body into *body (malloc'd, NUL-terminated). */
+static int refavro_get(const char *url, const char *path, char **body) {
+    char host[256], port[16] = "80";
+    const char *h = url + 7, *slash = strchr(h, '/');
+    size_t hl = slash ? (size_t)(slash - h) : strlen(h);
+    if (strncmp(url, "http://", 7) || hl >= sizeof(host)) die("--registry %s: expected http://HOST:PORT[/PATH]", url);
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    char *colon = strchr(host, ':');
+    if (colon) { *colon = 0; snprintf(port, sizeof(port), "%s", colon + 1); }
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(host, port, &hints, &ai)) return -1;
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    struct timeval tv = {.tv_sec = 5};
+    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    int ok = fd >= 0 && !connect(fd, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    char req[1024];
+    int rl = snprintf(req, sizeof(req), "GET %s%s HTTP/1.0\r\nHost: %s:%s\r\nAccept: application/json\r\n\r\n", slash ? slash : "", path, host,
+                      port);
+    ok = ok && send(fd, req, (size_t)rl, MSG_NOSIGNAL) == rl;
+    size_t len = 0, cap = 8192;
+    char *buf = malloc(cap);
+    for (ssize_t n; ok && (n = recv(fd, buf + len, cap - len - 1, 0)) != 0;) {
+        if (n < 0) { ok = 0; break; }
+        if ((len += (size_t)n) + 1 == cap) buf = realloc(buf, cap *= 2);
+    }
+    if (fd >= 0) close(fd);
+    buf[len] = 0;
+    int status = -1;
+    char *sep = strstr(buf, "\r\n\r\n");
+    if (!ok || !sep || sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) { free(buf); return -1; }
+    *body = strdup(sep + 4);
+    free(buf);
+    return status;
+}
+
+/* The cache entry of schema id, fetched on first use; NULL when the
+ * registry does not know the id (or its schema is not Avro avro-c reads). */
+static int refavro_schema(const char *url, int id) {
+    for (int i = 0; i < refavro_n; i++)
+        if (refavro_cache[i].id == id) return i;
+    char path[64], *body = NULL;
+    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
+    int status;
+    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
+        free(body), body = NULL;
+        if (ref_stop) return -1;
+        fprintf(stderr, "refavro: registry %s unreachable or failing; asking again for schema %d\n", url, id);
+        usleep(500 * 1000);
+    }
+    json_t *o = status == 200 ? json_loads(body, 0, NULL) : NULL;
+    free(body);
+    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    avro_schema_t s = NULL;
+    int at = -1;
+    if (text && !avro_schema_from_json_length(text, strlen(text), &s) && refavro_n < REFAVRO_CACHE) {
+        at = refavro_n++;
+        refavro_cache[at].id = id;
+        refavro_cache[at].schema = s;
+        refavro_cache[at].iface = avro_generic_class_from_schema(s);
+    } else if (s) {
+        avro_schema_decref(s);
+    }
+    json_decref(o);
+    return at;
+}
+
+/* The value p (n bytes) in the wire format, decoded into JSON text
+ * (*json, malloc'd); NULL, or the reason it cannot be read. */
+static const char *refavro_decode(const char *url, const void *p, size_t n, char **json) {
+    const unsigned char *b = p;
+    if (n < 5 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
+    int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
+    int at = refavro_schema(url, id);
+    if (at < 0) return "schema id unknown to the registry";
+    avro_value_t v;
+    avro_generic_value_new(refavro_cache[at].iface, &v);
+    avro_reader_t r = avro_reader_memory((const char *)b + 5, (int64_t)(n - 5));
+    int rc = avro_value_read(r, &v);
+    avro_reader_free(r);
+    /* a record must use every byte: one that stops short of the end is no record of this schema */
+    size_t size = 0;
+    int rest = rc == 0 && (avro_value_sizeof(&v, &size) || size != n - 5);
+    if (!rc && !rest) rc = avro_value_to_json(&v, 1, json);
+    avro_value_decref(&v);
+    if (rc || rest) return "an Avro record that does not decode with its schema";
+    return NULL;
+}
