@@ -56,7 +56,7 @@ static int sd_http_wait(int fd, short events, int64_t deadline) {
 
 /* One request: method on url's path + rest, with a JSON body or none; the
  * status into *status and the body into out. */
-static sd_err_t sd_http(const char *url, const char *method, const char *rest, const char *body, int *status, sd_buf_t *out,
+static sd_err_t sd_http_once(const char *url, const char *method, const char *rest, const char *body, int *status, sd_buf_t *out,
                         char *err, size_t errlen) {
     sd_url_t u;
     if (!sd_url_parse(url, &u, err, errlen)) return SD_ERR_REGISTRY;
@@ -121,6 +121,20 @@ static sd_err_t sd_http(const char *url, const char *method, const char *rest, c
         sd_buf_append(out, hdr_end + 4, resp.len - (size_t)(hdr_end + 4 - resp.data));
     }
     sd_buf_free(&resp);
+    return e;
+}
+
+/* sd_http_once, asked again after a connection refused or closed without
+ * an answer (a registry starting up, or busy starting its threads): 4
+ * tries over about 3 s, then the last error. */
+static sd_err_t sd_http(const char *url, const char *method, const char *rest, const char *body, int *status, sd_buf_t *out,
+                        char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    for (int i = 0; i < 4; i++) {
+        if (i) sd_util_sleep_ms(250 << i);
+        e = sd_http_once(url, method, rest, body, status, out, err, errlen);
+        if (e != SD_ERR_REGISTRY || (!strstr(err, "cannot connect") && !strstr(err, "not HTTP"))) break;
+    }
     return e;
 }
 

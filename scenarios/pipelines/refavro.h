@@ -5,6 +5,8 @@
  * kept, the record decoded with avro-c into the JSON the rest of the
  * pipeline reads. A registry that cannot be reached is asked again every
  * half second until it answers (records wait, none is judged by an outage);
+ * the weak mode no-schema-cache asks for every record's schema and gives
+ * the record up when the registry cannot be reached;
  * an id it does not know, or a value that is not in the wire format or does
  * not decode, gives a reason the record is quarantined for.
  *
@@ -21,6 +23,9 @@ static struct {
     avro_value_iface_t *iface;
 } refavro_cache[REFAVRO_CACHE];
 static int refavro_n;
+/* the bug of --weak no-schema-cache: every record's schema asked of the
+ * registry, and a record whose schema it cannot get given up on */
+static int refavro_no_cache;
 
 /* GET url + path over HTTP/1.0: the status (-1: no connection or no
  * answer), the body into *body (malloc'd, NUL-terminated). */
@@ -63,14 +68,17 @@ static int refavro_get(const char *url, const char *path, char **body) {
 /* The cache entry of schema id, fetched on first use; NULL when the
  * registry does not know the id (or its schema is not Avro avro-c reads). */
 static int refavro_schema(const char *url, int id) {
-    for (int i = 0; i < refavro_n; i++)
-        if (refavro_cache[i].id == id) return i;
+    int at = -1;
+    for (int i = 0; i < refavro_n && at < 0; i++)
+        if (refavro_cache[i].id == id) at = i;
+    if (at >= 0 && !refavro_no_cache) return at;
     char path[64], *body = NULL;
     snprintf(path, sizeof(path), "/schemas/ids/%d", id);
     int status;
     while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
         free(body), body = NULL;
         if (ref_stop) return -1;
+        if (refavro_no_cache) return -2;
         fprintf(stderr, "refavro: registry %s unreachable or failing; asking again for schema %d\n", url, id);
         usleep(500 * 1000);
     }
@@ -78,14 +86,15 @@ static int refavro_schema(const char *url, int id) {
     free(body);
     const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
     avro_schema_t s = NULL;
-    int at = -1;
-    if (text && !avro_schema_from_json_length(text, strlen(text), &s) && refavro_n < REFAVRO_CACHE) {
-        at = refavro_n++;
+    if (text && !avro_schema_from_json_length(text, strlen(text), &s) && (at >= 0 || refavro_n < REFAVRO_CACHE)) {
+        if (at >= 0) avro_value_iface_decref(refavro_cache[at].iface), avro_schema_decref(refavro_cache[at].schema);
+        else at = refavro_n++;
         refavro_cache[at].id = id;
         refavro_cache[at].schema = s;
         refavro_cache[at].iface = avro_generic_class_from_schema(s);
-    } else if (s) {
-        avro_schema_decref(s);
+    } else {
+        if (s) avro_schema_decref(s);
+        at = -1;
     }
     json_decref(o);
     return at;
@@ -98,6 +107,7 @@ static const char *refavro_decode(const char *url, const void *p, size_t n, char
     if (n < 5 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
     int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
     int at = refavro_schema(url, id);
+    if (at == -2) return "schema registry unreachable";
     if (at < 0) return "schema id unknown to the registry";
     avro_value_t v;
     avro_generic_value_new(refavro_cache[at].iface, &v);

@@ -96,6 +96,12 @@
  *                       ignoring the committed offsets: the rows stay right
  *                       (exactly-once deduplicates by id), the replay after a
  *                       restart is everything read before it
+ *   drop-undecodable    --format avro: skip a value it cannot decode (no
+ *                       magic byte, an unknown schema id, a record cut
+ *                       short) instead of quarantining it
+ *   no-schema-cache     --format avro: ask the registry for every record's
+ *                       schema, and quarantine the record when the registry
+ *                       cannot be reached (an outage becomes lost data)
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -234,7 +240,7 @@ static void parse_weak(const char *list) {
         {"count-late", &weak.count_late}, {"drop-late", &weak.drop_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind},
-        {"drop-undecodable", &weak.drop_undecodable}, {NULL, NULL}};
+        {"drop-undecodable", &weak.drop_undecodable}, {"no-schema-cache", &refavro_no_cache}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -348,6 +354,7 @@ static void usage(void) {
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
+          "               [--format json|avro --registry URL]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }

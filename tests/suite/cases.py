@@ -196,9 +196,24 @@ def run_case_once(binary, case, i):
     if "postgres" in case.needs:
         cmd += ["--set", "pg=" + REAL["pg"]]
     if "registry" in case.needs:
-        cmd += ["--set", "registry=" + REAL["registry"]]
+        # a drill whose fault commands stop and start the registry (it names
+        # its folder) gets one of its own for the run: the others' stays up
+        own = re.search(r"^set .*\bregistrydir=", open(case.scenario).read(), re.M)
+        if own:
+            reg_dir = out + "-registry"
+            reg = subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "start", reg_dir, "", str(os.getpid())],
+                                 capture_output=True, text=True, timeout=300)
+            if reg.returncode != 0:
+                return [f"its own schema registry did not start: {reg.stderr[-1000:]}"], 0.0, "", []
+            cmd += ["--set", "registry=" + reg.stdout.split()[-1], "--set", "registrydir=" + reg_dir]
+        else:
+            cmd += ["--set", "registry=" + REAL["registry"]]
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    finally:
+        if "registry" in case.needs and own:
+            subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", reg_dir], timeout=60)
     took = time.time() - t0
     problems = []
     if p.returncode not in case.exit:

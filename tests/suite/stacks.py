@@ -167,24 +167,27 @@ def stop_postgres():
 
 
 def start_registry():
-    """A schema registry (scenarios/env/registry/registry.sh: Apicurio
-    Registry, in memory), stopped with this process at the latest."""
-    d = os.path.join(OUT, "registry")
+    """The schema registry the drills share (scenarios/env/registry/registry.sh:
+    Apicurio Registry; a drill that stops and starts its registry gets one of
+    its own, cases.py), stopped with this process at the latest."""
     script = os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh")
     install_phase("Apicurio Registry", "registry-fetch", [script, "fetch"])
-    r = subprocess.run([script, "start", d, str(free_port()), str(os.getpid())], capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise SystemExit("cannot start the schema registry: " + r.stderr[-2000:])
-    REAL["registry"] = r.stdout.split()[-1]
-    REAL["registry_dir"] = d
+    for key in ("registry",):
+        d = os.path.join(OUT, key)
+        r = subprocess.run([script, "start", d, str(free_port()), str(os.getpid())], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise SystemExit("cannot start the schema registry: " + r.stderr[-2000:])
+        REAL[key] = r.stdout.split()[-1]
+        REAL[key + "_dir"] = d
     print(f"--   schema registry started at {REAL['registry']}")
 
 
 def stop_registry():
-    if REAL.get("registry_dir"):
-        subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", REAL["registry_dir"]], timeout=60)
-        REAL["registry_dir"] = None
-        print("--   schema registry stopped")
+    for key in ("registry",):
+        if REAL.get(key + "_dir"):
+            subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", REAL[key + "_dir"]], timeout=60)
+            REAL[key + "_dir"] = None
+    print("--   schema registry stopped")
 
 
 def install_phase(what, name, cmd, timeout=1800, env=None):
