@@ -582,6 +582,12 @@ static sd_err_t sd_data_inject(sd_run_t *r, const sd_step_t *st, char *detail, s
                 break;
             case SD_INJ_DRIFT: {
                 sd_disp_t disp = st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? sc->drift_disp : SD_DISP_TARGET;
+                if (i == 0) { /* in Avro: the schema's next version, registered first */
+                    char note[512];
+                    e = sd_run_wire_drift(r, st->send.drift_type == SD_DRIFT_TYPE_CHANGE, note, sizeof(note), err, errlen);
+                    if (!e && note[0]) sd_buf_printf(&d, " (%s)", note);
+                    if (e) break;
+                }
                 e = sd_data_event(r, disp == SD_DISP_QUARANTINE ? SD_KIND_MALFORMED : SD_KIND_VALID, disp, "drift",
                                   st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? "location is a number" : "an extra field", INT64_MIN, 0, NULL, st->send.drift_type == SD_DRIFT_TYPE_CHANGE ? 2 : 1,
                                   NULL, err, errlen);

@@ -154,7 +154,7 @@ static sd_err_t sd_registry_refused(const char *url, const char *what, int statu
 }
 
 sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_type_t type, const char *schema, int *id,
-                              char *err, size_t errlen) {
+                              int *refused, char *err, size_t errlen) {
     (void)type; /* AVRO, the API's default: schemaType is left out */
     json_t *req = json_pack("{s:s}", "schema", schema);
     char *body = json_dumps(req, JSON_COMPACT);
@@ -165,8 +165,10 @@ sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_ty
     sd_buf_init(&resp);
     int status = 0;
     sd_err_t e = sd_http(url, "POST", rest, body, &status, &resp, err, errlen);
+    *refused = !e && status == 409;
     if (!e && status != 200) e = sd_registry_refused(url, what, status, &resp, err, errlen);
-    if (!e) {
+    if (*refused) e = SD_OK;
+    else if (!e) {
         json_t *o = json_loadb(resp.data, resp.len, 0, NULL);
         json_t *v = o ? json_object_get(o, "id") : NULL;
         if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
@@ -176,6 +178,19 @@ sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_ty
     }
     sd_buf_free(&resp);
     free(body), free(rest), free(what);
+    return e;
+}
+
+sd_err_t sd_registry_compatibility(const char *url, const char *subject, const char *level, char *err, size_t errlen) {
+    char *rest = sd_util_fmt("/config/%s", subject), *what = sd_util_fmt("setting %s's compatibility to %s", subject, level);
+    char *body = sd_util_fmt("{\"compatibility\":\"%s\"}", level);
+    sd_buf_t resp;
+    sd_buf_init(&resp);
+    int status = 0;
+    sd_err_t e = sd_http(url, "PUT", rest, body, &status, &resp, err, errlen);
+    if (!e && status != 200) e = sd_registry_refused(url, what, status, &resp, err, errlen);
+    sd_buf_free(&resp);
+    free(rest), free(what), free(body);
     return e;
 }
 

@@ -156,6 +156,11 @@ void sd_run_stage_delivery(sd_run_t *r, int64_t dseq, int64_t t);
  * step staging many messages calls it after each. */
 #define SD_RUN_STAGE_FULL 1000
 sd_err_t sd_run_flush_if_full(sd_run_t *r, char *err, size_t errlen);
+/* events format=avro, before the events of a drift: the schema's next
+ * version registered (type_change: `location` a long, forced past the
+ * subject's BACKWARD rule; else a field added), the drift's events encoded
+ * under it; what the registry said in note. A no-op for JSON events. */
+sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t notelen, char *err, size_t errlen);
 /* The second source's deliveries: the user's log (NULL: the generator's),
  * *next its next line; 1 when lag= still holds delivery dseq back. */
 sd_events_t *sd_run_side_log(const sd_run_t *r, int64_t *next);

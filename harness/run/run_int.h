@@ -46,6 +46,8 @@ struct sd_run_s {
         char *schema;
         sd_wire_t *wire;
         char *registry;
+        char *subject;
+        sd_wire_t *evolved[2];    /* the schema's later versions (inject drift=): a field added, a type changed */
         sd_buf_t encoded;
     } src;
     struct sd_run_sinks_s {       /* the sinks read (runner.c opens them) */

@@ -4,6 +4,8 @@
  * the ledger is open, and each staged value encoded on its way to the
  * producer. Everything before that point (the ledger, the models) sees the
  * event as the JSON it was rendered as. */
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,23 +44,96 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
     return SD_OK;
 }
 
+/* Register text under subject, with SD_ERR_REGISTRY for a refusal too. */
+static sd_err_t sd_run_wire_put(sd_run_t *r, const char *subject, const char *text, int *id, char *err, size_t errlen) {
+    int refused = 0;
+    sd_err_t e = sd_registry_register(r->src.registry, subject, SD_SCHEMA_AVRO, text, id, &refused, err, errlen);
+    return refused ? SD_ERR_REGISTRY : e;
+}
+
 sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     if (!r->src.schema) return SD_OK;
-    /* the topic's subject, as Confluent's and Apicurio's serializers name it;
-     * the foreign schema under one of its own, which this topic's never accepted */
-    char *subject = sd_util_fmt("%s-value", r->src.topic), *foreign = sd_util_fmt("%s-foreign-value", r->src.topic);
+    /* the topic's subject, as Confluent's and Apicurio's serializers name
+     * it, under Confluent's default rule (BACKWARD: a new version must read
+     * what the old one wrote); the foreign schema under one of its own,
+     * which this topic's never accepted */
+    r->src.subject = sd_util_fmt("%s-value", r->src.topic);
+    char *foreign = sd_util_fmt("%s-foreign-value", r->src.topic);
     int id = -1, fid = -1;
-    sd_err_t e = sd_registry_register(r->src.registry, subject, SD_SCHEMA_AVRO, r->src.schema, &id, err, errlen);
-    if (!e) e = sd_registry_register(r->src.registry, foreign, SD_SCHEMA_AVRO, sd_wire_foreign_schema(), &fid, err, errlen);
+    sd_err_t e = sd_registry_compatibility(r->src.registry, r->src.subject, "BACKWARD", err, errlen);
+    if (!e) e = sd_run_wire_put(r, r->src.subject, r->src.schema, &id, err, errlen);
+    if (!e) e = sd_run_wire_put(r, foreign, sd_wire_foreign_schema(), &fid, err, errlen);
     if (!e) e = sd_wire_open(r->src.schema, id, fid, &r->src.wire, err, errlen);
     if (!e) {
         sd_ledger_meta_set(r->ledger, "registry", r->src.registry, NULL, 0);
         sd_ledger_meta_set(r->ledger, "format", "avro", NULL, 0);
-        sd_ledger_meta_set(r->ledger, "schema_subject", subject, NULL, 0);
+        sd_ledger_meta_set(r->ledger, "schema_subject", r->src.subject, NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "schema_id", id, NULL, 0);
-        sd_run_say(r, "schema registry at %s: subject %s, schema id %d (foreign-schema records: id %d)", r->src.registry, subject, id, fid);
+        sd_run_say(r, "schema registry at %s: subject %s (compatibility BACKWARD), schema id %d (foreign-schema records: id %d)",
+                   r->src.registry, r->src.subject, id, fid);
     }
-    free(subject), free(foreign);
+    free(foreign);
+    return e;
+}
+
+/* The schema's next version for a drift: the record with a field
+ * `sd_extra` added (optional, default null: BACKWARD-compatible), or with
+ * `location` a long where it was a string (incompatible). NULL (why set)
+ * when the schema has no such field to change. */
+static char *sd_run_wire_evolve(const char *schema, int type_change, char *why, size_t whylen) {
+    json_t *o = json_loads(schema, 0, NULL), *fields = o ? json_object_get(o, "fields") : NULL;
+    char *text = NULL;
+    if (!json_is_array(fields)) {
+        snprintf(why, whylen, "the schema is no Avro record");
+    } else if (!type_change) {
+        json_array_append_new(fields, json_pack("{s:s, s:[s, {s:s, s:s, s:[{s:s, s:s}, {s:s, s:s}]}], s:n}", "name", "sd_extra", "type",
+                                                "null", "type", "record", "name", "SdExtra", "fields", "name", "note", "type",
+                                                "string", "name", "v", "type", "long", "default"));
+        text = json_dumps(o, JSON_COMPACT);
+    } else {
+        size_t i;
+        json_t *f;
+        json_array_foreach(fields, i, f) if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", "location")) {
+            json_object_set_new(f, "type", json_string("long"));
+            text = json_dumps(o, JSON_COMPACT);
+        }
+        if (!text) snprintf(why, whylen, "the schema has no field location to change");
+    }
+    json_decref(o);
+    return text;
+}
+
+sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t notelen, char *err, size_t errlen) {
+    note[0] = 0;
+    if (!r->src.wire || r->src.evolved[type_change]) return SD_OK;
+    char why[512] = "";
+    char *text = sd_run_wire_evolve(r->src.schema, type_change, why, sizeof(why));
+    if (!text) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: inject drift= in Avro: %s", r->sc->path, r->sc->steps[r->step].line, why);
+    int id = -1, refused = 0;
+    sd_err_t e = sd_registry_register(r->src.registry, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, why, sizeof(why));
+    if (!e && refused) {
+        /* what the rule refuses goes in with the rule off, as a producer
+         * forcing an incompatible change does; the rule is put back */
+        /* the registry's reason, without the URL and a Java exception's name before it */
+        const char *r409 = strstr(why, "HTTP 409: "), *ex = r409 ? strstr(r409, "Exception: ") : NULL;
+        const char *reason = ex ? ex + 11 : r409 ? r409 + 10 : why;
+        snprintf(note, notelen, "the registry refused the new version under BACKWARD: \"%.240s\"; registered with compatibility NONE",
+                 reason);
+        e = sd_registry_compatibility(r->src.registry, r->src.subject, "NONE", err, errlen);
+        if (!e) e = sd_registry_register(r->src.registry, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, err, errlen);
+        if (!e && refused) e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s refused a schema with compatibility NONE",
+                                          r->src.registry, r->src.subject);
+        if (!e) e = sd_registry_compatibility(r->src.registry, r->src.subject, "BACKWARD", err, errlen);
+    } else if (e) {
+        snprintf(err, errlen, "%s", why);
+    }
+    if (!e) e = sd_wire_open(text, id, -1, &r->src.evolved[type_change], err, errlen);
+    if (!e) {
+        size_t n = strlen(note);
+        snprintf(note + n, notelen - n, "%sschema version with %s: id %d", n ? "; " : "",
+                 type_change ? "location a long" : "a field sd_extra added", id);
+    }
+    free(text);
     return e;
 }
 
@@ -68,9 +143,12 @@ const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail,
     int mal = -1;
     for (int m = 0; detail && !strcmp(kind, "malformed") && m < SD_MAL__COUNT && mal < 0; m++)
         if (!strcmp(detail, sd_malformed_name((sd_malformed_t)m))) mal = m;
+    /* a drift's events go under the version made for it (sd_run_wire_drift) */
+    sd_wire_t *w = r->src.wire;
+    if (!strcmp(kind, "drift")) w = r->src.evolved[detail && !strcmp(detail, "location is a number")] ?: w;
     if (mal >= 0) {
-        sd_wire_malformed(r->src.wire, (sd_malformed_t)mal, value, *vlen, &r->src.encoded);
-    } else if (sd_wire_encode(r->src.wire, value, *vlen, &r->src.encoded, err, errlen)) {
+        sd_wire_malformed(w, (sd_malformed_t)mal, value, *vlen, &r->src.encoded);
+    } else if (sd_wire_encode(w, value, *vlen, &r->src.encoded, err, errlen)) {
         return NULL;
     }
     *vlen = r->src.encoded.len;
@@ -79,8 +157,9 @@ const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail,
 
 void sd_run_wire_close(sd_run_t *r) {
     sd_wire_close(r->src.wire);
-    r->src.wire = NULL;
-    free(r->src.schema), free(r->src.registry);
-    r->src.schema = r->src.registry = NULL;
+    sd_wire_close(r->src.evolved[0]), sd_wire_close(r->src.evolved[1]);
+    r->src.wire = r->src.evolved[0] = r->src.evolved[1] = NULL;
+    free(r->src.schema), free(r->src.registry), free(r->src.subject);
+    r->src.schema = r->src.registry = r->src.subject = NULL;
     sd_buf_free(&r->src.encoded);
 }

@@ -100,17 +100,55 @@ static int refavro_schema(const char *url, int id) {
     return at;
 }
 
+/* the bug of --weak newest-schema: the id in each record is read only to
+ * notice a new one, which refreshes the subject's newest schema; every
+ * record is decoded with that (refavro_subject: the topic's subject) */
+static const char *refavro_subject;
+static int refavro_ids_seen[REFAVRO_CACHE], refavro_nseen;
+static avro_schema_t refavro_latest;
+static avro_value_iface_t *refavro_latest_iface;
+
+static void refavro_refresh_latest(const char *url) {
+    char path[512], *body = NULL;
+    snprintf(path, sizeof(path), "/subjects/%s/versions/latest", refavro_subject);
+    int status;
+    while ((status = refavro_get(url, path, &body)) != 200 && !ref_stop) {
+        free(body), body = NULL;
+        usleep(500 * 1000);
+    }
+    json_t *o = body ? json_loads(body, 0, NULL) : NULL;
+    free(body);
+    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    avro_schema_t s;
+    if (text && !avro_schema_from_json_length(text, strlen(text), &s)) {
+        if (refavro_latest) avro_value_iface_decref(refavro_latest_iface), avro_schema_decref(refavro_latest);
+        refavro_latest = s;
+        refavro_latest_iface = avro_generic_class_from_schema(s);
+    }
+    json_decref(o);
+}
+
 /* The value p (n bytes) in the wire format, decoded into JSON text
  * (*json, malloc'd); NULL, or the reason it cannot be read. */
 static const char *refavro_decode(const char *url, const void *p, size_t n, char **json) {
     const unsigned char *b = p;
     if (n < 5 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
     int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
-    int at = refavro_schema(url, id);
-    if (at == -2) return "schema registry unreachable";
-    if (at < 0) return "schema id unknown to the registry";
+    avro_value_iface_t *iface;
+    if (refavro_subject) {
+        int known = 0;
+        for (int i = 0; i < refavro_nseen; i++) known |= refavro_ids_seen[i] == id;
+        if (!known && refavro_nseen < REFAVRO_CACHE) refavro_ids_seen[refavro_nseen++] = id, refavro_refresh_latest(url);
+        if (!refavro_latest) return "schema id unknown to the registry";
+        iface = refavro_latest_iface;
+    } else {
+        int at = refavro_schema(url, id);
+        if (at == -2) return "schema registry unreachable";
+        if (at < 0) return "schema id unknown to the registry";
+        iface = refavro_cache[at].iface;
+    }
     avro_value_t v;
-    avro_generic_value_new(refavro_cache[at].iface, &v);
+    avro_generic_value_new(iface, &v);
     avro_reader_t r = avro_reader_memory((const char *)b + 5, (int64_t)(n - 5));
     int rc = avro_value_read(r, &v);
     avro_reader_free(r);

@@ -102,6 +102,11 @@
  *   no-schema-cache     --format avro: ask the registry for every record's
  *                       schema, and quarantine the record when the registry
  *                       cannot be reached (an outage becomes lost data)
+ *   newest-schema       --format avro: decode every record with the
+ *                       subject's newest schema, not the one its id names
+ *                       (read again when a new id appears): after the
+ *                       schema evolves, the records of the old version no
+ *                       longer decode
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -213,7 +218,7 @@ static struct {
         per_key_limit, strict_schema, crash_on_bad_type, lenient_json, crash_on_null, need_key, commit_on_term,
         fatal_errors, exit_when_idle, hostile_ids, hostile_bytes, early_emit, forget_state, count_late, drop_late, inclusive_end,
         latest_by_arrival, first_on_tie, tz_shift, round_seconds, keep_state, no_dedup, flush_on_term, ignore_deletes, read_uncommitted, rewrite_on_term,
-        rewind, drop_undecodable;
+        rewind, drop_undecodable, newest_schema;
 } weak;
 
 static volatile sig_atomic_t stop_flag = 0;
@@ -240,7 +245,8 @@ static void parse_weak(const char *list) {
         {"count-late", &weak.count_late}, {"drop-late", &weak.drop_late}, {"inclusive-end", &weak.inclusive_end}, {"round-seconds", &weak.round_seconds}, {"keep-state", &weak.keep_state}, {"no-dedup", &weak.no_dedup}, {"flush-on-term", &weak.flush_on_term}, {"rewrite-on-term", &weak.rewrite_on_term},
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind},
-        {"drop-undecodable", &weak.drop_undecodable}, {"no-schema-cache", &refavro_no_cache}, {NULL, NULL}};
+        {"drop-undecodable", &weak.drop_undecodable}, {"no-schema-cache", &refavro_no_cache},
+        {"newest-schema", &weak.newest_schema}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -540,6 +546,9 @@ int main(int argc, char **argv) {
     if (!o.brokers || !o.topic || !o.db) { usage(); die("--brokers, --topic and --db are required"); }
     if (o.max_batch < 1) die("--max-batch must be at least 1");
     if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format avro: --registry URL is required");
+    static char subject[512];
+    snprintf(subject, sizeof(subject), "%s-value", o.topic);
+    if (weak.newest_schema) refavro_subject = subject;
     if (!o.group) o.group = "refpipe";
     /* no markers at all: what the harness would read goes nowhere */
     if (o.no_markers && !freopen("/dev/null", "w", stdout)) die("--no-markers: cannot open /dev/null: %s", strerror(errno));
