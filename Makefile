@@ -25,10 +25,10 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 LDFLAGS ?=
 WARN     = -Wall -Wextra -Werror
-CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports
+CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports -I$(BUILD)/gen
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
-LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lavro -lsimdjson -lcrypto -lstdc++ -lpthread -lm
+LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lavro -lprotobuf-c -lsimdjson -lcrypto -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
@@ -59,7 +59,10 @@ TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_e
               test_progress test_proxy test_recovery test_cluster
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o)
+# the parcel scans' Protobuf message (harness/kafka/parcel_scan.proto): C from
+# protoc-c, and the .proto's text as a C string to register
+PROTO_GEN = $(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h $(BUILD)/gen/parcel_scan.proto.inc
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o) $(BUILD)/gen/parcel_scan.pb-c.o
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TESTS    = $(TEST_NAMES:%=$(BUILD)/tests/%)
 
@@ -75,6 +78,19 @@ $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(SAN) -std=c++17 -Wall -Wextra -Werror -MMD -MP -c $< -o $@
 
+$(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h: harness/kafka/parcel_scan.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=harness/kafka --c_out=$(BUILD)/gen parcel_scan.proto
+
+$(BUILD)/gen/parcel_scan.proto.inc: harness/kafka/parcel_scan.proto
+	@mkdir -p $(BUILD)/gen
+	sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&\\n"/' $< > $@
+
+$(BUILD)/gen/parcel_scan.pb-c.o: $(BUILD)/gen/parcel_scan.pb-c.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(BUILD)/harness/kafka/wire.o: $(PROTO_GEN)
+
 $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -82,14 +98,14 @@ $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
-scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refavro.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson -lavro
+scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(PROTO_GEN)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(BUILD)/gen/parcel_scan.pb-c.c -lrdkafka -lsqlite3 -ljansson -lavro -lprotobuf-c
 
 scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
-scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refavro.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson -lavro
+scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(PROTO_GEN)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(BUILD)/gen/parcel_scan.pb-c.c -lrdkafka -lsqlite3 -ljansson -lavro -lprotobuf-c
 
 # the unit tests run under LeakSanitizer (under ASan's own when SAN is set):
 # a leak in what they exercise fails them (make unit reads their stderr)

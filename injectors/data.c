@@ -759,9 +759,9 @@ int sd_data_shapes(FILE *f) {
           "broken after it is rendered; its `sd-id` header still carries its ledger id, whatever the value holds. Event 0 "
           "broken each way:\n\n| kind | on the wire | what a reader finds |\n|---|---|---|\n", f);
     /* the wire format's kinds as they go out under the default schema, registered as id 1 (the foreign one as 2) */
-    char *schema = sd_wire_parcel_schema("event_id", "event_time");
+    char *schema = sd_wire_parcel_schema(SD_WIRE_AVRO, "event_id", "event_time");
     sd_wire_t *wire = NULL;
-    sd_wire_open(schema, 1, 2, &wire, err, sizeof(err));
+    sd_wire_open(SD_WIRE_AVRO, schema, 1, 2, &wire, err, sizeof(err));
     free(schema);
     for (int m = 0; m < SD_MAL__COUNT; m++) {
         int null_value;

@@ -155,8 +155,8 @@ static sd_err_t sd_registry_refused(const char *url, const char *what, int statu
 
 sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_type_t type, const char *schema, int *id,
                               int *refused, char *err, size_t errlen) {
-    (void)type; /* AVRO, the API's default: schemaType is left out */
     json_t *req = json_pack("{s:s}", "schema", schema);
+    if (type == SD_SCHEMA_PROTOBUF) json_object_set_new(req, "schemaType", json_string("PROTOBUF")); /* AVRO, the default, is left out */
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     char *rest = sd_util_fmt("/subjects/%s/versions", subject);

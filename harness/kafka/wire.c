@@ -2,6 +2,7 @@
  * (see wire.h). */
 #include "wire.h"
 
+#include "parcel_scan.pb-c.h"
 #include "registry.h"
 
 #include <avro.h>
@@ -10,13 +11,19 @@
 #include <string.h>
 
 struct sd_wire_s {
+    sd_wire_format_t fmt;
     avro_schema_t schema;
     avro_value_iface_t *iface;
     avro_value_t value;
     int id, foreign_id;
 };
 
-char *sd_wire_parcel_schema(const char *id_field, const char *time_field) {
+static const char sd_wire_parcel_proto[] =
+#include "parcel_scan.proto.inc"
+    ;
+
+char *sd_wire_parcel_schema(sd_wire_format_t fmt, const char *id_field, const char *time_field) {
+    if (fmt == SD_WIRE_PROTOBUF) return sd_util_strdup(sd_wire_parcel_proto);
     return sd_util_fmt("{\"type\":\"record\",\"name\":\"ParcelScan\",\"namespace\":\"streamdrill\",\"fields\":["
                        "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"parcel_id\",\"type\":\"string\"},"
                        "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"location\",\"type\":\"string\"},"
@@ -24,15 +31,22 @@ char *sd_wire_parcel_schema(const char *id_field, const char *time_field) {
                        id_field, time_field);
 }
 
-const char *sd_wire_foreign_schema(void) {
+const char *sd_wire_foreign_schema(sd_wire_format_t fmt) {
+    if (fmt == SD_WIRE_PROTOBUF)
+        return "syntax = \"proto3\";\npackage streamdrill.foreign;\nmessage Note {\n  string event_id = 1;\n  string note = 2;\n}\n";
     return "{\"type\":\"record\",\"name\":\"Note\",\"namespace\":\"streamdrill.foreign\",\"fields\":["
            "{\"name\":\"event_id\",\"type\":\"string\"},{\"name\":\"note\",\"type\":\"string\"}]}";
 }
 
-sd_err_t sd_wire_open(const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen) {
+sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen) {
     sd_wire_t *w = sd_util_xcalloc(1, sizeof(*w));
+    w->fmt = fmt;
     w->id = id;
     w->foreign_id = foreign_id;
+    if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message: nothing to read from the text */
+        *out = w;
+        return SD_OK;
+    }
     if (avro_schema_from_json_length(schema, strlen(schema), &w->schema)) {
         free(w);
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an Avro schema avro-c refuses: %s", avro_strerror());
@@ -50,6 +64,10 @@ sd_err_t sd_wire_open(const char *schema, int id, int foreign_id, sd_wire_t **ou
 
 void sd_wire_close(sd_wire_t *w) {
     if (!w) return;
+    if (w->fmt == SD_WIRE_PROTOBUF) {
+        free(w);
+        return;
+    }
     avro_value_decref(&w->value);
     avro_value_iface_decref(w->iface);
     avro_schema_decref(w->schema);
@@ -138,15 +156,48 @@ mismatch:
                       avro_schema_type_name(s));
 }
 
-/* The 5-byte header: magic 0, id big-endian. */
-static void sd_wire_header(sd_buf_t *out, int id) {
-    unsigned char h[5] = {0, (unsigned char)(id >> 24), (unsigned char)(id >> 16), (unsigned char)(id >> 8), (unsigned char)id};
-    sd_buf_append(out, h, 5);
+/* The header: magic 0, id big-endian; for Protobuf the message index
+ * list of the first message, a single 0. */
+static void sd_wire_header(const sd_wire_t *w, sd_buf_t *out, int id) {
+    unsigned char h[6] = {0, (unsigned char)(id >> 24), (unsigned char)(id >> 16), (unsigned char)(id >> 8), (unsigned char)id, 0};
+    sd_buf_append(out, h, w->fmt == SD_WIRE_PROTOBUF ? 6 : 5);
+}
+
+/* A scan as the compiled ParcelScan message. */
+static sd_err_t sd_wire_encode_protobuf(sd_wire_t *w, json_t *j, sd_buf_t *out, char *err, size_t errlen) {
+    Streamdrill__ParcelScan m = STREAMDRILL__PARCEL_SCAN__INIT;
+    static const char *const names[] = {"event_id", "parcel_id", "event_time", "location", "scan"};
+    char **slots[] = {&m.event_id, &m.parcel_id, &m.event_time, &m.location, &m.scan};
+    for (int i = 0; i < 5; i++) {
+        json_t *v = json_object_get(j, names[i]);
+        if (!json_is_string(v))
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "encoding an event in Protobuf: field %s: %s", names[i],
+                              v ? "the event's value is no string" : "the message has it, the event does not");
+        *slots[i] = (char *)json_string_value(v);
+    }
+    json_t *wg = json_object_get(j, "weight_g");
+    if (!json_is_integer(wg))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "encoding an event in Protobuf: field weight_g: %s",
+                          wg ? "the event's value is no integer" : "the message has it, the event does not");
+    m.weight_g = json_integer_value(wg);
+    size_t size = streamdrill__parcel_scan__get_packed_size(&m);
+    sd_buf_reset(out);
+    sd_wire_header(w, out, w->id);
+    sd_buf_reserve(out, size + 1);
+    out->len += streamdrill__parcel_scan__pack(&m, (uint8_t *)out->data + out->len);
+    return SD_OK;
 }
 
 sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *out, char *err, size_t errlen) {
     json_t *j = json_loadb(json, len, 0, NULL);
-    if (!j) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an event that is not JSON cannot be encoded in Avro");
+    if (!j)
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an event that is not JSON cannot be encoded in %s",
+                          w->fmt == SD_WIRE_PROTOBUF ? "Protobuf" : "Avro");
+    if (w->fmt == SD_WIRE_PROTOBUF) {
+        sd_err_t e = sd_wire_encode_protobuf(w, j, out, err, errlen);
+        json_decref(j);
+        return e;
+    }
     avro_value_reset(&w->value);
     char why[256] = "";
     int rc = sd_wire_set(&w->value, w->schema, j, "", why, sizeof(why));
@@ -155,7 +206,7 @@ sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *ou
     size_t size = 0;
     avro_value_sizeof(&w->value, &size);
     sd_buf_reset(out);
-    sd_wire_header(out, w->id);
+    sd_wire_header(w, out, w->id);
     sd_buf_reserve(out, size + 1);
     avro_writer_t wr = avro_writer_memory(out->data + out->len, (int64_t)size);
     rc = avro_value_write(wr, &w->value);
@@ -167,14 +218,21 @@ sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *ou
 
 int sd_wire_kind(sd_malformed_t m) { return m >= SD_MAL_BAD_MAGIC && m < SD_MAL__COUNT; }
 
-/* An Avro string: its length zigzag-encoded, then its bytes. */
-static void sd_wire_put_string(sd_buf_t *out, const char *s, size_t n) {
-    uint64_t z = (uint64_t)n << 1;
+/* A varint: 7 bits a byte, low first, the top bit set on all but the last. */
+static void sd_wire_put_varint(sd_buf_t *out, uint64_t z) {
     do {
         unsigned char c = (unsigned char)(z & 0x7f);
         z >>= 7;
         sd_buf_putc(out, (char)(z ? c | 0x80 : c));
     } while (z);
+}
+
+/* A string field of a record: in Avro its length zigzag-encoded, then its
+ * bytes; in Protobuf field number's tag (length-delimited), its length,
+ * its bytes. */
+static void sd_wire_put_field(const sd_wire_t *w, sd_buf_t *out, int number, const char *s, size_t n) {
+    if (w->fmt == SD_WIRE_PROTOBUF) sd_buf_putc(out, (char)(number << 3 | 2)), sd_wire_put_varint(out, n);
+    else sd_wire_put_varint(out, (uint64_t)n << 1);
     sd_buf_append(out, s, n);
 }
 
@@ -193,17 +251,19 @@ void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t 
     case SD_MAL_UNKNOWN_SCHEMA: /* an id no registry gives out soon: 2^31 - 17 */
         out->data[1] = 0x7f, out->data[2] = out->data[3] = (char)0xff, out->data[4] = (char)0xef;
         break;
-    case SD_MAL_TRUNCATED_RECORD: /* the header and the first half of the record */
-        out->len = 5 + (out->len - 5) / 2;
+    case SD_MAL_TRUNCATED_RECORD: { /* the header and the first half of the record */
+        size_t head = w->fmt == SD_WIRE_PROTOBUF ? 6 : 5;
+        out->len = head + (out->len - head) / 2;
         break;
+    }
     case SD_MAL_FOREIGN_SCHEMA: { /* a Note: its event id and a line of text */
         json_t *j = json_loadb(json, len, 0, NULL);
         json_t *idv = j ? json_object_get(j, "event_id") : NULL;
         const char *id = json_is_string(idv) ? json_string_value(idv) : "?";
-        sd_wire_header(out, w->foreign_id);
-        sd_wire_put_string(out, id, strlen(id));
         static const char note[] = "a record of a schema this topic's subject never accepted";
-        sd_wire_put_string(out, note, sizeof(note) - 1);
+        sd_wire_header(w, out, w->foreign_id);
+        sd_wire_put_field(w, out, 1, id, strlen(id));
+        sd_wire_put_field(w, out, 2, note, sizeof(note) - 1);
         json_decref(j);
         break;
     }

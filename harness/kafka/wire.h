@@ -1,6 +1,7 @@
 /* wire.h - events in a schema registry's wire format: a zero byte, the
  * schema's id in 4 bytes (big-endian), then the record in Avro's binary
- * encoding (avro-c). The harness renders every event as JSON, as it always
+ * encoding (avro-c), or for Protobuf the message's index in its schema (a
+ * single 0: the first message) and the message (protobuf-c). The harness renders every event as JSON, as it always
  * has (the ledger, the models and the checks read those fields); a source
  * with `events ... format=avro` hands each rendering to sd_wire_encode on
  * its way to Kafka.
@@ -18,17 +19,23 @@
 
 typedef struct sd_wire_s sd_wire_t;
 
-/* The Avro schema of the parcel scans, with the contract's id and
- * event-time field names: a record "ParcelScan" of the generator's fields
- * (strings, weight_g a long), as text the caller frees. */
-char *sd_wire_parcel_schema(const char *id_field, const char *time_field);
-/* The schema of the foreign-schema kind's records: an event id and a note. */
-const char *sd_wire_foreign_schema(void);
+/* The record encodings, numbered as `events format=` numbers them. */
+typedef enum { SD_WIRE_AVRO = 1, SD_WIRE_PROTOBUF = 2 } sd_wire_format_t;
 
-/* A codec for schema (Avro JSON text) registered as id; foreign_id is the
- * foreign schema's id (-1: none registered). SD_ERR_SCENARIO names what in
- * the schema avro-c refused. */
-sd_err_t sd_wire_open(const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen);
+/* The schema of the parcel scans, as text the caller frees. Avro: a record
+ * "ParcelScan" of the generator's fields (strings, weight_g a long), its id
+ * and event-time fields named as the contract names them. Protobuf: the
+ * message of harness/kafka/parcel_scan.proto, compiled into the harness
+ * with protoc-c (its field names are its own: event_id, event_time). */
+char *sd_wire_parcel_schema(sd_wire_format_t fmt, const char *id_field, const char *time_field);
+/* The schema of the foreign-schema kind's records: an event id and a note. */
+const char *sd_wire_foreign_schema(sd_wire_format_t fmt);
+
+/* A codec for schema (Avro: its JSON text; Protobuf: the parcel scans'
+ * message, whatever the text) registered as id; foreign_id is the foreign
+ * schema's id (-1: none registered). SD_ERR_SCENARIO names what in the
+ * schema avro-c refused. */
+sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen);
 void sd_wire_close(sd_wire_t *w);
 
 /* The JSON event json (len bytes) in the wire format, into out (reset

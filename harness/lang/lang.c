@@ -61,7 +61,7 @@ static const char *const sd_join_words[] = {"inner", "left", "full", "as-of", NU
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
-static const char *const sd_format_words[] = {"json", "avro", NULL};
+static const char *const sd_format_words[] = {"json", "avro", "protobuf", NULL};
 
 /* ---- keys ---- */
 
@@ -100,9 +100,9 @@ static const sd_lang_key_t sd_keys_events[] = {
      .help = "a JSON-lines file to replay instead"},
     {.name = "id", .form = SD_K_KEY, .type = SD_V_FIELD, .off = H(log_id_field), .help = "the log's id field"},
     {.name = "format", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(events_format), .choices = sd_format_words, .def = 0, .has_def = 1,
-     .help = "the value each event is sent as: JSON text, or `avro`: the registry wire format (a zero byte, the schema's id in 4 "
-             "bytes, the record in Avro's binary encoding), its schema registered under the subject `<topic>-value` of the "
-             "`registry`"},
+     .help = "the value each event is sent as: JSON text, or the registry wire format (a zero byte, the schema's id in 4 "
+             "bytes, then for `avro` the record in Avro's binary encoding, for `protobuf` the message index 0 and the message "
+             "of harness/kafka/parcel_scan.proto), its schema registered under the subject `<topic>-value` of the `registry`"},
     {.name = "schema", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(schema_path),
      .help = "an Avro schema (`.avsc`) for format=avro (default: the parcel scans' record, its id and event-time fields named "
              "as the contract names them, `weight_g` a long, the rest strings)"},

@@ -352,9 +352,9 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     (void)obj; (void)present;
     if (sc->events_kind == SD_EVENTS_LOG && !sc->log_id_field)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "events log: expected id=FIELD (the field that carries each event's id), found none");
-    if (sc->schema_path && !sc->events_format)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro beside it (a schema is for the wire "
-                       "format), found JSON events");
+    if (sc->schema_path && sc->events_format != 1)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro beside it (an Avro schema for the wire "
+                       "format), found %s", sc->events_format ? "format=protobuf (its message is compiled in)" : "JSON events");
     sc->has_events = 1;
     sc->events_line = ts->t[0].line;
     return SD_OK;
@@ -595,7 +595,7 @@ sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     /* the wire format's kinds break an encoded record: Avro scans only */
     for (int m = SD_MAL_BAD_MAGIC; m < SD_MAL__COUNT; m++)
         if ((st->send.malformed_kinds & (1 << m)) && (!sc->events_format || st->send.side))
-            return sd_perr(c, ts->t[0].line, 1, "inject kinds=%s: expected events format=avro and the scans' source (a kind of the "
+            return sd_perr(c, ts->t[0].line, 1, "inject kinds=%s: expected events format=avro or protobuf and the scans' source (a kind of the "
                            "registry wire format), found %s", sd_malformed_name((sd_malformed_t)m),
                            st->send.side ? "source=deliveries" : "JSON events");
     return SD_OK;

@@ -12,10 +12,22 @@
 #include "registry.h"
 #include "run_int.h"
 
+static const char *sd_run_wire_name(const sd_scenario_t *sc) { return sc->events_format == SD_WIRE_PROTOBUF ? "protobuf" : "avro"; }
+
+static sd_schema_type_t sd_run_wire_type(const sd_scenario_t *sc) {
+    return sc->events_format == SD_WIRE_PROTOBUF ? SD_SCHEMA_PROTOBUF : SD_SCHEMA_AVRO;
+}
+
 sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path, char *err, size_t errlen) {
     const sd_scenario_t *sc = r->sc;
     /* the registry line and its URL were checked with the drill (parse.c, lang_hooks.c) */
     char why[512];
+    if (sc->events_format == SD_WIRE_PROTOBUF &&
+        ((sc->id_field && strcmp(sc->id_field, "event_id")) || (sc->time_field && strcmp(sc->time_field, "event_time")) || schema_path ||
+         sc->events_kind == SD_EVENTS_LOG))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events format=protobuf: the parcel scans' own message "
+                          "(harness/kafka/parcel_scan.proto: id event_id, time event_time) is the one sent; expected the "
+                          "generator, no schema= and the contract's id=event_id time=event_time", sc->path, sc->events_line);
     if (schema_path) {
         size_t n;
         if (sd_util_read_file(schema_path, &r->src.schema, &n, why, sizeof(why)))
@@ -24,12 +36,13 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events log= format=avro: expected schema=PATH (the log's events "
                           "have fields of their own), found none", sc->path, sc->events_line);
     } else {
-        r->src.schema = sd_wire_parcel_schema(sc->id_field ? sc->id_field : "event_id", sc->time_field ? sc->time_field : "event_time");
+        r->src.schema = sd_wire_parcel_schema(sc->events_format, sc->id_field ? sc->id_field : "event_id",
+                                              sc->time_field ? sc->time_field : "event_time");
     }
     r->src.registry = sd_util_strdup(url);
     /* the schema compiles, and event 0 fits it: found now, not mid-drill */
     sd_wire_t *w = NULL;
-    sd_err_t e = sd_wire_open(r->src.schema, 0, -1, &w, why, sizeof(why));
+    sd_err_t e = sd_wire_open(sc->events_format, r->src.schema, 0, -1, &w, why, sizeof(why));
     if (!e) {
         sd_buf_t p, k;
         sd_buf_init(&p), sd_buf_init(&k);
@@ -39,17 +52,18 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
         sd_wire_close(w);
     }
     if (e)
-        return sd_err_set(err, errlen, e, "%s:%d: events format=avro%s%s: %s", sc->path, sc->events_line, schema_path ? " schema=" : "",
-                          schema_path ? schema_path : "", why);
+        return sd_err_set(err, errlen, e, "%s:%d: events format=%s%s%s: %s", sc->path, sc->events_line, sd_run_wire_name(sc),
+                          schema_path ? " schema=" : "", schema_path ? schema_path : "", why);
     return SD_OK;
 }
 
 /* Register text under subject, with SD_ERR_REGISTRY for a refusal too. */
 static sd_err_t sd_run_wire_put(sd_run_t *r, const char *subject, const char *text, int *id, char *err, size_t errlen) {
     int refused = 0;
-    sd_err_t e = sd_registry_register(r->src.registry, subject, SD_SCHEMA_AVRO, text, id, &refused, err, errlen);
+    sd_err_t e = sd_registry_register(r->src.registry, subject, sd_run_wire_type(r->sc), text, id, &refused, err, errlen);
     return refused ? SD_ERR_REGISTRY : e;
 }
+
 
 sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     if (!r->src.schema) return SD_OK;
@@ -62,11 +76,11 @@ sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     int id = -1, fid = -1;
     sd_err_t e = sd_registry_compatibility(r->src.registry, r->src.subject, "BACKWARD", err, errlen);
     if (!e) e = sd_run_wire_put(r, r->src.subject, r->src.schema, &id, err, errlen);
-    if (!e) e = sd_run_wire_put(r, foreign, sd_wire_foreign_schema(), &fid, err, errlen);
-    if (!e) e = sd_wire_open(r->src.schema, id, fid, &r->src.wire, err, errlen);
+    if (!e) e = sd_run_wire_put(r, foreign, sd_wire_foreign_schema(r->sc->events_format), &fid, err, errlen);
+    if (!e) e = sd_wire_open(r->sc->events_format, r->src.schema, id, fid, &r->src.wire, err, errlen);
     if (!e) {
         sd_ledger_meta_set(r->ledger, "registry", r->src.registry, NULL, 0);
-        sd_ledger_meta_set(r->ledger, "format", "avro", NULL, 0);
+        sd_ledger_meta_set(r->ledger, "format", sd_run_wire_name(r->sc), NULL, 0);
         sd_ledger_meta_set(r->ledger, "schema_subject", r->src.subject, NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "schema_id", id, NULL, 0);
         sd_run_say(r, "schema registry at %s: subject %s (compatibility BACKWARD), schema id %d (foreign-schema records: id %d)",
@@ -127,7 +141,7 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
     } else if (e) {
         snprintf(err, errlen, "%s", why);
     }
-    if (!e) e = sd_wire_open(text, id, -1, &r->src.evolved[type_change], err, errlen);
+    if (!e) e = sd_wire_open(SD_WIRE_AVRO, text, id, -1, &r->src.evolved[type_change], err, errlen);
     if (!e) {
         size_t n = strlen(note);
         snprintf(note + n, notelen - n, "%sschema version with %s: id %d", n ? "; " : "",

@@ -207,7 +207,7 @@ static struct {
     int latest;          /* --latest: the newest scan per parcel */
     int complete;        /* --output complete: every window rewritten each batch */
     const char *files;   /* --files DIR: the rows also in a Spark file sink's layout */
-    int avro;            /* --format avro: values in the registry wire format (refavro.h) */
+    int avro;            /* --format avro (1) or protobuf (2): values in the registry wire format (refwire.h) */
     const char *registry; /* --registry URL: the schema registry's Confluent-compatible API */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
@@ -228,7 +228,7 @@ static void on_signal(int s) { (void)s; stop_flag = 1; }
 static const char *const ref_name = "refpipe";
 #define ref_stop stop_flag
 #include "refcommon.h"
-#include "refavro.h"
+#include "refwire.h"
 
 
 static void parse_weak(const char *list) {
@@ -360,7 +360,7 @@ static void usage(void) {
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
-          "               [--format json|avro --registry URL]\n"
+          "               [--format json|avro|protobuf --registry URL]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -530,7 +530,8 @@ int main(int argc, char **argv) {
         case 'I': o.interval_ms = atoi(optarg); break;
         case 'f':
             if (!strcmp(optarg, "avro")) o.avro = 1;
-            else if (strcmp(optarg, "json")) die("--format %s: expected json or avro", optarg);
+            else if (!strcmp(optarg, "protobuf")) o.avro = 2;
+            else if (strcmp(optarg, "json")) die("--format %s: expected json, avro or protobuf", optarg);
             break;
         case 'R': o.registry = optarg; break;
         case 'K':
@@ -545,7 +546,7 @@ int main(int argc, char **argv) {
     if (optind < argc) die("unexpected argument %s", argv[optind]);
     if (!o.brokers || !o.topic || !o.db) { usage(); die("--brokers, --topic and --db are required"); }
     if (o.max_batch < 1) die("--max-batch must be at least 1");
-    if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format avro: --registry URL is required");
+    if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format %s: --registry URL is required", o.avro == 2 ? "protobuf" : "avro");
     static char subject[512];
     snprintf(subject, sizeof(subject), "%s-value", o.topic);
     if (weak.newest_schema) refavro_subject = subject;
@@ -804,7 +805,8 @@ int main(int argc, char **argv) {
                 char *copy = NULL;
                 size_t tlen = m->len;
                 if (o.avro) {
-                    reason = refavro_decode(o.registry, m->payload, m->len, &copy);
+                    reason = o.avro == 2 ? refwire_decode_protobuf(o.registry, m->payload, m->len, &copy)
+                                         : refavro_decode(o.registry, m->payload, m->len, &copy);
                     if (reason && weak.drop_undecodable) { /* the bug: what cannot be decoded is skipped, not kept */
                         dropped++;
                         continue;

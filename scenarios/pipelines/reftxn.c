@@ -7,7 +7,7 @@
  *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
  *          [--trigger-ms 200] [--row-delay-ms 2] [--weak LIST]
- *          [--format avro --registry URL]
+ *          [--format avro|protobuf --registry URL]
  *
  * A batch is a transaction: up to --max-batch records (closed --trigger-ms
  * after the first), each valid one with an id not seen before written to
@@ -37,8 +37,8 @@
  *                        before its transaction: a kill inside the
  *                        transaction aborts the output the offsets claim
  *
- * --format avro reads values in a schema registry's wire format (each
- * schema fetched once by its id, refavro.h) and writes the valid ones to
+ * --format avro (or protobuf) reads values in a schema registry's wire format (each
+ * schema fetched once by its id, refwire.h) and writes the valid ones to
  * --out as they came, in the same wire format.
  *
  * SIGTERM finishes the current batch and exits 0. */
@@ -51,13 +51,14 @@ static const char *ref_name = "reftxn";
 static volatile sig_atomic_t ref_stop;
 
 #include "refcommon.h"
-#include "refavro.h"
+#include "refwire.h"
 
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
     int no_changelog, offsets_outside_txn;
-    const char *registry; /* --format avro: the schema registry's URL */
+    const char *registry; /* --format avro|protobuf: the schema registry's URL */
+    int protobuf;
 } o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
 
 static void on_signal(int sig) { (void)sig; ref_stop = 1; }
@@ -260,7 +261,9 @@ static void process(rd_kafka_message_t *m) {
     const char *reason = NULL;
     int64_t et;
     char *decoded = NULL;
-    if (o.registry && m->payload && m->len) reason = refavro_decode(o.registry, m->payload, m->len, &decoded);
+    if (o.registry && m->payload && m->len)
+        reason = o.protobuf ? refwire_decode_protobuf(o.registry, m->payload, m->len, &decoded)
+                            : refavro_decode(o.registry, m->payload, m->len, &decoded);
     json_t *j = reason ? NULL
               : decoded ? json_loads(decoded, 0, NULL)
               : m->payload && m->len ? json_loadb(m->payload, m->len, JSON_REJECT_DUPLICATES, NULL) : NULL;
@@ -386,9 +389,10 @@ int main(int argc, char **argv) {
         }
     }
     if (!o.brokers || !o.topic || !o.out || !o.group || o.max_batch <= 0) usage();
-    if (strcmp(format, "json") && strcmp(format, "avro")) die("--format %s: json or avro", format);
-    if (!strcmp(format, "avro") && !o.registry) die("--format avro: --registry URL is required");
-    if (strcmp(format, "avro")) o.registry = NULL;
+    if (strcmp(format, "json") && strcmp(format, "avro") && strcmp(format, "protobuf")) die("--format %s: json, avro or protobuf", format);
+    if (strcmp(format, "json") && !o.registry) die("--format %s: --registry URL is required", format);
+    if (!strcmp(format, "json")) o.registry = NULL;
+    o.protobuf = !strcmp(format, "protobuf");
     if (!o.dead) snprintf(dead, sizeof(dead), "%s-dead", o.out), o.dead = dead;
     if (!o.changelog) snprintf(changelog, sizeof(changelog), "%s-changelog", o.out), o.changelog = changelog;
     if (!o.txn_id) snprintf(txn, sizeof(txn), "%s-0", o.group), o.txn_id = txn;

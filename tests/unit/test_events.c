@@ -519,9 +519,9 @@ Test(events, orphan_deliveries_name_parcels_never_scanned) {
 #include "wire.h"
 
 static sd_wire_t *parcel_wire(int id, int foreign_id) {
-    char *schema = sd_wire_parcel_schema("event_id", "event_time"), err[256];
+    char *schema = sd_wire_parcel_schema(SD_WIRE_AVRO, "event_id", "event_time"), err[256];
     sd_wire_t *w = NULL;
-    cr_assert_eq(sd_wire_open(schema, id, foreign_id, &w, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_wire_open(SD_WIRE_AVRO, schema, id, foreign_id, &w, err, sizeof(err)), SD_OK, "%s", err);
     free(schema);
     return w;
 }
@@ -563,7 +563,7 @@ Test(wire, a_scan_is_encoded_byte_for_byte_as_avro_specifies) {
 Test(wire, every_generated_scan_decodes_back_to_its_json) {
     sd_events_t *ev = gen(3, "w1");
     sd_wire_t *w = parcel_wire(1, 2);
-    char *schema_text = sd_wire_parcel_schema("event_id", "event_time");
+    char *schema_text = sd_wire_parcel_schema(SD_WIRE_AVRO, "event_id", "event_time");
     avro_schema_t schema;
     cr_assert_eq(avro_schema_from_json_length(schema_text, strlen(schema_text), &schema), 0);
     avro_value_iface_t *iface = avro_generic_class_from_schema(schema);
@@ -600,7 +600,7 @@ Test(wire, an_event_that_does_not_fit_the_schema_is_refused_by_its_field) {
                          "{\"name\":\"note\",\"type\":[\"null\",\"string\"]}]}";
     sd_wire_t *w = NULL;
     char err[256];
-    cr_assert_eq(sd_wire_open(schema, 1, -1, &w, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_wire_open(SD_WIRE_AVRO, schema, 1, -1, &w, err, sizeof(err)), SD_OK, "%s", err);
     sd_buf_t out;
     sd_buf_init(&out);
     /* an ISO-8601 time into a timestamp-millis long; an optional field left out is null (union branch 0) */
@@ -617,5 +617,34 @@ Test(wire, an_event_that_does_not_fit_the_schema_is_refused_by_its_field) {
     cr_assert(strstr(err, "field at"), "%s", err);
     sd_buf_free(&out);
     sd_wire_close(w);
-    cr_assert_eq(sd_wire_open("{\"type\":\"record\"", 1, -1, &w, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert_eq(sd_wire_open(SD_WIRE_AVRO, "{\"type\":\"record\"", 1, -1, &w, err, sizeof(err)), SD_ERR_SCENARIO);
+}
+
+Test(wire, a_scan_is_encoded_in_protobuf_byte_for_byte) {
+    sd_wire_t *w = NULL;
+    char err[256];
+    cr_assert_eq(sd_wire_open(SD_WIRE_PROTOBUF, "", 7, 8, &w, err, sizeof(err)), SD_OK, "%s", err);
+    const char *json = "{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":300}";
+    /* magic 0, id 7, message index 0; fields 1-5 length-delimited (tag n<<3|2), field 6 a varint (tag 0x30): 300 = ac 02 */
+    static const unsigned char want[] = {0, 0, 0, 0, 7, 0, 0x0a, 3, 't', '-', '1', 0x12, 2, 'P', '1', 0x1a, 4, '2', '0', '2', '6',
+                                         0x22, 1, 'L', 0x2a, 1, 's', 0x30, 0xac, 0x02};
+    sd_buf_t out;
+    sd_buf_init(&out);
+    cr_assert_eq(sd_wire_encode(w, json, strlen(json), &out, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(out.len, sizeof(want));
+    cr_assert_eq(memcmp(out.data, want, sizeof(want)), 0);
+    sd_wire_malformed(w, SD_MAL_TRUNCATED_RECORD, json, strlen(json), &out);
+    cr_assert_eq(out.len, 6 + (sizeof(want) - 6) / 2);
+    sd_wire_malformed(w, SD_MAL_FOREIGN_SCHEMA, json, strlen(json), &out);
+    static const unsigned char foreign_head[] = {0, 0, 0, 0, 8, 0, 0x0a, 3, 't', '-', '1', 0x12};
+    cr_assert_eq(memcmp(out.data, foreign_head, sizeof(foreign_head)), 0);
+    const char *missing = "{\"event_id\":\"t-1\"}";
+    cr_assert_eq(sd_wire_encode(w, missing, strlen(missing), &out, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "field parcel_id"), "%s", err);
+    /* the registered text is harness/kafka/parcel_scan.proto, as compiled */
+    char *proto = sd_wire_parcel_schema(SD_WIRE_PROTOBUF, "event_id", "event_time");
+    cr_assert(strstr(proto, "message ParcelScan {") && strstr(proto, "int64 weight_g = 6;"), "%s", proto);
+    free(proto);
+    sd_buf_free(&out);
+    sd_wire_close(w);
 }

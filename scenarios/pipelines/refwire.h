@@ -1,9 +1,11 @@
-/* refavro.h - how a reference pipeline reads values in a schema registry's
- * wire format (a zero byte, a 4-byte big-endian schema id, an Avro record),
- * as a consumer with a registry client does: each schema fetched once from
- * the registry's Confluent-compatible API (GET URL/schemas/ids/ID) and
- * kept, the record decoded with avro-c into the JSON the rest of the
- * pipeline reads. A registry that cannot be reached is asked again every
+/* refwire.h - how a reference pipeline reads values in a schema registry's
+ * wire format (a zero byte, a 4-byte big-endian schema id, an Avro record;
+ * or the message indexes and a Protobuf message), as a consumer with a
+ * registry client does: each schema fetched once from the registry's
+ * Confluent-compatible API (GET URL/schemas/ids/ID) and kept, the record
+ * decoded with avro-c (Protobuf: protobuf-c and the parcel scans' compiled
+ * message, as a consumer built with its generated classes) into the JSON
+ * the rest of the pipeline reads. A registry that cannot be reached is asked again every
  * half second until it answers (records wait, none is judged by an outage);
  * the weak mode no-schema-cache asks for every record's schema and gives
  * the record up when the registry cannot be reached;
@@ -13,6 +15,8 @@
  * Included by refpipe.c after refcommon.h (die, now_ms, ref_stop). */
 #include <avro.h>
 #include <netdb.h>
+
+#include "parcel_scan.pb-c.h"
 #include <sys/socket.h>
 
 #define REFAVRO_CACHE 64
@@ -159,4 +163,65 @@ static const char *refavro_decode(const char *url, const void *p, size_t n, char
     avro_value_decref(&v);
     if (rc || rest) return "an Avro record that does not decode with its schema";
     return NULL;
+}
+
+/* --format protobuf: the ids the registry knows (a Protobuf schema any:
+ * the message decoded is the compiled one) */
+static int refwire_pb_ids[REFAVRO_CACHE], refwire_pb_n;
+
+/* 1 when the registry knows id, 0 when it says it does not, -2 when it
+ * cannot be asked and the consumer gives up (no-schema-cache) */
+static int refwire_pb_known(const char *url, int id) {
+    for (int i = 0; i < refwire_pb_n; i++)
+        if (refwire_pb_ids[i] == id && !refavro_no_cache) return 1;
+    char path[64], *body = NULL;
+    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
+    int status;
+    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
+        free(body), body = NULL;
+        if (ref_stop || refavro_no_cache) return ref_stop ? 0 : -2;
+        fprintf(stderr, "refwire: registry %s unreachable or failing; asking again for schema %d\n", url, id);
+        usleep(500 * 1000);
+    }
+    free(body);
+    if (status != 200) return 0;
+    if (refwire_pb_n < REFAVRO_CACHE) refwire_pb_ids[refwire_pb_n++] = id;
+    return 1;
+}
+
+/* A varint at *p (below end), zigzag-decoded when zz; -1 past the end. */
+static int64_t refwire_varint(const unsigned char **p, const unsigned char *end, int zz) {
+    uint64_t v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) return zz ? (int64_t)(v >> 1) ^ -(int64_t)(v & 1) : (int64_t)v;
+    }
+    return -1;
+}
+
+/* The value in the Protobuf wire format, decoded as a ParcelScan into JSON
+ * text (*json, malloc'd); NULL, or the reason it cannot be read. */
+static const char *refwire_decode_protobuf(const char *url, const void *p, size_t n, char **json) {
+    const unsigned char *b = p, *end = b + n;
+    if (n < 6 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
+    int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
+    int known = refwire_pb_known(url, id);
+    if (known == -2) return "schema registry unreachable";
+    if (!known) return "schema id unknown to the registry";
+    /* the message indexes: a count, then that many indexes (0 alone: the first message) */
+    const unsigned char *q = b + 5;
+    int64_t count = refwire_varint(&q, end, 1);
+    for (int64_t i = 0; i < count && q <= end; i++) refwire_varint(&q, end, 1);
+    if (count < 0 || q > end) return "a Protobuf record without its message indexes";
+    Streamdrill__ParcelScan *m = streamdrill__parcel_scan__unpack(NULL, (size_t)(end - q), q);
+    if (!m) return "a Protobuf record that does not decode as a ParcelScan";
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "event_id", m->event_id, "parcel_id", m->parcel_id, "event_time",
+                          m->event_time, "location", m->location, "scan", m->scan, "weight_g", (json_int_t)m->weight_g);
+    streamdrill__parcel_scan__free_unpacked(m, NULL);
+    /* proto3 has no absent strings: an empty one is a field the record lacked */
+    if (o && !strlen(json_string_value(json_object_get(o, "event_time")))) json_object_del(o, "event_time");
+    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return *json ? NULL : "a Protobuf record that does not decode as a ParcelScan";
 }
