@@ -40,11 +40,13 @@ setup() {
             "psycopg[binary]==$PSYCOPG_VERSION" >&2
         touch "$venv/.$extras"
     fi
-    if [ ! -f "$jars/.complete" ]; then
+    # the mark names the pom's version: a pom that lists more jars fetches again
+    pom_mark=".complete-$(cksum < "$here/pom.xml" | cut -d' ' -f1)"
+    if [ ! -f "$jars/$pom_mark" ]; then
         command -v mvn >/dev/null || { echo "spark.sh: mvn is needed to fetch the Kafka connector" >&2; exit 1; }
         rm -rf "$jars"
         mvn -q -f "$here/pom.xml" dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory="$jars" >&2
-        touch "$jars/.complete"
+        touch "$jars/$pom_mark"
     fi
     if [ ! -f "$delta_jars/.complete-$DELTA_VERSION" ]; then
         rm -rf "$delta_jars"

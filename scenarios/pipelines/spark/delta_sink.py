@@ -41,7 +41,7 @@ rej_table = a.rejected or os.path.join(a.run, "delta", "rejected")
 spark = session(f"streamdrill-delta-{a.mode}", a, delta=True)
 # no deletion vectors: every row lives in the data files the log names
 spark.conf.set("spark.databricks.delta.properties.defaults.enableDeletionVectors", "false")
-df = parse(source(spark, a), a.row_delay_ms)
+df = parse(source(spark, a), a.row_delay_ms, a)
 bad = rejected(df)
 
 

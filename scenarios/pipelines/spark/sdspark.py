@@ -66,6 +66,12 @@ def arguments(description, extra=None):
     ap.add_argument("--master", default=env("STREAMDRILL_SPARK_MASTER", "local[4]"))
     ap.add_argument("--kafka", action="append", default=[], metavar="KEY=VALUE",
                     help="a Kafka client setting of the source (and of a Kafka sink): the option kafka.KEY")
+    ap.add_argument("--format", choices=("json", "avro"), default="json",
+                    help="the values: JSON, or Avro in a schema registry's wire format (--registry)")
+    ap.add_argument("--registry", default=env("STREAMDRILL_REGISTRY"), help="the schema registry's Confluent-compatible API")
+    ap.add_argument("--avro-weak", choices=("none", "newest-schema"), default="none",
+                    help="newest-schema: the deliberate bug of decoding every record with the subject's newest schema, "
+                         "whatever its header says")
     if extra:
         extra(ap)
     a = ap.parse_args()
@@ -75,6 +81,8 @@ def arguments(description, extra=None):
     for need in ("brokers", "topic", "checkpoint"):
         if not getattr(a, need):
             ap.error(f"--{need} is required (or streamdrill's STREAMDRILL_{need.upper()})")
+    if a.format == "avro" and not a.registry:
+        ap.error("--format avro: --registry URL is required (or streamdrill's STREAMDRILL_REGISTRY)")
     return a
 
 
@@ -128,10 +136,48 @@ def kafka_options(a):
     return {"kafka." + kv.split("=", 1)[0]: kv.split("=", 1)[1] for kv in a.kafka}
 
 
-def parse(raw, row_delay_ms=0):
+def subject_versions(url, subject):
+    """[(schema id, Avro schema text)] of every version of the subject, oldest first."""
+    import json
+    import urllib.request
+
+    def get(path):
+        with urllib.request.urlopen(url.rstrip("/") + path, timeout=30) as r:
+            return json.load(r)
+    return [(d["id"], d["schema"]) for d in (get(f"/subjects/{subject}/versions/{v}") for v in get(f"/subjects/{subject}/versions"))]
+
+
+def avro_scans(value, a):
+    """The parcel-scan struct of a value in the registry's wire format: a zero
+    byte, the schema id (4 bytes), the record. Each record is decoded with the
+    version its id names (from_avro, PERMISSIVE: null when it does not
+    decode), among the topic subject's versions when the query starts; a
+    value without the magic byte or with another id is null (malformed).
+    --avro-weak newest-schema decodes every value with the newest version
+    and looks at no header."""
+    from pyspark.sql.avro.functions import from_avro
+    versions = subject_versions(a.registry, a.topic + "-value")
+    body = F.expr("substring(value, 6, length(value) - 5)")
+    magic_ok = F.hex(F.substring(value, 1, 1)) == F.lit("00")
+    schema_id = F.conv(F.hex(F.substring(value, 2, 4)), 16, 10).cast("long")
+
+    def scan(schema_text):
+        d = from_avro(body, schema_text, {"mode": "PERMISSIVE"})
+        names = {f["name"] for f in __import__("json").loads(schema_text).get("fields", [])}
+        return F.struct(*[(d[f.name] if f.name in names else F.lit(None)).cast(f.dataType).alias(f.name) for f in SCHEMA.fields])
+    if a.avro_weak == "newest-schema":
+        return scan(versions[-1][1])
+    pick = None
+    for sid, text in versions:
+        pick = (pick if pick is not None else F).when(magic_ok & (schema_id == sid), scan(text))
+    return pick
+
+
+def parse(raw, row_delay_ms=0, a=None):
     """Kafka records -> parcel scans, with `valid` telling malformed ones apart."""
-    df = (raw.withColumn("raw", F.col("value").cast("string"))
-          .withColumn("j", F.from_json(F.col("raw"), SCHEMA))
+    avro = a is not None and a.format == "avro"
+    df = (raw.withColumn("raw", F.hex(F.col("value")) if avro else F.col("value").cast("string"))
+          .withColumn("j", avro_scans(F.col("value"), a) if avro else F.from_json(F.col("raw"), SCHEMA))
           .withColumn("sd_id", F.expr("CAST(filter(headers, h -> h.key = 'sd-id')[0].value AS STRING)"))
           .withColumn("ts", F.to_timestamp(F.col("j.event_time"))))
     if row_delay_ms > 0:
