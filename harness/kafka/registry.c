@@ -153,30 +153,42 @@ static sd_err_t sd_registry_refused(const char *url, const char *what, int statu
     return SD_ERR_REGISTRY;
 }
 
+/* One call of the API: method on rest with body (or none). 200 gives the
+ * answer's JSON in *answer (NULL when it is not JSON); the status named by
+ * also (409, 404, or 0: none) is SD_OK too, with *answer NULL and the
+ * registry's words in err; any other status is SD_ERR_REGISTRY. */
+static sd_err_t sd_registry_call(const char *url, const char *method, const char *rest, const char *body, const char *what, int also,
+                                 int *status, json_t **answer, char *err, size_t errlen) {
+    sd_buf_t resp;
+    sd_buf_init(&resp);
+    *answer = NULL;
+    sd_err_t e = sd_http(url, method, rest, body, status, &resp, err, errlen);
+    if (!e && *status != 200) {
+        e = sd_registry_refused(url, what, *status, &resp, err, errlen);
+        if (also && *status == also) e = SD_OK;
+    } else if (!e) {
+        *answer = json_loadb(resp.data, resp.len, 0, NULL);
+    }
+    sd_buf_free(&resp);
+    return e;
+}
+
 sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_type_t type, const char *schema, int *id,
                               int *refused, char *err, size_t errlen) {
-    json_t *req = json_pack("{s:s}", "schema", schema);
+    json_t *req = json_pack("{s:s}", "schema", schema), *o = NULL;
     if (type == SD_SCHEMA_PROTOBUF) json_object_set_new(req, "schemaType", json_string("PROTOBUF")); /* AVRO, the default, is left out */
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     char *rest = sd_util_fmt("/subjects/%s/versions", subject);
     char *what = sd_util_fmt("registering a schema under %s", subject);
-    sd_buf_t resp;
-    sd_buf_init(&resp);
     int status = 0;
-    sd_err_t e = sd_http(url, "POST", rest, body, &status, &resp, err, errlen);
+    sd_err_t e = sd_registry_call(url, "POST", rest, body, what, 409, &status, &o, err, errlen);
     *refused = !e && status == 409;
-    if (!e && status != 200) e = sd_registry_refused(url, what, status, &resp, err, errlen);
-    if (*refused) e = SD_OK;
-    else if (!e) {
-        json_t *o = json_loadb(resp.data, resp.len, 0, NULL);
-        json_t *v = o ? json_object_get(o, "id") : NULL;
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
-            e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s: an answer without an id", url, what);
-        else *id = (int)json_integer_value(v);
-        json_decref(o);
-    }
-    sd_buf_free(&resp);
+    json_t *v = o ? json_object_get(o, "id") : NULL;
+    if (!e && !*refused && (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX))
+        e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s: an answer without an id", url, what);
+    else if (!e && !*refused) *id = (int)json_integer_value(v);
+    json_decref(o);
     free(body), free(rest), free(what);
     return e;
 }
@@ -184,12 +196,10 @@ sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_ty
 sd_err_t sd_registry_compatibility(const char *url, const char *subject, const char *level, char *err, size_t errlen) {
     char *rest = sd_util_fmt("/config/%s", subject), *what = sd_util_fmt("setting %s's compatibility to %s", subject, level);
     char *body = sd_util_fmt("{\"compatibility\":\"%s\"}", level);
-    sd_buf_t resp;
-    sd_buf_init(&resp);
+    json_t *o = NULL;
     int status = 0;
-    sd_err_t e = sd_http(url, "PUT", rest, body, &status, &resp, err, errlen);
-    if (!e && status != 200) e = sd_registry_refused(url, what, status, &resp, err, errlen);
-    sd_buf_free(&resp);
+    sd_err_t e = sd_registry_call(url, "PUT", rest, body, what, 0, &status, &o, err, errlen);
+    json_decref(o);
     free(rest), free(what), free(body);
     return e;
 }
@@ -198,23 +208,13 @@ sd_err_t sd_registry_schema(const char *url, int id, sd_buf_t *out, int *found, 
     char rest[64], what[64];
     snprintf(rest, sizeof(rest), "/schemas/ids/%d", id);
     snprintf(what, sizeof(what), "schema %d", id);
-    sd_buf_t resp;
-    sd_buf_init(&resp);
+    json_t *o = NULL;
     int status = 0;
-    sd_err_t e = sd_http(url, "GET", rest, NULL, &status, &resp, err, errlen);
-    *found = !e && status != 404;
-    if (!e && status != 200 && status != 404) e = sd_registry_refused(url, what, status, &resp, err, errlen);
-    if (!e && status == 404) {
-        sd_buf_free(&resp);
-        return SD_OK;
-    }
-    if (!e) {
-        json_t *o = json_loadb(resp.data, resp.len, 0, NULL);
-        const char *s = o ? json_string_value(json_object_get(o, "schema")) : NULL;
-        if (!s) e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s: an answer without a schema", url, what);
-        else sd_buf_reset(out), sd_buf_puts(out, s);
-        json_decref(o);
-    }
-    sd_buf_free(&resp);
+    sd_err_t e = sd_registry_call(url, "GET", rest, NULL, what, 404, &status, &o, err, errlen);
+    *found = !e && status == 200;
+    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    if (!e && *found && !text) e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s: an answer without a schema", url, what);
+    else if (text) sd_buf_reset(out), sd_buf_puts(out, text);
+    json_decref(o);
     return e;
 }

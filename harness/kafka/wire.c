@@ -333,28 +333,20 @@ static json_t *sd_wire_json(avro_value_t *v) {
         return avro_value_get_current_branch(v, &b) ? json_null() : sd_wire_json(&b);
     }
     case AVRO_RECORD:
-    case AVRO_MAP: {
-        json_t *o = json_object();
+    case AVRO_MAP:
+    case AVRO_ARRAY: { /* an object of the named children, or an array of them */
+        int array = avro_value_get_type(v) == AVRO_ARRAY;
+        json_t *c = array ? json_array() : json_object();
         size_t n = 0;
         avro_value_get_size(v, &n);
         for (size_t i = 0; i < n; i++) {
             avro_value_t f;
             const char *name = NULL;
-            avro_value_get_by_index(v, i, &f, &name);
-            if (name) json_object_set_new(o, name, sd_wire_json(&f));
+            avro_value_get_by_index(v, i, &f, array ? NULL : &name);
+            if (array) json_array_append_new(c, sd_wire_json(&f));
+            else if (name) json_object_set_new(c, name, sd_wire_json(&f));
         }
-        return o;
-    }
-    case AVRO_ARRAY: {
-        json_t *a = json_array();
-        size_t n = 0;
-        avro_value_get_size(v, &n);
-        for (size_t i = 0; i < n; i++) {
-            avro_value_t el;
-            avro_value_get_by_index(v, i, &el, NULL);
-            json_array_append_new(a, sd_wire_json(&el));
-        }
-        return a;
+        return c;
     }
     default: return json_null();
     }

@@ -899,7 +899,10 @@ int main(int argc, char **argv) {
                     ts = shifted;
                 }
                 sqlite3_bind_text(ins, 2, ts, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(ins, 3, m->payload, (int)m->len, SQLITE_TRANSIENT);
+                /* the row keeps the record as JSON (a wire format's record decoded) */
+                char *as_json = o.avro ? json_dumps(j, JSON_COMPACT) : NULL;
+                if (as_json) sqlite3_bind_text(ins, 3, as_json, -1, free);
+                else sqlite3_bind_text(ins, 3, m->payload, (int)m->len, SQLITE_TRANSIENT);
                 sqlite3_bind_int(ins, 4, o.incarnation);
                 sqlite3_bind_int64(ins, 5, batch_id);
                 sqlite3_bind_int64(ins, 6, now_ms());
