@@ -78,7 +78,7 @@ $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(SAN) -std=c++17 -Wall -Wextra -Werror -MMD -MP -c $< -o $@
 
-$(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h: harness/kafka/parcel_scan.proto
+$(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h &: harness/kafka/parcel_scan.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --proto_path=harness/kafka --c_out=$(BUILD)/gen parcel_scan.proto
 
