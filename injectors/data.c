@@ -77,8 +77,8 @@ static sd_err_t sd_data_replay_range(sd_run_t *r, const sd_step_t *st, char *det
                 char det[96];
                 snprintf(det, sizeof(det), "replay of offset %d@%lld", m->partition, (long long)m->offset);
                 int disp = sd_seqs_disp(sd_run_seqs(r), seq);
-                sd_run_stage(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
-                             det, INT64_MIN, m->key, m->key_len, m->payload, m->len, m->payload == NULL);
+                sd_run_stage_as_read(r, seq, "duplicate", sd_disp_name((sd_disp_t)(disp == SD_RECON_UNSENT ? SD_DISP_TARGET : disp)),
+                                     det, m->key, m->key_len, m->payload, m->len);
                 sd_run_count_sent(r, 1, 0, 0);
                 n++;
             } else {

@@ -93,6 +93,14 @@ SANITIZE_BUILD = "build-asan"
 MAKE_VARS = []
 
 
+def make_libs():
+    """The libraries the harness links with: the Makefile's LIBS, as written there."""
+    m = re.search(r"^LIBS\s*=\s*(.*)$", open(os.path.join(ROOT, "Makefile")).read(), re.M)
+    if not m:
+        sys.exit("mutate: the Makefile has no LIBS line")
+    return m.group(1).split()
+
+
 def make_command(build, obj):
     """The compile command make runs for obj (cc ... -c SRC -o OBJ), as a list."""
     out = subprocess.run(["make", "-n", "-B", f"BUILD={build}"] + MAKE_VARS + [obj], cwd=ROOT, capture_output=True, text=True).stdout
@@ -135,7 +143,7 @@ class Suite:
         self.build, self.room, self.tmp, self.cases = build, room, tmp, cases
         self.real = real or {}  # file -> cases on the real broker (SD_TEST_KAFKA in the environment)
         self.units = ROOMS[room]["units"]
-        libs = ["-lrdkafka", "-lpq", "-lsqlite3", "-ljansson", "-lsimdjson", "-lcrypto", "-lstdc++", "-lpthread", "-lm"]
+        libs = make_libs()
         # the harness in tmp/build/, tmp/scenarios and tmp/harness the tree's: it finds its helpers (refpipe, refjoin,
         # the Parquet reader) beside it as a build tree's harness does
         os.makedirs(os.path.join(tmp, "build"))

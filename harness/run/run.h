@@ -137,7 +137,12 @@ sd_err_t sd_run_tick(sd_run_t *r, int64_t wait_ms, char *err, size_t errlen);
 sd_err_t sd_run_tick_until(sd_run_t *r, int64_t until, char *err, size_t errlen);
 /* Allocate the next seq with its kind and disposition. */
 int64_t sd_run_new_seq(sd_run_t *r, int kind, int disp);
-/* Stage one message (value NULL: null value); flushed by sd_run_flush(). */
+/* Stage one message (value NULL: null value); flushed by sd_run_flush().
+ * Its value is an event as rendered (JSON), encoded on its way out when
+ * the source has a wire format; sd_run_stage_as_read stages bytes read
+ * back from the topic, sent again as they are. */
+void sd_run_stage_as_read(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, const void *key,
+                          size_t keylen, const void *value, size_t vlen);
 void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail,
                   int64_t event_time, const void *key, size_t keylen, const void *value, size_t vlen, int null_value);
 /* The buffers the next message is rendered into, its value and its key:

@@ -18,6 +18,7 @@ typedef struct sd_run_staged_s {
     int64_t event_time;
     int null_value;
     int side;                                /* a delivery, for the second source */
+    int as_read;                             /* bytes read back from the topic: never encoded again */
 } sd_run_staged_t;
 
 /* Room for the per-seq facts of n seqs in all. */
@@ -45,6 +46,7 @@ static void sd_run_stage_at(sd_run_t *r, int64_t seq, const char *kind, const ch
     sd_run_staged_t *m = &r->staging.stage[r->staging.nstage++];
     if (seq >= 0 && seq < r->sends.nseq) sd_seqs_add_send(&r->sends.seqs, seq, 1);
     m->side = 0;
+    m->as_read = 0;
     m->seq = seq;
     m->kind = kind;
     m->disp = disp;
@@ -64,6 +66,12 @@ void sd_run_stage(sd_run_t *r, int64_t seq, const char *kind, const char *disp, 
     size_t off = r->staging.arena.len;
     if (vlen) sd_buf_append(&r->staging.arena, value, vlen);
     sd_run_stage_at(r, seq, kind, disp, detail, event_time, key, keylen, off, vlen, null_value);
+}
+
+void sd_run_stage_as_read(sd_run_t *r, int64_t seq, const char *kind, const char *disp, const char *detail, const void *key,
+                          size_t keylen, const void *value, size_t vlen) {
+    sd_run_stage(r, seq, kind, disp, detail, INT64_MIN, key, keylen, value, vlen, value == NULL);
+    r->staging.stage[r->staging.nstage - 1].as_read = 1;
 }
 
 void sd_run_stage_side(sd_run_t *r, int64_t dseq, const char *kind, const char *disp, const char *detail, int64_t t, int null_value) {
@@ -113,8 +121,8 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
         }
         sd_events_id(r->src.events, m->seq, id);
         size_t vlen = m->vlen;
-        const void *v = sd_run_wire_value(r, m->kind, m->detail_off != (size_t)-1 ? b->arena.data + m->detail_off : NULL,
-                                          m->null_value ? NULL : b->arena.data + m->value_off, &vlen, err, errlen);
+        const void *v = m->null_value ? NULL : b->arena.data + m->value_off;
+        if (!m->as_read) v = sd_run_wire_value(r, m->kind, m->detail_off != (size_t)-1 ? b->arena.data + m->detail_off : NULL, v, &vlen, err, errlen);
         if (!v && !m->null_value) {
             e = SD_ERR_SCENARIO;
             break;

@@ -64,7 +64,6 @@ static sd_err_t sd_run_wire_put(sd_run_t *r, const char *subject, const char *te
     return refused ? SD_ERR_REGISTRY : e;
 }
 
-
 sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     if (!r->src.schema) return SD_OK;
     /* the topic's subject, as Confluent's and Apicurio's serializers name
@@ -127,8 +126,9 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
     sd_err_t e = sd_registry_register(r->src.registry, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, why, sizeof(why));
     if (!e && refused) {
         /* what the rule refuses goes in with the rule off, as a producer
-         * forcing an incompatible change does; the rule is put back */
-        /* the registry's reason, without the URL and a Java exception's name before it */
+         * forcing an incompatible change does, and the rule is put back;
+         * the note keeps the registry's reason, without the URL and a Java
+         * exception's name before it */
         const char *r409 = strstr(why, "HTTP 409: "), *ex = r409 ? strstr(r409, "Exception: ") : NULL;
         const char *reason = ex ? ex + 11 : r409 ? r409 + 10 : why;
         snprintf(note, notelen, "the registry refused the new version under BACKWARD: \"%.240s\"; registered with compatibility NONE",
@@ -157,7 +157,8 @@ const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail,
     int mal = -1;
     for (int m = 0; detail && !strcmp(kind, "malformed") && m < SD_MAL__COUNT && mal < 0; m++)
         if (!strcmp(detail, sd_malformed_name((sd_malformed_t)m))) mal = m;
-    /* a drift's events go under the version made for it (sd_run_wire_drift) */
+    /* a drift's events go under the version made for it (sd_run_wire_drift;
+     * the detail is the one injectors/data.c stages a type change with) */
     sd_wire_t *w = r->src.wire;
     if (!strcmp(kind, "drift")) w = r->src.evolved[detail && !strcmp(detail, "location is a number")] ?: w;
     if (mal >= 0) {

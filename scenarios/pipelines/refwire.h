@@ -5,19 +5,20 @@
  * Confluent-compatible API (GET URL/schemas/ids/ID) and kept, the record
  * decoded with avro-c (Protobuf: protobuf-c and the parcel scans' compiled
  * message, as a consumer built with its generated classes) into the JSON
- * the rest of the pipeline reads. A registry that cannot be reached is asked again every
- * half second until it answers (records wait, none is judged by an outage);
- * the weak mode no-schema-cache asks for every record's schema and gives
- * the record up when the registry cannot be reached;
- * an id it does not know, or a value that is not in the wire format or does
- * not decode, gives a reason the record is quarantined for.
+ * the rest of the pipeline reads.
  *
- * Included by refpipe.c after refcommon.h (die, now_ms, ref_stop). */
+ * A registry that cannot be reached is asked again every half second until
+ * it answers: records wait, none is judged by an outage. An id the registry
+ * does not know, or a value that is not in the wire format or does not
+ * decode, gives the reason the record is quarantined for. The weak modes
+ * no-schema-cache and newest-schema are below, beside what they change.
+ *
+ * Included by refpipe.c and reftxn.c after refcommon.h (die, ref_stop). */
 #include <avro.h>
 #include <netdb.h>
+#include <sys/socket.h>
 
 #include "parcel_scan.pb-c.h"
-#include <sys/socket.h>
 
 #define REFAVRO_CACHE 64
 
