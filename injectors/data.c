@@ -683,8 +683,7 @@ static const char *const sd_shape_malformed[SD_MAL__COUNT] = {
     [SD_MAL_BAD_MAGIC] = "with `events format=avro`: the event encoded, its first byte 1 where the wire format's magic 0 belongs",
     [SD_MAL_UNKNOWN_SCHEMA] = "with `events format=avro`: the event encoded under schema id 2147483631, which the registry never gave",
     [SD_MAL_TRUNCATED_RECORD] = "with `events format=avro`: the 5-byte header and the first half of the encoded record",
-    [SD_MAL_FOREIGN_SCHEMA] = "with `events format=avro`: a record of another schema (`Note`: the event id and a line of text), "
-                              "registered under the subject `<topic>-foreign-value` and never under the topic's own",
+    [SD_MAL_FOREIGN_SCHEMA] = "with `events format=avro`: a record of another schema (`Note`: the event id and a line of text), registered under the subject `<topic>-foreign-value` and never under the topic's own",
 };
 
 /* bytes as a markdown code span inside a table: anything not printable

@@ -123,7 +123,7 @@ static int sd_wire_set(avro_value_t *v, avro_schema_t s, json_t *j, const char *
     }
     case AVRO_RECORD: {
         if (!json_is_object(j)) goto mismatch;
-        size_t n;
+        size_t n = 0;
         avro_value_get_size(v, &n);
         for (size_t i = 0; i < n && !rc; i++) {
             avro_value_t f;
