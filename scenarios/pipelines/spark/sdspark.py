@@ -66,7 +66,7 @@ def arguments(description, extra=None):
     ap.add_argument("--master", default=env("STREAMDRILL_SPARK_MASTER", "local[4]"))
     ap.add_argument("--kafka", action="append", default=[], metavar="KEY=VALUE",
                     help="a Kafka client setting of the source (and of a Kafka sink): the option kafka.KEY")
-    ap.add_argument("--format", choices=("json", "avro"), default="json",
+    ap.add_argument("--value-format", choices=("json", "avro"), default="json",
                     help="the values: JSON, or Avro in a schema registry's wire format (--registry)")
     ap.add_argument("--registry", default=env("STREAMDRILL_REGISTRY"), help="the schema registry's Confluent-compatible API")
     ap.add_argument("--avro-weak", choices=("none", "newest-schema"), default="none",
@@ -81,8 +81,8 @@ def arguments(description, extra=None):
     for need in ("brokers", "topic", "checkpoint"):
         if not getattr(a, need):
             ap.error(f"--{need} is required (or streamdrill's STREAMDRILL_{need.upper()})")
-    if a.format == "avro" and not a.registry:
-        ap.error("--format avro: --registry URL is required (or streamdrill's STREAMDRILL_REGISTRY)")
+    if a.value_format == "avro" and not a.registry:
+        ap.error("--value-format avro: --registry URL is required (or streamdrill's STREAMDRILL_REGISTRY)")
     return a
 
 
@@ -175,7 +175,7 @@ def avro_scans(value, a):
 
 def parse(raw, row_delay_ms=0, a=None):
     """Kafka records -> parcel scans, with `valid` telling malformed ones apart."""
-    avro = a is not None and a.format == "avro"
+    avro = a is not None and a.value_format == "avro"
     df = (raw.withColumn("raw", F.hex(F.col("value")) if avro else F.col("value").cast("string"))
           .withColumn("j", avro_scans(F.col("value"), a) if avro else F.from_json(F.col("raw"), SCHEMA))
           .withColumn("sd_id", F.expr("CAST(filter(headers, h -> h.key = 'sd-id')[0].value AS STRING)"))
