@@ -244,13 +244,11 @@ static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_
         char *list = sd_util_strdup(v), *save = NULL;
         int bits = 0;
         for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-            int found = -1;
-            for (int m = 0; m < SD_MAL__COUNT; m++)
-                if (!strcmp(w, sd_malformed_name((sd_malformed_t)m))) found = m;
+            int found = sd_malformed_parse(w);
             if (found < 0) {
                 sd_err_t err = sd_perr(c, t->line, col,
                                        "%s: expected truncated, not-json, missing-id, wrong-type, empty, invalid-utf8, oversized, "
-                                       "null-value or duplicate-keys, found \"%s\"", what, w);
+                                       "null-value, duplicate-keys, bad-magic, unknown-schema-id, truncated-record or foreign-schema, found \"%s\"", what, w);
                 free(list);
                 return err;
             }

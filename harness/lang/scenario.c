@@ -94,6 +94,12 @@ const char *sd_malformed_name(sd_malformed_t m) {
     return (int)m >= 0 && m < SD_MAL__COUNT ? sd_malformed_names[m] : "?";
 }
 
+int sd_malformed_parse(const char *name) {
+    for (int m = 0; m < SD_MAL__COUNT; m++)
+        if (!strcmp(name, sd_malformed_names[m])) return m;
+    return -1;
+}
+
 const char *sd_op_text(sd_op_t op) {
     static const char *t[] = {"=", "!=", ">=", "<=", ">", "<"};
     return t[op];

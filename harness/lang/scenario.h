@@ -120,6 +120,8 @@ typedef enum {
 #define SD_MAL_JSON_COUNT SD_MAL_BAD_MAGIC
 
 const char *sd_malformed_name(sd_malformed_t m);
+/* The kind of that name, -1 for none. */
+int sd_malformed_parse(const char *name);
 
 /* What `inject` can send besides malformed events (injectors/data.c). */
 typedef enum {

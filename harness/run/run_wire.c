@@ -154,9 +154,7 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
 const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, char *err,
                               size_t errlen) {
     if (!r->src.wire || !value) return value;
-    int mal = -1;
-    for (int m = 0; detail && !strcmp(kind, "malformed") && m < SD_MAL__COUNT && mal < 0; m++)
-        if (!strcmp(detail, sd_malformed_name((sd_malformed_t)m))) mal = m;
+    int mal = detail && !strcmp(kind, "malformed") ? sd_malformed_parse(detail) : -1;
     /* a drift's events go under the version made for it (sd_run_wire_drift;
      * the detail is the one injectors/data.c stages a type change with) */
     sd_wire_t *w = r->src.wire;

@@ -70,25 +70,40 @@ static int refavro_get(const char *url, const char *path, char **body) {
     return status;
 }
 
-/* The cache entry of schema id, fetched on first use; NULL when the
- * registry does not know the id (or its schema is not Avro avro-c reads). */
+/* GET /schemas/ids/ID: the registry's answer as JSON (NULL: it does not
+ * know the id), asked again every half second while it cannot be reached;
+ * *gave_up set when the run stops meanwhile, or at once under
+ * no-schema-cache. */
+static json_t *refwire_schema_by_id(const char *url, int id, int *gave_up) {
+    char path[64], *body = NULL;
+    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
+    int status;
+    *gave_up = 0;
+    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
+        free(body), body = NULL;
+        if (ref_stop || refavro_no_cache) {
+            *gave_up = 1;
+            return NULL;
+        }
+        fprintf(stderr, "refwire: registry %s unreachable or failing; asking again for schema %d\n", url, id);
+        usleep(500 * 1000);
+    }
+    json_t *o = status == 200 ? json_loads(body, 0, NULL) : NULL;
+    free(body);
+    return o;
+}
+
+/* The cache entry of schema id, fetched on first use; -1 when the registry
+ * does not know the id (or its schema is not Avro avro-c reads), -2 when
+ * the consumer gave up on the registry (no-schema-cache). */
 static int refavro_schema(const char *url, int id) {
     int at = -1;
     for (int i = 0; i < refavro_n && at < 0; i++)
         if (refavro_cache[i].id == id) at = i;
     if (at >= 0 && !refavro_no_cache) return at;
-    char path[64], *body = NULL;
-    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
-    int status;
-    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
-        free(body), body = NULL;
-        if (ref_stop) return -1;
-        if (refavro_no_cache) return -2;
-        fprintf(stderr, "refavro: registry %s unreachable or failing; asking again for schema %d\n", url, id);
-        usleep(500 * 1000);
-    }
-    json_t *o = status == 200 ? json_loads(body, 0, NULL) : NULL;
-    free(body);
+    int gave_up;
+    json_t *o = refwire_schema_by_id(url, id, &gave_up);
+    if (gave_up) return ref_stop ? -1 : -2;
     const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
     avro_schema_t s = NULL;
     if (text && !avro_schema_from_json_length(text, strlen(text), &s) && (at >= 0 || refavro_n < REFAVRO_CACHE)) {
@@ -175,17 +190,11 @@ static int refwire_pb_ids[REFAVRO_CACHE], refwire_pb_n;
 static int refwire_pb_known(const char *url, int id) {
     for (int i = 0; i < refwire_pb_n; i++)
         if (refwire_pb_ids[i] == id && !refavro_no_cache) return 1;
-    char path[64], *body = NULL;
-    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
-    int status;
-    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
-        free(body), body = NULL;
-        if (ref_stop || refavro_no_cache) return ref_stop ? 0 : -2;
-        fprintf(stderr, "refwire: registry %s unreachable or failing; asking again for schema %d\n", url, id);
-        usleep(500 * 1000);
-    }
-    free(body);
-    if (status != 200) return 0;
+    int gave_up;
+    json_t *o = refwire_schema_by_id(url, id, &gave_up);
+    json_decref(o);
+    if (gave_up) return ref_stop ? 0 : -2;
+    if (!o) return 0;
     if (refwire_pb_n < REFAVRO_CACHE) refwire_pb_ids[refwire_pb_n++] = id;
     return 1;
 }
