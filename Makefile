@@ -35,7 +35,7 @@ SAN     ?=
 # harness/: the command line (main.c) and one folder per concern (docs/layout.md)
 HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/process harness/sinks harness/progress \
                harness/run harness/explore
-HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c \
+HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
               harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
@@ -56,7 +56,7 @@ CXX_SRC     = harness/sinks/jsonscan.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore \
-              test_progress test_proxy test_recovery test_cluster
+              test_progress test_proxy test_recovery test_cluster test_jschema
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
 # the parcel scans' Protobuf message (harness/kafka/parcel_scan.proto): C from

@@ -24,6 +24,8 @@ if [ "$mode" = all ]; then
     # the unit tests (Criterion), the tools the scenario tests read topics
     # and JSON with, the manual page check
     PKGS="$PKGS libcriterion-dev sqlite3 kcat jq man-db groff-base"
+    # the JSON Schema validator's unit test reads the JSON Schema Test Suite
+    PKGS="$PKGS json-schema-test-suite"
     # the operator-step test answers a waiting run on a terminal it drives (tmux)
     PKGS="$PKGS tmux"
     # the PostgreSQL reader's throwaway server (scenarios/env/postgres/postgres.sh: initdb and pg_ctl)

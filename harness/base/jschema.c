@@ -1,0 +1,528 @@
+/* jschema.c - JSON Schema validation on jansson values (see jschema.h).
+ *
+ * A schema is compiled once: every keyword checked against the set this
+ * file validates, every $ref resolved, every pattern compiled. Validation
+ * then walks the schema beside the value, stopping at the first failure,
+ * and names its place as a JSON pointer. anyOf, oneOf, not and if try
+ * their branches quietly: only the outcome counts, never a branch's
+ * reason. */
+#include "jschema.h"
+
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *src;
+    regex_t re;
+} sd_jschema_re_t;
+
+struct sd_jschema_s {
+    json_t *root;
+    sd_jschema_re_t *re;
+    size_t nre, cap;
+    json_t **targets; /* what the $refs point at, while compiling */
+    size_t ntargets;
+};
+
+/* the keywords validated, and those read as annotations only */
+static const char *const sd_jschema_keywords[] = {
+    "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
+    "maxLength", "pattern", "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+    "dependencies", "minProperties", "maxProperties", "items", "additionalItems", "contains", "minItems", "maxItems",
+    "uniqueItems", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "definitions", "$ref",
+    "$schema", "$id", "id", "$comment", "title", "description", "default", "examples", "readOnly", "writeOnly", "format", NULL};
+
+/* ---- compiling ---- */
+
+static int sd_jschema_err(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static regex_t *sd_jschema_re(const sd_jschema_t *s, const char *src) {
+    for (size_t i = 0; i < s->nre; i++)
+        if (!strcmp(s->re[i].src, src)) return &s->re[i].re;
+    return NULL;
+}
+
+/* An ECMA-262 pattern as a POSIX extended one: \d and \D spelt out (glibc
+ * knows \w, \s and their negations already). */
+static int sd_jschema_add_re(sd_jschema_t *s, const char *src, const char *at, char *err, size_t errlen) {
+    if (sd_jschema_re(s, src)) return 0;
+    size_t n = strlen(src);
+    char *posix = malloc(n * 6 + 1), *o = posix;
+    if (!posix) return sd_jschema_err(err, errlen, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (src[i] == '\\' && (src[i + 1] == 'd' || src[i + 1] == 'D')) {
+            o += sprintf(o, "%s", src[i + 1] == 'd' ? "[0-9]" : "[^0-9]");
+            i++;
+        } else {
+            *o++ = src[i];
+            if (src[i] == '\\' && src[i + 1]) *o++ = src[++i];
+        }
+    }
+    *o = 0;
+    if (s->nre == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->re = realloc(s->re, s->cap * sizeof(*s->re));
+    }
+    sd_jschema_re_t *r = &s->re[s->nre];
+    int rc = regcomp(&r->re, posix, REG_EXTENDED | REG_NOSUB);
+    free(posix);
+    if (rc) return sd_jschema_err(err, errlen, "at %s: pattern \"%.80s\" is no expression the harness can read", at, src);
+    r->src = strdup(src);
+    s->nre++;
+    return 0;
+}
+
+/* The place a local $ref points at: "#" or a JSON pointer after "#/",
+ * its tokens with ~0, ~1 and %XX decoded. NULL when there is none. */
+static json_t *sd_jschema_follow(json_t *root, const char *ref) {
+    if (!strcmp(ref, "#")) return root;
+    if (strncmp(ref, "#/", 2)) return NULL;
+    json_t *cur = root;
+    const char *p = ref + 2;
+    char tok[512];
+    for (;;) {
+        size_t t = 0;
+        for (; *p && *p != '/' && t + 1 < sizeof(tok); p++) {
+            if (p[0] == '~' && (p[1] == '0' || p[1] == '1')) tok[t++] = p[1] == '0' ? '~' : '/', p++;
+            else if (p[0] == '%' && p[1] && p[2] && sscanf(p + 1, "%2hhx", (unsigned char *)&tok[t]) == 1) t++, p += 2;
+            else tok[t++] = *p;
+        }
+        tok[t] = 0;
+        if (json_is_object(cur)) {
+            cur = json_object_get(cur, tok);
+        } else if (json_is_array(cur)) {
+            char *end;
+            long i = strtol(tok, &end, 10);
+            cur = *tok && !*end && i >= 0 ? json_array_get(cur, (size_t)i) : NULL;
+        } else {
+            cur = NULL;
+        }
+        if (!cur || *p != '/') return *p ? NULL : cur;
+        p++;
+    }
+}
+
+static int sd_jschema_walk(sd_jschema_t *s, json_t *node, const char *at, char *err, size_t errlen);
+
+/* Every place a $ref in node points at, into s->targets: a schema kept
+ * under a name no keyword has is still a schema when a $ref reaches it. */
+static void sd_jschema_targets(sd_jschema_t *s, json_t *node) {
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_array(node)) json_array_foreach(node, i, v) sd_jschema_targets(s, v);
+    if (!json_is_object(node)) return;
+    json_object_foreach(node, k, v) {
+        json_t *t = !strcmp(k, "$ref") && json_is_string(v) ? sd_jschema_follow(s->root, json_string_value(v)) : NULL;
+        if (t) {
+            json_t **more = realloc(s->targets, (s->ntargets + 1) * sizeof(*more));
+            if (more) s->targets = more, s->targets[s->ntargets++] = t;
+        }
+        sd_jschema_targets(s, v);
+    }
+}
+
+static int sd_jschema_walk_in(sd_jschema_t *s, json_t *node, const char *at, const char *key, char *err, size_t errlen) {
+    char sub[1024];
+    if (snprintf(sub, sizeof(sub), "%s/%s", at, key) >= (int)sizeof(sub)) return sd_jschema_err(err, errlen, "at %.200s: nested too deep", at);
+    return sd_jschema_walk(s, node, sub, err, errlen);
+}
+
+/* Every schema in an object of named schemas (properties, ...). */
+static int sd_jschema_walk_named(sd_jschema_t *s, json_t *v, const char *at, const char *k, char *err, size_t errlen) {
+    if (!json_is_object(v)) return sd_jschema_err(err, errlen, "at %s/%s: expected an object of schemas", at, k);
+    const char *name;
+    json_t *sub;
+    char here[1024];
+    if (snprintf(here, sizeof(here), "%s/%s", at, k) >= (int)sizeof(here)) return sd_jschema_err(err, errlen, "at %.200s: nested too deep", at);
+    json_object_foreach(v, name, sub) {
+        if (!strcmp(k, "patternProperties") && sd_jschema_add_re(s, name, here, err, errlen)) return -1;
+        if (!strcmp(k, "dependencies") && json_is_array(sub)) continue; /* the names it needs */
+        if (sd_jschema_walk_in(s, sub, here, name, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+static int sd_jschema_walk(sd_jschema_t *s, json_t *node, const char *at, char *err, size_t errlen) {
+    if (json_is_boolean(node)) return 0;
+    if (!json_is_object(node)) return sd_jschema_err(err, errlen, "at %s: a schema is an object or true or false", at[0] ? at : "/");
+    const char *k;
+    json_t *v;
+    json_object_foreach(node, k, v) {
+        int known = 0;
+        for (int i = 0; sd_jschema_keywords[i] && !known; i++) known = !strcmp(k, sd_jschema_keywords[i]);
+        for (size_t i = 0; i < s->ntargets && !known; i++) known = s->targets[i] == v ? 2 : 0;
+        if (known == 2) {
+            if (sd_jschema_walk_in(s, v, at, k, err, errlen)) return -1;
+            continue;
+        }
+        if (!known)
+            return sd_jschema_err(err, errlen, "at %s: keyword \"%.80s\" is not one the harness checks (docs/formats.md lists them)",
+                                  at[0] ? at : "/", k);
+        int rc = 0;
+        if (!strcmp(k, "properties") || !strcmp(k, "patternProperties") || !strcmp(k, "definitions") || !strcmp(k, "dependencies")) {
+            rc = sd_jschema_walk_named(s, v, at, k, err, errlen);
+        } else if (!strcmp(k, "additionalProperties") || !strcmp(k, "additionalItems") || !strcmp(k, "contains") ||
+                   !strcmp(k, "propertyNames") || !strcmp(k, "not") || !strcmp(k, "if") || !strcmp(k, "then") || !strcmp(k, "else") ||
+                   (!strcmp(k, "items") && !json_is_array(v))) {
+            rc = sd_jschema_walk_in(s, v, at, k, err, errlen);
+        } else if (!strcmp(k, "items") || !strcmp(k, "allOf") || !strcmp(k, "anyOf") || !strcmp(k, "oneOf")) {
+            if (!json_is_array(v) || (strcmp(k, "items") && !json_array_size(v)))
+                return sd_jschema_err(err, errlen, "at %s/%s: expected an array of schemas", at, k);
+            size_t i;
+            json_t *sub;
+            json_array_foreach(v, i, sub) {
+                char idx[32];
+                snprintf(idx, sizeof(idx), "%s/%zu", k, i);
+                if ((rc = sd_jschema_walk_in(s, sub, at, idx, err, errlen))) break;
+            }
+        } else if (!strcmp(k, "pattern")) {
+            if (!json_is_string(v)) return sd_jschema_err(err, errlen, "at %s/pattern: expected a string", at);
+            rc = sd_jschema_add_re(s, json_string_value(v), at, err, errlen);
+        } else if (!strcmp(k, "$ref")) {
+            if (!json_is_string(v) || !sd_jschema_follow(s->root, json_string_value(v)))
+                return sd_jschema_err(err, errlen, "at %s: $ref \"%.120s\": the harness follows references inside the schema only "
+                                      "(\"#\", \"#/definitions/...\"), and this one leads nowhere there", at[0] ? at : "/",
+                                      json_is_string(v) ? json_string_value(v) : "");
+        } else if (!strcmp(k, "type")) {
+            static const char *const types[] = {"null", "boolean", "object", "array", "number", "integer", "string", NULL};
+            json_t *one;
+            size_t i;
+            json_t *list = json_is_array(v) ? v : NULL;
+            for (i = 0; list ? i < json_array_size(list) : i < 1; i++) {
+                one = list ? json_array_get(list, i) : v;
+                int ok = 0;
+                for (int t = 0; types[t] && json_is_string(one) && !ok; t++) ok = !strcmp(json_string_value(one), types[t]);
+                if (!ok) return sd_jschema_err(err, errlen, "at %s/type: expected a JSON type's name or a list of them", at);
+            }
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+sd_jschema_t *sd_jschema_compile_json(json_t *schema, char *err, size_t errlen) {
+    sd_jschema_t *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    s->root = json_incref(schema);
+    sd_jschema_targets(s, schema);
+    int rc = sd_jschema_walk(s, schema, "", err, errlen);
+    free(s->targets);
+    s->targets = NULL;
+    if (rc) {
+        sd_jschema_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+sd_jschema_t *sd_jschema_compile(const char *text, size_t len, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_DECODE_ANY, &je);
+    if (!root) {
+        snprintf(err, errlen, "not JSON: line %d: %s", je.line, je.text);
+        return NULL;
+    }
+    sd_jschema_t *s = sd_jschema_compile_json(root, err, errlen);
+    json_decref(root);
+    return s;
+}
+
+void sd_jschema_free(sd_jschema_t *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->nre; i++) regfree(&s->re[i].re), free(s->re[i].src);
+    free(s->re);
+    json_decref(s->root);
+    free(s);
+}
+
+/* ---- validating ---- */
+
+typedef struct {
+    const sd_jschema_t *s;
+    char *why;
+    size_t whylen;
+    int quiet;
+    char path[1024];
+    size_t plen;
+} sd_jv_t;
+
+static int sd_jv_fail(sd_jv_t *c, const char *fmt, ...) {
+    if (c->quiet || !c->why || c->why[0]) return 0;
+    int n = snprintf(c->why, c->whylen, "%s: ", c->plen ? c->path : "/");
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* JSON equality as the schema means it: 1 and 1.0 are one number. */
+static int sd_jschema_equal(json_t *a, json_t *b) {
+    if (json_is_number(a) && json_is_number(b)) {
+        if (json_is_integer(a) && json_is_integer(b)) return json_integer_value(a) == json_integer_value(b);
+        return json_number_value(a) == json_number_value(b);
+    }
+    if (json_typeof(a) != json_typeof(b)) return 0;
+    if (json_is_array(a)) {
+        if (json_array_size(a) != json_array_size(b)) return 0;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!sd_jschema_equal(json_array_get(a, i), json_array_get(b, i))) return 0;
+        return 1;
+    }
+    if (json_is_object(a)) {
+        if (json_object_size(a) != json_object_size(b)) return 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(a, k, v) {
+            json_t *w = json_object_get(b, k);
+            if (!w || !sd_jschema_equal(v, w)) return 0;
+        }
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
+static const char *sd_jschema_typename(json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER: return "integer";
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    default: return "null";
+    }
+}
+
+static int sd_jschema_type_is(const char *t, json_t *v) {
+    if (!strcmp(t, "integer")) {
+        double d = json_is_real(v) ? json_real_value(v) : 0.5;
+        return json_is_integer(v) || (isfinite(d) && floor(d) == d);
+    }
+    if (!strcmp(t, "number")) return json_is_number(v);
+    if (!strcmp(t, "boolean")) return json_is_boolean(v);
+    return !strcmp(t, sd_jschema_typename(v));
+}
+
+static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth);
+
+/* v at the path's next step (a name, or an array's index when name is NULL). */
+static int sd_jv_at(sd_jv_t *c, json_t *sch, json_t *v, const char *name, size_t index, int depth) {
+    size_t mark = c->plen;
+    int n = name ? snprintf(c->path + mark, sizeof(c->path) - mark, "/%s", name)
+                 : snprintf(c->path + mark, sizeof(c->path) - mark, "/%zu", index);
+    c->plen = n > 0 && mark + (size_t)n < sizeof(c->path) ? mark + (size_t)n : sizeof(c->path) - 1;
+    int ok = sd_jv(c, sch, v, depth);
+    c->plen = mark;
+    c->path[mark] = 0;
+    return ok;
+}
+
+static int sd_jv_quiet(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
+    c->quiet++;
+    int ok = sd_jv(c, sch, v, depth);
+    c->quiet--;
+    return ok;
+}
+
+static size_t sd_jschema_codepoints(const char *s, size_t n) {
+    size_t cp = 0;
+    for (size_t i = 0; i < n; i++) cp += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return cp;
+}
+
+static int sd_jv_number(sd_jv_t *c, json_t *sch, json_t *v) {
+    double x = json_number_value(v);
+    json_t *b;
+    int draft4_exmin = json_is_true(json_object_get(sch, "exclusiveMinimum"));
+    int draft4_exmax = json_is_true(json_object_get(sch, "exclusiveMaximum"));
+    if ((b = json_object_get(sch, "minimum")) && json_is_number(b) &&
+        (draft4_exmin ? x <= json_number_value(b) : x < json_number_value(b)))
+        return sd_jv_fail(c, "minimum: %g is below %g", x, json_number_value(b));
+    if ((b = json_object_get(sch, "maximum")) && json_is_number(b) &&
+        (draft4_exmax ? x >= json_number_value(b) : x > json_number_value(b)))
+        return sd_jv_fail(c, "maximum: %g is above %g", x, json_number_value(b));
+    if ((b = json_object_get(sch, "exclusiveMinimum")) && json_is_number(b) && x <= json_number_value(b))
+        return sd_jv_fail(c, "exclusiveMinimum: %g is not above %g", x, json_number_value(b));
+    if ((b = json_object_get(sch, "exclusiveMaximum")) && json_is_number(b) && x >= json_number_value(b))
+        return sd_jv_fail(c, "exclusiveMaximum: %g is not below %g", x, json_number_value(b));
+    if ((b = json_object_get(sch, "multipleOf")) && json_is_number(b) && json_number_value(b) > 0) {
+        int multiple;
+        if (json_is_integer(v) && json_is_integer(b)) {
+            multiple = json_integer_value(v) % json_integer_value(b) == 0;
+        } else {
+            double q = x / json_number_value(b);
+            multiple = isfinite(q) && fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
+        }
+        if (!multiple) return sd_jv_fail(c, "multipleOf: %g is no multiple of %g", x, json_number_value(b));
+    }
+    return 1;
+}
+
+static int sd_jv_string(sd_jv_t *c, json_t *sch, json_t *v) {
+    size_t cp = sd_jschema_codepoints(json_string_value(v), json_string_length(v));
+    json_t *b;
+    if ((b = json_object_get(sch, "minLength")) && json_is_number(b) && (double)cp < json_number_value(b))
+        return sd_jv_fail(c, "minLength: %zu characters, fewer than %g", cp, json_number_value(b));
+    if ((b = json_object_get(sch, "maxLength")) && json_is_number(b) && (double)cp > json_number_value(b))
+        return sd_jv_fail(c, "maxLength: %zu characters, more than %g", cp, json_number_value(b));
+    if ((b = json_object_get(sch, "pattern")) && json_is_string(b)) {
+        regex_t *re = sd_jschema_re(c->s, json_string_value(b));
+        if (re && regexec(re, json_string_value(v), 0, NULL, 0))
+            return sd_jv_fail(c, "pattern: the value does not match \"%.80s\"", json_string_value(b));
+    }
+    return 1;
+}
+
+static int sd_jv_object(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
+    json_t *props = json_object_get(sch, "properties"), *pats = json_object_get(sch, "patternProperties");
+    json_t *addl = json_object_get(sch, "additionalProperties"), *b;
+    const char *k, *p;
+    json_t *val, *sub;
+    json_object_foreach(v, k, val) {
+        int matched = 0;
+        if ((sub = json_object_get(props, k))) {
+            matched = 1;
+            if (!sd_jv_at(c, sub, val, k, 0, depth)) return 0;
+        }
+        json_object_foreach(pats, p, sub) {
+            regex_t *re = sd_jschema_re(c->s, p);
+            if (re && !regexec(re, k, 0, NULL, 0)) {
+                matched = 1;
+                if (!sd_jv_at(c, sub, val, k, 0, depth)) return 0;
+            }
+        }
+        if (!matched && addl) {
+            if (json_is_false(addl)) return sd_jv_fail(c, "additionalProperties: \"%.80s\" is not allowed", k);
+            if (!sd_jv_at(c, addl, val, k, 0, depth)) return 0;
+        }
+        if ((sub = json_object_get(sch, "propertyNames"))) {
+            json_t *name = json_string(k);
+            int ok = sd_jv_at(c, sub, name, k, 0, depth);
+            json_decref(name);
+            if (!ok) return 0;
+        }
+        json_t *dep = json_object_get(json_object_get(sch, "dependencies"), k);
+        if (json_is_array(dep)) {
+            size_t i;
+            json_array_foreach(dep, i, sub) if (json_is_string(sub) && !json_object_get(v, json_string_value(sub)))
+                return sd_jv_fail(c, "dependencies: \"%.80s\" needs \"%.80s\"", k, json_string_value(sub));
+        } else if (dep && !sd_jv(c, dep, v, depth)) {
+            return 0;
+        }
+    }
+    if ((b = json_object_get(sch, "required"))) {
+        size_t i;
+        json_array_foreach(b, i, sub) if (json_is_string(sub) && !json_object_get(v, json_string_value(sub)))
+            return sd_jv_fail(c, "required: \"%.80s\" is missing", json_string_value(sub));
+    }
+    size_t n = json_object_size(v);
+    if ((b = json_object_get(sch, "minProperties")) && json_is_number(b) && (double)n < json_number_value(b))
+        return sd_jv_fail(c, "minProperties: %zu properties, fewer than %g", n, json_number_value(b));
+    if ((b = json_object_get(sch, "maxProperties")) && json_is_number(b) && (double)n > json_number_value(b))
+        return sd_jv_fail(c, "maxProperties: %zu properties, more than %g", n, json_number_value(b));
+    return 1;
+}
+
+static int sd_jv_array(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
+    json_t *items = json_object_get(sch, "items"), *addl = json_object_get(sch, "additionalItems"), *b, *el;
+    size_t n = json_array_size(v), i;
+    json_array_foreach(v, i, el) {
+        json_t *sub = json_is_array(items) ? (i < json_array_size(items) ? json_array_get(items, i) : addl) : items;
+        if (sub && !sd_jv_at(c, sub, el, NULL, i, depth)) return 0;
+    }
+    if ((b = json_object_get(sch, "contains"))) {
+        int any = 0;
+        json_array_foreach(v, i, el) if (!any) any = sd_jv_quiet(c, b, el, depth);
+        if (!any) return sd_jv_fail(c, "contains: no item is valid against it");
+    }
+    if ((b = json_object_get(sch, "minItems")) && json_is_number(b) && (double)n < json_number_value(b))
+        return sd_jv_fail(c, "minItems: %zu items, fewer than %g", n, json_number_value(b));
+    if ((b = json_object_get(sch, "maxItems")) && json_is_number(b) && (double)n > json_number_value(b))
+        return sd_jv_fail(c, "maxItems: %zu items, more than %g", n, json_number_value(b));
+    if (json_is_true(json_object_get(sch, "uniqueItems")))
+        for (i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n; j++)
+                if (sd_jschema_equal(json_array_get(v, i), json_array_get(v, j)))
+                    return sd_jv_fail(c, "uniqueItems: items %zu and %zu are equal", i, j);
+    return 1;
+}
+
+static int sd_jv_combined(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
+    json_t *b, *sub;
+    size_t i;
+    if ((b = json_object_get(sch, "allOf")))
+        json_array_foreach(b, i, sub) if (!sd_jv(c, sub, v, depth)) return 0;
+    if ((b = json_object_get(sch, "anyOf"))) {
+        int any = 0;
+        json_array_foreach(b, i, sub) if (!any) any = sd_jv_quiet(c, sub, v, depth);
+        if (!any) return sd_jv_fail(c, "anyOf: valid against none of %zu schemas", json_array_size(b));
+    }
+    if ((b = json_object_get(sch, "oneOf"))) {
+        int valid = 0;
+        json_array_foreach(b, i, sub) valid += sd_jv_quiet(c, sub, v, depth);
+        if (valid != 1) return sd_jv_fail(c, "oneOf: valid against %d of %zu schemas, not exactly one", valid, json_array_size(b));
+    }
+    if ((b = json_object_get(sch, "not")) && sd_jv_quiet(c, b, v, depth)) return sd_jv_fail(c, "not: valid against the schema it negates");
+    if ((b = json_object_get(sch, "if"))) {
+        json_t *branch = json_object_get(sch, sd_jv_quiet(c, b, v, depth) ? "then" : "else");
+        if (branch && !sd_jv(c, branch, v, depth)) return 0;
+    }
+    return 1;
+}
+
+static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
+    if (json_is_true(sch)) return 1;
+    if (json_is_false(sch)) return sd_jv_fail(c, "the schema here is false: no value is valid");
+    if (depth > 256) return sd_jv_fail(c, "$ref: references nested more than 256 deep");
+    json_t *b;
+    /* draft 7: beside a $ref, the other keywords are not read */
+    if ((b = json_object_get(sch, "$ref"))) return sd_jv(c, sd_jschema_follow(c->s->root, json_string_value(b)), v, depth + 1);
+    if ((b = json_object_get(sch, "type"))) {
+        int ok = 0;
+        if (json_is_array(b)) {
+            size_t i;
+            json_t *t;
+            json_array_foreach(b, i, t) ok |= sd_jschema_type_is(json_string_value(t), v);
+        } else {
+            ok = sd_jschema_type_is(json_string_value(b), v);
+        }
+        if (!ok) {
+            char want[128];
+            if (json_is_string(b)) snprintf(want, sizeof(want), "%s", json_string_value(b));
+            else snprintf(want, sizeof(want), "one of %zu types", json_array_size(b));
+            return sd_jv_fail(c, "type: expected %s, found %s", want, sd_jschema_typename(v));
+        }
+    }
+    if ((b = json_object_get(sch, "enum"))) {
+        int any = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(b, i, e) any |= sd_jschema_equal(e, v);
+        if (!any) return sd_jv_fail(c, "enum: not one of its %zu values", json_array_size(b));
+    }
+    if ((b = json_object_get(sch, "const")) && !sd_jschema_equal(b, v)) return sd_jv_fail(c, "const: not the value it names");
+    if (json_is_number(v) && !sd_jv_number(c, sch, v)) return 0;
+    if (json_is_string(v) && !sd_jv_string(c, sch, v)) return 0;
+    if (json_is_object(v) && !sd_jv_object(c, sch, v, depth)) return 0;
+    if (json_is_array(v) && !sd_jv_array(c, sch, v, depth)) return 0;
+    return sd_jv_combined(c, sch, v, depth);
+}
+
+int sd_jschema_valid(const sd_jschema_t *s, json_t *v, char *why, size_t whylen) {
+    sd_jv_t c = {.s = s, .why = why, .whylen = whylen};
+    if (why && whylen) why[0] = 0;
+    return sd_jv(&c, s->root, v, 0);
+}
