@@ -407,9 +407,10 @@ static int64_t sd_data_bare_pick(sd_data_bare_t *b, int64_t td, int64_t within) 
 }
 
 /* The malformed kind after k (in mask, default the first five, or with
- * events format=avro the wire format's four). */
+ * a wire format its four, and with format=json-schema schema-violation). */
 static sd_malformed_t sd_data_next_malformed(int *k, int mask, int wire) {
-    if (!mask) mask = wire ? ((1 << SD_MAL__COUNT) - 1) & ~((1 << SD_MAL_BAD_MAGIC) - 1) : (1 << 5) - 1;
+    if (!mask && wire) mask = ((1 << SD_MAL__COUNT) - 1) & ~((1 << SD_MAL_BAD_MAGIC) - 1) & ~(wire == 3 ? 0 : 1 << SD_MAL_SCHEMA_VIOLATION);
+    if (!mask) mask = (1 << 5) - 1;
     while (!(mask & (1 << *k))) *k = (*k + 1) % SD_MAL__COUNT;
     sd_malformed_t kind = (sd_malformed_t)*k;
     *k = (*k + 1) % SD_MAL__COUNT;
@@ -680,10 +681,11 @@ static const char *const sd_shape_malformed[SD_MAL__COUNT] = {
     [SD_MAL_OVERSIZED] = "a valid event with a `padding` field of 900 KB (under the broker's 1 MB limit)",
     [SD_MAL_NULL_VALUE] = "no value at all: a tombstone (a compacted topic deletes the key)",
     [SD_MAL_DUPLICATE_KEYS] = "the event time field twice, with two values (`1999-12-31T23:59:59.000Z` second)",
-    [SD_MAL_BAD_MAGIC] = "with `events format=avro`: the event encoded, its first byte 1 where the wire format's magic 0 belongs",
-    [SD_MAL_UNKNOWN_SCHEMA] = "with `events format=avro`: the event encoded under schema id 2147483631, which the registry never gave",
-    [SD_MAL_TRUNCATED_RECORD] = "with `events format=avro`: the 5-byte header and the first half of the encoded record",
-    [SD_MAL_FOREIGN_SCHEMA] = "with `events format=avro`: a record of another schema (`Note`: the event id and a line of text), registered under the subject `<topic>-foreign-value` and never under the topic's own",
+    [SD_MAL_BAD_MAGIC] = "with a wire format (`events format=`): the event encoded, its first byte 1 where the wire format's magic 0 belongs",
+    [SD_MAL_UNKNOWN_SCHEMA] = "with a wire format (`events format=`): the event encoded under schema id 2147483631, which the registry never gave",
+    [SD_MAL_TRUNCATED_RECORD] = "with a wire format (`events format=`): the 5-byte header and the first half of the encoded record",
+    [SD_MAL_FOREIGN_SCHEMA] = "with a wire format (`events format=`): a record of another schema (`Note`: the event id and a line of text), registered under the subject `<topic>-foreign-value` and never under the topic's own",
+    [SD_MAL_SCHEMA_VIOLATION] = "with `events format=json-schema`: the event framed as the wire format frames it and JSON, one field of another type than the schema says (a number field as text, `weight_g` in the scans)",
 };
 
 /* bytes as a markdown code span inside a table: anything not printable

@@ -176,7 +176,8 @@ static sd_err_t sd_registry_call(const char *url, const char *method, const char
 sd_err_t sd_registry_register(const char *url, const char *subject, sd_schema_type_t type, const char *schema, int *id,
                               int *refused, char *err, size_t errlen) {
     json_t *req = json_pack("{s:s}", "schema", schema), *o = NULL;
-    if (type == SD_SCHEMA_PROTOBUF) json_object_set_new(req, "schemaType", json_string("PROTOBUF")); /* AVRO, the default, is left out */
+    /* AVRO, the default, is left out */
+    if (type != SD_SCHEMA_AVRO) json_object_set_new(req, "schemaType", json_string(type == SD_SCHEMA_PROTOBUF ? "PROTOBUF" : "JSON"));
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     char *rest = sd_util_fmt("/subjects/%s/versions", subject);

@@ -13,7 +13,7 @@
 #include "util.h"
 
 /* What the subject's schema is written in, as the API names it. */
-typedef enum { SD_SCHEMA_AVRO = 0, SD_SCHEMA_PROTOBUF } sd_schema_type_t;
+typedef enum { SD_SCHEMA_AVRO = 0, SD_SCHEMA_PROTOBUF, SD_SCHEMA_JSON } sd_schema_type_t;
 
 /* Register schema (its text) under subject; *id is the id the registry
  * gives it (the same id again for a schema it already holds). A schema the

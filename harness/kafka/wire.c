@@ -2,6 +2,7 @@
  * (see wire.h). */
 #include "wire.h"
 
+#include "jschema.h"
 #include "parcel_scan.pb-c.h"
 #include "registry.h"
 
@@ -15,6 +16,8 @@ struct sd_wire_s {
     avro_schema_t schema;
     avro_value_iface_t *iface;
     avro_value_t value;
+    sd_jschema_t *js; /* JSON Schema */
+    char *violate;    /* the number field schema-violation sends as text */
     int id, foreign_id;
 };
 
@@ -24,6 +27,13 @@ static const char sd_wire_parcel_proto[] =
 
 char *sd_wire_parcel_schema(sd_wire_format_t fmt, const char *id_field, const char *time_field) {
     if (fmt == SD_WIRE_PROTOBUF) return sd_util_strdup(sd_wire_parcel_proto);
+    if (fmt == SD_WIRE_JSON)
+        return sd_util_fmt("{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"title\":\"ParcelScan\",\"type\":\"object\","
+                           "\"required\":[\"%s\",\"parcel_id\",\"%s\",\"location\",\"scan\",\"weight_g\"],\"properties\":{"
+                           "\"%s\":{\"type\":\"string\",\"minLength\":1},\"parcel_id\":{\"type\":\"string\"},"
+                           "\"%s\":{\"type\":\"string\",\"format\":\"date-time\"},\"location\":{\"type\":\"string\"},"
+                           "\"scan\":{\"type\":\"string\"},\"weight_g\":{\"type\":\"integer\",\"minimum\":0}}}",
+                           id_field, time_field, id_field, time_field);
     return sd_util_fmt("{\"type\":\"record\",\"name\":\"ParcelScan\",\"namespace\":\"streamdrill\",\"fields\":["
                        "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"parcel_id\",\"type\":\"string\"},"
                        "{\"name\":\"%s\",\"type\":\"string\"},{\"name\":\"location\",\"type\":\"string\"},"
@@ -34,6 +44,10 @@ char *sd_wire_parcel_schema(sd_wire_format_t fmt, const char *id_field, const ch
 const char *sd_wire_foreign_schema(sd_wire_format_t fmt) {
     if (fmt == SD_WIRE_PROTOBUF)
         return "syntax = \"proto3\";\npackage streamdrill.foreign;\nmessage Note {\n  string event_id = 1;\n  string note = 2;\n}\n";
+    if (fmt == SD_WIRE_JSON)
+        return "{\"$schema\":\"http://json-schema.org/draft-07/schema#\",\"title\":\"Note\",\"type\":\"object\","
+               "\"required\":[\"event_id\",\"note\"],\"properties\":{\"event_id\":{\"type\":\"string\"},\"note\":{\"type\":\"string\"}},"
+               "\"additionalProperties\":false}";
     return "{\"type\":\"record\",\"name\":\"Note\",\"namespace\":\"streamdrill.foreign\",\"fields\":["
            "{\"name\":\"event_id\",\"type\":\"string\"},{\"name\":\"note\",\"type\":\"string\"}]}";
 }
@@ -44,6 +58,15 @@ sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int fore
     w->id = id;
     w->foreign_id = foreign_id;
     if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message: nothing to read from the text */
+        *out = w;
+        return SD_OK;
+    }
+    if (fmt == SD_WIRE_JSON) {
+        char why[512];
+        if (!(w->js = sd_jschema_compile(schema, strlen(schema), why, sizeof(why)))) {
+            free(w);
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "a JSON Schema the harness cannot check: %s", why);
+        }
         *out = w;
         return SD_OK;
     }
@@ -64,7 +87,9 @@ sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int fore
 
 void sd_wire_close(sd_wire_t *w) {
     if (!w) return;
-    if (w->fmt == SD_WIRE_PROTOBUF) {
+    if (w->fmt != SD_WIRE_AVRO) {
+        sd_jschema_free(w->js);
+        free(w->violate);
         free(w);
         return;
     }
@@ -163,6 +188,18 @@ static void sd_wire_header(const sd_wire_t *w, sd_buf_t *out, int id) {
     sd_buf_append(out, h, w->fmt == SD_WIRE_PROTOBUF ? 6 : 5);
 }
 
+/* The event as it was rendered, after the header, once the schema finds it
+ * valid: a JSON Schema serializer's check before it sends. */
+static sd_err_t sd_wire_encode_json(sd_wire_t *w, json_t *j, const char *json, size_t len, sd_buf_t *out, char *err, size_t errlen) {
+    char why[256];
+    if (!sd_jschema_valid(w->js, j, why, sizeof(why)))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "the event is not valid by its JSON Schema: %s", why);
+    sd_buf_reset(out);
+    sd_wire_header(w, out, w->id);
+    sd_buf_append(out, json, len);
+    return SD_OK;
+}
+
 /* A scan as the compiled ParcelScan message. */
 static sd_err_t sd_wire_encode_protobuf(sd_wire_t *w, json_t *j, sd_buf_t *out, char *err, size_t errlen) {
     Streamdrill__ParcelScan m = STREAMDRILL__PARCEL_SCAN__INIT;
@@ -192,9 +229,10 @@ sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *ou
     json_t *j = json_loadb(json, len, 0, NULL);
     if (!j)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "an event that is not JSON cannot be encoded in %s",
-                          w->fmt == SD_WIRE_PROTOBUF ? "Protobuf" : "Avro");
-    if (w->fmt == SD_WIRE_PROTOBUF) {
-        sd_err_t e = sd_wire_encode_protobuf(w, j, out, err, errlen);
+                          w->fmt == SD_WIRE_PROTOBUF ? "Protobuf" : w->fmt == SD_WIRE_JSON ? "the JSON Schema wire format" : "Avro");
+    if (w->fmt != SD_WIRE_AVRO) {
+        sd_err_t e = w->fmt == SD_WIRE_JSON ? sd_wire_encode_json(w, j, json, len, out, err, errlen)
+                                            : sd_wire_encode_protobuf(w, j, out, err, errlen);
         json_decref(j);
         return e;
     }
@@ -218,6 +256,39 @@ sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *ou
 
 int sd_wire_kind(sd_malformed_t m) { return m >= SD_MAL_BAD_MAGIC && m < SD_MAL__COUNT; }
 
+int sd_wire_pick_violation(sd_wire_t *w, const char *schema, const char *id_field, const char *time_field) {
+    free(w->violate);
+    w->violate = NULL;
+    json_t *o = json_loads(schema, 0, NULL), *props = json_object_get(o, "properties"), *p;
+    const char *name;
+    json_object_foreach(props, name, p) {
+        const char *t = json_string_value(json_object_get(p, "type"));
+        if (!w->violate && t && (!strcmp(t, "integer") || !strcmp(t, "number")) && strcmp(name, id_field) && strcmp(name, time_field))
+            w->violate = sd_util_strdup(name);
+    }
+    json_decref(o);
+    return w->violate != NULL;
+}
+
+/* schema-violation: the chosen number field as text, framed. */
+static void sd_wire_violation(sd_wire_t *w, const char *json, size_t len, sd_buf_t *out) {
+    json_t *j = json_loadb(json, len, 0, NULL), *v = w->violate ? json_object_get(j, w->violate) : NULL;
+    if (json_is_number(v)) {
+        char num[64];
+        if (json_is_integer(v)) snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+        else snprintf(num, sizeof(num), "%g", json_real_value(v));
+        json_object_set_new(j, w->violate, json_string(num));
+    } else if (j && w->violate) {
+        json_object_set_new(j, w->violate, json_string("0"));
+    }
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    sd_wire_header(w, out, w->id);
+    if (text) sd_buf_puts(out, text);
+    else sd_buf_append(out, json, len);
+    free(text);
+    json_decref(j);
+}
+
 /* A varint: 7 bits a byte, low first, the top bit set on all but the last. */
 static void sd_wire_put_varint(sd_buf_t *out, uint64_t z) {
     do {
@@ -239,6 +310,10 @@ static void sd_wire_put_field(const sd_wire_t *w, sd_buf_t *out, int number, con
 void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t len, sd_buf_t *out) {
     char why[8];
     sd_buf_reset(out);
+    if (m == SD_MAL_SCHEMA_VIOLATION && w->fmt == SD_WIRE_JSON) {
+        sd_wire_violation(w, json, len, out);
+        return;
+    }
     if (!sd_wire_kind(m) || (m != SD_MAL_FOREIGN_SCHEMA && sd_wire_encode(w, json, len, out, why, sizeof(why)))) {
         sd_buf_reset(out);
         sd_buf_append(out, json, len);
@@ -251,6 +326,8 @@ void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t 
     case SD_MAL_UNKNOWN_SCHEMA: /* an id no registry gives out soon: 2^31 - 17 */
         out->data[1] = 0x7f, out->data[2] = out->data[3] = (char)0xff, out->data[4] = (char)0xef;
         break;
+    case SD_MAL_SCHEMA_VIOLATION: /* Avro and Protobuf encode what fits: the record unbroken (refused at check time) */
+        break;
     case SD_MAL_TRUNCATED_RECORD: { /* the header and the first half of the record */
         size_t head = w->fmt == SD_WIRE_PROTOBUF ? 6 : 5;
         out->len = head + (out->len - head) / 2;
@@ -262,8 +339,16 @@ void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t 
         const char *id = json_is_string(idv) ? json_string_value(idv) : "?";
         static const char note[] = "a record of a schema this topic's subject never accepted";
         sd_wire_header(w, out, w->foreign_id);
-        sd_wire_put_field(w, out, 1, id, strlen(id));
-        sd_wire_put_field(w, out, 2, note, sizeof(note) - 1);
+        if (w->fmt == SD_WIRE_JSON) {
+            json_t *n = json_pack("{s:s, s:s}", "event_id", id, "note", note);
+            char *text = json_dumps(n, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            sd_buf_puts(out, text);
+            free(text);
+            json_decref(n);
+        } else {
+            sd_wire_put_field(w, out, 1, id, strlen(id));
+            sd_wire_put_field(w, out, 2, note, sizeof(note) - 1);
+        }
         json_decref(j);
         break;
     }
@@ -278,6 +363,7 @@ void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t 
 
 struct sd_wire_reader_s {
     char *url;
+    sd_wire_format_t fmt;
     int n;
     struct {
         int id;
@@ -286,15 +372,17 @@ struct sd_wire_reader_s {
     } s[SD_WIRE_SCHEMAS];
 };
 
-sd_wire_reader_t *sd_wire_reader_new(const char *url) {
+sd_wire_reader_t *sd_wire_reader_new(const char *url, sd_wire_format_t fmt) {
     sd_wire_reader_t *rd = sd_util_xcalloc(1, sizeof(*rd));
     rd->url = sd_util_strdup(url);
+    rd->fmt = fmt;
     return rd;
 }
 
 void sd_wire_reader_free(sd_wire_reader_t *rd) {
     if (!rd) return;
-    for (int i = 0; i < rd->n; i++) avro_value_iface_decref(rd->s[i].iface), avro_schema_decref(rd->s[i].schema);
+    for (int i = 0; i < rd->n; i++)
+        if (rd->s[i].iface) avro_value_iface_decref(rd->s[i].iface), avro_schema_decref(rd->s[i].schema);
     free(rd->url);
     free(rd);
 }
@@ -368,14 +456,19 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
         sd_err_t e = sd_registry_schema(rd->url, id, &text, &found, err, errlen);
         avro_schema_t s = NULL;
         if (!e && !found) e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: unknown to the registry", id);
-        else if (!e && avro_schema_from_json_length(text.data, text.len, &s))
+        else if (!e && rd->fmt != SD_WIRE_JSON && avro_schema_from_json_length(text.data, text.len, &s))
             e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: no Avro schema avro-c reads: %s", id, avro_strerror());
         sd_buf_free(&text);
         if (e) return e;
         at = rd->n++;
         rd->s[at].id = id;
         rd->s[at].schema = s;
-        rd->s[at].iface = avro_generic_class_from_schema(s);
+        rd->s[at].iface = s ? avro_generic_class_from_schema(s) : NULL;
+    }
+    if (rd->fmt == SD_WIRE_JSON) { /* the record is its JSON text */
+        sd_buf_reset(out);
+        sd_buf_append(out, b + 5, n - 5);
+        return SD_OK;
     }
     avro_value_t v;
     avro_generic_value_new(rd->s[at].iface, &v);

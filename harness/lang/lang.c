@@ -61,7 +61,7 @@ static const char *const sd_join_words[] = {"inner", "left", "full", "as-of", NU
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
-static const char *const sd_format_words[] = {"json", "avro", "protobuf", NULL};
+static const char *const sd_format_words[] = {"json", "avro", "protobuf", "json-schema", NULL};
 
 /* ---- keys ---- */
 
@@ -102,10 +102,12 @@ static const sd_lang_key_t sd_keys_events[] = {
     {.name = "format", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(events_format), .choices = sd_format_words, .def = 0, .has_def = 1,
      .help = "the value each event is sent as: JSON text, or the registry wire format (a zero byte, the schema's id in 4 "
              "bytes, then for `avro` the record in Avro's binary encoding, for `protobuf` the message index 0 and the message "
-             "of harness/kafka/parcel_scan.proto), its schema registered under the subject `<topic>-value` of the `registry`"},
+             "of harness/kafka/parcel_scan.proto, for `json-schema` the event's JSON text, checked against the schema before it is "
+             "sent), its schema registered under the subject `<topic>-value` of the `registry`"},
     {.name = "schema", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(schema_path),
-     .help = "an Avro schema (`.avsc`) for format=avro (default: the parcel scans' record, its id and event-time fields named "
-             "as the contract names them, `weight_g` a long, the rest strings)"},
+     .help = "an Avro schema (`.avsc`) for format=avro, a JSON Schema (draft 7; the keywords docs/formats.md lists) for "
+             "format=json-schema (default: the parcel scans' record, its id and event-time fields named as the contract names "
+             "them, `weight_g` a long (an integer of at least 0), the rest strings)"},
     END};
 
 static const sd_lang_key_t sd_keys_registry[] = {

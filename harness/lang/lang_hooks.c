@@ -320,11 +320,11 @@ sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected isolation=read_committed|read_uncommitted, found \"%s\"", what, iso);
     const char *fmt = err ? NULL : sd_kvlist_get(&d.params, "format");
     const char *reg = err ? NULL : sd_kvlist_get(&d.params, "registry");
-    if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json"))
-        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro, found \"%s\"", what, fmt);
-    else if (!err && (fmt && !strcmp(fmt, "avro")) != (reg != NULL))
-        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro and registry=URL together (the registry "
-                      "its records' schemas are read from), found %s", what, reg ? "registry= alone" : "format=avro alone");
+    if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json-schema") && strcmp(fmt, "json"))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro|json-schema, found \"%s\"", what, fmt);
+    else if (!err && (fmt && strcmp(fmt, "json")) != (reg != NULL))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro (or json-schema) and registry=URL together (the "
+                      "registry its records' schemas are read from), found %s", what, reg ? "registry= alone" : "the format alone");
     else if (reg && strncmp(reg, "http://", 7))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected registry=http://HOST:PORT[/PATH] (plain http), found \"%s\"",
                       what, reg);
@@ -352,9 +352,9 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     (void)obj; (void)present;
     if (sc->events_kind == SD_EVENTS_LOG && !sc->log_id_field)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "events log: expected id=FIELD (the field that carries each event's id), found none");
-    if (sc->schema_path && sc->events_format != 1)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro beside it (an Avro schema for the wire "
-                       "format), found %s", sc->events_format ? "format=protobuf (its message is compiled in)" : "JSON events");
+    if (sc->schema_path && sc->events_format != 1 && sc->events_format != 3)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro or format=json-schema beside it (the "
+                       "schema of the wire format), found %s", sc->events_format ? "format=protobuf (its message is compiled in)" : "JSON events");
     sc->has_events = 1;
     sc->events_line = ts->t[0].line;
     return SD_OK;
@@ -593,9 +593,12 @@ sd_err_t sd_fin_inject(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
         return sd_perr(c, ts->t[0].line, ts->n > 1 ? ts->t[1].col : sd_end_col(ts),
                        "inject: expected malformed=N or late=N (or another kind), found %s", ts->n > 1 ? "no count above zero" : "the end of the line");
     /* the wire format's kinds break an encoded record: Avro scans only */
+    if ((st->send.malformed_kinds & (1 << SD_MAL_SCHEMA_VIOLATION)) && sc->events_format && sc->events_format != 3 && !st->send.side)
+        return sd_perr(c, ts->t[0].line, 1, "inject kinds=schema-violation: expected events format=json-schema (a record the "
+                       "schema refuses; Avro and Protobuf encode only what fits), found format=%s", sc->events_format == 2 ? "protobuf" : "avro");
     for (int m = SD_MAL_BAD_MAGIC; m < SD_MAL__COUNT; m++)
         if ((st->send.malformed_kinds & (1 << m)) && (!sc->events_format || st->send.side))
-            return sd_perr(c, ts->t[0].line, 1, "inject kinds=%s: expected events format=avro or protobuf and the scans' source (a kind of the "
+            return sd_perr(c, ts->t[0].line, 1, "inject kinds=%s: expected events format=avro, protobuf or json-schema and the scans' source (a kind of the "
                            "registry wire format), found %s", sd_malformed_name((sd_malformed_t)m),
                            st->send.side ? "source=deliveries" : "JSON events");
     return SD_OK;

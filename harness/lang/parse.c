@@ -327,17 +327,17 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
                        "writer (several consumers of one group print markers or use `progress group`)");
     for (int k = 0; k < sc->nsinks; k++)
         if (!sc->sinks[k].is_quarantine) target = 1;
-    const char *fmt = sc->events_format == 2 ? "protobuf" : "avro";
+    const char *fmt = sc->events_format == 3 ? "json-schema" : sc->events_format == 2 ? "protobuf" : "avro";
     if (sc->events_format && !sc->registry_url)
         return sd_perr(c, sc->events_line, 1, "events format=%s: expected a `registry url=URL` line (the schema registry its schema "
                        "goes to; scenarios/env/registry/registry.sh start DIR starts one), found none", fmt);
     if (sc->events_format && sc->has_deliveries)
         return sd_perr(c, sc->deliveries_line, 1, "deliveries: the second source's events are JSON; expected no `deliveries` line "
                        "beside events format=%s", fmt);
-    for (int i = 0; sc->events_format == 2 && i < sc->nsteps; i++)
+    for (int i = 0; sc->events_format >= 2 && i < sc->nsteps; i++)
         if (sc->steps[i].kind == SD_STEP_INJECT && sc->steps[i].send.inject[SD_INJ_DRIFT])
             return sd_perr(c, sc->steps[i].line, 1, "inject drift=: the schema evolves in Avro only; expected no drift= with events "
-                           "format=protobuf (the parcel scans' message is compiled in)");
+                           "format=%s", fmt);
     for (int i = 0; i < sc->nsteps; i++) {
         sd_step_t *st = &sc->steps[i];
         const sd_lang_entry_t *e = sd_lang_step_entry(st->kind);

@@ -77,7 +77,8 @@ const char *sd_profile_name(sd_profile_t p) {
 
 static const char *const sd_malformed_names[SD_MAL__COUNT] = {
     "truncated", "not-json", "missing-id", "wrong-type", "empty", "invalid-utf8", "oversized", "null-value",
-    "duplicate-keys", "bad-magic", "unknown-schema-id", "truncated-record", "foreign-schema"};
+    "duplicate-keys", "bad-magic", "unknown-schema-id", "truncated-record", "foreign-schema",
+    "schema-violation"};
 
 static const char *const sd_inject_names[SD_INJ__COUNT] = {
     "late", "out-of-order", "future", "at-max", "at-watermark", "burst", "skew", "drift", "no-key", "retry-dup", "delete", "edges"};

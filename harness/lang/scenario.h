@@ -114,6 +114,8 @@ typedef enum {
     SD_MAL_INVALID_UTF8, SD_MAL_OVERSIZED, SD_MAL_NULL_VALUE, SD_MAL_DUPLICATE_KEYS,
     /* the registry wire format's (events format=avro): the record encoded, then broken */
     SD_MAL_BAD_MAGIC, SD_MAL_UNKNOWN_SCHEMA, SD_MAL_TRUNCATED_RECORD, SD_MAL_FOREIGN_SCHEMA,
+    /* format=json-schema's own: framed and JSON, but not valid by the schema */
+    SD_MAL_SCHEMA_VIOLATION,
     SD_MAL__COUNT
 } sd_malformed_t;
 /* The kinds that break JSON text, before the wire format's. */
@@ -278,8 +280,8 @@ typedef struct sd_scenario_s {
     char *log_path;        /* events log=... (placeholders unexpanded) */
     char *log_id_field;
     int events_line;
-    int events_format;     /* events format=: 0 JSON text, 1 Avro in the registry wire format (harness/kafka/wire.h) */
-    char *schema_path;     /* events schema=PATH: the user's Avro schema (default: the parcel scans', wire.c) */
+    int events_format;     /* events format=: 0 JSON text; the registry wire format (harness/kafka/wire.h) with 1 Avro, 2 Protobuf, 3 JSON Schema */
+    char *schema_path;     /* events schema=PATH: the user's Avro schema or JSON Schema (default: the parcel scans', wire.c) */
 
     /* registry url=URL: the schema registry a wire format registers its schemas in */
     char *registry_url;

@@ -12,10 +12,28 @@
 #include "registry.h"
 #include "run_int.h"
 
-static const char *sd_run_wire_name(const sd_scenario_t *sc) { return sc->events_format == SD_WIRE_PROTOBUF ? "protobuf" : "avro"; }
+static const char *sd_run_wire_name(const sd_scenario_t *sc) {
+    return sc->events_format == SD_WIRE_PROTOBUF ? "protobuf" : sc->events_format == SD_WIRE_JSON ? "json-schema" : "avro";
+}
 
 static sd_schema_type_t sd_run_wire_type(const sd_scenario_t *sc) {
-    return sc->events_format == SD_WIRE_PROTOBUF ? SD_SCHEMA_PROTOBUF : SD_SCHEMA_AVRO;
+    return sc->events_format == SD_WIRE_PROTOBUF ? SD_SCHEMA_PROTOBUF : sc->events_format == SD_WIRE_JSON ? SD_SCHEMA_JSON : SD_SCHEMA_AVRO;
+}
+
+static const char *sd_run_wire_id_field(const sd_scenario_t *sc) {
+    return sc->events_kind == SD_EVENTS_LOG ? sc->log_id_field : sc->id_field ? sc->id_field : "event_id";
+}
+
+/* The first inject step that may send schema-violation (0: none). */
+static int sd_run_wire_violation_line(const sd_scenario_t *sc) {
+    for (int i = 0; i < sc->nsteps; i++) {
+        const sd_step_t *st = &sc->steps[i];
+        int mask = st->send.malformed_kinds;
+        if (st->kind == SD_STEP_INJECT && st->send.malformed > 0 && !st->send.side &&
+            (!mask || (mask & (1 << SD_MAL_SCHEMA_VIOLATION))))
+            return st->line;
+    }
+    return 0;
 }
 
 sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path, char *err, size_t errlen) {
@@ -33,8 +51,8 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
         if (sd_util_read_file(schema_path, &r->src.schema, &n, why, sizeof(why)))
             return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events schema=%s: %s", sc->path, sc->events_line, schema_path, why);
     } else if (sc->events_kind == SD_EVENTS_LOG) {
-        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events log= format=avro: expected schema=PATH (the log's events "
-                          "have fields of their own), found none", sc->path, sc->events_line);
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events log= format=%s: expected schema=PATH (the log's events "
+                          "have fields of their own), found none", sc->path, sc->events_line, sd_run_wire_name(sc));
     } else {
         r->src.schema = sd_wire_parcel_schema(sc->events_format, sc->id_field ? sc->id_field : "event_id",
                                               sc->time_field ? sc->time_field : "event_time");
@@ -49,6 +67,13 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
         if (!(e = sd_events_render(r->src.events, 0, INT64_MIN, &p, &k, NULL, why, sizeof(why))))
             e = sd_wire_encode(w, p.data, p.len, &r->src.encoded, why, sizeof(why));
         sd_buf_free(&p), sd_buf_free(&k);
+        int line = sc->events_format == SD_WIRE_JSON ? sd_run_wire_violation_line(sc) : 0;
+        if (!e && line && !sd_wire_pick_violation(w, r->src.schema, sd_run_wire_id_field(sc), sc->time_field ? sc->time_field : "event_time")) {
+            sd_wire_close(w);
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: inject malformed= sends schema-violation (a number field as "
+                              "text), and the JSON Schema has no property typed integer or number beside the id and the event "
+                              "time; expected kinds= without it", sc->path, line);
+        }
         sd_wire_close(w);
     }
     if (e)
@@ -77,6 +102,8 @@ sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     if (!e) e = sd_run_wire_put(r, r->src.subject, r->src.schema, &id, err, errlen);
     if (!e) e = sd_run_wire_put(r, foreign, sd_wire_foreign_schema(r->sc->events_format), &fid, err, errlen);
     if (!e) e = sd_wire_open(r->sc->events_format, r->src.schema, id, fid, &r->src.wire, err, errlen);
+    if (!e && r->sc->events_format == SD_WIRE_JSON)
+        sd_wire_pick_violation(r->src.wire, r->src.schema, sd_run_wire_id_field(r->sc), r->sc->time_field ? r->sc->time_field : "event_time");
     if (!e) {
         sd_ledger_meta_set(r->ledger, "registry", r->src.registry, NULL, 0);
         sd_ledger_meta_set(r->ledger, "format", sd_run_wire_name(r->sc), NULL, 0);

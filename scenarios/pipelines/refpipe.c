@@ -107,6 +107,10 @@
  *                       (read again when a new id appears): after the
  *                       schema evolves, the records of the old version no
  *                       longer decode
+ *   no-validate         --format json-schema: parse each record and never
+ *                       check it against its schema (a consumer without a
+ *                       validating deserializer): a record the schema
+ *                       refuses is written
  *   hostile-ids         also write one row whose id is markup (HTML,
  *                       Markdown, XML, CSV and shell metacharacters), as a
  *                       buggy upstream would: the reports must show it
@@ -207,7 +211,7 @@ static struct {
     int latest;          /* --latest: the newest scan per parcel */
     int complete;        /* --output complete: every window rewritten each batch */
     const char *files;   /* --files DIR: the rows also in a Spark file sink's layout */
-    int avro;            /* --format avro (1) or protobuf (2): values in the registry wire format (refwire.h) */
+    int avro;            /* --format avro (1), protobuf (2) or json-schema (3): values in the registry wire format (refwire.h) */
     const char *registry; /* --registry URL: the schema registry's Confluent-compatible API */
 } o = {.id_field = "event_id", .time_field = "event_time", .table = "bronze", .qtable = "rejected", .mode = MODE_EO,
        .watermark_ms = 600000, .max_future_ms = 3600000, .max_batch = 500, .trigger_ms = 200, .row_delay_ms = 2,
@@ -246,7 +250,7 @@ static void parse_weak(const char *list) {
         {"ignore-deletes", &weak.ignore_deletes}, {"read-uncommitted", &weak.read_uncommitted},
         {"latest-by-arrival", &weak.latest_by_arrival}, {"first-on-tie", &weak.first_on_tie}, {"tz-shift", &weak.tz_shift}, {"rewind", &weak.rewind},
         {"drop-undecodable", &weak.drop_undecodable}, {"no-schema-cache", &refavro_no_cache},
-        {"newest-schema", &weak.newest_schema}, {NULL, NULL}};
+        {"newest-schema", &weak.newest_schema}, {"no-validate", &refjson_no_validate}, {NULL, NULL}};
     char *copy = strdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "none")) continue;
@@ -360,7 +364,7 @@ static void usage(void) {
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
-          "               [--format json|avro|protobuf --registry URL]\n"
+          "               [--format json|avro|protobuf|json-schema --registry URL]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -531,7 +535,8 @@ int main(int argc, char **argv) {
         case 'f':
             if (!strcmp(optarg, "avro")) o.avro = 1;
             else if (!strcmp(optarg, "protobuf")) o.avro = 2;
-            else if (strcmp(optarg, "json")) die("--format %s: expected json, avro or protobuf", optarg);
+            else if (!strcmp(optarg, "json-schema")) o.avro = 3;
+            else if (strcmp(optarg, "json")) die("--format %s: expected json, avro, protobuf or json-schema", optarg);
             break;
         case 'R': o.registry = optarg; break;
         case 'K':
@@ -546,7 +551,7 @@ int main(int argc, char **argv) {
     if (optind < argc) die("unexpected argument %s", argv[optind]);
     if (!o.brokers || !o.topic || !o.db) { usage(); die("--brokers, --topic and --db are required"); }
     if (o.max_batch < 1) die("--max-batch must be at least 1");
-    if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format %s: --registry URL is required", o.avro == 2 ? "protobuf" : "avro");
+    if (o.avro && !o.registry && !(o.registry = getenv("STREAMDRILL_REGISTRY"))) die("--format %s: --registry URL is required", o.avro == 3 ? "json-schema" : o.avro == 2 ? "protobuf" : "avro");
     static char subject[512];
     snprintf(subject, sizeof(subject), "%s-value", o.topic);
     if (weak.newest_schema) refavro_subject = subject;
@@ -805,8 +810,7 @@ int main(int argc, char **argv) {
                 char *copy = NULL;
                 size_t tlen = m->len;
                 if (o.avro) {
-                    reason = o.avro == 2 ? refwire_decode_protobuf(o.registry, m->payload, m->len, &copy)
-                                         : refavro_decode(o.registry, m->payload, m->len, &copy);
+                    reason = refwire_decode(o.avro, o.registry, m->payload, m->len, &copy);
                     if (reason && weak.drop_undecodable) { /* the bug: what cannot be decoded is skipped, not kept */
                         dropped++;
                         continue;

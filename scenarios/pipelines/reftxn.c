@@ -7,7 +7,7 @@
  *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
  *          [--trigger-ms 200] [--row-delay-ms 2] [--weak LIST]
- *          [--format avro|protobuf --registry URL]
+ *          [--format avro|protobuf|json-schema --registry URL]
  *
  * A batch is a transaction: up to --max-batch records (closed --trigger-ms
  * after the first), each valid one with an id not seen before written to
@@ -37,7 +37,7 @@
  *                        before its transaction: a kill inside the
  *                        transaction aborts the output the offsets claim
  *
- * --format avro (or protobuf) reads values in a schema registry's wire format (each
+ * --format avro (or protobuf, or json-schema) reads values in a schema registry's wire format (each
  * schema fetched once by its id, refwire.h) and writes the valid ones to
  * --out as they came, in the same wire format.
  *
@@ -57,8 +57,8 @@ static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
     int no_changelog, offsets_outside_txn;
-    const char *registry; /* --format avro|protobuf: the schema registry's URL */
-    int protobuf;
+    const char *registry; /* --format avro|protobuf|json-schema: the schema registry's URL */
+    int format; /* with a registry: 1 Avro, 2 Protobuf, 3 JSON Schema (refwire_decode) */
 } o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
 
 static void on_signal(int sig) { (void)sig; ref_stop = 1; }
@@ -262,8 +262,7 @@ static void process(rd_kafka_message_t *m) {
     int64_t et;
     char *decoded = NULL;
     if (o.registry && m->payload && m->len)
-        reason = o.protobuf ? refwire_decode_protobuf(o.registry, m->payload, m->len, &decoded)
-                            : refavro_decode(o.registry, m->payload, m->len, &decoded);
+        reason = refwire_decode(o.format, o.registry, m->payload, m->len, &decoded);
     json_t *j = reason ? NULL
               : decoded ? json_loads(decoded, 0, NULL)
               : m->payload && m->len ? json_loadb(m->payload, m->len, JSON_REJECT_DUPLICATES, NULL) : NULL;
@@ -389,10 +388,11 @@ int main(int argc, char **argv) {
         }
     }
     if (!o.brokers || !o.topic || !o.out || !o.group || o.max_batch <= 0) usage();
-    if (strcmp(format, "json") && strcmp(format, "avro") && strcmp(format, "protobuf")) die("--format %s: json, avro or protobuf", format);
+    if (strcmp(format, "json") && strcmp(format, "avro") && strcmp(format, "protobuf") && strcmp(format, "json-schema"))
+        die("--format %s: json, avro, protobuf or json-schema", format);
     if (strcmp(format, "json") && !o.registry) die("--format %s: --registry URL is required", format);
     if (!strcmp(format, "json")) o.registry = NULL;
-    o.protobuf = !strcmp(format, "protobuf");
+    o.format = !strcmp(format, "json-schema") ? 3 : !strcmp(format, "protobuf") ? 2 : 1;
     if (!o.dead) snprintf(dead, sizeof(dead), "%s-dead", o.out), o.dead = dead;
     if (!o.changelog) snprintf(changelog, sizeof(changelog), "%s-changelog", o.out), o.changelog = changelog;
     if (!o.txn_id) snprintf(txn, sizeof(txn), "%s-0", o.group), o.txn_id = txn;

@@ -4,8 +4,9 @@
  * registry client does: each schema fetched once from the registry's
  * Confluent-compatible API (GET URL/schemas/ids/ID) and kept, the record
  * decoded with avro-c (Protobuf: protobuf-c and the parcel scans' compiled
- * message, as a consumer built with its generated classes) into the JSON
- * the rest of the pipeline reads.
+ * message, as a consumer built with its generated classes; JSON Schema:
+ * the record's JSON checked against its schema) into the JSON the rest of
+ * the pipeline reads.
  *
  * A registry that cannot be reached is asked again every half second until
  * it answers: records wait, none is judged by an outage. An id the registry
@@ -18,6 +19,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include "jschema.h"
 #include "parcel_scan.pb-c.h"
 
 #define REFAVRO_CACHE 64
@@ -234,4 +236,82 @@ static const char *refwire_decode_protobuf(const char *url, const void *p, size_
     *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return *json ? NULL : "a Protobuf record that does not decode as a ParcelScan";
+}
+
+/* --format json-schema: each schema fetched once by its id and compiled
+ * with the harness's JSON Schema validator (harness/base/jschema.c, built
+ * into the pipeline as a consumer builds in its validating deserializer);
+ * a record must parse and be valid by the schema its id names. */
+static struct {
+    int id;
+    sd_jschema_t *s;
+} refjson_cache[REFAVRO_CACHE];
+static int refjson_n;
+/* the bug of --weak no-validate: the header is read and the record parsed,
+ * never checked against its schema */
+static int refjson_no_validate;
+
+/* The compiled schema of id; NULL with *why the reason it cannot be had. */
+static sd_jschema_t *refjson_schema(const char *url, int id, const char **why) {
+    for (int i = 0; i < refjson_n; i++)
+        if (refjson_cache[i].id == id && !refavro_no_cache) return refjson_cache[i].s;
+    int gave_up;
+    json_t *o = refwire_schema_by_id(url, id, &gave_up);
+    if (gave_up) {
+        *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
+        return NULL;
+    }
+    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    char err[256];
+    sd_jschema_t *s = text ? sd_jschema_compile(text, strlen(text), err, sizeof(err)) : NULL;
+    json_decref(o);
+    if (!s) {
+        *why = text ? "a JSON Schema this consumer cannot check" : "schema id unknown to the registry";
+        return NULL;
+    }
+    int at = -1;
+    for (int i = 0; i < refjson_n && at < 0; i++)
+        if (refjson_cache[i].id == id) at = i;
+    if (at < 0 && refjson_n == REFAVRO_CACHE) { /* full: checked once, kept nowhere */
+        refjson_cache[REFAVRO_CACHE - 1].id = -1;
+        sd_jschema_free(refjson_cache[REFAVRO_CACHE - 1].s);
+        at = REFAVRO_CACHE - 1;
+    }
+    if (at < 0) at = refjson_n++;
+    else sd_jschema_free(refjson_cache[at].s);
+    refjson_cache[at].id = id;
+    refjson_cache[at].s = s;
+    return s;
+}
+
+/* The value in the JSON Schema wire format: its JSON text (*json,
+ * malloc'd) once it parses and its schema finds it valid; NULL, or the
+ * reason it cannot be trusted. */
+static const char *refwire_decode_json(const char *url, const void *p, size_t n, char **json) {
+    const unsigned char *b = p;
+    if (n < 5 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
+    int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
+    const char *why = NULL;
+    sd_jschema_t *s = refjson_schema(url, id, &why);
+    if (!s) return why;
+    json_t *j = json_loadb((const char *)b + 5, n - 5, JSON_REJECT_DUPLICATES, NULL);
+    if (!j) return "a JSON Schema record that is not JSON";
+    char detail[200];
+    int valid = refjson_no_validate || sd_jschema_valid(s, j, detail, sizeof(detail));
+    json_decref(j);
+    if (!valid) {
+        static char reason[256];
+        snprintf(reason, sizeof(reason), "not valid by its JSON Schema: %s", detail);
+        return reason;
+    }
+    *json = strndup((const char *)b + 5, n - 5);
+    return NULL;
+}
+
+/* The value in the wire format of --format (1 Avro, 2 Protobuf, 3 JSON
+ * Schema) as JSON text; NULL, or the reason it cannot be read. */
+static const char *refwire_decode(int format, const char *url, const void *p, size_t n, char **json) {
+    return format == 3 ? refwire_decode_json(url, p, n, json)
+           : format == 2 ? refwire_decode_protobuf(url, p, n, json)
+                         : refavro_decode(url, p, n, json);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "jschema.h"
 #include "scenario.h"
 #include "sink.h"
 
@@ -647,4 +648,69 @@ Test(wire, a_scan_is_encoded_in_protobuf_byte_for_byte) {
     free(proto);
     sd_buf_free(&out);
     sd_wire_close(w);
+}
+
+Test(wire, a_scan_in_json_schema_is_its_json_after_the_header_and_each_kind_breaks_it) {
+    char *schema = sd_wire_parcel_schema(SD_WIRE_JSON, "event_id", "event_time"), err[256];
+    sd_wire_t *w = NULL;
+    cr_assert_eq(sd_wire_open(SD_WIRE_JSON, schema, 7, 8, &w, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert(sd_wire_pick_violation(w, schema, "event_id", "event_time"));
+    const char *json = "{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":300}";
+    sd_buf_t out;
+    sd_buf_init(&out);
+    /* magic 0, id 7 big-endian, then the event's own bytes */
+    cr_assert_eq(sd_wire_encode(w, json, strlen(json), &out, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(out.len, 5 + strlen(json));
+    cr_assert_eq(memcmp(out.data, "\0\0\0\0\7", 5), 0);
+    cr_assert_eq(memcmp(out.data + 5, json, strlen(json)), 0);
+    /* the schema refuses what does not fit, by place and keyword */
+    const char *light = "{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":-3}";
+    cr_assert_eq(sd_wire_encode(w, light, strlen(light), &out, err, sizeof(err)), SD_ERR_SCENARIO);
+    cr_assert(strstr(err, "/weight_g: minimum: -3 is below 0"), "%s", err);
+    /* the kinds: bad magic, an unknown id, half the text, a Note under the foreign id, weight_g as text */
+    sd_wire_malformed(w, SD_MAL_BAD_MAGIC, json, strlen(json), &out);
+    cr_assert_eq((unsigned char)out.data[0], 1);
+    cr_assert_eq(memcmp(out.data + 5, json, strlen(json)), 0);
+    sd_wire_malformed(w, SD_MAL_UNKNOWN_SCHEMA, json, strlen(json), &out);
+    cr_assert_eq(memcmp(out.data, "\0\x7f\xff\xff\xef", 5), 0);
+    sd_wire_malformed(w, SD_MAL_TRUNCATED_RECORD, json, strlen(json), &out);
+    cr_assert_eq(out.len, 5 + strlen(json) / 2);
+    sd_wire_malformed(w, SD_MAL_FOREIGN_SCHEMA, json, strlen(json), &out);
+    const char note[] = "\0\0\0\0\x08{\"event_id\":\"t-1\",\"note\":\"a record of a schema this topic's subject never accepted\"}";
+    cr_assert_eq(out.len, sizeof(note) - 1);
+    cr_assert_eq(memcmp(out.data, note, sizeof(note) - 1), 0);
+    sd_wire_malformed(w, SD_MAL_SCHEMA_VIOLATION, json, strlen(json), &out);
+    const char bad[] = "\0\0\0\0\7{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":\"300\"}";
+    cr_assert_eq(out.len, sizeof(bad) - 1);
+    cr_assert_eq(memcmp(out.data, bad, sizeof(bad) - 1), 0);
+    /* the violation is one the schema refuses, the foreign Note one it refuses too */
+    sd_jschema_t *js = sd_jschema_compile(schema, strlen(schema), err, sizeof(err));
+    json_t *j = json_loadb(bad + 5, sizeof(bad) - 6, 0, NULL), *n = json_loadb(note + 5, sizeof(note) - 6, 0, NULL);
+    cr_assert_not(sd_jschema_valid(js, j, err, sizeof(err)));
+    cr_assert_not(sd_jschema_valid(js, n, err, sizeof(err)));
+    json_decref(j), json_decref(n);
+    sd_jschema_free(js);
+    /* a schema with no number field beside the id and the time has nothing to break */
+    cr_assert_not(sd_wire_pick_violation(w, "{\"properties\":{\"event_id\":{\"type\":\"integer\"},\"x\":{\"type\":\"string\"}}}", "event_id", "t"));
+    sd_buf_free(&out);
+    free(schema);
+    sd_wire_close(w);
+}
+
+Test(wire, every_generated_scan_is_valid_by_the_parcel_json_schema) {
+    sd_events_t *ev = gen(3, "w1");
+    char *schema = sd_wire_parcel_schema(SD_WIRE_JSON, "event_id", "event_time"), err[256];
+    sd_wire_t *w = NULL;
+    cr_assert_eq(sd_wire_open(SD_WIRE_JSON, schema, 1, 2, &w, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t p, k, out;
+    sd_buf_init(&p), sd_buf_init(&k), sd_buf_init(&out);
+    for (int64_t s = 0; s < 1000; s++) {
+        sd_buf_reset(&p), sd_buf_reset(&k);
+        cr_assert_eq(sd_events_render(ev, s, INT64_MIN, &p, &k, NULL, err, sizeof(err)), SD_OK);
+        cr_assert_eq(sd_wire_encode(w, p.data, p.len, &out, err, sizeof(err)), SD_OK, "event %lld: %s", (long long)s, err);
+    }
+    sd_buf_free(&p), sd_buf_free(&k), sd_buf_free(&out);
+    free(schema);
+    sd_wire_close(w);
+    sd_events_close(ev);
 }
