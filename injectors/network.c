@@ -30,45 +30,50 @@
 
 static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 
-static void sd_network_undo(sd_run_t *r, int op) { /* op: an sd_net_op_t (the undo callback's int) */
-    rd_kafka_mock_cluster_t *mock = sd_run_broker(r) ? sd_broker_mock(sd_run_broker(r)) : NULL;
+/* arg: an sd_net_op_t, and whose connections (a step's on=) in its bits 8
+ * and up (the undo callback's int) */
+static void sd_network_undo(sd_run_t *r, int arg) {
+    sd_faults_t *F = sd_run_faults(r);
+    int op = arg & 0xff, on = arg >> 8, bit = 1 << on;
+    sd_proxy_t *px = on ? F->registry_proxy : F->proxy;
+    rd_kafka_mock_cluster_t *mock = !on && sd_run_broker(r) ? sd_broker_mock(sd_run_broker(r)) : NULL;
     const char *what = NULL, *like = "%";
     switch (op) {
     case SD_NET_LATENCY:
-        if (!sd_run_faults(r)->net_latency) return;
-        if (sd_run_faults(r)->proxy) sd_proxy_latency(sd_run_faults(r)->proxy, 0);
+        if (!(F->net_latency & bit)) return;
+        if (px) sd_proxy_latency(px, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        sd_run_faults(r)->net_latency = 0;
+        F->net_latency &= ~bit;
         what = "latency removed";
-        like = "latency%";
+        like = on ? "registry latency%" : "latency%";
         break;
     case SD_NET_BLACKHOLE:
-        if (!sd_run_faults(r)->net_down) return;
-        if (sd_run_faults(r)->proxy) sd_proxy_blackhole(sd_run_faults(r)->proxy, 0);
+        if (!(F->net_down & bit)) return;
+        if (px) sd_proxy_blackhole(px, 0);
         else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
-        sd_run_faults(r)->net_down = 0;
+        F->net_down &= ~bit;
         what = "blackhole lifted";
-        like = "blackhole%";
+        like = on ? "registry blackhole%" : "blackhole%";
         break;
     case SD_NET_BANDWIDTH:
-        if (!sd_run_faults(r)->net_bandwidth) return;
-        if (sd_run_faults(r)->proxy) sd_proxy_bandwidth(sd_run_faults(r)->proxy, 0);
-        sd_run_faults(r)->net_bandwidth = 0;
+        if (!(F->net_bandwidth & bit)) return;
+        if (px) sd_proxy_bandwidth(px, 0);
+        F->net_bandwidth &= ~bit;
         what = "bandwidth limit lifted";
-        like = "bandwidth%";
+        like = on ? "registry bandwidth%" : "bandwidth%";
         break;
     case SD_NET_IDLE:
-        if (!sd_run_faults(r)->net_idle) return;
-        sd_proxy_idle_timeout(sd_run_faults(r)->proxy, 0, 0);
-        sd_run_faults(r)->net_idle = 0;
+        if (!(F->net_idle & bit)) return;
+        sd_proxy_idle_timeout(px, 0, 0);
+        F->net_idle &= ~bit;
         what = "idle timeout lifted";
-        like = "idle timeout%";
+        like = on ? "registry idle timeout%" : "idle timeout%";
         break;
     case SD_NET_ERRORS:
-        if (!sd_run_faults(r)->net_errors) return;
+        if (!(F->net_errors & bit)) return;
         if (mock)
             for (int16_t api = 0; api < 70; api++) rd_kafka_mock_clear_request_errors(mock, api);
-        sd_run_faults(r)->net_errors = 0;
+        F->net_errors &= ~bit;
         what = "pending request errors cleared";
         like = "the next%";
         break;
@@ -115,7 +120,58 @@ static sd_err_t sd_network_errors(sd_run_t *r, const sd_step_t *st, char *err, s
     return e;
 }
 
+/* network ... on=registry: the proxy between the pipeline and the schema
+ * registry (`registry ... proxy`); the harness's own calls go around it. */
+static sd_err_t sd_network_registry(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    sd_faults_t *F = sd_run_faults(r);
+    sd_proxy_t *px = F->registry_proxy;
+    char det[256];
+    switch (st->net.op) {
+    case SD_NET_LATENCY:
+        sd_proxy_latency(px, st->net.value);
+        F->net_latency |= 2;
+        snprintf(det, sizeof(det), "registry latency %lld ms each way (registry proxy)", (long long)st->net.value);
+        break;
+    case SD_NET_RESET:
+        sd_proxy_reset(px);
+        snprintf(det, sizeof(det), "registry connections reset (registry proxy)");
+        break;
+    case SD_NET_BLACKHOLE:
+        sd_proxy_blackhole(px, 1);
+        F->net_down |= 2;
+        snprintf(det, sizeof(det), "registry blackhole (registry proxy: bytes held)");
+        break;
+    case SD_NET_BANDWIDTH:
+        sd_proxy_bandwidth(px, st->net.value);
+        F->net_bandwidth |= 2;
+        snprintf(det, sizeof(det), "registry bandwidth %lld bytes/s per direction (registry proxy)", (long long)st->net.value);
+        break;
+    case SD_NET_IDLE:
+        F->net_idle |= 2;
+        snprintf(det, sizeof(det), "registry idle timeout %.1fs: connections idle longer are dropped silently (registry proxy)",
+                 (double)st->net.value / 1000.0);
+        break;
+    default: /* errors= is refused with on=registry when the drill is read (parse.c) */
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: network on=registry: no such fault", sd_run_sc(r)->path, st->line);
+    }
+    if (st->net.for_ms > 0 && st->net.op != SD_NET_RESET) {
+        sd_run_schedule_undo(r, sd_util_mono_ms() + st->net.for_ms, sd_network_undo, st->net.op | 1 << 8);
+        size_t l = strlen(det);
+        snprintf(det + l, sizeof(det) - l, " for %.1fs", (double)st->net.for_ms / 1000.0);
+    }
+    sd_sup_state_t s = {0};
+    if (sd_run_sup(r)) sd_sup_state(sd_run_sup(r), &s);
+    int64_t id = 0;
+    sd_err_t e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "network", det, s.incarnation, &id, err, errlen);
+    if (e) return e;
+    if (st->net.op == SD_NET_IDLE) sd_proxy_idle_timeout(px, st->net.value, id);
+    snprintf(detail, dlen, "%s", det);
+    sd_run_data_step_done(r);
+    return SD_OK;
+}
+
 static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
+    if (st->net.on) return sd_network_registry(r, st, detail, dlen, err, errlen);
     sd_faults_t *F = sd_run_faults(r);
     rd_kafka_mock_cluster_t *mock = sd_run_broker(r) ? sd_broker_mock(sd_run_broker(r)) : NULL;
     if (!mock && !F->proxy)
@@ -142,7 +198,7 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     case SD_NET_LATENCY:
         if (F->proxy) sd_proxy_latency(F->proxy, st->net.value);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net.value);
-        F->net_latency = 1;
+        F->net_latency |= 1;
         snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net.value, via);
         break;
     case SD_NET_RESET:
@@ -153,23 +209,23 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         int64_t hold = st->net.for_ms > 0 ? st->net.for_ms : 30000;
         if (F->proxy) sd_proxy_blackhole(F->proxy, 1);
         else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
-        F->net_down = 1;
+        F->net_down |= 1;
         if (F->proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
         else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
         break;
     }
     case SD_NET_BANDWIDTH:
         sd_proxy_bandwidth(F->proxy, st->net.value);
-        F->net_bandwidth = 1;
+        F->net_bandwidth |= 1;
         snprintf(det, sizeof(det), "bandwidth %lld bytes/s per direction (proxy)", (long long)st->net.value);
         break;
     case SD_NET_IDLE:
-        F->net_idle = 1;
+        F->net_idle |= 1;
         snprintf(det, sizeof(det), "idle timeout %.1fs: connections idle longer are dropped silently (proxy)", (double)st->net.value / 1000.0);
         break;
     case SD_NET_ERRORS:
         if ((e = sd_network_errors(r, st, err, errlen))) return e;
-        F->net_errors = 1;
+        F->net_errors |= 1;
         snprintf(det, sizeof(det), "the next %lld requests answered with %s (embedded cluster)", (long long)st->net.value, st->net.errors);
         break;
     }
@@ -191,8 +247,11 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
 
 static void sd_network_heal(sd_run_t *r, sd_buf_t *done) {
     sd_faults_t *F = sd_run_faults(r);
-    int had = F->net_latency + F->net_down + F->net_bandwidth + F->net_errors + F->net_idle;
-    for (int op = SD_NET_LATENCY; op <= SD_NET_IDLE; op++) sd_network_undo(r, op);
+    int had = __builtin_popcount((unsigned)F->net_latency) + __builtin_popcount((unsigned)F->net_down) +
+              __builtin_popcount((unsigned)F->net_bandwidth) + __builtin_popcount((unsigned)F->net_errors) +
+              __builtin_popcount((unsigned)F->net_idle);
+    for (int on = 0; on < 2; on++)
+        for (int op = SD_NET_LATENCY; op <= SD_NET_IDLE; op++) sd_network_undo(r, op | on << 8);
     if (had) sd_buf_printf(done, "%sended %d network fault%s", done->len ? "; " : "", had, had == 1 ? "" : "s");
 }
 

@@ -43,6 +43,10 @@ typedef struct {
     int zombie;                /* dropped for being idle: drops[drop] */
     int drop;
     int tag;                   /* who connected (the tagger's answer; 0: unknown) */
+    /* a side that closed: eof[d] once fd[d] read its end (1 + the order it
+     * came in); shut[d] once fd[d] was given the end, after the bytes
+     * queued for it (an HTTP/1.0 answer ends with the server's close) */
+    int eof[2], shut[2];
 } sd_pair_t;
 
 struct sd_proxy_s {
@@ -236,12 +240,12 @@ static void *sd_proxy_thread(void *arg) {
             for (int d = 0; d < 2; d++) {
                 short ev = 0;
                 /* read from fd[d] into q[1-d] unless backed up or in a blackhole */
-                if (!ph && p->queued[1 - d] < (4u << 20)) ev |= POLLIN;
+                if (!ph && !p->eof[d] && p->queued[1 - d] < (4u << 20)) ev |= POLLIN;
                 if (!ph && p->q[d] && p->q[d]->due <= now) ev |= POLLOUT;
                 if (p->q[d] && p->q[d]->due > now && p->q[d]->due < next_due) next_due = p->q[d]->due;
                 /* a cut pair is not polled: its bytes, and a close, wait
                  * in the kernel until the cut is cleared */
-                pf[n].fd = ph && !hole ? -1 : p->fd[d];
+                pf[n].fd = (ph && !hole) || (p->eof[d] && p->shut[d]) ? -1 : p->fd[d]; /* ended both ways: nothing to poll */
                 pf[n++].events = ev;
             }
         }
@@ -287,11 +291,14 @@ static void *sd_proxy_thread(void *arg) {
             int client_closed = 0;
             for (int d = 0; d < 2 && !dead; d++) {
                 short re = pf[2 + 2 * i + d].revents;
-                if (re & (POLLERR | POLLHUP | POLLNVAL) && !(re & POLLIN)) { dead = 1; client_closed = !d; break; }
+                if (re & (POLLERR | POLLNVAL) || (re & POLLHUP && !(re & POLLIN) && !p->shut[d])) { dead = 1; client_closed = !d; break; }
                 if (re & POLLIN) {
                     ssize_t got = read(p->fd[d], buf, sizeof(buf));
-                    if (got <= 0) {
-                        if (got == 0 || (errno != EAGAIN && errno != EINTR)) dead = 1, client_closed = !d;
+                    if (got == 0) {
+                        /* the side's end: passed on once what is queued for the other side is written */
+                        p->eof[d] = 1 + p->eof[0] + p->eof[1];
+                    } else if (got < 0) {
+                        if (errno != EAGAIN && errno != EINTR) dead = 1, client_closed = !d;
                     } else {
                         sd_proxy_quiet(px, now - p->last_byte);
                         p->last_byte = now;
@@ -331,6 +338,9 @@ static void *sd_proxy_thread(void *arg) {
                     free(c);
                 }
             }
+            for (int d = 0; d < 2 && !dead; d++)
+                if (p->eof[1 - d] && !p->q[d] && !p->shut[d]) shutdown(p->fd[d], SHUT_WR), p->shut[d] = 1;
+            if (!dead && p->shut[0] && p->shut[1]) dead = 1, client_closed = p->eof[0] == 1; /* both ended: the pair is done */
             if (dead && client_closed && sd_proxy_watch(px) && px->npend < SD_PROXY_MAX) px->pend[px->npend++] = p->last_byte;
             if (dead) sd_proxy_drop(px, i, 0);
         }
@@ -371,6 +381,13 @@ sd_err_t sd_proxy_start(const char *laddr, const char *upstream, sd_proxy_t **ou
     }
     *out = px;
     return SD_OK;
+}
+
+int sd_proxy_port(sd_proxy_t *px) {
+    struct sockaddr_storage ss;
+    socklen_t n = sizeof(ss);
+    if (getsockname(px->lfd, (struct sockaddr *)&ss, &n)) return -1;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
 static void sd_proxy_poke(sd_proxy_t *px) {

@@ -25,6 +25,8 @@ typedef struct sd_proxy_s sd_proxy_t;
 /* listen and upstream are "host:port". */
 sd_err_t sd_proxy_start(const char *listen, const char *upstream, sd_proxy_t **out, char *err, size_t errlen);
 void sd_proxy_stop(sd_proxy_t *p);
+/* The port it listens on (a listen port of 0 takes a free one). */
+int sd_proxy_port(sd_proxy_t *p);
 
 /* Delay every chunk by ms in both directions (0: none). */
 void sd_proxy_latency(sd_proxy_t *p, int64_t ms);

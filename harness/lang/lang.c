@@ -61,6 +61,7 @@ static const char *const sd_join_words[] = {"inner", "left", "full", "as-of", NU
 static const char *const sd_order_words[] = {"event-time", "arrival", NULL};
 static const char *const sd_clock_words[] = {"progress", "global", "partition", "task", NULL};
 static const char *const sd_output_words[] = {"append", "update", "complete", NULL};
+static const char *const sd_net_on_words[] = {"broker", "registry", NULL};
 static const char *const sd_format_words[] = {"json", "avro", "protobuf", "json-schema", NULL};
 
 /* ---- keys ---- */
@@ -113,6 +114,10 @@ static const sd_lang_key_t sd_keys_events[] = {
 static const sd_lang_key_t sd_keys_registry[] = {
     {.name = "url", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "URL", .off = H(registry_url), .required = 1,
      .help = "its Confluent-compatible API, http://HOST:PORT[/PATH] (Apicurio Registry: `.../apis/ccompat/v7`)"},
+    {.name = "proxy", .form = SD_K_WORD, .type = SD_V_FLAG, .off = H(registry_proxy), .set = 1,
+     .help = "put the harness's TCP proxy between the pipeline and the registry: `{registry-url}` and `STREAMDRILL_REGISTRY` "
+             "lead through it, and `network ... on=registry` steps slow it, cut it or reset it (the harness's own calls go "
+             "straight to the registry)"},
     END};
 
 static const sd_lang_key_t sd_keys_deliveries[] = {
@@ -404,6 +409,9 @@ static const sd_lang_key_t sd_keys_network[] = {
     {.name = "idle-timeout", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.value), .group = 1, .tag_off = S(net.op), .tag = SD_NET_IDLE,
      .help = "connections idle longer than this are dropped silently, as Azure Event Hubs' load balancer does (--proxy)"},
     {.name = "count", .form = SD_K_KEY, .type = SD_V_COUNT, .off = S(net.value), .help = "errors: how many times each (default 1)"},
+    {.name = "on", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = S(net.on), .choices = sd_net_on_words, .def = 0, .has_def = 1,
+     .help = "whose connections: the broker's (the embedded cluster, or --proxy's), or the schema registry's (through the "
+             "proxy of `registry ... proxy`: latency, reset, blackhole, bandwidth, idle-timeout)"},
     {.name = "for", .form = SD_K_KEY, .type = SD_V_DURATION, .off = S(net.for_ms), .help = "heal by itself after this long"},
     OPTIONAL, END};
 
@@ -601,7 +609,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .usage = "damage file=PATH delete|truncate [optional]", .meaning = "delete or cut short a file of the pipeline's state, or delete a folder of it (a Kafka Streams state directory: the stores are rebuilt from their changelogs)"},
     {.name = "network", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
      .finish = sd_fin_network,
-     .usage = "network latency=D | reset | blackhole | bandwidth=R | idle-timeout=D | errors=API:ERR[,..] [count=N], each [for=D] [optional]",
+     .usage = "network latency=D | reset | blackhole | bandwidth=R | idle-timeout=D | errors=API:ERR[,..] [count=N], each [for=D] [on=registry] [optional]",
      .meaning = "broker and network faults (see the [catalogue](faults.md#fault-catalogue))"},
     {.name = "broker", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_BROKER, .keys = sd_keys_broker, .timeout_ms = 60000,
      .finish = sd_fin_broker,

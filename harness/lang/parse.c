@@ -334,6 +334,16 @@ static sd_err_t sd_validate(sd_pctx_t *c, sd_scenario_t *sc) {
     if (sc->events_format && sc->has_deliveries)
         return sd_perr(c, sc->deliveries_line, 1, "deliveries: the second source's events are JSON; expected no `deliveries` line "
                        "beside events format=%s", fmt);
+    for (int i = 0; i < sc->nsteps; i++) {
+        const sd_step_t *st = &sc->steps[i];
+        if (st->kind != SD_STEP_NETWORK || !st->net.on) continue;
+        if (!sc->registry_proxy)
+            return sd_perr(c, st->line, 1, "network on=registry: expected `registry url=URL proxy` (the proxy the pipeline reaches "
+                           "the registry through), found %s", sc->registry_url ? "a registry line without proxy" : "no registry line");
+        if (st->net.op == SD_NET_ERRORS)
+            return sd_perr(c, st->line, 1, "network errors= on=registry: broker request errors are the embedded cluster's; "
+                           "expected latency=, reset, blackhole, bandwidth= or idle-timeout=");
+    }
     for (int i = 0; sc->events_format >= 2 && i < sc->nsteps; i++)
         if (sc->steps[i].kind == SD_STEP_INJECT && sc->steps[i].send.inject[SD_INJ_DRIFT])
             return sd_perr(c, sc->steps[i].line, 1, "inject drift=: the schema evolves in Avro only; expected no drift= with events "
@@ -509,7 +519,7 @@ static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *t
             if (!v[k + 1 + n] || !sd_is_runtime_var(v + k + 1, n))
                 return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO,
                                   "%s: variable %s=%s: {%.*s} is no run-time placeholder (run, brokers, proxy, topic, checkpoint, "
-                                  "pipelines, here, seed, tag, group, name, libexec; {{ for a literal brace)",
+                                  "pipelines, here, seed, tag, group, name, libexec, registry-url; {{ for a literal brace)",
                                   c->path, sc->vars.v[i].key, v, (int)(n > 64 ? 64 : n), v + k + 1);
             k += n + 1;
         }

@@ -235,6 +235,7 @@ typedef struct sd_step_s {
             int64_t value;         /* latency ms, bandwidth bytes/s, error count */
             char *errors;          /* errors=API:ERROR[,API:ERROR...] */
             int64_t for_ms;        /* the fault lasts this long, then heals itself (0: until heal) */
+            int on;                /* on=: 0 the broker's connections, 1 the registry's (`registry ... proxy`) */
         } net;
         struct {
             char *text;
@@ -286,6 +287,7 @@ typedef struct sd_scenario_s {
     /* registry url=URL: the schema registry a wire format registers its schemas in */
     char *registry_url;
     int registry_line;
+    int registry_proxy;    /* registry ... proxy: the pipeline reaches it through the harness's proxy ({registry-url}) */
 
     /* deliveries: a second source topic, fed by a generator correlated with
      * the scans (a delivery for share% of them, min..max after the scan) */

@@ -80,6 +80,9 @@ typedef struct sd_faults_s {
     int64_t clock_offset_ms;
     double clock_rate;
     int clock_moved_line;     /* the first clock step that moved the pipeline's clock off real time (0: never) */
+    /* registry ... proxy: the pipeline's way to the schema registry */
+    sd_proxy_t *registry_proxy;
+    /* the network faults on: bit 0 the broker's connections, bit 1 the registry's (a step's on=) */
     int net_latency, net_down, net_bandwidth, net_errors, net_idle;
 } sd_faults_t;
 

@@ -168,7 +168,8 @@ static void sd_run_close(sd_run_t *r) {
     r->side.producer = NULL;
     sd_run_close_txn(r);
     if (r->faults.proxy) sd_proxy_stop(r->faults.proxy);
-    r->faults.proxy = NULL;
+    if (r->faults.registry_proxy) sd_proxy_stop(r->faults.registry_proxy);
+    r->faults.proxy = r->faults.registry_proxy = NULL;
     free(r->faults.proxy_listen);
     free(r->faults.faketime_file);
     if (r->broker) sd_broker_close(r->broker);
@@ -407,6 +408,38 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
     return SD_OK;
 }
 
+/* {registry-url}: the registry line's URL, or with `registry ... proxy`
+ * the same path through a TCP proxy of the harness's on a free port of
+ * 127.0.0.1, which `network ... on=registry` steps break. */
+static sd_err_t sd_run_registry_proxy(sd_run_t *r, char *err, size_t errlen) {
+    char *url = sd_run_expand(r, r->sc->registry_url, err, errlen);
+    if (!url) return SD_ERR_SCENARIO;
+    sd_err_t e = SD_OK;
+    if (r->sc->registry_proxy) {
+        /* http://HOST:PORT[/PATH] (checked with the drill) */
+        const char *hp = url + 7, *slash = strchr(hp, '/');
+        char *upstream = slash ? sd_util_strndup(hp, (size_t)(slash - hp)) : sd_util_strdup(hp);
+        if (!strchr(upstream, ':')) {
+            char *with = sd_util_fmt("%s:80", upstream);
+            free(upstream);
+            upstream = with;
+        }
+        e = sd_proxy_start("127.0.0.1:0", upstream, &r->faults.registry_proxy, err, errlen);
+        if (!e) {
+            char *via = sd_util_fmt("http://127.0.0.1:%d%s", sd_proxy_port(r->faults.registry_proxy), slash ? slash : "");
+            sd_run_say(r, "proxy 127.0.0.1:%d -> %s for the pipeline's registry connections", sd_proxy_port(r->faults.registry_proxy),
+                       upstream);
+            sd_ledger_meta_set(r->ledger, "registry_proxy", via, NULL, 0);
+            free(url);
+            url = via;
+        }
+        free(upstream);
+    }
+    if (!e) sd_kvlist_add(&r->vars, "registry-url", url);
+    free(url);
+    return e;
+}
+
 /* 3. The broker (embedded or external), the proxy, the run's topic and
  * the producer. */
 static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
@@ -447,6 +480,7 @@ static sd_err_t sd_run_open_broker(sd_run_t *r, char *err, size_t errlen) {
     } else {
         sd_kvlist_add(&r->vars, "proxy", sd_broker_bootstrap(r->broker));
     }
+    if (sc->registry_url && (e = sd_run_registry_proxy(r, err, errlen))) return e;
     sd_ledger_meta_set(r->ledger, "brokers", sd_broker_bootstrap(r->broker), NULL, 0);
     sd_ledger_meta_set(r->ledger, "broker_kind", sd_broker_is_embedded(r->broker) ? "embedded" : "external", NULL, 0);
     sd_run_say(r, "%s broker at %s", sd_broker_is_embedded(r->broker) ? "embedded" : "external", sd_broker_bootstrap(r->broker));
@@ -520,7 +554,7 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->src.topic);
     if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
-    if (r->src.registry) sd_kvlist_add(&env, "STREAMDRILL_REGISTRY", r->src.registry);
+    if (sd_kvlist_get(&r->vars, "registry-url")) sd_kvlist_add(&env, "STREAMDRILL_REGISTRY", sd_kvlist_get(&r->vars, "registry-url"));
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
     sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));

@@ -119,6 +119,26 @@ Test(proxy, bytes_pass_unchanged) {
     close(fd);
 }
 
+/* An HTTP/1.0 exchange: the client's request and its end of writing, the
+ * answer and the server's close. Each end reaches the other side only
+ * after the bytes before it, however long they are held. */
+Test(proxy, an_end_of_stream_follows_the_bytes_held_before_it) {
+    sd_proxy_latency(px, 200);
+    int fd = client();
+    int64_t t0 = sd_util_mono_ms();
+    cr_assert_eq(write(fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+    shutdown(fd, SHUT_WR); /* the echo server answers, sees the end and closes */
+    char buf[64];
+    cr_assert_eq(read_n(fd, buf, 18, 5000), 18, "the answer was lost with the close");
+    cr_assert_eq(memcmp(buf, "GET / HTTP/1.0\r\n\r\n", 18), 0);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    cr_assert_eq(poll(&p, 1, 5000), 1);
+    cr_assert_eq(read(fd, buf, sizeof(buf)), 0, "expected the server's close after its answer");
+    int64_t took = sd_util_mono_ms() - t0;
+    cr_assert(took >= 390, "the answer came back in %lld ms, under the 2 x 200 ms held", (long long)took);
+    close(fd);
+}
+
 Test(proxy, latency_delays_each_direction) {
     sd_proxy_latency(px, 150);
     int fd = client();
