@@ -9,6 +9,8 @@
  *                                     front of Azure Event Hubs does (the
  *                                     proxy only); a client that reuses one
  *                                     waits for its request timeout
+ *   network latency=300ms on=registry  the same faults on the pipeline's way to the
+ *                                     schema registry (`registry ... proxy`)
  *   network errors=Produce:NOT_LEADER_FOR_PARTITION[,...] [count=N]
  *                                     the broker answers requests with errors
  *                                     (the embedded cluster only)
