@@ -491,3 +491,47 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
     avro_value_decref(&v);
     return e;
 }
+
+FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
+    /* the magic first: avro-c's reader leaks on a file without it */
+    char magic[4] = {0};
+    FILE *probe = fopen(path, "rb");
+    size_t got = probe ? fread(magic, 1, sizeof(magic), probe) : 0;
+    if (probe) fclose(probe);
+    if (got != sizeof(magic) || memcmp(magic, "Obj\x01", 4)) {
+        sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file (%s)", path,
+                   probe ? "no magic Obj\\x01 at its start" : "cannot be opened");
+        return NULL;
+    }
+    avro_file_reader_t r;
+    if (avro_file_reader(path, &r)) {
+        sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file avro-c reads: %s", path, avro_strerror());
+        return NULL;
+    }
+    FILE *out = tmpfile();
+    avro_schema_t schema = avro_file_reader_get_writer_schema(r);
+    avro_value_iface_t *iface = schema ? avro_generic_class_from_schema(schema) : NULL;
+    avro_value_t v;
+    int rc = !out || !iface || avro_generic_value_new(iface, &v);
+    while (!rc && (rc = avro_file_reader_read_value(r, &v)) == 0) {
+        json_t *j = sd_wire_json(&v);
+        char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        fprintf(out, "%s\n", text ? text : "{}");
+        free(text);
+        json_decref(j);
+        avro_value_reset(&v);
+    }
+    /* the reader's end is EOF; anything else is a block it could not read */
+    int bad = rc && rc != EOF;
+    if (iface && out) avro_value_decref(&v);
+    if (iface) avro_value_iface_decref(iface);
+    if (schema) avro_schema_decref(schema); /* the reader hands out a reference of its own */
+    avro_file_reader_close(r);
+    if (bad || !out) {
+        sd_err_set(err, errlen, SD_ERR_SINK, "%s: %s", path, !out ? "no temporary file for its records" : "a block of records avro-c cannot read");
+        if (out) fclose(out);
+        return NULL;
+    }
+    rewind(out);
+    return out;
+}

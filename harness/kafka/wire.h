@@ -15,6 +15,8 @@
 #ifndef SD_WIRE_H
 #define SD_WIRE_H
 
+#include <stdio.h>
+
 #include "err.h"
 #include "scenario.h"
 #include "util.h"
@@ -79,3 +81,9 @@ void sd_wire_reader_free(sd_wire_reader_t *rd);
  * registry does not know, a record that does not decode); SD_ERR_REGISTRY
  * a registry that cannot be reached. */
 sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t *out, char *err, size_t errlen);
+
+/* An Avro object container file (a file sink's `.avro` part: the schema in
+ * its header, then blocks of records) as JSON lines, one record's object a
+ * line, in a temporary file rewound to its start (deleted when closed);
+ * NULL with err naming the file and what avro-c refused. */
+FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen);

@@ -203,7 +203,7 @@ static const struct {
     {"sqlite", {"db", "query", NULL}, {"db", "query", NULL}},
     {"kafka", {"topic", "id", "header", "isolation", "format", "registry", NULL}, {"topic", NULL}},
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
-    {"spark-files", {"path", "id", "time", NULL}, {"path", NULL}},
+    {"spark-files", {"path", "id", "time", "format", NULL}, {"path", NULL}},
     {"flink-files", {"path", "id", "time", NULL}, {"path", NULL}},
     {"delta", {"path", "id", "time", "python", NULL}, {"path", NULL}},
     {"postgres", {"dsn", "query", NULL}, {"dsn", "query", NULL}},
@@ -318,9 +318,14 @@ sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
     const char *iso = err ? NULL : sd_kvlist_get(&d.params, "isolation");
     if (iso && strcmp(iso, "read_committed") && strcmp(iso, "read_uncommitted"))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected isolation=read_committed|read_uncommitted, found \"%s\"", what, iso);
+    int files = !strcmp(sd_sink_kinds[kind].kind, "spark-files");
     const char *fmt = err ? NULL : sd_kvlist_get(&d.params, "format");
     const char *reg = err ? NULL : sd_kvlist_get(&d.params, "registry");
-    if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json-schema") && strcmp(fmt, "json"))
+    if (files && fmt && strcmp(fmt, "avro") && strcmp(fmt, "json"))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s spark-files: expected format=json|avro (Avro object container files), "
+                      "found \"%s\"", what, fmt);
+    else if (files) (void)0;
+    else if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json-schema") && strcmp(fmt, "json"))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro|json-schema, found \"%s\"", what, fmt);
     else if (!err && (fmt && strcmp(fmt, "json")) != (reg != NULL))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro (or json-schema) and registry=URL together (the "

@@ -1,5 +1,6 @@
-/* sink_spark.c - reads a Spark file sink (JSON) the way Spark's readers do:
- * path=DIR [id=FIELD].
+/* sink_spark.c - reads a Spark file sink (JSON, or with format=avro Avro
+ * object container files) the way Spark's readers do: path=DIR [id=FIELD]
+ * [format=json|avro].
  *
  * A Spark file sink is exactly-once because of its log, DIR/_spark_metadata:
  * batch N's files count only once the log file N lists them. The reader
@@ -11,7 +12,9 @@
  * by a batch that was killed before its log entry) are reported as a note,
  * since Spark's readers ignore them too. The writer label of a row is the
  * batch whose log entry added its file; time=FIELD names a field holding
- * the row's write time, for the latency figures. */
+ * the row's write time, for the latency figures. An Avro part file is read
+ * as the JSON lines of its records (harness/kafka/wire.h), so every count
+ * and column reads it as it reads JSON. */
 #include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -21,6 +24,7 @@
 
 #include "sink.h"
 #include "util.h"
+#include "wire.h"
 
 typedef struct {
     char *path;     /* local path */
@@ -32,6 +36,7 @@ typedef struct {
     char *dir;
     char *id_field;
     char *time_field;  /* time=FIELD: the row's write time, for latency; NULL if none */
+    int avro;          /* format=avro: part files are Avro object container files */
     sd_sfile_t *known;   /* every file ever seen in a batch log (path -> batch), across calls */
     int nknown;
 } sd_spark_sink_t;
@@ -44,6 +49,8 @@ static sd_err_t sd_sspark_open(const sd_kvlist_t *params, const sd_sink_ctx_t *c
     s->id_field = sd_util_strdup(id ? id : ctx->id_field ? ctx->id_field : "event_id");
     const char *tf = sd_kvlist_get(params, "time");
     s->time_field = tf ? sd_util_strdup(tf) : NULL;
+    const char *fmt = sd_kvlist_get(params, "format");
+    s->avro = fmt && !strcmp(fmt, "avro");
     *state = s;
     return SD_OK;
 }
@@ -176,8 +183,14 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
     return e;
 }
 
-static int64_t sd_count_lines(const char *path) {
-    FILE *f = fopen(path, "rb");
+/* A part file as JSON lines: the file, or an Avro one's records. */
+static FILE *sd_sspark_fopen(const sd_spark_sink_t *s, const char *path) {
+    char why[512];
+    return s->avro ? sd_wire_ocf_lines(path, why, sizeof(why)) : fopen(path, "rb");
+}
+
+static int64_t sd_count_lines(const sd_spark_sink_t *s, const char *path) {
+    FILE *f = sd_sspark_fopen(s, path);
     if (!f) return -1;
     char buf[65536];
     size_t n;
@@ -200,9 +213,10 @@ static sd_err_t sd_sspark_count(void *state, int missing_ok, int64_t *rows, char
     int64_t total = 0;
     for (int i = 0; i < l.n; i++) {
         sd_sfile_t *k = sd_sspark_known(s, l.paths[i], 1);
-        if (k->lines < 0) k->lines = sd_count_lines(l.paths[i]); /* part files never change once listed */
+        if (k->lines < 0) k->lines = sd_count_lines(s, l.paths[i]); /* part files never change once listed */
         if (k->lines < 0) {
-            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read", l.paths[i]);
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read%s", l.paths[i],
+                           s->avro ? " (as an Avro object container file)" : "");
             break;
         }
         total += k->lines;
@@ -223,9 +237,10 @@ static sd_err_t sd_sspark_scan(void *state, sd_sink_row_cb cb, void *opaque, cha
     size_t cap = 0;
     int stop = 0;
     for (int i = 0; i < l.n && !stop && !e; i++) {
-        FILE *f = fopen(l.paths[i], "rb");
+        FILE *f = sd_sspark_fopen(s, l.paths[i]);
         if (!f) {
-            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read", l.paths[i]);
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read%s", l.paths[i],
+                           s->avro ? " (as an Avro object container file)" : "");
             break;
         }
         const char *base = strrchr(l.paths[i], '/');
@@ -260,9 +275,10 @@ static sd_err_t sd_sspark_scan_cols(void *state, const char *const *names, int n
     size_t cap = 0;
     int stop = 0;
     for (int i = 0; i < l.n && !stop && !e; i++) {
-        FILE *f = fopen(l.paths[i], "rb");
+        FILE *f = sd_sspark_fopen(s, l.paths[i]);
         if (!f) {
-            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read", l.paths[i]);
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "the log lists %s but it cannot be read%s", l.paths[i],
+                           s->avro ? " (as an Avro object container file)" : "");
             break;
         }
         const char *base = strrchr(l.paths[i], '/');
@@ -312,7 +328,7 @@ static char *sd_sspark_notes(void *state) {
             char *key = p;
             if (!bsearch(&key, l.paths, (size_t)l.n, sizeof(char *), sd_cmp_str)) {
                 orphans++;
-                int64_t n = sd_count_lines(p);
+                int64_t n = sd_count_lines(s, p);
                 if (n > 0) rows += n;
                 if (!first[0]) snprintf(first, sizeof(first), "%s", de->d_name);
             }

@@ -2,6 +2,7 @@
  * sqlite (query columns), jsonl (glob, partial last lines, incremental
  * counts), kafka (the embedded cluster: payload ids, header ids, writer
  * positions, a topic that does not exist). */
+#include <avro.h>
 #include <criterion/criterion.h>
 #include <librdkafka/rdkafka.h>
 #include <sqlite3.h>
@@ -1004,4 +1005,76 @@ Test(sink, writers_are_found_for_every_wanted_id_in_sink_order) {
     }
     sd_sink_close(s);
     free(db);
+}
+
+/* A Spark file sink in Avro (`.format("avro")`): part files are object
+ * container files, snappy-compressed by Spark's default; the reader lists
+ * them by the sink's log as for JSON and reads each record as a row. A
+ * part file the log does not list is not read; one that is not Avro is an
+ * error naming it. */
+static void write_ocf(const char *path, const char *codec, int from, int to) {
+    avro_schema_t schema;
+    const char *text = "{\"type\":\"record\",\"name\":\"topLevelRecord\",\"fields\":[{\"name\":\"event_id\",\"type\":[\"string\",\"null\"]},"
+                       "{\"name\":\"weight_g\",\"type\":[\"long\",\"null\"]}]}";
+    cr_assert_eq(avro_schema_from_json_length(text, strlen(text), &schema), 0);
+    avro_file_writer_t w;
+    cr_assert_eq(avro_file_writer_create_with_codec(path, schema, &w, codec, 0), 0, "%s", avro_strerror());
+    avro_value_iface_t *iface = avro_generic_class_from_schema(schema);
+    avro_value_t v, f, b;
+    avro_generic_value_new(iface, &v);
+    for (int i = from; i < to; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "ocf-%d", i);
+        avro_value_get_by_name(&v, "event_id", &f, NULL);
+        avro_value_set_branch(&f, 0, &b);
+        avro_value_set_string(&b, id);
+        avro_value_get_by_name(&v, "weight_g", &f, NULL);
+        avro_value_set_branch(&f, 0, &b);
+        avro_value_set_long(&b, 100 + i);
+        cr_assert_eq(avro_file_writer_append_value(w, &v), 0);
+    }
+    avro_file_writer_close(w);
+    avro_value_decref(&v);
+    avro_value_iface_decref(iface);
+    avro_schema_decref(schema);
+}
+
+Test(sink, spark_files_in_avro_are_read_record_by_record) {
+    char *out = sd_util_fmt("%s/sparkavro", dir), *meta = sd_util_fmt("%s/sparkavro/_spark_metadata", dir);
+    cr_assert_eq(sd_util_mkdirs(meta, NULL, 0), SD_OK);
+    char *p0 = sd_util_fmt("%s/part-00000-a.avro", out), *p1 = sd_util_fmt("%s/part-00001-b.avro", out);
+    char *orphan = sd_util_fmt("%s/part-00002-c.avro", out);
+    write_ocf(p0, "snappy", 0, 3);
+    write_ocf(p1, "deflate", 3, 5);
+    write_ocf(orphan, "null", 5, 9); /* a killed batch's file: not in the log */
+    char *log0 = sd_util_fmt("%s/0", meta), *entry = sd_util_fmt("v1\n{\"path\":\"file://%s\",\"size\":1,\"action\":\"add\"}\n"
+                                                               "{\"path\":\"file://%s\",\"size\":1,\"action\":\"add\"}\n", p0, p1);
+    FILE *w = fopen(log0, "w");
+    fputs(entry, w);
+    fclose(w);
+    sd_sink_t *s = open_sink("spark-files", "path", out, "format", "avro", NULL);
+    char err[512];
+    int64_t n = -1;
+    cr_assert_eq(sd_sink_count(s, 0, &n, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(n, 5);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 5);
+    for (int i = 0; i < 5; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "ocf-%d", i);
+        cr_assert_str_eq(r.ids[i], want);
+        cr_assert(strstr(r.writers[i], "batch 0"), "%s", r.writers[i]);
+    }
+    sd_sink_close(s);
+    /* a listed file that is not Avro: named, never read as zero rows */
+    w = fopen(p1, "w");
+    fputs("{\"event_id\":\"not avro\"}\n", w);
+    fclose(w);
+    s = open_sink("spark-files", "path", out, "format", "avro", NULL);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_ERR_SINK);
+    cr_assert(strstr(err, "part-00001-b.avro") && strstr(err, "Avro object container file"), "%s", err);
+    sd_sink_close(s);
+    free(out), free(meta), free(p0), free(p1), free(orphan), free(log0), free(entry);
 }

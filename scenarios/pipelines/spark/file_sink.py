@@ -1,4 +1,4 @@
-"""Kafka -> JSON (or, --format parquet, Parquet) file sink, the sink Spark
+"""Kafka -> JSON (or, --format parquet, Parquet; --format avro, Avro) file sink, the sink Spark
 documents as exactly-once.
 
 Valid parcel scans go to --out (default RUN/out), malformed records with
@@ -14,7 +14,7 @@ from sdspark import arguments, events, parse, rejected, run, session, source, tr
 def extra(ap):
     ap.add_argument("--out", default=None)
     ap.add_argument("--quarantine", default=None)
-    ap.add_argument("--format", choices=["json", "parquet"], default="json")
+    ap.add_argument("--format", choices=["json", "parquet", "avro"], default="json")
 
 
 a = arguments(__doc__, extra)
