@@ -756,7 +756,7 @@ int sd_data_shapes(FILE *f) {
     fprintf(f, "\nA delivery (`deliveries`), the one of scan 0: key its parcel, header `sd-id: %s`, value\n\n", did);
     fprintf(f, "```json\n%s\n```\n\n", payload.data);
     missing += sd_shape_table(f, payload.data);
-    fputs("\nA malformed event (`inject malformed=N`: the first five kinds in turn, with `events format=avro` the last four, or those `kinds=` names) is a new event, "
+    fputs("\nA malformed event (`inject malformed=N`: the first five kinds in turn, with a wire format (`events format=`) its own four, with `json-schema` five, or those `kinds=` names) is a new event, "
           "broken after it is rendered; its `sd-id` header still carries its ledger id, whatever the value holds. Event 0 "
           "broken each way:\n\n| kind | on the wire | what a reader finds |\n|---|---|---|\n", f);
     /* the wire format's kinds as they go out under the default schema, registered as id 1 (the foreign one as 2) */

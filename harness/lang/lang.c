@@ -437,8 +437,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
                 "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
     {.name = "registry", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_registry, .finish = sd_fin_registry,
-     .meaning = "the schema registry `events format=avro` registers its schema in (scenarios/env/registry/registry.sh "
-                "starts one: Apicurio Registry, in memory); `STREAMDRILL_REGISTRY` in the pipeline's environment is its URL. A registry that cannot be reached or refuses the schema ends the run inconclusive "
+     .meaning = "the schema registry a wire format (`events format=avro`, `protobuf`, `json-schema`) registers its schema in "
+                "(scenarios/env/registry/registry.sh starts one: Apicurio Registry); `STREAMDRILL_REGISTRY` in the pipeline's "
+                "environment and `{registry-url}` are its URL (with `proxy`: through the harness's proxy). A registry that cannot be reached or refuses the schema ends the run inconclusive "
                 "(`registry-unreachable`) before anything is sent"},
     {.name = "deliveries", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_deliveries, .finish = sd_fin_deliveries,
      .meaning = "a second source topic for joins, fed by a generator correlated with the scans: scan *n* has a delivery when a hash "
@@ -543,9 +544,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "`skew=N` (one `key`), `drift=N` (`as=extra-field` or `type-change`), `no-key=N`, `retry-dup=N` (each new event "
                 "sent twice in a row), `malformed=N` broken in turn as `truncated`, `not-json`, `missing-id`, `wrong-type`, "
                 "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
-                "tombstone), `duplicate-keys`; with `events format=avro` the wire format's four by default: `bad-magic`, "
+                "tombstone), `duplicate-keys`; with a wire format (`events format=`) its four by default: `bad-magic`, "
                 "`unknown-schema-id`, `truncated-record`, `foreign-schema` (a record of a schema the topic's subject never "
-                "accepted). Every message carries its ledger id in the `sd-id` header."},
+                "accepted), and with `json-schema` a fifth, `schema-violation` (a number field as text). Every message carries its ledger id in the `sd-id` header."},
     {.name = "kill", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "
