@@ -546,7 +546,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "`empty` (the default five) or, with `kinds=`, also `invalid-utf8`, `oversized` (900 KB), `null-value` (a "
                 "tombstone), `duplicate-keys`; with a wire format (`events format=`) its four by default: `bad-magic`, "
                 "`unknown-schema-id`, `truncated-record`, `foreign-schema` (a record of a schema the topic's subject never "
-                "accepted), and with `json-schema` a fifth, `schema-violation` (a number field as text). Every message carries its ledger id in the `sd-id` header."},
+                "accepted), and in JSON Schema a fifth, `schema-violation` (a number field as text). Every message carries its ledger id in the `sd-id` header."},
     {.name = "kill", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_KILL, .keys = sd_keys_kill, .timeout_ms = 60000,
      .needs = SD_NEEDS_STARTED, .finish = sd_fin_landing,
      .meaning = "signal the pipeline's process group. `mid-batch` lands between a batch's begin and commit; `at-boundary` right "
