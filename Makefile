@@ -38,7 +38,7 @@ HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/pr
 HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
-              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
+              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c harness/kafka/protodyn.c \
               harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c harness/process/deployed.c \
               harness/sinks/sink.c harness/sinks/sink_json.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \

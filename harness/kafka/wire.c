@@ -4,6 +4,7 @@
 
 #include "jschema.h"
 #include "parcel_scan.pb-c.h"
+#include "protodyn.h"
 #include "registry.h"
 
 #include <avro.h>
@@ -369,6 +370,7 @@ struct sd_wire_reader_s {
         int id;
         avro_schema_t schema;
         avro_value_iface_t *iface;
+        sd_protodyn_t *proto; /* Protobuf: the schema's text, read */
     } s[SD_WIRE_SCHEMAS];
 };
 
@@ -383,6 +385,7 @@ void sd_wire_reader_free(sd_wire_reader_t *rd) {
     if (!rd) return;
     for (int i = 0; i < rd->n; i++)
         if (rd->s[i].iface) avro_value_iface_decref(rd->s[i].iface), avro_schema_decref(rd->s[i].schema);
+    for (int i = 0; i < rd->n; i++) sd_protodyn_free(rd->s[i].proto);
     free(rd->url);
     free(rd);
 }
@@ -455,8 +458,12 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
         int found = 0;
         sd_err_t e = sd_registry_schema(rd->url, id, &text, &found, err, errlen);
         avro_schema_t s = NULL;
+        sd_protodyn_t *proto = NULL;
+        char why[256];
         if (!e && !found) e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: unknown to the registry", id);
-        else if (!e && rd->fmt != SD_WIRE_JSON && avro_schema_from_json_length(text.data, text.len, &s))
+        else if (!e && rd->fmt == SD_WIRE_PROTOBUF && !(proto = sd_protodyn_parse(text.data, why, sizeof(why))))
+            e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: a Protobuf schema the reader cannot follow: %s", id, why);
+        else if (!e && rd->fmt == SD_WIRE_AVRO && avro_schema_from_json_length(text.data, text.len, &s))
             e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: no Avro schema avro-c reads: %s", id, avro_strerror());
         sd_buf_free(&text);
         if (e) return e;
@@ -464,6 +471,19 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
         rd->s[at].id = id;
         rd->s[at].schema = s;
         rd->s[at].iface = s ? avro_generic_class_from_schema(s) : NULL;
+        rd->s[at].proto = proto;
+    }
+    if (rd->fmt == SD_WIRE_PROTOBUF) { /* the message indexes, then the message, by the schema's text */
+        json_t *j = NULL;
+        char why[256];
+        if (sd_protodyn_decode(rd->s[at].proto, b + 5, n - 5, &j, why, sizeof(why)))
+            return sd_err_set(err, errlen, SD_ERR_SINK, "a record that does not decode with schema %d: %s", id, why);
+        char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        sd_buf_reset(out);
+        sd_buf_puts(out, text ? text : "{}");
+        free(text);
+        json_decref(j);
+        return SD_OK;
     }
     if (rd->fmt == SD_WIRE_JSON) { /* the record is its JSON text */
         sd_buf_reset(out);

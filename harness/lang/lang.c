@@ -455,7 +455,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "(`keep`: an id sent *n* times must be there *n* times, the guarantee of Spark's file sink), and which buckets may "
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
-     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] [format=avro registry=URL] | "
+     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] [format=avro|protobuf|json-schema registry=URL] | "
               "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] [format=avro] | flink-files path=DIR [id=FIELD] [time=FIELD] | "
               "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] [max-output=N] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "

@@ -325,10 +325,10 @@ sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s spark-files: expected format=json|avro (Avro object container files), "
                       "found \"%s\"", what, fmt);
     else if (files) (void)0;
-    else if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "json-schema") && strcmp(fmt, "json"))
-        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro|json-schema, found \"%s\"", what, fmt);
+    else if (fmt && strcmp(fmt, "avro") && strcmp(fmt, "protobuf") && strcmp(fmt, "json-schema") && strcmp(fmt, "json"))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=json|avro|protobuf|json-schema, found \"%s\"", what, fmt);
     else if (!err && (fmt && strcmp(fmt, "json")) != (reg != NULL))
-        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro (or json-schema) and registry=URL together (the "
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro (or protobuf, json-schema) and registry=URL together (the "
                       "registry its records' schemas are read from), found %s", what, reg ? "registry= alone" : "the format alone");
     else if (reg && strncmp(reg, "http://", 7))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected registry=http://HOST:PORT[/PATH] (plain http), found \"%s\"",

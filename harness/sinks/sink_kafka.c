@@ -1,5 +1,5 @@
 /* sink_kafka.c - reads a Kafka sink: topic=NAME [id=FIELD] [header=NAME]
- * [isolation=read_committed|read_uncommitted] [format=avro|json-schema registry=URL].
+ * [isolation=read_committed|read_uncommitted] [format=avro|protobuf|json-schema registry=URL].
  *
  * A scan assigns every partition from the beginning, without a consumer
  * group (nothing is committed, the pipeline's groups are untouched), and
@@ -10,8 +10,9 @@
  * record's position "p<partition>@<offset>". For a result model each
  * record's value is a JSON object whose fields are the row's columns. With
  * format=avro each value is in a schema registry's wire format and read as
- * the JSON object of its record (harness/kafka/wire.h; json-schema: the
- * JSON after the header, its id known to the registry): a value that does
+ * the JSON object of its record (harness/kafka/wire.h; protobuf: decoded
+ * by the schema's text, harness/kafka/protodyn.h; json-schema: the JSON
+ * after the header, its id known to the registry): a value that does
  * not decode is a row without an id, a registry that cannot be reached
  * ends the read. */
 #include <librdkafka/rdkafka.h>
@@ -103,7 +104,8 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->aborted = -1;
     const char *reg = sd_kvlist_get(params, "registry");
     const char *fmt = sd_kvlist_get(params, "format");
-    if (reg) s->wire = sd_wire_reader_new(reg, fmt && !strcmp(fmt, "json-schema") ? SD_WIRE_JSON : SD_WIRE_AVRO);
+    if (reg)
+        s->wire = sd_wire_reader_new(reg, !fmt || !strcmp(fmt, "avro") ? SD_WIRE_AVRO : !strcmp(fmt, "protobuf") ? SD_WIRE_PROTOBUF : SD_WIRE_JSON);
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
     s->meta = sd_kafka_sink_client(s, s->isolation, NULL, err, errlen);
     s->hw = s->meta ? sd_kafka_sink_client(s, "read_uncommitted", NULL, err, errlen) : NULL;

@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "jschema.h"
+#include "protodyn.h"
 #include "scenario.h"
 #include "sink.h"
 
@@ -713,4 +714,65 @@ Test(wire, every_generated_scan_is_valid_by_the_parcel_json_schema) {
     free(schema);
     sd_wire_close(w);
     sd_events_close(ev);
+}
+
+/* The Protobuf reader (harness/kafka/protodyn.c): records decoded by the
+ * schema's text as a registry holds it, not by compiled code. */
+Test(wire, protobuf_records_decode_by_the_schema_text) {
+    /* the parcel scans: protobuf-c's bytes read back by the .proto text */
+    char *text = sd_wire_parcel_schema(SD_WIRE_PROTOBUF, "event_id", "event_time"), why[256];
+    sd_protodyn_t *pd = sd_protodyn_parse(text, why, sizeof(why));
+    cr_assert(pd, "%s", why);
+    sd_wire_t *w = NULL;
+    cr_assert_eq(sd_wire_open(SD_WIRE_PROTOBUF, "", 7, 8, &w, why, sizeof(why)), SD_OK);
+    const char *json = "{\"event_id\":\"t-1\",\"parcel_id\":\"P1\",\"event_time\":\"2026\",\"location\":\"L\",\"scan\":\"s\",\"weight_g\":300}";
+    sd_buf_t out;
+    sd_buf_init(&out);
+    cr_assert_eq(sd_wire_encode(w, json, strlen(json), &out, why, sizeof(why)), SD_OK, "%s", why);
+    json_t *got = NULL, *want = json_loads(json, 0, NULL);
+    cr_assert_eq(sd_protodyn_decode(pd, (const uint8_t *)out.data + 5, out.len - 5, &got, why, sizeof(why)), 0, "%s", why);
+    cr_assert(json_equal(got, want), "%s", json_dumps(got, JSON_COMPACT));
+    json_decref(got);
+    /* cut short: named, never half a row */
+    cr_assert_eq(sd_protodyn_decode(pd, (const uint8_t *)out.data + 5, (out.len - 5) / 2, &got, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "ParcelScan: a record cut short"), "%s", why);
+    json_decref(want);
+    sd_buf_free(&out);
+    sd_wire_close(w);
+    sd_protodyn_free(pd);
+    free(text);
+
+    /* nested messages, an enum, packed repeated, sint64, double, bytes, a
+     * oneof, a field of a newer schema; the second message of the file */
+    const char *proto = "syntax = \"proto3\";\npackage t;\n// a comment\nmessage Other { string x = 1; }\n"
+                        "message Scan {\n  enum Kind { UNKNOWN = 0; IN = 1; OUT = 2; }\n  message Where { string hub = 1; sint64 dz = 2; }\n"
+                        "  string id = 1;\n  Kind kind = 2;\n  repeated int32 bins = 3 [packed = true];\n  Where where = 4;\n"
+                        "  double w = 5;\n  bytes raw = 6;\n  oneof o { string note = 7; int32 code = 8; }\n  .t.Other other = 9;\n"
+                        "  bool flag = 10;\n  reserved 11;\n}\n";
+    pd = sd_protodyn_parse(proto, why, sizeof(why));
+    cr_assert(pd, "%s", why);
+    static const uint8_t rec[] = {0x02, 0x02, /* message indexes [1]: Scan */
+                                  0x0a, 0x01, 'a', 0x10, 0x02, 0x1a, 0x03, 0x01, 0xac, 0x02, 0x22, 0x05, 0x0a, 0x01, 'H', 0x10, 0x05,
+                                  0x29, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0x32, 0x02, 'h', 'i', 0x40, 0x07, 0x78, 0x01};
+    cr_assert_eq(sd_protodyn_decode(pd, rec, sizeof(rec), &got, why, sizeof(why)), 0, "%s", why);
+    want = json_loads("{\"id\":\"a\",\"kind\":\"OUT\",\"bins\":[1,300],\"where\":{\"hub\":\"H\",\"dz\":-3},\"w\":1.5,\"raw\":\"aGk=\","
+                      "\"code\":7,\"flag\":false}", 0, NULL);
+    cr_assert(json_equal(got, want), "%s", json_dumps(got, JSON_COMPACT));
+    json_decref(got), json_decref(want);
+    /* a message index the file does not have */
+    static const uint8_t far[] = {0x02, 0x06, 0x0a, 0x01, 'a'};
+    cr_assert_eq(sd_protodyn_decode(pd, far, sizeof(far), &got, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "message index 3"), "%s", why);
+    sd_protodyn_free(pd);
+
+    /* what it cannot follow is refused by name */
+    const char *bad[][2] = {{"syntax = \"proto3\";\nmessage M {\n  map<string, int32> m = 1;\n}", "line 3: message M: a map field"},
+                            {"syntax = \"proto3\";\nimport \"google/protobuf/timestamp.proto\";\nmessage M { int32 a = 1; }", "line 2: \"import\""},
+                            {"message M { google.protobuf.Timestamp at = 1; }", "type google.protobuf.Timestamp is not in the schema"},
+                            {"message M { int32 a = 0; }", "field a: expected a field number"},
+                            {"syntax = \"proto3\";", "no message in the schema"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_null(sd_protodyn_parse(bad[i][0], why, sizeof(why)), "%s", bad[i][0]);
+        cr_assert(strstr(why, bad[i][1]), "%s: %s", bad[i][0], why);
+    }
 }
