@@ -9,7 +9,8 @@
 #   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=, REAL=1, SANITIZE=1, RECHECK=1; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make fuzz       libFuzzer on the scenario parser and sink-row parsing (FUZZ_SECONDS=60 each; 15 in make test)
+#   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files and the registry formats' readers
+#                   (FUZZ_SECONDS=60 each; 15 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
 #                   embedded-broker scenario tests run with them
 #   make install    PREFIX=/usr/local DESTDIR=: the binary, the reference pipelines under
@@ -320,7 +321,7 @@ bench-profile: deps
 # any crash, sanitizer report, leak or hang fails the target (its input is
 # left in build-fuzz/)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint
+FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 fuzz-build:
@@ -328,13 +329,14 @@ fuzz-build:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  clang $(CPPFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o build-fuzz/$$t.o tests/fuzz/$$t.c; \
 	  clang++ -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o build-fuzz/$$t build-fuzz/$$t.o build-fuzz/libstreamdrill.a $(LIBS); done
-	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint
-	@mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint
+	@rm -rf build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint build-fuzz/seed-wire
+	@mkdir -p build-fuzz/seed-scenario build-fuzz/seed-sink_row build-fuzz/seed-checkpoint build-fuzz/seed-wire
 	@find scenarios tests -name '*.drill' -exec cp {} build-fuzz/seed-scenario/ \;
 	@split -l 1 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/line-
 	@split -l 3 -a 3 tests/scenarios/data/scans.jsonl build-fuzz/seed-sink_row/lines3-
 	@cp tests/fuzz/regressions/sink_row/* build-fuzz/seed-sink_row/
 	@cp tests/fuzz/seeds/checkpoint/* build-fuzz/seed-checkpoint/
+	@cp tests/fuzz/seeds/wire/* tests/fuzz/regressions/wire/* build-fuzz/seed-wire/
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build

@@ -255,6 +255,7 @@ typedef struct {
     int quiet;
     char path[1024];
     size_t plen;
+    long steps; /* schemas checked for this value: references that loop through anyOf grow it without end */
 } sd_jv_t;
 
 static int sd_jv_fail(sd_jv_t *c, const char *fmt, ...) {
@@ -487,6 +488,7 @@ static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
     if (json_is_true(sch)) return 1;
     if (json_is_false(sch)) return sd_jv_fail(c, "the schema here is false: no value is valid");
     if (depth > 256) return sd_jv_fail(c, "$ref: references nested more than 256 deep");
+    if (++c->steps > 1000000) return sd_jv_fail(c, "the schema asks more than 1,000,000 checks of one value (references that loop)");
     json_t *b;
     /* draft 7: beside a $ref, the other keywords are not read */
     if ((b = json_object_get(sch, "$ref"))) return sd_jv(c, sd_jschema_follow(c->s->root, json_string_value(b)), v, depth + 1);

@@ -99,7 +99,7 @@ static const char *sd_px_next(sd_px_t *x) {
     if (!c) {
         x->tok[0] = 0;
     } else if (isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-' || c == '+') {
-        while (n + 1 < sizeof(x->tok) && (isalnum((unsigned char)s[x->at]) || strchr("_.-+", s[x->at]))) x->tok[n++] = s[x->at++];
+        while (n + 1 < sizeof(x->tok) && (isalnum((unsigned char)s[x->at]) || (s[x->at] && strchr("_.-+", s[x->at])))) x->tok[n++] = s[x->at++];
         x->tok[n] = 0;
     } else if (c == '"' || c == '\'') {
         x->tok[n++] = s[x->at++];

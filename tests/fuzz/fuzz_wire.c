@@ -1,0 +1,82 @@
+/* fuzz_wire.c - libFuzzer target: what the registry's formats read from
+ * outside. The first byte picks the reader, the rest is its input:
+ *   0  a Protobuf record decoded by a schema with nested messages, enums,
+ *      packed fields and a oneof, and by the parcel scans' (a sink's
+ *      hostile bytes, harness/kafka/protodyn.c);
+ *   1  `.proto` text read (a registry's answer), then a fixed record
+ *      decoded by whatever it read;
+ *   2  a JSON Schema compiled (a user's schema file), then fixed values
+ *      checked against it; and a JSON value checked against the parcel
+ *      scans' schema (harness/base/jschema.c).
+ * A decoded record is always a JSON object; nothing may crash, leak or
+ * hang. `make fuzz` runs it. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jschema.h"
+#include "protodyn.h"
+#include "wire.h"
+
+static const char rich[] =
+    "syntax = \"proto3\";\npackage t;\nmessage Other { string x = 1; }\n"
+    "message Scan {\n  enum Kind { UNKNOWN = 0; IN = 1; OUT = 2; }\n  message Where { string hub = 1; sint64 dz = 2; Where inner = 3; }\n"
+    "  string id = 1;\n  Kind kind = 2;\n  repeated int32 bins = 3;\n  Where where = 4;\n  double w = 5;\n  bytes raw = 6;\n"
+    "  oneof o { string note = 7; int32 code = 8; }\n  .t.Other other = 9;\n  repeated fixed64 f = 10;\n  float g = 11;\n}\n";
+
+static void decode(const sd_protodyn_t *p, const uint8_t *b, size_t n) {
+    json_t *o = NULL;
+    char why[256];
+    if (!sd_protodyn_decode(p, b, n, &o, why, sizeof(why))) {
+        if (!json_is_object(o)) abort();
+        char *t = json_dumps(o, JSON_COMPACT);
+        if (!t) abort();
+        free(t);
+        json_decref(o);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1) return 0;
+    const uint8_t *b = data + 1;
+    size_t n = size - 1;
+    char why[512];
+    char *text = malloc(n + 1);
+    memcpy(text, b, n);
+    text[n] = 0;
+    if (data[0] % 3 == 0) {
+        sd_protodyn_t *p = sd_protodyn_parse(rich, why, sizeof(why));
+        char *parcel = sd_wire_parcel_schema(SD_WIRE_PROTOBUF, "event_id", "event_time");
+        sd_protodyn_t *q = sd_protodyn_parse(parcel, why, sizeof(why));
+        if (!p || !q) abort();
+        decode(p, b, n);
+        decode(q, b, n);
+        sd_protodyn_free(p), sd_protodyn_free(q);
+        free(parcel);
+    } else if (data[0] % 3 == 1) {
+        sd_protodyn_t *p = sd_protodyn_parse(text, why, sizeof(why));
+        static const uint8_t rec[] = {0x00, 0x0a, 0x01, 'a', 0x10, 0x02, 0x1a, 0x02, 0x01, 0x02, 0x22, 0x03, 0x0a, 0x01, 'H'};
+        if (p) decode(p, rec, sizeof(rec));
+        sd_protodyn_free(p);
+    } else {
+        sd_jschema_t *s = sd_jschema_compile(text, n, why, sizeof(why));
+        static const char *const docs[] = {"{\"a\":1,\"b\":[1,2,{\"c\":\"x\"}]}", "[1,\"two\",3.5,null,true]", "\"text\"", "-7", "{}"};
+        for (size_t i = 0; s && i < sizeof(docs) / sizeof(docs[0]); i++) {
+            json_t *d = json_loads(docs[i], JSON_DECODE_ANY, NULL);
+            sd_jschema_valid(s, d, why, sizeof(why));
+            json_decref(d);
+        }
+        sd_jschema_free(s);
+        char *parcel = sd_wire_parcel_schema(SD_WIRE_JSON, "event_id", "event_time");
+        sd_jschema_t *ps = sd_jschema_compile(parcel, strlen(parcel), why, sizeof(why));
+        if (!ps) abort();
+        json_t *d = json_loadb(text, n, JSON_DECODE_ANY, NULL);
+        if (d) sd_jschema_valid(ps, d, why, sizeof(why));
+        json_decref(d);
+        sd_jschema_free(ps);
+        free(parcel);
+    }
+    free(text);
+    return 0;
+}
