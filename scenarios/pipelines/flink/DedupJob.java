@@ -15,6 +15,11 @@
  *                              part files, rolled at every checkpoint and
  *                              made visible (renamed from a hidden in-progress
  *                              file) when the checkpoint completes
+ *   --value-format avro --registry URL
+ *                              values in a schema registry's Avro wire format,
+ *                              decoded with flink-avro by the schema each id
+ *                              names (WireAvro.java); --avro-weak
+ *                              newest-schema skips the header (caught)
  *   --row-delay-ms N           sleep N ms a record (longer checkpoint intervals
  *                              with records in flight)
  *   --version 2                changed code: event ids trimmed in a new operator
@@ -81,13 +86,18 @@ public final class DedupJob {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
-    static Rec read(ConsumerRecord<byte[], byte[]> m) {
+    static Rec read(ConsumerRecord<byte[], byte[]> m) { return read(m, m.value() == null ? "" : new String(m.value(), StandardCharsets.UTF_8), true); }
+
+    /* text: the value as JSON (a wire format's record decoded), or, not
+     * decoded, what the quarantine keeps of it */
+    static Rec read(ConsumerRecord<byte[], byte[]> m, String text, boolean decoded) {
         Rec r = new Rec();
-        r.raw = m.value() == null ? "" : new String(m.value(), StandardCharsets.UTF_8);
+        r.raw = text;
         Header h = m.headers().lastHeader("sd-id");
         r.sdId = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
         r.partition = m.partition();
         r.offset = m.offset();
+        if (!decoded) return r;
         try {
             JsonNode j = JSON.readTree(r.raw);
             if (j != null && j.isObject() && j.path("event_id").isTextual() && j.path("event_time").isTextual()) {
@@ -230,8 +240,18 @@ public final class DedupJob {
             .setGroupId("streamdrill-flink-" + topic)
             .setStartingOffsets(OffsetsInitializer.earliest())
             .setDeserializer(new KafkaRecordDeserializationSchema<Rec>() {
+                /* --value-format avro: the registry's wire format (WireAvro.java) */
+                final WireAvro avro = WireAvro.of(a);
+
                 @Override
-                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<Rec> c) { c.collect(read(m)); }
+                public void deserialize(ConsumerRecord<byte[], byte[]> m, Collector<Rec> c) {
+                    if (avro == null) {
+                        c.collect(read(m));
+                        return;
+                    }
+                    String j = avro.json(m.value());
+                    c.collect(read(m, j != null ? j : "undecodable: " + (m.value() == null ? 0 : m.value().length) + " bytes", j != null));
+                }
 
                 @Override
                 public TypeInformation<Rec> getProducedType() { return TypeInformation.of(Rec.class); }
