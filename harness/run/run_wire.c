@@ -1,5 +1,5 @@
 /* run_wire.c - a source whose events go to Kafka in the registry wire
- * format (`events ... format=avro`): the schema checked and its first
+ * format (`events ... format=avro`, `protobuf`, `json-schema`): the schema checked and its first
  * event encoded before anything is written, the schemas registered once
  * the ledger is open, and each staged value encoded on its way to the
  * producer. Everything before that point (the ledger, the models) sees the
