@@ -364,9 +364,30 @@ sd_err_t sd_broker_create_topic(sd_broker_t *b, const char *topic, int partition
     }
 }
 
+rd_kafka_resp_err_t sd_kafka_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, int64_t *lo, int64_t *hi, int timeout_ms) {
+    /* ListOffsets at "timestamps" -2 and -1: the earliest and the latest
+     * offset, as the broker's isolation level for the handle gives them */
+    static const int64_t ask[2] = {RD_KAFKA_OFFSET_BEGINNING, RD_KAFKA_OFFSET_END};
+    int64_t got[2] = {-1, -1}, deadline = sd_util_mono_ms() + timeout_ms;
+    for (int i = 0; i < 2; i++) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_t *t = rd_kafka_topic_partition_list_add(l, topic, partition);
+        t->offset = ask[i];
+        int64_t left = deadline - sd_util_mono_ms();
+        rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, l, (int)(left > 1 ? left : 1));
+        if (!e) e = l->elems[0].err;
+        got[i] = l->elems[0].offset;
+        rd_kafka_topic_partition_list_destroy(l);
+        if (e) return e;
+    }
+    *lo = got[0] < 0 && got[1] >= 0 ? got[1] : got[0];
+    *hi = got[1];
+    return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partition, int64_t *lo, int64_t *hi,
                               char *err, size_t errlen) {
-    rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(b->admin, topic, partition, lo, hi, (int)sd_util_scaled_ms(10000));
+    rd_kafka_resp_err_t rerr = sd_kafka_watermarks(b->admin, topic, partition, lo, hi, (int)sd_util_scaled_ms(10000));
     if (rerr)
         return sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: watermarks of %s [%d]: %s", b->bootstrap, topic,
                           (int)partition, rd_kafka_err2str(rerr));

@@ -398,8 +398,7 @@ static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
     for (int i = 0; i < g->nown; i++)
         for (int p = 0; p < g->own_parts[i]; p++) {
             int64_t lo, hw, lso;
-            if (rd_kafka_query_watermark_offsets(g->rk, g->own[i], p, &lo, &hw, 3000) ||
-                rd_kafka_query_watermark_offsets(g->lso, g->own[i], p, &lo, &lso, 3000))
+            if (sd_kafka_watermarks(g->rk, g->own[i], p, &lo, &hw, 3000) || sd_kafka_watermarks(g->lso, g->own[i], p, &lo, &lso, 3000))
                 return -1;
             if (hw > lso) sum += hw - lso;
         }

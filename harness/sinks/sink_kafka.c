@@ -185,7 +185,7 @@ static void sd_kafka_counter_reset(sd_kafka_sink_t *s, int n) {
  * offset for a read_committed handle, the high watermark otherwise. */
 static sd_err_t sd_kafka_ends(sd_kafka_sink_t *s, rd_kafka_t *rk, int n, int64_t *lo, int64_t *end, char *err, size_t errlen) {
     for (int p = 0; p < n; p++) {
-        rd_kafka_resp_err_t rerr = rd_kafka_query_watermark_offsets(rk, s->topic, p, &lo[p], &end[p], (int)sd_util_scaled_ms(10000));
+        rd_kafka_resp_err_t rerr = sd_kafka_watermarks(rk, s->topic, p, &lo[p], &end[p], (int)sd_util_scaled_ms(10000));
         if (rerr) return sd_err_set(err, errlen, SD_ERR_SINK, "watermarks of %s [%d]: %s", s->topic, p, rd_kafka_err2str(rerr));
     }
     return SD_OK;
