@@ -1078,3 +1078,28 @@ Test(sink, spark_files_in_avro_are_read_record_by_record) {
     sd_sink_close(s);
     free(out), free(meta), free(p0), free(p1), free(orphan), free(log0), free(entry);
 }
+
+/* The watermarks of a partition whose broker went away after its leader
+ * was known: an error within the timeout, never a wait without end (the
+ * way librdkafka 2.0's rd_kafka_query_watermark_offsets waits). */
+Test(sink, watermarks_keep_their_timeout_when_the_broker_is_gone, .timeout = 60) {
+    sd_broker_t *b;
+    char err[512];
+    cr_assert_eq(sd_broker_embedded(1, &b, err, sizeof(err)), SD_OK, "%s", err);
+    int got = 0;
+    cr_assert_eq(sd_broker_create_topic(b, "wm", 1, 1, &got, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t lo = -5, hi = -5;
+    cr_assert_eq(sd_broker_watermarks(b, "wm", 0, &lo, &hi, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(lo, 0);
+    cr_assert_eq(hi, 0);
+    rd_kafka_mock_broker_set_down(sd_broker_mock(b), 1);
+    setenv("STREAMDRILL_TIMEOUT_MULTIPLIER", "0.2", 1); /* its 10 s timeout as 2 s */
+    int64_t t0 = sd_util_mono_ms();
+    cr_assert_neq(sd_broker_watermarks(b, "wm", 0, &lo, &hi, err, sizeof(err)), SD_OK);
+    int64_t took = sd_util_mono_ms() - t0;
+    unsetenv("STREAMDRILL_TIMEOUT_MULTIPLIER");
+    cr_assert(took < 5000, "the watermarks took %lld ms with the broker gone", (long long)took);
+    cr_log_info("watermarks with the broker gone: an error after %lld ms", (long long)took);
+    cr_assert(strstr(err, "watermarks of wm [0]"), "%s", err);
+    sd_broker_close(b);
+}
