@@ -99,18 +99,18 @@ $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
-# what refwire.h decodes with besides the libraries: the parcel scans'
-# compiled message and the JSON Schema validator
-REFWIRE_OBJ = $(BUILD)/gen/parcel_scan.pb-c.o $(BUILD)/harness/base/jschema.o
+# what refwire.h decodes with besides the libraries: the harness's
+# Protobuf reader and JSON Schema validator
+REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o
 
-scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(PROTO_GEN) $(REFWIRE_OBJ)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lavro -lprotobuf-c -lm
+scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lavro -lm
 
 scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
-scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(PROTO_GEN) $(REFWIRE_OBJ)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lavro -lprotobuf-c -lm
+scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lavro -lm
 
 # the unit tests run under LeakSanitizer (under ASan's own when SAN is set):
 # a leak in what they exercise fails them (make unit reads their stderr)

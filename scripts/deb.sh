@@ -16,8 +16,8 @@ make --no-print-directory BUILD="$build" install PREFIX=/usr DESTDIR="$(pwd)/$ro
 for p in refpipe refjoin reftxn; do
     # shellcheck disable=SC2086 # flag lists are word lists
     ${CC:-cc} $CPPFLAGS $DEB_CFLAGS -Wall -Wextra -Werror $DEB_LDFLAGS -o "$root/usr/libexec/streamdrill/$p" \
-        -I"$build/gen" -Iharness/base "scenarios/pipelines/$p.c" "$build/gen/parcel_scan.pb-c.o" "$build/harness/base/jschema.o" \
-        -lrdkafka -lsqlite3 -ljansson -lavro -lprotobuf-c -lm
+        -Iharness/base -Iharness/kafka "scenarios/pipelines/$p.c" "$build/harness/kafka/protodyn.o" "$build/harness/base/jschema.o" \
+        -lrdkafka -lsqlite3 -ljansson -lavro -lm
 done
 (cd "$root" && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin usr/libexec/streamdrill/reftxn)

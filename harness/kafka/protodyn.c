@@ -496,3 +496,153 @@ int sd_protodyn_decode(const sd_protodyn_t *p, const uint8_t *b, size_t n, json_
     *out = sd_pr_message(p, mi, r.b, (size_t)(r.end - r.b), 0, why, whylen);
     return *out ? 0 : -1;
 }
+
+/* ---- encoding ---- */
+
+typedef struct {
+    uint8_t *b;
+    size_t len, cap;
+} sd_pw_t;
+
+static void sd_pw_put(sd_pw_t *w, const void *p, size_t n) {
+    if (w->len + n > w->cap) {
+        w->cap = (w->len + n) * 2 + 64;
+        w->b = realloc(w->b, w->cap);
+    }
+    memcpy(w->b + w->len, p, n);
+    w->len += n;
+}
+
+static void sd_pw_varint(sd_pw_t *w, uint64_t v) {
+    uint8_t c[10];
+    int n = 0;
+    do {
+        c[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) c[n] |= 0x80;
+        n++;
+    } while (v);
+    sd_pw_put(w, c, (size_t)n);
+}
+
+static void sd_pw_le(sd_pw_t *w, uint64_t v, int n) {
+    uint8_t c[8];
+    for (int i = 0; i < n; i++) c[i] = (uint8_t)(v >> (8 * i));
+    sd_pw_put(w, c, (size_t)n);
+}
+
+static int sd_pw_unbase64(const char *s, sd_pw_t *w) {
+    uint32_t acc = 0;
+    int bits = 0;
+    for (; *s && *s != '='; s++) {
+        const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", *at = strchr(a, *s);
+        if (!at) return -1;
+        acc = acc << 6 | (uint32_t)(at - a);
+        if ((bits += 6) >= 8) {
+            uint8_t c = (uint8_t)(acc >> (bits -= 8));
+            sd_pw_put(w, &c, 1);
+        }
+    }
+    return 0;
+}
+
+/* One scalar (or enum) value as its wire type writes it, without a tag;
+ * -1 when v does not fit the field's type. */
+static int sd_pw_scalar(const sd_protodyn_t *p, const sd_pf_t *f, json_t *v, sd_pw_t *w) {
+    if (f->en >= 0) {
+        const sd_pe_t *e = &p->e[f->en];
+        if (json_is_integer(v)) return sd_pw_varint(w, (uint64_t)json_integer_value(v)), 0;
+        for (int i = 0; json_is_string(v) && i < e->n; i++)
+            if (!strcmp(e->sym[i], json_string_value(v))) return sd_pw_varint(w, (uint64_t)(int64_t)e->val[i]), 0;
+        return -1;
+    }
+    switch (f->type) {
+    case PT_BOOL:
+        if (!json_is_boolean(v)) return -1;
+        sd_pw_varint(w, json_is_true(v));
+        return 0;
+    case PT_DOUBLE: case PT_FLOAT: {
+        if (!json_is_number(v)) return -1;
+        double d = json_number_value(v);
+        uint64_t u = 0;
+        if (f->type == PT_DOUBLE) memcpy(&u, &d, 8);
+        else { float fl = (float)d; uint32_t u32; memcpy(&u32, &fl, 4); u = u32; }
+        sd_pw_le(w, u, f->type == PT_DOUBLE ? 8 : 4);
+        return 0;
+    }
+    default: {
+        if (!json_is_integer(v)) return -1;
+        int64_t i = json_integer_value(v);
+        switch (f->type) {
+        case PT_SINT32: case PT_SINT64: sd_pw_varint(w, (uint64_t)(i << 1) ^ (uint64_t)(i >> 63)); break;
+        case PT_FIXED64: case PT_SFIXED64: sd_pw_le(w, (uint64_t)i, 8); break;
+        case PT_FIXED32: case PT_SFIXED32: sd_pw_le(w, (uint64_t)(uint32_t)i, 4); break;
+        case PT_INT32: sd_pw_varint(w, (uint64_t)(int64_t)(int32_t)i); break; /* a negative int32 is ten bytes, as protobuf writes it */
+        default: sd_pw_varint(w, (uint64_t)i); break;
+        }
+        return 0;
+    }
+    }
+}
+
+static int sd_pw_message(const sd_protodyn_t *p, int mi, json_t *o, sd_pw_t *w, int depth, char *why, size_t whylen);
+
+/* One value of field f, its tag first. */
+static int sd_pw_field(const sd_protodyn_t *p, const sd_pf_t *f, json_t *v, sd_pw_t *w, int depth, char *why, size_t whylen) {
+    int wt = sd_pr_wiretype(f);
+    sd_pw_varint(w, (uint64_t)f->number << 3 | (uint64_t)wt);
+    if (f->type == PT_STRING) {
+        if (!json_is_string(v)) return -1;
+        sd_pw_varint(w, json_string_length(v));
+        sd_pw_put(w, json_string_value(v), json_string_length(v));
+        return 0;
+    }
+    if (f->type == PT_BYTES || f->msg >= 0) {
+        sd_pw_t inner = {0};
+        int rc = f->type == PT_BYTES ? (json_is_string(v) ? sd_pw_unbase64(json_string_value(v), &inner) : -1)
+                                     : sd_pw_message(p, f->msg, v, &inner, depth + 1, why, whylen);
+        if (!rc) sd_pw_varint(w, inner.len), sd_pw_put(w, inner.b, inner.len);
+        free(inner.b);
+        return rc;
+    }
+    return sd_pw_scalar(p, f, v, w);
+}
+
+static int sd_pw_message(const sd_protodyn_t *p, int mi, json_t *o, sd_pw_t *w, int depth, char *why, size_t whylen) {
+    const sd_pm_t *m = &p->m[mi];
+    if (!json_is_object(o)) return why[0] ? -1 : sd_pr_fail(why, whylen, "%s: expected an object", m->name);
+    if (depth > 64) return sd_pr_fail(why, whylen, "%s: objects nested more than 64 deep", m->name);
+    for (int i = 0; i < m->nf; i++) {
+        const sd_pf_t *f = &m->f[i];
+        json_t *v = json_object_get(o, f->name);
+        if (!v || json_is_null(v)) continue;
+        int rc = 0;
+        if (f->repeated) {
+            if (!json_is_array(v)) return sd_pr_fail(why, whylen, "%s.%s: expected an array (a repeated field)", m->name, f->name);
+            size_t k;
+            json_t *el;
+            int wt = sd_pr_wiretype(f);
+            if (p->proto3 && wt != 2 && json_array_size(v)) { /* packed */
+                sd_pw_t inner = {0};
+                json_array_foreach(v, k, el) if (!rc) rc = sd_pw_scalar(p, f, el, &inner);
+                if (!rc) sd_pw_varint(w, (uint64_t)f->number << 3 | 2), sd_pw_varint(w, inner.len), sd_pw_put(w, inner.b, inner.len);
+                free(inner.b);
+            } else {
+                json_array_foreach(v, k, el) if (!rc) rc = sd_pw_field(p, f, el, w, depth, why, whylen);
+            }
+        } else {
+            rc = sd_pw_field(p, f, v, w, depth, why, whylen);
+        }
+        if (rc) return why[0] ? -1 : sd_pr_fail(why, whylen, "%s.%s: the value does not fit its type", m->name, f->name);
+    }
+    return 0;
+}
+
+int sd_protodyn_encode(const sd_protodyn_t *p, json_t *o, uint8_t **out, size_t *len, char *why, size_t whylen) {
+    sd_pw_t w = {*out, *len, *len};
+    if (whylen) why[0] = 0;
+    int rc = sd_pw_message(p, p->top[0], o, &w, 0, why, whylen);
+    *out = w.b;
+    *len = w.len;
+    return rc;
+}

@@ -1,7 +1,7 @@
-/* protodyn.h - Protobuf records decoded by the schema a registry holds for
- * them: the `.proto` text read at run time (protobuf-c decodes only the
- * messages compiled into a program), each record's fields named as the
- * schema names them.
+/* protodyn.h - Protobuf records decoded (and encoded) by the schema a
+ * registry holds for them: the `.proto` text read at run time (protobuf-c
+ * knows only the messages compiled into a program), each record's fields
+ * named as the schema names them.
  *
  * The text it reads: `syntax`, `package`, `option` and `reserved` lines
  * (read, not used), messages (nested ones too), enums, `oneof` groups,
@@ -31,5 +31,16 @@ void sd_protodyn_free(sd_protodyn_t *p);
  * base64, an enum its symbol's name. 0, or -1 with why naming what does
  * not decode. */
 int sd_protodyn_decode(const sd_protodyn_t *p, const uint8_t *b, size_t n, json_t **out, char *why, size_t whylen);
+
+/* The JSON object o as the first message of the schema (the wire format's
+ * message indexes are the caller's: a single 0), appended to *out (*len
+ * bytes so far, grown with realloc): each field from the member of its name (absent or null:
+ * left out), a string into string, base64 into bytes, an integer into the
+ * integer types, a number into double and float, true or false into bool,
+ * a symbol (or its number) into an enum, an object into a message, an
+ * array into a repeated field (packed when scalar, in proto3); members the
+ * message has no field for are not sent. 0, or -1 with why naming the
+ * field whose value does not fit. */
+int sd_protodyn_encode(const sd_protodyn_t *p, json_t *o, uint8_t **out, size_t *len, char *why, size_t whylen);
 
 #endif

@@ -18,6 +18,7 @@ struct sd_wire_s {
     avro_value_iface_t *iface;
     avro_value_t value;
     sd_jschema_t *js; /* JSON Schema */
+    sd_protodyn_t *pd; /* Protobuf: a user's .proto (NULL: the parcel scans' compiled message) */
     char *violate;    /* the number field schema-violation sends as text */
     int id, foreign_id;
 };
@@ -58,7 +59,12 @@ sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int fore
     w->fmt = fmt;
     w->id = id;
     w->foreign_id = foreign_id;
-    if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message: nothing to read from the text */
+    if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message, or a user's text read by protodyn.c */
+        char why[512];
+        if (schema && schema[0] && strcmp(schema, sd_wire_parcel_proto) && !(w->pd = sd_protodyn_parse(schema, why, sizeof(why)))) {
+            free(w);
+            return sd_err_set(err, errlen, SD_ERR_SCENARIO, "a Protobuf schema the harness cannot read: %s", why);
+        }
         *out = w;
         return SD_OK;
     }
@@ -90,6 +96,7 @@ void sd_wire_close(sd_wire_t *w) {
     if (!w) return;
     if (w->fmt != SD_WIRE_AVRO) {
         sd_jschema_free(w->js);
+        sd_protodyn_free(w->pd);
         free(w->violate);
         free(w);
         return;
@@ -201,8 +208,24 @@ static sd_err_t sd_wire_encode_json(sd_wire_t *w, json_t *j, const char *json, s
     return SD_OK;
 }
 
+/* An event as the first message of the user's .proto (protodyn.c). */
+static sd_err_t sd_wire_encode_protodyn(sd_wire_t *w, json_t *j, sd_buf_t *out, char *err, size_t errlen) {
+    uint8_t *b = NULL;
+    size_t n = 0;
+    char why[256];
+    int rc = sd_protodyn_encode(w->pd, j, &b, &n, why, sizeof(why));
+    if (!rc) {
+        sd_buf_reset(out);
+        sd_wire_header(w, out, w->id);
+        sd_buf_append(out, b, n);
+    }
+    free(b);
+    return rc ? sd_err_set(err, errlen, SD_ERR_SCENARIO, "encoding an event in Protobuf: %s", why) : SD_OK;
+}
+
 /* A scan as the compiled ParcelScan message. */
 static sd_err_t sd_wire_encode_protobuf(sd_wire_t *w, json_t *j, sd_buf_t *out, char *err, size_t errlen) {
+    if (w->pd) return sd_wire_encode_protodyn(w, j, out, err, errlen);
     Streamdrill__ParcelScan m = STREAMDRILL__PARCEL_SCAN__INIT;
     static const char *const names[] = {"event_id", "parcel_id", "event_time", "location", "scan"};
     char **slots[] = {&m.event_id, &m.parcel_id, &m.event_time, &m.location, &m.scan};

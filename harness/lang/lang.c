@@ -106,8 +106,8 @@ static const sd_lang_key_t sd_keys_events[] = {
              "of harness/kafka/parcel_scan.proto, for `json-schema` the event's JSON text, checked against the schema before it is "
              "sent), its schema registered under the subject `<topic>-value` of the `registry`"},
     {.name = "schema", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(schema_path),
-     .help = "an Avro schema (`.avsc`) for format=avro, a JSON Schema (draft 7; the keywords docs/formats.md lists) for "
-             "format=json-schema (default: the parcel scans' record, its id and event-time fields named as the contract names "
+     .help = "an Avro schema (`.avsc`) for format=avro, a `.proto` (its first message is sent) for format=protobuf, a JSON "
+             "Schema (draft 7; the keywords docs/formats.md lists) for format=json-schema (default: the parcel scans' record, its id and event-time fields named as the contract names "
              "them, `weight_g` a long (an integer of at least 0), the rest strings)"},
     END};
 

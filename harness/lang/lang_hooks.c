@@ -357,9 +357,9 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
     (void)obj; (void)present;
     if (sc->events_kind == SD_EVENTS_LOG && !sc->log_id_field)
         return sd_perr(c, ts->t[0].line, ts->t[0].col, "events log: expected id=FIELD (the field that carries each event's id), found none");
-    if (sc->schema_path && sc->events_format != 1 && sc->events_format != 3)
-        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro or format=json-schema beside it (the "
-                       "schema of the wire format), found %s", sc->events_format ? "format=protobuf (its message is compiled in)" : "JSON events");
+    if (sc->schema_path && !sc->events_format)
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "events schema=: expected format=avro, protobuf or json-schema beside it (the "
+                       "schema of the wire format), found JSON events");
     sc->has_events = 1;
     sc->events_line = ts->t[0].line;
     return SD_OK;

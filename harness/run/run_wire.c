@@ -40,12 +40,11 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
     const sd_scenario_t *sc = r->sc;
     /* the registry line and its URL were checked with the drill (parse.c, lang_hooks.c) */
     char why[512];
-    if (sc->events_format == SD_WIRE_PROTOBUF &&
-        ((sc->id_field && strcmp(sc->id_field, "event_id")) || (sc->time_field && strcmp(sc->time_field, "event_time")) || schema_path ||
-         sc->events_kind == SD_EVENTS_LOG))
-        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events format=protobuf: the parcel scans' own message "
-                          "(harness/kafka/parcel_scan.proto: id event_id, time event_time) is the one sent; expected the "
-                          "generator, no schema= and the contract's id=event_id time=event_time", sc->path, sc->events_line);
+    if (sc->events_format == SD_WIRE_PROTOBUF && !schema_path &&
+        ((sc->id_field && strcmp(sc->id_field, "event_id")) || (sc->time_field && strcmp(sc->time_field, "event_time"))))
+        return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events format=protobuf: without schema= the parcel scans' own "
+                          "message is sent (harness/kafka/parcel_scan.proto: id event_id, time event_time); expected the "
+                          "contract's id=event_id time=event_time, or schema=PATH (a .proto of your own)", sc->path, sc->events_line);
     if (schema_path) {
         size_t n;
         if (sd_util_read_file(schema_path, &r->src.schema, &n, why, sizeof(why)))

@@ -3,10 +3,9 @@
  * or the message indexes and a Protobuf message), as a consumer with a
  * registry client does: each schema fetched once from the registry's
  * Confluent-compatible API (GET URL/schemas/ids/ID) and kept, the record
- * decoded with avro-c (Protobuf: protobuf-c and the parcel scans' compiled
- * message, as a consumer built with its generated classes; JSON Schema:
- * the record's JSON checked against its schema) into the JSON the rest of
- * the pipeline reads.
+ * decoded with avro-c (Protobuf: by the schema's .proto text, with the
+ * harness's reader; JSON Schema: the record's JSON checked against its
+ * schema) into the JSON the rest of the pipeline reads.
  *
  * A registry that cannot be reached is asked again every half second until
  * it answers: records wait, none is judged by an outage. An id the registry
@@ -20,7 +19,7 @@
 #include <sys/socket.h>
 
 #include "jschema.h"
-#include "parcel_scan.pb-c.h"
+#include "protodyn.h"
 
 #define REFAVRO_CACHE 64
 
@@ -183,59 +182,66 @@ static const char *refavro_decode(const char *url, const void *p, size_t n, char
     return NULL;
 }
 
-/* --format protobuf: the ids the registry knows (a Protobuf schema any:
- * the message decoded is the compiled one) */
-static int refwire_pb_ids[REFAVRO_CACHE], refwire_pb_n;
+/* --format protobuf: each schema's .proto text fetched once by its id and
+ * read with the harness's Protobuf reader (harness/kafka/protodyn.c, built
+ * into the pipeline as a consumer builds in its deserializer), the record
+ * decoded by the message its indexes name. */
+static struct {
+    int id;
+    sd_protodyn_t *p;
+} refwire_pb_cache[REFAVRO_CACHE];
+static int refwire_pb_n;
 
-/* 1 when the registry knows id, 0 when it says it does not, -2 when it
- * cannot be asked and the consumer gives up (no-schema-cache) */
-static int refwire_pb_known(const char *url, int id) {
+/* The read schema of id; NULL with *why the reason it cannot be had. */
+static sd_protodyn_t *refwire_pb_schema(const char *url, int id, const char **why) {
     for (int i = 0; i < refwire_pb_n; i++)
-        if (refwire_pb_ids[i] == id && !refavro_no_cache) return 1;
+        if (refwire_pb_cache[i].id == id && !refavro_no_cache) return refwire_pb_cache[i].p;
     int gave_up;
     json_t *o = refwire_schema_by_id(url, id, &gave_up);
-    json_decref(o);
-    if (gave_up) return ref_stop ? 0 : -2;
-    if (!o) return 0;
-    if (refwire_pb_n < REFAVRO_CACHE) refwire_pb_ids[refwire_pb_n++] = id;
-    return 1;
-}
-
-/* A varint at *p (below end), zigzag-decoded when zz; -1 past the end. */
-static int64_t refwire_varint(const unsigned char **p, const unsigned char *end, int zz) {
-    uint64_t v = 0;
-    for (int shift = 0; *p < end && shift < 64; shift += 7) {
-        unsigned char c = *(*p)++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) return zz ? (int64_t)(v >> 1) ^ -(int64_t)(v & 1) : (int64_t)v;
+    if (gave_up) {
+        *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
+        return NULL;
     }
-    return -1;
+    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    char err[256];
+    sd_protodyn_t *p = text ? sd_protodyn_parse(text, err, sizeof(err)) : NULL;
+    json_decref(o);
+    if (!p) {
+        *why = text ? "a Protobuf schema this consumer cannot read" : "schema id unknown to the registry";
+        return NULL;
+    }
+    int at = -1;
+    for (int i = 0; i < refwire_pb_n && at < 0; i++)
+        if (refwire_pb_cache[i].id == id) at = i;
+    if (at < 0 && refwire_pb_n == REFAVRO_CACHE) at = REFAVRO_CACHE - 1; /* full: the last one makes room */
+    if (at < 0) at = refwire_pb_n++;
+    else sd_protodyn_free(refwire_pb_cache[at].p);
+    refwire_pb_cache[at].id = id;
+    refwire_pb_cache[at].p = p;
+    return p;
 }
 
-/* The value in the Protobuf wire format, decoded as a ParcelScan into JSON
- * text (*json, malloc'd); NULL, or the reason it cannot be read. */
+/* The value in the Protobuf wire format, decoded into JSON text (*json,
+ * malloc'd); NULL, or the reason it cannot be read. */
 static const char *refwire_decode_protobuf(const char *url, const void *p, size_t n, char **json) {
-    const unsigned char *b = p, *end = b + n;
+    const unsigned char *b = p;
     if (n < 6 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
     int id = (int)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]);
-    int known = refwire_pb_known(url, id);
-    if (known == -2) return "schema registry unreachable";
-    if (!known) return "schema id unknown to the registry";
-    /* the message indexes: a count, then that many indexes (0 alone: the first message) */
-    const unsigned char *q = b + 5;
-    int64_t count = refwire_varint(&q, end, 1);
-    for (int64_t i = 0; i < count && q <= end; i++) refwire_varint(&q, end, 1);
-    if (count < 0 || q > end) return "a Protobuf record without its message indexes";
-    Streamdrill__ParcelScan *m = streamdrill__parcel_scan__unpack(NULL, (size_t)(end - q), q);
-    if (!m) return "a Protobuf record that does not decode as a ParcelScan";
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "event_id", m->event_id, "parcel_id", m->parcel_id, "event_time",
-                          m->event_time, "location", m->location, "scan", m->scan, "weight_g", (json_int_t)m->weight_g);
-    streamdrill__parcel_scan__free_unpacked(m, NULL);
+    const char *why = NULL;
+    sd_protodyn_t *schema = refwire_pb_schema(url, id, &why);
+    if (!schema) return why;
+    json_t *o = NULL;
+    char detail[200];
+    if (sd_protodyn_decode(schema, b + 5, n - 5, &o, detail, sizeof(detail))) return "a Protobuf record that does not decode with its schema";
     /* proto3 has no absent strings: an empty one is a field the record lacked */
-    if (o && !strlen(json_string_value(json_object_get(o, "event_time")))) json_object_del(o, "event_time");
-    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    const char *keys[] = {"event_id", "event_time"};
+    for (int i = 0; i < 2; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (json_is_string(v) && !json_string_length(v)) json_object_del(o, keys[i]);
+    }
+    *json = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    return *json ? NULL : "a Protobuf record that does not decode as a ParcelScan";
+    return *json ? NULL : "a Protobuf record that does not decode with its schema";
 }
 
 /* --format json-schema: each schema fetched once by its id and compiled

@@ -2,7 +2,8 @@
  * outside. The first byte picks the reader, the rest is its input:
  *   0  a Protobuf record decoded by a schema with nested messages, enums,
  *      packed fields and a oneof, and by the parcel scans' (a sink's
- *      hostile bytes, harness/kafka/protodyn.c);
+ *      hostile bytes, harness/kafka/protodyn.c); what decodes is encoded
+ *      again and must decode to the same JSON;
  *   1  `.proto` text read (a registry's answer), then a fixed record
  *      decoded by whatever it read;
  *   2  a JSON Schema compiled (a user's schema file), then fixed values
@@ -25,7 +26,7 @@ static const char rich[] =
     "  string id = 1;\n  Kind kind = 2;\n  repeated int32 bins = 3;\n  Where where = 4;\n  double w = 5;\n  bytes raw = 6;\n"
     "  oneof o { string note = 7; int32 code = 8; }\n  .t.Other other = 9;\n  repeated fixed64 f = 10;\n  float g = 11;\n}\n";
 
-static void decode(const sd_protodyn_t *p, const uint8_t *b, size_t n) {
+static void decode(const sd_protodyn_t *p, const uint8_t *b, size_t n, int round_trip) {
     json_t *o = NULL;
     char why[256];
     if (!sd_protodyn_decode(p, b, n, &o, why, sizeof(why))) {
@@ -33,6 +34,15 @@ static void decode(const sd_protodyn_t *p, const uint8_t *b, size_t n) {
         char *t = json_dumps(o, JSON_COMPACT);
         if (!t) abort();
         free(t);
+        if (round_trip && n && b[0] == 0) { /* the first message: encoded again, it reads back the same */
+            uint8_t *again = calloc(1, 1);
+            size_t len = 1;
+            json_t *back = NULL;
+            if (sd_protodyn_encode(p, o, &again, &len, why, sizeof(why))) abort();
+            if (sd_protodyn_decode(p, again, len, &back, why, sizeof(why)) || !json_equal(o, back)) abort();
+            json_decref(back);
+            free(again);
+        }
         json_decref(o);
     }
 }
@@ -50,14 +60,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *parcel = sd_wire_parcel_schema(SD_WIRE_PROTOBUF, "event_id", "event_time");
         sd_protodyn_t *q = sd_protodyn_parse(parcel, why, sizeof(why));
         if (!p || !q) abort();
-        decode(p, b, n);
-        decode(q, b, n);
+        decode(p, b, n, 0);
+        decode(q, b, n, 1);
         sd_protodyn_free(p), sd_protodyn_free(q);
         free(parcel);
     } else if (data[0] % 3 == 1) {
         sd_protodyn_t *p = sd_protodyn_parse(text, why, sizeof(why));
         static const uint8_t rec[] = {0x00, 0x0a, 0x01, 'a', 0x10, 0x02, 0x1a, 0x02, 0x01, 0x02, 0x22, 0x03, 0x0a, 0x01, 'H'};
-        if (p) decode(p, rec, sizeof(rec));
+        if (p) decode(p, rec, sizeof(rec), 0);
         sd_protodyn_free(p);
     } else {
         sd_jschema_t *s = sd_jschema_compile(text, n, why, sizeof(why));
