@@ -43,6 +43,8 @@ typedef struct {
     int64_t t_end;      /* last event of interest, ms after t0 */
     sd_buf_t faults;    /* gnuplot arrows, labels and bands for the faults */
     int64_t series_ms;  /* the width of the series the run kept (0: none, the ledger is scanned) */
+    char *scripts[8];   /* the charts' scripts (names inside dir), drawn by one gnuplot at the end */
+    int nscripts;
 } sd_charts_t;
 
 static int64_t sd_q1(sqlite3 *db, const char *sql) {
@@ -55,10 +57,13 @@ static int64_t sd_q1(sqlite3 *db, const char *sql) {
     return v;
 }
 
-/* Run gnuplot on script (a name inside dir), in dir, its messages into
- * gnuplot.log there; 0 on success. The scripts name their files relative to
- * dir, so no path of the run folder is ever gnuplot code, whatever it holds. */
-static int sd_gnuplot(const char *dir, const char *script, const char *log, char *err, size_t errlen) {
+/* Run one gnuplot on the n scripts (names inside dir), in dir, one after
+ * the other (each starts with `reset`), its messages into gnuplot.log
+ * there; 0 on success. One process for all: its start-up (the fonts of
+ * the PNG terminal) is most of a small chart's time. The scripts name
+ * their files relative to dir, so no path of the run folder is ever
+ * gnuplot code, whatever it holds. */
+static int sd_gnuplot(const char *dir, char *const *scripts, int n, const char *log, char *err, size_t errlen) {
     pid_t pid = fork();
     if (pid < 0) {
         sd_err_set(err, errlen, SD_ERR_IO, "charts: fork: %s", strerror(errno));
@@ -71,7 +76,9 @@ static int sd_gnuplot(const char *dir, const char *script, const char *log, char
         if (lf >= 0) dup2(lf, 2);
         if (chdir(dir) != 0) _exit(126);
         sd_util_child_cloexec(3);
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        char *argv[10] = {"gnuplot"};
+        for (int i = 0; i < n && i < 8; i++) argv[i + 1] = scripts[i];
+        execvp("gnuplot", argv);
         _exit(127);
     }
     int st = 0;
@@ -86,7 +93,8 @@ static int sd_gnuplot(const char *dir, const char *script, const char *log, char
         return -1;
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        sd_err_set(err, errlen, SD_ERR_IO, "charts: gnuplot failed on %s (exit %d; see %s)", script, WIFEXITED(st) ? WEXITSTATUS(st) : -1, log);
+        sd_err_set(err, errlen, SD_ERR_IO, "charts: gnuplot failed on %s%s (exit %d; see %s)", scripts[0], n > 1 ? " and the charts after it" : "",
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1, log);
         return -1;
     }
     return 0;
@@ -146,6 +154,7 @@ static void sd_charts_faults(sd_charts_t *c) {
 }
 
 static const char *sd_chart_head =
+    "reset\n"
     "set terminal svg size 920,420 dynamic enhanced font 'DejaVu Sans,11' background '#ffffff'\n"
     "set output '%s.svg'\n"
     "set border lc rgb '#555555'\nset grid lc rgb '#e5e5e5'\nset key outside top center horizontal font ',9' maxrows 2\n"
@@ -163,13 +172,9 @@ static int sd_chart_write(sd_charts_t *c, const char *name, const char *body, ch
     }
     fputs(body, f);
     fclose(f);
-    char *log = sd_util_fmt("%s/gnuplot.log", c->dir);
-    char *name_gp = sd_util_fmt("%s.gp", name);
-    int rc = sd_gnuplot(c->dir, name_gp, log, err, errlen);
-    free(name_gp);
-    free(log);
     free(script);
-    return rc;
+    if (c->nscripts < (int)(sizeof(c->scripts) / sizeof(c->scripts[0]))) c->scripts[c->nscripts++] = sd_util_fmt("%s.gp", name);
+    return 0;
 }
 
 /* A chart's script: the terminal, its output file and its title first... */
@@ -556,6 +561,12 @@ static sd_err_t sd_charts_write(const sd_report_model_t *m, const char *path, ch
     if (rc >= 0) rc = sd_chart_latency(&c, err, errlen) < 0 ? -1 : 0;
     if (rc >= 0) rc = sd_chart_batches(&c, err, errlen) < 0 ? -1 : 0;
     if (rc >= 0) rc = sd_chart_state(&c, err, errlen) < 0 ? -1 : 0;
+    if (rc >= 0 && c.nscripts) {
+        char *glog = sd_util_fmt("%s/gnuplot.log", c.dir);
+        rc = sd_gnuplot(c.dir, c.scripts, c.nscripts, glog, err, errlen);
+        free(glog);
+    }
+    for (int i = 0; i < c.nscripts; i++) free(c.scripts[i]);
     sd_buf_free(&c.faults);
     sqlite3_close(c.db);
     free(c.dir);

@@ -369,6 +369,14 @@ def bench_overhead(reps):
         f"idle after the pipeline's last sign of work {o['idle_s']:.2f} s ({100 * o['idle_share']:.0f}% of the wall time)")
     figure("parcel-restart.drill wall time (embedded)", "s", f"{w:.2f} s", "budget 2.5 s", "s", w / 2.5, 1.0, "<=",
            f"median of {reps}; harness idle {100 * o['idle_share']:.0f}%")
+    # what the harness spends beside the pipeline: everything but the waits
+    # on it (awaits, quiescence) and its starts, kills and restarts, which
+    # include its start-up; sending, the settle, setup, judging, reports
+    pipe = o["waiting_for_pipeline_s"] + o["process_control_s"]
+    own = w - pipe
+    o["harness_share"] = own / w
+    figure("parcel drill: the harness's own time", "s", f"{own:.2f} s", f"the pipeline's {pipe:.2f} s", "share", own / w, 0.25, "<=",
+           f"of the {w:.2f} s wall: sending {o['sending_s']:.2f} s, setup, judging and reports {o['other_s'] + o['reconcile_s']:.2f} s")
 
 
 def growth_chart():
