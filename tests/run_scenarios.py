@@ -27,6 +27,7 @@ is an error.
 """
 import argparse
 import contextlib
+import fcntl
 import fnmatch
 import glob
 import os
@@ -131,6 +132,24 @@ def names_of(only, long_run):
     return out
 
 
+def hold_the_out_folder():
+    """One runner at a time in tests/out: a second one would start its
+    broker, registry and clusters in the same folders and stop the first's
+    at its end (a run of the first then waits on a broker that is gone)."""
+    lock = open(os.path.join(OUT, ".runner.lock"), "a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.seek(0)
+        print(f"run_scenarios: another run_scenarios.py (pid {lock.read().strip() or '?'}) is using {OUT}; "
+              "wait for it to end", file=sys.stderr)
+        sys.exit(2)
+    lock.truncate(0)
+    lock.write(str(os.getpid()))
+    lock.flush()
+    globals()["_out_lock"] = lock  # held until this process ends
+
+
 # how many embedded runs go at once (make test's case phase; --stop-at-first runs one)
 EMBEDDED_AT_ONCE = 4
 
@@ -196,6 +215,7 @@ def main():
         sys.exit(0)
     binary = os.path.abspath(a.bin)
     os.makedirs(OUT, exist_ok=True)
+    hold_the_out_folder()
     if a.update_readme:
         sys.exit(0 if update_readme_reference(binary) else 1)
     if a.update_golden:
