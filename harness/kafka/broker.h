@@ -45,7 +45,8 @@ sd_err_t sd_broker_partitions(sd_broker_t *b, const char *topic, int *out, char 
  * the last stable offset for a read_committed consumer), within timeout_ms.
  * librdkafka 2.0's rd_kafka_query_watermark_offsets waits forever for an
  * answer that never comes (fixed in 2.3, librdkafka #4460): this asks by
- * rd_kafka_offsets_for_times, which keeps its timeout. */
+ * rd_kafka_offsets_for_times, which keeps its timeout (one partition's two
+ * offsets one after the other: slower than librdkafka's two at once). */
 rd_kafka_resp_err_t sd_kafka_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, int64_t *lo, int64_t *hi, int timeout_ms);
 sd_err_t sd_broker_watermarks(sd_broker_t *b, const char *topic, int32_t partition, int64_t *lo, int64_t *hi,
                               char *err, size_t errlen);
