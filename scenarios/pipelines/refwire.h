@@ -278,11 +278,7 @@ static sd_jschema_t *refjson_schema(const char *url, int id, const char **why) {
     int at = -1;
     for (int i = 0; i < refjson_n && at < 0; i++)
         if (refjson_cache[i].id == id) at = i;
-    if (at < 0 && refjson_n == REFAVRO_CACHE) { /* full: checked once, kept nowhere */
-        refjson_cache[REFAVRO_CACHE - 1].id = -1;
-        sd_jschema_free(refjson_cache[REFAVRO_CACHE - 1].s);
-        at = REFAVRO_CACHE - 1;
-    }
+    if (at < 0 && refjson_n == REFAVRO_CACHE) at = REFAVRO_CACHE - 1; /* full: the last one makes room (freed below) */
     if (at < 0) at = refjson_n++;
     else sd_jschema_free(refjson_cache[at].s);
     refjson_cache[at].id = id;
