@@ -182,20 +182,19 @@ static const char *refavro_decode(const char *url, const void *p, size_t n, char
     return NULL;
 }
 
-/* --format protobuf: each schema's .proto text fetched once by its id and
- * read with the harness's Protobuf reader (harness/kafka/protodyn.c, built
- * into the pipeline as a consumer builds in its deserializer), the record
- * decoded by the message its indexes name. */
-static struct {
+/* A schema kept per id, read from the registry's text by its format's
+ * reader (Protobuf, JSON Schema): looked up first (not under
+ * no-schema-cache), else fetched, read and kept; a full cache gives its
+ * last slot to the newcomer. NULL with *why the reason it cannot be had. */
+typedef struct {
     int id;
-    sd_protodyn_t *p;
-} refwire_pb_cache[REFAVRO_CACHE];
-static int refwire_pb_n;
+    void *s;
+} refwire_slot_t;
 
-/* The read schema of id; NULL with *why the reason it cannot be had. */
-static sd_protodyn_t *refwire_pb_schema(const char *url, int id, const char **why) {
-    for (int i = 0; i < refwire_pb_n; i++)
-        if (refwire_pb_cache[i].id == id && !refavro_no_cache) return refwire_pb_cache[i].p;
+static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int id, void *(*read)(const char *text),
+                                 void (*release)(void *), const char *unreadable, const char **why) {
+    for (int i = 0; i < *n; i++)
+        if (c[i].id == id && !refavro_no_cache) return c[i].s;
     int gave_up;
     json_t *o = refwire_schema_by_id(url, id, &gave_up);
     if (gave_up) {
@@ -203,22 +202,41 @@ static sd_protodyn_t *refwire_pb_schema(const char *url, int id, const char **wh
         return NULL;
     }
     const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
-    char err[256];
-    sd_protodyn_t *p = text ? sd_protodyn_parse(text, err, sizeof(err)) : NULL;
+    void *s = text ? read(text) : NULL;
     json_decref(o);
-    if (!p) {
-        *why = text ? "a Protobuf schema this consumer cannot read" : "schema id unknown to the registry";
+    if (!s) {
+        *why = text ? unreadable : "schema id unknown to the registry";
         return NULL;
     }
     int at = -1;
-    for (int i = 0; i < refwire_pb_n && at < 0; i++)
-        if (refwire_pb_cache[i].id == id) at = i;
-    if (at < 0 && refwire_pb_n == REFAVRO_CACHE) at = REFAVRO_CACHE - 1; /* full: the last one makes room */
-    if (at < 0) at = refwire_pb_n++;
-    else sd_protodyn_free(refwire_pb_cache[at].p);
-    refwire_pb_cache[at].id = id;
-    refwire_pb_cache[at].p = p;
-    return p;
+    for (int i = 0; i < *n && at < 0; i++)
+        if (c[i].id == id) at = i;
+    if (at < 0 && *n == REFAVRO_CACHE) at = REFAVRO_CACHE - 1;
+    if (at < 0) at = (*n)++;
+    else release(c[at].s);
+    c[at].id = id;
+    c[at].s = s;
+    return s;
+}
+
+/* --format protobuf: each schema's .proto text fetched once by its id and
+ * read with the harness's Protobuf reader (harness/kafka/protodyn.c, built
+ * into the pipeline as a consumer builds in its deserializer), the record
+ * decoded by the message its indexes name. */
+static refwire_slot_t refwire_pb_cache[REFAVRO_CACHE];
+static int refwire_pb_n;
+
+static void *refwire_pb_read(const char *text) {
+    char err[256];
+    return sd_protodyn_parse(text, err, sizeof(err));
+}
+
+static void refwire_pb_free(void *p) { sd_protodyn_free(p); }
+
+/* The read schema of id; NULL with *why the reason it cannot be had. */
+static sd_protodyn_t *refwire_pb_schema(const char *url, int id, const char **why) {
+    return refwire_schema_kept(refwire_pb_cache, &refwire_pb_n, url, id, refwire_pb_read, refwire_pb_free,
+                               "a Protobuf schema this consumer cannot read", why);
 }
 
 /* The value in the Protobuf wire format, decoded into JSON text (*json,
@@ -248,42 +266,22 @@ static const char *refwire_decode_protobuf(const char *url, const void *p, size_
  * with the harness's JSON Schema validator (harness/base/jschema.c, built
  * into the pipeline as a consumer builds in its validating deserializer);
  * a record must parse and be valid by the schema its id names. */
-static struct {
-    int id;
-    sd_jschema_t *s;
-} refjson_cache[REFAVRO_CACHE];
+static refwire_slot_t refjson_cache[REFAVRO_CACHE];
 static int refjson_n;
 /* the bug of --weak no-validate: the header is read and the record parsed,
  * never checked against its schema */
 static int refjson_no_validate;
 
+static void *refjson_read(const char *text) {
+    char err[256];
+    return sd_jschema_compile(text, strlen(text), err, sizeof(err));
+}
+
+static void refjson_free(void *s) { sd_jschema_free(s); }
+
 /* The compiled schema of id; NULL with *why the reason it cannot be had. */
 static sd_jschema_t *refjson_schema(const char *url, int id, const char **why) {
-    for (int i = 0; i < refjson_n; i++)
-        if (refjson_cache[i].id == id && !refavro_no_cache) return refjson_cache[i].s;
-    int gave_up;
-    json_t *o = refwire_schema_by_id(url, id, &gave_up);
-    if (gave_up) {
-        *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
-        return NULL;
-    }
-    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
-    char err[256];
-    sd_jschema_t *s = text ? sd_jschema_compile(text, strlen(text), err, sizeof(err)) : NULL;
-    json_decref(o);
-    if (!s) {
-        *why = text ? "a JSON Schema this consumer cannot check" : "schema id unknown to the registry";
-        return NULL;
-    }
-    int at = -1;
-    for (int i = 0; i < refjson_n && at < 0; i++)
-        if (refjson_cache[i].id == id) at = i;
-    if (at < 0 && refjson_n == REFAVRO_CACHE) at = REFAVRO_CACHE - 1; /* full: the last one makes room (freed below) */
-    if (at < 0) at = refjson_n++;
-    else sd_jschema_free(refjson_cache[at].s);
-    refjson_cache[at].id = id;
-    refjson_cache[at].s = s;
-    return s;
+    return refwire_schema_kept(refjson_cache, &refjson_n, url, id, refjson_read, refjson_free, "a JSON Schema this consumer cannot check", why);
 }
 
 /* The value in the JSON Schema wire format: its JSON text (*json,
