@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sd_wire_s {
     sd_wire_format_t fmt;
@@ -536,18 +537,23 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
 }
 
 FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
-    /* the magic first: avro-c's reader leaks on a file without it */
-    char magic[4] = {0};
-    FILE *probe = fopen(path, "rb");
-    size_t got = probe ? fread(magic, 1, sizeof(magic), probe) : 0;
-    if (probe) fclose(probe);
+    /* a file a pipeline wrote: a regular one only, opened without blocking
+     * (sd_util_open_foreign); the magic first: avro-c's reader leaks on a
+     * file without it */
+    char magic[4] = {0}, why[128] = "cannot be opened";
+    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));
+    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!in && fd >= 0) close(fd);
+    size_t got = in ? fread(magic, 1, sizeof(magic), in) : 0;
     if (got != sizeof(magic) || memcmp(magic, "Obj\x01", 4)) {
         sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file (%s)", path,
-                   probe ? "no magic Obj\\x01 at its start" : "cannot be opened");
+                   in ? "no magic Obj\\x01 at its start" : why);
+        if (in) fclose(in);
         return NULL;
     }
+    rewind(in);
     avro_file_reader_t r;
-    if (avro_file_reader(path, &r)) {
+    if (avro_file_reader_fp(in, path, 1, &r)) { /* it closes in from now on */
         sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file avro-c reads: %s", path, avro_strerror());
         return NULL;
     }

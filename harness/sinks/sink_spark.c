@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sink.h"
 #include "util.h"
@@ -183,10 +184,15 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
     return e;
 }
 
-/* A part file as JSON lines: the file, or an Avro one's records. */
+/* A part file as JSON lines: the file, or an Avro one's records; a file
+ * the pipeline wrote, so a regular one only, opened without blocking. */
 static FILE *sd_sspark_fopen(const sd_spark_sink_t *s, const char *path) {
     char why[512];
-    return s->avro ? sd_wire_ocf_lines(path, why, sizeof(why)) : fopen(path, "rb");
+    if (s->avro) return sd_wire_ocf_lines(path, why, sizeof(why));
+    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0) close(fd);
+    return f;
 }
 
 static int64_t sd_count_lines(const sd_spark_sink_t *s, const char *path) {

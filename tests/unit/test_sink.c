@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "jsonfast.h"
@@ -1067,6 +1068,15 @@ Test(sink, spark_files_in_avro_are_read_record_by_record) {
         cr_assert(strstr(r.writers[i], "batch 0"), "%s", r.writers[i]);
     }
     sd_sink_close(s);
+    /* a listed file that is a FIFO: refused, never waited on */
+    unlink(p1);
+    cr_assert_eq(mkfifo(p1, 0600), 0);
+    s = open_sink("spark-files", "path", out, "format", "avro", NULL);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_ERR_SINK);
+    cr_assert(strstr(err, "part-00001-b.avro"), "%s", err);
+    sd_sink_close(s);
+    unlink(p1);
     /* a listed file that is not Avro: named, never read as zero rows */
     w = fopen(p1, "w");
     fputs("{\"event_id\":\"not avro\"}\n", w);
