@@ -78,9 +78,11 @@ connector() {
 classpath() { echo "$lib/*${conn:+:$conn/*}"; }
 
 # what Flink's own config.yaml gives every process (env.java.opts.all):
-# Flink reaches into these packages of the JDK
+# Flink reaches into these packages of the JDK; and the JIT's C1 tier only
+# (a cluster lives for a few drills, where C2's compiles cost more CPU than
+# they give back, as for the Connect workers and the Spark drivers)
 jvm_opts() {
-    echo "--add-exports=java.base/sun.net.util=ALL-UNNAMED --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED" \
+    echo "-XX:TieredStopAtLevel=1 --add-exports=java.base/sun.net.util=ALL-UNNAMED --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED" \
         "--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED" \
         "--add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED" \
         "--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED" \
