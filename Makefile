@@ -67,6 +67,9 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o) $(BUILD)/ge
 MAIN_OBJ = $(MAIN_SRC:%.c=$(BUILD)/%.o)
 TESTS    = $(TEST_NAMES:%=$(BUILD)/tests/%)
 
+# how many compiles (and fuzz targets) make test runs at once: one per core
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 VERSION := $(shell sed -n 's/^\#define SD_VERSION "\(.*\)"/\1/p' harness/main.c)
 
 all: $(BUILD)/streamdrill $(PIPELINES) $(BUILD)/streamdrill.1.tmpl $(BUILD)/streamdrill.1
@@ -261,7 +264,7 @@ mutate: all $(TESTS) $(if $(SANITIZE),asan-build)
 # everything but the real Kafka broker and Spark (a quick loop while developing)
 test-fast: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
-	  $(MAKE) --no-print-directory all $(TESTS)
+	  $(MAKE) --no-print-directory -j$(JOBS) all $(TESTS)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory lint
 	python3 tests/run_scenarios.py --bin $(BUILD)/streamdrill --no-real
@@ -271,7 +274,7 @@ test-fast: deps
 # PySpark, both installed and started by the project's own scripts
 test: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
-	  $(MAKE) --no-print-directory all $(TESTS)
+	  $(MAKE) --no-print-directory -j$(JOBS) all $(TESTS)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory mutate-sample
@@ -325,7 +328,7 @@ FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 fuzz-build:
-	$(MAKE) CC=clang CXX=clang++ BUILD=build-fuzz OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libstreamdrill.a
+	$(MAKE) -j$(JOBS) CC=clang CXX=clang++ BUILD=build-fuzz OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libstreamdrill.a
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  clang $(CPPFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o build-fuzz/$$t.o tests/fuzz/$$t.c; \
 	  clang++ -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -o build-fuzz/$$t build-fuzz/$$t.o build-fuzz/libstreamdrill.a $(LIBS); done
@@ -340,11 +343,7 @@ fuzz-build:
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build
-	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p build-fuzz/corpus-$${t#fuzz_}; echo "== $$t for $(FUZZ_SECONDS)s"; \
-	  ASAN_OPTIONS=detect_leaks=1 build-fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-	    -print_final_stats=1 -artifact_prefix=build-fuzz/$$t- build-fuzz/corpus-$${t#fuzz_} build-fuzz/seed-$${t#fuzz_} 2>build-fuzz/$$t.log \
-	    || { tail -40 build-fuzz/$$t.log; exit 1; }; \
-	  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' build-fuzz/$$t.log; done
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(JOBS) $(FUZZ_TARGETS)
 
 # -O1 sees fewer bounds than -O2, so its format-truncation findings are
 # warnings here: the -O2 build is the one -Werror holds to them
