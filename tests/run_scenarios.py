@@ -159,6 +159,7 @@ class Runner:
         self.binary, self.only, self.once, self.stop = binary, only, once, stop
         self.ok = True
         self.took = {}  # part of the run -> seconds, printed at its end
+        self.slow = []  # (seconds, coded test), the slowest printed at its end
 
     @contextlib.contextmanager
     def timed(self, part):
@@ -187,11 +188,13 @@ class Runner:
     def _coded(self, phase):
         for name in in_phase(phase):
             if self.wants(name):
+                t0 = time.time()
                 try:
                     good = call(name, self.binary, self.only)
                 except Exception:  # noqa: BLE001 - a coded test that breaks is a failure of its own, never the runner's end
                     print(f"FAIL {name}: the test itself raised\n  " + traceback.format_exc().strip().replace("\n", "\n  "))
                     good = False
+                self.slow.append((time.time() - t0, name))
                 self.done(good)
 
 
@@ -273,6 +276,8 @@ def main():
     run.coded("last")
     if run.times():
         print(f"--   time by part: {run.times()}")
+    if run.slow:
+        print("--   slowest coded tests: " + ", ".join(f"{n} {t:.0f}s" for t, n in sorted(run.slow, reverse=True)[:8]))
     print("scenario tests: " + ("all passed" if run.ok else "FAILED"))
     print(f"scenarios: {sys.stdout.passed} passed, {sys.stdout.failed} failed")
     sys.exit(0 if run.ok else 1)
