@@ -34,6 +34,7 @@ typedef struct {
     char *run_dir;      /* outdir/<stem> */
     char *log;
     int64_t t0;
+    int cut;            /* stopped early: its candidate was decided by another try */
 } sd_xjob_t;
 
 typedef struct {
@@ -239,6 +240,7 @@ typedef struct {
     char *signature;
     char *run_dir, *outdir, *log;
     double secs;
+    int cut;            /* stopped early (sd_x_cut_tries): no outcome */
 } sd_xdone_t;
 
 static void sd_xdone_free(sd_xdone_t *d) {
@@ -357,6 +359,7 @@ static int sd_x_wait_one(sd_xctx_t *X, sd_xdone_t *d, int cover) {
                 d->outdir = j.outdir;
                 d->log = j.log;
                 d->secs = (double)(sd_util_mono_ms() - j.t0) / 1000.0;
+                d->cut = j.cut;
                 sd_x_read_summary(X, d, cover);
                 return 0;
             }
@@ -496,6 +499,17 @@ enum {
     SD_XT_UNTIL_MISSED  /* until a run does not (is this drill reliable?) */
 };
 
+/* A candidate decided (a try showed the signature, or one missed it where
+ * all must show it): its tries still running are stopped (SIGTERM: the
+ * run stops its pipeline and ends), not waited out. */
+static void sd_x_cut_tries(sd_xctx_t *X) {
+    for (int i = 0; i < X->njobs; i++)
+        if (!X->jobs[i].cut) {
+            X->jobs[i].cut = 1;
+            kill(-X->jobs[i].pid, SIGTERM);
+        }
+}
+
 /* Run a drill up to `tries` times, up to J at once, stopping as mode says.
  * Returns how many runs showed the signature; *runs = runs made; the
  * report of the first that did in *keep (may be NULL). While shrinking,
@@ -515,6 +529,13 @@ static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int
         }
         sd_xdone_t d;
         if (sd_x_wait_one(X, &d, 0) < 0) break;
+        if (d.cut) {
+            /* stopped once its candidate was decided: no outcome, and its
+             * folder (made here a moment ago) only fills the disk */
+            sd_util_rmtree(d.outdir, NULL, 0);
+            sd_xdone_free(&d);
+            continue;
+        }
         (*runs)++;
         int is = !strcmp(d.verdict, "fail") && !strcmp(d.signature, X->signature);
         if (d.exit_code == SD_EXIT_USAGE && mode == SD_XT_UNTIL_SHOWN) {
@@ -533,6 +554,7 @@ static int sd_x_try_drill(sd_xctx_t *X, const char *drill, const char *base, int
         missed += !is;
         sd_xdone_free(&d);
         if (sd_run_stop_requested) break;
+        if ((mode == SD_XT_UNTIL_SHOWN && shown) || (mode == SD_XT_UNTIL_MISSED && missed)) sd_x_cut_tries(X);
     }
     return shown;
 }

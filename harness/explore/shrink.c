@@ -29,9 +29,14 @@ static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
 }
 
 /* 1: cand shows the signature (and becomes the current schedule); 0: not,
- * or already tried; -1: stop. */
-static int sd_shrink_try(sd_shrink_t *S, const sd_xsched_t *cand, const char *move, int all) {
+ * or already tried; -1: stop. A fault the move left aiming at a batch
+ * with nothing sent before it lands now (sd_xsched_aim), as a generated
+ * one would: it would wait its whole timeout for a batch that never
+ * begins, on every try. */
+static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_asked, int all) {
     if (S->st->stopped) return -1;
+    char move[192];
+    snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", a fault with nothing sent before it now" : "");
     uint64_t h = sd_shrink_hash(cand);
     for (int i = 0; i < S->nseen; i++)
         if (S->seen[i] == h) return 0;

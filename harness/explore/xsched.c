@@ -189,6 +189,21 @@ void sd_xsched_generate(const sd_xcaps_t *caps, uint64_t seed, int run, sd_xsche
         sd_xsched_fault(caps, &g, &a);
         sd_xsched_push(out, &a);
     }
+    sd_xsched_aim(out);
+}
+
+int sd_xsched_aim(sd_xsched_t *s) {
+    int changed = 0, flowing = 0;
+    for (int i = 0; i < s->n; i++) {
+        sd_xa_t *a = &s->a[i];
+        if (a->kind == SD_XA_PRODUCE || a->kind == SD_XA_REPLAY || a->kind == SD_XA_INJECT) flowing = 1;
+        if (a->kind == SD_XA_SETTLE) flowing = 0;
+        if (sd_xsched_is_fault(a) && a->where != SD_XW_NOW && !flowing) {
+            a->where = SD_XW_NOW;
+            changed = 1;
+        }
+    }
+    return changed;
 }
 
 /* ---- rendering ---- */

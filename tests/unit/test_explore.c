@@ -84,6 +84,33 @@ Test(explore, generated_schedules_are_well_formed) {
     }
 }
 
+Test(explore, a_fault_aimed_at_a_batch_follows_events_not_yet_read) {
+    /* a mid-batch or at-boundary fault after a settle, with nothing sent
+     * since, waits its whole timeout for a batch that never begins */
+    sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000, .brokers = 1, .partitions = 2};
+    int aimed = 0, now_alone = 0;
+    for (int run = 1; run <= 500; run++) {
+        sd_xsched_t s;
+        sd_xsched_generate(&caps, 7, run, &s);
+        int flowing = 0;
+        for (int i = 0; i < s.n; i++) {
+            const sd_xa_t *a = &s.a[i];
+            if (a->kind == SD_XA_PRODUCE || a->kind == SD_XA_REPLAY || a->kind == SD_XA_INJECT) flowing = 1;
+            if (a->kind == SD_XA_SETTLE) flowing = 0;
+            if (!sd_xsched_is_fault(a)) continue;
+            if (a->where != SD_XW_NOW) {
+                cr_assert(flowing, "run %d, action %d: a fault aimed at a batch with nothing sent since the last settle", run, i + 1);
+                aimed++;
+            } else if (!flowing) {
+                now_alone++;
+            }
+        }
+        sd_xsched_free(&s);
+    }
+    cr_assert_gt(aimed, 100, "faults aimed at a batch are still drawn; %d", aimed);
+    cr_assert_gt(now_alone, 10, "faults on their own still drawn; %d", now_alone);
+}
+
 Test(explore, the_same_seed_and_run_give_the_same_schedule) {
     sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000};
     int distinct = 0;
@@ -200,7 +227,7 @@ static void noisy_failing(sd_xsched_t *s) {
     memcpy(s->a, acts, sizeof(acts));
 }
 
-Test(explore, shrinks_a_deterministic_failure_to_its_two_actions) {
+Test(explore, shrinks_a_deterministic_failure_to_its_three_actions) {
     sd_xsched_t s, min;
     noisy_failing(&s);
     cr_assert(condition(&s));
@@ -208,14 +235,19 @@ Test(explore, shrinks_a_deterministic_failure_to_its_two_actions) {
     sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .log = fake_log, .ctx = &f, .tries = 3};
     sd_shrink_stats_t st;
     sd_shrink(&cfg, &s, &min, &st);
-    cr_assert_eq(min.n, 2, "the kill and the replay are what fails; got %d actions", min.n);
-    cr_assert_eq(min.a[0].kind, SD_XA_KILL);
-    cr_assert_eq(min.a[0].where, SD_XW_MID_BATCH, "a boundary kill does not fail: mid-batch must stay");
-    cr_assert_eq(min.a[0].sig, SD_XS_TERM, "KILL made milder to TERM (the condition does not need KILL)");
-    cr_assert_eq(min.a[0].ms, 0, "the restart delay removed");
-    cr_assert_eq(min.a[0].strict, 1, "the kill must land in the minimal drill");
-    cr_assert_eq(min.a[1].kind, SD_XA_REPLAY);
-    cr_assert(min.a[1].n >= 5 && min.a[1].n < 10, "replay halved while it fails: 17 -> 8; got %lld", (long long)min.a[1].n);
+    /* the mid-batch kill needs events before it (without them it would
+     * land now, sd_xsched_aim): one event, the kill, the replay */
+    cr_assert_eq(min.n, 3, "events, the kill and the replay are what fails; got %d actions", min.n);
+    cr_assert_eq(min.a[0].kind, SD_XA_PRODUCE);
+    cr_assert_eq(min.a[0].n, 1, "the events halved down to one; got %lld", (long long)min.a[0].n);
+    cr_assert_eq(min.a[0].rate, 0, "sent at once");
+    cr_assert_eq(min.a[1].kind, SD_XA_KILL);
+    cr_assert_eq(min.a[1].where, SD_XW_MID_BATCH, "a boundary kill does not fail: mid-batch must stay");
+    cr_assert_eq(min.a[1].sig, SD_XS_TERM, "KILL made milder to TERM (the condition does not need KILL)");
+    cr_assert_eq(min.a[1].ms, 0, "the restart delay removed");
+    cr_assert_eq(min.a[1].strict, 1, "the kill must land in the minimal drill");
+    cr_assert_eq(min.a[2].kind, SD_XA_REPLAY);
+    cr_assert(min.a[2].n >= 5 && min.a[2].n < 10, "replay halved while it fails: 17 -> 8; got %lld", (long long)min.a[2].n);
     cr_assert_eq(f.kept_without_condition, 0);
     cr_assert_eq(st.runs, f.runs, "the stats count every run: %d against %d", st.runs, f.runs);
     cr_assert_eq(st.candidates, f.calls);
@@ -241,7 +273,7 @@ Test(explore, a_flaky_failure_is_never_shrunk_into_a_passing_drill) {
         sd_xsched_free(&min);
     }
     /* one try per candidate on a 1-in-2 failure drops more: a 3-try shrink
-     * reaches the two actions on most seeds */
+     * reaches the three actions on most seeds */
     int two = 0;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         sd_xsched_t s, min;
@@ -250,11 +282,11 @@ Test(explore, a_flaky_failure_is_never_shrunk_into_a_passing_drill) {
         sd_shrink_cfg_t cfg = {.attempt = fake_attempt, .ctx = &f, .tries = 3};
         sd_shrink_stats_t st;
         sd_shrink(&cfg, &s, &min, &st);
-        two += min.n == 2;
+        two += min.n == 3;
         sd_xsched_free(&s);
         sd_xsched_free(&min);
     }
-    cr_assert_geq(two, 14, "3 tries of a 1-in-2 failure should reach 2 actions on most seeds; %d of 20 did", two);
+    cr_assert_geq(two, 14, "3 tries of a 1-in-2 failure should reach 3 actions on most seeds; %d of 20 did", two);
 }
 
 Test(explore, the_candidate_limit_stops_the_shrink) {
