@@ -266,6 +266,14 @@ static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t b
     return SD_OK;
 }
 
+/* An optional fault that waited for a batch or a commit with nothing left
+ * for the pipeline to read (sd_run_unfed): skipped now, as at its timeout. */
+static sd_err_t sd_process_unfed(const sd_step_t *st, const char *where, char *err, size_t errlen) {
+    return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s %s: nothing left for the pipeline to read for %.1fs (every partition "
+                      "committed to its end, nothing being sent): no batch can begin", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
+                      where, SD_RUN_UNFED_MS / 1000.0);
+}
+
 /* Inside a batch the progress source tracks: the moment its rows or its
  * open transaction say the batch is in flight (sd_process_wait_point). */
 static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_landing_t *L, int64_t deadline, int *gone, char *err,
@@ -274,10 +282,12 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
     sd_sup_state_t s;
     int misses = 0;
     sd_err_t e;
+    sd_run_unfed_t unfed = {0};
     for (;;) {
         if ((e = sd_run_pump(r, err, errlen))) return e;
         sd_sup_state(sd_run_sup(r), &s);
         if (!s.running) { *gone = 1; return SD_OK; }
+        if (st->optional && st->proc.visible <= 0 && sd_run_unfed(r, &unfed)) return sd_process_unfed(st, "mid-batch", err, errlen);
         if (sd_util_mono_ms() > deadline && misses && st->proc.visible <= 0) {
             /* batches came and went: say so, and what would make it land */
             char hint[512];
@@ -394,6 +404,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
         L->how = SD_PLACED_AT_BOUNDARY;
         if ((e = sd_run_pump(r, err, errlen))) return e;
         int64_t seen = P->bs.commits;
+        sd_run_unfed_t unfed = {0};
         for (;;) {
             if ((e = sd_run_pump(r, err, errlen))) return e;
             sd_sup_state(sd_run_sup(r), &s);
@@ -403,6 +414,7 @@ static sd_err_t sd_process_wait_point(sd_run_t *r, const sd_step_t *st, sd_landi
                 L->rows0 = sd_target_rows(r);
                 return SD_OK;
             }
+            if (st->optional && sd_run_unfed(r, &unfed)) return sd_process_unfed(st, "at-boundary", err, errlen);
             if (sd_util_mono_ms() > deadline)
                 return sd_err_set(err, errlen, SD_ERR_TIMEOUT, "%s at-boundary: no batch committed within %.0fs", st->kind == SD_STEP_PAUSE ? "pause" : "kill",
                                   (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0);

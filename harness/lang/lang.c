@@ -556,7 +556,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "says where. A `TERM` that is not obeyed within the timeout is "
                 "escalated to `KILL`; a pipeline that finishes its batch on `TERM` is reported as such. A kill that finds no "
                 "batch, lands after the batch's commit, or finds no pipeline makes the run inconclusive (see [no pass without "
-                "the drill](pipelines.md#no-pass-without-the-drill)), unless the step says `optional`."},
+                "the drill](pipelines.md#no-pass-without-the-drill)), unless the step says `optional`: then it is skipped, "
+                "and one aimed at a batch or a commit gives up a second after nothing is left for the pipeline to read (every "
+                "partition committed to its end, nothing being sent) instead of waiting out its timeout."},
     {.name = "stop", .role = SD_LANG_STEP, .kind = SD_STEP_STOP, .keys = sd_keys_stop, .fault = 1, .timeout_ms = 10000,
      .needs = SD_NEEDS_STARTED, .finish = sd_fin_instance, .meaning = "graceful stop: SIGTERM, SIGKILL after the timeout"},
     {.name = "restart", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_RESTART, .keys = sd_keys_restart, .timeout_ms = 10000,

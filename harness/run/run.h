@@ -214,6 +214,19 @@ void sd_run_set_live(sd_run_t *r, int n);           /* `scale to=N`: the instanc
  * sd_run_tick: no sink sampling, no commit). */
 sd_err_t sd_run_pump(sd_run_t *r, char *err, size_t errlen);
 
+/* Nothing left for the pipeline to read, for a second now: nothing sent in
+ * the background nor held back, no batch in flight, and the progress
+ * source proves every partition committed to its end. No batch with rows
+ * can begin then, nor a commit come, until something is sent: an optional
+ * fault waiting for one gives up (sd_process_wait_point) instead of
+ * waiting out its timeout. w keeps its state between calls (zeroed
+ * first); the proof is asked at most every 100 ms. */
+typedef struct {
+    int64_t since, next;
+} sd_run_unfed_t;
+int sd_run_unfed(sd_run_t *r, sd_run_unfed_t *w);
+#define SD_RUN_UNFED_MS 1000
+
 /* What injectors tell the run, instead of writing its fields: a data step
  * ended (quiescence is judged from now), events they sent of a kind the
  * verdict counts, and whether the plan expects the pipeline running. */

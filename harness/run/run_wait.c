@@ -352,6 +352,24 @@ sd_err_t sd_run_await_sink(sd_run_t *r, const sd_step_t *st, char *detail, size_
     }
 }
 
+int sd_run_unfed(sd_run_t *r, sd_run_unfed_t *w) {
+    int64_t now = sd_util_mono_ms();
+    const sd_run_batches_t *b = &r->prog.bs;
+    if (r->bg.active || r->side.held_n || b->begun > b->committed) {
+        w->since = 0;
+        return 0;
+    }
+    if (now < w->next) return w->since && now - w->since >= SD_RUN_UNFED_MS;
+    w->next = now + 100;
+    char why[512];
+    if (sd_progress_caught_up(r, why, sizeof(why)) != 1) {
+        w->since = 0;
+        return 0;
+    }
+    if (!w->since) w->since = now;
+    return now - w->since >= SD_RUN_UNFED_MS;
+}
+
 sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_ms, char *detail, size_t dlen,
                                        char *err, size_t errlen) {
     sd_err_t e;

@@ -3,7 +3,7 @@
 otherwise use, each baseline measured in the same run, medians of several
 runs, ratios against their targets.
 
-    python3 tests/bench/bench.py [--build build] [--quick] [--keep]
+    python3 tests/bench/bench.py [--build build] [--quick] [--keep] [--explore-matrix five|all] [--no-100m]
 
 Figures (docs/testing.md, "Benchmarks", says what each one means):
 
@@ -30,6 +30,15 @@ Figures (docs/testing.md, "Benchmarks", says what each one means):
               it splits into waiting for the pipeline and the harness's own
               work, and the harness's idle share (summary.json harness.idle_ms:
               waiting after the pipeline's last sign of work)
+  explore     streamdrill explore over scenarios/explore/refpipe.drill with the
+              correct refpipe (--budget 3m --jobs 2 --seed 1 --keep-going):
+              runs a minute, beside the share of the runs' step time spent
+              on the pipeline (awaits, starts, kills, pauses, restarts)
+                                                               target >= 30/min
+  shrink      the weak-mode matrix's shrinks (seed 1, --jobs 2; five modes,
+              --explore-matrix all for the long target's 16): the median
+              seconds from the first failing run to its confirmed minimal
+              drill                                            target <= 60 s
   growth      produce (to the real broker), read and reconcile at 1e5, 1e6,
               1e7 and 1e8 events, the produce run's report and charts, and the
               harness's peak RSS (table and tests/out/bench/growth.svg);
@@ -379,6 +388,88 @@ def bench_overhead(reps):
            f"of the {w:.2f} s wall: sending {o['sending_s']:.2f} s, setup, judging and reports {o['other_s'] + o['reconcile_s']:.2f} s")
 
 
+EXPLORE_HEADER = os.path.join(ROOT, "scenarios", "explore", "refpipe.drill")
+# the weak modes the shrink figure takes from the long target's matrix
+# (tests/suite/explore.py EXPLORE_WEAK): --explore-matrix all takes all 16
+SHRINK_ALL = ["at-least-once", "at-most-once", "drop-out-of-order", "no-watermark", "strictly-after-max", "drop-overflow",
+              "per-key-limit", "strict-schema", "crash-on-bad-type", "lenient-json", "crash-on-null", "need-key", "commit-on-term",
+              "late-inclusive", "fatal-errors", "hostile-ids"]
+SHRINK_MODES = ["at-least-once", "at-most-once", "commit-on-term", "drop-out-of-order", "lenient-json"]
+
+
+def explore_json(out, *args):
+    """streamdrill explore over refpipe's header into OUT; its explore.json."""
+    run([BIN, "explore", EXPLORE_HEADER, "--out", out, "--quiet", *args], ok=(0, 1, 3), timeout=7200)
+    return json.load(open(os.path.join(out, "refpipe-explore", "explore.json")))
+
+
+def pipeline_share(run_dirs):
+    """Of the runs' step time, the share spent on the pipeline: awaiting it
+    (quiescence), and its starts, kills, stops, pauses and restarts (which
+    wait for the batch or commit they aim at)."""
+    pipe = total = 0.0
+    for d in run_dirs:
+        try:
+            con = run_db(d)
+            rows = con.execute("SELECT text, ended_ms - started_ms FROM step").fetchall()
+            con.close()
+        except sqlite3.Error:
+            continue
+        for text, ms in rows:
+            sec = (ms or 0) / 1000
+            total += sec
+            if text.split()[0] in ("await", "start", "kill", "stop", "restart", "pause", "broker"):
+                pipe += sec
+    return pipe / total if total else 0.0
+
+
+def bench_explore(budget):
+    """explore's runs a minute over refpipe's header, the correct refpipe
+    (the issue's measure: --budget 3m --jobs 2 --seed 1 --keep-going)."""
+    out = os.path.join(OUT, "explore", "correct")
+    shutil.rmtree(out, ignore_errors=True)
+    doc = explore_json(out, "--budget", budget, "--jobs", "2", "--seed", "1", "--keep-going")
+    secs = doc["seconds"]["exploring"]
+    n = len(doc["runs"])
+    per_min = 60 * n / secs if secs else 0
+    walls = sorted(r["seconds"] for r in doc["runs"])
+    share = pipeline_share(os.path.join(out, "refpipe-explore", r["run_dir"]) for r in doc["runs"] if r.get("run_dir"))
+    results["explore"] = {"runs": n, "seconds": secs, "runs_per_min": per_min, "run_seconds": walls, "pipeline_share": share,
+                          "counts": doc["counts"]}
+    say(f"  explore: {n} runs in {secs:.0f} s ({per_min:.1f} a minute), {doc['counts']}; a run {walls[0]:.1f} to {walls[-1]:.1f} s "
+        f"(median {med(walls):.1f} s); of the runs' step time {100 * share:.0f}% on the pipeline (awaits, starts, kills, pauses, restarts)")
+    figure("explore runs a minute", "runs/min", f"{per_min:.1f}/min", f"the pipeline's share {100 * share:.0f}%", "runs/min",
+           per_min / 30, 1.0, ">=", f"refpipe.drill --budget {budget} --jobs 2 --seed 1 --keep-going; target at least 30 a minute")
+
+
+def bench_shrink(modes):
+    """Shrinking on the weak-mode matrix (seed 1, --jobs 2): the median
+    seconds from the first failing run to the confirmed minimal drill."""
+    rows = []
+    for mode in modes:
+        out = os.path.join(OUT, "explore", mode)
+        shutil.rmtree(out, ignore_errors=True)
+        flag = ["--set", f"mode={mode}"] if mode in ("at-least-once", "at-most-once") else ["--set", f"weak={mode}"]
+        doc = explore_json(out, "--seed", "1", "--budget", "10m", "--jobs", "2", *flag)
+        f = doc["failures"][0] if doc["failures"] else None
+        if not f:
+            say(f"  shrink {mode}: no failure found ({doc['counts']})")
+            continue
+        rows.append({"mode": mode, "signature": f["signature"], "actions": [f["actions_before"], f["actions"]], "faults": f["faults"],
+                     "confirmed": [f["confirm_failed"], f["confirm_runs"]], "shrink_s": f["seconds"], "runs": f["runs"],
+                     "explore_s": doc["seconds"]["exploring"]})
+        say(f"  shrink {mode}: [{f['signature']}] {f['actions_before']} -> {f['actions']} actions, {f['faults']} faults, "
+            f"confirmed {f['confirm_failed']}/{f['confirm_runs']}; shrinking {f['seconds']:.0f} s ({f['runs']} runs) "
+            f"(exploring {doc['seconds']['exploring']:.0f} s)")
+        shutil.rmtree(out, ignore_errors=True)
+    results["shrink"] = rows
+    if rows:
+        m = med([r["shrink_s"] for r in rows])
+        figure("shrink (weak-mode matrix)", "s", f"{m:.0f} s", f"{len(rows)} modes, {min(r['shrink_s'] for r in rows):.0f} to "
+               f"{max(r['shrink_s'] for r in rows):.0f} s", "s", m / 60, 1.0, "<=",
+               "median seconds from the first failing run to its confirmed minimal drill (10 reruns); target at most 60 s")
+
+
 def growth_chart():
     rows = results["growth"]
     dat = os.path.join(OUT, "growth.dat")
@@ -446,6 +537,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition: a smoke run of the bench itself")
     ap.add_argument("--keep", action="store_true", help="keep the generated data in tests/out/bench/data")
+    ap.add_argument("--explore-matrix", choices=("five", "all"), default="five",
+                    help="the shrink figure's weak modes: five of the long target's matrix, or all 16 (about 40 minutes)")
     ap.add_argument("--no-100m", action="store_true", help="growth stops at 10 million events (the 100 million point takes about 15 minutes and 40 GB of disk)")
     a = ap.parse_args()
     b = os.path.join(ROOT, a.build)
@@ -482,6 +575,9 @@ def main():
             bench_scale(kafka.addr)
         say("overhead")
         bench_overhead(1 if a.quick else 5)
+        say("explore")
+        bench_explore("30s" if a.quick else "3m")
+        bench_shrink(SHRINK_MODES[:1] if a.quick else SHRINK_ALL if a.explore_matrix == "all" else SHRINK_MODES)
         say("growth")
         sizes_g = [10_000, 100_000] if a.quick else [100_000, 1_000_000, 10_000_000] + ([] if a.no_100m else [100_000_000])
         for n in sizes_g:
