@@ -36,7 +36,7 @@ static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
 static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_asked, int all) {
     if (S->st->stopped) return -1;
     char move[192];
-    snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", a fault with nothing sent before it now" : "");
+    snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", and a fault with nothing sent before it lands now" : "");
     uint64_t h = sd_shrink_hash(cand);
     for (int i = 0; i < S->nseen; i++)
         if (S->seen[i] == h) return 0;

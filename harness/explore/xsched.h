@@ -78,6 +78,7 @@ void sd_xsched_caps(const sd_scenario_t *sc, int embedded, sd_xcaps_t *caps);
 /* Generate run `run` of `seed` into *out (freed with sd_xsched_free). */
 void sd_xsched_generate(const sd_xcaps_t *caps, uint64_t seed, int run, sd_xsched_t *out);
 void sd_xsched_free(sd_xsched_t *s);
+void sd_xsched_copy(sd_xsched_t *dst, const sd_xsched_t *src);
 
 /* A fault aimed at a batch (mid-batch, at-boundary) with no event sent
  * since the last settle (a produce, a replay, an inject) lands now
@@ -85,7 +86,6 @@ void sd_xsched_free(sd_xsched_t *s);
  * waited its whole timeout to be skipped. Generated schedules and shrink
  * candidates both pass through it. 1 when it changed an action. */
 int sd_xsched_aim(sd_xsched_t *s);
-void sd_xsched_copy(sd_xsched_t *dst, const sd_xsched_t *src);
 
 /* Append the steps of s (start, the actions, the final await) to b. */
 void sd_xsched_render(const sd_xsched_t *s, sd_buf_t *b);
