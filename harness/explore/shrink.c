@@ -4,7 +4,9 @@
  * each of n chunks; on success continue from the smaller schedule with one
  * chunk fewer, else double n until chunks are single actions. Then
  * neighbours of the same kind are merged, and each action is simplified
- * move by move. The three passes repeat until a whole round keeps nothing. */
+ * move by move. The three passes repeat until a whole round keeps nothing.
+ * A later round does not try again a removal an earlier one dropped when
+ * the schedule it leaves differs only in sizes (sd_shrink_shape). */
 #include "shrink.h"
 
 #include <stdio.h>
@@ -16,7 +18,39 @@ typedef struct {
     sd_shrink_stats_t *st;
     uint64_t *seen; /* hashes of the candidates already run */
     int nseen, capseen;
+    uint64_t *lacking; /* shapes of removal candidates that were dropped */
+    int nlacking, caplacking;
 } sd_shrink_t;
+
+static void sd_shrink_add(uint64_t **v, int *n, int *cap, uint64_t h) {
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = sd_util_xrealloc(*v, sizeof(**v) * (size_t)*cap);
+    }
+    (*v)[(*n)++] = h;
+}
+
+static int sd_shrink_has(const uint64_t *v, int n, uint64_t h) {
+    for (int i = 0; i < n; i++)
+        if (v[i] == h) return 1;
+    return 0;
+}
+
+/* A schedule's shape: its actions' kinds and the choices that make them
+ * what they are (where, signal, op, variant, strict, background, a delay
+ * or not), without their sizes. A removal that was dropped is not tried
+ * again once the other actions have only shrunk their sizes: what the
+ * failure needs from the removed action a run already showed. */
+static uint64_t sd_shrink_shape(const sd_xsched_t *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < s->n; i++) {
+        const sd_xa_t *a = &s->a[i];
+        uint64_t w[] = {(uint64_t)a->kind, (uint64_t)a->where, (uint64_t)a->sig, (uint64_t)a->op, (uint64_t)a->variant,
+                        (uint64_t)a->strict, (uint64_t)(a->rate != 0), (uint64_t)(a->ms != 0)};
+        for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++) h = (h ^ w[k]) * 1099511628211ULL;
+    }
+    return h;
+}
 
 static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
     sd_buf_t b;
@@ -33,22 +67,18 @@ static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
  * with nothing sent before it lands now (sd_xsched_aim), as a generated
  * one would: it would wait its whole timeout for a batch that never
  * begins, on every try. */
-static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_asked, int all) {
+static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_asked, int all, int removal) {
     if (S->st->stopped) return -1;
     char move[192];
     snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", and a fault with nothing sent before it lands now" : "");
-    uint64_t h = sd_shrink_hash(cand);
-    for (int i = 0; i < S->nseen; i++)
-        if (S->seen[i] == h) return 0;
+    uint64_t h = sd_shrink_hash(cand), shape = removal ? sd_shrink_shape(cand) : 0;
+    if (sd_shrink_has(S->seen, S->nseen, h)) return 0;
+    if (removal && sd_shrink_has(S->lacking, S->nlacking, shape)) return 0;
     if (S->cfg->max_candidates && S->st->candidates >= S->cfg->max_candidates) {
         S->st->stopped = 1;
         return -1;
     }
-    if (S->nseen == S->capseen) {
-        S->capseen = S->capseen ? S->capseen * 2 : 64;
-        S->seen = sd_util_xrealloc(S->seen, sizeof(*S->seen) * (size_t)S->capseen);
-    }
-    S->seen[S->nseen++] = h;
+    sd_shrink_add(&S->seen, &S->nseen, &S->capseen, h);
     int runs = 0;
     int r = S->cfg->attempt(S->cfg->ctx, cand, S->cfg->tries < 1 ? 1 : S->cfg->tries, all, &runs);
     S->st->runs += runs;
@@ -58,6 +88,7 @@ static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_ask
     }
     S->st->candidates++;
     S->st->kept += r == 1;
+    if (removal && r != 1) sd_shrink_add(&S->lacking, &S->nlacking, &S->caplacking, shape);
     if (S->cfg->log) S->cfg->log(S->cfg->ctx, cand, move, r == 1, runs);
     return r == 1;
 }
@@ -89,7 +120,7 @@ static int sd_shrink_remove(sd_shrink_t *S, sd_xsched_t *cur) {
             char move[64];
             if (to - from == 1) snprintf(move, sizeof(move), "remove action %d", from + 1);
             else snprintf(move, sizeof(move), "remove actions %d-%d", from + 1, to);
-            int r = sd_shrink_try(S, &cand, move, 0);
+            int r = sd_shrink_try(S, &cand, move, 0, 1);
             if (r == 1) {
                 sd_shrink_take(cur, &cand);
                 removed = any = 1;
@@ -126,7 +157,7 @@ static int sd_shrink_merge(sd_shrink_t *S, sd_xsched_t *cur) {
         cand.a[i].n = cur->a[i].n + cur->a[i + 1].n;
         char move[64];
         snprintf(move, sizeof(move), "merge actions %d and %d", i + 1, i + 2);
-        int r = sd_shrink_try(S, &cand, move, 0);
+        int r = sd_shrink_try(S, &cand, move, 0, 0);
         if (r == 1) {
             sd_shrink_take(cur, &cand);
             any = 1;
@@ -152,7 +183,7 @@ static int sd_shrink_simplify(sd_shrink_t *S, sd_xsched_t *cur) {
                 cand.a[i] = opts[k];
                 char move[128];
                 snprintf(move, sizeof(move), "action %d: %s", i + 1, labels[k]);
-                int r = sd_shrink_try(S, &cand, move, opts[k].strict != cur->a[i].strict);
+                int r = sd_shrink_try(S, &cand, move, opts[k].strict != cur->a[i].strict, 0);
                 if (r == 1) {
                     sd_shrink_take(cur, &cand);
                     any = again = 1;
@@ -184,4 +215,5 @@ void sd_shrink(const sd_shrink_cfg_t *cfg, const sd_xsched_t *failing, sd_xsched
         if (!changed) break;
     }
     free(S.seen);
+    free(S.lacking);
 }

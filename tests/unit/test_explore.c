@@ -175,6 +175,8 @@ typedef struct {
     uint64_t rng;
     int calls, runs, max_tries_seen;
     int kept_without_condition;
+    char dropped[64][256]; /* the shapes of the removals dropped so far */
+    int ndropped;
 } fake_t;
 
 static int condition(const sd_xsched_t *s) {
@@ -201,11 +203,28 @@ static int fake_attempt(void *ctx, const sd_xsched_t *cand, int tries, int all, 
     return all;
 }
 
+/* a candidate's shape: each action's kind and choices, not its sizes */
+static void kinds_of(const sd_xsched_t *s, char *out, size_t n) {
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < s->n && k + 12 < n; i++) {
+        const sd_xa_t *a = &s->a[i];
+        k += (size_t)snprintf(out + k, n - k, "%d%d%d%d%d%d%d%d ", a->kind, a->where, a->sig, a->op, a->variant, a->strict, a->rate != 0,
+                              a->ms != 0);
+    }
+}
+
 static void fake_log(void *ctx, const sd_xsched_t *cand, const char *move, int kept, int runs) {
     fake_t *f = ctx;
-    (void)move;
     (void)runs;
     if (kept && !condition(cand)) f->kept_without_condition++;
+    /* a removal dropped once is not tried again on a schedule that differs only in sizes */
+    if (!strncmp(move, "remove", 6)) {
+        char k[256];
+        kinds_of(cand, k, sizeof(k));
+        for (int i = 0; i < f->ndropped; i++) cr_assert_str_neq(f->dropped[i], k, "removal to [%s] tried again after it was dropped", k);
+        if (!kept && f->ndropped < 64) snprintf(f->dropped[f->ndropped++], sizeof(f->dropped[0]), "%s", k);
+    }
 }
 
 static void noisy_failing(sd_xsched_t *s) {
