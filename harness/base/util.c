@@ -845,6 +845,13 @@ void sd_kvlist_free(sd_kvlist_t *l) {
     l->n = 0;
 }
 
+FILE *sd_util_fopen_foreign(const char *path, char *why, size_t wlen) {
+    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, wlen);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f && fd >= 0) close(fd);
+    return f;
+}
+
 int sd_util_sha256_file(const char *path, char hex[65], char *err, size_t errlen) {
     char why[512] = "";
     int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));

@@ -131,6 +131,9 @@ sd_err_t sd_util_read_file(const char *path, char **out, size_t *outlen, char *e
  * "a folder", ... ("not a regular file" for any other). */
 const char *sd_util_file_kind(unsigned mode);
 int sd_util_open_foreign(const char *path, int flags, char *why, size_t wlen);
+/* The same (links followed) as a stdio stream for reading; NULL when it
+ * cannot be had, why unchanged when the file is absent. */
+FILE *sd_util_fopen_foreign(const char *path, char *why, size_t wlen);
 /* The same file read whole into *out (NUL-terminated, caller frees): 0;
  * -1 absent; -2 refused, or larger than cap bytes, or unreadable (why). */
 int sd_util_read_foreign(const char *path, int flags, size_t cap, char **out, size_t *outlen, char *why, size_t wlen);

@@ -11,7 +11,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct sd_wire_s {
     sd_wire_format_t fmt;
@@ -541,9 +540,7 @@ FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
      * (sd_util_open_foreign); the magic first: avro-c's reader leaks on a
      * file without it */
     char magic[4] = {0}, why[128] = "cannot be opened";
-    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));
-    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!in && fd >= 0) close(fd);
+    FILE *in = sd_util_fopen_foreign(path, why, sizeof(why));
     size_t got = in ? fread(magic, 1, sizeof(magic), in) : 0;
     if (got != sizeof(magic) || memcmp(magic, "Obj\x01", 4)) {
         sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file (%s)", path,

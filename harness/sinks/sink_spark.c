@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sink.h"
 #include "util.h"
@@ -189,10 +188,7 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
 static FILE *sd_sspark_fopen(const sd_spark_sink_t *s, const char *path) {
     char why[512];
     if (s->avro) return sd_wire_ocf_lines(path, why, sizeof(why));
-    int fd = sd_util_open_foreign(path, SD_FOREIGN_FOLLOW, why, sizeof(why));
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f && fd >= 0) close(fd);
-    return f;
+    return sd_util_fopen_foreign(path, why, sizeof(why));
 }
 
 static int64_t sd_count_lines(const sd_spark_sink_t *s, const char *path) {
