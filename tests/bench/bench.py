@@ -390,10 +390,12 @@ def bench_overhead(reps):
 
 EXPLORE_HEADER = os.path.join(ROOT, "scenarios", "explore", "refpipe.drill")
 # the weak modes the shrink figure takes from the long target's matrix
-# (tests/suite/explore.py EXPLORE_WEAK): --explore-matrix all takes all 16
-SHRINK_ALL = ["at-least-once", "at-most-once", "drop-out-of-order", "no-watermark", "strictly-after-max", "drop-overflow",
-              "per-key-limit", "strict-schema", "crash-on-bad-type", "lenient-json", "crash-on-null", "need-key", "commit-on-term",
-              "late-inclusive", "fatal-errors", "hostile-ids"]
+# (tests/suite/explore.py EXPLORE_WEAK, each with its --set): --explore-matrix
+# all takes all 16
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from suite.explore import EXPLORE_WEAK  # noqa: E402
+
+WEAK_ARGS = dict(EXPLORE_WEAK)
 SHRINK_MODES = ["at-least-once", "at-most-once", "commit-on-term", "drop-out-of-order", "lenient-json"]
 
 
@@ -449,8 +451,7 @@ def bench_shrink(modes):
     for mode in modes:
         out = os.path.join(OUT, "explore", mode)
         shutil.rmtree(out, ignore_errors=True)
-        flag = ["--set", f"mode={mode}"] if mode in ("at-least-once", "at-most-once") else ["--set", f"weak={mode}"]
-        doc = explore_json(out, "--seed", "1", "--budget", "10m", "--jobs", "2", *flag)
+        doc = explore_json(out, "--seed", "1", "--budget", "10m", "--jobs", "2", *WEAK_ARGS[mode])
         f = doc["failures"][0] if doc["failures"] else None
         if not f:
             say(f"  shrink {mode}: no failure found ({doc['counts']})")
@@ -577,7 +578,7 @@ def main():
         bench_overhead(1 if a.quick else 5)
         say("explore")
         bench_explore("30s" if a.quick else "3m")
-        bench_shrink(SHRINK_MODES[:1] if a.quick else SHRINK_ALL if a.explore_matrix == "all" else SHRINK_MODES)
+        bench_shrink(SHRINK_MODES[:1] if a.quick else list(WEAK_ARGS) if a.explore_matrix == "all" else SHRINK_MODES)
         say("growth")
         sizes_g = [10_000, 100_000] if a.quick else [100_000, 1_000_000, 10_000_000] + ([] if a.no_100m else [100_000_000])
         for n in sizes_g:
