@@ -32,6 +32,13 @@
 
 static int sd_network_handles(sd_step_kind_t k) { return k == SD_STEP_NETWORK; }
 
+/* The embedded cluster's round-trip time from the faults in force
+ * (sd_run_broker_rtt_ms: a blackhole's hold while it lasts, else the
+ * latency), so the end of one does not lift the other. */
+static void sd_network_mock_rtt(sd_run_t *r, rd_kafka_mock_cluster_t *mock) {
+    if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, sd_run_broker_rtt_ms(r));
+}
+
 /* arg: an sd_net_op_t, and whose connections (a step's on=) in its bits 8
  * and up (the undo callback's int) */
 static void sd_network_undo(sd_run_t *r, int arg) {
@@ -43,17 +50,17 @@ static void sd_network_undo(sd_run_t *r, int arg) {
     switch (op) {
     case SD_NET_LATENCY:
         if (!(F->net_latency & bit)) return;
-        if (px) sd_proxy_latency(px, 0);
-        else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         F->net_latency &= ~bit;
+        if (px) sd_proxy_latency(px, 0);
+        else sd_network_mock_rtt(r, mock);
         what = "latency removed";
         like = on ? "registry latency%" : "latency%";
         break;
     case SD_NET_BLACKHOLE:
         if (!(F->net_down & bit)) return;
-        if (px) sd_proxy_blackhole(px, 0);
-        else if (mock) rd_kafka_mock_broker_set_rtt(mock, 1, 0);
         F->net_down &= ~bit;
+        if (px) sd_proxy_blackhole(px, 0);
+        else sd_network_mock_rtt(r, mock);
         what = "blackhole lifted";
         like = on ? "registry blackhole%" : "blackhole%";
         break;
@@ -198,9 +205,10 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
     const char *via = F->proxy ? "proxy" : "embedded cluster";
     switch (st->net.op) {
     case SD_NET_LATENCY:
-        if (F->proxy) sd_proxy_latency(F->proxy, st->net.value);
-        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)st->net.value);
         F->net_latency |= 1;
+        F->mock_latency_ms = (int)st->net.value;
+        if (F->proxy) sd_proxy_latency(F->proxy, st->net.value);
+        else sd_network_mock_rtt(r, mock);
         snprintf(det, sizeof(det), "latency %lld ms (%s)", (long long)st->net.value, via);
         break;
     case SD_NET_RESET:
@@ -209,9 +217,10 @@ static sd_err_t sd_network_run(sd_run_t *r, const sd_step_t *st, char *detail, s
         break;
     case SD_NET_BLACKHOLE: {
         int64_t hold = st->net.for_ms > 0 ? st->net.for_ms : 30000;
-        if (F->proxy) sd_proxy_blackhole(F->proxy, 1);
-        else rd_kafka_mock_broker_set_rtt(mock, 1, (int)hold);
         F->net_down |= 1;
+        F->mock_hold_ms = (int)hold;
+        if (F->proxy) sd_proxy_blackhole(F->proxy, 1);
+        else sd_network_mock_rtt(r, mock);
         if (F->proxy) snprintf(det, sizeof(det), "blackhole (proxy: bytes held)");
         else snprintf(det, sizeof(det), "blackhole (embedded cluster: every response held %.1fs)", (double)hold / 1000.0);
         break;

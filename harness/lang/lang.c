@@ -590,7 +590,8 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "batch without new data may still emit what its watermark evicts, and until a pipeline that gives its own "
                 "account, Spark's progress, has given it for the newest committed batch). A batch that began and has not "
                 "committed is not still, however still the sinks look (an aggregation writes nothing until a window "
-                "closes). If that never happens the run is inconclusive (exit 3)."},
+                "closes), nor is anything while a `network blackhole` holds the pipeline's way to the brokers: stillness "
+                "counts from its end. If that never happens the run is inconclusive (exit 3)."},
     {.name = "await batches", .role = SD_LANG_STEP, .kind = SD_STEP_AWAIT_BATCHES, .keys = sd_keys_await_batches, .timeout_ms = 60000,
      .finish = sd_fin_await_batches,
      .needs = SD_NEEDS_STARTED | SD_NEEDS_BATCHES,

@@ -84,6 +84,9 @@ typedef struct sd_faults_s {
     sd_proxy_t *registry_proxy;
     /* the network faults on: bit 0 the broker's connections, bit 1 the registry's (a step's on=) */
     int net_latency, net_down, net_bandwidth, net_errors, net_idle;
+    /* the embedded cluster's round-trip time is one knob for both: a
+     * latency's, and a blackhole's hold over it (injectors/network.c) */
+    int mock_latency_ms, mock_hold_ms;
 } sd_faults_t;
 
 /* One run (run_int.h holds its insides). */
@@ -113,6 +116,11 @@ const char *sd_run_side_topic(const sd_run_t *r, int *partitions);
 /* The injectors' state and the progress source's, each written by its
  * owner only (the structure test holds to it). */
 sd_faults_t *sd_run_faults(sd_run_t *r);
+/* How long the embedded cluster now holds each response to the harness's
+ * own requests (a network latency or blackhole reaches every client of
+ * it): a question to the broker costs a few of these. 0 on a real broker
+ * (the proxy stands in the pipeline's way only). */
+int sd_run_broker_rtt_ms(const sd_run_t *r);
 sd_progress_run_t *sd_run_progress(const sd_run_t *r);
 /* What was sent: distinct events (seqs) so far, each one's kind,
  * disposition and sends, the newest valid event time (INT64_MIN: none),

@@ -188,6 +188,11 @@ sd_sink_t *sd_run_target(const sd_run_t *r) { return r->sink.target; }
 const char *sd_run_topic(const sd_run_t *r) { return r->src.topic; }
 int sd_run_partitions(const sd_run_t *r) { return r->src.partitions; }
 sd_faults_t *sd_run_faults(sd_run_t *r) { return &r->faults; }
+int sd_run_broker_rtt_ms(const sd_run_t *r) {
+    const sd_faults_t *F = &r->faults;
+    if (!r->broker || !sd_broker_is_embedded(r->broker) || F->proxy) return 0;
+    return (F->net_down & 1) ? F->mock_hold_ms : (F->net_latency & 1) ? F->mock_latency_ms : 0;
+}
 /* the progress source writes its part through a run it was handed const */
 sd_progress_run_t *sd_run_progress(const sd_run_t *r) { return (sd_progress_run_t *)&r->prog; }
 int64_t sd_run_nseq(const sd_run_t *r) { return r->sends.nseq; }

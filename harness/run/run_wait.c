@@ -383,7 +383,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
     if ((e = sd_run_drain(r, sd_util_scaled_ms(timeout_ms), err, errlen))) return e;
     if ((e = sd_run_sample(r, 1, err, errlen))) return sd_run_set_fatal(r, e, err);
     char why[512] = "";
-    int64_t next_cu = 0;
+    int64_t next_cu = 0, lifted = 0;
     int cu = -1;
     /* a Spark checkpoint proves one query caught up; a second sink (the
      * quarantine) is another query's, which may not have written yet: then
@@ -399,6 +399,10 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
          * changes */
         if (!sd_progress_intervals(r) && r->prog.bs.last_event_mono > since) since = r->prog.bs.last_event_mono;
         if (t0 > since) since = t0;
+        /* a network blackhole on the way to the brokers stills the sinks
+         * without the pipeline being done: stillness counts from its end */
+        if (r->faults.net_down & 1) lifted = now;
+        if (lifted > since) since = lifted;
         /* caught up (every partition committed to its end, proven by the
          * source's offsets) needs no stillness window: only a short settle,
          * for a sink written just after the commit that proved it */
@@ -429,6 +433,12 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                 snprintf(why, sizeof(why), "sink %s holds an open transaction (%lld records written past its last stable offset, "
                          "not committed), which hides what was committed after it began", r->sink.v[si]->name, (long long)pend);
             }
+        }
+        if (r->faults.net_down & 1) {
+            quiet = settled = 0;
+            cu = -1;
+            snprintf(why, sizeof(why), "a network blackhole holds the pipeline's way to the brokers (it can neither read nor be seen "
+                     "to be done until it lifts: `heal`, or its for=)");
         }
         if (settled && now >= next_cu) {
             cu = sd_progress_caught_up(r, why, sizeof(why));
