@@ -64,13 +64,14 @@ static uint64_t sd_shrink_hash(const sd_xsched_t *s) {
 
 /* 1: cand shows the signature (and becomes the current schedule); 0: not,
  * or already tried; -1: stop. A fault the move left aiming at a batch
- * with nothing sent before it lands now (sd_xsched_aim), as a generated
- * one would: it would wait its whole timeout for a batch that never
- * begins, on every try. */
+ * with nothing sent before it lands now, and a restart delay it left with
+ * nothing being sent goes (sd_xsched_aim), as in a generated schedule: the
+ * one would wait its whole timeout for a batch that never begins, on
+ * every try, the other only waits. */
 static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_asked, int all, int removal) {
     if (S->st->stopped) return -1;
     char move[192];
-    snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", and a fault with nothing sent before it lands now" : "");
+    snprintf(move, sizeof(move), "%s%s", move_asked, sd_xsched_aim(cand) ? ", and with nothing sent before them a fault lands now and a restart does not wait" : "");
     uint64_t h = sd_shrink_hash(cand), shape = removal ? sd_shrink_shape(cand) : 0;
     if (sd_shrink_has(S->seen, S->nseen, h)) return 0;
     if (removal && sd_shrink_has(S->lacking, S->nlacking, shape)) return 0;
@@ -96,6 +97,7 @@ static int sd_shrink_try(sd_shrink_t *S, sd_xsched_t *cand, const char *move_ask
 /* cur without actions [from, to) */
 static void sd_shrink_without(const sd_xsched_t *cur, int from, int to, sd_xsched_t *out) {
     out->n = 0;
+    out->member = cur->member;
     out->a = sd_util_xmalloc(sizeof(*out->a) * (size_t)(cur->n ? cur->n : 1));
     for (int i = 0; i < cur->n; i++)
         if (i < from || i >= to) out->a[out->n++] = cur->a[i];

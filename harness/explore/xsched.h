@@ -57,6 +57,7 @@ typedef struct {
 typedef struct {
     sd_xa_t *a;
     int n;
+    int member;     /* the header's pipeline is a consumer-group member (sd_xcaps_t): sd_xsched_aim keeps its restart delays */
 } sd_xsched_t;
 
 /* What the header allows. */
@@ -69,6 +70,7 @@ typedef struct {
     int brokers;    /* brokers the runs may break (--cluster, or --broker-count above 1) */
     int isolate;    /* and cut off from each other (a cluster with links, cluster.h `isolate`) */
     int partitions; /* the source's partitions (broker faults pick a leader of one) */
+    int member;     /* followed through its consumer group (`progress group`): a member a long pause can cost its membership */
     int64_t watermark_ms;
 } sd_xcaps_t;
 
@@ -83,8 +85,13 @@ void sd_xsched_copy(sd_xsched_t *dst, const sd_xsched_t *src);
 /* A fault aimed at a batch (mid-batch, at-boundary) with no event sent
  * since the last settle (a produce, a replay, an inject) lands now
  * instead: the batch or the commit it would wait for never comes, and it
- * waited its whole timeout to be skipped. Generated schedules and shrink
- * candidates both pass through it. 1 when it changed an action. */
+ * waited its whole timeout to be skipped. And a restart's delay while no
+ * background produce can still be sending (none since the last settle or
+ * produce at once, which wait for it to end) is dropped, unless the
+ * pipeline is a consumer-group member: a pipeline that reads by
+ * assignment finds its data waiting in Kafka, so the delay only waits.
+ * Generated schedules and shrink candidates both pass through it. 1 when
+ * it changed an action. */
 int sd_xsched_aim(sd_xsched_t *s);
 
 /* Append the steps of s (start, the actions, the final await) to b. */

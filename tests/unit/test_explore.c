@@ -111,6 +111,48 @@ Test(explore, a_fault_aimed_at_a_batch_follows_events_not_yet_read) {
     cr_assert_gt(now_alone, 10, "faults on their own still drawn; %d", now_alone);
 }
 
+/* A long pause (5-10 s, to cost a consumer-group member its membership),
+ * and a restart delay with no background produce that can still be
+ * sending, only for a pipeline followed through its group; for any other
+ * they would only wait. The pipeline's kind changes nothing else in a
+ * schedule. */
+Test(explore, long_pauses_and_idle_restart_delays_only_for_a_consumer_group_member) {
+    sd_xcaps_t assigned = {.batches = 1, .network = 1, .watermark_ms = 600000, .partitions = 2}, member = assigned;
+    member.member = 1;
+    int long_member = 0, pauses = 0, delays_kept = 0, delays_dropped = 0;
+    for (int run = 1; run <= 500; run++) {
+        sd_xsched_t a, m;
+        sd_xsched_generate(&assigned, 7, run, &a);
+        sd_xsched_generate(&member, 7, run, &m);
+        cr_assert_eq(a.n, m.n, "run %d: the same actions either way", run);
+        int background = 0;
+        for (int i = 0; i < a.n; i++) {
+            const sd_xa_t *x = &a.a[i], *y = &m.a[i];
+            cr_assert_eq(x->kind, y->kind, "run %d, action %d: the same kind either way", run, i);
+            if (x->kind == SD_XA_PRODUCE) background = x->rate != 0;
+            if (x->kind == SD_XA_SETTLE) background = 0;
+            if (x->kind == SD_XA_PAUSE) {
+                pauses++;
+                cr_assert_leq(x->ms, 1500, "run %d: a pause of %lld ms for a pipeline that is no group member", run, (long long)x->ms);
+                long_member += y->ms >= 5000;
+            } else if (x->kind == SD_XA_KILL || x->kind == SD_XA_STOP || x->kind == SD_XA_RESTART) {
+                if (!background) cr_assert_eq(x->ms, 0, "run %d, action %d: a restart delay with nothing being sent", run, i);
+                else cr_assert_eq(x->ms, y->ms, "run %d, action %d: a delay while a background produce sends stays", run, i);
+                delays_kept += background && x->ms;
+                delays_dropped += !background && y->ms;
+            } else {
+                cr_assert_eq(x->ms, y->ms, "run %d, action %d", run, i);
+            }
+        }
+        sd_xsched_free(&a);
+        sd_xsched_free(&m);
+    }
+    cr_assert_gt(pauses, 50, "500 runs draw pauses");
+    cr_assert_gt(long_member, pauses / 5, "a group member's pauses are often long (%d of %d)", long_member, pauses);
+    cr_assert_gt(delays_kept, 20, "delays while a background produce sends are kept (%d)", delays_kept);
+    cr_assert_gt(delays_dropped, 20, "a group member keeps its delays with nothing being sent (%d)", delays_dropped);
+}
+
 Test(explore, the_same_seed_and_run_give_the_same_schedule) {
     sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000};
     int distinct = 0;
