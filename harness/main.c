@@ -45,6 +45,7 @@ static struct {
     sd_kvlist_t xprops;
     int quiet, verbose, json;
     int operator_mode;
+    int reports_failed; /* --reports failed: a pass writes summary.json and junit.xml only */
     int nbrokers;
     /* explore */
     int runs, jobs, tries, confirm, shrink_runs, keep_steps, keep_going, print_only;
@@ -55,7 +56,7 @@ static struct {
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_CLUSTER, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
-       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR, OPT_JSON };
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR, OPT_JSON, OPT_REPORTS };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -71,6 +72,7 @@ static const struct option sd_long_opts[] = {
     {"proxy", required_argument, NULL, OPT_PROXY},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"operator", required_argument, NULL, OPT_OPERATOR},
+    {"reports", required_argument, NULL, OPT_REPORTS},
     {"runs", required_argument, NULL, OPT_RUNS},
     {"budget", required_argument, NULL, OPT_BUDGET},
     {"jobs", required_argument, NULL, OPT_JOBS},
@@ -105,6 +107,8 @@ static void sd_usage(FILE *f) {
           "      --json             print each scenario's summary.json on stdout, one line each\n"
           "      --operator MODE    who answers `operator` steps: ask (a person, on this terminal) or auto (their\n"
           "                         command=); default: ask when stdin is a terminal, else auto\n"
+          "      --reports WHICH    all (default), or failed: a drill that passes writes summary.json and junit.xml\n"
+          "                         only (`streamdrill report DIR` writes the rest from run.db when wanted)\n"
           "\n"
           "Init options:\n"
           "      --pipeline CMD     the pipeline's command line (default: the reference pipeline, refpipe)\n"
@@ -287,7 +291,7 @@ static int sd_report_one(const char *dir) {
     sd_buf_init(&written);
     sd_buf_init(&missing);
     sd_buf_init(&timings);
-    sd_err_t e = sd_report_write_all(dir, &written, &missing, &timings, err, sizeof(err));
+    sd_err_t e = sd_report_write_all(dir, 0, &written, &missing, &timings, err, sizeof(err));
     int rc = SD_EXIT_PASS;
     if (e && !written.len) {
         /* nothing written: not a run folder, or run.db unreadable */
@@ -659,7 +663,8 @@ static int sd_verb_run(int nfiles, char **files) {
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
         sd_run_result_t res;
         sd_run_scenario(scs[i], &ro, &res);
-        if (res.recorded && sd_report_write_all(res.run_dir, NULL, NULL, NULL, err, sizeof(err)) != SD_OK)
+        int machine_only = sd_opt.reports_failed && sd_err_exit_code(res.status) == SD_EXIT_PASS;
+        if (res.recorded && sd_report_write_all(res.run_dir, machine_only, NULL, NULL, NULL, err, sizeof(err)) != SD_OK)
             fprintf(stderr, "streamdrill: reports for %s: %s\n", res.run_dir, err);
         if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
         int code = sd_err_exit_code(res.status);
@@ -853,6 +858,13 @@ static int sd_parse_options(int argc, char **argv) {
                 return SD_EXIT_USAGE;
             }
             sd_opt.operator_mode = strcmp(optarg, "ask") ? SD_OPERATOR_AUTO : SD_OPERATOR_ASK;
+            break;
+        case OPT_REPORTS:
+            if (strcmp(optarg, "all") && strcmp(optarg, "failed")) {
+                fprintf(stderr, "streamdrill: --reports %s: expected all or failed\n", optarg);
+                return SD_EXIT_USAGE;
+            }
+            sd_opt.reports_failed = !strcmp(optarg, "failed");
             break;
         case OPT_HELP: case 'h': sd_usage(stdout); return SD_EXIT_PASS;
         case OPT_VERSION: sd_version(); return SD_EXIT_PASS;

@@ -182,11 +182,15 @@ static void sd_xr_html(const sd_xreport_t *x, sd_buf_t *b) {
         sd_buf_printf(b, "</td><td class=\"n\">%d</td><td class=\"n\">%.1f</td><td><a href=\"", r->faults, r->secs);
         sd_h(b, sd_xr_rel(x, r->drill));
         sd_buf_puts(b, "\">drill</a></td><td>");
-        if (r->run_dir) {
+        /* a run that passed wrote no report.html (explore's runs take
+         * --reports failed): `streamdrill report DIR` writes it */
+        char *page = r->run_dir ? sd_util_fmt("%s/report.html", r->run_dir) : NULL;
+        if (page && sd_util_exists(page)) {
             sd_buf_puts(b, "<a href=\"");
             sd_h(b, sd_xr_rel(x, r->run_dir));
             sd_buf_puts(b, "/report.html\">report</a>");
         }
+        free(page);
         sd_buf_puts(b, "</td></tr>\n");
     }
     sd_buf_puts(b, "</table>\n</body></html>\n");

@@ -142,12 +142,14 @@ extern const sd_report_writer_t sd_report_charts;    /* charts/ (gnuplot: SVG an
 extern const sd_report_writer_t sd_report_export;    /* export/ (CSV and manifest for auditors) */
 extern const sd_report_writer_t sd_report_html;      /* report.html */
 
-/* Write every report into run_dir. A writer that fails does not stop the
- * others; the first error is returned. When written is not NULL it gets
+/* Write every report into run_dir (machine_only: summary.json and
+ * junit.xml, what scripts read, without the reports people read). A
+ * writer that fails does not stop the others; the first error is
+ * returned. When written is not NULL it gets
  * the names of the outputs written, space-separated, missing what a
  * half-finished run lacks, one per line, and timings each writer's
  * seconds ("charts=1.234s ..."). Each may be NULL. */
-sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, sd_buf_t *timings, char *err,
+sd_err_t sd_report_write_all(const char *run_dir, int machine_only, sd_buf_t *written, sd_buf_t *missing, sd_buf_t *timings, char *err,
                              size_t errlen);
 
 /* junit.xml over several runs: one testsuite each. */

@@ -11,12 +11,13 @@
 static const sd_report_writer_t *const sd_report_writers[] = {&sd_report_summary, &sd_report_junit, &sd_report_charts, &sd_report_markdown,
                                                               &sd_report_export, &sd_report_html, NULL};
 
-sd_err_t sd_report_write_all(const char *run_dir, sd_buf_t *written, sd_buf_t *missing, sd_buf_t *timings, char *err,
+sd_err_t sd_report_write_all(const char *run_dir, int machine_only, sd_buf_t *written, sd_buf_t *missing, sd_buf_t *timings, char *err,
                              size_t errlen) {
     sd_report_model_t *m = NULL;
     sd_err_t e = sd_report_model_load(run_dir, &m, err, errlen);
     if (e) return e;
     for (int i = 0; sd_report_writers[i]; i++) {
+        if (machine_only && sd_report_writers[i] != &sd_report_summary && sd_report_writers[i] != &sd_report_junit) continue;
         char *path = sd_util_fmt("%s/%s", run_dir, sd_report_writers[i]->file);
         char werr[1024];
         int64_t t0 = sd_util_mono_us();

@@ -488,8 +488,18 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         int64_t step = settle / 4 < 50 ? settle / 4 : 50;
         if (step < 10) step = 10;
         if (r->sampling.next_sample_mono > now + quiet_ms / 4) r->sampling.next_sample_mono = now + quiet_ms / 4;
-        /* and, while sampling is cheap, twice per settle window */
-        if (r->sampling.sample_cost_ms * 20 <= SD_RUN_SETTLE_MS && r->sampling.next_sample_mono > now + settle / 2) r->sampling.next_sample_mono = now + settle / 2;
+        /* and, while sampling is cheap, twice per settle window, at once
+         * after a batch event (so a sink's change is dated by it, not by
+         * the next look), and when the settle would end: the wait after
+         * the pipeline's last change is the settle, not the settle and
+         * the cadence of looking */
+        if (r->sampling.sample_cost_ms * 20 <= SD_RUN_SETTLE_MS) {
+            int64_t due = now + settle / 2;
+            if (r->prog.bs.last_event_mono > r->sampling.last_sample_mono) due = now;
+            else if (!settled && since + settle > now && since + settle < due) due = since + settle;
+            if (r->sampling.next_sample_mono > due) r->sampling.next_sample_mono = due;
+            if (due - now < step) step = due - now < 5 ? 5 : due - now;
+        }
         if ((e = sd_run_tick(r, step, err, errlen))) return e;
     }
 }

@@ -177,3 +177,40 @@ def test_live_progress(binary):
     print(f"ok   live-progress: {len(frames)} frames redrawn on a terminal, e.g. {frames[-1].strip()!r}; a bar with the time "
           f"left, e.g. {bars[-1]!r}; the verdict green, plain with NO_COLOR; plain lines on a pipe")
     return True
+
+
+@coded("reports-failed", "after")
+def test_reports_failed(binary):
+    """--reports failed: a drill that passes writes summary.json and junit.xml only, one that fails every report;
+    `streamdrill report DIR` writes the rest later from run.db; any other value is refused (exit 2)."""
+    out = os.path.join(OUT, "reports-failed")
+    shutil.rmtree(out, ignore_errors=True)
+    drill = os.path.join(ROOT, "scenarios", "parcel-restart.drill")
+    problems = []
+    people = ("report.md", "report.html", "charts", "export")
+    for name, want, extra in (("pass", 0, []), ("fail", 1, ["--set", "mode=at-least-once"])):
+        p = subprocess.run([binary, "run", drill, "--quiet", "--reports", "failed", "--out", os.path.join(out, name)] + extra,
+                           capture_output=True, text=True, timeout=300)
+        d = os.path.join(out, name, "parcel-restart")
+        have = {f for f in people + ("summary.json", "junit.xml") if os.path.exists(os.path.join(d, f))}
+        if p.returncode != want:
+            problems.append(f"{name}: exit {p.returncode}, expected {want}: {p.stderr[-300:]!r}")
+        if not {"summary.json", "junit.xml"} <= have:
+            problems.append(f"{name}: no summary.json or junit.xml ({sorted(have)})")
+        if want == 0 and have & set(people):
+            problems.append(f"a passing drill wrote {sorted(have & set(people))}")
+        if want == 1 and not set(people) <= have:
+            problems.append(f"a failing drill lacks {sorted(set(people) - have)}")
+        if want == 0:
+            r = subprocess.run([binary, "report", d], capture_output=True, text=True, timeout=120)
+            if r.returncode != 0 or not os.path.exists(os.path.join(d, "report.html")):
+                problems.append(f"streamdrill report after --reports failed: exit {r.returncode}, {r.stderr[-200:]!r}")
+    p = subprocess.run([binary, "run", drill, "--reports", "some", "--out", os.path.join(out, "bad")], capture_output=True, text=True)
+    if p.returncode != 2 or "expected all or failed" not in p.stderr:
+        problems.append(f"--reports some: exit {p.returncode}, {p.stderr[-200:]!r}")
+    if problems:
+        print("FAIL reports-failed: " + "; ".join(problems))
+        return False
+    print("ok   reports-failed: a pass wrote summary.json and junit.xml only, a failure every report, `streamdrill report` the "
+          "rest later; --reports some refused (exit 2)")
+    return True
