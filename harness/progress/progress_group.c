@@ -369,6 +369,28 @@ static void sd_group_find_own(sd_group_t *g) {
     rd_kafka_metadata_destroy(md);
 }
 
+/* The end of every partition of the application's own topics, in order,
+ * as h's isolation level gives it: the high watermark (read_uncommitted)
+ * or the last stable offset (read_committed). Both ends of all of them in
+ * two requests a leader (24 partitions for a windowed count's repartition
+ * and changelog topics), within a timeout: librdkafka 2.0's watermark
+ * query, two requests a partition, can wait without end on a broker that
+ * went away mid-aim. 0, or -1 when they cannot be read. */
+static int sd_group_own_ends(sd_group_t *g, rd_kafka_t *h, int64_t *ends) {
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(16);
+    for (int i = 0; i < g->nown; i++)
+        for (int p = 0; p < g->own_parts[i]; p++) rd_kafka_topic_partition_list_add(l, g->own[i], p)->offset = RD_KAFKA_OFFSET_END;
+    int rc = rd_kafka_offsets_for_times(h, l, 3000) ? -1 : 0;
+    for (int i = 0, k = 0; !rc && i < g->nown; i++)
+        for (int p = 0; p < g->own_parts[i] && !rc; p++, k++) {
+            const rd_kafka_topic_partition_t *t = rd_kafka_topic_partition_list_find(l, g->own[i], p);
+            if (!t || t->err || t->offset < 0) rc = -1;
+            else ends[k] = t->offset;
+        }
+    rd_kafka_topic_partition_list_destroy(l);
+    return rc;
+}
+
 /* Records of open transactions in the application's own topics: high
  * watermark past last stable offset, summed; -1 when it has none, none
  * was ever seen in a transaction (an at-least-once application's), or
@@ -389,25 +411,20 @@ static int64_t sd_group_own_open(sd_run_t *r, sd_group_t *g) {
             return -1;
         }
     }
-    /* two requests a partition (24 for a windowed count's repartition and
-     * changelog topics): a kill's aim, looking every 2 ms, takes the
-     * answer of the last 10 ms, shorter than any transaction it aims at */
+    /* a kill's aim, looking every 2 ms, takes the answer of the last 10
+     * ms, shorter than any transaction it aims at */
     int64_t now = sd_util_mono_us();
     if (g->own_open_us && now - g->own_open_us < 10000) return g->own_open;
+    int n = 0;
+    for (int i = 0; i < g->nown; i++) n += g->own_parts[i];
+    int64_t *hw = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    int ok = !sd_group_own_ends(g, g->rk, hw) && !sd_group_own_ends(g, g->lso, lso);
     int64_t sum = 0;
-    for (int i = 0; i < g->nown; i++)
-        for (int p = 0; p < g->own_parts[i]; p++) {
-            int64_t lo, hw, lso;
-            /* librdkafka's own call here, not sd_kafka_watermarks: its two
-             * requests go out at once, and the kill's aim needs the answer
-             * fast (the sequential form moved the Kafka Streams drills'
-             * kills and their verdicts); it can wait without end on a broker
-             * that went away mid-aim (librdkafka 2.0) */
-            if (rd_kafka_query_watermark_offsets(g->rk, g->own[i], p, &lo, &hw, 3000) ||
-                rd_kafka_query_watermark_offsets(g->lso, g->own[i], p, &lo, &lso, 3000))
-                return -1;
-            if (hw > lso) sum += hw - lso;
-        }
+    for (int k = 0; ok && k < n; k++)
+        if (hw[k] > lso[k]) sum += hw[k] - lso[k];
+    free(hw);
+    free(lso);
+    if (!ok) return -1;
     if (sum > 0) g->own_txn = 1;
     g->own_open_us = now;
     return g->own_open = g->own_txn ? sum : -1;
