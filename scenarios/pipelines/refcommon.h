@@ -1,5 +1,6 @@
-/* refcommon.h - what the reference pipelines (refpipe.c, refjoin.c) share:
- * dying with a message, clocks, a sleep that a stop request cuts short,
+/* refcommon.h - what the reference pipelines (refpipe.c, refjoin.c,
+ * reftxn.c) share: dying with a message, clocks, a sleep that a stop
+ * request cuts short, a partition's offsets asked within a timeout,
  * the two text formats of their command lines and records (durations,
  * ISO-8601 UTC times), and their SQLite: one connection (db) in WAL mode,
  * statements that die naming the SQL on failure. Each program includes it
@@ -9,6 +10,7 @@
 #define REF_COMMON_H
 
 #include <errno.h>
+#include <librdkafka/rdkafka.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -101,6 +103,28 @@ __attribute__((unused)) static void ref_start(void (*handler)(int), const char *
     if (sqlite3_open(path, &db) != SQLITE_OK) die("open %s: %s", path, sqlite3_errmsg(db));
     sqlite3_busy_timeout(db, 10000);
     sql("PRAGMA journal_mode=WAL");
+}
+
+/* A partition's first and end offsets, within timeout_ms. librdkafka
+ * 2.0's rd_kafka_query_watermark_offsets can wait without end for a
+ * broker that went away (fixed in 2.3, librdkafka #4460); this asks by
+ * rd_kafka_offsets_for_times, which keeps its timeout. */
+__attribute__((unused)) static rd_kafka_resp_err_t ref_watermarks(rd_kafka_t *rk, const char *topic, int32_t partition, int64_t *lo,
+                                                                  int64_t *hi, int timeout_ms) {
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_t *t = rd_kafka_topic_partition_list_add(l, topic, partition);
+    t->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_resp_err_t e = rd_kafka_offsets_for_times(rk, l, timeout_ms);
+    if (!e) e = l->elems[0].err;
+    if (!e) {
+        *lo = l->elems[0].offset;
+        l->elems[0].offset = RD_KAFKA_OFFSET_END;
+        e = rd_kafka_offsets_for_times(rk, l, timeout_ms);
+        if (!e) e = l->elems[0].err;
+        if (!e) *hi = l->elems[0].offset;
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    return e;
 }
 
 #endif

@@ -147,7 +147,7 @@ static void open_topic(topic_t *t, const char *name) {
     for (int p = 0; p < t->nparts; p++)
         if (t->next[p] < 0) {
             int64_t lo = 0, hi = 0;
-            rd_kafka_query_watermark_offsets(rk, name, p, &lo, &hi, 10000);
+            ref_watermarks(rk, name, p, &lo, &hi, 10000);
             t->next[p] = lo;
         }
 }

@@ -409,7 +409,7 @@ static void start_offsets(rd_kafka_topic_partition_list_t *l) {
         int p = l->elems[i].partition;
         if (l->elems[i].offset < 0) {
             int64_t lo = 0, hi = 0;
-            rd_kafka_query_watermark_offsets(rk, o.topic, p, &lo, &hi, 10000);
+            ref_watermarks(rk, o.topic, p, &lo, &hi, 10000);
             l->elems[i].offset = lo;
         }
         if (p >= 0 && p < nparts) {

@@ -160,7 +160,7 @@ static void restore(void) {
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(parts > 0 ? parts : 1);
     for (int p = 0; p < parts; p++) {
         int64_t lo, hi;
-        if ((err = rd_kafka_query_watermark_offsets(rk, o.changelog, p, &lo, &hi, 10000))) die("changelog %s [%d]: %s", o.changelog, p, rd_kafka_err2str(err));
+        if ((err = ref_watermarks(rk, o.changelog, p, &lo, &hi, 10000))) die("changelog %s [%d]: %s", o.changelog, p, rd_kafka_err2str(err));
         if (hi > lo) rd_kafka_topic_partition_list_add(l, o.changelog, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
     }
     int left = l->cnt;
