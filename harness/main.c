@@ -663,11 +663,11 @@ static int sd_verb_run(int nfiles, char **files) {
     for (int i = 0; i < nfiles && !sd_run_stop_requested; i++) {
         sd_run_result_t res;
         sd_run_scenario(scs[i], &ro, &res);
-        int machine_only = sd_opt.reports_failed && sd_err_exit_code(res.status) == SD_EXIT_PASS;
-        if (res.recorded && sd_report_write_all(res.run_dir, machine_only, NULL, NULL, NULL, err, sizeof(err)) != SD_OK)
+        int code = sd_err_exit_code(res.status);
+        if (res.recorded && sd_report_write_all(res.run_dir, sd_opt.reports_failed && code == SD_EXIT_PASS, NULL, NULL, NULL, err,
+                                                sizeof(err)) != SD_OK)
             fprintf(stderr, "streamdrill: reports for %s: %s\n", res.run_dir, err);
         if (res.run_dir[0]) run_dirs[nrun_dirs++] = sd_util_strdup(res.run_dir);
-        int code = sd_err_exit_code(res.status);
         const char *V = sd_report_verdict_word(res.verdict);
         const char *on = !colour ? "" : code == SD_EXIT_PASS ? "\033[1;32m" : code == SD_EXIT_FAIL ? "\033[1;31m" : "\033[1;33m";
         fprintf(stderr, "%s: %s%s%s%s%s%s\n", scs[i]->name, on, V, colour ? "\033[0m" : "", res.message[0] ? " (" : "", res.message,

@@ -401,7 +401,8 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
         if (t0 > since) since = t0;
         /* a network blackhole on the way to the brokers stills the sinks
          * without the pipeline being done: stillness counts from its end */
-        if (r->faults.net_down & 1) lifted = now;
+        int holed = r->faults.net_down & 1;
+        if (holed) lifted = now;
         if (lifted > since) since = lifted;
         /* caught up (every partition committed to its end, proven by the
          * source's offsets) needs no stillness window: only a short settle,
@@ -434,7 +435,7 @@ sd_err_t sd_run_await_quiescent(sd_run_t *r, int64_t quiet_ms, int64_t timeout_m
                          "not committed), which hides what was committed after it began", r->sink.v[si]->name, (long long)pend);
             }
         }
-        if (r->faults.net_down & 1) {
+        if (holed) {
             quiet = settled = 0;
             cu = -1;
             snprintf(why, sizeof(why), "a network blackhole holds the pipeline's way to the brokers (it can neither read nor be seen "
