@@ -8,6 +8,7 @@ import shlex
 import shutil
 import sqlite3
 import subprocess
+import threading
 import time
 
 from .common import OUT, REAL, ROOT
@@ -348,20 +349,63 @@ def run_case(binary, case):
     return ok
 
 
-def run_cases_pooled(binary, cases, workers):
-    """Every run of every case in one pool of WORKERS, the repeated cases' runs
-    first (many short runs fill the pool; a long single run at the end would
-    leave it half empty for longer), yielding (ok, text) per case in the order
-    given, as soon as that case's runs are all done."""
+def run_cases_pooled(binary, cases, workers, lanes=()):
+    """Every run of every case in one pool of WORKERS, yielding (ok, text) per
+    case in the order given (LANES' cases first), as soon as that case's runs
+    are all done.
+
+    A lane, (start, stop, cases), holds one worker for cases that share
+    something only one of them may use at a time (a cluster started for them,
+    the proxy): START, its cases one after another, STOP. Lanes go first and
+    the repeated cases' runs next (many short runs fill the pool; a long run
+    at the end would leave it half empty for longer)."""
     order = sorted(cases, key=lambda c: -c.repeat)
     ex = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    closing = threading.Event()
+    futures = {}
     try:
-        futures = {id(c): [ex.submit(run_case_once, binary, c, i) for i in range(c.repeat)] for c in order}
-        for case in cases:
-            yield judge_case(case, [f.result() for f in futures[id(case)]])
+        for start, stop, group in lanes:
+            done = [concurrent.futures.Future() for _ in group]
+            for c, f in zip(group, done, strict=True):
+                futures[id(c)] = [f]
+            ex.submit(run_lane, binary, start, stop, group, done, closing)
+        for c in order:
+            futures[id(c)] = [ex.submit(run_case_once, binary, c, i) for i in range(c.repeat)]
+        for case in [c for _, _, group in lanes for c in group] + list(cases):
+            results = []
+            for f in futures[id(case)]:
+                r = f.result()
+                results += r if isinstance(r, list) else [r]
+            yield judge_case(case, results)
     finally:
         # closed early (--stop-at-first): the runs not yet begun are dropped
+        closing.set()
         ex.shutdown(wait=True, cancel_futures=True)
+
+
+def run_lane(binary, start, stop, group, done, closing):
+    """A lane of run_cases_pooled: each case's runs, one after another, in
+    DONE (one future per case), between START and STOP. A start that fails
+    fails every case of the lane with its error."""
+    k = 0
+    try:
+        start()
+        try:
+            for k, case in enumerate(group):
+                if closing.is_set():
+                    break
+                done[k].set_result([run_case_once(binary, case, i) for i in range(case.repeat)])
+            k = len(group)
+        finally:
+            stop()
+    except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the lane's cases
+        for f in done[k:]:
+            if not f.done():
+                f.set_exception(e)
+        return
+    for f in done:
+        if not f.done():
+            f.cancel()
 
 
 def judge_case(case, results):

@@ -115,33 +115,46 @@ def stop_old_flink_cluster():
 
 
 def run_cases_real(binary, cases, at_once=REAL_AT_ONCE):
-    """The cases that need real engines: those on the 3-broker cluster, on
-    the standalone Spark cluster and on the Flink cluster first, each
-    cluster up only for its own cases, then the rest."""
-    ok = True
+    """The cases that need real engines, AT_ONCE runs at a time (1: one case
+    at a time). Those on the 3-broker cluster, on the standalone Spark
+    cluster and on each Flink cluster share it: a lane each (cases.py), the
+    cluster up only for its own cases, beside the other cases' runs. The
+    proxy is one for the whole real part: its cases, one at a time, join the
+    lane of a cluster whose cases use it too, or have one of their own."""
     clusters = (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster),
                 ("flink", start_flink_cluster, stop_flink_cluster), ("flink-1.19", start_old_flink_cluster, stop_old_flink_cluster))
+    lanes = []
     for need, start, stop in clusters:
         group = [c for c in cases if need in c.needs]
         if group:
+            lanes.append((start, stop, group))
+    rest = [c for c in cases if not any(c in group for _, _, group in lanes)]
+    proxied = [c for c in rest if "proxy" in c.needs]
+    if proxied:
+        mine = [lane for lane in lanes if any("proxy" in c.needs for c in lane[2])]
+        if mine:
+            mine[0][2].extend(proxied)
+        else:
+            lanes.append((lambda: None, lambda: None, proxied))
+    ok = True
+    if at_once <= 1:
+        # one case at a time, its repeats `parallel J` at once
+        for start, stop, group in lanes:
             start()
             try:
                 for case in group:
                     ok &= run_case(binary, case)
             finally:
                 stop()
-    rest = [c for c in cases if not any(need in c.needs for need, _, _ in clusters)]
-    # the proxy is one for the whole real part: its cases one at a time; the
-    # others (each with its own topic, group, checkpoint and pipeline) AT_ONCE
-    # runs at a time (1: one case at a time, its repeats `parallel J` at once)
-    shared = [c for c in rest if "proxy" in c.needs or at_once <= 1]
-    pooled = run_cases_pooled(binary, [c for c in rest if c not in shared], at_once)
+        for case in rest:
+            if case not in proxied:
+                ok &= run_case(binary, case)
+        return ok
+    pooled = run_cases_pooled(binary, [c for c in rest if c not in proxied], at_once, lanes)
     with contextlib.closing(pooled):
         for good, text in pooled:
             print(text, flush=True)
             ok &= good
-    for case in shared:
-        ok &= run_case(binary, case)
     return ok
 
 
