@@ -151,7 +151,7 @@ def hold_the_out_folder():
 
 
 # how many embedded runs go at once (make test's case phase; --stop-at-first runs one)
-EMBEDDED_AT_ONCE = 4
+EMBEDDED_AT_ONCE = 6
 
 
 class Runner:
