@@ -26,6 +26,7 @@ name with * is a pattern ('join-*'); a name or pattern that matches nothing
 is an error.
 """
 import argparse
+import concurrent.futures
 import contextlib
 import fcntl
 import fnmatch
@@ -150,6 +151,11 @@ def hold_the_out_folder():
     globals()["_out_lock"] = lock  # held until this process ends
 
 
+# how many coded tests of a phase go at once: those on the embedded cluster
+# mostly wait on their pipelines (each has its own folder, pipeline and
+# cluster); the others one at a time
+CODED_AT_ONCE = {"before": 2, "after": 2}
+
 # how many embedded runs go at once (make test's case phase; --stop-at-first runs one)
 EMBEDDED_AT_ONCE = 6
 
@@ -186,16 +192,31 @@ class Runner:
             self._coded(phase)
 
     def _coded(self, phase):
-        for name in in_phase(phase):
-            if self.wants(name):
-                t0 = time.time()
-                try:
-                    good = call(name, self.binary, self.only)
-                except Exception:  # noqa: BLE001 - a coded test that breaks is a failure of its own, never the runner's end
-                    print(f"FAIL {name}: the test itself raised\n  " + traceback.format_exc().strip().replace("\n", "\n  "))
-                    good = False
-                self.slow.append((time.time() - t0, name))
+        names = [n for n in in_phase(phase) if self.wants(n)]
+        at_once = 1 if self.stop else CODED_AT_ONCE.get(phase, 1)
+        if at_once <= 1:
+            for name in names:
+                self.done(self._one(name))
+            return
+        # beside each other, each test's lines held and printed whole, in the phase's order
+        with concurrent.futures.ThreadPoolExecutor(max_workers=at_once) as ex:
+            for f in [ex.submit(self._one, name, True) for name in names]:
+                good, text = f.result()
+                sys.stdout.write(text)
+                sys.stdout.flush()
                 self.done(good)
+
+    def _one(self, name, hold=False):
+        """Coded test NAME: whether it passed (and, held, the lines it printed)."""
+        t0 = time.time()
+        with sys.stdout.held() if hold else contextlib.nullcontext([]) as lines:
+            try:
+                good = call(name, self.binary, self.only)
+            except Exception:  # noqa: BLE001 - a coded test that breaks is a failure of its own, never the runner's end
+                print(f"FAIL {name}: the test itself raised\n  " + traceback.format_exc().strip().replace("\n", "\n  "))
+                good = False
+        self.slow.append((time.time() - t0, name))
+        return (good, "".join(lines)) if hold else good
 
 
 def main():

@@ -1,7 +1,9 @@
 """Shared by the case runner and the coded tests: where things are, the scratch folders, the closing line of a test, the real stack's addresses, the test virtualenv."""
+import contextlib
 import os
 import shutil
 import subprocess
+import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,8 +98,23 @@ class CountingOut:
 
     def __init__(self, out):
         self.out, self.passed, self.failed, self.bol = out, 0, 0, True
+        self.mine = threading.local()
+
+    @contextlib.contextmanager
+    def held(self):
+        """This thread's writes kept in the list it yields, not written: a
+        coded test run beside others prints its lines whole, when it ends."""
+        self.mine.held = []
+        try:
+            yield self.mine.held
+        finally:
+            self.mine.held = None
 
     def write(self, text):
+        held = getattr(self.mine, "held", None)
+        if held is not None:
+            held.append(text)
+            return len(text)
         for i, line in enumerate(text.split("\n")):
             if self.bol or i:
                 if line.startswith("ok   "):
