@@ -14,6 +14,12 @@
 
 #include "progress.h"
 
+/* the Fetch errors a network fault draws, and whether the protocol has a
+ * client retry each */
+static const char *const sd_xsched_errors[] = {"Fetch:NOT_LEADER_FOR_PARTITION", "Fetch:REQUEST_TIMED_OUT",
+                                               "Fetch:TOPIC_AUTHORIZATION_FAILED"};
+static const int sd_xsched_retriable[] = {1, 1, 0};
+
 typedef struct {
     uint64_t s;
 } sd_xrng_t;
@@ -106,7 +112,16 @@ static void sd_xsched_fault(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xa_t *a) {
         a->kind = SD_XA_NETWORK;
         a->op = (int)sd_xrng_range(g, 0, 2) * 2; /* 0 latency, 2 blackhole, 4 errors */
         if (a->op == 0) a->n = sd_xrng_range(g, 1, 5) * 100; /* latency in ms */
-        if (a->op == 4) { a->n = sd_xrng_range(g, 1, 5); a->variant = (int)sd_xrng_range(g, 0, 2); }
+        if (a->op == 4) {
+            a->n = sd_xrng_range(g, 1, 5);
+            a->variant = (int)sd_xrng_range(g, 0, 2);
+            /* a retriable error, up to five in a row (a client's retries
+             * may run out); one the protocol says not to retry, once: a
+             * client that does not give up on the first waits out a long
+             * backoff for each (librdkafka: ten times fetch.error.backoff.ms,
+             * 5 s), and a second tests nothing the first did not */
+            if (!sd_xsched_retriable[a->variant % 3]) a->n = 1;
+        }
         a->ms = sd_xrng_range(g, 2, 6) * 500;
         break;
     case F_BROKER:
@@ -229,8 +244,6 @@ static void sd_xsched_dur(sd_buf_t *b, int64_t ms) {
 }
 
 static const char *const sd_xsched_where[] = {"now", "mid-batch", "at-boundary"};
-static const char *const sd_xsched_errors[] = {"Fetch:NOT_LEADER_FOR_PARTITION", "Fetch:REQUEST_TIMED_OUT",
-                                               "Fetch:TOPIC_AUTHORIZATION_FAILED"};
 
 static void sd_xsched_restart(sd_buf_t *b, int64_t delay_ms, const char *sep) {
     sd_buf_puts(b, sep);

@@ -153,6 +153,36 @@ Test(explore, long_pauses_and_idle_restart_delays_only_for_a_consumer_group_memb
     cr_assert_gt(delays_dropped, 20, "a group member keeps its delays with nothing being sent (%d)", delays_dropped);
 }
 
+/* A Fetch error the protocol has a client retry comes up to five in a
+ * row; one it does not (an authorization failure: librdkafka backs off
+ * 5 s after each) comes once. */
+Test(explore, a_non_retriable_error_once_retriable_ones_up_to_five) {
+    sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000, .partitions = 2};
+    int auth = 0, retriable = 0, repeated = 0;
+    for (int run = 1; run <= 500; run++) {
+        sd_xsched_t a;
+        sd_xsched_generate(&caps, 7, run, &a);
+        char *t = render(&a);
+        for (const char *p = t; (p = strstr(p, "network errors=Fetch:")); p++) {
+            const char *c = strstr(p, " count=");
+            cr_assert_not_null(c, "run %d: an error fault without its count", run);
+            long n = strtol(c + 7, NULL, 10);
+            if (!strncmp(p + 21, "TOPIC_AUTHORIZATION_FAILED ", 27)) {
+                auth++;
+                cr_assert_eq(n, 1, "run %d: %ld authorization failures in a row", run, n);
+            } else {
+                retriable++;
+                cr_assert(n >= 1 && n <= 5, "run %d: %ld retriable errors", run, n);
+                repeated += n > 1;
+            }
+        }
+        free(t);
+        sd_xsched_free(&a);
+    }
+    cr_assert_gt(auth, 10, "500 runs draw authorization failures (%d)", auth);
+    cr_assert_gt(repeated, retriable / 2, "retriable errors come several in a row (%d of %d)", repeated, retriable);
+}
+
 Test(explore, the_same_seed_and_run_give_the_same_schedule) {
     sd_xcaps_t caps = {.batches = 1, .network = 1, .watermark_ms = 600000};
     int distinct = 0;
