@@ -354,24 +354,27 @@ def run_cases_pooled(binary, cases, workers, lanes=()):
     case in the order given (LANES' cases first), as soon as that case's runs
     are all done.
 
-    A lane, (start, stop, cases), holds one worker for cases that share
-    something only one of them may use at a time (a cluster started for them,
-    the proxy): START, its cases one after another, STOP. Lanes go first and
-    the repeated cases' runs next (many short runs fill the pool; a long run
-    at the end would leave it half empty for longer)."""
+    A lane holds one worker for cases that share something only one of them
+    may use at a time (a cluster started for them, the proxy): a list of
+    segments (start, stop, cases), each START, its cases one after another,
+    STOP. Lanes go first and the repeated cases' runs next (many short runs
+    fill the pool; a long run at the end would leave it half empty for
+    longer)."""
     order = sorted(cases, key=lambda c: -c.repeat)
     ex = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
     closing = threading.Event()
     futures = {}
+    laned = [c for lane in lanes for _, _, group in lane for c in group]
     try:
-        for start, stop, group in lanes:
-            done = [concurrent.futures.Future() for _ in group]
-            for c, f in zip(group, done, strict=True):
-                futures[id(c)] = [f]
-            ex.submit(run_lane, binary, start, stop, group, done, closing)
+        for lane in lanes:
+            done = {id(c): concurrent.futures.Future() for _, _, group in lane for c in group}
+            for _, _, group in lane:
+                for c in group:
+                    futures[id(c)] = [done[id(c)]]
+            ex.submit(run_lane, binary, lane, done, closing)
         for c in order:
             futures[id(c)] = [ex.submit(run_case_once, binary, c, i) for i in range(c.repeat)]
-        for case in [c for _, _, group in lanes for c in group] + list(cases):
+        for case in laned + list(cases):
             results = []
             for f in futures[id(case)]:
                 r = f.result()
@@ -383,27 +386,29 @@ def run_cases_pooled(binary, cases, workers, lanes=()):
         ex.shutdown(wait=True, cancel_futures=True)
 
 
-def run_lane(binary, start, stop, group, done, closing):
-    """A lane of run_cases_pooled: each case's runs, one after another, in
-    DONE (one future per case), between START and STOP. A start that fails
-    fails every case of the lane with its error."""
-    k = 0
+def run_lane(binary, lane, done, closing):
+    """A lane of run_cases_pooled: segment by segment, START, each case's runs
+    one after another (their results in DONE[id(case)]), STOP. A start or a
+    stop that fails fails every case of the lane not yet done with its
+    error; once the pool closes, the cases not begun are cancelled."""
     try:
-        start()
-        try:
-            for k, case in enumerate(group):
-                if closing.is_set():
-                    break
-                done[k].set_result([run_case_once(binary, case, i) for i in range(case.repeat)])
-            k = len(group)
-        finally:
-            stop()
+        for start, stop, group in lane:
+            if closing.is_set():
+                break
+            start()
+            try:
+                for case in group:
+                    if closing.is_set():
+                        break
+                    done[id(case)].set_result([run_case_once(binary, case, i) for i in range(case.repeat)])
+            finally:
+                stop()
     except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the lane's cases
-        for f in done[k:]:
+        for f in done.values():
             if not f.done():
                 f.set_exception(e)
         return
-    for f in done:
+    for f in done.values():
         if not f.done():
             f.cancel()
 

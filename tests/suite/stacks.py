@@ -117,35 +117,35 @@ def stop_old_flink_cluster():
 def run_cases_real(binary, cases, at_once=REAL_AT_ONCE):
     """The cases that need real engines, AT_ONCE runs at a time (1: one case
     at a time). Those on the 3-broker cluster, on the standalone Spark
-    cluster and on each Flink cluster share it: a lane each (cases.py), the
-    cluster up only for its own cases, beside the other cases' runs. The
-    proxy is one for the whole real part: its cases, one at a time, join the
-    lane of a cluster whose cases use it too, or have one of their own."""
+    cluster and on each Flink cluster share it: a segment each (cases.py),
+    the cluster up only for its own cases, in a lane beside the other
+    cases' runs. The proxy is one for the whole real part: the segments
+    whose cases use it, and its other cases, make one lane, one case at a
+    time."""
     clusters = (("cluster", start_cluster, stop_cluster), ("sparkcluster", start_spark_cluster, stop_spark_cluster),
                 ("flink", start_flink_cluster, stop_flink_cluster), ("flink-1.19", start_old_flink_cluster, stop_old_flink_cluster))
-    lanes = []
+    segments = []
     for need, start, stop in clusters:
-        group = [c for c in cases if need in c.needs]
+        group = [c for c in cases if need in c.needs and not any(c in g for _, _, g in segments)]
         if group:
-            lanes.append((start, stop, group))
-    rest = [c for c in cases if not any(c in group for _, _, group in lanes)]
+            segments.append((start, stop, group))
+    rest = [c for c in cases if not any(c in group for _, _, group in segments)]
     proxied = [c for c in rest if "proxy" in c.needs]
+    through_proxy = [seg for seg in segments if any("proxy" in c.needs for c in seg[2])]
     if proxied:
-        mine = [lane for lane in lanes if any("proxy" in c.needs for c in lane[2])]
-        if mine:
-            mine[0][2].extend(proxied)
-        else:
-            lanes.append((lambda: None, lambda: None, proxied))
+        through_proxy.append((lambda: None, lambda: None, proxied))
+    lanes = [[seg] for seg in segments if seg not in through_proxy] + ([through_proxy] if through_proxy else [])
     ok = True
     if at_once <= 1:
         # one case at a time, its repeats `parallel J` at once
-        for start, stop, group in lanes:
-            start()
-            try:
-                for case in group:
-                    ok &= run_case(binary, case)
-            finally:
-                stop()
+        for lane in lanes:
+            for start, stop, group in lane:
+                start()
+                try:
+                    for case in group:
+                        ok &= run_case(binary, case)
+                finally:
+                    stop()
         for case in rest:
             if case not in proxied:
                 ok &= run_case(binary, case)
