@@ -16,9 +16,10 @@
 
 /* the Fetch errors a network fault draws, and whether the protocol has a
  * client retry each */
-static const char *const sd_xsched_errors[] = {"Fetch:NOT_LEADER_FOR_PARTITION", "Fetch:REQUEST_TIMED_OUT",
-                                               "Fetch:TOPIC_AUTHORIZATION_FAILED"};
-static const int sd_xsched_retriable[] = {1, 1, 0};
+static const struct {
+    const char *name;
+    int retriable;
+} sd_xsched_errors[] = {{"Fetch:NOT_LEADER_FOR_PARTITION", 1}, {"Fetch:REQUEST_TIMED_OUT", 1}, {"Fetch:TOPIC_AUTHORIZATION_FAILED", 0}};
 
 typedef struct {
     uint64_t s;
@@ -120,7 +121,7 @@ static void sd_xsched_fault(const sd_xcaps_t *caps, sd_xrng_t *g, sd_xa_t *a) {
              * client that does not give up on the first waits out a long
              * backoff for each (librdkafka: ten times fetch.error.backoff.ms,
              * 5 s), and a second tests nothing the first did not */
-            if (!sd_xsched_retriable[a->variant % 3]) a->n = 1;
+            if (!sd_xsched_errors[a->variant % 3].retriable) a->n = 1;
         }
         a->ms = sd_xrng_range(g, 2, 6) * 500;
         break;
@@ -298,7 +299,7 @@ static void sd_xsched_steps(const sd_xa_t *a, sd_buf_t *b, const char *sep) {
         break;
     case SD_XA_NETWORK:
         if (a->op == 4) {
-            sd_buf_printf(b, "network errors=%s count=%lld%s", sd_xsched_errors[a->variant % 3], (long long)a->n, opt);
+            sd_buf_printf(b, "network errors=%s count=%lld%s", sd_xsched_errors[a->variant % 3].name, (long long)a->n, opt);
             break;
         }
         if (a->op == 0) { sd_buf_puts(b, "network latency="); sd_xsched_dur(b, a->n); }
