@@ -367,19 +367,13 @@ def run_cases_pooled(binary, cases, workers, lanes=()):
     laned = [c for lane in lanes for _, _, group in lane for c in group]
     try:
         for lane in lanes:
-            done = {id(c): concurrent.futures.Future() for _, _, group in lane for c in group}
-            for _, _, group in lane:
-                for c in group:
-                    futures[id(c)] = [done[id(c)]]
+            done = {id(c): [concurrent.futures.Future() for _ in range(c.repeat)] for _, _, group in lane for c in group}
+            futures.update(done)
             ex.submit(run_lane, binary, lane, done, closing)
         for c in order:
             futures[id(c)] = [ex.submit(run_case_once, binary, c, i) for i in range(c.repeat)]
         for case in laned + list(cases):
-            results = []
-            for f in futures[id(case)]:
-                r = f.result()
-                results += r if isinstance(r, list) else [r]
-            yield judge_case(case, results)
+            yield judge_case(case, [f.result() for f in futures[id(case)]])
     finally:
         # closed early (--stop-at-first): the runs not yet begun are dropped
         closing.set()
@@ -387,10 +381,12 @@ def run_cases_pooled(binary, cases, workers, lanes=()):
 
 
 def run_lane(binary, lane, done, closing):
-    """A lane of run_cases_pooled: segment by segment, START, each case's runs
-    one after another (their results in DONE[id(case)]), STOP. A start or a
-    stop that fails fails every case of the lane not yet done with its
-    error; once the pool closes, the cases not begun are cancelled."""
+    """A lane of run_cases_pooled: segment by segment, START, each case's
+    runs one after another (each run's result in its future, DONE[id(case)]),
+    STOP. A start or a stop that fails fails every run of the lane not yet
+    done with its error; once the pool closes, the runs not begun are
+    cancelled."""
+    runs = [f for fs in done.values() for f in fs]
     try:
         for start, stop, group in lane:
             if closing.is_set():
@@ -400,15 +396,16 @@ def run_lane(binary, lane, done, closing):
                 for case in group:
                     if closing.is_set():
                         break
-                    done[id(case)].set_result([run_case_once(binary, case, i) for i in range(case.repeat)])
+                    for i, f in enumerate(done[id(case)]):
+                        f.set_result(run_case_once(binary, case, i))
             finally:
                 stop()
     except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the lane's cases
-        for f in done.values():
+        for f in runs:
             if not f.done():
                 f.set_exception(e)
         return
-    for f in done.values():
+    for f in runs:
         if not f.done():
             f.cancel()
 
