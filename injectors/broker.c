@@ -86,6 +86,23 @@ static void sd_broker_leaders_for(sd_run_t *r, int p, int64_t deadline, int32_t 
     }
 }
 
+/* Who leads each source partition when the strike is due, asked as a
+ * fault's prepare (sd_landing_t): after the aim, before the last look at
+ * the batch, so the round trip does not fall between that look and the
+ * strike. */
+typedef struct {
+    const sd_step_t *st;
+    int32_t *leader, *isr;
+} sd_broker_asked_t;
+
+static sd_err_t sd_broker_ask_leaders(sd_run_t *r, void *arg, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    sd_broker_asked_t *A = arg;
+    sd_broker_leaders_for(r, A->st->proc.leader_of >= 0 ? A->st->proc.leader_of : A->st->proc.follower_of,
+                          sd_util_mono_ms() + sd_util_scaled_ms(A->st->timeout_ms), A->leader, A->isr);
+    return SD_OK;
+}
+
 /* A leader the clients can use: a broker of the cluster that the run has not
  * taken down or paused. */
 static int sd_broker_usable(sd_run_t *r, int id) {
@@ -292,18 +309,18 @@ static sd_err_t sd_broker_strike(sd_run_t *r, const sd_step_t *st, char *detail,
         return sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: broker isolate: %s has no `isolate FILE` line, so its brokers do not reach "
                           "each other through links the harness can cut (start the cluster with scenarios/env/kafka/kafka.sh cluster)",
                           sd_run_sc(r)->path, st->line, F->cluster->path);
-    sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1};
+    int n = sd_run_partitions(r);
+    sd_broker_asked_t A = {st, sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(int32_t)),
+                           sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(int32_t))};
+    int32_t *before = A.leader, *isr = A.isr;
+    sd_landing_t L = {.how = SD_PLACED_NOW, .batch = -1, .batch_rows = -1, .rows0 = -1, .mark0 = -1, .mark1 = -1,
+                      .prepare = sd_broker_ask_leaders, .prepare_arg = &A};
     if (st->proc.mid_batch != SD_LAND_NOW) {
         sd_sup_state_t s;
         int skip;
         sd_err_t e = sd_fault_reach_point(r, st, sd_bop_words[op], &s, &L, &skip, detail, dlen, err, errlen);
-        if (e || skip) return e;
-    }
-    int n = sd_run_partitions(r);
-    int32_t *before = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*before));
-    int32_t *isr = sd_util_xcalloc((size_t)n > 0 ? (size_t)n : 1, sizeof(*isr));
-    sd_broker_leaders_for(r, st->proc.leader_of >= 0 ? st->proc.leader_of : st->proc.follower_of,
-                          sd_util_mono_ms() + sd_util_scaled_ms(st->timeout_ms), before, isr);
+        if (e || skip) { free(before); free(isr); return e; }
+    } else sd_broker_ask_leaders(r, &A, NULL, 0);
     char why[512] = "";
     sd_cluster_broker_t *b = sd_broker_pick(r, st, before, why, sizeof(why));
     pid_t pid = !b ? -1 : emb ? (b->down ? -1 : 1) : sd_cluster_pid(b);

@@ -266,6 +266,14 @@ static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t b
     return SD_OK;
 }
 
+/* The caller's work before the strike (sd_landing_t.prepare), once the
+ * aim is reached: before the last look inside a batch, else after the
+ * wait. */
+static sd_err_t sd_process_prepare(sd_run_t *r, sd_landing_t *L, char *err, size_t errlen) {
+    L->prepared = 1;
+    return L->prepare ? L->prepare(r, L->prepare_arg, err, errlen) : SD_OK;
+}
+
 /* An optional fault that waited for a batch or a commit with nothing left
  * for the pipeline to read (sd_run_unfed): skipped now, as at its timeout. */
 static sd_err_t sd_process_unfed(const sd_step_t *st, const char *where, char *err, size_t errlen) {
@@ -371,6 +379,7 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                 sd_util_sleep_ms(2);
             }
             int64_t pend = -1;
+            if (!missed && (e = sd_process_prepare(r, L, err, errlen))) return e;
             if (!missed && (e = sd_process_last_look(r, st, batch, &missed, &pend, err, errlen))) return e;
             if (!missed) {
                 L->batch = batch;
@@ -550,6 +559,7 @@ sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb
     }
     int gone;
     sd_err_t e = sd_process_wait_point(r, st, L, &gone, err, errlen);
+    if (!e && !gone && !L->prepared) e = sd_process_prepare(r, L, err, errlen);
     if (e) return e;
     if (gone) {
         snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");
@@ -562,7 +572,7 @@ sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb
 
 static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sup_state_t s;
-    sd_landing_t L;
+    sd_landing_t L = {0};
     int skip;
     sd_err_t e = sd_fault_reach_point(r, st, "kill", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;
@@ -603,7 +613,7 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
  * loses its consumer-group membership). */
 static sd_err_t sd_process_pause(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sup_state_t s;
-    sd_landing_t L;
+    sd_landing_t L = {0};
     int skip;
     sd_err_t e = sd_fault_reach_point(r, st, "pause", &s, &L, &skip, detail, dlen, err, errlen);
     if (e || skip) return e;

@@ -279,6 +279,14 @@ typedef struct {
     int64_t rows0;         /* target rows when that batch began */
     int64_t mark0, mark1;  /* after-sink-commit: the sink's mark when the batch was seen begun, and at the freeze */
     int64_t pending;       /* the target's records written and not yet visible (an open transaction) when it struck, -1 unknown */
+    /* Set by the caller, or NULL: work the strike needs that takes a
+     * round trip (a broker fault asks who leads now), done once the aim is
+     * reached and before the last look at the batch, so that nothing slow
+     * falls between that look and the strike; a batch that commits
+     * meanwhile is missed and the next one taken. */
+    sd_err_t (*prepare)(sd_run_t *r, void *arg, char *err, size_t errlen);
+    void *prepare_arg;
+    int prepared;
 } sd_landing_t;
 
 /* The common start of a fault that lands in the pipeline's batches (kill,
