@@ -269,8 +269,7 @@ static sd_err_t sd_process_last_look(sd_run_t *r, const sd_step_t *st, int64_t b
 /* The caller's work before the strike (sd_landing_t.prepare), once the
  * aim is reached: before the last look inside a batch, else after the
  * wait. */
-static sd_err_t sd_process_prepare(sd_run_t *r, sd_landing_t *L, char *err, size_t errlen) {
-    L->prepared = 1;
+static sd_err_t sd_process_prepare(sd_run_t *r, const sd_landing_t *L, char *err, size_t errlen) {
     return L->prepare ? L->prepare(r, L->prepare_arg, err, errlen) : SD_OK;
 }
 
@@ -559,7 +558,8 @@ sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb
     }
     int gone;
     sd_err_t e = sd_process_wait_point(r, st, L, &gone, err, errlen);
-    if (!e && !gone && !L->prepared) e = sd_process_prepare(r, L, err, errlen);
+    /* a batch landed in (SD_PLACED_MID_BATCH) had it before its last look */
+    if (!e && !gone && L->how != SD_PLACED_MID_BATCH) e = sd_process_prepare(r, L, err, errlen);
     if (e) return e;
     if (gone) {
         snprintf(detail, dlen, "the pipeline exited while the harness waited for a batch");

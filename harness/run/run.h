@@ -286,7 +286,6 @@ typedef struct {
      * meanwhile is missed and the next one taken. */
     sd_err_t (*prepare)(sd_run_t *r, void *arg, char *err, size_t errlen);
     void *prepare_arg;
-    int prepared;
 } sd_landing_t;
 
 /* The common start of a fault that lands in the pipeline's batches (kill,
