@@ -393,7 +393,7 @@ static const sd_lang_key_t sd_keys_damage_spark[] = {
 
 static const sd_lang_key_t sd_keys_damage[] = {
     {.name = "file", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = S(damage.path), .required = 1, .help = "the file to damage"},
-    {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage.what), .set = SD_DAMAGE_FILE_DELETE, .group = 1, .help = "remove it (a folder: with everything in it, only inside the run folder)"},
+    {.name = "delete", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage.what), .set = SD_DAMAGE_FILE_DELETE, .group = 1, .help = "remove it (a folder: with everything in it; a link: the link itself)"},
     {.name = "truncate", .form = SD_K_WORD, .type = SD_V_FLAG, .off = S(damage.what), .set = SD_DAMAGE_FILE_TRUNCATE, .group = 1, .help = "cut it short"},
     OPTIONAL, END};
 
@@ -608,9 +608,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .usage = "clock offset=+2h | jump=-10m | rate=2x | reset [optional]", .meaning = "move the pipeline's clock (needs `clock faketime`)"},
     {.name = "damage spark", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage_spark,
      .finish = sd_fin_damage_spark, .usage = "damage spark commit-marker | offsets [truncate] | state [checkpoint=PATH] [optional]",
-     .meaning = "damage the Spark checkpoint while the pipeline is down"},
+     .meaning = "damage the Spark checkpoint while the pipeline is down (a checkpoint inside the run folder only)"},
     {.name = "damage", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_DAMAGE, .keys = sd_keys_damage, .one_of = 1,
-     .usage = "damage file=PATH delete|truncate [optional]", .meaning = "delete or cut short a file of the pipeline's state, or delete a folder of it (a Kafka Streams state directory: the stores are rebuilt from their changelogs)"},
+     .usage = "damage file=PATH delete|truncate [optional]", .meaning = "delete or cut short a file of the pipeline's state, or delete a folder of it (a Kafka Streams state directory: the stores are rebuilt from their changelogs); only inside the run folder, never through a link"},
     {.name = "network", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_NETWORK, .keys = sd_keys_network, .one_of = 1,
      .finish = sd_fin_network,
      .usage = "network latency=D | reset | blackhole | bandwidth=R | idle-timeout=D | errors=API:ERR[,..] [count=N], each [for=D] [on=registry] [optional]",
