@@ -601,7 +601,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "wait until the pipeline has ended by itself: every instance exited with code 0, or a deployed one's `deploy "
                 "status` said it finished (exit 10). A bounded pipeline (a backfill, `Trigger.AvailableNow`, a Flink job on a "
                 "bounded source) must end once its input is read; the step is a check of it (`ended (line N)`), and the run "
-                "fails when the pipeline is still running at the timeout or ended with an error (a crash, a non-zero exit)."},
+                "fails when the pipeline is still running at the timeout, ended with an error (a crash, a non-zero exit), or was "
+                "ended by the drill itself (a `stop`, a `kill`, a `scale` down: the instances running when the await began "
+                "are judged, and with none running, how each last ended), which is no end by itself."},
     {.name = "sleep", .role = SD_LANG_STEP, .kind = SD_STEP_SLEEP, .keys = sd_keys_sleep,
      .meaning = "wait (the harness keeps recording)"},
     {.name = "clock", .role = SD_LANG_STEP, .fault = 1, .kind = SD_STEP_CLOCK, .keys = sd_keys_clock, .one_of = 1, .needs = SD_NEEDS_FAKETIME,

@@ -745,6 +745,8 @@ static void sd_sup_fill(sd_sup_t *s, int i, sd_sup_state_t *out) {
     out->last_marker_mono_ms = s->all.last_marker_mono_ms;
     out->last_output_mono_ms = s->all.last_output_mono_ms;
     out->ms_per_row = s->all.ms_per_row;
+    sd_inc_t *inc = out->incarnation ? sd_sup_inc(s, out->incarnation) : NULL;
+    snprintf(out->ended_by, sizeof(out->ended_by), "%s", inc && inc->exited ? inc->by : "");
 }
 
 void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out) {

@@ -83,6 +83,8 @@ typedef struct sd_sup_state_s {
     double ms_per_row;     /* mean batch duration per row seen so far, 0 if unknown */
     int64_t last_output_mono_ms;
     int exit_code, exit_signal;
+    char ended_by[16];     /* what ended the newest incarnation, once it exited: "kill", "stop",
+                            * "end-of-run" (the harness did), "exec-failed"; "" when it ended by itself */
 } sd_sup_state_t;
 
 sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t errlen);

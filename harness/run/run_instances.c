@@ -66,14 +66,33 @@ sd_err_t sd_run_start_pipeline(sd_run_t *r, const char *variant, int instance, i
     return e;
 }
 
-/* How the pipeline ended once none of its instances runs: the first
- * instance that ended badly, else any that ran. */
-static void sd_run_how_ended(sd_run_t *r, sd_sup_state_t *how) {
+/* Whether the harness ended this incarnation (a stop, a kill, a scale
+ * down, the run's end): no exit by itself, whatever its code. */
+static int sd_run_end_caused(const sd_sup_state_t *st) {
+    return !strcmp(st->ended_by, "kill") || !strcmp(st->ended_by, "stop") || !strcmp(st->ended_by, "end-of-run");
+}
+
+/* How the pipeline ended once none of its instances runs: among the
+ * instances that ran when the await began (mask; every instance that ever
+ * ran when none did), the first whose end the harness caused, else the
+ * first that ended badly, else any. An exit the harness caused (a stop, a
+ * kill, a scale down) is no exit by itself, whatever its code. */
+static void sd_run_how_ended(sd_run_t *r, const int *mask, sd_sup_state_t *how) {
     memset(how, 0, sizeof(*how));
-    for (int k = 1; r->sup && k <= SD_MAX_INSTANCES && !how->exit_code && !how->exit_signal; k++) {
-        sd_sup_state_t ks;
-        sd_sup_instance_state(r->sup, k, &ks);
-        if (ks.incarnation && (ks.exit_code || ks.exit_signal || !how->incarnation)) *how = ks;
+    for (int pass = 0; pass < 2 && !how->incarnation; pass++) {
+        for (int k = 1; r->sup && k <= SD_MAX_INSTANCES; k++) {
+            if (mask && !mask[k - 1]) continue;
+            sd_sup_state_t ks;
+            sd_sup_instance_state(r->sup, k, &ks);
+            if (!ks.incarnation) continue;
+            int caused = sd_run_end_caused(&ks), bad = ks.exit_code || ks.exit_signal;
+            /* first pass: a caused end; second: a bad one, else the first */
+            if (pass == 0 && caused) { *how = ks; break; }
+            if (pass == 1 && (bad || !how->incarnation)) {
+                *how = ks;
+                if (bad) break;
+            }
+        }
     }
 }
 
@@ -88,13 +107,28 @@ sd_err_t sd_run_await_exit(sd_run_t *r, const sd_step_t *st, char *detail, size_
     memset(end, 0, sizeof(*end));
     end->line = st->line;
     snprintf(end->expected, sizeof(end->expected), "it ends by itself within %.0fs", (double)limit / 1000.0);
+    /* the instances running now are the ones that must end by themselves;
+     * with none running, every instance's end is judged (a drill's stop or
+     * kill before the await is no end by itself) */
+    int at_start[SD_MAX_INSTANCES] = {0};
+    int nat = sd_run_running_instances(r, running);
+    for (int i = 0; i < nat; i++) at_start[running[i] - 1] = 1;
     for (;;) { /* each tick reads the pipeline's exits */
         if (!sd_run_running_instances(r, running)) {
             sd_sup_state_t s;
-            sd_run_how_ended(r, &s);
+            sd_run_how_ended(r, nat ? at_start : NULL, &s);
             double took = (double)(sd_util_mono_ms() - t0) / 1000.0;
-            end->ok = s.exit_code == 0 && !s.exit_signal;
-            if (end->ok) snprintf(end->actual, sizeof(end->actual), "it ended by itself after %.2fs", took);
+            const char *cause = !strcmp(s.ended_by, "stop") ? "the drill's stop (or a scale down)" :
+                                !strcmp(s.ended_by, "kill") ? "the drill's kill" : "the harness";
+            int caused = sd_run_end_caused(&s);
+            end->ok = !caused && s.exit_code == 0 && !s.exit_signal;
+            if (caused && !nat)
+                snprintf(end->actual, sizeof(end->actual), "it was not running when the await began: %s ended it (incarnation %d), "
+                         "an end the harness caused, not one by itself", cause, s.incarnation);
+            else if (caused)
+                snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs by %s (incarnation %d), an end the harness "
+                         "caused, not one by itself", took, cause, s.incarnation);
+            else if (end->ok) snprintf(end->actual, sizeof(end->actual), "it ended by itself after %.2fs", took);
             else if (s.exit_signal) snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs, killed by signal %d", took, s.exit_signal);
             else snprintf(end->actual, sizeof(end->actual), "it ended after %.2fs with exit code %d", took, s.exit_code);
             snprintf(detail, dlen, "%s", end->actual);
