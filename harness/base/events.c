@@ -36,6 +36,7 @@ struct sd_events_s {
     size_t *line_len;
     int64_t *times;       /* event time of each line (ms), INT64_MIN if none */
     int64_t nlines;
+    sd_events_times_t tnotes; /* the log's times taken as UTC, or not read */
 };
 
 static const char *const sd_scan_types[] = {"received", "sorted", "loaded", "in-transit", "out-for-delivery", "delivered"};
@@ -79,7 +80,13 @@ static sd_err_t sd_events_load_log(sd_events_t *ev, char *err, size_t errlen) {
             int64_t t = INT64_MIN;
             json_t *tv = json_object_get(o, ev->time_field);
             if (json_is_string(tv)) {
-                if (sd_util_parse_iso8601(json_string_value(tv), &t)) t = INT64_MIN;
+                int zoned = 1;
+                if (sd_util_parse_iso8601_zone(json_string_value(tv), &t, &zoned)) {
+                    t = INT64_MIN;
+                    if (!ev->tnotes.unread++) ev->tnotes.unread_line = lineno;
+                } else if (!zoned && !ev->tnotes.naive++) {
+                    ev->tnotes.naive_line = lineno;
+                }
             } else if (json_is_integer(tv)) {
                 t = json_integer_value(tv);
             }
@@ -255,6 +262,8 @@ static int64_t sd_events_gen_time(const sd_events_t *ev, int64_t seq, sd_edge_t 
     if (edge) *edge = (sd_edge_t){.kind = SD_EDGE_WINDOW, .offset_ms = off, .at_ms = b};
     return b + off;
 }
+
+sd_events_times_t sd_events_time_notes(const sd_events_t *ev) { return ev->tnotes; }
 
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq) {
     if (ev->conf.kind == SD_EVENTS_LOG) return seq >= 0 && seq < ev->nlines ? ev->times[seq] : INT64_MIN;

@@ -102,6 +102,15 @@ size_t sd_events_delivery_id(const sd_events_t *ev, int64_t seq, char *out);
 /* Parse a delivery id of this run's tag: 0 and *seq (the scan's), -1 if it is not one. */
 int sd_events_delivery_id_parse(const char *tag, size_t taglen, const char *s, size_t len, int64_t *seq);
 
+/* What a log's time strings said beyond their instant: how many had no
+ * offset from UTC (taken as UTC) and how many could not be read as a time
+ * at all (such an event has none), each with its first line. */
+typedef struct sd_events_times_s {
+    int64_t naive, naive_line;
+    int64_t unread, unread_line;
+} sd_events_times_t;
+sd_events_times_t sd_events_time_notes(const sd_events_t *ev);
+
 /* Natural event time of seq (no rendering): an edge's, when it probes one. */
 int64_t sd_events_time(const sd_events_t *ev, int64_t seq);
 

@@ -151,7 +151,15 @@ static int sd_util_digits(const char **p, int n, int *out) {
     return 0;
 }
 
-int sd_util_parse_iso8601(const char *s, int64_t *out) {
+static int sd_util_month_days(int Y, int M) {
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+    return days[M - 1] + (M == 2 && leap);
+}
+
+int sd_util_parse_iso8601(const char *s, int64_t *out) { return sd_util_parse_iso8601_zone(s, out, NULL); }
+
+int sd_util_parse_iso8601_zone(const char *s, int64_t *out, int *zoned) {
     int Y, M, D, h, m, sec, ms = 0;
     const char *p = s;
     if (sd_util_digits(&p, 4, &Y) || *p++ != '-' || sd_util_digits(&p, 2, &M) || *p++ != '-' ||
@@ -174,7 +182,7 @@ int sd_util_parse_iso8601(const char *s, int64_t *out) {
         ms = frac;
     }
     /* RFC 3339: Z, or an offset from UTC (+01:00; +0100 also taken) */
-    int off_min = 0;
+    int off_min = 0, has_zone = 1;
     if (*p == 'Z' || *p == 'z') {
         p++;
     } else if (*p == '+' || *p == '-') {
@@ -183,9 +191,14 @@ int sd_util_parse_iso8601(const char *s, int64_t *out) {
         if (*p == ':') p++;
         if (sd_util_digits(&p, 2, &om) || oh > 23 || om > 59) return -1;
         off_min = sign * (oh * 60 + om);
+    } else {
+        has_zone = 0;
     }
     if (*p) return -1;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return -1;
+    /* a day the month does not have (February 31) is refused, not moved on
+     * by timegm into the next month */
+    if (M < 1 || M > 12 || D < 1 || D > sd_util_month_days(Y, M) || h > 23 || m > 59 || sec > 60) return -1;
+    if (zoned) *zoned = has_zone;
     struct tm tm = {0};
     tm.tm_year = Y - 1900;
     tm.tm_mon = M - 1;

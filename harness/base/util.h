@@ -35,9 +35,13 @@ char *sd_util_put_digits(char *p, uint64_t v, int n);
 char *sd_util_iso8601(int64_t epoch_ms, char *out, size_t outlen);
 /* The same; the length written (without the NUL). */
 size_t sd_util_iso8601_n(int64_t epoch_ms, char *out, size_t outlen);
-/* Parse an ISO-8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff][Z]).
- * Returns 0 and sets *out on success, -1 if s is not such a timestamp. */
+/* Parse an ISO-8601 / RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM]).
+ * Returns 0 and sets *out on success, -1 if s is not such a timestamp or
+ * names a day its month does not have. A time without an offset is taken
+ * as UTC; the _zone form sets *zoned (when not NULL) to whether it had one,
+ * for callers that must say so or refuse it. */
 int sd_util_parse_iso8601(const char *s, int64_t *out);
+int sd_util_parse_iso8601_zone(const char *s, int64_t *out, int *zoned);
 
 /* The k-th smallest (0-based) of a multiset held as a histogram of the
  * values below nh (hist[v]: how many are v) and the sorted values of nh and

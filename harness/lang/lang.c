@@ -435,7 +435,9 @@ const sd_lang_entry_t sd_lang_entries[] = {
      .meaning = "the seeded generator (the default): event *n* has event time `start + n*step` (but for the events put on the edges the model declares, see docs/oracle.md, \"Edges\"; `edges=0`: none), a `parcel_id`, a `location` (one of `locations=`), a `scan` type and a `weight_g` of 50 to 30,000 (integers), each a function of the seed and *n*; `start=now` starts at the run's "
                 "start instead (for pipelines that compare event time with the wall clock; not reproducible). `log=PATH id=FIELD` "
                 "replays a JSON-lines file instead, one event per line, in order: each event's FIELD is rewritten to its ledger id, "
-                "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario."},
+                "the rest of the line is kept; a relative PATH is looked up in the current folder, then next to the scenario. Its "
+                "event times are ISO-8601 with an offset from UTC: one without is read as UTC and one that is no real date "
+                "(February 31) leaves its event without a time, each said by a warning naming its first line."},
     {.name = "registry", .role = SD_LANG_HEADER, .once = 1, .keys = sd_keys_registry, .finish = sd_fin_registry,
      .meaning = "the schema registry a wire format (`events format=avro`, `protobuf`, `json-schema`) registers its schema in "
                 "(scenarios/env/registry/registry.sh starts one: Apicurio Registry); `STREAMDRILL_REGISTRY` in the pipeline's "

@@ -290,9 +290,16 @@ static sd_err_t sd_parse_value(sd_pctx_t *c, const sd_lang_entry_t *e, const sd_
     }
     case SD_V_START:
         if (!strcmp(v, "now")) { sc->start_now = 1; return SD_OK; }
-        if (sd_util_parse_iso8601(v, &sc->start_ms))
-            return sd_perr(c, t->line, col, "%s: expected start=YYYY-MM-DDTHH:MM:SSZ or start=now, found \"%s\"", e->name, v);
+    {
+        int zoned = 0;
+        if (sd_util_parse_iso8601_zone(v, &sc->start_ms, &zoned))
+            return sd_perr(c, t->line, col, "%s: expected start=YYYY-MM-DDTHH:MM:SSZ (a real date, an offset from UTC) or start=now, "
+                           "found \"%s\"", e->name, v);
+        if (!zoned)
+            return sd_perr(c, t->line, col, "%s: expected start= with its offset from UTC (Z or +HH:MM), found \"%s\" with none: "
+                           "a time without one names a different instant in every zone", e->name, v);
         return SD_OK;
+    }
     }
     return sd_perr(c, t->line, col, "%s: value type %d has no parser", what, (int)k->type);
 }

@@ -335,6 +335,29 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
     return e;
 }
 
+/* What the events log's time strings left open, as warnings: a time with
+ * no offset from UTC is taken as UTC (a different instant in every other
+ * zone), and one that is no time at all (February 31) leaves its event
+ * without one. */
+static void sd_run_note_log_times(sd_run_t *r) {
+    if (r->sc->events_kind != SD_EVENTS_LOG) return;
+    sd_events_times_t n = sd_events_time_notes(r->src.events);
+    char w[512];
+    if (n.naive) {
+        snprintf(w, sizeof(w), "%lld event time%s in %s had no offset from UTC (the first at line %lld) and %s taken as UTC",
+                 (long long)n.naive, n.naive == 1 ? "" : "s", r->sc->log_path, (long long)n.naive_line, n.naive == 1 ? "was" : "were");
+        sd_ledger_warning(r->ledger, "time-without-offset", w, NULL, 0);
+        sd_run_say(r, "warning: %s", w);
+    }
+    if (n.unread) {
+        snprintf(w, sizeof(w), "%lld event time%s in %s could not be read as a time (the first at line %lld: a date its month "
+                 "does not have, or no ISO-8601 time): %s no event time", (long long)n.unread, n.unread == 1 ? "" : "s",
+                 r->sc->log_path, (long long)n.unread_line, n.unread == 1 ? "its event has" : "those events have");
+        sd_ledger_warning(r->ledger, "time-unread", w, NULL, 0);
+        sd_run_say(r, "warning: %s", w);
+    }
+}
+
 /* 2. The run folder and run.db, with the plan: meta, variables, the
  * command that reproduces the run, every step as planned. */
 static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
@@ -846,6 +869,7 @@ void sd_run_scenario(const sd_scenario_t *sc, const sd_run_opts_t *opts, sd_run_
         sd_run_close(r);
         return;
     }
+    sd_run_note_log_times(r);
     if (!(e = sd_run_open_broker(r, err, sizeof(err))) && !(e = sd_run_wire_register(r, err, sizeof(err))) &&
         !(e = sd_run_open_sinks(r, err, sizeof(err))) &&
         !(e = sd_run_open_pipeline(r, err, sizeof(err))) && !(e = sd_progress_open(r, err, sizeof(err))) &&

@@ -275,3 +275,24 @@ Test(util, iso8601_offsets_are_the_same_instant) {
     cr_assert_eq(sd_result_parse_start("2026-02-01T11:00:00.000+01:00", 29, &s), 0, "a window start with an offset");
     cr_expect_eq(s, z);
 }
+
+/* a day its month does not have is refused, not moved on by timegm; a time
+ * without an offset is read as UTC and said to have none */
+Test(util, iso8601_refuses_days_months_lack) {
+    int64_t t, u;
+    int zoned = -1;
+    cr_expect_eq(sd_util_parse_iso8601("2026-02-31T10:00:00Z", &t), -1, "February 31");
+    cr_expect_eq(sd_util_parse_iso8601("2026-02-29T10:00:00Z", &t), -1, "2026 is no leap year");
+    cr_expect_eq(sd_util_parse_iso8601("2028-02-29T10:00:00Z", &t), 0, "2028 is a leap year");
+    cr_expect_eq(sd_util_parse_iso8601("2100-02-29T10:00:00Z", &t), -1, "2100 is no leap year");
+    cr_expect_eq(sd_util_parse_iso8601("2000-02-29T10:00:00Z", &t), 0, "2000 is a leap year");
+    cr_expect_eq(sd_util_parse_iso8601("2026-04-31T10:00:00Z", &t), -1, "April 31");
+    cr_expect_eq(sd_util_parse_iso8601("2026-12-31T23:59:59Z", &t), 0);
+    cr_assert_eq(sd_util_parse_iso8601_zone("2026-02-01T10:00:00", &t, &zoned), 0);
+    cr_expect_eq(zoned, 0, "no offset: said");
+    cr_assert_eq(sd_util_parse_iso8601_zone("2026-02-01T10:00:00Z", &u, &zoned), 0);
+    cr_expect_eq(zoned, 1);
+    cr_expect_eq(t, u, "no offset is read as UTC");
+    cr_assert_eq(sd_util_parse_iso8601_zone("2026-02-01T10:00:00-00:00", &u, &zoned), 0);
+    cr_expect_eq(zoned, 1);
+}
