@@ -531,6 +531,10 @@ static int sd_cmp64(const void *a, const void *b) {
 }
 
 static void sd_window(const sd_rdb_t *d, int64_t from, int64_t to, int64_t *p50, int64_t *p99) {
+    if (d->in && d->in->window_latency) { /* exact: every event, not the charts' sample */
+        if (!d->in->window_latency(d->in->opaque, from, to, p50, p99)) *p50 = *p99 = SD_FIG_UNMEASURED;
+        return;
+    }
     int64_t *v = sd_util_xmalloc(sizeof(int64_t) * (size_t)(d->nlat + 1)), n = 0;
     for (int64_t i = 0; i < d->nlat; i++)
         if (d->lat_sent[i] >= from && d->lat_sent[i] < to) v[n++] = d->lat_seen[i] - d->lat_sent[i];
@@ -556,6 +560,10 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         sd_rdb_free(&d);
         return -1;
     }
+    /* whether the target gave any write time at all: over every event when
+     * the observations are at hand, else the charts' sample */
+    int64_t q50, q99;
+    int timed = in && in->window_latency ? in->window_latency(in->opaque, INT64_MIN, INT64_MAX, &q50, &q99) > 0 : d.nlat > 0;
     /* faults: what interrupts the pipeline; records that undo one (a
      * resume, a lifted blackhole), restarts of a stopped pipeline, clock
      * steps and faults that did not land are not */
@@ -660,10 +668,10 @@ int sd_recovery_compute(sqlite3 *db, const sd_recovery_in_t *in, sd_recovery_t *
         else
             r->v[SD_FIG_latency_p50_after_ms] = r->v[SD_FIG_latency_p99_after_ms] = SD_FIG_UNMEASURED;
         static const char *const part[3] = {"before", "during", "after"};
-        for (int w = 0; w < 3 && d.nlat; w++)
+        for (int w = 0; w < 3 && timed; w++)
             if (r->v[SD_FIG_latency_p50_before_ms + 2 * w] == SD_FIG_UNMEASURED)
-                sd_why(r, "latency %s: %s", part[w], w == 2 && r->caught_ms < 0 ? "it did not catch up" : "no sampled event was sent then");
-        if (!d.nlat) {
+                sd_why(r, "latency %s: %s", part[w], w == 2 && r->caught_ms < 0 ? "it did not catch up" : "no event with a write time was sent then");
+        if (!timed) {
             for (int f = SD_FIG_latency_p50_before_ms; f <= SD_FIG_latency_p99_after_ms; f++) r->v[f] = SD_FIG_UNMEASURED;
             sd_why(r, "latency: the target gives no write times");
         }

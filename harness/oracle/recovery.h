@@ -36,6 +36,11 @@ typedef struct sd_recovery_in_s {
      * commits decide); NULL when the target's rows are not ids (a result
      * model's groups) */
     int64_t (*newest_seen)(void *opaque, int64_t t_ms, int64_t *n, int64_t *missing, int64_t *untimed);
+    /* the latency quantiles (nearest rank) over every target event the
+     * harness sent in [from, to) (wall ms) that has one: the count, 0 when
+     * none; NULL: run.db's latency table, a sample for the charts, is used
+     * instead (a run.db read back without the observations) */
+    int64_t (*window_latency)(void *opaque, int64_t from, int64_t to, int64_t *p50, int64_t *p99);
     void *opaque;
     const char *sink; /* the target's name in anomaly and latency */
 } sd_recovery_in_t;

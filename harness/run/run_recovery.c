@@ -39,6 +39,37 @@ static int64_t sd_run_newest_seen(void *opaque, int64_t t_ms, int64_t *n, int64_
     return newest;
 }
 
+static int sd_run_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The latency quantiles (nearest rank) over every target event sent in
+ * [from, to) that has a write time: exact, the figures an `expect` gates
+ * (run.db's latency table keeps only a sample, for the charts). */
+static int64_t sd_run_window_latency(void *opaque, int64_t from, int64_t to, int64_t *p50, int64_t *p99) {
+    const sd_seen_ctx_t *c = opaque;
+    const sd_run_t *r = c->r;
+    if (!c->timed) return 0;
+    int64_t n = 0, cap = 0, *v = NULL;
+    for (int64_t s = 0; s < r->sends.nseq && s < c->obs->nseq; s++) {
+        if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET) continue;
+        uint32_t sent = sd_stamps_get(&r->sends.sent, s);
+        if (sent == UINT32_MAX) continue;
+        int64_t at = r->t0_wall + (int64_t)sent, lat;
+        if (at < from || at >= to || (lat = sd_observe_latency(c->obs, s)) < 0) continue;
+        if (n == cap) v = sd_util_xrealloc(v, sizeof(int64_t) * (size_t)(cap = cap ? cap * 2 : 1024));
+        v[n++] = lat;
+    }
+    if (n) {
+        qsort(v, (size_t)n, sizeof(int64_t), sd_run_cmp_i64);
+        *p50 = v[(n - 1) * 50 / 100];
+        *p99 = v[(n - 1) * 99 / 100];
+    }
+    free(v);
+    return n;
+}
+
 static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recovery_t *f, int *check_idx, int *failed) {
     char name[160], expected[96], actual[64], val[64], detail[800];
     int64_t v = f->v[x->figure];
@@ -63,7 +94,8 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
     /* write times from a pipeline whose clock the drill moved are on its
      * clock: the commits decide */
     sd_seen_ctx_t sc = {r, obs, obs && obs->lat && !r->faults.clock_moved_line};
-    sd_recovery_in_t in = {.newest_seen = obs ? sd_run_newest_seen : NULL, .opaque = &sc, .sink = sink};
+    sd_recovery_in_t in = {.newest_seen = obs ? sd_run_newest_seen : NULL, .window_latency = obs ? sd_run_window_latency : NULL,
+                           .opaque = &sc, .sink = sink};
     sd_recovery_t *v = NULL;
     /* the duplicates' seqs are looked up in the ledger: index it first */
     sd_ledger_index_for_reports(r->ledger);
