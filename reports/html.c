@@ -361,7 +361,15 @@ static void sd_html_runbook(sd_buf_t *b, const sd_report_model_t *m) {
         sd_html_row(b, cells, NC);
         for (int c = 0; c < NC; c++) sd_buf_free(&cell[c]);
     }
-    if (header) sd_buf_puts(b, "</table>\n");
+    if (header) {
+        sd_buf_t t;
+        sd_buf_init(&t);
+        sd_report_evidence_text(&t, m);
+        sd_buf_puts(b, "</table>\n<p class=\"evidence\">");
+        sd_h(b, t.data ? t.data : "");
+        sd_buf_puts(b, "</p>\n");
+        sd_buf_free(&t);
+    }
 }
 
 /* What the run did: its steps, the pipeline's incarnations, the warnings. */

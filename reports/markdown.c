@@ -250,6 +250,17 @@ void sd_report_figure_cell(sd_buf_t *b, const sd_rfault_t *f, int k) {
         sd_buf_printf(b, " (%lld dropped)", (long long)d);
 }
 
+/* What the recovery figures rest on (summary.json's
+ * faults[].recovery.evidence), as one sentence of plain text. */
+void sd_report_evidence_text(sd_buf_t *b, const sd_report_model_t *m) {
+    const char *p = m->progress;
+    sd_buf_printf(b, "What the figures rest on: recovery by the target or its samples, rewritten rows, reconnect and operator are "
+                     "observed by the harness; recovery by the commits, detect, replayed input and batches re-run are %s (the %s "
+                     "progress source); latency is pipeline-claimed (the write times the pipeline stamps), and so are restore_s and "
+                     "restored_records in summary.json (its own log lines).",
+                  sd_figure_evidence(SD_FIG_detect_s, "", p), p && *p ? p : "drill's");
+}
+
 /* The recovery figures of every fault (recovery.c), and what could not be
  * measured. */
 static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
@@ -282,6 +293,9 @@ static void sd_report_recovery_md(sd_buf_t *b, const sd_report_model_t *m) {
             sd_buf_puts(b, w < 2 ? " | " : " |\n");
         }
     }
+    sd_buf_putc(b, '\n');
+    sd_report_evidence_text(b, m);
+    sd_buf_putc(b, '\n');
     for (int i = 0, said = 0; i < m->nfaults; i++) {
         const sd_rfault_t *f = &m->faults[i];
         if (!f->has_recovery || !f->why[0]) continue;

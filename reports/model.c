@@ -302,7 +302,7 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
         {&m->tag, "tag"}, {&m->topic, "topic"}, {&m->brokers, "brokers"}, {&m->broker_kind, "broker_kind"},
         {&m->profile, "profile"}, {&m->verdict, "verdict"}, {&m->reason, "reason"}, {&m->message, "message"},
         {&m->version, "harness_version"}, {&m->started_at, "started_at"}, {&m->status, "status"}, {&m->vars, "vars"},
-        {&m->reproduce, "reproduce"}, {&m->producer, "producer"}, {&m->topic_config, "topic_config"}};
+        {&m->reproduce, "reproduce"}, {&m->producer, "producer"}, {&m->topic_config, "topic_config"}, {&m->progress, "progress"}};
     for (size_t i = 0; i < sizeof(metas) / sizeof(metas[0]); i++) *metas[i].dst = sd_meta(db, metas[i].key);
     char *s = sd_meta(db, "started_ms");
     m->started_ms = strtoll(s, NULL, 10);
@@ -556,7 +556,7 @@ void sd_report_model_free(sd_report_model_t *m) {
     if (!m) return;
     char **strs[] = {&m->run_dir, &m->scenario, &m->file, &m->description, &m->seed, &m->tag, &m->topic, &m->brokers,
                      &m->broker_kind, &m->profile, &m->verdict, &m->reason, &m->message, &m->version, &m->started_at,
-                     &m->status, &m->vars, &m->reproduce, &m->producer, &m->topic_config};
+                     &m->status, &m->vars, &m->reproduce, &m->producer, &m->topic_config, &m->progress};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) free(*strs[i]);
     for (int i = 0; i < m->ncounts; i++) free(m->counts[i].name);
     free(m->counts);

@@ -94,6 +94,7 @@ typedef struct sd_raccount_s {
 typedef struct sd_report_model_s {
     char *run_dir;
     char *scenario, *file, *description, *seed, *tag, *topic, *brokers, *broker_kind, *profile;
+    char *progress;  /* the progress source's word ("" in an older run.db: figures resting on it are called pipeline-claimed) */
     char *verdict, *reason, *message, *version, *started_at, *status, *vars;
     char *reproduce;    /* the command that runs the drill again */
     char *producer;     /* the harness's producer settings a loss by Kafka depends on ("" before they were recorded) */
@@ -125,6 +126,8 @@ sd_err_t sd_report_model_load(const char *run_dir, sd_report_model_t **out, char
 void sd_report_runbook_md(sd_buf_t *b, const sd_report_model_t *m);
 /* A fault's recovery figure k as a table cell ("0.269 s", "n/a", "never", ...). */
 void sd_report_figure_cell(sd_buf_t *b, const sd_rfault_t *f, int k);
+/* What the recovery figures rest on, one sentence of plain text. */
+void sd_report_evidence_text(sd_buf_t *b, const sd_report_model_t *m);
 void sd_report_model_free(sd_report_model_t *m);
 /* Value of a count, or -1. */
 int64_t sd_report_count(const sd_report_model_t *m, const char *name);

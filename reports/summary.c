@@ -31,11 +31,12 @@ static json_t *sd_ids_json(const sd_rbucket_t *b) {
 }
 
 /* A fault's recovery: each figure a number (seconds for *_s) or null,
- * with the names of those that apply and could not be measured, whether
- * it caught up, and why; null for a record that is no fault of its own. */
-static json_t *sd_summary_recovery(const sd_rfault_t *f) {
+ * what each rests on (observed, engine-recorded, pipeline-claimed), with
+ * the names of those that apply and could not be measured, whether it
+ * caught up, and why; null for a record that is no fault of its own. */
+static json_t *sd_summary_recovery(const sd_rfault_t *f, const char *progress) {
     if (!f->has_recovery) return json_null();
-    json_t *o = json_object(), *unmeasured = json_array();
+    json_t *o = json_object(), *unmeasured = json_array(), *evidence = json_object();
     json_object_set_new(o, "line", json_integer(f->line));
     for (int k = 0; k < SD_FIG__COUNT; k++) {
         int64_t v = f->fig[k];
@@ -43,11 +44,13 @@ static json_t *sd_summary_recovery(const sd_rfault_t *f) {
                     : sd_figure_unit(k) == 's' ? json_real((double)v / 1000.0) : json_integer(v);
         json_object_set_new(o, sd_figure_name(k), j);
         if (v == SD_FIG_UNMEASURED) json_array_append_new(unmeasured, json_string(sd_figure_name(k)));
+        json_object_set_new(evidence, sd_figure_name(k), json_string(sd_figure_evidence(k, f->basis, progress)));
     }
     int64_t rec = f->fig[SD_FIG_recovery_s];
     json_object_set_new(o, "caught_up", rec == SD_FIG_NEVER ? json_false() : rec == SD_FIG_UNMEASURED || rec == SD_FIG_NA ? json_null() : json_true());
     json_object_set_new(o, "caught_up_t_ms", f->caught_ms >= 0 ? json_integer(f->caught_ms) : json_null());
     json_object_set_new(o, "basis", f->basis[0] ? json_string(f->basis) : json_null());
+    json_object_set_new(o, "evidence", evidence);
     json_object_set_new(o, "not_measured", unmeasured);
     json_object_set_new(o, "why", json_string(f->why));
     return o;
@@ -115,7 +118,7 @@ static sd_err_t sd_summary_write(const sd_report_model_t *m, const char *path, c
         json_object_set_new(o, "landed_mid_batch", f->landed >= 0 ? json_boolean(f->landed) : json_null());
         json_object_set_new(o, "rows_visible", f->rows_visible >= 0 ? json_integer(f->rows_visible) : json_null());
         json_object_set_new(o, "landing", json_string(f->landing));
-        json_object_set_new(o, "recovery", sd_summary_recovery(f));
+        json_object_set_new(o, "recovery", sd_summary_recovery(f, m->progress));
         json_array_append_new(faults, o);
     }
     json_object_set_new(root, "faults", faults);

@@ -71,6 +71,13 @@ def recovery():
     props["basis"] = {"type": ["string", "null"], "enum": bases() + [None],
                       "description": "what recovery_s rests on: the target's write times, the pipeline's commits, or the harness's "
                                      "own looks at the target (samples) where those say later than the write times"}
+    classes = ["observed", "engine-recorded", "pipeline-claimed"]
+    props["evidence"] = {"type": "object", "required": [f[0] for f in figures()], "additionalProperties": False,
+                         "properties": {f[0]: {"type": "string", "enum": classes} for f in figures()},
+                         "description": "what each figure rests on: observed (the harness's own looks: the target as a reader "
+                                        "sees it, the broker, its proxy, its clock), engine-recorded (checkpoints, commit logs, "
+                                        "group offsets) or pipeline-claimed (the pipeline's own batch markers, log lines or write "
+                                        "times); an expect on a pipeline-claimed figure says it rests on the pipeline's words"}
     props["not_measured"] = {"type": "array", "items": {"type": "string"}, "description": "figures that apply and could not be measured"}
     props["why"] = {"type": "string", "description": "what could not be measured, and why"}
     return {"type": ["object", "null"], "required": list(props), "additionalProperties": False, "properties": props,

@@ -33,7 +33,8 @@
     X(leaderless_s, 's', "a broker fault (`broker kill|stop|pause`): the longest a source partition the broker led had no "  \
                          "leader the clients could use, from the strike until the cluster's metadata named another")       \
     X(restore_s, 's', "an application that logs its state (Kafka Streams): from its first rebalance after the fault "    \
-                      "until every instance was RUNNING again, its stores restored (as the harness read its log)")         \
+                      "until every instance was RUNNING again, its stores restored (by its own log lines, read only from a pipeline "   \
+                      "declared with `engine=kafka-streams`)")         \
     X(restored_records, 'n', "the same application: changelog records it restored meanwhile, by its log")                  \
     X(operator_s, 's', "the human part of the recovery: time spent in `operator` steps between the fault and when it "   \
                        "caught up")                                                                                          \
@@ -70,6 +71,24 @@ static inline int sd_figure_by_name(const char *name) {
     for (int f = 0; f < SD_FIG__COUNT; f++)
         if (!strcmp(sd_figure_table[f].name, name)) return f;
     return -1;
+}
+
+/* What a figure of a fault rests on (docs/oracle.md, "What counts as
+ * evidence"): "observed" (the harness's own looks: the target as a reader
+ * sees it, the broker's metadata, its proxy, its clock), "engine-recorded"
+ * (the engine's checkpoints, commit logs, group offsets), or
+ * "pipeline-claimed" (what the pipeline says of itself: its batch markers,
+ * its log lines, the write times it stamps). basis is the fault's recovery
+ * basis ("target", "samples", "commits"), progress the drill's progress
+ * source word ("markers", "spark", "flink", "group", "sink", "none"). */
+static inline const char *sd_figure_evidence(int f, const char *basis, const char *progress) {
+    static const char obs[] = "observed", eng[] = "engine-recorded", claim[] = "pipeline-claimed";
+    const char *by_progress = !progress || !strcmp(progress, "markers") || !*progress ? claim : !strcmp(progress, "sink") ? obs : eng;
+    if (f == SD_FIG_recovery_s) return basis && !strcmp(basis, "commits") ? by_progress : obs;
+    if (f == SD_FIG_detect_s || f == SD_FIG_replayed_input || f == SD_FIG_batches_rerun) return by_progress;
+    if (f == SD_FIG_restore_s || f == SD_FIG_restored_records) return claim;
+    if (f >= SD_FIG_latency_p50_before_ms && f <= SD_FIG_latency_p99_after_ms) return claim;
+    return obs;
 }
 
 /* A figure as text: "12.345" (seconds), "20", "n/a", "not measured", "never". */

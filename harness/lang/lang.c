@@ -49,6 +49,7 @@ static const char *const sd_dup_words[] = {"drop", "keep", NULL};
 static const char *const sd_progress_words[] = {"markers", "spark", "flink", "group", "sink", "none", NULL};
 static const int sd_progress_values[] = {SD_PROGRESS_MARKERS, SD_PROGRESS_SPARK, SD_PROGRESS_FLINK, SD_PROGRESS_GROUP, SD_PROGRESS_SINK, SD_PROGRESS_NONE};
 static const char *const sd_batch_words[] = {"micro", "real-time", NULL};
+static const char *const sd_engine_words[] = {"none", "kafka-streams", NULL};
 static const char *const sd_preload_words[] = {"all", "children", NULL};
 static const char *const sd_from_words[] = {"first", "last", NULL};
 static const char *const sd_source_words[] = {"scans", "deliveries", NULL};
@@ -172,6 +173,10 @@ static const sd_lang_key_t sd_keys_progress[] = {
      .help = "progress spark: micro-batches or real-time intervals"},
     {.name = "group", .form = SD_K_KEY, .type = SD_V_TEXT, .off = H(progress_group), .meta = "NAME",
      .help = "progress group: the pipeline's consumer group (default {group})"},
+    {.name = "engine", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(engine_streams), .choices = sd_engine_words, .has_def = 1,
+     .help = "kafka-streams: the pipeline is a Kafka Streams application, whose own log lines (State transition, Finished "
+             "restoring, in its logging's layout) give restore_s and restored_records, the pipeline's own claim; no other "
+             "pipeline's lines are read as such"},
     END};
 
 static const sd_lang_key_t sd_keys_model[] = {

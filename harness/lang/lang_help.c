@@ -128,10 +128,18 @@ static void sd_lang_counts(FILE *f) {
 static void sd_lang_figures(FILE *f) {
     fputs("\n### Recovery figures\n\nOne set per fault (kill, stop, a crash, a restart of a running pipeline, pause, network, broker, fault, "
           "damage), in summary.json's `faults[].recovery`, the runbook's table and `expect` (docs/oracle.md says how each is "
-          "measured).\n\n| figure | unit | meaning |\n|---|---|---|\n", f);
+          "measured). Each rests on one kind of evidence, named in summary.json's `faults[].recovery.evidence`: observed by "
+          "the harness itself, recorded by the engine (the progress source's checkpoints, commit logs or group offsets), or "
+          "claimed by the pipeline (its batch markers, its log lines, the write times it stamps); an `expect` on a claimed "
+          "figure says in its check that it rests on the pipeline's words.\n\n| figure | unit | rests on | meaning |\n|---|---|---|---|\n", f);
     for (int k = 0; k < SD_FIG__COUNT; k++) {
         char u = sd_figure_unit(k);
+        /* by its class under an engine's progress source and under batch markers */
+        const char *eng = sd_figure_evidence(k, "commits", "spark"), *mark = sd_figure_evidence(k, "commits", "markers");
         fprintf(f, "| `%s` | %s | ", sd_figure_name(k), u == 's' ? "seconds" : u == 'm' ? "ms" : "count");
+        if (k == SD_FIG_recovery_s) fputs("observed (by the target); by the commits, as the progress source | ", f);
+        else if (strcmp(eng, mark)) fputs("the progress source: engine-recorded, pipeline-claimed for batch markers, observed for sink | ", f);
+        else fprintf(f, "%s | ", eng);
         sd_md_cell(f, sd_figure_meaning(k));
         fputs(" |\n", f);
     }

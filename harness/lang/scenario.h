@@ -377,6 +377,8 @@ typedef struct sd_scenario_s {
     char *checkpoint;      /* progress spark checkpoint=..., or NULL */
     char *progress_group;  /* progress group group=..., or NULL ({group}) */
     int spark_realtime;    /* progress spark batches=real-time: a batch runs from the previous commit */
+    int engine_streams;    /* progress ... engine=kafka-streams: the pipeline is a Kafka Streams application, whose
+                            * log lines (in its logging's layout) give its states and restores */
     sd_kvlist_t producer_props;
     int faketime;          /* `clock faketime`: run the pipeline under libfaketime */
     int64_t log_max;       /* logs max=: bytes kept of each pipeline log (0: SD_LOG_MAX_DEFAULT) */

@@ -67,6 +67,7 @@ struct sd_sup_s {
     sd_watchdog_t *wd;
     int64_t log_max;
     int deployed;
+    int streams_log; /* conf.streams */
 
     pthread_t thread;
     int thread_running;
@@ -196,10 +197,23 @@ static size_t sd_sup_word(const char *p, const char *end) {
     return n < 128 ? n : 0;
 }
 
+/* Whether the message that starts at msg was logged by logger, in one of
+ * the layouts Kafka Streams' logging uses: "LOGGER - MSG" or "MSG (LOGGER)". */
+static int sd_sup_streams_layout(const char *line, size_t len, const char *msg, const char *logger) {
+    size_t ln = strlen(logger), before = (size_t)(msg - line);
+    if (before >= ln + 3 && !memcmp(msg - 3, " - ", 3) && !memcmp(msg - 3 - ln, logger, ln) &&
+        (before == ln + 3 || msg[-4 - (long)ln] == ' ' || msg[-4 - (long)ln] == ']'))
+        return 1;
+    while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) len--;
+    return len > ln + 3 && line[len - 1] == ')' && line[len - 2 - ln] == '(' && line[len - 3 - ln] == ' ' &&
+           !memcmp(line + len - 1 - ln, logger, ln);
+}
+
 int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen) {
-    const char *end = line + len, *m;
+    const char *end = line + len, *m, *msg;
     static const char from[] = "State transition from ", rest[] = "Finished restoring changelog ";
-    if (memmem(line, len, "stream-client [", 15) && (m = memmem(line, len, from, sizeof(from) - 1))) {
+    if ((msg = memmem(line, len, "stream-client [", 15)) && (m = memmem(line, len, from, sizeof(from) - 1)) &&
+        sd_sup_streams_layout(line, len, msg, "org.apache.kafka.streams.KafkaStreams")) {
         const char *a = m + sizeof(from) - 1;
         size_t an = sd_sup_word(a, end);
         if (!an || end - (a + an) < 5 || memcmp(a + an, " to ", 4)) return 0;
@@ -209,7 +223,8 @@ int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen) 
         snprintf(out, outlen, "state %.*s %.*s", (int)an, a, (int)bn, b);
         return 1;
     }
-    if ((m = memmem(line, len, rest, sizeof(rest) - 1))) {
+    if ((msg = memmem(line, len, "stream-thread [", 15)) && (m = memmem(line, len, rest, sizeof(rest) - 1)) && msg < m &&
+        sd_sup_streams_layout(line, len, msg, "org.apache.kafka.streams.processor.internals.StoreChangelogReader")) {
         static const char store[] = " to store ", total[] = " with a total number of ";
         const char *t = m + sizeof(rest) - 1;
         t += sd_sup_word(t, end);
@@ -309,7 +324,7 @@ static void sd_sup_line(sd_sup_t *s, sd_stream_t *str, const char *line, size_t 
         ev.type = SD_SUP_EV_PROGRESS;
         ev.text = sd_util_strdup(m + 12);
         sd_sup_push(s, &ev);
-    } else if (sd_sup_streams_line(z, strlen(z), word, sizeof(word))) {
+    } else if (s->streams_log && sd_sup_streams_line(z, strlen(z), word, sizeof(word))) {
         ev.type = SD_SUP_EV_ENGINE;
         ev.text = sd_util_strdup(word);
         sd_sup_push(s, &ev);
@@ -466,6 +481,7 @@ sd_err_t sd_sup_new(const sd_sup_conf_t *conf, sd_sup_t **out, char *err, size_t
     s->wd = conf->watchdog;
     s->log_max = conf->log_max > 0 ? conf->log_max : SD_LOG_MAX_DEFAULT;
     s->deployed = conf->deployed;
+    s->streams_log = conf->streams;
     /* environment: ours, then the scenario's, then STREAMDRILL_RUN_TOKEN */
     int ne = 0;
     while (environ[ne]) ne++;

@@ -50,6 +50,8 @@ typedef struct sd_sup_conf_s {
     int64_t log_max;             /* bytes kept of each log: the first half and the last (0: SD_LOG_MAX_DEFAULT) */
     int deployed;                /* each incarnation is a deployed pipeline's follower (deployed.h): SIGTERM and
                                   * SIGKILL become its stop and kill commands, SIGSTOP and SIGCONT are refused */
+    int streams;                 /* a Kafka Streams application (progress ... engine=kafka-streams): its log lines
+                                  * are read for its account (sd_sup_streams_line); no other pipeline's are */
 } sd_sup_conf_t;
 
 typedef enum { SD_SUP_EV_READY, SD_SUP_EV_BEGIN, SD_SUP_EV_COMMIT, SD_SUP_EV_EXIT, SD_SUP_EV_PROGRESS, SD_SUP_EV_ENGINE } sd_sup_ev_type_t;
@@ -121,11 +123,15 @@ void sd_sup_state(sd_sup_t *s, sd_sup_state_t *out);
  * against /proc/net/tcp and tcp6. 1 yes, 0 no, -1 cannot tell. */
 int sd_sup_connected(sd_sup_t *s, const int *ports, int nports);
 /* A line of a Kafka Streams application's log that gives its own account
- * (the INFO lines its default logging prints, on either stream):
+ * (the INFO lines its logging prints, on either stream):
  *   ... stream-client [ID] State transition from A to B
- *   ... Finished restoring changelog TOPIC-P to store S with a total number of N records
- * Written to out as "state A B" or "restored N S" (names of letters, digits
- * and . _ - only; anything else is not such a line). 1 when LINE is one. */
+ *   ... stream-thread [T] Finished restoring changelog TOPIC-P to store S with a total number of N records
+ * in its logging's layout: the logger (org.apache.kafka.streams.KafkaStreams,
+ * ...internals.StoreChangelogReader) right before the message as
+ * "LOGGER - " (slf4j's simple logger, logback), or at the line's end as
+ * "(LOGGER)" (Kafka's log4j layout). Written to out as "state A B" or
+ * "restored N S" (names of letters, digits and . _ - only; anything else
+ * is not such a line). 1 when LINE is one. */
 int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen);
 /* Pop the next event (0) or return -1 when none is queued. Free ev->text. */
 int sd_sup_next_event(sd_sup_t *s, sd_sup_event_t *ev);

@@ -78,10 +78,17 @@ static void sd_run_fig_check(sd_run_t *r, const sd_expect_t *x, const sd_recover
     snprintf(expected, sizeof(expected), "%s %s", sd_op_text(x->op), val);
     sd_figure_text(x->figure, v, actual, sizeof(actual));
     int pass = v == SD_FIG_NEVER ? (x->op == SD_OP_GT || x->op == SD_OP_GE || x->op == SD_OP_NE) : sd_op_eval(x->op, v, x->value);
+    const char *ev = sd_figure_evidence(x->figure, f->basis, sd_progress_get(r->sc->progress)->name);
     if (x->figure == SD_FIG_recovery_s && f->basis[0])
-        snprintf(detail, sizeof(detail), "caught up by the %s%s%s", f->basis, v == SD_FIG_NEVER ? ": " : "", v == SD_FIG_NEVER ? f->why : "");
+        snprintf(detail, sizeof(detail), "caught up by the %s%s%s (%s)", f->basis, v == SD_FIG_NEVER ? ": " : "", v == SD_FIG_NEVER ? f->why : "", ev);
     else
-        snprintf(detail, sizeof(detail), "%s", sd_figure_meaning(x->figure));
+        snprintf(detail, sizeof(detail), "%s (%s)", sd_figure_meaning(x->figure), ev);
+    if (!strcmp(ev, "pipeline-claimed")) {
+        size_t l = strlen(detail);
+        snprintf(detail + l, sizeof(detail) - l, "; this check rests on the pipeline's own words (%s), not on what the harness observed",
+                 x->figure == SD_FIG_restore_s || x->figure == SD_FIG_restored_records ? "its log lines"
+                 : x->figure >= SD_FIG_latency_p50_before_ms ? "the write times it stamps" : "its batch markers");
+    }
     sd_ledger_check(r->ledger, (*check_idx)++, name, pass, expected, actual, detail, NULL, 0);
     if (!pass) (*failed)++;
 }
@@ -149,7 +156,7 @@ sd_err_t sd_run_recovery(sd_run_t *r, const struct sd_observe_s *obs, const char
             size_t l = strlen(more);
             sd_figure_text(SD_FIG_restore_s, v[i].v[SD_FIG_restore_s], rc, sizeof(rc));
             sd_figure_text(SD_FIG_restored_records, v[i].v[SD_FIG_restored_records], rr, sizeof(rr));
-            snprintf(more + l, sizeof(more) - l, ", restore_s %s (records restored: %s, by its log)", rc, rr);
+            snprintf(more + l, sizeof(more) - l, ", restore_s %s (records restored: %s; pipeline-claimed, by its log)", rc, rr);
         }
         sd_run_say(r, "recovery from the %s at line %d: recovery_s %s%s%s, replayed_input %s, rewritten_rows %s%s", v[i].kind, v[i].line, rec,
                    v[i].basis[0] ? " by the " : "", v[i].basis, rep, rew, more);

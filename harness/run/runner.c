@@ -385,7 +385,9 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
             {"harness_version", opts->version}, {"status", "running"},
             {"started_at", sd_util_iso8601(r->t0_wall, iso, sizeof(iso))}, {"run_dir", r->run_dir},
             {"events", sc->events_kind == SD_EVENTS_LOG ? "log" : "parcel-scans"},
-            {"late", sd_disp_name(sc->late_disp)}, {"malformed", sd_disp_name(sc->malformed_disp)}};
+            {"late", sd_disp_name(sc->late_disp)}, {"malformed", sd_disp_name(sc->malformed_disp)},
+            /* the progress source: what figures resting on it are (sd_figure_evidence) */
+            {"progress", sd_progress_get(sc->progress)->name}};
         for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) sd_ledger_meta_set(r->ledger, meta[i].k, meta[i].v, NULL, 0);
         sd_ledger_meta_set_int(r->ledger, "started_ms", r->t0_wall, NULL, 0);
         /* where the pipeline keeps its progress ({checkpoint}, STREAMDRILL_CHECKPOINT; a Spark
@@ -619,7 +621,8 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     if (deployed && !follower) e = SD_ERR_SCENARIO;
     if (!e) {
         sd_sup_conf_t conf = {.argv = deployed ? follower : argv, .env = &env, .run_dir = r->run_dir, .token = opts->token,
-                              .watchdog = opts->watchdog, .log_max = sc->log_max, .deployed = deployed};
+                              .watchdog = opts->watchdog, .log_max = sc->log_max, .deployed = deployed,
+                              .streams = sc->engine_streams};
         e = sd_sup_new(&conf, &r->sup, err, errlen);
     }
     for (int i = 0; i < sc->argc; i++) free(argv[i]);

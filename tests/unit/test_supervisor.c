@@ -256,4 +256,32 @@ Test(supervisor, streams_log_lines_are_its_account) {
     cr_assert_eq(sd_sup_streams_line(cut, strlen(cut), out, sizeof(out)), 0);
     const char *huge = "Finished restoring changelog c-0 to store s with a total number of 123456789012345678901 records";
     cr_assert_eq(sd_sup_streams_line(huge, strlen(huge), out, sizeof(out)), 0);
+    /* Kafka's log4j layout: the logger in parentheses at the end */
+    const char *log4j = "[2026-12-07 10:00:00,123] INFO stream-client [app-1] State transition from REBALANCING to RUNNING "
+                        "(org.apache.kafka.streams.KafkaStreams)";
+    cr_assert_eq(sd_sup_streams_line(log4j, strlen(log4j), out, sizeof(out)), 1);
+    cr_assert_str_eq(out, "state REBALANCING RUNNING");
+    const char *log4jr = "[2026-12-07 10:00:00,456] INFO stream-thread [app-StreamThread-1] Finished restoring changelog c-0 to store s "
+                         "with a total number of 7 records (org.apache.kafka.streams.processor.internals.StoreChangelogReader)\r";
+    cr_assert_eq(sd_sup_streams_line(log4jr, strlen(log4jr), out, sizeof(out)), 1);
+    cr_assert_str_eq(out, "restored 7 s");
+}
+
+/* The words alone, outside Kafka Streams' logging layout, are not its
+ * account: a wrapper that echoes them sets no restore figure */
+Test(supervisor, streams_words_without_its_layout_are_not_its_account) {
+    char out[300];
+    const char *bare = "stream-client [app-1] State transition from REBALANCING to RUNNING";
+    cr_expect_eq(sd_sup_streams_line(bare, strlen(bare), out, sizeof(out)), 0, "no logger");
+    const char *echo = "echo: org.apache.kafka.streams.KafkaStreams says stream-client [a] State transition from REBALANCING to RUNNING";
+    cr_expect_eq(sd_sup_streams_line(echo, strlen(echo), out, sizeof(out)), 0, "the logger's name, not before the message");
+    const char *other = "[main] INFO com.example.Wrapper - stream-client [a] State transition from REBALANCING to RUNNING";
+    cr_expect_eq(sd_sup_streams_line(other, strlen(other), out, sizeof(out)), 0, "another logger");
+    const char *suffix = "[main] INFO my.org.apache.kafka.streams.KafkaStreams - stream-client [a] State transition from REBALANCING to RUNNING";
+    cr_expect_eq(sd_sup_streams_line(suffix, strlen(suffix), out, sizeof(out)), 0, "a logger whose name only ends the same");
+    const char *rest = "stream-thread [t] Finished restoring changelog c-0 to store s with a total number of 7 records";
+    cr_expect_eq(sd_sup_streams_line(rest, strlen(rest), out, sizeof(out)), 0, "a restore with no logger");
+    const char *wrong = "[t] INFO org.apache.kafka.streams.KafkaStreams - stream-thread [t] Finished restoring changelog c-0 to store s "
+                        "with a total number of 7 records";
+    cr_expect_eq(sd_sup_streams_line(wrong, strlen(wrong), out, sizeof(out)), 0, "a restore by the client's logger");
 }
