@@ -19,6 +19,7 @@
  * and for=D to resume by itself. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "run.h"
@@ -570,6 +571,23 @@ sd_err_t sd_fault_reach_point(sd_run_t *r, const sd_step_t *st, const char *verb
     return SD_OK;
 }
 
+/* What a deployed pipeline's follower said of its kill or stop: the
+ * command it ran and its answer, and how the job ended (its last lines
+ * that begin "streamdrill: deploy kill|stop|status"), joined by "; ". */
+static void sd_process_deploy_said(sd_run_t *r, char *out, size_t olen) {
+    char *tail = sd_sup_tail(sd_run_sup(r));
+    sd_buf_t b;
+    sd_buf_init(&b);
+    for (char *save = NULL, *l = strtok_r(tail ? tail : (char[]){0}, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        const char *m = strstr(l, "streamdrill: deploy ");
+        if (!m || (strncmp(m + 20, "kill", 4) && strncmp(m + 20, "stop", 4) && strncmp(m + 20, "status says", 11))) continue;
+        sd_buf_printf(&b, "%s%s", b.len ? "; " : "", m + 13);
+    }
+    snprintf(out, olen, "%s", b.len ? b.data : "the follower said nothing of it: see the incarnation's stderr");
+    sd_buf_free(&b);
+    free(tail);
+}
+
 static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, size_t dlen, char *err, size_t errlen) {
     sd_sup_state_t s;
     sd_landing_t L = {0};
@@ -583,7 +601,12 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     int focus = sd_run_instance_of(r, s.incarnation);
     if (sd_run_instances(r) > 1 && st->proc.instance) snprintf(which, sizeof(which), ", instance %d", st->proc.instance);
     else if (sd_run_instances(r) > 1) snprintf(which, sizeof(which), ", every instance");
-    snprintf(fdet, sizeof(fdet), "signal=%s %s%s", sd_sig_name(st->proc.signal), sd_placed_words[L.how], which);
+    int deployed = sd_run_sc(r)->deploy[SD_DEPLOY_START].argv != NULL;
+    /* a deployed pipeline is killed by its deployment's kill command (the
+     * follower runs it): no signal reaches the job, so none is named */
+    const char *cmd = st->proc.signal == SIGKILL ? "kill" : "stop"; /* what the follower runs for it */
+    if (deployed) snprintf(fdet, sizeof(fdet), "deploy %s (the deployment's %s command, no signal) %s%s", cmd, cmd, sd_placed_words[L.how], which);
+    else snprintf(fdet, sizeof(fdet), "signal=%s %s%s", sd_sig_name(st->proc.signal), sd_placed_words[L.how], which);
     if ((e = sd_ledger_fault(sd_run_ledger(r), sd_run_step_index(r), "kill", fdet, s.incarnation, &fid, err, errlen))) return e;
     int inc = s.incarnation;
     int escalated = 0;
@@ -591,7 +614,6 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     /* the instance whose batch the kill waited for first: its exit is told */
     for (int i = 1; i < n; i++)
         if (t[i] == focus) { t[i] = t[0]; t[0] = focus; }
-    int deployed = sd_run_sc(r)->deploy[SD_DEPLOY_START].argv != NULL;
     int64_t wait = st->proc.signal == SIGKILL && !deployed ? sd_util_scaled_ms(10000) : sd_util_scaled_ms(st->timeout_ms);
     if ((e = sd_process_signal_wait(r, t, n, st->proc.signal, "kill", wait, &escalated, err, errlen))) {
         /* a kill that left the pipeline running struck nothing: no recovery from it */
@@ -603,7 +625,13 @@ static sd_err_t sd_process_kill(sd_run_t *r, const sd_step_t *st, char *detail, 
     sd_run_fault_context(r, fid); /* the pipeline's records as the kill left them */
     char land[768];
     sd_fault_landing(r, fid, &L, inc, escalated, st->proc.signal, signal_mono, land, sizeof(land));
-    snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+    if (deployed) {
+        char said[320];
+        sd_process_deploy_said(r, said, sizeof(said));
+        snprintf(detail, dlen, "%s (%s): landed %s", fdet, said, land);
+    } else {
+        snprintf(detail, dlen, "%s (exit %s %d): landed %s", fdet, s.exit_signal ? "signal" : "code", s.exit_signal ? s.exit_signal : s.exit_code, land);
+    }
     sd_run_refocus(r);
     return SD_OK;
 }

@@ -85,6 +85,9 @@ static int sd_deploy_run(char **argv, int argc, const char *name, const char *wo
         char how[128];
         sd_cmd_status_text(&st, SD_DEPLOY_CMD_MS, 1 << 20, how, sizeof(how));
         fprintf(stderr, "streamdrill: deploy %s (%s): %s\n", word, a[0], how);
+    } else if (!strcmp(word, "kill") || !strcmp(word, "stop")) {
+        /* what was done, for the fault's record (sd_process_kill reads it) */
+        fprintf(stderr, "streamdrill: deploy %s ran %s: it ended well (exit code 0)\n", word, a[0]);
     }
     if (out) sd_buf_append(out, o.data ? o.data : "", o.len);
     sd_buf_free(&o);
@@ -194,8 +197,11 @@ int sd_deployed_main(int nargs, char **args) {
             break;
         }
         if (st > 0) {
+            /* the follower's own code, for the supervisor: the harness never
+             * reports it as the job's (sd_process_kill says what was done) */
             code = stop_sent ? 0 : kill_sent ? 137 : 1; /* a stop after a kill: the kill had not ended it */
             if (!kill_sent && !stop_sent) fprintf(stderr, "streamdrill: deploy status says \"%s\" no longer runs, and nothing asked it to end\n", name);
+            else fprintf(stderr, "streamdrill: deploy status says \"%s\" no longer runs, after deploy %s\n", name, kill_sent ? "kill" : "stop");
             break;
         }
         if (logs > 0 && waitpid(logs, NULL, WNOHANG) == logs) {
