@@ -88,10 +88,13 @@ int sd_progress_caught_up(sd_run_t *r, char *why, size_t wlen) {
         int64_t lo, hi;
         if (sd_broker_watermarks(sd_run_broker(r), sd_run_topic(r), p, &lo, &hi, NULL, 0)) return -1;
         /* after transactions the partition ends in control records (a
-         * commit or abort marker) that no reader is handed */
+         * commit or abort marker) and aborted records that no
+         * read_committed reader is handed */
         int64_t end = sd_run_data_end(r, p);
         if (end < hi) hi = end;
-        if (P->consumed[p] < hi) {
+        /* a partition that holds no record a read_committed reader is
+         * given (only an aborted transaction's) needs no commit */
+        if (hi > 0 && P->consumed[p] < hi) {
             const char *group = sd_progress_group_name(r);
             if (group && P->consumed[p] < 0)
                 snprintf(why, wlen, "consumer group %s has committed nothing for partition %d, which holds %lld (does the "

@@ -394,6 +394,8 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         int abort = !open && (i + 1) * st->send.txn_abort / (closed ? closed : 1) > i * st->send.txn_abort / (closed ? closed : 1);
         sd_producer_t *p = r->txn.producer;
         if (open && (e = sd_run_txn_producer(r, r->txn.open_slots++, &p, err, errlen))) break;
+        int64_t before[SD_PRODUCER_MAX_PARTITIONS];
+        for (int q = 0; q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) before[q] = sd_producer_partition_end(p, q);
         r->src.producer = p; /* this transaction's messages go through it */
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
             int64_t n = st->send.count - sent < st->send.txn_size ? st->send.count - sent : st->send.txn_size;
@@ -411,9 +413,13 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
             }
         }
         r->src.producer = plain;
-        for (int q = 0; q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+        /* where a read_committed reader's records end: an aborted
+         * transaction's records are never handed to it (librdkafka's
+         * consumer then commits the offset after the last record before
+         * them), and only the partitions this transaction wrote to move */
+        for (int q = 0; !abort && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
             int64_t end = sd_producer_partition_end(p ? p : r->txn.open[r->txn.nopen - 1], q);
-            if (end > r->txn.data_end[q]) r->txn.data_end[q] = end;
+            if (end > before[q] && end > r->txn.data_end[q]) r->txn.data_end[q] = end;
         }
         if (open && p) sd_producer_close(p);
     }
