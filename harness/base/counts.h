@@ -64,7 +64,7 @@ enum { SD_CK_RUN, SD_CK_MODEL, SD_CK_BOUNDS };
     /* events of aborted transactions: sent, and seen in the target */                                                       \
     X(aborted_sent, SD_CK_RUN, 0, "events the harness sent in aborted transactions")                                         \
     X(aborted_leaked, SD_CK_RUN, 1, "events of aborted transactions found in the target")                                    \
-    X(aborted_in_target, SD_CK_RUN, 0, "records of the pipeline's own aborted transactions in a Kafka sink, which a read_committed reader passes over (a kill inside an open transaction leaves them): not output; -1 for a sink that cannot tell") \
+    X(aborted_in_target, SD_CK_RUN, 0, "records of the pipeline's own aborted transactions in a Kafka sink, which a read_committed reader passes over (a kill inside an open transaction leaves them): not output (read isolation=read_uncommitted: those the reader read as rows); -1 for a sink that cannot tell") \
     /* the second source's deliveries the contract quarantines (inject ... source=deliveries) */                            \
     X(deliveries_quarantined, SD_CK_RUN, 0, "deliveries the contract quarantines (late, future or malformed ones) found in the quarantine sink") \
     X(deliveries_vanished, SD_CK_RUN, 0, "deliveries the contract quarantines found in no quarantine row")                    \

@@ -361,6 +361,11 @@ void sd_recon_checks(const sd_recon_ctx_t *ctx, const sd_recon_result_t *r, sd_c
             if (x->per_fault) continue; /* a fault's figure: judged fault by fault (run_recovery.c) */
             sd_add_count_check(out, ctx, r, x->count, x->op, x->value, x->value_count);
         }
+    /* a Kafka target read read_uncommitted whose every record is of an
+     * aborted or open transaction holds nothing a read_committed consumer
+     * is given: whatever its ids say, that is not the pipeline's output */
+    if (ctx->uncommitted_why)
+        sd_checks_add(out, "committed_output", 0, "records a read_committed consumer sees", "none", ctx->uncommitted_why);
     /* a drill that sent nothing judged nothing: no pass (an empty sink is
      * exactly what a pipeline that lost everything would show too) */
     const sd_recon_counts_t *k = &r->counts;

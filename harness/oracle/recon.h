@@ -170,7 +170,8 @@ typedef struct sd_recon_ctx_s {
     const char *bounds_why;       /* why the state counts are -1 (run_bounds.c), or NULL */
     const char *health_why;      /* why an operational health figure is missing (health.c) */
     const char *bounds_detail;
-    const char *latency_why;      /* why latency was not measured (its counts are -1), or NULL */    /* what the state figures rest on, for a failed state check, or NULL */
+    const char *latency_why;      /* why latency was not measured (its counts are -1), or NULL */
+    const char *uncommitted_why;  /* the sink's rows are all of aborted or open transactions (read read_uncommitted): what it read, or NULL */    /* what the state figures rest on, for a failed state check, or NULL */
     const sd_step_t *const *expects;  /* the scenario's expect steps */
     int nexpects;
     /* sample ids per bucket for check details: fmt_id(seq) */

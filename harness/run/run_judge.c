@@ -749,6 +749,10 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         sd_run_bounds_counts(&bounds, &res.counts);
         sd_run_sink_files(sink, &res.counts);
         res.counts.aborted_in_target = sd_sink_aborted(sink);
+        char uncommitted[200] = "";
+        if (obs.rows > 0 && sd_sink_committed(sink) == 0)
+            snprintf(uncommitted, sizeof(uncommitted), "sink %s was read isolation=read_uncommitted: all %lld of its rows are of "
+                     "aborted or open transactions, none committed", sink->name, (long long)obs.rows);
         char latency_why[300];
         sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;
@@ -769,6 +773,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
             .health_why = bounds.health.why[0] ? bounds.health.why : NULL,
             .latency_why = latency_why[0] ? latency_why : NULL,
+            .uncommitted_why = uncommitted[0] ? uncommitted : NULL,
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
         for (int b = 0; b < SD_G__COUNT; b++) ctx.group_detail[b] = gdetail[b];

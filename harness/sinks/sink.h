@@ -72,6 +72,10 @@ typedef struct sd_sink_ops_s {
      * scan passed over (a kill inside a transaction leaves them; a
      * read_committed reader never sees them), -1 when it cannot tell. */
     int64_t (*aborted)(void *state);
+    /* Optional: of the rows the last scan read, those a read_committed
+     * reader sees (Kafka read with isolation=read_uncommitted: neither
+     * aborted nor open), -1 when every row read is (or it cannot tell). */
+    int64_t (*committed)(void *state);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -127,6 +131,9 @@ int64_t sd_sink_pending(sd_sink_t *s);
 /* Records of aborted transactions the last scan passed over (see aborted
  * above), or -1 when the reader cannot tell. */
 int64_t sd_sink_aborted(sd_sink_t *s);
+/* Rows of the last scan a read_committed reader sees (see committed
+ * above), or -1. */
+int64_t sd_sink_committed(sd_sink_t *s);
 
 /* JSON-lines rows as a command prints them (sink_command.c; the Delta
  * reader's helper prints the same): what names the text in errors, a line

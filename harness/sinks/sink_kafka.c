@@ -45,7 +45,8 @@ typedef struct {
     int64_t *ccnt;     /* per partition: records counted */
     int64_t *clo;      /* per partition: the low watermark when the count began */
     int txn_seen;      /* an open transaction, or a marker between the records counted, was seen */
-    int64_t aborted;   /* records of aborted transactions the last scan passed over, -1 not known */
+    int64_t aborted;   /* records of aborted transactions the last scan passed over (or, read_uncommitted, read), -1 not known */
+    int64_t committed; /* read_uncommitted: of the records the last scan read, those a read_committed reader sees, -1 not known */
     char *open_note;   /* the last scan's partitions that end in an open transaction, or NULL */
     sd_wire_reader_t *wire; /* format=avro: the registry's schemas, fetched once each */
     sd_buf_t decoded;  /* the record's value as JSON */
@@ -102,6 +103,7 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->isolation = sd_util_strdup(iso ? iso : "read_committed");
     s->brokers = sd_util_strdup(ctx->brokers ? ctx->brokers : "");
     s->aborted = -1;
+    s->committed = -1;
     const char *reg = sd_kvlist_get(params, "registry");
     const char *fmt = sd_kvlist_get(params, "format");
     if (reg)
@@ -345,6 +347,50 @@ static sd_err_t sd_kafka_count_upto(sd_kafka_sink_t *s, const char *isolation, i
     return e;
 }
 
+/* What a read_uncommitted scan read that a read_committed consumer would
+ * not be given, for the notes and the verdict: records of aborted
+ * transactions and of transactions still open. A topic whose offsets hold
+ * no gap (no transaction marker) and no open transaction has none, and is
+ * not read again; otherwise fresh read_committed and read_uncommitted
+ * counts up to the last stable offsets tell the committed records from the
+ * aborted ones, and what the scan read past them is open. */
+static void sd_kafka_uncommitted_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, const int64_t *end, const int64_t *read) {
+    int64_t *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    int64_t *all = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *got = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    int64_t total = 0, gaps = 0, open_now = 0;
+    for (int p = 0; p < n; p++) {
+        total += read[p];
+        gaps += end[p] - lo[p] - read[p];
+    }
+    sd_err_t e = sd_kafka_open_now(s, n, lso, hi, NULL, 0);
+    for (int p = 0; !e && p < n; p++) open_now += hi[p] > lso[p];
+    if (!e && !gaps && !open_now) {
+        s->aborted = 0;
+        s->committed = total;
+    } else if (!e) {
+        /* the scan's ends, not later ones: what it read is what is judged */
+        for (int p = 0; p < n; p++)
+            if (lso[p] > end[p]) lso[p] = end[p];
+        if (!(e = sd_kafka_count_upto(s, "read_committed", n, lso, got, NULL, 0)))
+            e = sd_kafka_count_upto(s, "read_uncommitted", n, lso, all, NULL, 0);
+        int64_t committed = 0, upto = 0;
+        for (int p = 0; !e && p < n; p++) {
+            committed += got[p];
+            upto += all[p];
+        }
+        if (!e) {
+            s->committed = committed;
+            s->aborted = upto - committed;
+            int64_t open = total > upto ? total - upto : 0;
+            s->open_note = sd_util_fmt("read with isolation=read_uncommitted: of the %lld records read, %lld are committed (what a "
+                                       "read_committed consumer sees), %lld are of aborted transactions and %lld of transactions "
+                                       "still open%s", (long long)total, (long long)committed, (long long)s->aborted, (long long)open,
+                                       total && !committed ? ": none of the target is the pipeline's committed output" : "");
+        }
+    }
+    free(hi); free(lso); free(all); free(got);
+}
+
 /* What a read_committed scan found between its records, for the notes:
  * transactions left open at the end (the high watermark past the last
  * stable offset), and the offsets it skipped (read[p] records in
@@ -354,7 +400,11 @@ static void sd_kafka_txn_notes(sd_kafka_sink_t *s, int n, const int64_t *lo, con
     free(s->open_note);
     s->open_note = NULL;
     s->aborted = -1;
-    if (strcmp(s->isolation, "read_committed")) return;
+    s->committed = -1;
+    if (strcmp(s->isolation, "read_committed")) {
+        sd_kafka_uncommitted_notes(s, n, lo, end, read);
+        return;
+    }
     sd_buf_t b, open;
     sd_buf_init(&b);
     sd_buf_init(&open);
@@ -600,6 +650,7 @@ static char *sd_kafka_sink_notes(void *state) {
 }
 
 static int64_t sd_kafka_sink_aborted(void *state) { return ((sd_kafka_sink_t *)state)->aborted; }
+static int64_t sd_kafka_sink_committed(void *state) { return ((sd_kafka_sink_t *)state)->committed; }
 
 static void sd_kafka_sink_close(void *state) {
     sd_kafka_sink_t *s = state;
@@ -617,5 +668,5 @@ static void sd_kafka_sink_close(void *state) {
 const sd_sink_ops_t sd_sink_kafka = {
     .name = "kafka", .open = sd_kafka_sink_open, .count = sd_kafka_sink_count, .scan = sd_kafka_sink_scan,
     .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols,
-    .pending = sd_kafka_sink_pending, .aborted = sd_kafka_sink_aborted,
+    .pending = sd_kafka_sink_pending, .aborted = sd_kafka_sink_aborted, .committed = sd_kafka_sink_committed,
 };

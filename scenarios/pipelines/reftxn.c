@@ -36,6 +36,10 @@
  *   offsets-outside-txn  the batch's offsets are committed to the group
  *                        before its transaction: a kill inside the
  *                        transaction aborts the output the offsets claim
+ *   abort-txn            every batch's transaction is aborted instead of
+ *                        committed (its output and offsets with it); the
+ *                        consumer reads on: nothing is ever committed, and
+ *                        only a read_uncommitted reader sees the records
  *
  * --format avro (or protobuf, or json-schema) reads values in a schema registry's wire format (each
  * schema fetched once by its id, refwire.h) and writes the valid ones to
@@ -56,7 +60,7 @@ static volatile sig_atomic_t ref_stop;
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
-    int no_changelog, offsets_outside_txn;
+    int no_changelog, offsets_outside_txn, abort_txn;
     const char *registry; /* --format avro|protobuf|json-schema: the schema registry's URL */
     int format; /* with a registry: 1 Avro, 2 Protobuf, 3 JSON Schema (refwire_decode) */
 } o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
@@ -328,7 +332,10 @@ static void run(void) {
                 check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
                 rd_kafka_consumer_group_metadata_destroy(gm);
             }
-            check(rd_kafka_commit_transaction(producer, 60000), "commit transaction");
+            /* flushed first: an abort purges what is not yet sent, and the
+             * records are meant to be in the log, only never committed */
+            if (o.abort_txn) rd_kafka_flush(producer, 30000), check(rd_kafka_abort_transaction(producer, 60000), "abort transaction");
+            else check(rd_kafka_commit_transaction(producer, 60000), "commit transaction");
         } else {
             rd_kafka_resp_err_t e = rd_kafka_flush(producer, 30000);
             if (e) die("flush: %s", rd_kafka_err2str(e));
@@ -342,7 +349,7 @@ static void run(void) {
 static void usage(void) {
     fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
                     "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
-                    "              [--row-delay-ms 2] [--weak no-changelog,offsets-outside-txn]\n");
+                    "              [--row-delay-ms 2] [--weak no-changelog,offsets-outside-txn,abort-txn]\n");
     exit(2);
 }
 
@@ -379,7 +386,8 @@ int main(int argc, char **argv) {
             for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
                 if (!strcmp(w, "no-changelog")) o.no_changelog = 1;
                 else if (!strcmp(w, "offsets-outside-txn")) o.offsets_outside_txn = 1;
-                else if (strcmp(w, "none")) die("--weak %s: no-changelog or offsets-outside-txn", w);
+                else if (!strcmp(w, "abort-txn")) o.abort_txn = 1;
+                else if (strcmp(w, "none")) die("--weak %s: no-changelog, offsets-outside-txn or abort-txn", w);
             }
             free(copy);
             break;
