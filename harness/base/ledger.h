@@ -135,6 +135,10 @@ sd_err_t sd_ledger_fault_landing(sd_ledger_t *l, int64_t id, int64_t batch, int 
 /* The backlog at one moment: records acknowledged, not yet committed. */
 sd_err_t sd_ledger_backlog(sd_ledger_t *l, int64_t t_ms, int64_t records, char *err, size_t errlen);
 sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail, char *err, size_t errlen);
+/* The events seq_lo..seq_hi-1, sent as valid in a transaction the broker
+ * aborted, recorded as `abort=` records its own: kind aborted, disposition
+ * dropped, detail why. */
+sd_err_t sd_ledger_mark_aborted(sd_ledger_t *l, int64_t seq_lo, int64_t seq_hi, const char *why, char *err, size_t errlen);
 
 /* version: what the header's `version` line found (NULL: none). */
 /* instance: which of the pipeline's instances (1 without instances=) */

@@ -193,6 +193,14 @@ sd_err_t sd_ledger_warning(sd_ledger_t *l, const char *kind, const char *detail,
                          NULL, "iss", sd_util_wall_ms(), kind, detail);
 }
 
+sd_err_t sd_ledger_mark_aborted(sd_ledger_t *l, int64_t seq_lo, int64_t seq_hi, const char *why, char *err, size_t errlen) {
+    /* the messages out of their packs first: the update is of rows */
+    sd_err_t e = sd_ledger_settle(l, err, errlen);
+    if (e) return e;
+    return sd_ledger_run(l, "UPDATE sent SET kind='aborted', disposition='dropped', detail=? WHERE seq>=? AND seq<? AND kind='valid'",
+                         "record a transaction the broker aborted", err, errlen, NULL, "sii", why, seq_lo, seq_hi);
+}
+
 sd_err_t sd_ledger_incarnation_begin(sd_ledger_t *l, int n, int instance, int pid, const char *argv, const char *log_out,
                                      const char *log_err, int64_t started_ms, const char *version, char *err, size_t errlen) {
     return sd_ledger_run(l, "INSERT INTO incarnation(n,pid,argv,started_ms,log_out,log_err,version,instance) VALUES(?,?,?,?,?,?,?,?)",

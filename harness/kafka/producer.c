@@ -22,6 +22,7 @@ struct sd_producer_s {
     char last_error[512];
     int64_t ends[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: one past the newest offset acknowledged */
     int64_t served_ms;                        /* when this poll served its first delivery report, 0 before */
+    int txn_aborted;                          /* the last transaction's end failed because the broker had aborted it */
     char settings[160];                       /* "acks=all enable.idempotence=true" as configured */
 };
 
@@ -148,6 +149,8 @@ sd_err_t sd_producer_poll(sd_producer_t *p, int timeout_ms, char *err, size_t er
 void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out) { *out = p->st; }
 const char *sd_producer_last_error(const sd_producer_t *p) { return p->last_error; }
 
+int sd_producer_txn_aborted(const sd_producer_t *p) { return p->txn_aborted; }
+
 int64_t sd_producer_partition_end(const sd_producer_t *p, int partition) {
     return p && partition >= 0 && partition < SD_PRODUCER_MAX_PARTITIONS ? p->ends[partition] : 0;
 }
@@ -171,6 +174,18 @@ sd_err_t sd_producer_txn_begin(sd_producer_t *p, char *err, size_t errlen) {
 
 sd_err_t sd_producer_txn_end(sd_producer_t *p, int commit, int64_t timeout_ms, char *err, size_t errlen) {
     p->served_ms = 0; /* committing serves delivery reports too */
+    p->txn_aborted = 0;
     rd_kafka_error_t *e = commit ? rd_kafka_commit_transaction(p->rk, (int)timeout_ms) : rd_kafka_abort_transaction(p->rk, (int)timeout_ms);
+    /* a commit the broker refused because it had aborted the transaction
+     * (its timeout passed: the producer is fenced, or told to abort) ends
+     * it for certain, unlike a timeout or a broker out of reach, after
+     * which the outcome is unknown */
+    if (e && commit && !rd_kafka_error_is_retriable(e) && (rd_kafka_error_is_fatal(e) || rd_kafka_error_txn_requires_abort(e))) {
+        p->txn_aborted = 1;
+        if (!rd_kafka_error_is_fatal(e)) {
+            rd_kafka_error_t *a = rd_kafka_abort_transaction(p->rk, (int)timeout_ms);
+            if (a) rd_kafka_error_destroy(a);
+        }
+    }
     return sd_producer_txn_err(e, commit ? "commit_transaction" : "abort_transaction", err, errlen);
 }

@@ -49,6 +49,10 @@ void sd_producer_stats(const sd_producer_t *p, sd_producer_stats_t *out);
 sd_err_t sd_producer_txn_init(sd_producer_t *p, int64_t timeout_ms, char *err, size_t errlen);
 sd_err_t sd_producer_txn_begin(sd_producer_t *p, char *err, size_t errlen);
 sd_err_t sd_producer_txn_end(sd_producer_t *p, int commit, int64_t timeout_ms, char *err, size_t errlen);
+/* 1 when the last sd_producer_txn_end failed to commit because the broker
+ * had aborted the transaction (fenced, or told to abort: its
+ * transaction.timeout.ms passed): its records are aborted for certain. */
+int sd_producer_txn_aborted(const sd_producer_t *p);
 /* One past the newest offset this producer had acknowledged in a partition
  * (0: none): where its data ends, whatever control records follow. */
 int64_t sd_producer_partition_end(const sd_producer_t *p, int partition);

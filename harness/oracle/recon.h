@@ -47,6 +47,10 @@ void sd_seqs_reserve(sd_seqs_t *s, int64_t n);
 static inline void sd_seqs_set(sd_seqs_t *s, int64_t seq, int kind, int disp) {
     s->b[seq] = (uint8_t)((disp == SD_RECON_UNSENT ? 3 : disp) | kind << 2);
 }
+/* A new kind and disposition for a seq already sent, its sends kept. */
+static inline void sd_seqs_recast(sd_seqs_t *s, int64_t seq, int kind, int disp) {
+    s->b[seq] = (uint8_t)((s->b[seq] & 0xE0) | (disp == SD_RECON_UNSENT ? 3 : disp) | kind << 2);
+}
 static inline int sd_seqs_disp(const sd_seqs_t *s, int64_t seq) {
     int d = s->b[seq] & 3;
     return d == 3 ? SD_RECON_UNSENT : d;

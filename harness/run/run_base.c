@@ -209,5 +209,11 @@ const char *sd_run_side_topic(const sd_run_t *r, int *partitions) {
 int64_t sd_run_data_end(const sd_run_t *r, int p) {
     if (!r->txn.producer || p < 0 || p >= SD_PRODUCER_MAX_PARTITIONS) return INT64_MAX;
     int64_t end = r->txn.data_end[p], plain = sd_producer_partition_end(r->src.producer, p);
+    /* a transaction still open: its records are bound for the reader once
+     * committed (one the broker aborts never counts) */
+    for (int i = 0; i < r->txn.nopen; i++) {
+        int64_t o = sd_producer_partition_end(r->txn.open[i], p);
+        if (o > end) end = o;
+    }
     return plain > end ? plain : end;
 }

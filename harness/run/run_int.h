@@ -73,6 +73,8 @@ struct sd_run_s {
         sd_producer_t *producer;
         sd_producer_t *open[SD_MAX_OPEN_TXN];
         int64_t open_n[SD_MAX_OPEN_TXN];
+        int64_t open_seq[SD_MAX_OPEN_TXN];   /* the first event (seq) of each: its events are open_n from there */
+        int64_t open_timeout_ms;             /* the transaction.timeout.ms they were given, 0: the drill's own */
         int nopen, open_slots;
         int64_t data_end[SD_PRODUCER_MAX_PARTITIONS]; /* per partition: where the transactional producers' data ends */
     } txn;

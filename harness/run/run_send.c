@@ -350,8 +350,29 @@ static sd_err_t sd_run_one_event(sd_run_t *r, char *err, size_t errlen) {
     return sd_run_one_event_as(r, 0, err, errlen);
 }
 
+/* transaction.timeout.ms for a transaction `produce ... open=K` leaves
+ * open: the broker aborts one open longer, fences its producer, and the
+ * harness's commit fails. The longest the steps up to the next `resolve`
+ * may take (each step's timeout; a sleep's is its length) or, with none,
+ * those to the end and the settling before the judgement (the implicit
+ * quiescence), plus a minute for the steps that outlast their timeout (a
+ * restart's readiness); at most the broker's default
+ * transaction.max.timeout.ms, 15 minutes, above which it refuses the
+ * producer. 0 when the drill's `producer` lines or -X set it. */
+static int64_t sd_run_open_txn_timeout_ms(const sd_run_t *r) {
+    if (sd_kvlist_get(&r->sc->producer_props, "transaction.timeout.ms") ||
+        (r->opts->xprops && sd_kvlist_get(r->opts->xprops, "transaction.timeout.ms")))
+        return 0;
+    int64_t ms = 60000;
+    int i = r->step + 1;
+    for (; i < r->sc->nsteps && r->sc->steps[i].kind != SD_STEP_RESOLVE; i++) ms += sd_util_scaled_ms(r->sc->steps[i].timeout_ms);
+    if (i >= r->sc->nsteps) ms += sd_util_scaled_ms(60000);
+    return ms < 900000 ? ms : 900000;
+}
+
 /* A transactional producer for the run's topic: transactional.id
- * streamdrill-TAG[-open-K], initialised. */
+ * streamdrill-TAG[-open-K], initialised; one for a transaction left open
+ * gets sd_run_open_txn_timeout_ms. */
 static sd_err_t sd_run_txn_producer(sd_run_t *r, int open_slot, sd_producer_t **out, char *err, size_t errlen) {
     sd_kvlist_t props = {0};
     const sd_kvlist_t *x = r->opts->xprops;
@@ -359,6 +380,11 @@ static sd_err_t sd_run_txn_producer(sd_run_t *r, int open_slot, sd_producer_t **
     char *tid = open_slot < 0 ? sd_util_fmt("streamdrill-%s", r->tag) : sd_util_fmt("streamdrill-%s-open-%d", r->tag, open_slot);
     sd_kvlist_add(&props, "transactional.id", tid);
     free(tid);
+    if (open_slot >= 0 && (r->txn.open_timeout_ms = sd_run_open_txn_timeout_ms(r))) {
+        char v[32];
+        snprintf(v, sizeof(v), "%lld", (long long)r->txn.open_timeout_ms);
+        sd_kvlist_add(&props, "transaction.timeout.ms", v);
+    }
     sd_err_t e = sd_producer_new(sd_broker_bootstrap(r->broker), r->src.topic, &r->sc->producer_props, &props, r->ledger, out, err, errlen);
     sd_kvlist_free(&props);
     if (!e) e = sd_producer_txn_init(*out, sd_util_scaled_ms(30000), err, errlen);
@@ -397,6 +423,7 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         int64_t before[SD_PRODUCER_MAX_PARTITIONS];
         for (int q = 0; q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) before[q] = sd_producer_partition_end(p, q);
         r->src.producer = p; /* this transaction's messages go through it */
+        int64_t seq0 = r->sends.nseq;
         if (!(e = sd_producer_txn_begin(p, err, errlen))) {
             int64_t n = st->send.count - sent < st->send.txn_size ? st->send.count - sent : st->send.txn_size;
             for (int64_t k = 0; k < n && !e; k++) e = sd_run_one_event_as(r, abort, err, errlen);
@@ -404,6 +431,7 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
             sent += n;
             if (!e && open) {
                 r->txn.open[r->txn.nopen] = p;
+                r->txn.open_seq[r->txn.nopen] = seq0;
                 r->txn.open_n[r->txn.nopen++] = n;
                 p = NULL;
             } else if (!e) {
@@ -416,9 +444,11 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
         /* where a read_committed reader's records end: an aborted
          * transaction's records are never handed to it (librdkafka's
          * consumer then commits the offset after the last record before
-         * them), and only the partitions this transaction wrote to move */
-        for (int q = 0; !abort && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
-            int64_t end = sd_producer_partition_end(p ? p : r->txn.open[r->txn.nopen - 1], q);
+         * them), and only the partitions this transaction wrote to move;
+         * one left open counts while it is open and once committed
+         * (sd_run_data_end, sd_run_resolve) */
+        for (int q = 0; !abort && !open && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+            int64_t end = sd_producer_partition_end(p, q);
             if (end > before[q] && end > r->txn.data_end[q]) r->txn.data_end[q] = end;
         }
         if (open && p) sd_producer_close(p);
@@ -435,24 +465,71 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
              "events that must never reach the target), %lld left open", (long long)st->send.count, a, b, (long long)txns,
              (long long)st->send.txn_size, (double)(sd_util_mono_ms() - t0) / 1000.0, (long long)(closed - aborted), (long long)aborted,
              (long long)aborted_events, (long long)st->send.txn_open);
+    if (st->send.txn_open && r->txn.open_timeout_ms) {
+        size_t l = strlen(detail);
+        snprintf(detail + l, dlen - l, " (transaction.timeout.ms=%lld: the steps up to their `resolve` may take that long)",
+                 (long long)r->txn.open_timeout_ms);
+    }
     r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
 
+/* An open transaction the broker aborted (its commit refused: the
+ * producer fenced, or told to abort): its events are recorded as those of
+ * an `abort=` transaction are, never to reach the target, and the run says
+ * why. */
+static sd_err_t sd_run_txn_aborted_by_broker(sd_run_t *r, int i, const char *why, char *err, size_t errlen) {
+    int64_t lo = r->txn.open_seq[i], hi = lo + r->txn.open_n[i];
+    char *d = sd_util_fmt("an open transaction of %lld events was aborted by the broker, not committed: %s (its events are recorded "
+                          "as aborted, never to reach the target; the drill kept it open longer than its transaction.timeout.ms%s%s)",
+                          (long long)r->txn.open_n[i], why, r->txn.open_timeout_ms ? ", set from the steps to 15 minutes at most" : "",
+                          r->txn.open_timeout_ms ? "" : ", as the drill set it");
+    sd_err_t e = sd_ledger_mark_aborted(r->ledger, lo, hi, "aborted by the broker: the transaction outlasted its timeout", err, errlen);
+    for (int64_t s = lo; !e && s < hi && s < r->sends.nseq; s++) {
+        if (sd_seqs_kind(&r->sends.seqs, s) != SD_KIND_VALID) continue;
+        sd_seqs_recast(&r->sends.seqs, s, SD_KIND_ABORTED, SD_DISP_DROPPED);
+        r->sends.valid_sent--;
+    }
+    if (!e) {
+        sd_run_say(r, "%s", d);
+        e = sd_ledger_warning(r->ledger, "open-transaction-aborted", d, err, errlen);
+    }
+    free(d);
+    return e;
+}
+
 sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dlen, char *err, size_t errlen) {
-    int n = r->txn.nopen;
-    int64_t events = 0;
+    int n = r->txn.nopen, lost = 0;
+    int64_t events = 0, lost_events = 0;
     sd_err_t e = SD_OK;
     for (int i = 0; i < r->txn.nopen; i++) {
-        if (!e) e = sd_producer_txn_end(r->txn.open[i], 1, timeout_ms, err, errlen);
-        events += r->txn.open_n[i];
+        if (!e) {
+            e = sd_producer_txn_end(r->txn.open[i], 1, timeout_ms, err, errlen);
+            if (e && sd_producer_txn_aborted(r->txn.open[i])) {
+                char why[512];
+                snprintf(why, sizeof(why), "%s", err);
+                e = sd_run_txn_aborted_by_broker(r, i, why, err, errlen);
+                lost++;
+                lost_events += r->txn.open_n[i];
+            } else {
+                events += r->txn.open_n[i];
+                for (int q = 0; !e && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+                    int64_t end = sd_producer_partition_end(r->txn.open[i], q);
+                    if (end > r->txn.data_end[q]) r->txn.data_end[q] = end;
+                }
+            }
+        }
         sd_producer_close(r->txn.open[i]);
         r->txn.open[i] = NULL;
     }
     r->txn.nopen = 0;
     if (e) return e;
-    snprintf(detail, dlen, n ? "committed %d open transaction%s (%lld events)" : "no transaction was open", n, n == 1 ? "" : "s",
-             (long long)events);
+    snprintf(detail, dlen, n ? "committed %d open transaction%s (%lld events)" : "no transaction was open", n - lost,
+             n - lost == 1 ? "" : "s", (long long)events);
+    if (lost) {
+        size_t l = strlen(detail);
+        snprintf(detail + l, dlen - l, "; %d aborted by the broker (%lld events, recorded as aborted)", lost, (long long)lost_events);
+    }
     if (n) r->quiet.last_data_step_mono = sd_util_mono_ms();
     return SD_OK;
 }
