@@ -640,6 +640,16 @@ static void sd_run_sink_notes(sd_run_t *r) {
     }
 }
 
+/* A sink read read_uncommitted whose every row is of an aborted or open
+ * transaction: why it is not the pipeline's output, in why; NULL when it
+ * is not so. */
+static const char *sd_run_uncommitted_why(sd_sink_t *sink, int64_t rows, char *why, size_t wlen) {
+    if (rows <= 0 || sd_sink_committed(sink) != 0) return NULL;
+    snprintf(why, wlen, "sink %s was read isolation=read_uncommitted: all %lld of its rows are of aborted or open transactions, "
+             "none committed", sink->name, (long long)rows);
+    return why;
+}
+
 /* deliveries lag= still held when the run ended: never sent, said */
 static void sd_run_note_held(sd_run_t *r) {
     if (!r->side.held_n) return;
@@ -749,10 +759,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
         sd_run_bounds_counts(&bounds, &res.counts);
         sd_run_sink_files(sink, &res.counts);
         res.counts.aborted_in_target = sd_sink_aborted(sink);
-        char uncommitted[200] = "";
-        if (obs.rows > 0 && sd_sink_committed(sink) == 0)
-            snprintf(uncommitted, sizeof(uncommitted), "sink %s was read isolation=read_uncommitted: all %lld of its rows are of "
-                     "aborted or open transactions, none committed", sink->name, (long long)obs.rows);
+        char uncommitted[200];
         char latency_why[300];
         sd_run_latency(r, &obs, sink->name, &res.counts, latency_why, sizeof(latency_why));
         *unjudgeable += (int)res.counts.unjudgeable;
@@ -773,7 +780,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
             .bounds_detail = bounds.detail[0] ? bounds.detail : NULL,
             .health_why = bounds.health.why[0] ? bounds.health.why : NULL,
             .latency_why = latency_why[0] ? latency_why : NULL,
-            .uncommitted_why = uncommitted[0] ? uncommitted : NULL,
+            .uncommitted_why = sd_run_uncommitted_why(sink, obs.rows, uncommitted, sizeof(uncommitted)),
             .fmt_id = sd_run_fmt_id,
             .fmt_opaque = r};
         for (int b = 0; b < SD_G__COUNT; b++) ctx.group_detail[b] = gdetail[b];
