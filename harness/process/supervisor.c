@@ -197,13 +197,13 @@ static size_t sd_sup_word(const char *p, const char *end) {
     return n < 128 ? n : 0;
 }
 
-/* Whether the message that starts at msg was logged by logger, in one of
- * the layouts Kafka Streams' logging uses: "LOGGER - MSG" or "MSG (LOGGER)". */
-static int sd_sup_streams_layout(const char *line, size_t len, const char *msg, const char *logger) {
-    size_t ln = strlen(logger), before = (size_t)(msg - line);
-    if (before >= ln + 3 && !memcmp(msg - 3, " - ", 3) && !memcmp(msg - 3 - ln, logger, ln) &&
-        (before == ln + 3 || msg[-4 - (long)ln] == ' ' || msg[-4 - (long)ln] == ']'))
-        return 1;
+/* Whether the message holding m was logged by logger, in one of the
+ * layouts Kafka Streams' logging uses: "... LOGGER - MSG" (the logger a
+ * word of its own before m) or "MSG (LOGGER)" at the line's end. */
+static int sd_sup_streams_layout(const char *line, size_t len, const char *m, const char *logger) {
+    size_t ln = strlen(logger);
+    for (const char *p = line; (p = memmem(p, (size_t)(m - p), logger, ln)) && p + ln + 3 <= m; p++)
+        if (!memcmp(p + ln, " - ", 3) && (p == line || p[-1] == ' ' || p[-1] == ']')) return 1;
     while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) len--;
     return len > ln + 3 && line[len - 1] == ')' && line[len - 2 - ln] == '(' && line[len - 3 - ln] == ' ' &&
            !memcmp(line + len - 1 - ln, logger, ln);
@@ -212,7 +212,7 @@ static int sd_sup_streams_layout(const char *line, size_t len, const char *msg, 
 int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen) {
     const char *end = line + len, *m, *msg;
     static const char from[] = "State transition from ", rest[] = "Finished restoring changelog ";
-    if ((msg = memmem(line, len, "stream-client [", 15)) && (m = memmem(line, len, from, sizeof(from) - 1)) &&
+    if ((msg = memmem(line, len, "stream-client [", 15)) && (m = memmem(line, len, from, sizeof(from) - 1)) && msg < m &&
         sd_sup_streams_layout(line, len, msg, "org.apache.kafka.streams.KafkaStreams")) {
         const char *a = m + sizeof(from) - 1;
         size_t an = sd_sup_word(a, end);
@@ -223,8 +223,8 @@ int sd_sup_streams_line(const char *line, size_t len, char *out, size_t outlen) 
         snprintf(out, outlen, "state %.*s %.*s", (int)an, a, (int)bn, b);
         return 1;
     }
-    if ((msg = memmem(line, len, "stream-thread [", 15)) && (m = memmem(line, len, rest, sizeof(rest) - 1)) && msg < m &&
-        sd_sup_streams_layout(line, len, msg, "org.apache.kafka.streams.processor.internals.StoreChangelogReader")) {
+    if ((m = memmem(line, len, rest, sizeof(rest) - 1)) &&
+        sd_sup_streams_layout(line, len, m, "org.apache.kafka.streams.processor.internals.StoreChangelogReader")) {
         static const char store[] = " to store ", total[] = " with a total number of ";
         const char *t = m + sizeof(rest) - 1;
         t += sd_sup_word(t, end);

@@ -279,6 +279,11 @@ Test(supervisor, streams_words_without_its_layout_are_not_its_account) {
     cr_expect_eq(sd_sup_streams_line(other, strlen(other), out, sizeof(out)), 0, "another logger");
     const char *suffix = "[main] INFO my.org.apache.kafka.streams.KafkaStreams - stream-client [a] State transition from REBALANCING to RUNNING";
     cr_expect_eq(sd_sup_streams_line(suffix, strlen(suffix), out, sizeof(out)), 0, "a logger whose name only ends the same");
+    /* Kafka Streams 4's restoring thread, with a timestamp before its layout */
+    const char *updater = "2026-12-07T19:03:14.489Z [app-StateUpdater-1] INFO org.apache.kafka.streams.processor.internals.StoreChangelogReader - "
+                          "state-updater [app-StateUpdater-1] Finished restoring changelog app-seen-ids-changelog-0 to store seen-ids with a "
+                          "total number of 3 records";
+    cr_expect_eq(sd_sup_streams_line(updater, strlen(updater), out, sizeof(out)), 1, "the state updater's restore");
     const char *rest = "stream-thread [t] Finished restoring changelog c-0 to store s with a total number of 7 records";
     cr_expect_eq(sd_sup_streams_line(rest, strlen(rest), out, sizeof(out)), 0, "a restore with no logger");
     const char *wrong = "[t] INFO org.apache.kafka.streams.KafkaStreams - stream-thread [t] Finished restoring changelog c-0 to store s "
