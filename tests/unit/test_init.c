@@ -52,6 +52,9 @@ Test(init, every_sink_kind_with_a_pipeline) {
         cr_assert_str_eq(sc->argv[0], "spark-submit");
         cr_assert_eq(sc->progress, i % 2 ? SD_PROGRESS_SPARK : SD_PROGRESS_GROUP, "%s: progress %d", kinds[i], sc->progress);
         cr_assert_eq(sc->malformed_disp, SD_DISP_DROPPED, "%s: without a quarantine sink malformed events are dropped", kinds[i]);
+        /* a writer in transactions is gated on its recovery: an unfenced restart shows only there */
+        int gate = strstr(b.data, "\nexpect     recovery_s<=55\n") != NULL;
+        cr_assert_eq(gate, !strcmp(kinds[i], "kafka"), "%s: a recovery gate %s", kinds[i], gate ? "where none belongs" : "missing");
         sd_scenario_free(sc);
         sd_buf_free(&b);
     }
