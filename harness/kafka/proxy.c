@@ -6,7 +6,11 @@
  * blackhole nothing is read or written, so the sender's buffers fill and
  * the peer sees a silent connection. Under an idle timeout a pair silent for
  * longer is cut from its upstream and becomes a zombie: the client's bytes
- * are read and thrown away until it closes its side. */
+ * are read and thrown away until it closes its side. The upstream address is
+ * resolved once, at the start, and each connection to it is made without
+ * blocking (the pair waits for it in the poll), so an upstream slow to
+ * answer stalls only the connection that asked for it, never the others or
+ * the runner's control calls, which take the same lock. */
 #include "proxy.h"
 
 #include <errno.h>
@@ -47,11 +51,14 @@ typedef struct {
      * came in); shut[d] once fd[d] was given the end, after the bytes
      * queued for it (an HTTP/1.0 answer ends with the server's close) */
     int eof[2], shut[2];
+    int connecting;            /* the upstream connection is still being made: the client's bytes wait */
 } sd_pair_t;
 
 struct sd_proxy_s {
     int lfd;
     char *upstream_host, *upstream_port;
+    struct sockaddr_storage up_addr; /* resolved once, at the start */
+    socklen_t up_len;
     pthread_t thread;
     int wake[2];
     pthread_mutex_t lock;
@@ -90,22 +97,21 @@ static int sd_proxy_split(const char *addr, char **host, char **port) {
     return 0;
 }
 
-static int sd_proxy_connect(const char *host, const char *port) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, port, &hints, &res)) return -1;
-    int fd = -1;
-    for (struct addrinfo *a = res; a; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        if (!connect(fd, a->ai_addr, a->ai_addrlen)) break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd >= 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        fcntl(fd, F_SETFL, O_NONBLOCK);
+/* A connection to the upstream, begun without blocking: the socket, with
+ * *pending set while the connect is still in progress; -1 when it failed
+ * at once. */
+static int sd_proxy_connect(const sd_proxy_t *px, int *pending) {
+    int fd = socket(px->up_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    *pending = 0;
+    if (connect(fd, (const struct sockaddr *)&px->up_addr, px->up_len)) {
+        if (errno != EINPROGRESS) {
+            close(fd);
+            return -1;
+        }
+        *pending = 1;
     }
     return fd;
 }
@@ -182,7 +188,8 @@ static void sd_proxy_drop(sd_proxy_t *px, int i, int rst) {
 static void sd_proxy_accept(sd_proxy_t *px) {
     int cfd = accept4(px->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (cfd < 0) return;
-    int ufd = px->npairs < SD_PROXY_MAX ? sd_proxy_connect(px->upstream_host, px->upstream_port) : -1;
+    int pending = 0;
+    int ufd = px->npairs < SD_PROXY_MAX ? sd_proxy_connect(px, &pending) : -1;
     if (ufd < 0) {
         close(cfd);
         return;
@@ -193,6 +200,7 @@ static void sd_proxy_accept(sd_proxy_t *px) {
     memset(p, 0, sizeof(*p));
     p->fd[0] = cfd;
     p->fd[1] = ufd;
+    p->connecting = pending;
     p->last_refill = p->last_byte = sd_util_mono_ms();
     p->tag = px->tagger ? px->tagger(cfd, px->tag_opaque) : 0;
     px->conns++;
@@ -220,7 +228,8 @@ static void *sd_proxy_thread(void *arg) {
         int64_t now = sd_util_mono_ms();
         if (px->idle_ms > 0)
             for (int i = 0; i < px->npairs; i++)
-                if (!px->pairs[i].zombie && now - px->pairs[i].last_byte > px->idle_ms) sd_proxy_forget(px, &px->pairs[i]);
+                if (!px->pairs[i].zombie && !px->pairs[i].connecting && now - px->pairs[i].last_byte > px->idle_ms)
+                    sd_proxy_forget(px, &px->pairs[i]);
         struct pollfd pf[2 + 2 * SD_PROXY_MAX];
         int n = 0;
         pf[n].fd = px->wake[0]; pf[n++].events = POLLIN;
@@ -233,6 +242,13 @@ static void *sd_proxy_thread(void *arg) {
                 pf[n++].events = POLLIN;
                 pf[n].fd = -1;
                 pf[n++].events = 0;
+                continue;
+            }
+            if (p->connecting) { /* only the connect's end is awaited */
+                pf[n].fd = -1;
+                pf[n++].events = 0;
+                pf[n].fd = p->fd[1];
+                pf[n++].events = POLLOUT;
                 continue;
             }
             if (px->idle_ms > 0 && p->last_byte + px->idle_ms + 1 < next_due) next_due = p->last_byte + px->idle_ms + 1;
@@ -278,6 +294,18 @@ static void *sd_proxy_thread(void *arg) {
                     dr->closed_ms = sd_util_wall_ms();
                     sd_proxy_drop(px, i, 0);
                 }
+                continue;
+            }
+            if (p->connecting) {
+                if (!pf[2 + 2 * i + 1].revents) continue;
+                int soerr = 0;
+                socklen_t sl = sizeof(soerr);
+                if (getsockopt(p->fd[1], SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+                    sd_proxy_drop(px, i, 1); /* the upstream refused: the client is reset, as before a connect */
+                    continue;
+                }
+                p->connecting = 0;
+                p->last_byte = now;
                 continue;
             }
             if (bw) {
@@ -371,6 +399,14 @@ sd_err_t sd_proxy_start(const char *laddr, const char *upstream, sd_proxy_t **ou
     }
     free(lhost);
     free(lport);
+    struct addrinfo uhints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ures = NULL;
+    if (!e && (getaddrinfo(px->upstream_host, px->upstream_port, &uhints, &ures) || !ures || ures->ai_addrlen > sizeof(px->up_addr))) {
+        e = sd_err_set(err, errlen, SD_ERR_USAGE, "proxy: cannot resolve the upstream %s", upstream);
+    } else if (!e) {
+        memcpy(&px->up_addr, ures->ai_addr, ures->ai_addrlen);
+        px->up_len = ures->ai_addrlen;
+    }
+    if (ures) freeaddrinfo(ures);
     if (!e && pipe2(px->wake, O_CLOEXEC | O_NONBLOCK)) e = sd_err_set(err, errlen, SD_ERR_INTERNAL, "proxy: pipe: %s", strerror(errno));
     pthread_mutex_init(&px->lock, NULL);
     if (!e && pthread_create(&px->thread, NULL, sd_proxy_thread, px)) e = sd_err_set(err, errlen, SD_ERR_INTERNAL, "proxy: thread");

@@ -329,3 +329,46 @@ Test(proxy, who_connected_is_told_by_the_sockets_owner) {
     close(c);
     close(l);
 }
+
+/* An upstream that does not answer a connect (its accept queue full, so its
+ * SYNs are dropped) stalls only the connection that asked for it: the
+ * proxy's control calls, which take its lock, return at once, and the proxy
+ * stops without waiting for the connect. */
+Test(proxy, a_slow_upstream_stalls_only_its_own_connection) {
+    int sport, stall = listener(&sport);
+    cr_assert_eq(listen(stall, 0), 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sport), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fill[4];
+    for (int i = 0; i < 4; i++) { /* the accept queue, full: later SYNs go unanswered */
+        fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+    }
+    sd_util_sleep_ms(100);
+    int p2port, probe = listener(&p2port);
+    close(probe);
+    char listen_at[64], upstream[64], err[256];
+    snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", p2port);
+    snprintf(upstream, sizeof(upstream), "127.0.0.1:%d", sport);
+    sd_proxy_t *slow;
+    cr_assert_eq(sd_proxy_start(listen_at, upstream, &slow, err, sizeof(err)), SD_OK, "%s", err);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in pa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p2port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(c, (struct sockaddr *)&pa, sizeof(pa)), 0, "connect: %s", strerror(errno));
+    sd_util_sleep_ms(300); /* the proxy has accepted it and is connecting upstream */
+    int64_t t0 = sd_util_mono_ms();
+    sd_proxy_latency(slow, 5);
+    int tagged = sd_proxy_pairs_tagged(slow, 0);
+    int64_t took = sd_util_mono_ms() - t0;
+    cr_expect_lt(took, 500, "a control call waited %lld ms on a connect upstream", (long long)took);
+    cr_expect_geq(tagged, 0);
+    /* the main proxy's connections are not held either */
+    int fd = client();
+    cr_expect_geq(round_trip(fd, "still here", 2000), 0, "another proxy's connection stalled");
+    close(fd);
+    t0 = sd_util_mono_ms();
+    sd_proxy_stop(slow);
+    cr_expect_lt(sd_util_mono_ms() - t0, 1000, "the stop waited on the connect");
+    close(c);
+    for (int i = 0; i < 4; i++) close(fill[i]);
+    close(stall);
+}
