@@ -74,6 +74,18 @@ ROOMS = {
                   "fault-field-values-ok", "fault-field-values-reordered", "nothing-sent", "windows-complete",
                   "fault-field-values-long-writer", "files-sink"],
     },
+    # the sink readers: what the harness observes (a reader that drops a row
+    # or reads one twice is a wrong verdict no oracle test can see)
+    "sinks": {
+        "files": ["harness/sinks/sink.c", "harness/sinks/sink_json.c", "harness/sinks/jsonfast.c", "harness/sinks/sink_sqlite.c",
+                  "harness/sinks/sink_jsonl.c", "harness/sinks/sink_spark.c", "harness/sinks/sink_delta.c", "harness/sinks/sink_command.c",
+                  "harness/sinks/sink_kafka.c"],
+        "units": ["test_sink"],
+        "cases": ["exactly-once-x20", "at-least-once-x20", "files-sink-refpipe", "files-sink", "command-sink-ok", "command-sink-alo",
+                  "command-sink-garbage", "hostile-bytes", "sink-unreadable", "log-replay", "fault-field-values-weak"],
+        # --real: the Kafka sink's transaction-aware counts need the real broker
+        "real": {"harness/sinks/sink_kafka.c": ["kafka-txn", "kafka-read-uncommitted-nothing-committed"]},
+    },
 }
 # the scenario cases' repeats are cut to one run each: a mutant that changes
 # a verdict changes it every time
