@@ -6,7 +6,8 @@
  *   reftxn --brokers B --topic T --out TOPIC --group G
  *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
- *          [--trigger-ms 200] [--row-delay-ms 2] [--weak LIST]
+ *          [--trigger-ms 200] [--row-delay-ms 2] [--txn-timeout-ms 60000]
+ *          [--weak LIST]
  *          [--format avro|protobuf|json-schema --registry URL]
  *
  * A batch is a transaction: up to --max-batch records (closed --trigger-ms
@@ -40,6 +41,20 @@
  *                        committed (its output and offsets with it); the
  *                        consumer reads on: nothing is ever committed, and
  *                        only a read_uncommitted reader sees the records
+ *   idle-open-txn        a second transactional producer (its own id,
+ *                        <txn-id>-idle) that, whenever the input has been
+ *                        idle for half a second, writes one record to --out
+ *                        in a transaction it keeps open 2 s and then
+ *                        aborts: an open transaction in the output that
+ *                        holds no consumed input (a side writer, a
+ *                        heartbeat), so no batch is in flight
+ *   unfenced             the transactional id changes per process
+ *                        (<txn-id>-<pid>): a restarted incarnation does not
+ *                        fence the killed one, whose open transaction holds
+ *                        the output's last stable offset back (hiding all
+ *                        later output from read_committed readers) until the
+ *                        broker's transaction timeout (--txn-timeout-ms)
+ *                        aborts it
  *
  * --format avro (or protobuf, or json-schema) reads values in a schema registry's wire format (each
  * schema fetched once by its id, refwire.h) and writes the valid ones to
@@ -60,10 +75,12 @@ static volatile sig_atomic_t ref_stop;
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
-    int no_changelog, offsets_outside_txn, abort_txn;
+    int no_changelog, offsets_outside_txn, abort_txn, idle_open_txn, unfenced;
+    int txn_timeout_ms;
     const char *registry; /* --format avro|protobuf|json-schema: the schema registry's URL */
     int format; /* with a registry: 1 Avro, 2 Protobuf, 3 JSON Schema (refwire_decode) */
-} o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2};
+} o = {.id_field = "event_id", .time_field = "event_time", .exactly_once = 1, .max_batch = 100, .trigger_ms = 200, .row_delay_ms = 2,
+     .txn_timeout_ms = 60000};
 
 static void on_signal(int sig) { (void)sig; ref_stop = 1; }
 
@@ -105,6 +122,7 @@ static int set_add(const char *id, size_t n) {
 /* ---- Kafka ---- */
 
 static rd_kafka_t *consumer, *producer;
+static rd_kafka_t *idler; /* --weak idle-open-txn: the second transactional producer */
 static int nparts;
 
 static rd_kafka_conf_t *conf_base(void) {
@@ -232,7 +250,9 @@ static void start(void) {
     set(c, "linger.ms", "5");
     if (o.exactly_once) {
         set(c, "transactional.id", o.txn_id);
-        set(c, "transaction.timeout.ms", "60000");
+        char tmo[32];
+        snprintf(tmo, sizeof(tmo), "%d", o.txn_timeout_ms);
+        set(c, "transaction.timeout.ms", tmo);
     } else {
         set(c, "enable.idempotence", "true");
     }
@@ -242,6 +262,43 @@ static void start(void) {
     /* fences the producer of an earlier incarnation and aborts its open
      * transaction */
     if (o.exactly_once) check(rd_kafka_init_transactions(producer, 30000), "init transactions");
+    if (o.idle_open_txn) {
+        char id[600];
+        snprintf(id, sizeof(id), "%s-idle", o.txn_id);
+        c = conf_base();
+        set(c, "transactional.id", id);
+        set(c, "linger.ms", "5");
+        if (!(idler = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr)))) die("%s", errstr);
+        check(rd_kafka_init_transactions(idler, 30000), "init transactions of the idle producer");
+    }
+}
+
+/* --weak idle-open-txn: idle input for half a second opens a transaction
+ * of the second producer holding one record of --out (flushed, so it is
+ * in the log); 2 s later it is aborted. Called at every turn of the loop. */
+static void idle_txn(int got) {
+    static int64_t idle_since = -1, opened = -1;
+    int64_t now = mono_ms();
+    if (!idler) return;
+    if (opened >= 0 && now - opened >= 2000) {
+        check(rd_kafka_abort_transaction(idler, 30000), "abort the idle transaction");
+        opened = -1;
+    }
+    if (got) { idle_since = -1; return; }
+    if (idle_since < 0) idle_since = now;
+    if (opened < 0 && now - idle_since >= 500) {
+        static const char v[] = "{\"event_id\":\"reftxn-idle\",\"event_time\":\"2024-01-01T00:00:00Z\"}";
+        check(rd_kafka_begin_transaction(idler), "begin the idle transaction");
+        for (;;) {
+            rd_kafka_resp_err_t e = rd_kafka_producev(idler, RD_KAFKA_V_TOPIC(o.out), RD_KAFKA_V_VALUE((void *)v, sizeof(v) - 1),
+                                                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+            if (!e) break;
+            if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce to %s: %s", o.out, rd_kafka_err2str(e));
+            rd_kafka_poll(idler, 50);
+        }
+        rd_kafka_flush(idler, 10000);
+        opened = mono_ms();
+    }
 }
 
 /* The offsets after each partition's last record of the batch. */
@@ -308,7 +365,7 @@ static void run(void) {
             int wait = first < 0 ? 100 : (int)(first + o.trigger_ms - mono_ms());
             if (first >= 0 && wait <= 0) break;
             rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, wait);
-            if (!m) continue;
+            if (!m) { if (first < 0) idle_txn(0); continue; }
             if (m->err) {
                 if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) fprintf(stderr, "reftxn: consume: %s\n", rd_kafka_message_errstr(m));
                 rd_kafka_message_destroy(m);
@@ -317,6 +374,7 @@ static void run(void) {
             if (first < 0) first = mono_ms();
             ms[n++] = m;
         }
+        idle_txn(n);
         if (!n) continue;
         rd_kafka_topic_partition_list_t *offs = batch_offsets(ms, n);
         if (o.offsets_outside_txn) {
@@ -349,7 +407,8 @@ static void run(void) {
 static void usage(void) {
     fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
                     "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
-                    "              [--row-delay-ms 2] [--weak no-changelog,offsets-outside-txn,abort-txn]\n");
+                    "              [--row-delay-ms 2] [--txn-timeout-ms 60000]\n"
+                    "              [--weak no-changelog,offsets-outside-txn,abort-txn,idle-open-txn,unfenced]\n");
     exit(2);
 }
 
@@ -358,7 +417,7 @@ int main(int argc, char **argv) {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
         {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
         {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
-        {0, 0, 0, 0}};
+        {"txn-timeout-ms", 1, 0, 'X'}, {0, 0, 0, 0}};
     const char *format = "json";
     static char dead[512], changelog[512], txn[512];
     int c;
@@ -379,6 +438,7 @@ int main(int argc, char **argv) {
         case 'm': o.max_batch = atoi(optarg); break;
         case 'T': o.trigger_ms = atoi(optarg); break;
         case 'r': o.row_delay_ms = atoi(optarg); break;
+        case 'X': o.txn_timeout_ms = atoi(optarg); break;
         case 'f': format = optarg; break;
         case 'R': o.registry = optarg; break;
         case 'w': {
@@ -387,7 +447,10 @@ int main(int argc, char **argv) {
                 if (!strcmp(w, "no-changelog")) o.no_changelog = 1;
                 else if (!strcmp(w, "offsets-outside-txn")) o.offsets_outside_txn = 1;
                 else if (!strcmp(w, "abort-txn")) o.abort_txn = 1;
-                else if (strcmp(w, "none")) die("--weak %s: no-changelog, offsets-outside-txn or abort-txn", w);
+                else if (!strcmp(w, "idle-open-txn")) o.idle_open_txn = 1;
+                else if (!strcmp(w, "unfenced")) o.unfenced = 1;
+                else if (strcmp(w, "none"))
+                    die("--weak %s: no-changelog, offsets-outside-txn, abort-txn, idle-open-txn or unfenced", w);
             }
             free(copy);
             break;
@@ -404,6 +467,12 @@ int main(int argc, char **argv) {
     if (!o.dead) snprintf(dead, sizeof(dead), "%s-dead", o.out), o.dead = dead;
     if (!o.changelog) snprintf(changelog, sizeof(changelog), "%s-changelog", o.out), o.changelog = changelog;
     if (!o.txn_id) snprintf(txn, sizeof(txn), "%s-0", o.group), o.txn_id = txn;
+    if (o.unfenced) {
+        static char own[600];
+        snprintf(own, sizeof(own), "%s-%ld", o.txn_id, (long)getpid());
+        o.txn_id = own;
+    }
+    if (o.idle_open_txn && !o.exactly_once) die("--weak idle-open-txn: needs --guarantee exactly-once");
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -414,5 +483,6 @@ int main(int argc, char **argv) {
     rd_kafka_destroy(consumer);
     if (rd_kafka_flush(producer, 10000)) fprintf(stderr, "reftxn: records still unsent at exit\n");
     rd_kafka_destroy(producer);
+    if (idler) rd_kafka_destroy(idler);
     return 0;
 }
