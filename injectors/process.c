@@ -474,6 +474,7 @@ int sd_fault_landing(sd_run_t *r, int64_t fid, const sd_landing_t *L, int inc, i
          * instances write the target: not told apart. */
         int in_own = 0;
         int64_t left = sig == SIGKILL && !k && L->pending >= 0 ? sd_progress_open_records(r, &in_own) : -1;
+        if (left > 0 && !in_own) sd_progress_group_kill_left(r, inc, left);
         char size[48] = "size unknown";
         if (L->batch_rows >= 0) snprintf(size, sizeof(size), "%lld rows", (long long)L->batch_rows);
         char seen[360];

@@ -91,6 +91,10 @@ int64_t sd_progress_open_records(struct sd_run_s *r, int *in_own);
 /* progress group on a broker that describes groups: 1 when the group had
  * neither a member nor a commit in the whole run (it never saw the pipeline). */
 int sd_progress_group_unseen(const struct sd_run_s *r);
+/* A SIGKILL of incarnation inc left left records open in a transaction of
+ * the target: follow it, and warn (txn-unfenced) when it holds the target's
+ * last stable offset back while a later incarnation commits. */
+void sd_progress_group_kill_left(struct sd_run_s *r, int inc, int64_t left);
 
 /* The source a scenario names. */
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);

@@ -16,7 +16,10 @@
  *              (a transactional writer commits its offsets with its
  *              output, so its rows show with the commit): records were
  *              consumed and written that the group has not committed
- *              yet. That is a batch's begin;
+ *              yet. That is a batch's begin, when the pipeline has
+ *              input past the group's commits (sd_run_input_unread: the
+ *              harness knows what it sent); else the open transaction is
+ *              another writer's and no batch is in flight;
  *              a kill between it and the next commit leaves work the
  *              restarted pipeline will do again.
  *   open txn   a transactional application writes more than its output
@@ -53,6 +56,7 @@
 
 #define SD_GROUP_POLL_MS 100
 #define SD_GROUP_MAX_MEMBERS 64
+#define SD_GROUP_HELD_PARTS 256
 
 struct sd_group_s {
     char *name;
@@ -64,6 +68,13 @@ struct sd_group_s {
     int64_t rows_at_commit;      /* target rows when the newest commit was seen, -1 unknown */
     int64_t batch;               /* batch numbers, counted over the whole run */
     int open;                    /* a batch began and has not committed */
+    int owed;                    /* the newest commit came with no batch seen open: its output may follow it (a
+                                  * pipeline that commits its offsets before it writes) */
+    int64_t owed_base, owed_until; /* the records open when that commit was seen (the committed transaction's, until
+                                  * its markers are written), and how long its output may take to follow (mono ms) */
+    int apart;                   /* a batch's transaction ended and the group committed nothing: the offsets
+                                  * commit apart from the transactions, and say nothing of what is in flight */
+    int64_t ended_mono;          /* when the open batch's transaction was first seen ended, 0 not */
     int inc;                     /* the incarnation the state below is for */
     int polled_dead;             /* the committed offsets were read once after the process ended */
     int describe;                /* 1 the broker describes groups, -1 it cannot, 0 not known yet */
@@ -85,6 +96,12 @@ struct sd_group_s {
     int64_t next_own_mono;       /* when to look for them again */
     int own_txn;                 /* an open transaction was seen in them: they are written transactionally */
     int64_t own_open, own_open_us; /* their open records at the last look, and when (monotonic us; 0 none) */
+    /* a transaction a kill left open in the target (sd_progress_group_kill_left): the
+     * high watermark of each partition it held (-1 none), until the last
+     * stable offsets pass them */
+    int64_t held_at[SD_GROUP_HELD_PARTS];
+    int held_n, held_inc, held_commits;
+    int64_t held_mono, held_left, next_held_mono;
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -182,6 +199,7 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->nseen = 0;
     g->ready = 0;
     g->open = 0;
+    g->owed = 0;
     g->inc = P->bs.incarnation;
     g->polled_dead = 0;
     g->rows_at_commit = P->inc_rows0; /* counted as the incarnation started */
@@ -195,12 +213,29 @@ static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *e
     sd_progress_run_t *P = sd_run_progress(r);
     if (!g->evidence && g->describe >= 0) return SD_OK;
     int64_t rows = only_txn ? -1 : sd_progress_target_rows(r);
+    /* rows past the commit, or an open transaction, are this pipeline's
+     * work in flight only when it has input it has not committed: with
+     * everything the harness sent committed, they are another writer's (a
+     * second transactional producer of its own, a heartbeat), or what a
+     * transaction just committed holds until its markers are written.
+     * A commit seen with no batch open may come before its own output (a
+     * pipeline that commits its offsets first): a transaction that holds
+     * more than the committed one's records within 300 ms may begin;
+     * once such a pipeline is seen (apart), its offsets tell nothing */
+    int owing = g->owed && sd_util_mono_ms() <= g->owed_until;
+    if (!g->apart && !owing && sd_run_input_unread(r) == 0) {
+        if (!only_txn && g->rows_at_commit < 0) g->rows_at_commit = rows;
+        return SD_OK;
+    }
     /* a transactional writer's rows show at its commit, with the offsets:
      * its batch is the transaction open in the target or its own topics,
      * and rows that grew are a commit, not a begin */
     int64_t pend = sd_progress_open_records(r, NULL);
+    if (owing && !g->apart && sd_run_input_unread(r) == 0 && pend <= g->owed_base) return SD_OK;
     if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
         g->open = 1;
+        g->owed = 0;
+        g->ended_mono = 0;
         /* its size: what the harness had sent past the group's newest
          * commit (docs/pipelines.md) */
         sd_err_t e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
@@ -211,6 +246,8 @@ static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *e
     if (!only_txn && g->rows_at_commit < 0) g->rows_at_commit = rows;
     return SD_OK;
 }
+
+static void sd_group_held(sd_run_t *r, sd_group_t *g, int moved);
 
 static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
@@ -253,6 +290,9 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
         if (moved) {
             g->evidence = 1;
             if (!g->open) g->batch++; /* committed without the sink showing it first */
+            g->owed = !g->open;
+            g->ended_mono = 0;
+            if (g->owed) g->owed_base = sd_progress_open_records(r, NULL), g->owed_until = now + 300;
             g->open = 0;
             /* the offsets as a commit marker's offsets= says them */
             sd_buf_t off;
@@ -264,10 +304,21 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             sd_buf_free(&off);
             g->rows_at_commit = sd_progress_target_rows(r);
         }
+        /* the open batch's transaction ended, and half a second later the
+         * group has still committed nothing (a transaction's offsets show
+         * within milliseconds of its markers): the pipeline commits its
+         * offsets apart from its transactions */
+        if (!moved && g->open && !g->apart && st.running) {
+            int64_t pend = sd_progress_open_records(r, NULL);
+            if (pend != 0) g->ended_mono = 0;
+            else if (!g->ended_mono) g->ended_mono = now;
+            else if (now - g->ended_mono >= 500) g->apart = 1;
+        }
         /* a batch begins: also right after a commit, as a transactional
          * writer opens its next transaction at once (one commit interval
          * may be shorter than this poll's) */
         if (!e && !g->open && st.running) e = sd_group_begin(r, g, 0, err, errlen);
+        if (st.running) sd_group_held(r, g, moved);
     }
     free(cur);
     if (!e && st.running && !g->ready && g->describe >= 0 && now >= g->next_describe_mono) {
@@ -275,6 +326,49 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
         sd_group_describe(g);
     }
     return e;
+}
+
+/* The transaction a kill left open, followed after the restart: once the
+ * target's last stable offsets pass where it ended, how long it held them
+ * back, said when a later incarnation committed meanwhile (its output
+ * unreadable the while: nothing fenced the killed producer). */
+static void sd_group_held(sd_run_t *r, sd_group_t *g, int moved) {
+    sd_progress_run_t *P = sd_run_progress(r);
+    if (!g->held_n || !sd_run_target(r)) return;
+    if (moved && P->bs.incarnation != g->held_inc) g->held_commits++;
+    int64_t now = sd_util_mono_ms();
+    if (now < g->next_held_mono) return;
+    g->next_held_mono = now + 250;
+    int64_t stable[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
+    int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, end), p = 0;
+    if (n <= 0) return;
+    while (p < g->held_n && (p >= n || g->held_at[p] < 0 || stable[p] >= g->held_at[p])) p++;
+    if (p < g->held_n) return; /* still held */
+    g->held_n = 0;
+    if (!g->held_commits) return;
+    char w[900];
+    snprintf(w, sizeof(w), "the transaction incarnation %d left open in the target at the kill (%lld records) held the target's "
+             "last stable offset back %.1fs: a later incarnation committed %d batch%s meanwhile, unreadable to a read_committed "
+             "reader until the transaction ended (the broker aborts it at its transaction.timeout.ms). The restarted pipeline "
+             "did not fence the killed one's producer: one restarted with the same transactional.id aborts it at once",
+             g->held_inc, (long long)g->held_left, (double)(now - g->held_mono) / 1000.0, g->held_commits,
+             g->held_commits == 1 ? "" : "es");
+    sd_ledger_warning(sd_run_ledger(r), "txn-unfenced", w, NULL, 0);
+    sd_run_say(r, "  %s", w);
+}
+
+void sd_progress_group_kill_left(sd_run_t *r, int inc, int64_t left) {
+    sd_group_t *g = sd_run_progress(r)->ops == &sd_progress_group ? sd_run_progress(r)->source : NULL;
+    if (!g || !sd_run_target(r)) return;
+    int64_t stable[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
+    int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, end), any = 0;
+    for (int p = 0; p < n; p++) any |= (g->held_at[p] = stable[p] < end[p] ? end[p] : -1) >= 0;
+    if (!any) return;
+    g->held_n = n;
+    g->held_inc = inc;
+    g->held_commits = 0;
+    g->held_left = left;
+    g->held_mono = sd_util_mono_ms();
 }
 
 /* The committed offsets read now, not at the next 100 ms turn. */

@@ -109,6 +109,9 @@ int64_t sd_sink_pending(sd_sink_t *s) {
 }
 
 int64_t sd_sink_aborted(sd_sink_t *s) { return s->ops->aborted ? s->ops->aborted(s->state) : -1; }
+int sd_sink_ends(sd_sink_t *s, int nmax, int64_t *stable, int64_t *end) {
+    return s->ops->ends ? s->ops->ends(s->state, nmax, stable, end) : -1;
+}
 int64_t sd_sink_committed(sd_sink_t *s) { return s->ops->committed ? s->ops->committed(s->state) : -1; }
 
 sd_err_t sd_sink_files(sd_sink_t *s, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err, size_t errlen) {

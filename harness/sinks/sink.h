@@ -76,6 +76,10 @@ typedef struct sd_sink_ops_s {
      * reader sees (Kafka read with isolation=read_uncommitted: neither
      * aborted nor open), -1 when every row read is (or it cannot tell). */
     int64_t (*committed)(void *state);
+    /* Optional: per partition (up to nmax), the end a read_committed reader
+     * may read to (the last stable offset) and the end of the log (the high
+     * watermark); returns how many partitions, -1 when it cannot tell. */
+    int (*ends)(void *state, int nmax, int64_t *stable, int64_t *end);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -134,6 +138,9 @@ int64_t sd_sink_aborted(sd_sink_t *s);
 /* Rows of the last scan a read_committed reader sees (see committed
  * above), or -1. */
 int64_t sd_sink_committed(sd_sink_t *s);
+/* Each partition's last stable offset and high watermark (see ends
+ * above): how many, or -1. */
+int sd_sink_ends(sd_sink_t *s, int nmax, int64_t *stable, int64_t *end);
 
 /* JSON-lines rows as a command prints them (sink_command.c; the Delta
  * reader's helper prints the same): what names the text in errors, a line

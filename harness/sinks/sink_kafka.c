@@ -306,6 +306,15 @@ static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, siz
     return e;
 }
 
+/* Each partition's last stable offset and high watermark, for a
+ * read_committed reader: the partitions the last count found. */
+static int sd_kafka_sink_ends(void *state, int nmax, int64_t *stable, int64_t *end) {
+    sd_kafka_sink_t *s = state;
+    int n = s->cn < nmax ? s->cn : nmax;
+    if (strcmp(s->isolation, "read_committed") || n <= 0) return -1;
+    return sd_kafka_open_now(s, n, stable, end, NULL, 0) == SD_OK ? n : -1;
+}
+
 /* "p<partition>@<offset>", the label of a record the pipeline did not label. */
 static size_t sd_kafka_position(char *out, int p, int64_t off) {
     char tmp[48];
@@ -669,4 +678,5 @@ const sd_sink_ops_t sd_sink_kafka = {
     .name = "kafka", .open = sd_kafka_sink_open, .count = sd_kafka_sink_count, .scan = sd_kafka_sink_scan,
     .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols,
     .pending = sd_kafka_sink_pending, .aborted = sd_kafka_sink_aborted, .committed = sd_kafka_sink_committed,
+    .ends = sd_kafka_sink_ends,
 };
