@@ -213,6 +213,34 @@ static void sd_proxy_accept(sd_proxy_t *px) {
     if (sd_pair_cut(px, p)) sd_proxy_drop(px, px->npairs - 1, 1);
 }
 
+/* A zombie pair's client side (re: its poll events): what it sends is
+ * thrown away, when it first reused and when it closed recorded. */
+static void sd_proxy_zombie(sd_proxy_t *px, int i, short re, char *buf, size_t blen) {
+    sd_pair_t *p = &px->pairs[i];
+    if (!re) return;
+    ssize_t got = re & POLLIN ? read(p->fd[0], buf, blen) : 0;
+    sd_proxy_drop_t *dr = &px->drops[p->drop];
+    if (got > 0 && dr->used_ms < 0) dr->used_ms = sd_util_wall_ms();
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        dr->closed_ms = sd_util_wall_ms();
+        sd_proxy_drop(px, i, 0);
+    }
+}
+
+/* The upstream connect of pair i ended: the pair is open, or, refused,
+ * dropped with the client reset (as when a connect failed at once). */
+static void sd_proxy_connected(sd_proxy_t *px, int i, int64_t now) {
+    sd_pair_t *p = &px->pairs[i];
+    int soerr = 0;
+    socklen_t sl = sizeof(soerr);
+    if (getsockopt(p->fd[1], SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+        sd_proxy_drop(px, i, 1);
+        return;
+    }
+    p->connecting = 0;
+    p->last_byte = now;
+}
+
 static void *sd_proxy_thread(void *arg) {
     sd_proxy_t *px = arg;
     char buf[65536];
@@ -285,27 +313,11 @@ static void *sd_proxy_thread(void *arg) {
             sd_pair_t *p = &px->pairs[i];
             int dead = 0;
             if (p->zombie) {
-                short re = pf[2 + 2 * i].revents;
-                if (!re) continue;
-                ssize_t got = re & POLLIN ? read(p->fd[0], buf, sizeof(buf)) : 0;
-                sd_proxy_drop_t *dr = &px->drops[p->drop];
-                if (got > 0 && dr->used_ms < 0) dr->used_ms = sd_util_wall_ms();
-                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-                    dr->closed_ms = sd_util_wall_ms();
-                    sd_proxy_drop(px, i, 0);
-                }
+                sd_proxy_zombie(px, i, pf[2 + 2 * i].revents, buf, sizeof(buf));
                 continue;
             }
             if (p->connecting) {
-                if (!pf[2 + 2 * i + 1].revents) continue;
-                int soerr = 0;
-                socklen_t sl = sizeof(soerr);
-                if (getsockopt(p->fd[1], SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
-                    sd_proxy_drop(px, i, 1); /* the upstream refused: the client is reset, as before a connect */
-                    continue;
-                }
-                p->connecting = 0;
-                p->last_byte = now;
+                if (pf[2 + 2 * i + 1].revents) sd_proxy_connected(px, i, now);
                 continue;
             }
             if (bw) {
