@@ -95,6 +95,10 @@ int sd_progress_group_unseen(const struct sd_run_s *r);
  * the target: follow it, and warn (txn-unfenced) when it holds the target's
  * last stable offset back while a later incarnation commits. */
 void sd_progress_group_kill_left(struct sd_run_s *r, int inc, int64_t left);
+/* The last look at such a transaction, before the run is judged: one still
+ * holding the last stable offset back after a later incarnation committed
+ * is said then (txn-unfenced), as one that was released is at once. */
+void sd_progress_group_last_look(struct sd_run_s *r);
 
 /* The source a scenario names. */
 const sd_progress_ops_t *sd_progress_get(sd_progress_t kind);

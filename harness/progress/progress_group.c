@@ -16,10 +16,7 @@
  *              (a transactional writer commits its offsets with its
  *              output, so its rows show with the commit): records were
  *              consumed and written that the group has not committed
- *              yet. That is a batch's begin, when the pipeline has
- *              input past the group's commits (sd_run_input_unread: the
- *              harness knows what it sent); else the open transaction is
- *              another writer's and no batch is in flight;
+ *              yet. That is a batch's begin;
  *              a kill between it and the next commit leaves work the
  *              restarted pipeline will do again.
  *   open txn   a transactional application writes more than its output
@@ -68,13 +65,6 @@ struct sd_group_s {
     int64_t rows_at_commit;      /* target rows when the newest commit was seen, -1 unknown */
     int64_t batch;               /* batch numbers, counted over the whole run */
     int open;                    /* a batch began and has not committed */
-    int owed;                    /* the newest commit came with no batch seen open: its output may follow it (a
-                                  * pipeline that commits its offsets before it writes) */
-    int64_t owed_base, owed_until; /* the records open when that commit was seen (the committed transaction's, until
-                                  * its markers are written), and how long its output may take to follow (mono ms) */
-    int apart;                   /* a batch's transaction ended and the group committed nothing: the offsets
-                                  * commit apart from the transactions, and say nothing of what is in flight */
-    int64_t ended_mono;          /* when the open batch's transaction was first seen ended, 0 not */
     int inc;                     /* the incarnation the state below is for */
     int polled_dead;             /* the committed offsets were read once after the process ended */
     int describe;                /* 1 the broker describes groups, -1 it cannot, 0 not known yet */
@@ -100,7 +90,9 @@ struct sd_group_s {
      * high watermark of each partition it held (-1 none), until the last
      * stable offsets pass them */
     int64_t held_at[SD_GROUP_HELD_PARTS];
-    int held_n, held_inc, held_commits;
+    int held_n, held_inc;
+    int held_commits;            /* a later incarnation's commits seen before a look that still found it held */
+    int commits_since_look;      /* a later incarnation's commits since the last look */
     int64_t held_mono, held_left, next_held_mono;
 };
 
@@ -199,7 +191,6 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->nseen = 0;
     g->ready = 0;
     g->open = 0;
-    g->owed = 0;
     g->inc = P->bs.incarnation;
     g->polled_dead = 0;
     g->rows_at_commit = P->inc_rows0; /* counted as the incarnation started */
@@ -213,29 +204,12 @@ static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *e
     sd_progress_run_t *P = sd_run_progress(r);
     if (!g->evidence && g->describe >= 0) return SD_OK;
     int64_t rows = only_txn ? -1 : sd_progress_target_rows(r);
-    /* rows past the commit, or an open transaction, are this pipeline's
-     * work in flight only when it has input it has not committed: with
-     * everything the harness sent committed, they are another writer's (a
-     * second transactional producer of its own, a heartbeat), or what a
-     * transaction just committed holds until its markers are written.
-     * A commit seen with no batch open may come before its own output (a
-     * pipeline that commits its offsets first): a transaction that holds
-     * more than the committed one's records within 300 ms may begin;
-     * once such a pipeline is seen (apart), its offsets tell nothing */
-    int owing = g->owed && sd_util_mono_ms() <= g->owed_until;
-    if (!g->apart && !owing && sd_run_input_unread(r) == 0) {
-        if (!only_txn && g->rows_at_commit < 0) g->rows_at_commit = rows;
-        return SD_OK;
-    }
     /* a transactional writer's rows show at its commit, with the offsets:
      * its batch is the transaction open in the target or its own topics,
      * and rows that grew are a commit, not a begin */
     int64_t pend = sd_progress_open_records(r, NULL);
-    if (owing && !g->apart && sd_run_input_unread(r) == 0 && pend <= g->owed_base) return SD_OK;
     if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
         g->open = 1;
-        g->owed = 0;
-        g->ended_mono = 0;
         /* its size: what the harness had sent past the group's newest
          * commit (docs/pipelines.md) */
         sd_err_t e = sd_progress_batch_event(r, SD_SUP_EV_BEGIN, g->inc, ++g->batch, sd_progress_rows_pending(r), NULL,
@@ -290,9 +264,6 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
         if (moved) {
             g->evidence = 1;
             if (!g->open) g->batch++; /* committed without the sink showing it first */
-            g->owed = !g->open;
-            g->ended_mono = 0;
-            if (g->owed) g->owed_base = sd_progress_open_records(r, NULL), g->owed_until = now + 300;
             g->open = 0;
             /* the offsets as a commit marker's offsets= says them */
             sd_buf_t off;
@@ -303,16 +274,6 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                                         sd_util_wall_ms(), err, errlen);
             sd_buf_free(&off);
             g->rows_at_commit = sd_progress_target_rows(r);
-        }
-        /* the open batch's transaction ended, and half a second later the
-         * group has still committed nothing (a transaction's offsets show
-         * within milliseconds of its markers): the pipeline commits its
-         * offsets apart from its transactions */
-        if (!moved && g->open && !g->apart && st.running) {
-            int64_t pend = sd_progress_open_records(r, NULL);
-            if (pend != 0) g->ended_mono = 0;
-            else if (!g->ended_mono) g->ended_mono = now;
-            else if (now - g->ended_mono >= 500) g->apart = 1;
         }
         /* a batch begins: also right after a commit, as a transactional
          * writer opens its next transaction at once (one commit interval
@@ -330,31 +291,46 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
 
 /* The transaction a kill left open, followed after the restart: once the
  * target's last stable offsets pass where it ended, how long it held them
- * back, said when a later incarnation committed meanwhile (its output
- * unreadable the while: nothing fenced the killed producer). */
-static void sd_group_held(sd_run_t *r, sd_group_t *g, int moved) {
+ * back, said when a later incarnation had committed while it still held
+ * them (a look found it held after that commit): its output unreadable the
+ * while, nothing fenced the killed producer. A restart that fences it
+ * (init_transactions with the same transactional.id) aborts it before its
+ * first commit, so no look can find it held after one. */
+static void sd_group_held_look(sd_run_t *r, sd_group_t *g, int moved, int last) {
     sd_progress_run_t *P = sd_run_progress(r);
     if (!g->held_n || !sd_run_target(r)) return;
-    if (moved && P->bs.incarnation != g->held_inc) g->held_commits++;
+    if (moved && P->bs.incarnation != g->held_inc) g->commits_since_look++;
     int64_t now = sd_util_mono_ms();
-    if (now < g->next_held_mono) return;
+    if (now < g->next_held_mono && !last) return;
     g->next_held_mono = now + 250;
     int64_t stable[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
     int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, end), p = 0;
     if (n <= 0) return;
     while (p < g->held_n && (p >= n || g->held_at[p] < 0 || stable[p] >= g->held_at[p])) p++;
-    if (p < g->held_n) return; /* still held */
+    int held = p < g->held_n;
+    if (held) { /* still held: the commits before this look were made while it held */
+        g->held_commits += g->commits_since_look;
+        g->commits_since_look = 0;
+        if (!last) return;
+    }
     g->held_n = 0;
     if (!g->held_commits) return;
     char w[900];
     snprintf(w, sizeof(w), "the transaction incarnation %d left open in the target at the kill (%lld records) held the target's "
-             "last stable offset back %.1fs: a later incarnation committed %d batch%s meanwhile, unreadable to a read_committed "
+             "last stable offset back %s%.1fs: a later incarnation committed %d batch%s meanwhile, unreadable to a read_committed "
              "reader until the transaction ended (the broker aborts it at its transaction.timeout.ms). The restarted pipeline "
              "did not fence the killed one's producer: one restarted with the same transactional.id aborts it at once",
-             g->held_inc, (long long)g->held_left, (double)(now - g->held_mono) / 1000.0, g->held_commits,
-             g->held_commits == 1 ? "" : "es");
+             g->held_inc, (long long)g->held_left, held ? "still at the harness's last look, " : "", (double)(now - g->held_mono) / 1000.0,
+             g->held_commits, g->held_commits == 1 ? "" : "es");
     sd_ledger_warning(sd_run_ledger(r), "txn-unfenced", w, NULL, 0);
     sd_run_say(r, "  %s", w);
+}
+
+static void sd_group_held(sd_run_t *r, sd_group_t *g, int moved) { sd_group_held_look(r, g, moved, 0); }
+
+void sd_progress_group_last_look(sd_run_t *r) {
+    sd_group_t *g = sd_run_progress(r)->ops == &sd_progress_group ? sd_run_progress(r)->source : NULL;
+    if (g) sd_group_held_look(r, g, 0, 1);
 }
 
 void sd_progress_group_kill_left(sd_run_t *r, int inc, int64_t left) {
@@ -366,7 +342,7 @@ void sd_progress_group_kill_left(sd_run_t *r, int inc, int64_t left) {
     if (!any) return;
     g->held_n = n;
     g->held_inc = inc;
-    g->held_commits = 0;
+    g->held_commits = g->commits_since_look = 0;
     g->held_left = left;
     g->held_mono = sd_util_mono_ms();
 }

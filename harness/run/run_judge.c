@@ -694,6 +694,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     malloc_trim(0);
     sd_run_record_edges(r);
     sd_run_note_held(r);
+    sd_progress_group_last_look(r);
     uint8_t *trimmed = NULL, *vanished = NULL;
     sd_run_ledger_exceptions(r, &trimmed, &vanished);
     r->sends.acked_lost = vanished;
