@@ -679,10 +679,7 @@ static sd_err_t sd_run_judge_ends(sd_run_t *r, int *check_idx, int *failed, int 
 
 sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settled, int *unjudgeable, int *unconsumed, char *err,
                           size_t errlen) {
-    *failed = 0;
-    *settled = 0;
-    *unjudgeable = 0;
-    *unconsumed = 0;
+    *failed = *settled = *unjudgeable = *unconsumed = 0;
     sd_err_t e = sd_ledger_commit(r->ledger, err, errlen);
     if (e) { free(pending); return e; }
     /* a last look at every sink, the pipeline stopped: what the final read
