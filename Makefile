@@ -9,7 +9,8 @@
 #   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=, REAL=1, SANITIZE=1, RECHECK=1; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files and the registry formats' readers
+#   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files, the registry formats' readers,
+#                   and the Delta log, Spark file-sink log and Avro container file readers
 #                   (FUZZ_SECONDS=60 each; 15 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
 #                   embedded-broker scenario tests run with them
@@ -318,13 +319,16 @@ bench-profile: deps
 	python3 tests/bench/profile.py --build $(BUILD)
 
 # libFuzzer targets (clang) for the scenario parser, a sink row's id
-# parsing and the checkpoint readers (a Flink _metadata, a Spark offsets/N,
-# a checkpoint file's name), each run FUZZ_SECONDS (make test: 15) from a
-# seed corpus of the repository's drills, event lines and checkpoint files;
+# parsing, the checkpoint readers (a Flink _metadata, a Spark offsets/N,
+# a checkpoint file's name), the registry formats' readers and the sink
+# logs and files read from disk (a Delta _delta_log, a Spark file sink's
+# _spark_metadata, an Avro object container file), each run FUZZ_SECONDS
+# (make test: 15) from a seed corpus of the repository's drills, event
+# lines and the files under tests/fuzz/seeds/ and tests/fuzz/regressions/;
 # any crash, sanitizer report, leak or hang fails the target (its input is
 # left in build-fuzz/)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire
+FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire fuzz_delta_log fuzz_spark_log fuzz_avro_ocf
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 fuzz-build:
@@ -340,6 +344,9 @@ fuzz-build:
 	@cp tests/fuzz/regressions/sink_row/* build-fuzz/seed-sink_row/
 	@cp tests/fuzz/seeds/checkpoint/* build-fuzz/seed-checkpoint/
 	@cp tests/fuzz/seeds/wire/* tests/fuzz/regressions/wire/* build-fuzz/seed-wire/
+	@set -e; for s in delta_log spark_log avro_ocf; do rm -rf build-fuzz/seed-$$s; mkdir -p build-fuzz/seed-$$s; \
+	  cp tests/fuzz/seeds/$$s/* build-fuzz/seed-$$s/; \
+	  if [ -d tests/fuzz/regressions/$$s ]; then cp tests/fuzz/regressions/$$s/* build-fuzz/seed-$$s/; fi; done
 
 fuzz: deps
 	@scripts/phase.sh "building the fuzz targets (clang, ASan, UBSan)" build-fuzz/logs/build.log $(MAKE) --no-print-directory fuzz-build
