@@ -316,7 +316,7 @@ static char *sd_sspark_notes(void *state) {
     sd_listing_t l;
     int missing;
     if (sd_sspark_list(s, &l, &missing, NULL, 0)) return NULL;
-    qsort(l.paths, (size_t)l.n, sizeof(char *), sd_cmp_str); /* batch[] order is not needed here */
+    if (l.n) qsort(l.paths, (size_t)l.n, sizeof(char *), sd_cmp_str); /* batch[] order is not needed here; an empty log lists none */
     DIR *d = opendir(s->dir);
     char *note = NULL;
     if (d) {
@@ -328,7 +328,7 @@ static char *sd_sspark_notes(void *state) {
             if (de->d_name[0] == '.' || de->d_name[0] == '_' || strncmp(de->d_name, "part-", 5)) continue;
             char *p = sd_util_fmt("%s/%s", s->dir, de->d_name);
             char *key = p;
-            if (!bsearch(&key, l.paths, (size_t)l.n, sizeof(char *), sd_cmp_str)) {
+            if (!l.n || !bsearch(&key, l.paths, (size_t)l.n, sizeof(char *), sd_cmp_str)) {
                 orphans++;
                 int64_t n = sd_count_lines(s, p);
                 if (n > 0) rows += n;
