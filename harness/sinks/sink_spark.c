@@ -17,6 +17,7 @@
  * and column reads it as it reads JSON. */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,11 @@ static sd_err_t sd_sspark_read_log(sd_spark_sink_t *s, const char *file, int64_t
     return e;
 }
 
+static int sd_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The files the log lists now. *missing when the log folder is absent. */
 static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing, char *err, size_t errlen) {
     memset(l, 0, sizeof(*l));
@@ -143,7 +149,7 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
         *missing = 1;
         return sd_err_set(err, errlen, SD_ERR_SINK, "%s has no _spark_metadata log: not a Spark file sink, or no batch committed yet", s->dir);
     }
-    int64_t latest = -1, compact = -1;
+    int64_t compact = -1;
     int64_t *nums = NULL;
     int nn = 0;
     struct dirent *de;
@@ -151,16 +157,15 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
         const char *n = de->d_name;
         if (!isdigit((unsigned char)n[0])) continue;
         char *end;
+        errno = 0;
         long long v = strtoll(n, &end, 10);
+        if (errno == ERANGE) continue; /* past a batch id (a long), as Spark's own reader skips it */
         if (!strcmp(end, ".compact")) {
             if (v > compact) compact = v;
         } else if (!*end) {
             nums = sd_util_xrealloc(nums, sizeof(int64_t) * (size_t)(nn + 1));
             nums[nn++] = v;
-        } else {
-            continue;
         }
-        if (v > latest) latest = v;
     }
     closedir(d);
     sd_err_t e = SD_OK;
@@ -169,11 +174,12 @@ static sd_err_t sd_sspark_list(sd_spark_sink_t *s, sd_listing_t *l, int *missing
         snprintf(f, sizeof(f), "%s/%lld.compact", meta, (long long)compact);
         e = sd_sspark_read_log(s, f, compact, 1, l, err, errlen);
     }
-    /* later batches in order */
-    for (int64_t b = compact + 1; !e && b <= latest; b++) {
-        int have = 0;
-        for (int i = 0; i < nn; i++) if (nums[i] == b) have = 1;
-        if (!have) continue;
+    /* later batches in order: the folder's batch numbers sorted, never
+     * counted up to (a file named by a huge number is one file, not a wait) */
+    if (nn) qsort(nums, (size_t)nn, sizeof(*nums), sd_cmp_i64);
+    for (int i = 0; !e && i < nn; i++) {
+        int64_t b = nums[i];
+        if (b <= compact || (i && b == nums[i - 1])) continue;
         char f[4200];
         snprintf(f, sizeof(f), "%s/%lld", meta, (long long)b);
         e = sd_sspark_read_log(s, f, b, 0, l, err, errlen);
