@@ -22,6 +22,7 @@
  * Not read (the run is inconclusive, saying so): a log whose first commits
  * were cleaned up behind a checkpoint, and deletion vectors. */
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,20 +150,37 @@ static sd_err_t sd_delta_open(const sd_kvlist_t *params, const sd_sink_ctx_t *ct
     return SD_OK;
 }
 
-/* The versions in the log: *first and *last (-1, -1 when there is none). */
-static sd_err_t sd_delta_versions(sd_delta_t *d, int64_t *first, int64_t *last, char *err, size_t errlen) {
+static int sd_delta_cmp_version(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The versions in the log: *first and *last (-1, -1 when there is none),
+ * and when all is given every version the folder lists, sorted (*all,
+ * *nall; the caller frees it). A name past a version (a long) is no
+ * commit file, as for Delta's own readers. */
+static sd_err_t sd_delta_versions(sd_delta_t *d, int64_t *first, int64_t *last, int64_t **all, size_t *nall, char *err,
+                                  size_t errlen) {
     *first = *last = -1;
+    if (all) *all = NULL, *nall = 0;
     DIR *dir = opendir(d->log);
     if (!dir) return sd_util_is_dir(d->dir) || !sd_util_exists(d->dir) ? SD_OK : sd_err_set(err, errlen, SD_ERR_SINK, "%s is not a directory", d->dir);
     struct dirent *de;
     while ((de = readdir(dir))) {
         const char *n = de->d_name;
         if (strlen(n) != 25 || strcmp(n + 20, ".json") || strspn(n, "0123456789") != 20) continue;
+        errno = 0;
         int64_t v = strtoll(n, NULL, 10);
+        if (errno == ERANGE) continue;
         if (*first < 0 || v < *first) *first = v;
         if (v > *last) *last = v;
+        if (all) {
+            *all = sd_util_xrealloc(*all, sizeof(**all) * (*nall + 1));
+            (*all)[(*nall)++] = v;
+        }
     }
     closedir(dir);
+    if (all && *nall) qsort(*all, *nall, sizeof(**all), sd_delta_cmp_version);
     return SD_OK;
 }
 
@@ -272,7 +290,7 @@ static sd_err_t sd_delta_apply(sd_delta_t *d, int64_t version, char *err, size_t
 /* Bring the snapshot up to the newest commit. *absent: no table yet. */
 static sd_err_t sd_delta_replay(sd_delta_t *d, int *absent, char *err, size_t errlen) {
     int64_t first, last;
-    sd_err_t e = sd_delta_versions(d, &first, &last, err, errlen);
+    sd_err_t e = sd_delta_versions(d, &first, &last, NULL, NULL, err, errlen);
     if (e) return e;
     *absent = last < 0;
     if (last < 0) {
@@ -282,7 +300,7 @@ static sd_err_t sd_delta_replay(sd_delta_t *d, int *absent, char *err, size_t er
     if (first > 0)
         return sd_err_set(err, errlen, SD_ERR_SINK, "%s: the log starts at version %lld (the commits before it were cleaned up behind "
                           "a checkpoint); streamdrill replays the commits from version 0 and does not read checkpoints", d->dir, (long long)first);
-    if (last + 1 < d->done) sd_dreset(d); /* the table was made again */
+    if (last < d->done - 1) sd_dreset(d); /* the table was made again (last may be a long's largest) */
     for (int64_t v = d->done; v <= last; v++) {
         if ((e = sd_delta_apply(d, v, err, errlen))) return e;
         d->done = v + 1;
@@ -293,7 +311,7 @@ static sd_err_t sd_delta_replay(sd_delta_t *d, int *absent, char *err, size_t er
 static sd_err_t sd_delta_mark(void *state, int64_t *mark, char *err, size_t errlen) {
     sd_delta_t *d = state;
     int64_t first;
-    return sd_delta_versions(d, &first, mark, err, errlen);
+    return sd_delta_versions(d, &first, mark, NULL, NULL, err, errlen);
 }
 
 static sd_err_t sd_delta_files_json(sd_delta_t *d, sd_buf_t *in, char *err, size_t errlen) {
@@ -404,9 +422,13 @@ static void sd_delta_close(void *state) {
 static sd_err_t sd_delta_files(void *state, void (*cb)(void *opaque, int64_t commit, int64_t bytes), void *opaque, char *err,
                                size_t errlen) {
     sd_delta_t *d = state;
-    int64_t first, last;
-    sd_err_t e = sd_delta_versions(d, &first, &last, err, errlen);
-    for (int64_t v = first < 0 ? 0 : first; !e && last >= 0 && v <= last; v++) {
+    int64_t first, last, *vs;
+    size_t nvs;
+    sd_err_t e = sd_delta_versions(d, &first, &last, &vs, &nvs, err, errlen);
+    /* the versions the folder lists, never counted up to (a commit file
+     * named by a huge version is one file, not a wait) */
+    for (size_t i = 0; !e && i < nvs; i++) {
+        int64_t v = vs[i];
         char *path = sd_util_fmt("%s/%020lld.json", d->log, (long long)v);
         char *text = NULL;
         size_t len = 0;
@@ -427,6 +449,7 @@ static sd_err_t sd_delta_files(void *state, void (*cb)(void *opaque, int64_t com
         free(text);
         free(path);
     }
+    free(vs);
     return e;
 }
 
