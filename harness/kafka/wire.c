@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct sd_wire_s {
     sd_wire_format_t fmt;
@@ -535,10 +536,85 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
     return e;
 }
 
+/* Avro's long (a zigzag varint) from in; -1 at the file's end or past
+ * 10 bytes. */
+static int sd_wire_ocf_long(FILE *in, int64_t *v) {
+    uint64_t u = 0;
+    for (int i = 0; i < 10; i++) {
+        int c = getc(in);
+        if (c == EOF) return -1;
+        u |= (uint64_t)(c & 0x7f) << (7 * i);
+        if (!(c & 0x80)) {
+            *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A length read from in that fits in the size bytes of the file past
+ * where it is read (less keep), or -1. */
+static int64_t sd_wire_ocf_len(FILE *in, int64_t size, int64_t keep) {
+    int64_t n;
+    if (sd_wire_ocf_long(in, &n) || n < 0 || n > size - (int64_t)ftello(in) - keep) return -1;
+    return n;
+}
+
+/* The container's frame, checked (from the magic's end) before avro-c
+ * reads it: avro-c's reader leaks what it allocated when it cannot read
+ * the header, and allocates a block's length, as the file gives it,
+ * before it reads the block. The header's metadata (a map of bytes, every length
+ * within the file) with a schema avro-c reads and a codec it has (null,
+ * deflate, snappy; none is null), the sync marker, then blocks of at
+ * least one record, each within the file and followed by the marker.
+ * NULL when the frame holds, else what is wrong. */
+static const char *sd_wire_ocf_frame(FILE *in) {
+    struct stat st;
+    if (fstat(fileno(in), &st)) return "it cannot be measured";
+    int64_t size = (int64_t)st.st_size, n = 1, len;
+    int schema = 0;
+    while (!sd_wire_ocf_long(in, &n) && n) {
+        if (n < 0 && (n == INT64_MIN || sd_wire_ocf_long(in, &len))) return "its header is cut short";
+        for (int64_t i = 0; i < (n < 0 ? -n : n); i++) {
+            char key[16] = "", val[16] = "";
+            int64_t k = sd_wire_ocf_len(in, size, 0);
+            if (k < 0 || (k < (int64_t)sizeof(key) ? fread(key, 1, (size_t)k, in) != (size_t)k : fseeko(in, k, SEEK_CUR)))
+                return "a key of its header runs past the file's end";
+            if ((len = sd_wire_ocf_len(in, size, 0)) < 0) return "a value of its header runs past the file's end";
+            if (!strcmp(key, "avro.schema")) {
+                char *text = sd_util_xmalloc((size_t)len + 1);
+                avro_schema_t sch;
+                int bad = fread(text, 1, (size_t)len, in) != (size_t)len || avro_schema_from_json_length(text, (size_t)len, &sch);
+                free(text);
+                if (bad) return "its header's schema is not one avro-c reads";
+                avro_schema_decref(sch);
+                schema = 1;
+            } else if (!strcmp(key, "avro.codec")) {
+                if (len >= (int64_t)sizeof(val) || fread(val, 1, (size_t)len, in) != (size_t)len || (size_t)len != strlen(val) ||
+                    (strcmp(val, "null") && strcmp(val, "deflate") && strcmp(val, "snappy")))
+                    return "its header names a codec avro-c does not have (it has null, deflate and snappy)";
+            } else if (fseeko(in, len, SEEK_CUR)) {
+                return "its header cannot be read";
+            }
+        }
+    }
+    char sync[16], mark[16];
+    if (n || fread(sync, 1, sizeof(sync), in) != sizeof(sync)) return "its header is cut short";
+    if (!schema) return "its header holds no schema";
+    for (;;) {
+        int c = getc(in);
+        if (c == EOF) return NULL;
+        ungetc(c, in);
+        if (sd_wire_ocf_long(in, &n) || n < 1) return "a block holds no records, or its count is cut short";
+        if ((len = sd_wire_ocf_len(in, size, (int64_t)sizeof(mark))) < 0) return "a block runs past the file's end";
+        if (fseeko(in, len, SEEK_CUR) || fread(mark, 1, sizeof(mark), in) != sizeof(mark) || memcmp(mark, sync, sizeof(sync)))
+            return "a block is not followed by the file's sync marker";
+    }
+}
+
 FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
     /* a file a pipeline wrote: a regular one only, opened without blocking
-     * (sd_util_open_foreign); the magic first: avro-c's reader leaks on a
-     * file without it */
+     * (sd_util_open_foreign); the magic and the frame first (above) */
     char magic[4] = {0}, why[128] = "cannot be opened";
     FILE *in = sd_util_fopen_foreign(path, why, sizeof(why));
     size_t got = in ? fread(magic, 1, sizeof(magic), in) : 0;
@@ -546,6 +622,12 @@ FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
         sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file (%s)", path,
                    in ? "no magic Obj\\x01 at its start" : why);
         if (in) fclose(in);
+        return NULL;
+    }
+    const char *broken = sd_wire_ocf_frame(in);
+    if (broken) {
+        sd_err_set(err, errlen, SD_ERR_SINK, "%s: not an Avro object container file avro-c reads: %s", path, broken);
+        fclose(in);
         return NULL;
     }
     rewind(in);
