@@ -4,7 +4,8 @@
 # once (one per core: each target's inputs are its own core's), then each
 # target's figures in the order given. Any crash, sanitizer report, leak or
 # hang fails it, with that target's log's end and its input left in
-# build-fuzz/.
+# build-fuzz/. A target may have leak suppressions of its own
+# (tests/fuzz/TARGET.supp).
 set -u
 secs=$1
 jobs=$2
@@ -13,7 +14,15 @@ shift 2
 run() {
     t=$1
     mkdir -p "build-fuzz/corpus-${t#fuzz_}"
-    ASAN_OPTIONS=detect_leaks=1 "build-fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    # a target's own leak suppressions (tests/fuzz/TARGET.supp: a library's
+    # leaks, matched by its functions, so with the full stacks they need)
+    asan=detect_leaks=1
+    lsan=
+    if [ -f "tests/fuzz/$t.supp" ]; then
+        asan="$asan:fast_unwind_on_malloc=0"
+        lsan="suppressions=$(pwd)/tests/fuzz/$t.supp"
+    fi
+    ASAN_OPTIONS=$asan LSAN_OPTIONS=$lsan "build-fuzz/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="build-fuzz/$t-" "build-fuzz/corpus-${t#fuzz_}" "build-fuzz/seed-${t#fuzz_}" \
         2>"build-fuzz/$t.log"
     echo $? > "build-fuzz/$t.rc"

@@ -564,8 +564,8 @@ static int64_t sd_wire_ocf_len(FILE *in, int64_t size, int64_t keep) {
  * reads it: avro-c's reader leaks what it allocated when it cannot read
  * the header, and allocates a block's length, as the file gives it,
  * before it reads the block. The header's metadata (a map of bytes, every length
- * within the file) with a schema avro-c reads and a codec it has (null,
- * deflate, snappy; none is null), the sync marker, then blocks of at
+ * within the file) with a schema avro-c reads and a codec of Spark's
+ * that avro-c has (null, deflate, snappy; none is null), the sync marker, then blocks of at
  * least one record, each within the file and followed by the marker.
  * NULL when the frame holds, else what is wrong. */
 static const char *sd_wire_ocf_frame(FILE *in) {
@@ -592,7 +592,7 @@ static const char *sd_wire_ocf_frame(FILE *in) {
             } else if (!strcmp(key, "avro.codec")) {
                 if (len >= (int64_t)sizeof(val) || fread(val, 1, (size_t)len, in) != (size_t)len || (size_t)len != strlen(val) ||
                     (strcmp(val, "null") && strcmp(val, "deflate") && strcmp(val, "snappy")))
-                    return "its header names a codec avro-c does not have (it has null, deflate and snappy)";
+                    return "its header names a codec the reader does not take (null, deflate or snappy)";
             } else if (fseeko(in, len, SEEK_CUR)) {
                 return "its header cannot be read";
             }
