@@ -9,6 +9,7 @@
 
 #include <avro.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,7 +56,26 @@ const char *sd_wire_foreign_schema(sd_wire_format_t fmt) {
            "{\"name\":\"event_id\",\"type\":\"string\"},{\"name\":\"note\",\"type\":\"string\"}]}";
 }
 
+/* avro-c's allocator, bounded: a length a damaged file or record gives (a
+ * string's, a block's once decompressed) past SD_WIRE_AVRO_MAX is refused
+ * as avro-c takes any failed allocation (ENOMEM: the value does not read),
+ * never asked of the system. No value a pipeline writes comes near it.
+ * Set once, before wire.c's first call into avro-c in any thread (every
+ * path into avro-c is one of wire.c's). */
+#define SD_WIRE_AVRO_MAX ((size_t)1 << 30)
+static void *sd_wire_avro_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    (void)ud, (void)osize;
+    if (!nsize) {
+        free(ptr);
+        return NULL;
+    }
+    return nsize > SD_WIRE_AVRO_MAX ? NULL : realloc(ptr, nsize);
+}
+static pthread_once_t sd_wire_avro_once = PTHREAD_ONCE_INIT;
+static void sd_wire_avro_bound(void) { avro_set_allocator(sd_wire_avro_alloc, NULL); }
+
 sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int foreign_id, sd_wire_t **out, char *err, size_t errlen) {
+    pthread_once(&sd_wire_avro_once, sd_wire_avro_bound);
     sd_wire_t *w = sd_util_xcalloc(1, sizeof(*w));
     w->fmt = fmt;
     w->id = id;
@@ -399,6 +419,7 @@ struct sd_wire_reader_s {
 };
 
 sd_wire_reader_t *sd_wire_reader_new(const char *url, sd_wire_format_t fmt) {
+    pthread_once(&sd_wire_avro_once, sd_wire_avro_bound);
     sd_wire_reader_t *rd = sd_util_xcalloc(1, sizeof(*rd));
     rd->url = sd_util_strdup(url);
     rd->fmt = fmt;
@@ -615,6 +636,7 @@ static const char *sd_wire_ocf_frame(FILE *in) {
 FILE *sd_wire_ocf_lines(const char *path, char *err, size_t errlen) {
     /* a file a pipeline wrote: a regular one only, opened without blocking
      * (sd_util_open_foreign); the magic and the frame first (above) */
+    pthread_once(&sd_wire_avro_once, sd_wire_avro_bound);
     char magic[4] = {0}, why[128] = "cannot be opened";
     FILE *in = sd_util_fopen_foreign(path, why, sizeof(why));
     size_t got = in ? fread(magic, 1, sizeof(magic), in) : 0;
