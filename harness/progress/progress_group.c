@@ -16,7 +16,10 @@
  *              (a transactional writer commits its offsets with its
  *              output, so its rows show with the commit): records were
  *              consumed and written that the group has not committed
- *              yet. That is a batch's begin;
+ *              yet. That is a batch's begin, unless the group has
+ *              committed all the harness sent and the target's open
+ *              transaction holds no record of this run's ledger ids
+ *              (sd_group_foreign_txn): another producer's, no batch;
  *              a kill between it and the next commit leaves work the
  *              restarted pipeline will do again.
  *   open txn   a transactional application writes more than its output
@@ -57,6 +60,7 @@
 
 struct sd_group_s {
     char *name;
+    char *needle;                /* "<tag>-": the start of this run's ledger ids (sd_group_foreign_txn) */
     rd_kafka_t *rk;              /* a consumer handle of the group, never subscribed */
     rd_kafka_queue_t *q;
     int64_t *committed;          /* per source partition, -1 none */
@@ -196,6 +200,25 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
     g->rows_at_commit = P->inc_rows0; /* counted as the incarnation started */
 }
 
+/* Is the transaction open in the target another writer's? Only when the
+ * group has committed everything the harness sent (no input unread: no
+ * work of the pipeline can be in flight but the output of what it has
+ * already committed, a pipeline that commits its offsets before its
+ * output) and no record the open transactions hold carries this run's
+ * ledger ids ("<tag>-<seq>", in the value, key or sd-id header): a second
+ * transactional producer of the application, a heartbeat. Read within a
+ * few hundred ms; a reader that cannot tell in time leaves it the
+ * pipeline's batch. */
+static int sd_group_foreign_txn(sd_run_t *r, sd_group_t *g) {
+    if (!sd_run_target(r) || sd_run_input_unread(r) != 0) return 0;
+    if (!g->needle) {
+        size_t n = strlen(sd_run_tag(r)) + 2;
+        g->needle = sd_util_xmalloc(n);
+        snprintf(g->needle, n, "%s-", sd_run_tag(r));
+    }
+    return sd_sink_open_holds(sd_run_target(r), g->needle, sd_util_scaled_ms(300)) == 0;
+}
+
 /* A batch begins when a transaction of the pipeline holds records (in
  * the target or its own topics), or, for a writer that shows no
  * transaction, when the target's rows grew past the last commit (not
@@ -207,7 +230,9 @@ static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *e
     /* a transactional writer's rows show at its commit, with the offsets:
      * its batch is the transaction open in the target or its own topics,
      * and rows that grew are a commit, not a begin */
-    int64_t pend = sd_progress_open_records(r, NULL);
+    int in_own = 0;
+    int64_t pend = sd_progress_open_records(r, &in_own);
+    if (pend > 0 && !in_own && sd_group_foreign_txn(r, g)) pend = 0;
     if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
         g->open = 1;
         /* its size: what the harness had sent past the group's newest
@@ -557,6 +582,7 @@ static void sd_group_close(void *state) {
     rd_kafka_queue_destroy(g->q);
     rd_kafka_destroy(g->rk);
     free(g->committed);
+    free(g->needle);
     free(g->name);
     free(g);
 }

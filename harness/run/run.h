@@ -134,6 +134,11 @@ int64_t sd_run_messages(const sd_run_t *r);
  * + 1, or INT64_MAX when no transactional producer wrote (the high
  * watermark is the end). */
 int64_t sd_run_data_end(const sd_run_t *r, int p);
+/* Has the pipeline input it has not committed, by the harness's own
+ * account of what it sent against the offsets the progress source's
+ * commits name? 1 yes, 0 no (everything sent is committed), -1 it cannot
+ * tell (no offsets seen, or a second source the commits do not name). */
+int sd_run_input_unread(const sd_run_t *r);
 /* How long the newest count of the sinks took (ms): a fault may count the
  * target at each step of its wait only when that is cheap. */
 int64_t sd_run_sample_cost_ms(const sd_run_t *r);

@@ -206,6 +206,33 @@ const char *sd_run_side_topic(const sd_run_t *r, int *partitions) {
     return r->side.topic;
 }
 
+int sd_run_input_unread(const sd_run_t *r) {
+    const sd_progress_run_t *P = &r->prog;
+    if (!P->consumed || !P->last_offsets_mono) return -1;
+    /* a second source whose offsets the commits do not name: its records
+     * may be what the pipeline works on */
+    int side_parts, side_reported = 0;
+    if (sd_run_side_topic(r, &side_parts) && r->side.messages > 0) {
+        for (int p = 0; P->side_consumed && p < side_parts; p++) side_reported |= P->side_consumed[p] >= 0;
+        if (!side_reported) return -1;
+        for (int p = 0; p < side_parts && p < SD_PRODUCER_MAX_PARTITIONS; p++)
+            if (sd_producer_partition_end(r->side.producer, p) > (P->side_consumed[p] < 0 ? 0 : P->side_consumed[p])) return 1;
+    }
+    for (int p = 0; p < r->src.partitions && p < SD_PRODUCER_MAX_PARTITIONS; p++) {
+        /* acknowledged records, plain or in a transaction that committed
+         * (an open one is not for a read_committed reader yet) */
+        int64_t end = sd_producer_partition_end(r->src.producer, p), from = P->consumed[p] < 0 ? 0 : P->consumed[p];
+        if (r->txn.producer && r->txn.data_end[p] > end) end = r->txn.data_end[p];
+        if (end > from) return 1;
+    }
+    /* sent and not acknowledged yet: the message count runs ahead (past
+     * what transactions left open hold) */
+    int64_t read = 0, held = 0;
+    for (int p = 0; p < r->src.partitions; p++) read += P->consumed[p] < 0 ? 0 : P->consumed[p];
+    for (int i = 0; i < r->txn.nopen; i++) held += r->txn.open_n[i];
+    return r->sends.messages - held > read ? 1 : 0;
+}
+
 int64_t sd_run_data_end(const sd_run_t *r, int p) {
     if (!r->txn.producer || p < 0 || p >= SD_PRODUCER_MAX_PARTITIONS) return INT64_MAX;
     int64_t end = r->txn.data_end[p], plain = sd_producer_partition_end(r->src.producer, p);

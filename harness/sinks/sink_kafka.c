@@ -48,6 +48,14 @@ typedef struct {
     int64_t aborted;   /* records of aborted transactions the last scan passed over (or, read_uncommitted, read), -1 not known */
     int64_t committed; /* read_uncommitted: of the records the last scan read, those a read_committed reader sees, -1 not known */
     char *open_note;   /* the last scan's partitions that end in an open transaction, or NULL */
+    /* sd_kafka_sink_open_holds: a read_uncommitted reader of the open
+     * ranges, and per partition the range last read ([hold_lso, hold_hw))
+     * with its answer (1 held the needle, 0 not, -1 none read yet) */
+    rd_kafka_t *holder;
+    char *hold_needle;
+    int hold_n;
+    int64_t *hold_lso, *hold_hw;
+    int *hold_ans;
     sd_wire_reader_t *wire; /* format=avro: the registry's schemas, fetched once each */
     sd_buf_t decoded;  /* the record's value as JSON */
     sd_err_t fail;     /* why a record callback stopped the read */
@@ -279,6 +287,21 @@ static sd_err_t sd_kafka_sink_count(void *state, int missing_ok, int64_t *rows, 
     return e;
 }
 
+/* The reader of open ranges, made ready the first time a transaction is
+ * seen in the topic (sd_kafka_sink_pending): a new client takes longer
+ * than the budget of a look to learn the partitions' leaders and connect
+ * to them, so a first look at an idle pipeline would always run out of
+ * time. Its metadata of the topic is asked at once, for that. */
+static rd_kafka_t *sd_kafka_holder(sd_kafka_sink_t *s) {
+    if (s->holder) return s->holder;
+    if (!(s->holder = sd_kafka_sink_client(s, "read_uncommitted", "10", NULL, 0))) return NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(s->holder, s->topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    if (!rd_kafka_metadata(s->holder, 0, rkt, &md, (int)sd_util_scaled_ms(2000))) rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    return s->holder;
+}
+
 /* Records written to open transactions: the high watermark past the last
  * stable offset, summed over the partitions; -1 while the topic shows no
  * sign of a transactional writer (no open transaction, no marker between
@@ -299,6 +322,7 @@ static sd_err_t sd_kafka_sink_pending(void *state, int64_t *rows, char *err, siz
     for (int p = 0; !e && p < n; p++)
         if (hi[p] > lso[p]) sum += hi[p] - lso[p];
     if (sum > 0) s->txn_seen = 1;
+    if (s->txn_seen) sd_kafka_holder(s);
     for (int p = 0; !s->txn_seen && p < s->cn && p < n; p++)
         if (s->clo[p] >= 0 && s->cpos[p] - s->clo[p] > s->ccnt[p]) s->txn_seen = 1;
     if (!e && s->txn_seen) *rows = sum;
@@ -313,6 +337,94 @@ static int sd_kafka_sink_ends(void *state, int nmax, int64_t *stable, int64_t *e
     int n = s->cn < nmax ? s->cn : nmax;
     if (strcmp(s->isolation, "read_committed") || n <= 0) return -1;
     return sd_kafka_open_now(s, n, stable, end, NULL, 0) == SD_OK ? n : -1;
+}
+
+/* Does record m hold the needle in its key, its value or its sd-id
+ * header? Raw bytes: a ledger id is a plain string in JSON, Avro and
+ * Protobuf alike. */
+static int sd_kafka_rec_holds(const rd_kafka_message_t *m, const char *needle) {
+    size_t nl = strlen(needle);
+    if (m->payload && memmem(m->payload, m->len, needle, nl)) return 1;
+    if (m->key && memmem(m->key, m->key_len, needle, nl)) return 1;
+    rd_kafka_headers_t *h = NULL;
+    const void *v = NULL;
+    size_t vl = 0;
+    return !rd_kafka_message_headers(m, &h) && !rd_kafka_header_get_last(h, "sd-id", &v, &vl) && v && memmem(v, vl, needle, nl);
+}
+
+/* Read the open ranges [lso[p], hi[p]) not answered yet (ans[p] < 0) with
+ * the holder, until each is read to its end or holds the needle, or the
+ * deadline passes (those partitions stay -1). */
+static void sd_kafka_read_holds(sd_kafka_sink_t *s, int n, const int64_t *lso, const int64_t *hi, int *ans, const char *needle,
+                                int64_t deadline) {
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(n);
+    int64_t *pos = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    for (int p = 0; p < n; p++)
+        if (ans[p] < 0) rd_kafka_topic_partition_list_add(l, s->topic, p)->offset = pos[p] = lso[p];
+    rd_kafka_assign(s->holder, l);
+    rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(s->holder);
+    for (;;) {
+        int left = 0;
+        for (int p = 0; p < n; p++) {
+            if (ans[p] < 0 && pos[p] >= hi[p]) ans[p] = 0;
+            left |= ans[p] < 0;
+        }
+        if (!left || sd_util_mono_ms() > deadline) break;
+        rd_kafka_message_t *m = rd_kafka_consume_queue(q, 20);
+        if (!m) continue;
+        int p = m->partition;
+        if (p >= 0 && p < n && ans[p] < 0 && m->offset >= pos[p]) {
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) pos[p] = m->offset; /* past a marker, or the end */
+            else if (!m->err && m->offset < hi[p] && sd_kafka_rec_holds(m, needle)) ans[p] = 1;
+            else if (!m->err) pos[p] = m->offset + 1;
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rd_kafka_queue_destroy(q);
+    rd_kafka_assign(s->holder, NULL);
+    rd_kafka_topic_partition_list_destroy(l);
+    free(pos);
+}
+
+/* Do the records open transactions hold (each partition's high watermark
+ * past its last stable offset) carry the needle? Read once per range: the
+ * answer is kept while a partition's two ends stay where they were, so a
+ * kill's aim, asking every few ms, reads each range once. 1 yes, 0 no (or
+ * nothing is open), -1 the ranges could not be read within budget_ms. */
+static int sd_kafka_sink_open_holds(void *state, const char *needle, int64_t budget_ms) {
+    sd_kafka_sink_t *s = state;
+    int n = s->cn;
+    if (strcmp(s->isolation, "read_committed") || n <= 0) return -1;
+    int64_t deadline = sd_util_mono_ms() + budget_ms;
+    if (!sd_kafka_holder(s)) return -1;
+    if (n != s->hold_n || !s->hold_needle || strcmp(s->hold_needle, needle)) {
+        free(s->hold_needle); free(s->hold_lso); free(s->hold_hw); free(s->hold_ans);
+        s->hold_needle = sd_util_strdup(needle);
+        s->hold_n = n;
+        s->hold_lso = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+        s->hold_hw = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+        s->hold_ans = sd_util_xcalloc((size_t)n, sizeof(int));
+        for (int p = 0; p < n; p++) s->hold_ans[p] = -1;
+    }
+    int64_t *lso = sd_util_xcalloc((size_t)n, sizeof(int64_t)), *hi = sd_util_xcalloc((size_t)n, sizeof(int64_t));
+    int *ans = sd_util_xcalloc((size_t)n, sizeof(int)), held = 0, unknown = 0;
+    if (sd_kafka_open_now(s, n, lso, hi, NULL, 0) != SD_OK) {
+        free(lso); free(hi); free(ans);
+        return -1;
+    }
+    for (int p = 0; p < n; p++) {
+        int same = s->hold_ans[p] >= 0 && s->hold_lso[p] == lso[p] && s->hold_hw[p] == hi[p];
+        ans[p] = hi[p] <= lso[p] ? 0 : same ? s->hold_ans[p] : -1;
+        held |= ans[p] == 1;
+    }
+    if (!held) sd_kafka_read_holds(s, n, lso, hi, ans, needle, deadline);
+    for (int p = 0; p < n; p++) {
+        s->hold_lso[p] = lso[p], s->hold_hw[p] = hi[p], s->hold_ans[p] = ans[p];
+        held |= ans[p] == 1;
+        unknown |= ans[p] < 0;
+    }
+    free(lso); free(hi); free(ans);
+    return held ? 1 : unknown ? -1 : 0;
 }
 
 /* "p<partition>@<offset>", the label of a record the pipeline did not label. */
@@ -667,6 +779,8 @@ static void sd_kafka_sink_close(void *state) {
     sd_wire_reader_free(s->wire);
     sd_buf_free(&s->decoded);
     sd_kafka_counter_reset(s, 0);
+    if (s->holder) { rd_kafka_consumer_close(s->holder); rd_kafka_destroy(s->holder); }
+    free(s->hold_needle); free(s->hold_lso); free(s->hold_hw); free(s->hold_ans);
     if (s->hw) rd_kafka_destroy(s->hw);
     if (s->meta) rd_kafka_destroy(s->meta);
     free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
@@ -678,5 +792,5 @@ const sd_sink_ops_t sd_sink_kafka = {
     .name = "kafka", .open = sd_kafka_sink_open, .count = sd_kafka_sink_count, .scan = sd_kafka_sink_scan,
     .close = sd_kafka_sink_close, .notes = sd_kafka_sink_notes, .scan_cols = sd_kafka_sink_scan_cols,
     .pending = sd_kafka_sink_pending, .aborted = sd_kafka_sink_aborted, .committed = sd_kafka_sink_committed,
-    .ends = sd_kafka_sink_ends,
+    .ends = sd_kafka_sink_ends, .open_holds = sd_kafka_sink_open_holds,
 };
