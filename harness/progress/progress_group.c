@@ -98,6 +98,11 @@ struct sd_group_s {
     int held_commits;            /* a later incarnation's commits seen before a look that still found it held */
     int commits_since_look;      /* a later incarnation's commits since the last look */
     int64_t held_mono, held_left, next_held_mono;
+    /* the target's high watermarks when the newest commit was seen (-1
+     * none): records below them were written before it, the committed
+     * transaction's own while its markers are still on their way */
+    int64_t commit_hw[SD_GROUP_HELD_PARTS];
+    int commit_hw_n;
 };
 
 /* Wait for the answer to the request just sent (any stale answer of an
@@ -211,6 +216,15 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
  * pipeline's batch. */
 static int sd_group_foreign_txn(sd_run_t *r, sd_group_t *g) {
     if (!sd_run_target(r) || sd_run_input_unread(r) != 0) return 0;
+    /* open records all written before the newest commit was seen are that
+     * commit's own, readable once its markers land: no new batch */
+    if (g->commit_hw_n > 0) {
+        int64_t stable[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
+        int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, end), newer = 0;
+        for (int p = 0; p < n && p < g->commit_hw_n; p++)
+            newer |= end[p] > stable[p] && end[p] > g->commit_hw[p];
+        if (n > 0 && !newer) return 1;
+    }
     if (!g->needle) {
         size_t n = strlen(sd_run_tag(r)) + 2;
         g->needle = sd_util_xmalloc(n);
@@ -299,6 +313,8 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
                                         sd_util_wall_ms(), err, errlen);
             sd_buf_free(&off);
             g->rows_at_commit = sd_progress_target_rows(r);
+            int64_t stable[SD_GROUP_HELD_PARTS];
+            g->commit_hw_n = sd_run_target(r) ? sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, g->commit_hw) : -1;
         }
         /* a batch begins: also right after a commit, as a transactional
          * writer opens its next transaction at once (one commit interval
