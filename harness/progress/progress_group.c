@@ -216,21 +216,15 @@ static void sd_group_new_incarnation(sd_run_t *r, sd_group_t *g) {
  * pipeline's batch. */
 static int sd_group_foreign_txn(sd_run_t *r, sd_group_t *g) {
     if (!sd_run_target(r) || sd_run_input_unread(r) != 0) return 0;
-    /* open records all written before the newest commit was seen are that
-     * commit's own, readable once its markers land: no new batch */
-    if (g->commit_hw_n > 0) {
-        int64_t stable[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
-        int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, end), newer = 0;
-        for (int p = 0; p < n && p < g->commit_hw_n; p++)
-            newer |= end[p] > stable[p] && end[p] > g->commit_hw[p];
-        if (n > 0 && !newer) return 1;
-    }
     if (!g->needle) {
         size_t n = strlen(sd_run_tag(r)) + 2;
         g->needle = sd_util_xmalloc(n);
         snprintf(g->needle, n, "%s-", sd_run_tag(r));
     }
-    return sd_sink_open_holds(sd_run_target(r), g->needle, sd_util_scaled_ms(300)) == 0;
+    /* open records all written before the newest commit was seen are that
+     * commit's own, readable once its markers land: only those written
+     * since (past its high watermarks) can be a new batch's */
+    return sd_sink_open_holds(sd_run_target(r), g->needle, g->commit_hw, g->commit_hw_n, sd_util_scaled_ms(300)) == 0;
 }
 
 /* A batch begins when a transaction of the pipeline holds records (in

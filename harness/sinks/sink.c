@@ -112,8 +112,8 @@ int64_t sd_sink_aborted(sd_sink_t *s) { return s->ops->aborted ? s->ops->aborted
 int sd_sink_ends(sd_sink_t *s, int nmax, int64_t *stable, int64_t *end) {
     return s->ops->ends ? s->ops->ends(s->state, nmax, stable, end) : -1;
 }
-int sd_sink_open_holds(sd_sink_t *s, const char *needle, int64_t budget_ms) {
-    return s->ops->open_holds ? s->ops->open_holds(s->state, needle, budget_ms) : -1;
+int sd_sink_open_holds(sd_sink_t *s, const char *needle, const int64_t *from, int nfrom, int64_t budget_ms) {
+    return s->ops->open_holds ? s->ops->open_holds(s->state, needle, from, nfrom, budget_ms) : -1;
 }
 int64_t sd_sink_committed(sd_sink_t *s) { return s->ops->committed ? s->ops->committed(s->state) : -1; }
 

@@ -81,9 +81,11 @@ typedef struct sd_sink_ops_s {
      * watermark); returns how many partitions, -1 when it cannot tell. */
     int (*ends)(void *state, int nmax, int64_t *stable, int64_t *end);
     /* Optional: does a record that open transactions hold (past the last
-     * stable offset) carry needle in its key, value or sd-id header? 1
-     * yes, 0 no (or none is open), -1 it cannot tell within budget_ms. */
-    int (*open_holds)(void *state, const char *needle, int64_t budget_ms);
+     * stable offset), at or past from[p] in its partition (nfrom of them;
+     * from NULL: any), carry needle in its key, value or sd-id header? 1
+     * yes, 0 no (or none is open there), -1 it cannot tell within
+     * budget_ms. */
+    int (*open_holds)(void *state, const char *needle, const int64_t *from, int nfrom, int64_t budget_ms);
 } sd_sink_ops_t;
 
 extern const sd_sink_ops_t sd_sink_sqlite;
@@ -147,7 +149,7 @@ int64_t sd_sink_committed(sd_sink_t *s);
 int sd_sink_ends(sd_sink_t *s, int nmax, int64_t *stable, int64_t *end);
 /* Do the records open transactions hold carry needle (see open_holds
  * above)? 1, 0, or -1 when the reader cannot tell. */
-int sd_sink_open_holds(sd_sink_t *s, const char *needle, int64_t budget_ms);
+int sd_sink_open_holds(sd_sink_t *s, const char *needle, const int64_t *from, int nfrom, int64_t budget_ms);
 
 /* JSON-lines rows as a command prints them (sink_command.c; the Delta
  * reader's helper prints the same): what names the text in errors, a line

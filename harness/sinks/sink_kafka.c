@@ -387,11 +387,12 @@ static void sd_kafka_read_holds(sd_kafka_sink_t *s, int n, const int64_t *lso, c
 }
 
 /* Do the records open transactions hold (each partition's high watermark
- * past its last stable offset) carry the needle? Read once per range: the
- * answer is kept while a partition's two ends stay where they were, so a
- * kill's aim, asking every few ms, reads each range once. 1 yes, 0 no (or
- * nothing is open), -1 the ranges could not be read within budget_ms. */
-static int sd_kafka_sink_open_holds(void *state, const char *needle, int64_t budget_ms) {
+ * past its last stable offset, and past from[p] when given) carry the
+ * needle? Read once per range: the answer is kept while a partition's two
+ * ends stay where they were, so a kill's aim, asking every few ms, reads
+ * each range once. 1 yes, 0 no (or nothing is open), -1 the ranges could
+ * not be read within budget_ms. */
+static int sd_kafka_sink_open_holds(void *state, const char *needle, const int64_t *from, int nfrom, int64_t budget_ms) {
     sd_kafka_sink_t *s = state;
     int n = s->cn;
     if (strcmp(s->isolation, "read_committed") || n <= 0) return -1;
@@ -413,6 +414,7 @@ static int sd_kafka_sink_open_holds(void *state, const char *needle, int64_t bud
         return -1;
     }
     for (int p = 0; p < n; p++) {
+        if (from && p < nfrom && from[p] > lso[p]) lso[p] = from[p]; /* only what was written since from[p] */
         int same = s->hold_ans[p] >= 0 && s->hold_lso[p] == lso[p] && s->hold_hw[p] == hi[p];
         ans[p] = hi[p] <= lso[p] ? 0 : same ? s->hold_ans[p] : -1;
         held |= ans[p] == 1;
