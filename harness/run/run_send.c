@@ -395,6 +395,17 @@ static sd_err_t sd_run_txn_producer(sd_run_t *r, int open_slot, sd_producer_t **
     return e;
 }
 
+/* A committed transaction of p moves where a read_committed reader's
+ * records end, on the partitions it wrote to (past before[q], the ends
+ * before it began; NULL: every partition it knows). */
+static void sd_run_txn_moved_end(sd_run_t *r, sd_producer_t *p, const int64_t *before) {
+    for (int q = 0; q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
+        int64_t end = sd_producer_partition_end(p, q);
+        if ((!before || end > before[q]) && end > r->txn.data_end[q]) r->txn.data_end[q] = end;
+    }
+}
+
+
 /* produce N transactional [size=S] [abort=M] [open=K]: transactions of S
  * events through a transactional producer; M of them (spread over the
  * step) aborted, their events recorded as `aborted` before they are sent;
@@ -447,10 +458,7 @@ static sd_err_t sd_run_produce_txn(sd_run_t *r, const sd_step_t *st, char *detai
          * them), and only the partitions this transaction wrote to move;
          * one left open counts while it is open and once committed
          * (sd_run_data_end, sd_run_resolve) */
-        for (int q = 0; !abort && !open && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
-            int64_t end = sd_producer_partition_end(p, q);
-            if (end > before[q] && end > r->txn.data_end[q]) r->txn.data_end[q] = end;
-        }
+        if (!abort && !open) sd_run_txn_moved_end(r, p, before);
         if (open && p) sd_producer_close(p);
     }
     r->src.producer = plain;
@@ -513,10 +521,7 @@ sd_err_t sd_run_resolve(sd_run_t *r, int64_t timeout_ms, char *detail, size_t dl
                 lost_events += r->txn.open_n[i];
             } else {
                 events += r->txn.open_n[i];
-                for (int q = 0; !e && q < r->src.partitions && q < SD_PRODUCER_MAX_PARTITIONS; q++) {
-                    int64_t end = sd_producer_partition_end(r->txn.open[i], q);
-                    if (end > r->txn.data_end[q]) r->txn.data_end[q] = end;
-                }
+                if (!e) sd_run_txn_moved_end(r, r->txn.open[i], NULL);
             }
         }
         sd_producer_close(r->txn.open[i]);
