@@ -24,6 +24,7 @@ static const char *const sd_err_names[SD_ERR__COUNT] = {
     [SD_ERR_NOT_MEASURED] = "not-measured",
     [SD_ERR_CHECKPOINT] = "checkpoint-damaged",
     [SD_ERR_REGISTRY] = "registry-unreachable",
+    [SD_ERR_NOT_JUDGED] = "schema-not-judged",
 };
 
 const char *sd_strerror(sd_err_t err) {
@@ -46,6 +47,7 @@ int sd_err_is_inconclusive(sd_err_t err) {
     case SD_ERR_NOT_MEASURED:
     case SD_ERR_CHECKPOINT:
     case SD_ERR_REGISTRY:
+    case SD_ERR_NOT_JUDGED:
         return 1;
     default:
         return 0;

@@ -30,6 +30,7 @@ typedef enum {
     SD_ERR_NOT_MEASURED = 16, /* an expectation names a figure the run could not measure (state bounds) */
     SD_ERR_CHECKPOINT = 17,   /* the pipeline's checkpoint cannot be read safely: a file that is not a regular one, too large, a number out of range */
     SD_ERR_REGISTRY = 18,     /* the schema registry unreachable or refusing the harness */
+    SD_ERR_NOT_JUDGED = 19,   /* the harness's JSON Schema check of an event ran out of a bound: neither valid nor invalid */
     SD_ERR__COUNT
 } sd_err_t;
 

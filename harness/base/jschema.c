@@ -8,16 +8,20 @@
  * reason. */
 #include "jschema.h"
 
+#include "ecmare.h"
+
+#include <inttypes.h>
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
     char *src;
-    regex_t re;
+    size_t len;
+    sd_ecmare_t *re;
 } sd_jschema_re_t;
 
 struct sd_jschema_s {
@@ -46,38 +50,35 @@ static int sd_jschema_err(char *err, size_t errlen, const char *fmt, ...) {
     return -1;
 }
 
-static regex_t *sd_jschema_re(const sd_jschema_t *s, const char *src) {
+static const sd_ecmare_t *sd_jschema_re(const sd_jschema_t *s, const char *src, size_t len) {
     for (size_t i = 0; i < s->nre; i++)
-        if (!strcmp(s->re[i].src, src)) return &s->re[i].re;
+        if (s->re[i].len == len && !memcmp(s->re[i].src, src, len)) return s->re[i].re;
     return NULL;
 }
 
-/* An ECMA-262 pattern as a POSIX extended one: \d and \D spelt out (glibc
- * knows \w, \s and their negations already). */
-static int sd_jschema_add_re(sd_jschema_t *s, const char *src, const char *at, char *err, size_t errlen) {
-    if (sd_jschema_re(s, src)) return 0;
-    size_t n = strlen(src);
-    char *posix = malloc(n * 6 + 1), *o = posix;
-    if (!posix) return sd_jschema_err(err, errlen, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        if (src[i] == '\\' && (src[i + 1] == 'd' || src[i + 1] == 'D')) {
-            o += sprintf(o, "%s", src[i + 1] == 'd' ? "[0-9]" : "[^0-9]");
-            i++;
-        } else {
-            *o++ = src[i];
-            if (src[i] == '\\' && src[i + 1]) *o++ = src[++i];
-        }
-    }
-    *o = 0;
+/* The pattern src (len bytes) compiled as ECMA-262 (ecmare.c), once. */
+static int sd_jschema_add_re(sd_jschema_t *s, const char *src, size_t len, const char *at, char *err, size_t errlen) {
+    if (sd_jschema_re(s, src, len)) return 0;
     if (s->nre == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->re = realloc(s->re, s->cap * sizeof(*s->re));
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        sd_jschema_re_t *more = realloc(s->re, cap * sizeof(*s->re));
+        if (!more) return sd_jschema_err(err, errlen, "out of memory");
+        s->re = more, s->cap = cap;
     }
+    char why[256];
+    sd_ecmare_refusal_t kind;
+    sd_ecmare_t *re = sd_ecmare_compile(src, len, &kind, why, sizeof(why));
+    if (!re)
+        return sd_jschema_err(err, errlen, "at %s: pattern \"%.80s\"%s: %s", at[0] ? at : "/", src,
+                              kind == SD_ECMARE_NOT_ECMA ? " is not an ECMA-262 expression" : " is past what the harness checks", why);
     sd_jschema_re_t *r = &s->re[s->nre];
-    int rc = regcomp(&r->re, posix, REG_EXTENDED | REG_NOSUB);
-    free(posix);
-    if (rc) return sd_jschema_err(err, errlen, "at %s: pattern \"%.80s\" is no expression the harness can read", at, src);
-    r->src = strdup(src);
+    if (!(r->src = malloc(len + 1))) {
+        sd_ecmare_free(re);
+        return sd_jschema_err(err, errlen, "out of memory");
+    }
+    memcpy(r->src, src, len);
+    r->src[len] = 0;
+    r->len = len, r->re = re;
     s->nre++;
     return 0;
 }
@@ -146,7 +147,7 @@ static int sd_jschema_walk_named(sd_jschema_t *s, json_t *v, const char *at, con
     char here[1024];
     if (snprintf(here, sizeof(here), "%s/%s", at, k) >= (int)sizeof(here)) return sd_jschema_err(err, errlen, "at %.200s: nested too deep", at);
     json_object_foreach(v, name, sub) {
-        if (!strcmp(k, "patternProperties") && sd_jschema_add_re(s, name, here, err, errlen)) return -1;
+        if (!strcmp(k, "patternProperties") && sd_jschema_add_re(s, name, strlen(name), here, err, errlen)) return -1;
         if (!strcmp(k, "dependencies") && json_is_array(sub)) continue; /* the names it needs */
         if (sd_jschema_walk_in(s, sub, here, name, err, errlen)) return -1;
     }
@@ -188,7 +189,7 @@ static int sd_jschema_walk(sd_jschema_t *s, json_t *node, const char *at, char *
             }
         } else if (!strcmp(k, "pattern")) {
             if (!json_is_string(v)) return sd_jschema_err(err, errlen, "at %s/pattern: expected a string", at);
-            rc = sd_jschema_add_re(s, json_string_value(v), at, err, errlen);
+            rc = sd_jschema_add_re(s, json_string_value(v), json_string_length(v), at, err, errlen);
         } else if (!strcmp(k, "$ref")) {
             if (!json_is_string(v) || !sd_jschema_follow(s->root, json_string_value(v)))
                 return sd_jschema_err(err, errlen, "at %s: $ref \"%.120s\": the harness follows references inside the schema only "
@@ -240,7 +241,7 @@ sd_jschema_t *sd_jschema_compile(const char *text, size_t len, char *err, size_t
 
 void sd_jschema_free(sd_jschema_t *s) {
     if (!s) return;
-    for (size_t i = 0; i < s->nre; i++) regfree(&s->re[i].re), free(s->re[i].src);
+    for (size_t i = 0; i < s->nre; i++) sd_ecmare_free(s->re[i].re), free(s->re[i].src);
     free(s->re);
     json_decref(s->root);
     free(s);
@@ -256,11 +257,28 @@ typedef struct {
     char path[1024];
     size_t plen;
     long steps; /* schemas checked for this value: references that loop through anyOf grow it without end */
+    int unjudged; /* a bound ran out: no answer, whatever the branches said */
 } sd_jv_t;
 
 static int sd_jv_fail(sd_jv_t *c, const char *fmt, ...) {
     if (c->quiet || !c->why || c->why[0]) return 0;
     int n = snprintf(c->why, c->whylen, "%s: ", c->plen ? c->path : "/");
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* A bound that ran out (checks, depth, a pattern's match): the value can
+ * be judged neither valid nor invalid. The flag sticks, so that a branch's
+ * false never turns into a pass through not, anyOf, oneOf or if; why says
+ * the bound whatever was written there before. */
+static int sd_jv_limit(sd_jv_t *c, const char *fmt, ...) {
+    if (c->unjudged) return 0;
+    c->unjudged = 1;
+    if (!c->why || !c->whylen) return 0;
+    int n = snprintf(c->why, c->whylen, "%s: could not judge: ", c->plen ? c->path : "/");
     va_list ap;
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
@@ -338,10 +356,72 @@ static int sd_jv_quiet(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
     return ok;
 }
 
+/* 1 when the compiled pattern (src, n bytes) matches s (len bytes), 0
+ * when not, -1 (c->unjudged set) when a bound of the match ran out. */
+static int sd_jv_match(sd_jv_t *c, const char *src, size_t n, const char *s, size_t len) {
+    const sd_ecmare_t *re = sd_jschema_re(c->s, src, n);
+    char why[200];
+    int m = re ? sd_ecmare_match(re, s, len, why, sizeof(why)) : -1;
+    if (m < 0) sd_jv_limit(c, "pattern \"%.80s\": %s", src, re ? why : "not compiled");
+    return m;
+}
+
 static size_t sd_jschema_codepoints(const char *s, size_t n) {
     size_t cp = 0;
     for (size_t i = 0; i < n; i++) cp += ((unsigned char)s[i] & 0xc0) != 0x80;
     return cp;
+}
+
+/* |v| as digits and a power of ten, |v| = *d * 10^*e with no trailing
+ * zero in *d, and v as text (text: 40 bytes): an integer's own digits; a
+ * real's shortest decimal that reads back as the same double, which is the
+ * number as the JSON wrote it whenever it had 15 significant digits or
+ * fewer (more: the double jansson kept is what is judged). */
+static void sd_jschema_decimal(json_t *v, uint64_t *d, int *e, char *text) {
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        *d = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+        *e = 0;
+        snprintf(text, 40, "%" JSON_INTEGER_FORMAT, i);
+    } else {
+        double x = json_real_value(v);
+        char buf[40];
+        int p = 1;
+        for (; p < 17; p++) {
+            snprintf(buf, sizeof(buf), "%.*e", p - 1, fabs(x));
+            if (strtod(buf, NULL) == fabs(x)) break;
+        }
+        snprintf(buf, sizeof(buf), "%.*e", p - 1, fabs(x));
+        snprintf(text, 40, "%.*g", p, x);
+        uint64_t m = 0;
+        int after = 0, point = 0;
+        const char *q = buf;
+        for (; *q && *q != 'e'; q++) {
+            if (*q == '.') point = 1;
+            else m = m * 10 + (uint64_t)(*q - '0'), after += point;
+        }
+        *d = m;
+        *e = (*q ? atoi(q + 1) : 0) - after;
+    }
+    while (*d && *d % 10 == 0) *d /= 10, (*e)++;
+}
+
+/* Whether xd * 10^xe is an integer multiple of md * 10^me (md > 0),
+ * exactly: for xe >= me, whether md divides xd * 10^(xe - me), worked
+ * out modulo md a power of ten at a time; else whether md * 10^(me - xe)
+ * divides xd. */
+static int sd_jschema_multiple(uint64_t xd, int xe, uint64_t md, int me) {
+    if (!xd) return 1;
+    if (!md) return 0;
+    if (xe >= me) {
+        unsigned __int128 r = xd % md;
+        for (int k = xe - me; k > 0 && r; k--) r = r * 10 % md;
+        return r == 0;
+    }
+    unsigned __int128 q = md;
+    for (int k = me - xe; k > 0; k--)
+        if ((q *= 10) > xd) return 0;
+    return xd % q == 0;
 }
 
 static int sd_jv_number(sd_jv_t *c, json_t *sch, json_t *v) {
@@ -360,14 +440,12 @@ static int sd_jv_number(sd_jv_t *c, json_t *sch, json_t *v) {
     if ((b = json_object_get(sch, "exclusiveMaximum")) && json_is_number(b) && x >= json_number_value(b))
         return sd_jv_fail(c, "exclusiveMaximum: %g is not below %g", x, json_number_value(b));
     if ((b = json_object_get(sch, "multipleOf")) && json_is_number(b) && json_number_value(b) > 0) {
-        int multiple;
-        if (json_is_integer(v) && json_is_integer(b)) {
-            multiple = json_integer_value(v) % json_integer_value(b) == 0;
-        } else {
-            double q = x / json_number_value(b);
-            multiple = isfinite(q) && fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
-        }
-        if (!multiple) return sd_jv_fail(c, "multipleOf: %g is no multiple of %g", x, json_number_value(b));
+        uint64_t xd, md;
+        int xe, me;
+        char xt[40], mt[40];
+        sd_jschema_decimal(v, &xd, &xe, xt);
+        sd_jschema_decimal(b, &md, &me, mt);
+        if (!sd_jschema_multiple(xd, xe, md, me)) return sd_jv_fail(c, "multipleOf: %s is no multiple of %s", xt, mt);
     }
     return 1;
 }
@@ -380,9 +458,18 @@ static int sd_jv_string(sd_jv_t *c, json_t *sch, json_t *v) {
     if ((b = json_object_get(sch, "maxLength")) && json_is_number(b) && (double)cp > json_number_value(b))
         return sd_jv_fail(c, "maxLength: %zu characters, more than %g", cp, json_number_value(b));
     if ((b = json_object_get(sch, "pattern")) && json_is_string(b)) {
-        regex_t *re = sd_jschema_re(c->s, json_string_value(b));
-        if (re && regexec(re, json_string_value(v), 0, NULL, 0))
-            return sd_jv_fail(c, "pattern: the value does not match \"%.80s\"", json_string_value(b));
+        int m = sd_jv_match(c, json_string_value(b), json_string_length(b), json_string_value(v), json_string_length(v));
+        if (m < 0) return 0;
+        if (!m) return sd_jv_fail(c, "pattern: the value does not match \"%.80s\"", json_string_value(b));
+    }
+    /* the one format checked: a pattern is what the schema's own patterns are */
+    if ((b = json_object_get(sch, "format")) && json_is_string(b) && !strcmp(json_string_value(b), "regex")) {
+        char why[256];
+        sd_ecmare_refusal_t kind;
+        sd_ecmare_t *re = sd_ecmare_compile(json_string_value(v), json_string_length(v), &kind, why, sizeof(why));
+        sd_ecmare_free(re);
+        if (!re && kind == SD_ECMARE_NOT_ECMA) return sd_jv_fail(c, "format: not an ECMA-262 regular expression: %s", why);
+        if (!re) return sd_jv_limit(c, "format regex: %s", why);
     }
     return 1;
 }
@@ -399,8 +486,9 @@ static int sd_jv_object(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
             if (!sd_jv_at(c, sub, val, k, 0, depth)) return 0;
         }
         json_object_foreach(pats, p, sub) {
-            regex_t *re = sd_jschema_re(c->s, p);
-            if (re && !regexec(re, k, 0, NULL, 0)) {
+            int m = sd_jv_match(c, p, strlen(p), k, strlen(k));
+            if (m < 0) return 0;
+            if (m) {
                 matched = 1;
                 if (!sd_jv_at(c, sub, val, k, 0, depth)) return 0;
             }
@@ -487,8 +575,9 @@ static int sd_jv_combined(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
 static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
     if (json_is_true(sch)) return 1;
     if (json_is_false(sch)) return sd_jv_fail(c, "the schema here is false: no value is valid");
-    if (depth > 256) return sd_jv_fail(c, "$ref: references nested more than 256 deep");
-    if (++c->steps > 1000000) return sd_jv_fail(c, "the schema asks more than 1,000,000 checks of one value (references that loop)");
+    if (c->unjudged) return 0;
+    if (depth > 256) return sd_jv_limit(c, "$ref: references nested more than 256 deep");
+    if (++c->steps > 1000000) return sd_jv_limit(c, "the schema asks more than 1,000,000 checks of one value (references that loop)");
     json_t *b;
     /* draft 7: beside a $ref, the other keywords are not read */
     if ((b = json_object_get(sch, "$ref"))) return sd_jv(c, sd_jschema_follow(c->s->root, json_string_value(b)), v, depth + 1);
@@ -526,5 +615,6 @@ static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
 int sd_jschema_valid(const sd_jschema_t *s, json_t *v, char *why, size_t whylen) {
     sd_jv_t c = {.s = s, .why = why, .whylen = whylen};
     if (why && whylen) why[0] = 0;
-    return sd_jv(&c, s->root, v, 0);
+    int ok = sd_jv(&c, s->root, v, 0);
+    return c.unjudged ? SD_JSCHEMA_UNJUDGED : ok ? SD_JSCHEMA_VALID : SD_JSCHEMA_INVALID;
 }

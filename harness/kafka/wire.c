@@ -218,10 +218,15 @@ static void sd_wire_header(const sd_wire_t *w, sd_buf_t *out, int id) {
 }
 
 /* The event as it was rendered, after the header, once the schema finds it
- * valid: a JSON Schema serializer's check before it sends. */
+ * valid: a JSON Schema serializer's check before it sends. A check that
+ * ran out of a bound sends nothing either: SD_ERR_NOT_JUDGED, the drill
+ * inconclusive. */
 static sd_err_t sd_wire_encode_json(sd_wire_t *w, json_t *j, const char *json, size_t len, sd_buf_t *out, char *err, size_t errlen) {
     char why[256];
-    if (!sd_jschema_valid(w->js, j, why, sizeof(why)))
+    int valid = sd_jschema_valid(w->js, j, why, sizeof(why));
+    if (valid == SD_JSCHEMA_UNJUDGED)
+        return sd_err_set(err, errlen, SD_ERR_NOT_JUDGED, "the harness cannot tell whether the event is valid by its JSON Schema: %s", why);
+    if (valid != SD_JSCHEMA_VALID)
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "the event is not valid by its JSON Schema: %s", why);
     sd_buf_reset(out);
     sd_wire_header(w, out, w->id);

@@ -47,7 +47,8 @@ void sd_wire_close(sd_wire_t *w);
 /* The JSON event json (len bytes) in the wire format, into out (reset
  * first). A field the schema has and the event lacks, or of another type
  * (JSON Schema: any place the event is not valid), is an error naming it
- * (SD_ERR_SCENARIO). */
+ * (SD_ERR_SCENARIO); a JSON Schema check that could not tell (a bound of
+ * the validator ran out) is SD_ERR_NOT_JUDGED. */
 sd_err_t sd_wire_encode(sd_wire_t *w, const char *json, size_t len, sd_buf_t *out, char *err, size_t errlen);
 
 /* Whether m is a kind of the wire format (it breaks the encoded record,

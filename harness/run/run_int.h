@@ -215,11 +215,12 @@ void sd_run_undo_due(sd_run_t *r, int all);
 /* run_wire.c: events format=avro. Check the registry line and the schema,
  * with the event 0 encoded (a bad scenario, before anything is written);
  * register the schemas once the ledger is open; the value a staged
- * message is sent as (value itself for JSON events). */
+ * message is sent as (value itself for JSON events; NULL with *e the
+ * code and err the reason when it cannot be encoded). */
 sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path, char *err, size_t errlen);
 sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen);
-const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, char *err,
-                              size_t errlen);
+const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, sd_err_t *e,
+                              char *err, size_t errlen);
 void sd_run_wire_close(sd_run_t *r);
 /* run_send.c */
 sd_err_t sd_run_background(sd_run_t *r, char *err, size_t errlen);

@@ -122,9 +122,11 @@ static sd_err_t sd_run_produce_oldest(sd_run_t *r, char *err, size_t errlen) {
         sd_events_id(r->src.events, m->seq, id);
         size_t vlen = m->vlen;
         const void *v = m->null_value ? NULL : b->arena.data + m->value_off;
-        if (!m->as_read) v = sd_run_wire_value(r, m->kind, m->detail_off != (size_t)-1 ? b->arena.data + m->detail_off : NULL, v, &vlen, err, errlen);
+        sd_err_t we = SD_OK;
+        if (!m->as_read)
+            v = sd_run_wire_value(r, m->kind, m->detail_off != (size_t)-1 ? b->arena.data + m->detail_off : NULL, v, &vlen, &we, err, errlen);
         if (!v && !m->null_value) {
-            e = SD_ERR_SCENARIO;
+            e = we ? we : SD_ERR_SCENARIO; /* SD_ERR_NOT_JUDGED: the JSON Schema check could not tell */
             break;
         }
         e = sd_producer_send(r->src.producer, m->keylen ? b->arena.data + m->key_off : NULL, m->keylen, v, vlen, id, b->ns[i], err,

@@ -177,8 +177,8 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
     return e;
 }
 
-const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, char *err,
-                              size_t errlen) {
+const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail, const void *value, size_t *vlen, sd_err_t *e,
+                              char *err, size_t errlen) {
     if (!r->src.wire || !value) return value;
     int mal = detail && !strcmp(kind, "malformed") ? sd_malformed_parse(detail) : -1;
     /* a drift's events go under the version made for it (sd_run_wire_drift;
@@ -187,7 +187,7 @@ const void *sd_run_wire_value(sd_run_t *r, const char *kind, const char *detail,
     if (!strcmp(kind, "drift")) w = r->src.evolved[detail && !strcmp(detail, "location is a number")] ?: w;
     if (mal >= 0) {
         sd_wire_malformed(w, (sd_malformed_t)mal, value, *vlen, &r->src.encoded);
-    } else if (sd_wire_encode(w, value, *vlen, &r->src.encoded, err, errlen)) {
+    } else if ((*e = sd_wire_encode(w, value, *vlen, &r->src.encoded, err, errlen))) {
         return NULL;
     }
     *vlen = r->src.encoded.len;

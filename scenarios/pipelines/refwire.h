@@ -286,7 +286,8 @@ static sd_jschema_t *refjson_schema(const char *url, int id, const char **why) {
 
 /* The value in the JSON Schema wire format: its JSON text (*json,
  * malloc'd) once it parses and its schema finds it valid; NULL, or the
- * reason it cannot be trusted. */
+ * reason it cannot be trusted (a check that ran out of a bound of the
+ * validator is no pass: the record is refused with that reason). */
 static const char *refwire_decode_json(const char *url, const void *p, size_t n, char **json) {
     const unsigned char *b = p;
     if (n < 5 || b[0] != 0) return "not in the registry wire format (no magic byte 0)";
@@ -297,11 +298,12 @@ static const char *refwire_decode_json(const char *url, const void *p, size_t n,
     json_t *j = json_loadb((const char *)b + 5, n - 5, JSON_REJECT_DUPLICATES, NULL);
     if (!j) return "a JSON Schema record that is not JSON";
     char detail[200];
-    int valid = refjson_no_validate || sd_jschema_valid(s, j, detail, sizeof(detail));
+    int valid = refjson_no_validate ? SD_JSCHEMA_VALID : sd_jschema_valid(s, j, detail, sizeof(detail));
     json_decref(j);
-    if (!valid) {
+    if (valid != SD_JSCHEMA_VALID) {
         static char reason[256];
-        snprintf(reason, sizeof(reason), "not valid by its JSON Schema: %s", detail);
+        snprintf(reason, sizeof(reason), "%s by its JSON Schema: %s",
+                 valid == SD_JSCHEMA_UNJUDGED ? "not known to be valid" : "not valid", detail);
         return reason;
     }
     *json = strndup((const char *)b + 5, n - 5);
