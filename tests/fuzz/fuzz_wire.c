@@ -7,8 +7,11 @@
  *   1  `.proto` text read (a registry's answer), then a fixed record
  *      decoded by whatever it read;
  *   2  a JSON Schema compiled (a user's schema file), then fixed values
- *      checked against it; and a JSON value checked against the parcel
- *      scans' schema (harness/base/jschema.c).
+ *      checked against it (strings and names its patterns match, one
+ *      that backtracks without end: ECMA-262 patterns, ecmare.c); and a
+ *      JSON value checked against the parcel scans' schema
+ *      (harness/base/jschema.c). Every answer is valid, invalid or not
+ *      judged, and not judged always says why.
  * A decoded record is always a JSON object; nothing may crash, leak or
  * hang. `make fuzz` runs it. */
 #include <jansson.h>
@@ -71,10 +74,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sd_protodyn_free(p);
     } else {
         sd_jschema_t *s = sd_jschema_compile(text, n, why, sizeof(why));
-        static const char *const docs[] = {"{\"a\":1,\"b\":[1,2,{\"c\":\"x\"}]}", "[1,\"two\",3.5,null,true]", "\"text\"", "-7", "{}"};
+        static const char *const docs[] = {"{\"a\":1,\"b\":[1,2,{\"c\":\"x\"}]}", "[1,\"two\",3.5,null,true]", "\"text\"", "-7", "{}",
+                                           "\"parcel-17_a\\n\\u2028\u00e9\\t \\u00a0x\"", "{\"id-1\":\"A\",\"\u00e9\":0.3,\"\":1e308}",
+                                           "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\"",
+                                           "12345678.123", "9223372036854775807"};
         for (size_t i = 0; s && i < sizeof(docs) / sizeof(docs[0]); i++) {
             json_t *d = json_loads(docs[i], JSON_DECODE_ANY, NULL);
-            sd_jschema_valid(s, d, why, sizeof(why));
+            if (!d) abort();
+            why[0] = 0;
+            int v = sd_jschema_valid(s, d, why, sizeof(why));
+            if (v != SD_JSCHEMA_VALID && v != SD_JSCHEMA_INVALID && (v != SD_JSCHEMA_UNJUDGED || !strstr(why, "could not judge"))) abort();
             json_decref(d);
         }
         sd_jschema_free(s);
