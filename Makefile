@@ -30,7 +30,7 @@ WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports -I$(BUILD)/gen
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
-LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf-c -lsimdjson -lcrypto -lstdc++ -lpthread -lm
+LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf-c -lprotobuf -lsimdjson -lcrypto -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 
@@ -40,7 +40,7 @@ HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/pr
 HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c harness/base/ecmare.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
-              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c harness/kafka/protodyn.c \
+              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
               harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c harness/process/deployed.c \
               harness/sinks/sink.c harness/sinks/sink_json.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
@@ -53,12 +53,13 @@ HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness
 INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/storage.c injectors/network.c injectors/broker.c injectors/command.c
 REPORT_SRC  = reports/model.c reports/write.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c
-# the one C++ file: simdjson behind a C interface (harness/sinks/jsonscan.cpp)
-CXX_SRC     = harness/sinks/jsonscan.cpp
+# the C++ files: simdjson and libprotobuf behind C interfaces
+# (harness/sinks/jsonscan.cpp, harness/kafka/protodyn.cpp)
+CXX_SRC     = harness/sinks/jsonscan.cpp harness/kafka/protodyn.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore \
-              test_progress test_proxy test_recovery test_cluster test_jschema
+              test_progress test_proxy test_recovery test_cluster test_jschema test_protodyn
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
 # the parcel scans' Protobuf message (harness/kafka/parcel_scan.proto): C from
@@ -104,17 +105,19 @@ $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
 # what refwire.h decodes with besides the libraries: the harness's
-# Protobuf reader and JSON Schema validator (with its ECMA-262 patterns)
+# Protobuf reader (C++, libprotobuf) and JSON Schema validator (with its
+# ECMA-262 patterns)
 REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o $(BUILD)/harness/base/ecmare.o
+REFWIRE_LIBS = -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lstdc++ -lpthread -lm
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) $(REFWIRE_LIBS)
 
 scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
 
 scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) $(REFWIRE_LIBS)
 
 # the unit tests run under LeakSanitizer (under ASan's own when SAN is set):
 # a leak in what they exercise fails them (make unit reads their stderr)
@@ -122,6 +125,20 @@ TEST_SAN = $(if $(SAN),,-fsanitize=leak)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libstreamdrill.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(TEST_SAN) $(WARN) -Wno-missing-field-initializers -MMD -MP -o $@ $< $(BUILD)/libstreamdrill.a -lcriterion $(LIBS)
+
+# test_protodyn also links the hand-written reader it compares the new one
+# with (tests/unit/protodyn_legacy.c, in no other binary)
+$(BUILD)/tests/test_protodyn: tests/unit/test_protodyn.c tests/unit/protodyn_legacy.c tests/unit/protodyn_legacy.h $(BUILD)/libstreamdrill.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(TEST_SAN) $(WARN) -Wno-missing-field-initializers -o $@ tests/unit/test_protodyn.c tests/unit/protodyn_legacy.c $(BUILD)/libstreamdrill.a -lcriterion $(LIBS)
+
+# the same tests pointed at the hand-written reader: each defect of issue 76
+# fails there (the corpus tests compare it with itself and pass)
+protodyn-legacy-check: $(BUILD)/libstreamdrill.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) -DSD_PROTODYN_TEST_LEGACY $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-field-initializers -o $(BUILD)/tests/test_protodyn_legacy \
+	  tests/unit/test_protodyn.c tests/unit/protodyn_legacy.c $(BUILD)/libstreamdrill.a -lcriterion $(LIBS)
+	-@$(BUILD)/tests/test_protodyn_legacy --short-filename 2>&1 | grep -E '^\[(FAIL|====)\]|^\[----\] .*(Assertion|signal|crash)'
 
 BENCH_BINS = $(BUILD)/bench/sd_bench $(BUILD)/bench/bare_produce
 
@@ -368,7 +385,7 @@ asan: asan-build
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb image deps-build all deps unit scenario-tests lint mutate mutate-sample asan-build join-under-load test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb image deps-build all deps unit protodyn-legacy-check scenario-tests lint mutate mutate-sample asan-build join-under-load test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -17,7 +17,7 @@ for p in refpipe refjoin reftxn; do
     # shellcheck disable=SC2086 # flag lists are word lists
     ${CC:-cc} $CPPFLAGS $DEB_CFLAGS -Wall -Wextra -Werror $DEB_LDFLAGS -o "$root/usr/libexec/streamdrill/$p" \
         -Iharness/base -Iharness/kafka "scenarios/pipelines/$p.c" "$build/harness/kafka/protodyn.o" "$build/harness/base/jschema.o" \
-        "$build/harness/base/ecmare.o" -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lm
+        "$build/harness/base/ecmare.o" -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lstdc++ -lpthread -lm
 done
 (cd "$root" && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin usr/libexec/streamdrill/reftxn)

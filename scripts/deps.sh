@@ -15,9 +15,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mode=all
 if [ "${1:-}" = build ]; then mode=build; shift; fi
 
-# building and running the harness: compilers, the libraries it links,
-# gnuplot for the charts, Python for the sink helpers
-PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev libjansson-dev libpcre2-dev libavro-dev libprotobuf-c-dev protobuf-c-compiler libsimdjson-dev libpq-dev libssl-dev gnuplot-nox fonts-dejavu-core libfaketime"
+# building and running the harness: compilers, the libraries it links
+# (libprotoc-dev only for the headers of protoc's .proto parser, which
+# libprotobuf itself carries), gnuplot for the charts, Python for the sink
+# helpers
+PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev libjansson-dev libpcre2-dev libavro-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev libprotoc-dev libsimdjson-dev libpq-dev libssl-dev gnuplot-nox fonts-dejavu-core libfaketime"
 # make deb: dpkg-shlibdeps, lintian
 PKGS="$PKGS dpkg-dev lintian fakeroot"
 if [ "$mode" = all ]; then

@@ -80,7 +80,7 @@ sd_err_t sd_wire_open(sd_wire_format_t fmt, const char *schema, int id, int fore
     w->fmt = fmt;
     w->id = id;
     w->foreign_id = foreign_id;
-    if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message, or a user's text read by protodyn.c */
+    if (fmt == SD_WIRE_PROTOBUF) { /* the compiled message, or a user's text read by protodyn.cpp (libprotobuf) */
         char why[512];
         if (schema && schema[0] && strcmp(schema, sd_wire_parcel_proto) && !(w->pd = sd_protodyn_parse(schema, why, sizeof(why)))) {
             free(w);
@@ -234,7 +234,7 @@ static sd_err_t sd_wire_encode_json(sd_wire_t *w, json_t *j, const char *json, s
     return SD_OK;
 }
 
-/* An event as the first message of the user's .proto (protodyn.c). */
+/* An event as the first message of the user's .proto (protodyn.cpp). */
 static sd_err_t sd_wire_encode_protodyn(sd_wire_t *w, json_t *j, sd_buf_t *out, char *err, size_t errlen) {
     uint8_t *b = NULL;
     size_t n = 0;

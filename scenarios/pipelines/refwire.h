@@ -220,7 +220,7 @@ static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int
 }
 
 /* --format protobuf: each schema's .proto text fetched once by its id and
- * read with the harness's Protobuf reader (harness/kafka/protodyn.c, built
+ * read with the harness's Protobuf reader (harness/kafka/protodyn.cpp, built
  * into the pipeline as a consumer builds in its deserializer), the record
  * decoded by the message its indexes name. */
 static refwire_slot_t refwire_pb_cache[REFAVRO_CACHE];
