@@ -39,7 +39,11 @@ void sd_protodyn_free(sd_protodyn_t *p);
  * message indexes, then the message) as a JSON object, *out a new
  * reference. The indexes pick the message (none, or a single 0: the first
  * of the file; then nested ones). The record must be Protobuf to its last
- * byte, its required fields present, its strings UTF-8.
+ * byte (field numbers at most 2^29-1, messages nested at most 100 deep),
+ * its required fields present, its strings UTF-8, each field the schema
+ * has in the wire type its type is written with (libprotobuf alone would
+ * keep a mismatch aside as an unknown field). A message field that comes
+ * twice is merged, as Protobuf has it.
  *
  * Each field (in the schema's order) is a member of its name. A field
  * without presence (proto3's plain fields, repeated, maps) is always there:
