@@ -157,6 +157,7 @@ static void sd_progress_restart(sd_run_batches_t *b, int inc) {
     b->incarnation = inc;
     b->begun = b->committed = -1;
     b->begun_rows = -1;
+    b->committed_sink_rows = -1;
     b->commits = 0;
 }
 
@@ -171,6 +172,7 @@ void sd_progress_new_incarnation(sd_run_t *r, int inc, int64_t started_wall) {
      * written by this incarnation (writers by growth, run_judge.c) */
     if (P->inc_rows0 >= 0) sd_ledger_sample(sd_run_ledger(r), P->inc_started_wall, sd_run_target(r)->name, P->inc_rows0, -1, NULL, 0);
     sd_progress_restart(&P->bs, inc);
+    P->bs.committed_sink_rows = P->inc_rows0;
 }
 
 void sd_progress_follow(sd_run_t *r, int inc) {

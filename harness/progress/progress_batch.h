@@ -18,6 +18,7 @@ typedef struct sd_run_batches_s {
     int incarnation;
     int64_t begun, begun_rows, begun_mono;  /* newest batch begun, -1 if none */
     int64_t begun_sink_rows;                /* target rows when it began, -1 unknown */
+    int64_t committed_sink_rows;            /* target rows when the newest commit was seen, -1 unknown */
     int begun_with_incarnation;             /* began when the process started (its duration includes start-up) */
     int64_t committed, committed_mono;      /* newest batch committed, -1 if none */
     int64_t commits;                        /* commits seen in this incarnation */
