@@ -30,7 +30,7 @@ WARN     = -Wall -Wextra -Werror
 CPPFLAGS = -D_GNU_SOURCE -I/usr/include/postgresql $(addprefix -I,$(HARNESS_DIRS)) -Ireports -I$(BUILD)/gen
 CXX     ?= c++
 CXXFLAGS ?= $(OPT) -g
-LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf-c -lprotobuf -lsimdjson -lcrypto -lstdc++ -lpthread -lm
+LIBS     = -lrdkafka -lpq -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf-c -lprotobuf -lsimdjson -lcurl -lcrypto -lstdc++ -lpthread -lm
 BUILD   ?= build
 SAN     ?=
 

@@ -19,7 +19,7 @@ if [ "${1:-}" = build ]; then mode=build; shift; fi
 # (libprotoc-dev only for the headers of protoc's .proto parser, which
 # libprotobuf itself carries), gnuplot for the charts, Python for the sink
 # helpers
-PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev libjansson-dev libpcre2-dev libavro-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev libprotoc-dev libsimdjson-dev libpq-dev libssl-dev gnuplot-nox fonts-dejavu-core libfaketime"
+PKGS="gcc g++ make pkg-config python3 librdkafka-dev libsqlite3-dev libjansson-dev libpcre2-dev libavro-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev libprotoc-dev libsimdjson-dev libpq-dev libssl-dev libcurl4-openssl-dev gnuplot-nox fonts-dejavu-core libfaketime"
 # make deb: dpkg-shlibdeps, lintian
 PKGS="$PKGS dpkg-dev lintian fakeroot"
 if [ "$mode" = all ]; then

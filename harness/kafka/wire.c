@@ -412,7 +412,7 @@ void sd_wire_malformed(sd_wire_t *w, sd_malformed_t m, const char *json, size_t 
 #define SD_WIRE_SCHEMAS 64
 
 struct sd_wire_reader_s {
-    char *url;
+    sd_registry_t *reg;
     sd_wire_format_t fmt;
     int n;
     struct {
@@ -423,10 +423,10 @@ struct sd_wire_reader_s {
     } s[SD_WIRE_SCHEMAS];
 };
 
-sd_wire_reader_t *sd_wire_reader_new(const char *url, sd_wire_format_t fmt) {
+sd_wire_reader_t *sd_wire_reader_new(sd_registry_t *reg, sd_wire_format_t fmt) {
     pthread_once(&sd_wire_avro_once, sd_wire_avro_bound);
     sd_wire_reader_t *rd = sd_util_xcalloc(1, sizeof(*rd));
-    rd->url = sd_util_strdup(url);
+    rd->reg = reg;
     rd->fmt = fmt;
     return rd;
 }
@@ -436,7 +436,7 @@ void sd_wire_reader_free(sd_wire_reader_t *rd) {
     for (int i = 0; i < rd->n; i++)
         if (rd->s[i].iface) avro_value_iface_decref(rd->s[i].iface), avro_schema_decref(rd->s[i].schema);
     for (int i = 0; i < rd->n; i++) sd_protodyn_free(rd->s[i].proto);
-    free(rd->url);
+    sd_registry_close(rd->reg);
     free(rd);
 }
 
@@ -506,7 +506,7 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
         sd_buf_t text;
         sd_buf_init(&text);
         int found = 0;
-        sd_err_t e = sd_registry_schema(rd->url, id, &text, &found, err, errlen);
+        sd_err_t e = sd_registry_schema(rd->reg, id, &text, &found, err, errlen);
         avro_schema_t s = NULL;
         sd_protodyn_t *proto = NULL;
         char why[256];

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "registry.h"
 #include "scenario.h"
 #include "util.h"
 
@@ -71,9 +72,9 @@ int sd_wire_pick_violation(sd_wire_t *w, const char *schema, const char *id_fiel
 
 typedef struct sd_wire_reader_s sd_wire_reader_t;
 
-/* A reader of fmt (Avro or JSON Schema) that fetches each schema once from
- * the registry at url. */
-sd_wire_reader_t *sd_wire_reader_new(const char *url, sd_wire_format_t fmt);
+/* A reader of fmt (Avro, Protobuf or JSON Schema) that fetches each
+ * schema once from the registry reg (the reader owns it: freed with it). */
+sd_wire_reader_t *sd_wire_reader_new(sd_registry_t *reg, sd_wire_format_t fmt);
 void sd_wire_reader_free(sd_wire_reader_t *rd);
 /* The value p (n bytes) as a JSON object into out (reset first): a union
  * as its branch's value, an enum as its symbol, bytes as a string (JSON

@@ -114,11 +114,28 @@ static const sd_lang_key_t sd_keys_events[] = {
 
 static const sd_lang_key_t sd_keys_registry[] = {
     {.name = "url", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "URL", .off = H(registry_url), .required = 1,
-     .help = "its Confluent-compatible API, http://HOST:PORT[/PATH] (Apicurio Registry: `.../apis/ccompat/v7`)"},
+     .help = "its Confluent-compatible API, http[s]://HOST[:PORT][/PATH] (Apicurio Registry: `.../apis/ccompat/v7`), without "
+             "user:password@ (credentials come from `auth=`)"},
+    {.name = "auth", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "KIND:FROM:WHERE", .off = H(registry_auth),
+     .help = "the registry's credentials, read from the environment or a file when the run starts (never written in the drill, "
+             "nor in any output): `basic:env:NAME` (NAME holds KEY:SECRET, as Confluent Cloud's API keys), `basic:file:PATH` "
+             "(its first line is KEY:SECRET), `bearer:env:NAME` or `bearer:file:PATH` (an OAuth/OIDC access token, as Apicurio "
+             "with Keycloak takes); the pipeline gets it as `STREAMDRILL_REGISTRY_AUTH` (the same words: it reads the same "
+             "variable or file)"},
+    {.name = "ca", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(registry_ca),
+     .help = "with https: the PEM file of the CA that signed the registry's certificate (default: the system's); the "
+             "certificate and its host name are always verified (`STREAMDRILL_REGISTRY_CA` for the pipeline)"},
+    {.name = "cert", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(registry_cert),
+     .help = "with https: a client certificate (PEM) for mutual TLS, with `key=` (`STREAMDRILL_REGISTRY_CERT`)"},
+    {.name = "key", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(registry_key),
+     .help = "its private key (PEM, unencrypted; `STREAMDRILL_REGISTRY_KEY`)"},
+    {.name = "timeout", .form = SD_K_KEY, .type = SD_V_DURATION, .off = H(registry_timeout_ms), .min = 1,
+     .help = "how long one of the harness's requests may take, redirects included (default 10s, connecting 5s; scaled by "
+             "STREAMDRILL_TIMEOUT_MULTIPLIER)"},
     {.name = "proxy", .form = SD_K_WORD, .type = SD_V_FLAG, .off = H(registry_proxy), .set = 1,
      .help = "put the harness's TCP proxy between the pipeline and the registry: `{registry-url}` and `STREAMDRILL_REGISTRY` "
              "lead through it, and `network ... on=registry` steps slow it, cut it or reset it (the harness's own calls go "
-             "straight to the registry)"},
+             "straight to the registry); an http URL only (the proxy's address is not the name a certificate carries)"},
     END};
 
 static const sd_lang_key_t sd_keys_deliveries[] = {
@@ -462,7 +479,7 @@ const sd_lang_entry_t sd_lang_entries[] = {
                 "(`keep`: an id sent *n* times must be there *n* times, the guarantee of Spark's file sink), and which buckets may "
                 "be non-empty (defaults shown first)"},
     {.name = "sink", .role = SD_LANG_HEADER, .parse = sd_hook_sink,
-     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] [format=avro|protobuf|json-schema registry=URL] | "
+     .usage = "sink [NAME] sqlite db=PATH query=SQL | postgres dsn=DSN query=SQL | kafka topic=NAME [id=FIELD] [header=NAME] [isolation=read_committed] [format=avro|protobuf|json-schema registry=URL [registry-auth=KIND:FROM:WHERE] [registry-ca=PATH] [registry-cert=PATH registry-key=PATH]] | "
               "jsonl path=GLOB [id=FIELD] [time=FIELD] | spark-files path=DIR [id=FIELD] [time=FIELD] [format=avro] | flink-files path=DIR [id=FIELD] [time=FIELD] | "
               "delta path=DIR [id=FIELD] [time=FIELD] [python=PATH] | command [id=FIELD] [writer=FIELD] [time=FIELD] [timeout=D] [max-output=N] PROGRAM ARG...",
      .meaning = "where the pipeline's output is read from (see [sink readers](#sink-readers)). The first `sink` is the target the "

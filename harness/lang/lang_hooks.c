@@ -3,6 +3,7 @@
  * network takes one fault at a time, ...), for header directives and steps. */
 #include "figures.h"
 #include "lang_int.h"
+#include "registry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -197,11 +198,12 @@ sd_err_t sd_parse_operator(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_
 /* Sink kinds and the parameters each takes (the readers are in sink_*.c). */
 static const struct {
     const char *kind;
-    const char *const keys[8];
+    const char *const keys[12];
     const char *required[3];
 } sd_sink_kinds[] = {
     {"sqlite", {"db", "query", NULL}, {"db", "query", NULL}},
-    {"kafka", {"topic", "id", "header", "isolation", "format", "registry", NULL}, {"topic", NULL}},
+    {"kafka", {"topic", "id", "header", "isolation", "format", "registry", "registry-auth", "registry-ca", "registry-cert", "registry-key", NULL},
+     {"topic", NULL}},
     {"jsonl", {"path", "id", "time", NULL}, {"path", NULL}},
     {"spark-files", {"path", "id", "time", "format", NULL}, {"path", NULL}},
     {"flink-files", {"path", "id", "time", NULL}, {"path", NULL}},
@@ -219,6 +221,27 @@ static int sd_sink_kind(const char *s) {
     for (int i = 0; sd_sink_kinds[i].kind; i++)
         if (!strcmp(s, sd_sink_kinds[i].kind)) return i;
     return -1;
+}
+
+/* The first registry-* parameter given, or NULL. */
+static const char *sd_sink_registry_extra(const sd_kvlist_t *params) {
+    static const char *const keys[] = {"registry-auth", "registry-ca", "registry-cert", "registry-key", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (sd_kvlist_get(params, keys[i])) return keys[i];
+    return NULL;
+}
+
+/* A kafka sink's registry=URL and its registry-auth=, -cert=, -key=, as
+ * the registry client takes them (harness/kafka/registry.c). */
+static sd_err_t sd_sink_registry_check(sd_pctx_t *c, const sd_toks_t *ts, const char *what, const sd_kvlist_t *params) {
+    char why[512];
+    const char *auth = sd_kvlist_get(params, "registry-auth");
+    if (sd_registry_url_check(sd_kvlist_get(params, "registry"), why, sizeof(why)) || (auth && sd_registry_auth_check(auth, why, sizeof(why))))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: %s", what, why);
+    if (!sd_kvlist_get(params, "registry-cert") != !sd_kvlist_get(params, "registry-key"))
+        return sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected registry-cert= and registry-key= together (mutual TLS), "
+                       "found only one", what);
+    return SD_OK;
 }
 
 /* How many SQL statements a text holds (sqlite3_complete finds where the
@@ -330,9 +353,10 @@ sd_err_t sd_hook_sink(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_
     else if (!err && (fmt && strcmp(fmt, "json")) != (reg != NULL))
         err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected format=avro (or protobuf, json-schema) and registry=URL together (the "
                       "registry its records' schemas are read from), found %s", what, reg ? "registry= alone" : "the format alone");
-    else if (reg && strncmp(reg, "http://", 7))
-        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected registry=http://HOST:PORT[/PATH] (plain http), found \"%s\"",
-                      what, reg);
+    if (!err && reg) err = sd_sink_registry_check(c, ts, what, &d.params);
+    else if (!err && !files && sd_sink_registry_extra(&d.params))
+        err = sd_perr(c, ts->t[0].line, ts->t[0].col, "%s kafka: expected %s= beside registry=URL, found no registry=", what,
+                      sd_sink_registry_extra(&d.params));
     if (err) {
         sd_kvlist_free(&d.params);
         return err;
@@ -367,12 +391,17 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
 
 sd_err_t sd_fin_registry(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj; (void)present;
-    /* the registry client speaks plain HTTP (harness/kafka/registry.c) */
+    /* as the registry client takes them (harness/kafka/registry.c) */
     const char *u = sc->registry_url;
-    if (!strncmp(u, "https://", 8))
-        return sd_perr(c, ts->t[0].line, 1, "registry %s: https is not spoken here; give its plain http address", u);
-    if (strncmp(u, "http://", 7) || !u[7] || u[7] == '/')
-        return sd_perr(c, ts->t[0].line, 1, "registry url=%s: expected a URL http://HOST:PORT[/PATH]", u);
+    char why[512];
+    if (sd_registry_url_check(u, why, sizeof(why)) || (sc->registry_auth && sd_registry_auth_check(sc->registry_auth, why, sizeof(why))))
+        return sd_perr(c, ts->t[0].line, 1, "%s", why);
+    if (!sc->registry_cert != !sc->registry_key)
+        return sd_perr(c, ts->t[0].line, 1, "registry: expected cert= and key= together (mutual TLS), found only %s=",
+                       sc->registry_cert ? "cert" : "key");
+    if (sc->registry_proxy && strncmp(u, "http://", 7))
+        return sd_perr(c, ts->t[0].line, 1, "registry proxy: expected an http:// URL (the proxy is plain TCP on 127.0.0.1, a name "
+                       "the registry's certificate does not carry), found %.8s...", u);
     sc->registry_line = ts->t[0].line;
     return SD_OK;
 }

@@ -192,7 +192,8 @@ void sd_scenario_free(sd_scenario_t *sc) {
     if (!sc) return;
     free(sc->path); free(sc->dir); free(sc->name); free(sc->description); free(sc->topic); free(sc->deliveries_topic); free(sc->deliveries_log); free(sc->deliveries_id);
     free(sc->deliveries_key); free(sc->deliveries_time);
-    free(sc->log_path); free(sc->log_id_field); free(sc->schema_path); free(sc->registry_url); free(sc->id_field); free(sc->time_field);
+    free(sc->log_path); free(sc->log_id_field); free(sc->schema_path); free(sc->registry_url);
+    free(sc->registry_auth); free(sc->registry_ca); free(sc->registry_cert); free(sc->registry_key); free(sc->id_field); free(sc->time_field);
     for (int i = 0; i < sc->nsinks; i++) {
         free(sc->sinks[i].name);
         free(sc->sinks[i].kind);

@@ -288,6 +288,9 @@ typedef struct sd_scenario_s {
     char *registry_url;
     int registry_line;
     int registry_proxy;    /* registry ... proxy: the pipeline reaches it through the harness's proxy ({registry-url}) */
+    char *registry_auth;   /* auth=basic:env:NAME and the like: where the secret is, never the secret */
+    char *registry_ca, *registry_cert, *registry_key; /* ca=, cert=, key= (placeholders unexpanded) */
+    int64_t registry_timeout_ms; /* timeout=: a whole request (0: the client's 10 s, scaled) */
 
     /* deliveries: a second source topic, fed by a generator correlated with
      * the scans (a delivery for share% of them, min..max after the scan) */

@@ -8,6 +8,7 @@
 #define SD_RUN_INT_H
 
 #include "run.h"
+#include "registry.h"
 #include "wire.h"
 
 /* Batches of up to 1,000 messages that may be in the ledger's writer at
@@ -46,6 +47,8 @@ struct sd_run_s {
         char *schema;
         sd_wire_t *wire;
         char *registry;
+        sd_registry_t *reg;       /* the harness's client of it (the registry line's auth=, ca=, cert=, key=) */
+        char *reg_auth, *reg_ca, *reg_cert, *reg_key; /* those, expanded: the pipeline's STREAMDRILL_REGISTRY_* too */
         char *subject;
         sd_wire_t *evolved[2];    /* the schema's later versions (inject drift=): a field added, a type changed */
         sd_buf_t encoded;

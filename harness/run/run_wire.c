@@ -57,6 +57,11 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
                                               sc->time_field ? sc->time_field : "event_time");
     }
     r->src.registry = sd_util_strdup(url);
+    /* the credentials are read now: one missing is found before anything is sent */
+    sd_registry_opts_t ro = {.auth = r->src.reg_auth, .ca = r->src.reg_ca, .cert = r->src.reg_cert, .key = r->src.reg_key,
+                             .timeout_ms = sc->registry_timeout_ms};
+    if (sd_registry_open(url, &ro, &r->src.reg, why, sizeof(why)))
+        return sd_err_set(err, errlen, SD_ERR_REGISTRY, "%s:%d: %s", sc->path, sc->registry_line, why);
     /* the schema compiles, and event 0 fits it: found now, not mid-drill */
     sd_wire_t *w = NULL;
     sd_err_t e = sd_wire_open(sc->events_format, r->src.schema, 0, -1, &w, why, sizeof(why));
@@ -84,7 +89,7 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
 /* Register text under subject, with SD_ERR_REGISTRY for a refusal too. */
 static sd_err_t sd_run_wire_put(sd_run_t *r, const char *subject, const char *text, int *id, char *err, size_t errlen) {
     int refused = 0;
-    sd_err_t e = sd_registry_register(r->src.registry, subject, sd_run_wire_type(r->sc), text, id, &refused, err, errlen);
+    sd_err_t e = sd_registry_register(r->src.reg, subject, sd_run_wire_type(r->sc), text, id, &refused, err, errlen);
     return refused ? SD_ERR_REGISTRY : e;
 }
 
@@ -97,7 +102,7 @@ sd_err_t sd_run_wire_register(sd_run_t *r, char *err, size_t errlen) {
     r->src.subject = sd_util_fmt("%s-value", r->src.topic);
     char *foreign = sd_util_fmt("%s-foreign-value", r->src.topic);
     int id = -1, fid = -1;
-    sd_err_t e = sd_registry_compatibility(r->src.registry, r->src.subject, "BACKWARD", err, errlen);
+    sd_err_t e = sd_registry_compatibility(r->src.reg, r->src.subject, "BACKWARD", err, errlen);
     if (!e) e = sd_run_wire_put(r, r->src.subject, r->src.schema, &id, err, errlen);
     if (!e) e = sd_run_wire_put(r, foreign, sd_wire_foreign_schema(r->sc->events_format), &fid, err, errlen);
     if (!e) e = sd_wire_open(r->sc->events_format, r->src.schema, id, fid, &r->src.wire, err, errlen);
@@ -149,7 +154,7 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
     char *text = sd_run_wire_evolve(r->src.schema, type_change, why, sizeof(why));
     if (!text) return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: inject drift= in Avro: %s", r->sc->path, r->sc->steps[r->step].line, why);
     int id = -1, refused = 0;
-    sd_err_t e = sd_registry_register(r->src.registry, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, why, sizeof(why));
+    sd_err_t e = sd_registry_register(r->src.reg, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, why, sizeof(why));
     if (!e && refused) {
         /* what the rule refuses goes in with the rule off, as a producer
          * forcing an incompatible change does, and the rule is put back;
@@ -159,11 +164,11 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
         const char *reason = ex ? ex + 11 : r409 ? r409 + 10 : why;
         snprintf(note, notelen, "the registry refused the new version under BACKWARD: \"%.240s\"; registered with compatibility NONE",
                  reason);
-        e = sd_registry_compatibility(r->src.registry, r->src.subject, "NONE", err, errlen);
-        if (!e) e = sd_registry_register(r->src.registry, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, err, errlen);
+        e = sd_registry_compatibility(r->src.reg, r->src.subject, "NONE", err, errlen);
+        if (!e) e = sd_registry_register(r->src.reg, r->src.subject, SD_SCHEMA_AVRO, text, &id, &refused, err, errlen);
         if (!e && refused) e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: %s refused a schema with compatibility NONE",
                                           r->src.registry, r->src.subject);
-        if (!e) e = sd_registry_compatibility(r->src.registry, r->src.subject, "BACKWARD", err, errlen);
+        if (!e) e = sd_registry_compatibility(r->src.reg, r->src.subject, "BACKWARD", err, errlen);
     } else if (e) {
         snprintf(err, errlen, "%s", why);
     }
@@ -200,5 +205,9 @@ void sd_run_wire_close(sd_run_t *r) {
     r->src.wire = r->src.evolved[0] = r->src.evolved[1] = NULL;
     free(r->src.schema), free(r->src.registry), free(r->src.subject);
     r->src.schema = r->src.registry = r->src.subject = NULL;
+    sd_registry_close(r->src.reg);
+    r->src.reg = NULL;
+    free(r->src.reg_auth), free(r->src.reg_ca), free(r->src.reg_cert), free(r->src.reg_key);
+    r->src.reg_auth = r->src.reg_ca = r->src.reg_cert = r->src.reg_key = NULL;
     sd_buf_free(&r->src.encoded);
 }

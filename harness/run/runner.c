@@ -290,6 +290,17 @@ static char *sd_run_log_path(sd_run_t *r, const char *text, char *err, size_t er
     return p;
 }
 
+/* The registry line's auth=, ca=, cert= and key=, their placeholders
+ * expanded (the files looked up beside the drill too) into r->src. */
+static sd_err_t sd_run_registry_opts(sd_run_t *r, char *err, size_t errlen) {
+    const sd_scenario_t *sc = r->sc;
+    if (sc->registry_auth && !(r->src.reg_auth = sd_run_expand(r, sc->registry_auth, err, errlen))) return SD_ERR_SCENARIO;
+    if (sc->registry_ca && !(r->src.reg_ca = sd_run_log_path(r, sc->registry_ca, err, errlen))) return SD_ERR_SCENARIO;
+    if (sc->registry_cert && !(r->src.reg_cert = sd_run_log_path(r, sc->registry_cert, err, errlen))) return SD_ERR_SCENARIO;
+    if (sc->registry_key && !(r->src.reg_key = sd_run_log_path(r, sc->registry_key, err, errlen))) return SD_ERR_SCENARIO;
+    return SD_OK;
+}
+
 /* 1. The events: a missing or broken log is a bad scenario, found before
  * anything is written or started. */
 static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
@@ -317,6 +328,7 @@ static sd_err_t sd_run_open_events(sd_run_t *r, char *err, size_t errlen) {
     if (sc->deliveries_log) ec.delivery_share = 0; /* the log's deliveries instead */
     sd_err_t e = sd_events_open(&ec, &r->src.events, err, errlen);
     free(logp);
+    if (!e && sc->registry_url) e = sd_run_registry_opts(r, err, errlen);
     if (!e && sc->events_format) {
         char *url = sc->registry_url ? sd_run_expand(r, sc->registry_url, err, errlen) : NULL;
         char *schema = sc->schema_path ? sd_run_log_path(r, sc->schema_path, err, errlen) : NULL;
@@ -580,6 +592,11 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->src.topic);
     if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
     if (sd_kvlist_get(&r->vars, "registry-url")) sd_kvlist_add(&env, "STREAMDRILL_REGISTRY", sd_kvlist_get(&r->vars, "registry-url"));
+    /* where the registry's credentials are, never the credentials: the pipeline reads them itself */
+    const char *const reg_env[][2] = {{"STREAMDRILL_REGISTRY_AUTH", r->src.reg_auth}, {"STREAMDRILL_REGISTRY_CA", r->src.reg_ca},
+                                      {"STREAMDRILL_REGISTRY_CERT", r->src.reg_cert}, {"STREAMDRILL_REGISTRY_KEY", r->src.reg_key}};
+    for (size_t i = 0; i < sizeof(reg_env) / sizeof(reg_env[0]); i++)
+        if (reg_env[i][1]) sd_kvlist_add(&env, reg_env[i][0], reg_env[i][1]);
     sd_kvlist_add(&env, "STREAMDRILL_RUN_DIR", r->run_dir);
     sd_kvlist_add(&env, "STREAMDRILL_CHECKPOINT", sd_kvlist_get(&r->vars, "checkpoint"));
     sd_kvlist_add(&env, "STREAMDRILL_GROUP", sd_kvlist_get(&r->vars, "group"));

@@ -1,5 +1,6 @@
 /* sink_kafka.c - reads a Kafka sink: topic=NAME [id=FIELD] [header=NAME]
- * [isolation=read_committed|read_uncommitted] [format=avro|protobuf|json-schema registry=URL].
+ * [isolation=read_committed|read_uncommitted] [format=avro|protobuf|json-schema registry=URL
+ * [registry-auth=KIND:FROM:WHERE] [registry-ca=PATH] [registry-cert=PATH registry-key=PATH]].
  *
  * A scan assigns every partition from the beginning, without a consumer
  * group (nothing is committed, the pipeline's groups are untouched), and
@@ -14,7 +15,9 @@
  * by the schema's text, harness/kafka/protodyn.h; json-schema: the JSON
  * after the header, its id known to the registry): a value that does
  * not decode is a row without an id, a registry that cannot be reached
- * ends the read. */
+ * ends the read. The registry-* parameters are the registry client's
+ * (harness/kafka/registry.h): credentials from the environment or a file,
+ * the CA of an https registry, a client certificate. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,13 +117,22 @@ static sd_err_t sd_kafka_sink_open(const sd_kvlist_t *params, const sd_sink_ctx_
     s->committed = -1;
     const char *reg = sd_kvlist_get(params, "registry");
     const char *fmt = sd_kvlist_get(params, "format");
+    sd_registry_opts_t ro = {.auth = sd_kvlist_get(params, "registry-auth"), .ca = sd_kvlist_get(params, "registry-ca"),
+                             .cert = sd_kvlist_get(params, "registry-cert"), .key = sd_kvlist_get(params, "registry-key")};
+    sd_registry_t *client = NULL;
+    if (reg && sd_registry_open(reg, &ro, &client, err, errlen)) {
+        free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
+        free(s);
+        return SD_ERR_REGISTRY;
+    }
     if (reg)
-        s->wire = sd_wire_reader_new(reg, !fmt || !strcmp(fmt, "avro") ? SD_WIRE_AVRO : !strcmp(fmt, "protobuf") ? SD_WIRE_PROTOBUF : SD_WIRE_JSON);
+        s->wire = sd_wire_reader_new(client, !fmt || !strcmp(fmt, "avro") ? SD_WIRE_AVRO : !strcmp(fmt, "protobuf") ? SD_WIRE_PROTOBUF : SD_WIRE_JSON);
     for (int i = 0; ctx->props && i < ctx->props->n; i++) sd_kvlist_add(&s->props, ctx->props->v[i].key, ctx->props->v[i].value);
     s->meta = sd_kafka_sink_client(s, s->isolation, NULL, err, errlen);
     s->hw = s->meta ? sd_kafka_sink_client(s, "read_uncommitted", NULL, err, errlen) : NULL;
     if (!s->hw) {
         if (s->meta) rd_kafka_destroy(s->meta);
+        sd_wire_reader_free(s->wire);
         free(s->topic); free(s->id_field); free(s->header); free(s->isolation); free(s->brokers);
         sd_kvlist_free(&s->props);
         free(s);
