@@ -105,10 +105,12 @@ $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(SAN) -o $@ $(MAIN_OBJ) $(BUILD)/libstreamdrill.a $(LIBS)
 
 # what refwire.h decodes with besides the libraries: the harness's
-# Protobuf reader (C++, libprotobuf) and JSON Schema validator (with its
-# ECMA-262 patterns)
-REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o $(BUILD)/harness/base/ecmare.o
-REFWIRE_LIBS = -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lstdc++ -lpthread -lm
+# Protobuf reader (C++, libprotobuf), JSON Schema validator (with its
+# ECMA-262 patterns), and its registry client (libcurl) with the helpers it
+# stands on
+REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o $(BUILD)/harness/base/ecmare.o \
+              $(BUILD)/harness/kafka/registry.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
+REFWIRE_LIBS = -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lcurl -lcrypto -lstdc++ -lpthread -lm
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) $(REFWIRE_LIBS)

@@ -364,7 +364,7 @@ static void usage(void) {
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
           "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
-          "               [--format json|avro|protobuf|json-schema --registry URL]\n"
+          "               [--format json|avro|protobuf|json-schema --registry URL " REFWIRE_USAGE "]\n"
           "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
           stderr);
 }
@@ -490,7 +490,7 @@ int main(int argc, char **argv) {
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"files", 1, 0, 'X'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
         {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
-        {0, 0, 0, 0}};
+        REFWIRE_LONGOPTS, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -545,7 +545,10 @@ int main(int argc, char **argv) {
             break;
         case 'h': usage(); return 0;
         case 'V': printf("refpipe 1 (the reference pipeline of streamdrill)\n"); return 0;
-        default: usage(); return 2;
+        default:
+            if (refwire_option(c, optarg)) break;
+            usage();
+            return 2;
         }
     }
     if (optind < argc) die("unexpected argument %s", argv[optind]);

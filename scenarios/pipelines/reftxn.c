@@ -8,7 +8,8 @@
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
  *          [--trigger-ms 200] [--row-delay-ms 2] [--txn-timeout-ms 60000]
  *          [--weak LIST]
- *          [--format avro|protobuf|json-schema --registry URL]
+ *          [--format avro|protobuf|json-schema --registry URL [--registry-auth KIND:FROM:WHERE]
+ *           [--registry-ca PATH] [--registry-cert PATH --registry-key PATH]]
  *
  * A batch is a transaction: up to --max-batch records (closed --trigger-ms
  * after the first), each valid one with an id not seen before written to
@@ -417,7 +418,7 @@ int main(int argc, char **argv) {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
         {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
         {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
-        {"txn-timeout-ms", 1, 0, 'X'}, {0, 0, 0, 0}};
+        {"txn-timeout-ms", 1, 0, 'X'}, REFWIRE_LONGOPTS, {0, 0, 0, 0}};
     const char *format = "json";
     static char dead[512], changelog[512], txn[512];
     int c;
@@ -455,7 +456,8 @@ int main(int argc, char **argv) {
             free(copy);
             break;
         }
-        default: usage();
+        default:
+            if (!refwire_option(c, optarg)) usage();
         }
     }
     if (!o.brokers || !o.topic || !o.out || !o.group || o.max_batch <= 0) usage();

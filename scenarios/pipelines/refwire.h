@@ -2,7 +2,8 @@
  * wire format (a zero byte, a 4-byte big-endian schema id, an Avro record;
  * or the message indexes and a Protobuf message), as a consumer with a
  * registry client does: each schema fetched once from the registry's
- * Confluent-compatible API (GET URL/schemas/ids/ID) and kept, the record
+ * Confluent-compatible API (GET URL/schemas/ids/ID, with the harness's
+ * client: https, credentials, a client certificate) and kept, the record
  * decoded with avro-c (Protobuf: by the schema's .proto text, with the
  * harness's reader; JSON Schema: the record's JSON checked against its
  * schema) into the JSON the rest of the pipeline reads.
@@ -15,11 +16,10 @@
  *
  * Included by refpipe.c and reftxn.c after refcommon.h (die, ref_stop). */
 #include <avro.h>
-#include <netdb.h>
-#include <sys/socket.h>
 
 #include "jschema.h"
 #include "protodyn.h"
+#include "registry.h"
 
 #define REFAVRO_CACHE 64
 
@@ -33,65 +33,72 @@ static int refavro_n;
  * registry, and a record whose schema it cannot get given up on */
 static int refavro_no_cache;
 
-/* GET url + path over HTTP/1.0: the status (-1: no connection or no
- * answer), the body into *body (malloc'd, NUL-terminated). */
-static int refavro_get(const char *url, const char *path, char **body) {
-    char host[256], port[16] = "80";
-    const char *h = url + 7, *slash = strchr(h, '/');
-    size_t hl = slash ? (size_t)(slash - h) : strlen(h);
-    if (strncmp(url, "http://", 7) || hl >= sizeof(host)) die("--registry %s: expected http://HOST:PORT[/PATH]", url);
-    memcpy(host, h, hl);
-    host[hl] = 0;
-    char *colon = strchr(host, ':');
-    if (colon) { *colon = 0; snprintf(port, sizeof(port), "%s", colon + 1); }
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(host, port, &hints, &ai)) return -1;
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    struct timeval tv = {.tv_sec = 5};
-    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    int ok = fd >= 0 && !connect(fd, ai->ai_addr, ai->ai_addrlen);
-    freeaddrinfo(ai);
-    char req[1024];
-    int rl = snprintf(req, sizeof(req), "GET %s%s HTTP/1.0\r\nHost: %s:%s\r\nAccept: application/json\r\n\r\n", slash ? slash : "", path, host,
-                      port);
-    ok = ok && send(fd, req, (size_t)rl, MSG_NOSIGNAL) == rl;
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    for (ssize_t n; ok && (n = recv(fd, buf + len, cap - len - 1, 0)) != 0;) {
-        if (n < 0) { ok = 0; break; }
-        if ((len += (size_t)n) + 1 == cap) buf = realloc(buf, cap *= 2);
+/* The registry client's options: --registry-auth KIND:FROM:WHERE,
+ * --registry-ca PATH, --registry-cert PATH, --registry-key PATH (the long
+ * options' codes below), each else from STREAMDRILL_REGISTRY_AUTH, _CA,
+ * _CERT, _KEY as the harness sets them. The client is the harness's
+ * (harness/kafka/registry.c, libcurl), built into the pipeline. */
+enum { REFWIRE_OPT_AUTH = 1001, REFWIRE_OPT_CA, REFWIRE_OPT_CERT, REFWIRE_OPT_KEY };
+#define REFWIRE_LONGOPTS                                                                                                 \
+    {"registry-auth", 1, 0, REFWIRE_OPT_AUTH}, {"registry-ca", 1, 0, REFWIRE_OPT_CA}, {"registry-cert", 1, 0, REFWIRE_OPT_CERT}, \
+        {"registry-key", 1, 0, REFWIRE_OPT_KEY}
+#define REFWIRE_USAGE "[--registry-auth basic|bearer:env:NAME|file:PATH] [--registry-ca PATH] [--registry-cert PATH --registry-key PATH]"
+static sd_registry_opts_t refwire_opts;
+static sd_registry_t *refwire_reg;
+
+/* One of REFWIRE_LONGOPTS taken; 0 when c is none of them. */
+static int refwire_option(int c, const char *arg) {
+    switch (c) {
+    case REFWIRE_OPT_AUTH: refwire_opts.auth = arg; return 1;
+    case REFWIRE_OPT_CA: refwire_opts.ca = arg; return 1;
+    case REFWIRE_OPT_CERT: refwire_opts.cert = arg; return 1;
+    case REFWIRE_OPT_KEY: refwire_opts.key = arg; return 1;
+    default: return 0;
     }
-    if (fd >= 0) close(fd);
-    buf[len] = 0;
-    int status = -1;
-    char *sep = strstr(buf, "\r\n\r\n");
-    if (!ok || !sep || sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) { free(buf); return -1; }
-    *body = strdup(sep + 4);
-    free(buf);
-    return status;
 }
 
-/* GET /schemas/ids/ID: the registry's answer as JSON (NULL: it does not
- * know the id), asked again every half second while it cannot be reached;
- * *gave_up set when the run stops meanwhile, or at once under
- * no-schema-cache. */
-static json_t *refwire_schema_by_id(const char *url, int id, int *gave_up) {
-    char path[64], *body = NULL;
-    snprintf(path, sizeof(path), "/schemas/ids/%d", id);
-    int status;
+/* The client of the registry at url, opened on first use: a URL it does
+ * not take, or credentials it cannot read, end the pipeline (the message
+ * names where they were looked for, never what they are). */
+static sd_registry_t *refwire_client(const char *url) {
+    if (refwire_reg) return refwire_reg;
+    sd_registry_opts_t o = refwire_opts;
+    if (!o.auth) o.auth = getenv("STREAMDRILL_REGISTRY_AUTH");
+    if (!o.ca) o.ca = getenv("STREAMDRILL_REGISTRY_CA");
+    if (!o.cert) o.cert = getenv("STREAMDRILL_REGISTRY_CERT");
+    if (!o.key) o.key = getenv("STREAMDRILL_REGISTRY_KEY");
+    o.once = 1; /* the loops below ask again themselves, every half second */
+    char err[1024];
+    if (sd_registry_open(url, &o, &refwire_reg, err, sizeof(err))) die("--registry: %s", err);
+    return refwire_reg;
+}
+
+/* GET /schemas/ids/ID: the schema's text (malloc'd; NULL: the registry
+ * does not know the id, or refuses to say), asked again every half second
+ * while it cannot be reached or fails (5xx); *gave_up set when the run
+ * stops meanwhile, or at once under no-schema-cache. */
+static char *refwire_schema_by_id(const char *url, int id, int *gave_up) {
+    sd_registry_t *reg = refwire_client(url);
+    sd_buf_t text;
+    sd_buf_init(&text);
+    char err[1024];
+    int found = 0;
+    sd_err_t e;
     *gave_up = 0;
-    while ((status = refavro_get(url, path, &body)) < 0 || status >= 500) {
-        free(body), body = NULL;
+    while ((e = sd_registry_schema(reg, id, &text, &found, err, sizeof(err))) &&
+           (!sd_registry_last_status(reg) || sd_registry_last_status(reg) >= 500)) {
         if (ref_stop || refavro_no_cache) {
             *gave_up = 1;
+            sd_buf_free(&text);
             return NULL;
         }
-        fprintf(stderr, "refwire: registry %s unreachable or failing; asking again for schema %d\n", url, id);
+        fprintf(stderr, "refwire: %s; asking again for schema %d\n", err, id);
         usleep(500 * 1000);
     }
-    json_t *o = status == 200 ? json_loads(body, 0, NULL) : NULL;
-    free(body);
-    return o;
+    if (e) fprintf(stderr, "refwire: %s\n", err);
+    char *s = !e && found ? strdup(text.data ? text.data : "") : NULL;
+    sd_buf_free(&text);
+    return s;
 }
 
 /* The cache entry of schema id, fetched on first use; -1 when the registry
@@ -103,9 +110,8 @@ static int refavro_schema(const char *url, int id) {
         if (refavro_cache[i].id == id) at = i;
     if (at >= 0 && !refavro_no_cache) return at;
     int gave_up;
-    json_t *o = refwire_schema_by_id(url, id, &gave_up);
+    char *text = refwire_schema_by_id(url, id, &gave_up);
     if (gave_up) return ref_stop ? -1 : -2;
-    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
     avro_schema_t s = NULL;
     if (text && !avro_schema_from_json_length(text, strlen(text), &s) && (at >= 0 || refavro_n < REFAVRO_CACHE)) {
         if (at >= 0) avro_value_iface_decref(refavro_cache[at].iface), avro_schema_decref(refavro_cache[at].schema);
@@ -117,7 +123,7 @@ static int refavro_schema(const char *url, int id) {
         if (s) avro_schema_decref(s);
         at = -1;
     }
-    json_decref(o);
+    free(text);
     return at;
 }
 
@@ -130,23 +136,19 @@ static avro_schema_t refavro_latest;
 static avro_value_iface_t *refavro_latest_iface;
 
 static void refavro_refresh_latest(const char *url) {
-    char path[512], *body = NULL;
-    snprintf(path, sizeof(path), "/subjects/%s/versions/latest", refavro_subject);
-    int status;
-    while ((status = refavro_get(url, path, &body)) != 200 && !ref_stop) {
-        free(body), body = NULL;
-        usleep(500 * 1000);
-    }
-    json_t *o = body ? json_loads(body, 0, NULL) : NULL;
-    free(body);
-    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
+    sd_registry_t *reg = refwire_client(url);
+    sd_buf_t text;
+    sd_buf_init(&text);
+    char err[1024];
+    int found = 0;
+    while ((sd_registry_latest(reg, refavro_subject, &text, &found, err, sizeof(err)) || !found) && !ref_stop) usleep(500 * 1000);
     avro_schema_t s;
-    if (text && !avro_schema_from_json_length(text, strlen(text), &s)) {
+    if (found && text.data && !avro_schema_from_json_length(text.data, text.len, &s)) {
         if (refavro_latest) avro_value_iface_decref(refavro_latest_iface), avro_schema_decref(refavro_latest);
         refavro_latest = s;
         refavro_latest_iface = avro_generic_class_from_schema(s);
     }
-    json_decref(o);
+    sd_buf_free(&text);
 }
 
 /* The value p (n bytes) in the wire format, decoded into JSON text
@@ -196,16 +198,16 @@ static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int
     for (int i = 0; i < *n; i++)
         if (c[i].id == id && !refavro_no_cache) return c[i].s;
     int gave_up;
-    json_t *o = refwire_schema_by_id(url, id, &gave_up);
+    char *text = refwire_schema_by_id(url, id, &gave_up);
     if (gave_up) {
         *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
         return NULL;
     }
-    const char *text = o ? json_string_value(json_object_get(o, "schema")) : NULL;
     void *s = text ? read(text) : NULL;
-    json_decref(o);
+    int had = text != NULL;
+    free(text);
     if (!s) {
-        *why = text ? unreadable : "schema id unknown to the registry";
+        *why = had ? unreadable : "schema id unknown to the registry";
         return NULL;
     }
     int at = -1;
