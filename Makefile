@@ -9,7 +9,7 @@
 #   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=, REAL=1, SANITIZE=1, RECHECK=1; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
-#   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files, the registry formats' readers,
+#   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files, the registry formats' readers and answers,
 #                   and the Delta log, Spark file-sink log and Avro container file readers
 #                   (FUZZ_SECONDS=60 each; 15 in make test)
 #   make asan       the same binaries with AddressSanitizer and UBSan, in build-asan/, and the
@@ -339,7 +339,8 @@ bench-profile: deps
 
 # libFuzzer targets (clang) for the scenario parser, a sink row's id
 # parsing, the checkpoint readers (a Flink _metadata, a Spark offsets/N,
-# a checkpoint file's name), the registry formats' readers and the sink
+# a checkpoint file's name), the registry formats' readers, a registry's
+# answers (status and body) and the URLs and auth= its client takes, the sink
 # logs and files read from disk (a Delta _delta_log, a Spark file sink's
 # _spark_metadata, an Avro object container file), each run FUZZ_SECONDS
 # (make test: 15) from a seed corpus of the repository's drills, event
@@ -347,7 +348,7 @@ bench-profile: deps
 # any crash, sanitizer report, leak or hang fails the target (its input is
 # left in build-fuzz/)
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire fuzz_delta_log fuzz_spark_log fuzz_avro_ocf
+FUZZ_TARGETS = fuzz_scenario fuzz_sink_row fuzz_checkpoint fuzz_wire fuzz_delta_log fuzz_spark_log fuzz_avro_ocf fuzz_registry
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 fuzz-build:
@@ -363,7 +364,7 @@ fuzz-build:
 	@cp tests/fuzz/regressions/sink_row/* build-fuzz/seed-sink_row/
 	@cp tests/fuzz/seeds/checkpoint/* build-fuzz/seed-checkpoint/
 	@cp tests/fuzz/seeds/wire/* tests/fuzz/regressions/wire/* build-fuzz/seed-wire/
-	@set -e; for s in delta_log spark_log avro_ocf; do rm -rf build-fuzz/seed-$$s; mkdir -p build-fuzz/seed-$$s; \
+	@set -e; for s in delta_log spark_log avro_ocf registry; do rm -rf build-fuzz/seed-$$s; mkdir -p build-fuzz/seed-$$s; \
 	  cp tests/fuzz/seeds/$$s/* build-fuzz/seed-$$s/; \
 	  if [ -d tests/fuzz/regressions/$$s ]; then cp tests/fuzz/regressions/$$s/* build-fuzz/seed-$$s/; fi; done
 
