@@ -36,7 +36,7 @@ import sys
 import time
 import traceback
 
-from suite import explore, install, process, reports, static, verdicts  # noqa: F401  (each registers its coded tests)
+from suite import explore, install, process, reports, secrets, static, verdicts  # noqa: F401  (each registers its coded tests)
 from suite.cases import DIRECTIVES, Case, run_broken, run_cases_pooled
 from suite.common import OUT, ROOT, CountingOut
 from suite.explore import EXPLORE_WEAK, test_explore_cluster, test_explore_long, test_explore_real

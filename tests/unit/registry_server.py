@@ -14,7 +14,10 @@ A path's first segment picks a behaviour, the rest is the API call:
 /basic/... wants user:s3cret-basic, /bearer/... the token t0ken-bearer,
 /echo/... answers 401 repeating the Authorization header, /chunked/...
 answers in chunks, /redir/... redirects (307) to the call without it,
-/loop/... redirects to itself, /slow/... waits 5 s, /big/... answers 1 MiB.
+/loop/... redirects to itself, /slow/... waits 5 s, /big/... answers 1 MiB;
+/store/... is a registry that keeps what is registered (ids from 1, the
+same schema the same id; every compatibility rule accepted) for callers
+with either credential, as a drill's run needs one.
 """
 import base64
 import http.server
@@ -27,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 SCHEMA = '{"type":"record","name":"S","fields":[{"name":"event_id","type":"string"}]}'
 BASIC = "Basic " + base64.b64encode(b"user:s3cret-basic").decode()
@@ -62,6 +66,9 @@ def certs(folder):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    lock = threading.Lock()
+    ids = {}  # schema text -> id (/store)
+    subjects = {}  # subject -> its ids, oldest first (/store)
 
     def log_message(self, *args):
         pass
@@ -90,10 +97,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sent = self.rfile.read(n) if n else b""
         path = self.path
         first = path.split("/")[1] if path.count("/") > 1 else ""
-        rest = path[len(first) + 1:] if first in ("basic", "bearer", "echo", "chunked", "redir", "loop", "slow", "big") else path
+        rest = path[len(first) + 1:] if first in ("basic", "bearer", "echo", "chunked", "redir", "loop", "slow", "big", "store") else path
         auth = self.headers.get("Authorization", "")
         if first == "basic" and auth != BASIC or first == "bearer" and auth != BEARER:
             return self.answer(401, {"error_code": 401, "message": "Unauthorized"})
+        if first == "store":
+            if auth not in (BASIC, BEARER):
+                return self.answer(401, {"error_code": 401, "message": "Unauthorized"})
+            return self.store(method, rest, sent)
         if first == "echo":
             return self.answer(401, {"error_code": 401, "message": "bad credentials: " + auth})
         if first == "redir":
@@ -120,6 +131,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(400, {"error_code": 400, "message": "unexpected subject segment " + seg})
         if method == "PUT" and rest.startswith("/config/"):
             return self.answer(200, json.loads(sent))
+        return self.answer(404, {"error_code": 404, "message": "no such call " + method + " " + rest})
+
+    def store(self, method, rest, sent):
+        parts = [urllib.parse.unquote(p) for p in rest.split("/")[1:]]
+        with Handler.lock:
+            if method == "PUT" and len(parts) == 2 and parts[0] == "config":
+                return self.answer(200, json.loads(sent))
+            if method == "POST" and len(parts) == 3 and parts[0] == "subjects" and parts[2] == "versions":
+                text = json.loads(sent)["schema"]
+                sid = Handler.ids.setdefault(text, len(Handler.ids) + 1)
+                Handler.subjects.setdefault(parts[1], []).append(sid)
+                return self.answer(200, {"id": sid})
+            if method == "GET" and len(parts) == 3 and parts[:2] == ["schemas", "ids"]:
+                by_id = {v: k for k, v in Handler.ids.items()}
+                if parts[2].isdigit() and int(parts[2]) in by_id:
+                    return self.answer(200, {"schema": by_id[int(parts[2])]})
+                return self.answer(404, {"error_code": 40403, "message": "Schema not found"})
+            if method == "GET" and len(parts) == 4 and parts[0] == "subjects" and parts[2:] == ["versions", "latest"]:
+                got = Handler.subjects.get(parts[1])
+                if not got:
+                    return self.answer(404, {"error_code": 40401, "message": "Subject not found"})
+                by_id = {v: k for k, v in Handler.ids.items()}
+                return self.answer(200, {"subject": parts[1], "version": len(got), "id": got[-1], "schema": by_id[got[-1]]})
         return self.answer(404, {"error_code": 404, "message": "no such call " + method + " " + rest})
 
     def do_GET(self):
