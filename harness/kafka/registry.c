@@ -279,7 +279,8 @@ static void sd_registry_why(const sd_registry_t *reg, CURLcode rc, char *why, si
         }
         /* fall through */
     default:
-        snprintf(why, whylen, "%s: %s", rc == CURLE_COULDNT_CONNECT ? "cannot connect" : curl_easy_strerror(rc), detail);
+        snprintf(why, whylen, "%s: %s%s", rc == CURLE_COULDNT_CONNECT ? "cannot connect" : curl_easy_strerror(rc), detail,
+                 !reg->cert && strstr(detail, "certificate required") ? " (the registry wants a client certificate: cert= and key=)" : "");
     }
 }
 
