@@ -133,7 +133,8 @@ Test(registry, mutual_tls) {
     cr_expect_eq(fetch(u, &o, err, sizeof(err)), SD_OK, "%s", err);
     sd_registry_opts_t without = {.ca = ca};
     cr_expect_eq(fetch(u, &without, err, sizeof(err)), SD_ERR_REGISTRY, "a registry that wants a client certificate, none given");
-    cr_expect(strstr(err, "wants a client certificate: cert= and key="), "got: %s", err);
+    /* the server's alert, or the connection it closed (which comes first is timing): the hint only with the alert */
+    cr_expect(strstr(err, u) && (strstr(err, "wants a client certificate: cert= and key=") || strstr(err, "peer")), "got: %s", err);
     sd_registry_opts_t half = {.ca = ca, .cert = c};
     cr_expect_eq(fetch(u, &half, err, sizeof(err)), SD_ERR_REGISTRY);
     cr_expect(strstr(err, "certificate and its key together"), "got: %s", err);
