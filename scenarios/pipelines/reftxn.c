@@ -56,6 +56,13 @@
  *                        later output from read_committed readers) until the
  *                        broker's transaction timeout (--txn-timeout-ms)
  *                        aborts it
+ *   half-plain           every second row of --out is written by a plain
+ *                        producer outside the transaction (idempotent,
+ *                        visible at once): a kill late in a transaction
+ *                        leaves those rows in the output, the batch's
+ *                        transaction is aborted, and the restart writes
+ *                        them again; a kill that lands before the first
+ *                        of them does not show it
  *
  * --format avro (or protobuf, or json-schema) reads values in a schema registry's wire format (each
  * schema fetched once by its id, refwire.h) and writes the valid ones to
@@ -76,7 +83,7 @@ static volatile sig_atomic_t ref_stop;
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
     int exactly_once, max_batch, trigger_ms, row_delay_ms;
-    int no_changelog, offsets_outside_txn, abort_txn, idle_open_txn, unfenced;
+    int no_changelog, offsets_outside_txn, abort_txn, idle_open_txn, unfenced, half_plain;
     int txn_timeout_ms;
     const char *registry; /* --format avro|protobuf|json-schema: the schema registry's URL */
     int format; /* with a registry: 1 Avro, 2 Protobuf, 3 JSON Schema (refwire_decode) */
@@ -124,6 +131,7 @@ static int set_add(const char *id, size_t n) {
 
 static rd_kafka_t *consumer, *producer;
 static rd_kafka_t *idler; /* --weak idle-open-txn: the second transactional producer */
+static rd_kafka_t *plain; /* --weak half-plain: the producer outside the transactions */
 static int nparts;
 
 static rd_kafka_conf_t *conf_base(void) {
@@ -146,15 +154,19 @@ static void check(rd_kafka_error_t *e, const char *what) {
     if (fatal) exit(3);
 }
 
-static void produce(const char *topic, const void *key, size_t klen, const void *val, size_t vlen) {
+static void produce_by(rd_kafka_t *rk, const char *topic, const void *key, size_t klen, const void *val, size_t vlen) {
     for (;;) {
-        rd_kafka_resp_err_t e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, klen),
+        rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, klen),
                                                   RD_KAFKA_V_VALUE((void *)val, vlen), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                                   RD_KAFKA_V_END);
         if (!e) return;
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce to %s: %s", topic, rd_kafka_err2str(e));
-        rd_kafka_poll(producer, 50);
+        rd_kafka_poll(rk, 50);
     }
+}
+
+static void produce(const char *topic, const void *key, size_t klen, const void *val, size_t vlen) {
+    produce_by(producer, topic, key, klen, val, vlen);
 }
 
 static void delivery_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
@@ -272,6 +284,12 @@ static void start(void) {
         if (!(idler = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr)))) die("%s", errstr);
         check(rd_kafka_init_transactions(idler, 30000), "init transactions of the idle producer");
     }
+    if (o.half_plain) {
+        c = conf_base();
+        set(c, "enable.idempotence", "true");
+        set(c, "linger.ms", "0");
+        if (!(plain = rd_kafka_new(RD_KAFKA_PRODUCER, c, errstr, sizeof(errstr)))) die("%s", errstr);
+    }
 }
 
 /* --weak idle-open-txn: idle input for half a second opens a transaction
@@ -347,7 +365,9 @@ static void process(rd_kafka_message_t *m) {
         const char *id = json_string_value(json_object_get(j, o.id_field));
         size_t idlen = json_string_length(json_object_get(j, o.id_field));
         if (set_add(id, idlen)) {
-            produce(o.out, id, idlen, m->payload, m->len);
+            static unsigned long rows;
+            if (plain && rows++ % 2) produce_by(plain, o.out, id, idlen, m->payload, m->len), rd_kafka_flush(plain, 10000);
+            else produce(o.out, id, idlen, m->payload, m->len);
             if (!o.no_changelog) produce(o.changelog, id, idlen, "1", 1);
         }
     }
@@ -409,7 +429,8 @@ static void usage(void) {
     fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
                     "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
                     "              [--row-delay-ms 2] [--txn-timeout-ms 60000]\n"
-                    "              [--weak no-changelog,offsets-outside-txn,abort-txn,idle-open-txn,unfenced]\n");
+                    "              [--weak no-changelog,offsets-outside-txn,abort-txn,idle-open-txn,unfenced,\n"
+                    "                      half-plain]\n");
     exit(2);
 }
 
@@ -450,8 +471,9 @@ int main(int argc, char **argv) {
                 else if (!strcmp(w, "abort-txn")) o.abort_txn = 1;
                 else if (!strcmp(w, "idle-open-txn")) o.idle_open_txn = 1;
                 else if (!strcmp(w, "unfenced")) o.unfenced = 1;
+                else if (!strcmp(w, "half-plain")) o.half_plain = 1;
                 else if (strcmp(w, "none"))
-                    die("--weak %s: no-changelog, offsets-outside-txn, abort-txn, idle-open-txn or unfenced", w);
+                    die("--weak %s: no-changelog, offsets-outside-txn, abort-txn, idle-open-txn, unfenced or half-plain", w);
             }
             free(copy);
             break;
@@ -475,6 +497,7 @@ int main(int argc, char **argv) {
         o.txn_id = own;
     }
     if (o.idle_open_txn && !o.exactly_once) die("--weak idle-open-txn: needs --guarantee exactly-once");
+    if (o.half_plain && !o.exactly_once) die("--weak half-plain: needs --guarantee exactly-once");
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -486,5 +509,6 @@ int main(int argc, char **argv) {
     if (rd_kafka_flush(producer, 10000)) fprintf(stderr, "reftxn: records still unsent at exit\n");
     rd_kafka_destroy(producer);
     if (idler) rd_kafka_destroy(idler);
+    if (plain) rd_kafka_flush(plain, 10000), rd_kafka_destroy(plain);
     return 0;
 }
