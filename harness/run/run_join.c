@@ -129,12 +129,16 @@ static sd_err_t sd_join_scans(sd_run_t *r, const char *key_field, sd_join_side_t
     sd_err_t e = SD_OK;
     char kv[256];
     for (int64_t s = 0; s < n && !e; s++) {
-        if (sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET || t[s] == INT64_MIN) continue;
+        /* a late event the engine's own watermark had not passed when it
+         * read it (run_late.c) may be joined or dropped: its rows pending */
+        int late_maybe = r->sends.maybe_late && r->sends.maybe_late[s] && sd_seqs_kind(&r->sends.seqs, s) == SD_KIND_LATE;
+        if ((sd_seqs_disp(&r->sends.seqs, s) != SD_DISP_TARGET && !late_maybe) || t[s] == INT64_MIN) continue;
         if (r->sends.acked_lost && r->sends.acked_lost[s]) continue; /* Kafka lost it: no pipeline could join it */
         int64_t natural = sd_events_time(r->src.events, s), et;
         if ((e = sd_events_render(r->src.events, s, t[s] == natural ? INT64_MIN : t[s], &payload, &key, &et, err, errlen))) break;
         int got = sd_sink_json_field(payload.data ? payload.data : "", payload.len, key_field, kv, sizeof(kv));
         sd_join_push(L, s, t[s], kv, got > 0 ? (size_t)got : 0);
+        L->ev[L->n - 1].maybe_late = late_maybe;
     }
     sd_buf_free(&payload);
     sd_buf_free(&key);
@@ -187,8 +191,9 @@ static void sd_join_maybe_late(sd_run_t *r, sd_join_side_t *sides[2], int64_t nl
         for (int64_t i = 0; i < sides[s]->n; i++) {
             int64_t q = sides[s]->ev[i].seq;
             int seen = q >= 0 && q < v.nseq[s] && v.late[s][q];
-            sides[s]->ev[i].maybe_late = !asof && seen && v.late[s][q] == 1;
             sides[s]->ev[i].arrival = seen ? v.at[s][q] : INT64_MAX;
+            if (sides[s]->ev[i].maybe_late) continue; /* a late event maybe kept (sd_join_scans): so it stays */
+            sides[s]->ev[i].maybe_late = !asof && seen && v.late[s][q] == 1;
             nlate[s] += sides[s]->ev[i].maybe_late;
         }
         free(v.late[s]);

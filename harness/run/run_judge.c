@@ -697,6 +697,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
     r->sends.acked_lost = vanished;
     int64_t nmaybe = 0;
     uint8_t *maybe_late = sd_run_late_rule(r, &nmaybe);
+    r->sends.maybe_late = maybe_late;
     sd_recon_ledger_t L = {.nseq = r->sends.nseq, .seqs = &r->sends.seqs, .trimmed = trimmed, .vanished = vanished, .pending = pending,
                            .expect_sends = r->sc->keep_duplicates, .maybe_late = maybe_late};
     sd_observe_t qobs;
@@ -818,6 +819,7 @@ sd_err_t sd_run_reconcile(sd_run_t *r, uint8_t *pending, int *failed, int *settl
 out:
     if (have_q) sd_observe_free(&qobs);
     free(trimmed);
+    r->sends.maybe_late = NULL;
     free(maybe_late);
     r->sends.acked_lost = NULL;
     free(vanished);
