@@ -61,7 +61,7 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
              * between a commit and the next batch, so the count at the
              * newest commit (or the incarnation's start) is the floor */
             b->begun_sink_rows = sd_progress_target_rows(r);
-            if (b->committed_sink_rows >= 0 && b->begun_sink_rows > b->committed_sink_rows && sd_run_instances(r) <= 1)
+            if (b->committed_sink_rows >= 0 && b->begun_sink_rows > b->committed_sink_rows && sd_run_sc(r)->instances <= 1)
                 b->begun_sink_rows = b->committed_sink_rows;
         } else {
             if (b->begun == id && b->begun_rows != 0 && !b->begun_with_incarnation) {
@@ -72,7 +72,7 @@ sd_err_t sd_progress_batch_event(sd_run_t *r, sd_sup_ev_type_t type, int inc, in
             b->committed = id;
             b->committed_mono = now;
             b->commits++;
-            b->committed_sink_rows = sd_run_instances(r) <= 1 ? sd_progress_target_rows(r) : -1;
+            b->committed_sink_rows = sd_run_sc(r)->instances <= 1 ? sd_progress_target_rows(r) : -1;
         }
     }
     return sd_ledger_batch(sd_run_ledger(r), inc, id, type == SD_SUP_EV_BEGIN ? "begin" : "commit", t_ms, rows,
