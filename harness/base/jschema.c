@@ -260,12 +260,17 @@ typedef struct {
     int unjudged; /* a bound ran out: no answer, whatever the branches said */
 } sd_jv_t;
 
+/* why = "<path>: <what><fmt...>" */
+static void sd_jv_vsay(sd_jv_t *c, const char *what, const char *fmt, va_list ap) {
+    int n = snprintf(c->why, c->whylen, "%s: %s", c->plen ? c->path : "/", what);
+    if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+}
+
 static int sd_jv_fail(sd_jv_t *c, const char *fmt, ...) {
     if (c->quiet || !c->why || c->why[0]) return 0;
-    int n = snprintf(c->why, c->whylen, "%s: ", c->plen ? c->path : "/");
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+    sd_jv_vsay(c, "", fmt, ap);
     va_end(ap);
     return 0;
 }
@@ -278,10 +283,9 @@ static int sd_jv_limit(sd_jv_t *c, const char *fmt, ...) {
     if (c->unjudged) return 0;
     c->unjudged = 1;
     if (!c->why || !c->whylen) return 0;
-    int n = snprintf(c->why, c->whylen, "%s: could not judge: ", c->plen ? c->path : "/");
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+    sd_jv_vsay(c, "could not judge: ", fmt, ap);
     va_end(ap);
     return 0;
 }
