@@ -306,7 +306,8 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             e = sd_progress_batch_event(r, SD_SUP_EV_COMMIT, g->inc, g->batch, -1, off.len ? off.data : NULL,
                                         sd_util_wall_ms(), err, errlen);
             sd_buf_free(&off);
-            g->rows_at_commit = sd_progress_target_rows(r);
+            /* counted as the commit was recorded (one instance), else now */
+            g->rows_at_commit = P->bs.committed_sink_rows >= 0 ? P->bs.committed_sink_rows : sd_progress_target_rows(r);
             int64_t stable[SD_GROUP_HELD_PARTS];
             g->commit_hw_n = sd_run_target(r) ? sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, g->commit_hw) : -1;
         }
