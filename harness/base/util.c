@@ -311,6 +311,21 @@ void *sd_util_xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) sd_util_o
 void *sd_util_xcalloc(size_t n, size_t m) { void *p = calloc(n ? n : 1, m ? m : 1); if (!p) sd_util_oom(); return p; }
 void *sd_util_xrealloc(void *p, size_t n) { p = realloc(p, n ? n : 1); if (!p) sd_util_oom(); return p; }
 char *sd_util_strdup(const char *s) { char *d = strdup(s ? s : ""); if (!d) sd_util_oom(); return d; }
+
+char *sd_util_base64(const void *p, size_t n) {
+    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = p;
+    size_t o = 0;
+    char *out = sd_util_xmalloc(4 * ((n + 2) / 3) + 1);
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
+        out[o++] = al[v >> 18 & 63], out[o++] = al[v >> 12 & 63];
+        out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? al[v & 63] : '=';
+    }
+    out[o] = 0;
+    return out;
+}
 char *sd_util_strndup(const char *s, size_t n) { char *d = strndup(s, n); if (!d) sd_util_oom(); return d; }
 
 char *sd_util_fmt(const char *fmt, ...) {

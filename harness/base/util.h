@@ -98,6 +98,8 @@ char *sd_buf_steal(sd_buf_t *b);
 
 /* strdup that aborts on OOM. */
 char *sd_util_strdup(const char *s);
+/* The n bytes at p in base64 (RFC 4648, padded), a new string. */
+char *sd_util_base64(const void *p, size_t n);
 char *sd_util_strndup(const char *s, size_t n);
 void *sd_util_xmalloc(size_t n);
 void *sd_util_xcalloc(size_t n, size_t m);

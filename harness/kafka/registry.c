@@ -83,21 +83,6 @@ sd_err_t sd_registry_url_check(const char *url, char *err, size_t errlen) {
 
 /* ---- the credentials ---- */
 
-static char *sd_base64(const char *s) {
-    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(s), o = 0;
-    char *out = sd_util_xmalloc(4 * ((n + 2) / 3) + 1);
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)(unsigned char)s[i] << 16 | (i + 1 < n ? (uint32_t)(unsigned char)s[i + 1] << 8 : 0) |
-                     (i + 2 < n ? (unsigned char)s[i + 2] : 0);
-        out[o++] = al[v >> 18 & 63], out[o++] = al[v >> 12 & 63];
-        out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < n ? al[v & 63] : '=';
-    }
-    out[o] = 0;
-    return out;
-}
-
 /* The secret auth= names, read into reg; the error names where it was
  * looked for, never what was found. */
 static sd_err_t sd_registry_secret(sd_registry_t *reg, const char *spec, char *err, size_t errlen) {
@@ -132,7 +117,7 @@ static sd_err_t sd_registry_secret(sd_registry_t *reg, const char *spec, char *e
                           reg->auth == SD_AUTH_BASIC ? "KEY:SECRET" : "a token", n ? "no KEY: before the secret" : "nothing");
     }
     if (reg->auth == SD_AUTH_BASIC) {
-        reg->basic64 = sd_base64(text);
+        reg->basic64 = sd_util_base64(text, strlen(text));
         *colon = 0;
         reg->user = sd_util_strdup(text);
         reg->secret = sd_util_strdup(colon + 1);

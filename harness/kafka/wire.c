@@ -461,7 +461,14 @@ static json_t *sd_wire_json(avro_value_t *v) {
         size_t size = 0;
         if (avro_value_get_type(v) == AVRO_BYTES) avro_value_get_bytes(v, &b, &size);
         else avro_value_get_fixed(v, &b, &size);
-        return json_stringn(b ? b : "", size);
+        /* text as it is; bytes that are no UTF-8 as base64, never dropped */
+        json_t *j = json_stringn(b ? b : "", size);
+        if (!j) {
+            char *b64 = sd_util_base64(b, size);
+            j = json_string(b64);
+            free(b64);
+        }
+        return j;
     }
     case AVRO_ENUM: {
         int sym = 0;

@@ -828,3 +828,59 @@ Test(wire, protobuf_records_encode_by_the_schema_text) {
     free(buf);
     sd_protodyn_free(pd);
 }
+
+/* An Avro bytes or fixed value read from a file sink: UTF-8 text as it is,
+ * other bytes as base64, never the record dropped (jansson refuses a
+ * string that is no UTF-8). */
+Test(wire, avro_bytes_that_are_no_utf8_are_kept_as_base64) {
+    char path[] = "/tmp/sd-test-avro-bytes-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    unlink(path);
+    avro_schema_t schema;
+    const char *text = "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"event_id\",\"type\":\"string\"},"
+                       "{\"name\":\"blob\",\"type\":\"bytes\"},{\"name\":\"tag\",\"type\":{\"type\":\"fixed\",\"name\":\"t4\",\"size\":4}}]}";
+    cr_assert_eq(avro_schema_from_json_length(text, strlen(text), &schema), 0);
+    avro_file_writer_t w;
+    cr_assert_eq(avro_file_writer_create(path, schema, &w), 0, "%s", avro_strerror());
+    avro_value_iface_t *iface = avro_generic_class_from_schema(schema);
+    avro_value_t v, f;
+    avro_generic_value_new(iface, &v);
+    const char *ids[2] = {"text", "binary"};
+    const char *blobs[2] = {"caf\xc3\xa9", "\xff\xfe\x00\x01"};
+    const size_t blens[2] = {5, 4};
+    const char *tags[2] = {"abcd", "\x80" "abc"};
+    for (int i = 0; i < 2; i++) {
+        avro_value_get_by_name(&v, "event_id", &f, NULL);
+        avro_value_set_string(&f, ids[i]);
+        avro_value_get_by_name(&v, "blob", &f, NULL);
+        avro_value_set_bytes(&f, (void *)blobs[i], blens[i]);
+        avro_value_get_by_name(&v, "tag", &f, NULL);
+        avro_value_set_fixed(&f, (void *)tags[i], 4);
+        cr_assert_eq(avro_file_writer_append_value(w, &v), 0);
+    }
+    avro_file_writer_close(w);
+    avro_value_decref(&v);
+    avro_value_iface_decref(iface);
+    avro_schema_decref(schema);
+    char err[512];
+    FILE *lines = sd_wire_ocf_lines(path, err, sizeof(err));
+    cr_assert(lines, "%s", err);
+    char buf[512];
+    cr_assert(fgets(buf, sizeof(buf), lines));
+    json_t *j = json_loads(buf, 0, NULL);
+    cr_assert(j, "%s", buf);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "blob")), "caf\xc3\xa9");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "tag")), "abcd");
+    json_decref(j);
+    cr_assert(fgets(buf, sizeof(buf), lines), "the record with bytes that are no UTF-8 is there");
+    j = json_loads(buf, 0, NULL);
+    cr_assert(j, "%s", buf);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "event_id")), "binary");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "blob")), "//4AAQ==");
+    cr_assert_str_eq(json_string_value(json_object_get(j, "tag")), "gGFiYw==");
+    json_decref(j);
+    fclose(lines);
+    unlink(path);
+}
