@@ -59,7 +59,7 @@ CXX_SRC     = harness/sinks/jsonscan.cpp harness/kafka/protodyn.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore \
-              test_progress test_proxy test_recovery test_cluster test_jschema test_protodyn test_registry
+              test_progress test_proxy test_recovery test_cluster test_jschema test_protodyn test_registry test_broker
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
 # the parcel scans' Protobuf message (harness/kafka/parcel_scan.proto): C from

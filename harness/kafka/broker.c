@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ struct sd_broker_s {
     char *bootstrap;
     pthread_mutex_t lock;
     char last_error[512];           /* from error_cb: names the broker and the cause */
+    int refused;                    /* error_cb saw the broker refuse us (credentials, TLS): no use waiting */
+    const sd_kvlist_t *props;       /* the client properties (--kafka-config, -X) every client of ours carries */
     const sd_kvlist_t *topic_config; /* given to every topic the harness creates */
 };
 
@@ -30,6 +33,10 @@ static rd_kafka_t *sd_broker_asker(sd_broker_t *b, const char *via) {
     rd_kafka_conf_set(conf, "bootstrap.servers", via, NULL, 0);
     rd_kafka_conf_set(conf, "client.id", "streamdrill-leaders", NULL, 0);
     rd_kafka_conf_set_log_cb(conf, sd_broker_log_cb);
+    if (sd_broker_conf_apply(conf, b->props, "-X", NULL, 0)) {
+        rd_kafka_conf_destroy(conf);
+        return b->admin;
+    }
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, NULL, 0);
     if (!rk) {
         rd_kafka_conf_destroy(conf);
@@ -98,10 +105,16 @@ sd_err_t sd_broker_leaders(sd_broker_t *b, const char *via, const char *topic, i
 }
 
 static void sd_broker_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
-    (void)rk; (void)err;
+    (void)rk;
     sd_broker_t *b = opaque;
     pthread_mutex_lock(&b->lock);
     snprintf(b->last_error, sizeof(b->last_error), "%s", reason);
+    /* a wrong credential or a certificate not trusted fails the same way at
+     * every try: SASL's answer, or a TLS handshake that failed (librdkafka
+     * reports some of those as transport errors, its reason says SSL) */
+    if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION || err == RD_KAFKA_RESP_ERR__SSL ||
+        (err == RD_KAFKA_RESP_ERR__TRANSPORT && strstr(reason, "SSL handshake failed")))
+        b->refused = 1;
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -113,10 +126,91 @@ sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, c
                               size_t errlen) {
     char errstr[512];
     for (int i = 0; props && i < props->n; i++)
-        if (rd_kafka_conf_set(conf, props->v[i].key, props->v[i].value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+        if (rd_kafka_conf_set(conf, props->v[i].key, props->v[i].value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+            int secret = sd_broker_prop_secret(props->v[i].key);
+            if (secret) sd_broker_redact(errstr, sizeof(errstr), props->v[i].value); /* librdkafka's message may repeat the value */
             return sd_err_set(err, errlen, SD_ERR_USAGE, "%s: property %s=%s: %s", who, props->v[i].key,
-                              props->v[i].value, errstr);
+                              secret ? "***" : props->v[i].value, errstr);
+        }
     return SD_OK;
+}
+
+void sd_broker_redact(char *text, size_t size, const char *secret) {
+    size_t n = secret ? strlen(secret) : 0;
+    if (!n || !size) return;
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_puts(&b, "");
+    for (const char *s = text, *at; *s; s = at + n) {
+        if (!(at = strstr(s, secret))) { sd_buf_puts(&b, s); break; }
+        sd_buf_append(&b, s, (size_t)(at - s));
+        sd_buf_puts(&b, "***");
+    }
+    snprintf(text, size, "%s", b.data);
+    sd_buf_free(&b);
+}
+
+int sd_broker_prop_secret(const char *name) {
+    return name && (strcasestr(name, "password") || strcasestr(name, "secret"));
+}
+
+/* value with each ${ENV:NAME} replaced; NULL (err names NAME) when one is unset or not closed */
+static char *sd_broker_props_expand(const char *value, const char *path, int line, char *err, size_t errlen) {
+    sd_buf_t b;
+    sd_buf_init(&b);
+    sd_buf_puts(&b, "");
+    for (const char *s = value; *s;) {
+        const char *at = strstr(s, "${ENV:");
+        if (!at) { sd_buf_puts(&b, s); break; }
+        sd_buf_append(&b, s, (size_t)(at - s));
+        const char *end = strchr(at + 6, '}');
+        if (!end) {
+            sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: ${ENV: without its closing }", path, line);
+            sd_buf_free(&b);
+            return NULL;
+        }
+        char *name = sd_util_strndup(at + 6, (size_t)(end - at - 6));
+        const char *v = getenv(name);
+        if (!v) sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: ${ENV:%s}: the environment has no %s", path, line, name, name);
+        free(name);
+        if (!v) { sd_buf_free(&b); return NULL; }
+        sd_buf_puts(&b, v);
+        s = end + 1;
+    }
+    return sd_buf_steal(&b);
+}
+
+sd_err_t sd_broker_props_read(const char *path, sd_kvlist_t *into, char *err, size_t errlen) {
+    char *text;
+    size_t len;
+    sd_err_t e = sd_util_read_file(path, &text, &len, err, errlen);
+    if (e) return e;
+    int line = 0;
+    for (char *s = text, *next; !e && s && *s; s = next) {
+        line++;
+        next = strchr(s, '\n');
+        if (next) *next++ = 0;
+        size_t n = strlen(s);
+        if (n && s[n - 1] == '\r') s[--n] = 0;
+        s += strspn(s, " \t");
+        if (!*s || *s == '#' || *s == '!') continue;
+        char *eq = strchr(s, '=');
+        if (!eq || eq == s) { e = sd_err_set(err, errlen, SD_ERR_USAGE, "%s:%d: expected KEY=VALUE", path, line); break; }
+        char *k_end = eq;
+        while (k_end > s && (k_end[-1] == ' ' || k_end[-1] == '\t')) k_end--;
+        char *key = sd_util_strndup(s, (size_t)(k_end - s));
+        char *v = eq + 1;
+        v += strspn(v, " \t");
+        n = strlen(v);
+        while (n && (v[n - 1] == ' ' || v[n - 1] == '\t')) v[--n] = 0;
+        char *value = sd_broker_props_expand(v, path, line, err, errlen);
+        if (value) sd_kvlist_add(into, key, value);
+        else e = SD_ERR_USAGE;
+        free(key);
+        free(value);
+    }
+    free(text);
+    return e;
 }
 
 static sd_err_t sd_broker_make_admin(sd_broker_t *b, const sd_kvlist_t *props, char *err, size_t errlen) {
@@ -151,6 +245,18 @@ static sd_err_t sd_broker_ping(sd_broker_t *b, int64_t timeout_ms, char *err, si
         }
         if (md) rd_kafka_metadata_destroy(md);
         rd_kafka_poll(b->admin, 0); /* serves error_cb: it names the broker and the cause */
+        pthread_mutex_lock(&b->lock);
+        int refused = b->refused;
+        pthread_mutex_unlock(&b->lock);
+        if (refused) {
+            /* the listener and the cause, as librdkafka gives them (sasl_ssl://HOST:PORT/bootstrap: SASL
+             * authentication error: ..., ssl://...: SSL handshake failed: ... certificate verify failed) */
+            pthread_mutex_lock(&b->lock);
+            sd_err_t e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: refused the harness's client (check the credentials and "
+                                    "the CA of --kafka-config / -X): %s", b->bootstrap, b->last_error);
+            pthread_mutex_unlock(&b->lock);
+            return e;
+        }
     }
     pthread_mutex_lock(&b->lock);
     sd_err_t e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: unreachable after %.1fs: %s", b->bootstrap,
@@ -190,6 +296,7 @@ sd_err_t sd_broker_external(const char *bootstrap, const sd_kvlist_t *props, int
     sd_broker_t *b = sd_util_xcalloc(1, sizeof(*b));
     pthread_mutex_init(&b->lock, NULL);
     b->bootstrap = sd_util_strdup(bootstrap);
+    b->props = props;
     sd_err_t e = sd_broker_make_admin(b, props, err, errlen);
     if (!e) e = sd_broker_ping(b, sd_util_scaled_ms(timeout_ms), err, errlen);
     if (e) { sd_broker_close(b); return e; }

@@ -65,8 +65,27 @@ sd_err_t sd_broker_leaders(sd_broker_t *b, const char *via, const char *topic, i
 /* The replicas of one partition (broker ids, at most max); -1 on error. */
 int sd_broker_replicas(sd_broker_t *b, const char *via, const char *topic, int32_t partition, int32_t *ids, int max);
 
-/* Apply -X style properties to a librdkafka configuration. */
+/* Apply -X style properties to a librdkafka configuration; an error names
+ * the property and shows a secret's value as *** (sd_broker_prop_secret). */
 sd_err_t sd_broker_conf_apply(rd_kafka_conf_t *conf, const sd_kvlist_t *props, const char *who, char *err,
                               size_t errlen);
+
+/* 1 when the value of client property name is a secret: its name holds
+ * "password" or "secret", whatever the case (sasl.password,
+ * ssl.key.password, sasl.oauthbearer.client.secret, ...). Whatever the
+ * harness prints or records of such a property shows *** for its value. */
+int sd_broker_prop_secret(const char *name);
+/* Each copy of secret in text (size bytes, NUL-terminated, changed in
+ * place) replaced by ***, cut to size; an empty secret changes nothing. */
+void sd_broker_redact(char *text, size_t size, const char *secret);
+
+/* Read a client properties file, as kcat's -F and the Java client's
+ * --command-config take one: KEY=VALUE lines (spaces around '=' dropped),
+ * blank lines and lines starting with '#' or '!' skipped. ${ENV:NAME} in a
+ * value is the environment variable NAME, so that the file need not hold
+ * the secret; one that is unset is an error naming it. The properties are
+ * appended to into in the file's order. An error names the file and line,
+ * never a value. */
+sd_err_t sd_broker_props_read(const char *path, sd_kvlist_t *into, char *err, size_t errlen);
 
 #endif
