@@ -42,7 +42,9 @@ static struct {
     const char *proxy;
     const char *cluster;
     sd_kvlist_t sets;
-    sd_kvlist_t xprops;
+    sd_kvlist_t xprops;       /* the harness's client properties: --kafka-config's, then -X's */
+    sd_kvlist_t xcli;         /* -X alone (explore passes them on beside --kafka-config) */
+    const char *kafka_config; /* --kafka-config FILE, made absolute */
     int quiet, verbose, json;
     int operator_mode;
     int reports_failed; /* --reports failed: a pass writes summary.json and junit.xml only */
@@ -56,7 +58,7 @@ static struct {
 
 enum { OPT_OUT = 'o', OPT_BROKERS = 'b', OPT_SEED = 1000, OPT_TAG, OPT_SET, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
        OPT_SUMMARY, OPT_NBROKERS, OPT_PROXY, OPT_CLUSTER, OPT_RUNS, OPT_BUDGET, OPT_JOBS, OPT_TRIES, OPT_CONFIRM, OPT_SHRINK_RUNS,
-       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR, OPT_JSON, OPT_REPORTS };
+       OPT_KEEP_STEPS, OPT_KEEP_GOING, OPT_PRINT, OPT_PIPELINE, OPT_SINK, OPT_PROGRESS, OPT_NAME, OPT_OPERATOR, OPT_JSON, OPT_REPORTS, OPT_KAFKA_CONFIG };
 
 static const struct option sd_long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
@@ -70,6 +72,7 @@ static const struct option sd_long_opts[] = {
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"broker-count", required_argument, NULL, OPT_NBROKERS},
     {"proxy", required_argument, NULL, OPT_PROXY},
+    {"kafka-config", required_argument, NULL, OPT_KAFKA_CONFIG},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"operator", required_argument, NULL, OPT_OPERATOR},
     {"reports", required_argument, NULL, OPT_REPORTS},
@@ -132,6 +135,11 @@ static void sd_usage(FILE *f) {
           "  -b, --brokers LIST     bootstrap servers; default $KAFKA_BOOTSTRAP_SERVERS, else the\n"
           "                         embedded cluster (librdkafka's mock cluster, in-process)\n"
           "  -X PROP=VALUE          librdkafka property for the harness's clients; repeatable\n"
+          "      --kafka-config FILE  librdkafka properties, one KEY=VALUE a line (kcat -F's file):\n"
+          "                         every client of the harness carries them (before -X), the\n"
+          "                         pipeline gets FILE as {kafka-config} and $STREAMDRILL_KAFKA_CONFIG;\n"
+          "                         ${ENV:NAME} in a value reads the environment; values of\n"
+          "                         properties named *password* or *secret* are shown as ***\n"
           "      --proxy L=U        run a fault-injecting TCP proxy on L (host:port) in front of the\n"
           "                         broker listener U; pipelines connect through {proxy}\n"
           "      --cluster DIR      the cluster DIR/cluster describes (scenarios/env/kafka/kafka.sh\n"
@@ -615,7 +623,10 @@ static int sd_verb_run(int nfiles, char **files) {
         char cerr[512];
         for (int i = 0; i < sd_opt.xprops.n; i++)
             if (rd_kafka_conf_set(conf, sd_opt.xprops.v[i].key, sd_opt.xprops.v[i].value, cerr, sizeof(cerr)) != RD_KAFKA_CONF_OK) {
-                fprintf(stderr, "streamdrill: -X %s=%s: %s\n", sd_opt.xprops.v[i].key, sd_opt.xprops.v[i].value, cerr);
+                int secret = sd_broker_prop_secret(sd_opt.xprops.v[i].key);
+                if (secret) sd_broker_redact(cerr, sizeof(cerr), sd_opt.xprops.v[i].value);
+                fprintf(stderr, "streamdrill: %s %s=%s: %s\n", i < sd_opt.xprops.n - sd_opt.xcli.n ? "--kafka-config" : "-X",
+                        sd_opt.xprops.v[i].key, secret ? "***" : sd_opt.xprops.v[i].value, cerr);
                 bad = 1;
             }
         rd_kafka_conf_destroy(conf);
@@ -651,7 +662,8 @@ static int sd_verb_run(int nfiles, char **files) {
         if (env && *env) brokers = env;
     }
     sd_run_opts_t ro = {.brokers = brokers, .out_dir = sd_opt.out, .has_seed = sd_opt.has_seed, .seed = sd_opt.seed,
-                        .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
+                        .tag = sd_opt.tag, .xprops = &sd_opt.xprops, .kafka_config = sd_opt.kafka_config,
+                        .kafka_config_n = sd_opt.xprops.n - sd_opt.xcli.n, .quiet = sd_opt.quiet, .verbose = sd_opt.verbose,
                         .watchdog = wd, .token = token, .version = SD_VERSION, .proxy = sd_opt.proxy, .cluster = sd_opt.cluster, .nbrokers = sd_opt.nbrokers,
                         .operator_mode = sd_opt.operator_mode};
     int any_fail = 0, any_inconclusive = 0, any_error = 0, any_usage = 0, interrupted = 0;
@@ -772,7 +784,7 @@ static int sd_verb_explore(int nfiles, char **files) {
         seed = strtoull(hex, NULL, 16);
     }
     sd_explore_opts_t o = {.file = files[0], .out = sd_opt.out, .brokers = sd_opt.cluster ? NULL : brokers, .cluster = sd_opt.cluster,
-                           .nbrokers = sd_opt.nbrokers, .sets = &sd_opt.sets, .xprops = &sd_opt.xprops,
+                           .nbrokers = sd_opt.nbrokers, .sets = &sd_opt.sets, .xprops = &sd_opt.xcli, .kafka_config = sd_opt.kafka_config,
                            .seed = seed, .runs = sd_opt.runs, .budget_ms = sd_opt.budget_ms, .jobs = sd_opt.jobs,
                            .tries = sd_opt.tries, .confirm = sd_opt.confirm, .shrink_runs = sd_opt.shrink_runs,
                            .keep_steps = sd_opt.keep_steps, .keep_going = sd_opt.keep_going, .print_only = sd_opt.print_only,
@@ -790,6 +802,27 @@ static int sd_verb_explore(int nfiles, char **files) {
     }
     sd_xreport_free(&x);
     return rc;
+}
+
+/* The harness's client properties: --kafka-config's file (its path made
+ * absolute: the pipeline runs elsewhere), then -X's, so that -X wins. -1
+ * to go on, else the exit code. */
+static int sd_kafka_config_load(void) {
+    if (sd_opt.kafka_config) {
+        static char abs[4096];
+        char err[1024];
+        if (!realpath(sd_opt.kafka_config, abs)) {
+            fprintf(stderr, "streamdrill: --kafka-config %s: %s\n", sd_opt.kafka_config, strerror(errno));
+            return SD_EXIT_USAGE;
+        }
+        sd_opt.kafka_config = abs;
+        if (sd_broker_props_read(abs, &sd_opt.xprops, err, sizeof(err))) {
+            fprintf(stderr, "streamdrill: --kafka-config %s\n", err);
+            return SD_EXIT_USAGE;
+        }
+    }
+    for (int i = 0; i < sd_opt.xcli.n; i++) sd_kvlist_add(&sd_opt.xprops, sd_opt.xcli.v[i].key, sd_opt.xcli.v[i].value);
+    return -1;
 }
 
 /* The options after the command (argv[2] on): filled into sd_opt. -1 to go
@@ -823,8 +856,9 @@ static int sd_parse_options(int argc, char **argv) {
             if (sd_parse_kv(optarg, &sd_opt.sets, "--set")) return SD_EXIT_USAGE;
             break;
         case 'X':
-            if (sd_parse_kv(optarg, &sd_opt.xprops, "-X")) return SD_EXIT_USAGE;
+            if (sd_parse_kv(optarg, &sd_opt.xcli, "-X")) return SD_EXIT_USAGE;
             break;
+        case OPT_KAFKA_CONFIG: sd_opt.kafka_config = optarg; break;
         case OPT_SUMMARY: sd_opt.summary = optarg; break;
         case OPT_JSON: sd_opt.json = 1; break;
         case OPT_CLUSTER: sd_opt.cluster = optarg; break;
@@ -873,7 +907,7 @@ static int sd_parse_options(int argc, char **argv) {
             return SD_EXIT_USAGE;
         }
     }
-    return -1;
+    return sd_kafka_config_load();
 }
 
 /* The commands that take options, as Redis keeps its command table: a
@@ -1029,5 +1063,6 @@ int main(int argc, char **argv) {
     int rc = verb->run(nargs, args);
     sd_kvlist_free(&sd_opt.sets);
     sd_kvlist_free(&sd_opt.xprops);
+    sd_kvlist_free(&sd_opt.xcli);
     return rc;
 }

@@ -176,7 +176,7 @@ static int sd_x_write_drill(sd_xctx_t *X, const char *path, const char *text) {
 
 static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int slot) {
     const sd_explore_opts_t *o = X->o;
-    char **argv = sd_util_xcalloc((size_t)(14 + 2 * (o->xprops ? o->xprops->n : 0)), sizeof(char *));
+    char **argv = sd_util_xcalloc((size_t)(16 + 2 * (o->xprops ? o->xprops->n : 0)), sizeof(char *));
     char nb[16];
     int a = 0, rc = -1;
     argv[a++] = (char *)o->exe;
@@ -191,6 +191,7 @@ static int sd_x_spawn(sd_xctx_t *X, const char *drill, const char *outdir, int s
     argv[a++] = "failed";
     if (o->brokers) { argv[a++] = "--brokers"; argv[a++] = (char *)o->brokers; }
     if (o->cluster) { argv[a++] = "--cluster"; argv[a++] = (char *)o->cluster; }
+    if (o->kafka_config) { argv[a++] = "--kafka-config"; argv[a++] = (char *)o->kafka_config; }
     if (o->nbrokers > 1) {
         snprintf(nb, sizeof(nb), "%d", o->nbrokers);
         argv[a++] = "--broker-count";

@@ -26,6 +26,7 @@ typedef struct {
     int nbrokers;               /* --broker-count: the embedded cluster's brokers (0, 1: one) */
     const sd_kvlist_t *sets;    /* --set, written into every schedule as a `set` line */
     const sd_kvlist_t *xprops;  /* -X, passed to every run */
+    const char *kafka_config;   /* --kafka-config FILE, passed to every run (its secrets stay off their command lines) */
     uint64_t seed;
     int runs;                   /* schedules to run (0: until the budget) */
     int64_t budget_ms;          /* 0: no budget */

@@ -519,7 +519,7 @@ static sd_err_t sd_read_variables(sd_pctx_t *c, sd_scenario_t *sc, const char *t
             if (!v[k + 1 + n] || !sd_is_runtime_var(v + k + 1, n))
                 return sd_err_set(c->err, c->errlen, SD_ERR_SCENARIO,
                                   "%s: variable %s=%s: {%.*s} is no run-time placeholder (run, brokers, proxy, topic, checkpoint, "
-                                  "pipelines, here, seed, tag, group, name, libexec, registry-url; {{ for a literal brace)",
+                                  "pipelines, here, seed, tag, group, name, libexec, registry-url, kafka-config; {{ for a literal brace)",
                                   c->path, sc->vars.v[i].key, v, (int)(n > 64 ? 64 : n), v + k + 1);
             k += n + 1;
         }

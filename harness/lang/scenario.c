@@ -16,7 +16,7 @@ const char *const sd_deploy_words[] = {"start", "status", "stop", "kill", "logs"
 
 const char *const sd_scenario_runtime_vars[] = {
     "run", "brokers", "topic", "checkpoint", "pipelines", "here", "seed", "tag",
-    "group", "name", "proxy", "deliveries", "libexec", "instance", "deployment", "registry-url", NULL};
+    "group", "name", "proxy", "deliveries", "libexec", "instance", "deployment", "registry-url", "kafka-config", NULL};
 
 /* Canonical names first; summary.json "counts" uses these keys (counts.h). */
 #define SD_COUNT_NAME(name, kind, grows, meaning) #name,

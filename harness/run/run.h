@@ -39,7 +39,9 @@ typedef struct sd_run_opts_s {
     int has_seed;
     uint64_t seed;
     const char *tag;              /* NULL: random */
-    const sd_kvlist_t *xprops;    /* -X */
+    const sd_kvlist_t *xprops;    /* --kafka-config's properties, then -X's */
+    const char *kafka_config;     /* --kafka-config FILE (absolute), or NULL */
+    int kafka_config_n;           /* how many of xprops, first, came from that file */
     int quiet, verbose;
     sd_watchdog_t *watchdog;
     const char *token;            /* STREAMDRILL_RUN_TOKEN of every pipeline process */

@@ -275,6 +275,8 @@ static void sd_run_identity(sd_run_t *r) {
     sd_kvlist_add(&r->vars, "name", sc->name);
     sd_kvlist_add(&r->vars, "topic", r->src.topic);
     sd_kvlist_add(&r->vars, "deliveries", r->side.topic ? r->side.topic : "");
+    /* the client properties file (--kafka-config): its path, never its values */
+    sd_kvlist_add(&r->vars, "kafka-config", r->opts->kafka_config ? r->opts->kafka_config : "");
 
 }
 
@@ -420,8 +422,14 @@ static sd_err_t sd_run_open_ledger(sd_run_t *r, char *err, size_t errlen) {
             sd_buf_puts(&vb, " --brokers ");
             sd_buf_put_shell_word(&vb, opts->brokers);
         }
-        for (int i = 0; opts->xprops && i < opts->xprops->n; i++) {
-            char *kv = sd_util_fmt("%s=%s", opts->xprops->v[i].key, opts->xprops->v[i].value);
+        if (opts->kafka_config) {
+            sd_buf_puts(&vb, " --kafka-config ");
+            sd_buf_put_shell_word(&vb, opts->kafka_config);
+        }
+        /* -X alone (the file's properties follow from --kafka-config); a secret as *** */
+        for (int i = opts->kafka_config_n; opts->xprops && i < opts->xprops->n; i++) {
+            const char *k = opts->xprops->v[i].key;
+            char *kv = sd_util_fmt("%s=%s", k, sd_broker_prop_secret(k) ? "***" : opts->xprops->v[i].value);
             sd_buf_puts(&vb, " -X ");
             sd_buf_put_shell_word(&vb, kv);
             free(kv);
@@ -589,6 +597,8 @@ static sd_err_t sd_run_open_pipeline(sd_run_t *r, char *err, size_t errlen) {
     char **argv = sd_util_xcalloc((size_t)sc->argc + 1, sizeof(char *));
     sd_kvlist_t env = {0};
     sd_kvlist_add(&env, "STREAMDRILL_BROKERS", sd_broker_bootstrap(r->broker));
+    /* where the client properties are (refpipe and reftxn read them), never their values */
+    if (opts->kafka_config) sd_kvlist_add(&env, "STREAMDRILL_KAFKA_CONFIG", opts->kafka_config);
     sd_kvlist_add(&env, "STREAMDRILL_TOPIC", r->src.topic);
     if (r->side.topic) sd_kvlist_add(&env, "STREAMDRILL_DELIVERIES_TOPIC", r->side.topic);
     if (sd_kvlist_get(&r->vars, "registry-url")) sd_kvlist_add(&env, "STREAMDRILL_REGISTRY", sd_kvlist_get(&r->vars, "registry-url"));
