@@ -350,6 +350,7 @@ int main(int argc, char **argv) {
                               {"isolation.level", "read_committed"}, {"client.id", "refjoin"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i][0], props[i][1], errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
+    ref_kafka_config(conf, NULL); /* $STREAMDRILL_KAFKA_CONFIG: TLS, SASL */
     rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     if (!rk) die("consumer: %s", errstr);
     open_topic(&T[0], o.scans);

@@ -208,6 +208,7 @@ static struct {
     int interval_ms;     /* --interval-ms: a batch at most this often, nothing fetched between (0 = at once) */
     const char *client[16]; /* --client KEY=VALUE: librdkafka settings over refpipe's own */
     int nclient;
+    const char *kafka_config; /* --kafka-config FILE (default $STREAMDRILL_KAFKA_CONFIG): TLS and SASL settings */
     int latest;          /* --latest: the newest scan per parcel */
     int complete;        /* --output complete: every window rewritten each batch */
     const char *files;   /* --files DIR: the rows also in a Spark file sink's layout */
@@ -363,9 +364,10 @@ static void usage(void) {
           "               [--group ID] [--watermark 10m] [--late drop|quarantine] [--max-future 1h] [--max-bytes 65536]\n"
           "               [--max-batch 500] [--trigger-ms 200] [--row-delay-ms 2] [--commit-delay-ms 0] [--id-field event_id] [--bare-markers] [--no-offsets] [--no-markers]\n"
           "               [--time-field event_time] [--table bronze] [--subscribe [--session-timeout-ms 6000]]\n"
-          "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--weak LIST]\n"
+          "               [--window 1m [--output append|complete]] [--latest] [--files DIR] [--interval-ms 0] [--client KEY=VALUE]... [--kafka-config FILE] [--weak LIST]\n"
           "               [--format json|avro|protobuf|json-schema --registry URL " REFWIRE_USAGE "]\n"
-          "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP.\n",
+          "Brokers, topic and group default to $STREAMDRILL_BROKERS, $STREAMDRILL_TOPIC, $STREAMDRILL_GROUP;\n"
+          "the client properties file (TLS, SASL; KEY=VALUE lines) to $STREAMDRILL_KAFKA_CONFIG.\n",
           stderr);
 }
 
@@ -489,7 +491,7 @@ int main(int argc, char **argv) {
         {"max-future", 1, 0, 'F'}, {"max-bytes", 1, 0, 'S'}, {"subscribe", 0, 0, 'G'}, {"session-timeout-ms", 1, 0, 'O'},
         {"bare-markers", 0, 0, 'M'}, {"no-offsets", 0, 0, 'N'}, {"no-markers", 0, 0, 'Q'},
         {"window", 1, 0, 'A'}, {"latest", 0, 0, 'L'}, {"output", 1, 0, 'U'}, {"files", 1, 0, 'X'}, {"weak", 1, 0, 'W'}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
+        {"version", 0, 0, 'V'}, {"interval-ms", 1, 0, 'I'}, {"client", 1, 0, 'K'}, {"kafka-config", 1, 0, 'k'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
         REFWIRE_LONGOPTS, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -543,6 +545,7 @@ int main(int argc, char **argv) {
             if (!strchr(optarg, '=') || o.nclient == 16) die("--client %s: expected KEY=VALUE (16 at most)", optarg);
             o.client[o.nclient++] = optarg;
             break;
+        case 'k': o.kafka_config = optarg; break;
         case 'h': usage(); return 0;
         case 'V': printf("refpipe 1 (the reference pipeline of streamdrill)\n"); return 0;
         default:
@@ -638,6 +641,7 @@ int main(int argc, char **argv) {
         {"fetch.wait.max.ms", "100"}};
     for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++)
         if (rd_kafka_conf_set(conf, props[i].k, props[i].v, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
+    ref_kafka_config(conf, o.kafka_config); /* TLS, SASL: what the harness's own clients carry */
     for (int i = 0; i < o.nclient; i++) {
         char *kv = strdup(o.client[i]), *eq = strchr(kv, '='); /* a copy: a value of any length, never cut */
         *eq = 0;

@@ -134,10 +134,13 @@ static rd_kafka_t *idler; /* --weak idle-open-txn: the second transactional prod
 static rd_kafka_t *plain; /* --weak half-plain: the producer outside the transactions */
 static int nparts;
 
+static const char *kafka_config; /* --kafka-config FILE (default $STREAMDRILL_KAFKA_CONFIG) */
+
 static rd_kafka_conf_t *conf_base(void) {
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     char errstr[256];
     if (rd_kafka_conf_set(c, "bootstrap.servers", o.brokers, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) die("%s", errstr);
+    ref_kafka_config(c, kafka_config); /* TLS, SASL: what the harness's own clients carry */
     return c;
 }
 
@@ -428,7 +431,7 @@ static void run(void) {
 static void usage(void) {
     fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
                     "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
-                    "              [--row-delay-ms 2] [--txn-timeout-ms 60000]\n"
+                    "              [--row-delay-ms 2] [--txn-timeout-ms 60000] [--kafka-config FILE]\n"
                     "              [--weak no-changelog,offsets-outside-txn,abort-txn,idle-open-txn,unfenced,\n"
                     "                      half-plain]\n");
     exit(2);
@@ -439,7 +442,7 @@ int main(int argc, char **argv) {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
         {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
         {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
-        {"txn-timeout-ms", 1, 0, 'X'}, REFWIRE_LONGOPTS, {0, 0, 0, 0}};
+        {"txn-timeout-ms", 1, 0, 'X'}, {"kafka-config", 1, 0, 'k'}, REFWIRE_LONGOPTS, {0, 0, 0, 0}};
     const char *format = "json";
     static char dead[512], changelog[512], txn[512];
     int c;
@@ -462,6 +465,7 @@ int main(int argc, char **argv) {
         case 'r': o.row_delay_ms = atoi(optarg); break;
         case 'X': o.txn_timeout_ms = atoi(optarg); break;
         case 'f': format = optarg; break;
+        case 'k': kafka_config = optarg; break;
         case 'R': o.registry = optarg; break;
         case 'w': {
             char *copy = strdup(optarg), *save = NULL;
