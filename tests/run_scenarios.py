@@ -54,6 +54,7 @@ from suite.stacks import (
     stop_postgres,
     stop_real_kafka,
     stop_registry,
+    wants_secure,
 )
 from suite.static import update_readme_reference
 
@@ -82,7 +83,7 @@ def run_long(binary, only, once=False):
     want_real = cases or want_rt or not only or "explore-real" in only
     if want_real:
         setup_stacks(cases, spark=want_rt)
-        start_real_kafka()
+        start_real_kafka(secure=wants_secure(cases))
         try:
             if not only or "explore-real" in only:
                 ok &= test_explore_real(binary)
@@ -279,8 +280,9 @@ def main():
     if real:
         t0 = time.time()
         run.took["real cases"] = 0  # the real part, before "real" (its coded tests) and "last"
-        setup_stacks(cases, spark=True)
-        start_real_kafka()
+        # Spark for the real phase's coded tests; --only with none of them: what its cases need
+        setup_stacks(cases, spark=any(run.wants(n) for n in in_phase("real")))
+        start_real_kafka(secure=wants_secure(cases))
         try:
             if any("postgres" in c.needs for c in cases):
                 start_postgres()

@@ -122,7 +122,13 @@ DIRECTIVES = [
      "pool); every run must meet every expectation", _repeat),
     ("duplicates-traced", "duplicates-traced", "every sampled duplicated id lists one writer per copy, in report.md too",
      _set("traced")),
-    ("needs", "needs WHAT...", "kafka (the real broker), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
+    ("within", "within SECONDS", "the run ends within SECONDS (a refusal that must not hang)", _set("within", float)),
+    ("secrets-nowhere", "secrets-nowhere", "the values of the secret properties (a name holding password or secret) of "
+     "the client properties file the case ran with (`needs kafka-secure=...`) are in no file of its out folder (run.db, "
+     "the reports, export/, the logs), nor its console, nor `streamdrill runbook`", _set("secrets_nowhere")),
+    ("needs", "needs WHAT...", "kafka (the real broker), kafka-secure=SHAPE[:wrong-secret|:wrong-ca] (the same broker's "
+     "TLS and SASL listener of SHAPE, eventhubs, confluent or msk-mtls: `--brokers` and `--kafka-config` its "
+     "client properties, spoilt with a wrong secret or an untrusted CA), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
      "started here; such a case is left out by --no-real", lambda c, r: c.needs.update(r.split())),
     ("kills-landed-at-least", "kills-landed-at-least SHARE", "share of kills, over all repeats, that landed mid-batch",
      _set("landed_share", float)),
@@ -162,6 +168,8 @@ class Case:
         self.file_counts = []
         self.runbook_contains = []
         self.rundb = []
+        self.secrets_nowhere = False
+        self.within = None
         for n, line in enumerate(open(path), 1):
             m = re.match(r"#\s*test:\s*(\S+)\s*(.*)$", line)
             if not m:
@@ -181,6 +189,13 @@ def run_case_once(binary, case, i):
     cmd = [binary, "run", case.scenario, "--out", out, "--quiet"] + case.args
     if "kafka" in case.needs:
         cmd += ["--brokers", REAL["brokers"]]
+    conf = None
+    for need in sorted(n for n in case.needs if n.startswith("kafka-secure=")):
+        shape, _, spoil = need.split("=", 1)[1].partition(":")
+        address, conf = REAL["secure"][shape]
+        if spoil:
+            conf = spoilt_config(conf, spoil, out + f"-{spoil}.properties")
+        cmd += ["--brokers", address, "--kafka-config", conf]
     if "proxy" in case.needs:
         cmd += ["--proxy", REAL["proxy"]]
     if "cluster" in case.needs:
@@ -217,6 +232,8 @@ def run_case_once(binary, case, i):
             subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", reg_dir], timeout=60)
     took = time.time() - t0
     problems = []
+    if case.within is not None and took > case.within:
+        problems.append(f"the run took {took:.1f}s, over {case.within:g}s")
     if p.returncode not in case.exit:
         problems.append(f"exit {p.returncode}, expected {' or '.join(map(str, case.exit))}")
     for text in case.stderr:
@@ -308,8 +325,58 @@ def run_case_once(binary, case, i):
         for pattern in case.runbook_contains:
             if not re.search(pattern, rb):
                 problems.append(f"the runbook has no line matching {pattern!r}:\n{rb}")
+    if case.secrets_nowhere:
+        rb = "".join(subprocess.run([binary, "runbook", os.path.dirname(d)], capture_output=True, text=True).stdout for d in sdirs)
+        problems += secrets_found(conf, out, p.stdout, p.stderr, rb)
     kills = [f for f in (summary or {}).get("faults", []) if f["kind"] == "kill" and "mid-batch" in f["detail"]]
     return problems, took, p.stderr, kills
+
+
+def config_secrets(conf):
+    """The values of the secret properties (a name holding password or secret) of a client properties file."""
+    found = []
+    for line in open(conf):
+        k, eq, v = line.strip().partition("=")
+        if eq and not k.startswith(("#", "!")) and ("password" in k.lower() or "secret" in k.lower()) and v.strip():
+            found.append(v.strip())
+    return found
+
+
+def spoilt_config(conf, spoil, path):
+    """A copy of the client properties file conf at path (mode 0600): wrong-secret, each secret value changed;
+    wrong-ca, ssl.ca.location a CA that signed nothing of the broker's (kafka.sh's untrusted-ca.pem)."""
+    lines = []
+    for line in open(conf):
+        k, eq, v = line.rstrip("\n").partition("=")
+        if eq and spoil == "wrong-secret" and ("password" in k.lower() or "secret" in k.lower()):
+            line = f"{k}=wr0ng-{v[::-1]}\n"
+        elif eq and spoil == "wrong-ca" and k == "ssl.ca.location":
+            line = f"{k}={os.path.join(os.path.dirname(v), 'untrusted-ca.pem')}\n"
+        lines.append(line)
+    if spoil not in ("wrong-secret", "wrong-ca"):
+        raise SystemExit(f"needs kafka-secure=...:{spoil}: expected wrong-secret or wrong-ca")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+def secrets_found(conf, out, *outputs):
+    """Where the secrets of the client properties file conf show: the files under out and the outputs given."""
+    if not conf:
+        return ["secrets-nowhere: the case ran with no client properties file (needs kafka-secure=SHAPE)"]
+    secrets = config_secrets(conf)
+    if not secrets:
+        return [f"secrets-nowhere: {conf} holds no secret to look for"]
+    found = []
+    for path in glob.glob(os.path.join(out, "**", "*"), recursive=True):
+        if os.path.isfile(path):
+            data = open(path, "rb").read()
+            found += [f"{os.path.relpath(path, OUT)} holds a secret of {os.path.basename(conf)}" for t in secrets if t.encode() in data]
+    names = ("stdout", "stderr", "the runbook")
+    for name, text in zip(names, outputs, strict=True):
+        found += [f"{name} holds a secret of {os.path.basename(conf)}" for t in secrets if t in text]
+    return found
 
 
 def independent_file_count(run_dir, name, summary):

@@ -11,23 +11,33 @@ from .common import OUT, REAL, ROOT, free_port
 REAL_AT_ONCE = 2
 
 
-def start_real_kafka():
+def wants_secure(cases):
+    """Whether a case runs on one of the broker's TLS and SASL listeners (`# test: needs kafka-secure=SHAPE`)."""
+    return any(n.startswith("kafka-secure=") for c in cases for n in c.needs)
+
+
+def start_real_kafka(secure=False):
+    """The broker of the real cases (kafka.sh start); secure: with its TLS and SASL listeners too (kafka.sh
+    start-secure), one per shape in REAL["secure"]: SHAPE -> (address, client properties file)."""
     # a broker someone else started and stops (scripts/mutate.py --real: one for all its mutants)
     given = os.environ.get("SD_TEST_KAFKA", "").split()
-    if len(given) == 2:
+    if len(given) == 2 and not secure:
         REAL["brokers"], REAL["proxy"] = given
         print(f"--   Apache Kafka given at {REAL['brokers']} (proxied listener: {REAL['proxy']})")
         return
     d = os.path.join(OUT, "kafka")
-    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "start", d, "", str(os.getpid()),
-                        str(free_port())], capture_output=True, text=True, timeout=900)
+    t0 = time.time()
+    r = subprocess.run([os.path.join(ROOT, "scenarios", "env", "kafka", "kafka.sh"), "start-secure" if secure else "start", d, "",
+                        str(os.getpid()), str(free_port())], capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         raise SystemExit("cannot start the Apache Kafka broker: " + r.stderr[-2000:])
     lines = r.stdout.strip().splitlines()
-    REAL["brokers"] = [ln for ln in lines if not ln.startswith("proxy ")][-1]
+    REAL["brokers"] = [ln for ln in lines if not ln.startswith(("proxy ", "secure "))][-1]
     REAL["proxy"] = [ln for ln in lines if ln.startswith("proxy ")][-1].split(" ", 1)[1]
+    REAL["secure"] = {w[1]: (w[2], w[3]) for w in (ln.split() for ln in lines if ln.startswith("secure "))}
     REAL["dir"] = d
-    print(f"--   Apache Kafka (KRaft) started at {REAL['brokers']} (proxied listener: {REAL['proxy']})")
+    shapes = f"; TLS and SASL listeners: {', '.join(f'{k} {v[0]}' for k, v in REAL['secure'].items())}" if secure else ""
+    print(f"--   Apache Kafka (KRaft) started at {REAL['brokers']} (proxied listener: {REAL['proxy']}{shapes}) in {time.time() - t0:.0f}s")
 
 
 def stop_real_kafka():
