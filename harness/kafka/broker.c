@@ -252,8 +252,14 @@ static sd_err_t sd_broker_ping(sd_broker_t *b, int64_t timeout_ms, char *err, si
             /* the listener and the cause, as librdkafka gives them (sasl_ssl://HOST:PORT/bootstrap: SASL
              * authentication error: ..., ssl://...: SSL handshake failed: ... certificate verify failed) */
             pthread_mutex_lock(&b->lock);
+            /* librdkafka before 2.6.1 sends a SCRAM proof with the client's nonce twice, which Kafka 4.x,
+             * strict as RFC 5802 asks, refuses as invalid credentials (librdkafka#4895) */
+            int old_scram = strstr(b->last_error, "SCRAM") && rd_kafka_version() < 0x020601ff;
             sd_err_t e = sd_err_set(err, errlen, SD_ERR_BROKER, "broker %s: refused the harness's client (check the credentials and "
-                                    "the CA of --kafka-config / -X): %s", b->bootstrap, b->last_error);
+                                    "the CA of --kafka-config / -X): %s%s%s%s", b->bootstrap, b->last_error,
+                                    old_scram ? " (this librdkafka, " : "", old_scram ? rd_kafka_version_str() : "",
+                                    old_scram ? ", is older than 2.6.1, whose SCRAM a Kafka 4.x broker refuses even with the "
+                                                "right password: librdkafka#4895)" : "");
             pthread_mutex_unlock(&b->lock);
             return e;
         }
