@@ -127,7 +127,7 @@ DIRECTIVES = [
      "the client properties file the case ran with (`needs kafka-secure=...`) are in no file of its out folder (run.db, "
      "the reports, export/, the logs), nor its console, nor `streamdrill runbook`", _set("secrets_nowhere")),
     ("needs", "needs WHAT...", "kafka (the real broker), kafka-secure=SHAPE[:wrong-secret|:wrong-ca] (the same broker's "
-     "TLS and SASL listener of SHAPE, eventhubs, confluent or msk-mtls: `--brokers` and `--kafka-config` its "
+     "TLS and SASL listener of SHAPE, eventhubs, confluent, msk-scram or msk-mtls: `--brokers` and `--kafka-config` its "
      "client properties, spoilt with a wrong secret or an untrusted CA), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
      "started here; such a case is left out by --no-real", lambda c, r: c.needs.update(r.split())),
     ("kills-landed-at-least", "kills-landed-at-least SHARE", "share of kills, over all repeats, that landed mid-batch",

@@ -27,6 +27,10 @@
 #                                             eventhubs  SASL_SSL, PLAIN, user $ConnectionString,
 #                                                        the password a connection string
 #                                             confluent  SASL_SSL, PLAIN, an API key and secret
+#                                             msk-scram  SASL_SSL, SCRAM-SHA-512 (the credential
+#                                                        made by kafka-storage format --add-scram;
+#                                                        librdkafka before 2.6.1 cannot log in to
+#                                                        Kafka 4.x with SCRAM: librdkafka#4895)
 #                                             msk-mtls   SSL, a client certificate required
 #                                           SHAPE.properties is what a librdkafka client needs
 #                                           (security.protocol, sasl.*, ssl.*), mode 0600: the
@@ -137,10 +141,8 @@ certs() {
     ) || { echo "kafka.sh start-secure: openssl could not make the certificates in $d" >&2; exit 1; }
 }
 
-# secure_conf DIR: the listeners of start-secure (their ports in $secure_ports) and
-# the client properties files. (SASL/SCRAM, Amazon MSK's other shape, is not among
-# them yet: a credential made by kafka-storage format --add-scram, or by the admin
-# API, was refused by Kafka 4.1.1 as invalid to librdkafka's SCRAM-SHA-512.)
+# secure_conf DIR: the listeners of start-secure (their ports in $secure_ports), the
+# client properties files, and the SCRAM credential for the storage format (in $scram)
 secure_conf() {
     d=$1/secure
     certs "$d"
@@ -149,7 +151,8 @@ secure_conf() {
     key=$(openssl rand -hex 8 | tr '[:lower:]' '[:upper:]'); apisecret=$(openssl rand -base64 48 | tr -d '\n/+=')
     sas=$(openssl rand -base64 32 | tr -d '\n')
     conn="Endpoint=sb://streamdrill.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=$sas"
-    for shape in eventhubs confluent msk-mtls; do
+    scrampass=$(openssl rand -hex 24)
+    for shape in eventhubs confluent msk-scram msk-mtls; do
         q=$(free_port)
         while case " $port $cport $proxy ${pport:-} $secure_ports " in *" $q "*) true ;; *) false ;; esac; do q=$(free_port); done
         secure_ports="$secure_ports $q"
@@ -168,6 +171,7 @@ secure_conf() {
             case $shape in
                 eventhubs) printf 'sasl.mechanisms=PLAIN\nsasl.username=$ConnectionString\nsasl.password=%s\n' "$conn" ;;
                 confluent) printf 'sasl.mechanisms=PLAIN\nsasl.username=%s\nsasl.password=%s\n' "$key" "$apisecret" ;;
+                msk-scram) printf 'sasl.mechanisms=SCRAM-SHA-512\nsasl.username=streamdrill\nsasl.password=%s\n' "$scrampass" ;;
                 msk-mtls) printf 'ssl.certificate.location=%s\nssl.key.location=%s\nssl.key.password=%s\n' \
                               "$d/client.pem" "$d/client.key" "$(cat "$d/client.pass")" ;;
             esac
@@ -188,7 +192,10 @@ listener.name.eventhubs.sasl.enabled.mechanisms=PLAIN
 listener.name.eventhubs.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_\$ConnectionString="$conn";
 listener.name.confluent.sasl.enabled.mechanisms=PLAIN
 listener.name.confluent.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$key="$apisecret";
+listener.name.mskscram.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.mskscram.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 PROPS
+    scram="SCRAM-SHA-512=[name=streamdrill,password=$scrampass]"
     umask "$umask_was"
 }
 
@@ -210,7 +217,7 @@ start() {
         protocols="$protocols,PROXIED:PLAINTEXT"
     fi
     rm -rf "$dir"; mkdir -p "$dir/data"
-    secure_ports=""
+    secure_ports=""; scram=""
     [ -z "$secure" ] || secure_conf "$dir"
     cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller
@@ -239,7 +246,7 @@ PROPS
     log_conf "$dir"
     cp="$libs/*"
     java -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \
-        -c "$dir/server.properties" >"$dir/format.log" 2>&1 || { cat "$dir/format.log" >&2; exit 1; }
+        -c "$dir/server.properties" ${scram:+--add-scram "$scram"} >"$dir/format.log" 2>&1 || { cat "$dir/format.log" >&2; exit 1; }
     java -Xms256m -Xmx768m -XX:+UseG1GC -Dlog4j2.configurationFile="$dir/log4j2.properties" \
         -cp "$cp" kafka.Kafka "$dir/server.properties" >"$dir/stdout.log" 2>&1 &
     pid=$!
