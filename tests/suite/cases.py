@@ -124,11 +124,13 @@ DIRECTIVES = [
      _set("traced")),
     ("within", "within SECONDS", "the run ends within SECONDS (a refusal that must not hang)", _set("within", float)),
     ("secrets-nowhere", "secrets-nowhere", "the values of the secret properties (a name holding password or secret) of "
-     "the client properties file the case ran with (`needs kafka-secure=...`) are in no file of its out folder (run.db, "
-     "the reports, export/, the logs), nor its console, nor `streamdrill runbook`", _set("secrets_nowhere")),
-    ("needs", "needs WHAT...", "kafka (the real broker), kafka-secure=SHAPE[:wrong-secret|:wrong-ca] (the same broker's "
+     "the client properties file the case ran with (`needs kafka-secure=...`), of its environment (`:env`) and of the "
+     "`-X` options of its args are in no file of its out folder (run.db, the reports, export/, the logs), nor its "
+     "console, nor `streamdrill runbook`", _set("secrets_nowhere")),
+    ("needs", "needs WHAT...", "kafka (the real broker), kafka-secure=SHAPE[:wrong-secret|:wrong-ca|:env] (the same broker's "
      "TLS and SASL listener of SHAPE, eventhubs, confluent, msk-scram or msk-mtls: `--brokers` and `--kafka-config` its "
-     "client properties, spoilt with a wrong secret or an untrusted CA), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
+     "client properties, spoilt with a wrong secret or an untrusted CA, or `:env` with the secret in the run's "
+     "environment as ${ENV:SD_TEST_KAFKA_SECRET}), proxy, cluster (3 brokers), sparkcluster, spark, flink, flink-1.19 (an older Flink release), connect, streams (Kafka Streams' jars), pyproc (the Python stream processors' virtualenv), postgres, registry (Apicurio Registry: `--set registry=URL`): "
      "started here; such a case is left out by --no-real", lambda c, r: c.needs.update(r.split())),
     ("kills-landed-at-least", "kills-landed-at-least SHARE", "share of kills, over all repeats, that landed mid-batch",
      _set("landed_share", float)),
@@ -189,11 +191,15 @@ def run_case_once(binary, case, i):
     cmd = [binary, "run", case.scenario, "--out", out, "--quiet"] + case.args
     if "kafka" in case.needs:
         cmd += ["--brokers", REAL["brokers"]]
-    conf = None
+    conf, env = None, None
     for need in sorted(n for n in case.needs if n.startswith("kafka-secure=")):
         shape, _, spoil = need.split("=", 1)[1].partition(":")
         address, conf = REAL["secure"][shape]
-        if spoil:
+        if spoil == "env":
+            # the secrets out of the file, in the environment of the run: ${ENV:NAME}
+            env = dict(os.environ, SD_TEST_KAFKA_SECRET=config_secrets(conf)[0])
+            conf = spoilt_config(conf, spoil, out + f"-{spoil}.properties")
+        elif spoil:
             conf = spoilt_config(conf, spoil, out + f"-{spoil}.properties")
         cmd += ["--brokers", address, "--kafka-config", conf]
     if "proxy" in case.needs:
@@ -226,7 +232,7 @@ def run_case_once(binary, case, i):
             cmd += ["--set", "registry=" + REAL["registry"]]
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     finally:
         if "registry" in case.needs and own:
             subprocess.run([os.path.join(ROOT, "scenarios", "env", "registry", "registry.sh"), "stop", reg_dir], timeout=60)
@@ -327,7 +333,7 @@ def run_case_once(binary, case, i):
                 problems.append(f"the runbook has no line matching {pattern!r}:\n{rb}")
     if case.secrets_nowhere:
         rb = "".join(subprocess.run([binary, "runbook", os.path.dirname(d)], capture_output=True, text=True).stdout for d in sdirs)
-        problems += secrets_found(conf, out, p.stdout, p.stderr, rb)
+        problems += secrets_found(conf, env, case.args, out, p.stdout, p.stderr, rb)
     kills = [f for f in (summary or {}).get("faults", []) if f["kind"] == "kill" and "mid-batch" in f["detail"]]
     return problems, took, p.stderr, kills
 
@@ -344,30 +350,37 @@ def config_secrets(conf):
 
 def spoilt_config(conf, spoil, path):
     """A copy of the client properties file conf at path (mode 0600): wrong-secret, each secret value changed;
-    wrong-ca, ssl.ca.location a CA that signed nothing of the broker's (kafka.sh's untrusted-ca.pem)."""
+    wrong-ca, ssl.ca.location a CA that signed nothing of the broker's (kafka.sh's untrusted-ca.pem); env, each secret
+    value ${ENV:SD_TEST_KAFKA_SECRET} (the file holds one secret)."""
     lines = []
     for line in open(conf):
         k, eq, v = line.rstrip("\n").partition("=")
         if eq and spoil == "wrong-secret" and ("password" in k.lower() or "secret" in k.lower()):
             line = f"{k}=wr0ng-{v[::-1]}\n"
+        elif eq and spoil == "env" and ("password" in k.lower() or "secret" in k.lower()):
+            line = f"{k}=${{ENV:SD_TEST_KAFKA_SECRET}}\n"
         elif eq and spoil == "wrong-ca" and k == "ssl.ca.location":
             line = f"{k}={os.path.join(os.path.dirname(v), 'untrusted-ca.pem')}\n"
         lines.append(line)
-    if spoil not in ("wrong-secret", "wrong-ca"):
-        raise SystemExit(f"needs kafka-secure=...:{spoil}: expected wrong-secret or wrong-ca")
+    if spoil not in ("wrong-secret", "wrong-ca", "env"):
+        raise SystemExit(f"needs kafka-secure=...:{spoil}: expected wrong-secret, wrong-ca or env")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.writelines(lines)
     return path
 
 
-def secrets_found(conf, out, *outputs):
-    """Where the secrets of the client properties file conf show: the files under out and the outputs given."""
-    if not conf:
-        return ["secrets-nowhere: the case ran with no client properties file (needs kafka-secure=SHAPE)"]
-    secrets = config_secrets(conf)
+def secrets_found(conf, env, args, out, *outputs):
+    """Where the secrets show (of the client properties file conf, of its ${ENV:...} in env, of the -X options in
+    args): the files under out and the outputs given."""
+    secrets = config_secrets(conf) if conf else []
+    if env and "SD_TEST_KAFKA_SECRET" in env:
+        secrets.append(env["SD_TEST_KAFKA_SECRET"])
+    secrets += [a.split("=", 1)[1] for x, a in zip(args, args[1:], strict=False) if x == "-X" and "=" in a
+                and ("password" in a.split("=", 1)[0].lower() or "secret" in a.split("=", 1)[0].lower())]
     if not secrets:
-        return [f"secrets-nowhere: {conf} holds no secret to look for"]
+        return ["secrets-nowhere: no secret to look for (needs kafka-secure=SHAPE, or -X with a secret property in args)"]
+    conf = conf or "-X"
     found = []
     for path in glob.glob(os.path.join(out, "**", "*"), recursive=True):
         if os.path.isfile(path):
