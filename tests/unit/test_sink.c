@@ -1115,3 +1115,163 @@ Test(sink, watermarks_keep_their_timeout_when_the_broker_is_gone, .timeout = 60)
     /* the cluster is destroyed by a thread of its own: done before the test's end */
     cr_assert_eq(sd_broker_reaped_wait(10000), 0);
 }
+
+/* A sink opened with any parameters (key, value pairs, NULL-ended): its
+ * answer, and the error it gives. */
+static sd_err_t open_sink_kv(const char *kind, const char *const *kv, const sd_kvlist_t *props, const char *brokers, sd_sink_t **s,
+                             char *err, size_t errlen) {
+    sd_sink_decl_t d = {.name = "target", .kind = (char *)kind};
+    for (int i = 0; kv[i]; i += 2) sd_kvlist_add(&d.params, kv[i], kv[i + 1]);
+    sd_kvlist_t vars = {0};
+    sd_sink_ctx_t ctx = {.brokers = brokers, .id_field = "event_id", .props = props};
+    sd_err_t e = sd_sink_open(&d, &vars, &ctx, s, err, errlen);
+    sd_kvlist_free(&d.params);
+    return e;
+}
+
+/* A command sink's options: max-output= of no byte is refused as it is
+ * read; and a command's rows read as named columns: every row, the
+ * writer field standing in for sd_writer, and a line that is no JSON
+ * object an error naming it. */
+Test(sink, command_options_and_columns) {
+    sd_sink_t *s = NULL;
+    char err[512] = "";
+    const char *zero[] = {"max-output", "0", "arg", "true", NULL};
+    cr_assert_neq(open_sink_kv("command", zero, NULL, NULL, &s, err, sizeof(err)), SD_OK, "max-output=0 is refused");
+    cr_expect(strstr(err, "max-output=0: expected a number of bytes"), "%s", err);
+    const char *one[] = {"max-output", "1", "arg", "true", NULL};
+    cr_assert_eq(open_sink_kv("command", one, NULL, NULL, &s, err, sizeof(err)), SD_OK, "%s", err);
+    sd_sink_close(s);
+    const char *text = "{\"location\":\"AMS-01\",\"count\":3,\"w\":\"inc 1\"}\n"
+                       "  {\"location\":\"HUB-02\",\"count\":4}\r\n"
+                       "\n{\"location\":\"HUB-03\",\"count\":5,\"w\":\"inc 2\"}\n";
+    const char *names[] = {"location", "count", "?sd_writer"};
+    cols_t c = {0};
+    cr_assert_eq(sd_sink_lines_scan_cols(text, strlen(text), "command", "w", names, 3, collect_cols, &c, err, sizeof(err)), SD_OK, "%s",
+                 err);
+    cr_assert_eq(c.n, 3, "every row, got %d", c.n);
+    cr_expect_str_eq(c.v[0][0], "AMS-01");
+    cr_expect_str_eq(c.v[0][2], "inc 1", "the writer field is the row's sd_writer");
+    cr_expect_str_eq(c.v[1][1], "4");
+    cr_expect_str_eq(c.v[1][2], "(null)");
+    cr_expect_str_eq(c.v[2][0], "HUB-03");
+    cr_expect_str_eq(c.v[2][2], "inc 2");
+    const char *bad = "{\"location\":\"AMS-01\",\"count\":3}\n[1,2]\n{\"location\":\"HUB-03\",\"count\":5}\n";
+    memset(&c, 0, sizeof(c));
+    cr_assert_eq(sd_sink_lines_scan_cols(bad, strlen(bad), "command", "w", names, 3, collect_cols, &c, err, sizeof(err)), SD_ERR_SINK);
+    cr_expect(strstr(err, "command, line 2: expected a JSON object, found \"[1,2]\""), "%s", err);
+    cr_expect_eq(c.n, 1);
+}
+
+/* A Delta table of more files than its path table first holds (it grows
+ * past 32), one of them with a percent-encoded name: the count from every
+ * add's numRecords, and the files given to the Parquet helper (here a
+ * helper that prints what it is given) each once, by its decoded path;
+ * the error for a log cleaned up behind a checkpoint in full. */
+Test(sink, delta_table_of_many_files_reads_each_file_once) {
+    char *table = sd_util_fmt("%s/many", dir), *log = sd_util_fmt("%s/many/_delta_log", dir);
+    cr_assert_eq(sd_util_mkdirs(log, NULL, 0), SD_OK);
+    sd_buf_t c0;
+    sd_buf_init(&c0);
+    sd_buf_puts(&c0, "{\"commitInfo\":{\"timestamp\":1000,\"operation\":\"WRITE\"}}\n");
+    int64_t want = 0;
+    for (int i = 0; i < 40; i++) {
+        sd_buf_printf(&c0, "{\"add\":{\"path\":\"%s%d.parquet\",\"size\":1,\"stats\":\"{\\\"numRecords\\\":%d}\"}}\n",
+                      i == 7 ? "part%20seven%2F" : "part-", i, i + 1);
+        want += i + 1;
+    }
+    write_commit(log, 0, c0.data);
+    sd_buf_free(&c0);
+    write_commit(log, 1, "{\"remove\":{\"path\":\"part-3.parquet\"}}\n{\"commitInfo\":{\"timestamp\":2000,\"operation\":\"DELETE\"}}\n");
+    want -= 4;
+    char *helper = sd_util_fmt("%s/helper.sh", dir);
+    write_file(helper, "exec cat\n");
+    cr_assert_eq(setenv("STREAMDRILL_PARQUET_HELPER", helper, 1), 0);
+    const char *kv[] = {"path", table, "id", "path", "python", "/bin/sh", NULL};
+    sd_sink_t *s;
+    char err[512];
+    cr_assert_eq(open_sink_kv("delta", kv, NULL, NULL, &s, err, sizeof(err)), SD_OK, "%s", err);
+    int64_t rows = -1;
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(rows, want, "rows %lld, expected %lld", (long long)rows, (long long)want);
+    rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 39, "each file remaining once, got %d", r.n);
+    int seen[40] = {0};
+    for (int i = 0; i < r.n; i++) {
+        int k = -1;
+        char *p7 = sd_util_fmt("%s/part seven/7.parquet", table);
+        if (!strcmp(r.ids[i], p7)) k = 7;
+        free(p7);
+        size_t tl = strlen(table);
+        if (k < 0 && !strncmp(r.ids[i], table, tl) && !strncmp(r.ids[i] + tl, "/part-", 6)) k = atoi(r.ids[i] + tl + 6);
+        cr_assert(k >= 0 && k < 40 && k != 3, "a path not in the table: %s", r.ids[i]);
+        cr_assert_eq(seen[k]++, 0, "%s twice", r.ids[i]);
+    }
+    cr_expect_eq(seen[7], 1, "the percent-encoded path is read back decoded");
+    sd_sink_close(s);
+    free(helper);
+    /* a log whose first commits were cleaned up: the whole reason */
+    char *t2 = sd_util_fmt("%s/cleaned", dir), *log2 = sd_util_fmt("%s/cleaned/_delta_log", dir);
+    cr_assert_eq(sd_util_mkdirs(log2, NULL, 0), SD_OK);
+    write_commit(log2, 4, "{\"commitInfo\":{\"timestamp\":1,\"operation\":\"WRITE\"}}\n");
+    s = open_sink("delta", "path", t2, NULL, NULL, NULL);
+    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_ERR_SINK);
+    char *full = sd_util_fmt("%s: the log starts at version 4 (the commits before it were cleaned up behind a checkpoint); streamdrill "
+                             "replays the commits from version 0 and does not read checkpoints", t2);
+    cr_expect(strstr(err, full), "got %s", err);
+    free(full);
+    sd_sink_close(s);
+    free(t2); free(log2); free(table); free(log);
+}
+
+/* A JSON-lines file under the pool's size is read in blocks of 1 MiB: a
+ * line that spans two blocks is carried to the next read whole, for the
+ * rows and for the named columns. */
+static int seq_collect(void *o, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    (void)w, (void)wlen;
+    big_rows_t *r = o;
+    int64_t k = r->got++;
+    char want[32];
+    snprintf(want, sizeof(want), "s-%lld", (long long)k);
+    if (!r->bad[0] && (!id || idlen != strlen(want) || memcmp(id, want, idlen) || t != k))
+        snprintf(r->bad, sizeof(r->bad), "row %lld: id %.*s time %lld", (long long)k, id ? (int)idlen : 6, id ? id : "(null)", (long long)t);
+    return 0;
+}
+
+static int seq_cols(void *o, const char *const *vals, const size_t *lens) {
+    big_rows_t *r = o;
+    int64_t k = r->got++;
+    char want[32];
+    snprintf(want, sizeof(want), "s-%lld", (long long)k);
+    if (!r->bad[0] && (!vals[0] || lens[0] != strlen(want) || memcmp(vals[0], want, lens[0])))
+        snprintf(r->bad, sizeof(r->bad), "row %lld: %.*s", (long long)k, vals[0] ? (int)lens[0] : 6, vals[0] ? vals[0] : "(null)");
+    return 0;
+}
+
+Test(sink, jsonl_line_across_a_block_edge_is_read_whole) {
+    char *path = sd_util_fmt("%s/mid.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    int64_t n = 0;
+    long at = 0;
+    while (at < (3L << 20)) { /* past three blocks, under the pool's four */
+        fprintf(f, "{\"event_id\":\"s-%lld\",\"event_time\":%lld,\"pad\":\"%0*d\"}\n", (long long)n, (long long)n, (int)(n % 53), 0);
+        n++;
+        at = ftell(f);
+    }
+    fclose(f);
+    sd_sink_t *s = open_sink("jsonl", "path", path, "time", "event_time", NULL);
+    big_rows_t r = {0};
+    char err[512];
+    cr_assert_eq(sd_sink_scan(s, seq_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_str_empty(r.bad, "%s", r.bad);
+    cr_assert_eq(r.got, n, "%lld rows of %lld", (long long)r.got, (long long)n);
+    const char *names[] = {"event_id"};
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan_cols(s, names, 1, seq_cols, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_str_empty(r.bad, "%s", r.bad);
+    cr_assert_eq(r.got, n, "%lld rows of %lld", (long long)r.got, (long long)n);
+    sd_sink_close(s);
+    free(path);
+}
