@@ -1275,3 +1275,82 @@ Test(sink, jsonl_line_across_a_block_edge_is_read_whole) {
     sd_sink_close(s);
     free(path);
 }
+
+/* A Kafka sink on the embedded cluster: the -X properties reach its
+ * clients (a property librdkafka does not know fails the open); a writer
+ * label (header sd-writer) is looked for in the first thousand records
+ * only, so a pipeline that starts labelling later keeps positions; a
+ * header= id a record lacks is no id; and the records read as named
+ * columns. */
+typedef struct {
+    int64_t n, no_id;
+    char last_writer[64];
+} kafka_rows_t;
+
+static int kafka_collect(void *o, const char *id, size_t idlen, const char *w, size_t wlen, int64_t t) {
+    (void)idlen, (void)t;
+    kafka_rows_t *r = o;
+    r->n++;
+    r->no_id += !id;
+    snprintf(r->last_writer, sizeof(r->last_writer), "%.*s", w ? (int)wlen : 0, w ? w : "");
+    return 0;
+}
+
+static int kafka_cols(void *o, const char *const *vals, const size_t *lens) {
+    (void)lens;
+    kafka_rows_t *r = o;
+    r->n++;
+    r->no_id += !vals[0];
+    return 0;
+}
+
+Test(sink, kafka_properties_late_labels_and_missing_header_ids, .timeout = 60) {
+    sd_sink_t *s = NULL;
+    char err[512] = "";
+    sd_kvlist_t props = {0};
+    sd_kvlist_add(&props, "no.such.property", "1");
+    const char *kv[] = {"topic", "lab", NULL};
+    cr_assert_neq(open_sink_kv("kafka", kv, &props, "127.0.0.1:1", &s, err, sizeof(err)), SD_OK, "an unknown -X property fails the open");
+    cr_expect(strstr(err, "no.such.property"), "%s", err);
+    sd_kvlist_free(&props);
+    sd_broker_t *b;
+    cr_assert_eq(sd_broker_embedded(1, &b, err, sizeof(err)), SD_OK, "%s", err);
+    int got = 0;
+    cr_assert_eq(sd_broker_create_topic(b, "lab", 1, 1, &got, err, sizeof(err)), SD_OK, "%s", err);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", sd_broker_bootstrap(b), NULL, 0);
+    rd_kafka_t *p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+    cr_assert_not_null(p, "%s", err);
+    for (int i = 0; i < 1001; i++) {
+        char v[64];
+        snprintf(v, sizeof(v), "{\"event_id\":\"l-%d\"}", i);
+        cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("lab"), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(v, strlen(v)),
+                                       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END), 0);
+    }
+    cr_assert_eq(rd_kafka_flush(p, 10000), 0);
+    char v[] = "{\"event_id\":\"l-1001\"}";
+    cr_assert_eq(rd_kafka_producev(p, RD_KAFKA_V_TOPIC("lab"), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(v, strlen(v)),
+                                   RD_KAFKA_V_HEADER("sd-writer", "inc 2", -1), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END), 0);
+    cr_assert_eq(rd_kafka_flush(p, 10000), 0);
+    rd_kafka_destroy(p);
+    s = open_sink("kafka", "topic", "lab", NULL, NULL, sd_broker_bootstrap(b));
+    kafka_rows_t r = {0};
+    cr_assert_eq(sd_sink_scan(s, kafka_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(r.n, 1002);
+    cr_expect_eq(r.no_id, 0);
+    cr_expect_str_eq(r.last_writer, "p0@1001", "a label after the first thousand unlabelled records is not looked for");
+    const char *names[] = {"event_id"};
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan_cols(s, names, 1, kafka_cols, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(r.n, 1002);
+    cr_expect_eq(r.no_id, 0);
+    sd_sink_close(s);
+    s = open_sink("kafka", "topic", "lab", "header", "sd-id", sd_broker_bootstrap(b));
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(sd_sink_scan(s, kafka_collect, &r, err, sizeof(err)), SD_OK, "%s", err);
+    cr_expect_eq(r.n, 1002);
+    cr_expect_eq(r.no_id, 1002, "a record without the id header has no id: %lld of %lld", (long long)r.no_id, (long long)r.n);
+    sd_sink_close(s);
+    sd_broker_close(b);
+    cr_assert_eq(sd_broker_reaped_wait(10000), 0);
+}
