@@ -78,7 +78,7 @@ static void sd_listing_free(sd_listing_t *l) {
     for (int i = 0; i < l->n; i++) free(l->paths[i]);
     free(l->paths);
     free(l->batch);
-    memset(l, 0, sizeof(*l));
+    *l = (sd_listing_t){0};
 }
 
 static void sd_listing_apply(sd_listing_t *l, const char *path, int add, int64_t batch) {
