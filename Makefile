@@ -232,6 +232,7 @@ $(DEB): deps-build dist/debian/control.in dist/debian/copyright dist/debian/chan
 	  $(MAKE) --no-print-directory BUILD=$(DEB_BUILD) CFLAGS="$(DEB_CFLAGS)" CXXFLAGS="$(DEB_CFLAGS)" LDFLAGS="$(DEB_LDFLAGS)" all
 	@scripts/phase.sh "laying out the package, dpkg-deb, lintian" $(BUILD)/logs/deb-package.log \
 	  env CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" DEB_CFLAGS="$(DEB_CFLAGS)" DEB_LDFLAGS="$(DEB_LDFLAGS)" \
+	  REFWIRE_OBJS="$(patsubst $(BUILD)/%,%,$(REFWIRE_OBJ))" REFWIRE_LIBS="$(REFWIRE_LIBS)" \
 	  scripts/deb.sh $(DEB_BUILD) $(BUILD)/deb $@ $(VERSION) $(DEB_ARCH)
 	@echo "package: $@"
 

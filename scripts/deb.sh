@@ -13,11 +13,14 @@ root="$work/root"
 rm -rf "$work"
 mkdir -p "$root/DEBIAN" "$work/src/debian"
 make --no-print-directory BUILD="$build" install PREFIX=/usr DESTDIR="$(pwd)/$root"
+# the reference pipelines link what the Makefile's REFWIRE_OBJ and
+# REFWIRE_LIBS name (the objects relative to the build folder)
+objs=
+for o in $REFWIRE_OBJS; do objs="$objs $build/$o"; done
 for p in refpipe refjoin reftxn; do
     # shellcheck disable=SC2086 # flag lists are word lists
     ${CC:-cc} $CPPFLAGS $DEB_CFLAGS -Wall -Wextra -Werror $DEB_LDFLAGS -o "$root/usr/libexec/streamdrill/$p" \
-        -Iharness/base -Iharness/kafka "scenarios/pipelines/$p.c" "$build/harness/kafka/protodyn.o" "$build/harness/base/jschema.o" \
-        "$build/harness/base/ecmare.o" -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lstdc++ -lpthread -lm
+        -Iharness/base -Iharness/kafka "scenarios/pipelines/$p.c" $objs $REFWIRE_LIBS
 done
 (cd "$root" && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin usr/libexec/streamdrill/reftxn)
