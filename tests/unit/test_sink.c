@@ -370,7 +370,11 @@ Test(sink, delta_log_replay) {
     write_commit(log2, 11, "{\"commitInfo\":{\"timestamp\":1,\"operation\":\"WRITE\"}}\n");
     s = open_sink("delta", "path", t2, NULL, NULL, NULL);
     cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_ERR_SINK);
-    cr_assert(strstr(err, "starts at version 11"), "got %s", err);
+    /* the whole reason, not only the version */
+    char *full = sd_util_fmt("%s: the log starts at version 11 (the commits before it were cleaned up behind a checkpoint); streamdrill "
+                             "replays the commits from version 0 and does not read checkpoints", t2);
+    cr_assert(strstr(err, full), "got %s", err);
+    free(full);
     sd_sink_close(s);
     free(table); free(log); free(log2); free(t2);
 }
@@ -1211,18 +1215,7 @@ Test(sink, delta_table_of_many_files_reads_each_file_once) {
     cr_expect_eq(seen[7], 1, "the percent-encoded path is read back decoded");
     sd_sink_close(s);
     free(helper);
-    /* a log whose first commits were cleaned up: the whole reason */
-    char *t2 = sd_util_fmt("%s/cleaned", dir), *log2 = sd_util_fmt("%s/cleaned/_delta_log", dir);
-    cr_assert_eq(sd_util_mkdirs(log2, NULL, 0), SD_OK);
-    write_commit(log2, 4, "{\"commitInfo\":{\"timestamp\":1,\"operation\":\"WRITE\"}}\n");
-    s = open_sink("delta", "path", t2, NULL, NULL, NULL);
-    cr_assert_eq(sd_sink_count(s, 0, &rows, err, sizeof(err)), SD_ERR_SINK);
-    char *full = sd_util_fmt("%s: the log starts at version 4 (the commits before it were cleaned up behind a checkpoint); streamdrill "
-                             "replays the commits from version 0 and does not read checkpoints", t2);
-    cr_expect(strstr(err, full), "got %s", err);
-    free(full);
-    sd_sink_close(s);
-    free(t2); free(log2); free(table); free(log);
+    free(table); free(log);
 }
 
 /* A JSON-lines file under the pool's size is read in blocks of 1 MiB: a
