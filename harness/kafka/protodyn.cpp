@@ -18,6 +18,9 @@
  * No C++ exception leaves this file: each entry point catches them (a
  * bad_alloc on a hostile schema is an error, not an abort). */
 #include "protodyn.h"
+extern "C" {
+#include "util.h"
+}
 
 #include <google/protobuf/compiler/parser.h>
 #include <google/protobuf/descriptor.h>
@@ -187,18 +190,10 @@ std::string field_name(const pb::FieldDescriptor *f) { return f->containing_type
 /* ---- base64 (RFC 4648; decoding also takes the URL-safe alphabet and no padding) ---- */
 
 json_t *base64(const std::string &b) {
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string o;
-    o.reserve(4 * ((b.size() + 2) / 3));
-    for (size_t i = 0; i < b.size(); i += 3) {
-        uint32_t v = (uint32_t)(uint8_t)b[i] << 16 | (i + 1 < b.size() ? (uint32_t)(uint8_t)b[i + 1] << 8 : 0) |
-                     (i + 2 < b.size() ? (uint8_t)b[i + 2] : 0);
-        o += a[v >> 18 & 63];
-        o += a[v >> 12 & 63];
-        o += i + 1 < b.size() ? a[v >> 6 & 63] : '=';
-        o += i + 2 < b.size() ? a[v & 63] : '=';
-    }
-    return json_stringn(o.data(), o.size());
+    char *o = sd_util_base64(b.data(), b.size());
+    json_t *j = json_string(o);
+    free(o);
+    return j;
 }
 
 bool unbase64(const char *s, size_t n, std::string *out) {
