@@ -37,7 +37,7 @@ SAN     ?=
 # harness/: the command line (main.c) and one folder per concern (docs/layout.md)
 HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/process harness/sinks harness/progress \
                harness/run harness/explore
-HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c harness/base/ecmare.c \
+HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c harness/base/ecmare.c harness/base/props.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
               harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
@@ -109,14 +109,17 @@ $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 # ECMA-262 patterns), and its registry client (libcurl) with the helpers it
 # stands on
 REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o $(BUILD)/harness/base/ecmare.o \
-              $(BUILD)/harness/kafka/registry.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
+              $(BUILD)/harness/kafka/registry.o $(BUILD)/harness/base/props.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
 REFWIRE_LIBS = -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lcurl -lcrypto -lstdc++ -lpthread -lm
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) $(REFWIRE_LIBS)
 
-scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< -lrdkafka -lsqlite3 -ljansson
+# refcommon.h's client properties file: the harness's reader and what it stands on
+REFCOMMON_OBJ = $(BUILD)/harness/base/props.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
+
+scenarios/pipelines/refjoin: scenarios/pipelines/refjoin.c scenarios/pipelines/refcommon.h $(REFCOMMON_OBJ)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFCOMMON_OBJ) -lrdkafka -lsqlite3 -ljansson -lcrypto -lpthread -lm
 
 scenarios/pipelines/reftxn: scenarios/pipelines/reftxn.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -o $@ $< $(REFWIRE_OBJ) $(REFWIRE_LIBS)

@@ -17,6 +17,7 @@
 
 #include "report.h"
 #include "broker.h"
+#include "props.h"
 #include "command.h"
 #include "deployed.h"
 #include "links.h"
@@ -816,7 +817,7 @@ static int sd_kafka_config_load(void) {
             return SD_EXIT_USAGE;
         }
         sd_opt.kafka_config = abs;
-        if (sd_broker_props_read(abs, &sd_opt.xprops, err, sizeof(err))) {
+        if (sd_props_read(abs, &sd_opt.xprops, err, sizeof(err))) {
             fprintf(stderr, "streamdrill: --kafka-config %s\n", err);
             return SD_EXIT_USAGE;
         }

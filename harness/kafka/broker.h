@@ -79,13 +79,4 @@ int sd_broker_prop_secret(const char *name);
  * place) replaced by ***, cut to size; an empty secret changes nothing. */
 void sd_broker_redact(char *text, size_t size, const char *secret);
 
-/* Read a client properties file, as kcat's -F and the Java client's
- * --command-config take one: KEY=VALUE lines (spaces around '=' dropped),
- * blank lines and lines starting with '#' or '!' skipped. ${ENV:NAME} in a
- * value is the environment variable NAME, so that the file need not hold
- * the secret; one that is unset is an error naming it. The properties are
- * appended to into in the file's order. An error names the file and line,
- * never a value. */
-sd_err_t sd_broker_props_read(const char *path, sd_kvlist_t *into, char *err, size_t errlen);
-
 #endif

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "props.h"
+
 __attribute__((unused)) static void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -128,50 +130,19 @@ __attribute__((unused)) static rd_kafka_resp_err_t ref_watermarks(rd_kafka_t *rk
 }
 
 /* The client properties file the harness was given (--kafka-config; path
- * NULL: $STREAMDRILL_KAFKA_CONFIG, unset or empty: none) applied to c:
- * KEY=VALUE lines, '#' and '!' comments, ${ENV:NAME} read from the
- * environment, as streamdrill reads it. A message names the file, the line
- * and the key, never a value: the file holds secrets. */
+ * NULL: $STREAMDRILL_KAFKA_CONFIG, unset or empty: none) applied to c, read
+ * as streamdrill reads it (sd_props_read, props.c). A message names the
+ * file, the line and the key, never a value: the file holds secrets. */
 __attribute__((unused)) static void ref_kafka_config(rd_kafka_conf_t *c, const char *path) {
     if (!path) path = getenv("STREAMDRILL_KAFKA_CONFIG");
     if (!path || !*path) return;
-    FILE *f = fopen(path, "r");
-    if (!f) die("client properties %s: %s", path, strerror(errno));
-    char line[8192], errstr[512];
-    for (int n = 1; fgets(line, sizeof(line), f); n++) {
-        char *s = line + strspn(line, " \t"), *e = s + strlen(s);
-        while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
-        if (!*s || *s == '#' || *s == '!') continue;
-        char *eq = strchr(s, '=');
-        if (!eq || eq == s) die("client properties %s:%d: expected KEY=VALUE", path, n);
-        char *k_end = eq, *v = eq + 1;
-        while (k_end > s && (k_end[-1] == ' ' || k_end[-1] == '\t')) k_end--;
-        *k_end = 0;
-        v += strspn(v, " \t");
-        char value[8192];
-        size_t w = 0;
-        while (*v) {
-            if (!strncmp(v, "${ENV:", 6)) {
-                char *close = strchr(v + 6, '}');
-                if (!close) die("client properties %s:%d: %s: ${ENV: without its closing }", path, n, s);
-                *close = 0;
-                const char *env = getenv(v + 6);
-                if (!env) die("client properties %s:%d: %s: the environment has no %s", path, n, s, v + 6);
-                size_t l = strlen(env);
-                if (w + l >= sizeof(value)) die("client properties %s:%d: %s: value too long", path, n, s);
-                memcpy(value + w, env, l);
-                w += l;
-                v = close + 1;
-            } else {
-                if (w + 1 >= sizeof(value)) die("client properties %s:%d: %s: value too long", path, n, s);
-                value[w++] = *v++;
-            }
-        }
-        value[w] = 0;
-        if (rd_kafka_conf_set(c, s, value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
-            die("client properties %s:%d: %s: not taken by librdkafka", path, n, s);
-    }
-    fclose(f);
+    sd_kvlist_t l = {0};
+    char err[1024], errstr[512];
+    if (sd_props_read(path, &l, err, sizeof(err))) die("client properties %s", err);
+    for (int i = 0; i < l.n; i++)
+        if (rd_kafka_conf_set(c, l.v[i].key, l.v[i].value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+            die("client properties %s: %s: not taken by librdkafka", path, l.v[i].key);
+    sd_kvlist_free(&l);
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "props.h"
 #include "util.h"
 
 static char path[64];
@@ -30,7 +31,7 @@ Test(broker, reads_properties_in_order_with_comments_and_spaces) {
                 "sasl.username=$ConnectionString\nsasl.password=Endpoint=sb://x/;SharedAccessKey=a=b\n");
     sd_kvlist_t l = {0};
     char err[512];
-    cr_assert_eq(sd_broker_props_read(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_props_read(path, &l, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_eq(l.n, 4, "expected 4 properties, got %d", l.n);
     cr_assert_str_eq(l.v[0].key, "security.protocol");
     cr_assert_str_eq(l.v[0].value, "SASL_SSL");
@@ -46,7 +47,7 @@ Test(broker, env_references_are_read_from_the_environment) {
     write_props("sasl.password=${ENV:SD_TEST_API_SECRET}\nsasl.username=key-${ENV:SD_TEST_API_SECRET}-x\n");
     sd_kvlist_t l = {0};
     char err[512];
-    cr_assert_eq(sd_broker_props_read(path, &l, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_props_read(path, &l, err, sizeof(err)), SD_OK, "%s", err);
     cr_assert_str_eq(sd_kvlist_get(&l, "sasl.password"), "s3cr3t-from-env");
     cr_assert_str_eq(sd_kvlist_get(&l, "sasl.username"), "key-s3cr3t-from-env-x");
     sd_kvlist_free(&l);
@@ -57,17 +58,17 @@ Test(broker, an_unset_variable_or_a_bad_line_is_named_without_a_value) {
     write_props("sasl.password=hunter2\nsasl.username=${ENV:SD_TEST_UNSET}\n");
     sd_kvlist_t l = {0};
     char err[512];
-    cr_assert_eq(sd_broker_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
+    cr_assert_eq(sd_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
     cr_assert(strstr(err, ":2: ${ENV:SD_TEST_UNSET}: the environment has no SD_TEST_UNSET"), "got: %s", err);
     cr_assert_null(strstr(err, "hunter2"), "the error shows a secret: %s", err);
     sd_kvlist_free(&l);
     write_props("sasl.password hunter2\n");
-    cr_assert_eq(sd_broker_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
+    cr_assert_eq(sd_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
     cr_assert(strstr(err, ":1: expected KEY=VALUE"), "got: %s", err);
     cr_assert_null(strstr(err, "hunter2"), "the error shows a secret: %s", err);
     sd_kvlist_free(&l);
     write_props("sasl.password=${ENV:SD_TEST_UNSET\n");
-    cr_assert_eq(sd_broker_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
+    cr_assert_eq(sd_props_read(path, &l, err, sizeof(err)), SD_ERR_USAGE);
     cr_assert(strstr(err, "without its closing }"), "got: %s", err);
     sd_kvlist_free(&l);
 }
