@@ -113,7 +113,7 @@ static int sd_data_delivery_sent(sd_run_t *r, int64_t dseq, int64_t *t, char *er
     sd_buf_t p, k;
     sd_buf_init(&p);
     sd_buf_init(&k);
-    int ok = sd_events_render(sd_run_events(r), dseq, INT64_MIN, &p, &k, &scan_t, err, errlen) == SD_OK &&
+    int ok = sd_events_render(sd_run_events(r), dseq, sd_run_sent_at(r, dseq), &p, &k, &scan_t, err, errlen) == SD_OK &&
              sd_events_delivery(sd_run_events(r), dseq, scan_t, sd_run_draft_value(r), sd_run_draft_key(r), t);
     sd_buf_free(&p);
     sd_buf_free(&k);
@@ -177,7 +177,8 @@ static sd_err_t sd_data_replay(sd_run_t *r, const sd_step_t *st, char *detail, s
         if (!sd_data_valid_target(r, s)) continue;
         if ((e = sd_run_pace(r, t0, n, st->send.rate, err, errlen))) return e;
         int64_t t;
-        if ((e = sd_events_render(sd_run_events(r), s, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen))) return e;
+        if ((e = sd_events_render(sd_run_events(r), s, sd_run_sent_at(r, s), sd_run_draft_value(r), sd_run_draft_key(r), &t, err, errlen)))
+            return e;
         sd_events_id(sd_run_events(r), s, id);
         snprintf(det, sizeof(det), "replay of %s", id);
         sd_run_stage_draft(r, s, "duplicate", "target", det, t, 1, 0);
@@ -349,7 +350,8 @@ static sd_err_t sd_data_delete(sd_run_t *r, int64_t i, int64_t n, sd_buf_t *dele
     for (int64_t s = sd_run_nseq(r) - 1; s >= 0 && !key[0] && !e; s--) {
         if (!sd_data_valid_target(r, s) || !sd_seqs_sends(sd_run_seqs(r), s)) continue;
         int64_t et;
-        if ((e = sd_events_render(sd_run_events(r), s, INT64_MIN, sd_run_draft_value(r), sd_run_draft_key(r), &et, err, errlen))) break;
+        if ((e = sd_events_render(sd_run_events(r), s, sd_run_sent_at(r, s), sd_run_draft_value(r), sd_run_draft_key(r), &et, err, errlen)))
+            break;
         if (!sd_run_draft_key(r)->len || sd_run_draft_key(r)->len >= sizeof(key)) continue;
         char k2[130];
         snprintf(k2, sizeof(k2), "\x1e%.*s\x1e", (int)sd_run_draft_key(r)->len, sd_run_draft_key(r)->data);

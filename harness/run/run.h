@@ -188,6 +188,10 @@ sd_err_t sd_run_wire_drift(sd_run_t *r, int type_change, char *note, size_t note
  * *next its next line; 1 when lag= still holds delivery dseq back. */
 sd_events_t *sd_run_side_log(const sd_run_t *r, int64_t *next);
 int sd_run_delivery_held(const sd_run_t *r, int64_t dseq);
+/* The event time valid event seq was first sent with when a step chose it
+ * (a watermark edge), INT64_MIN when it is the generator's own: what a
+ * replay renders it with, so that it is sent again byte for byte. */
+int64_t sd_run_sent_at(const sd_run_t *r, int64_t seq);
 /* Each seq's event time as sent (INT64_MIN: never acknowledged), then at
  * [nseq] on its arrival rank (the order of its last send); caller frees. */
 int64_t *sd_run_event_times(sd_run_t *r);

@@ -57,6 +57,17 @@ static void sd_model_time(void *opaque, int64_t seq, int64_t t_ms) {
     mt->arrival[seq] = mt->next++;
 }
 
+int64_t sd_run_sent_at(const sd_run_t *r, int64_t seq) {
+    /* the edges are appended in seq order */
+    int64_t lo = 0, hi = r->sends.nwm_edges;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (r->sends.wm_edges[mid] / 2 < seq) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->sends.nwm_edges && r->sends.wm_edges[lo] / 2 == seq ? r->sends.wm_edge_t[lo] : INT64_MIN;
+}
+
 int64_t *sd_run_event_times(sd_run_t *r) {
     int64_t n = r->sends.nseq ? r->sends.nseq : 1;
     int64_t *t = sd_util_xmalloc(sizeof(int64_t) * (size_t)n * 2);

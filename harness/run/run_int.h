@@ -95,6 +95,7 @@ struct sd_run_s {
          * time sent minus the contract's delay), then 1 ms inside it */
         int wm_edges_due;
         int64_t *wm_edges, nwm_edges; /* those sent: seq * 2 + (1: the one inside) */
+        int64_t *wm_edge_t;           /* the event time each was sent with, beside it */
         const uint8_t *acked_lost; /* while the run is judged: per seq, Kafka lost it after acknowledging it (NULL: none) */
         const uint8_t *maybe_late; /* while the run is judged: per seq, a late event the engine's watermark had not passed (NULL: none) */
     } sends;

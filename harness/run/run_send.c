@@ -317,7 +317,11 @@ static sd_err_t sd_run_one_event_as(sd_run_t *r, int aborted, char *err, size_t 
         char id[64];
         sd_events_id(r->src.events, seq, id);
         if ((e = sd_ledger_edge(r->ledger, id, "source", sd_edge_name(SD_EDGE_WATERMARK), cut, off, err, errlen))) return e;
-        if (!(r->sends.nwm_edges & 63)) r->sends.wm_edges = sd_util_xrealloc(r->sends.wm_edges, sizeof(int64_t) * (size_t)(r->sends.nwm_edges + 64));
+        if (!(r->sends.nwm_edges & 63)) {
+            r->sends.wm_edges = sd_util_xrealloc(r->sends.wm_edges, sizeof(int64_t) * (size_t)(r->sends.nwm_edges + 64));
+            r->sends.wm_edge_t = sd_util_xrealloc(r->sends.wm_edge_t, sizeof(int64_t) * (size_t)(r->sends.nwm_edges + 64));
+        }
+        r->sends.wm_edge_t[r->sends.nwm_edges] = t;
         r->sends.wm_edges[r->sends.nwm_edges++] = seq * 2 + off;
     }
     if (t != INT64_MIN && t > r->sends.max_event_time) r->sends.max_event_time = t;

@@ -185,7 +185,7 @@ static void sd_run_close(sd_run_t *r) {
     r->side.events = NULL;
     free(r->side.held);
     r->side.held = NULL;
-    free(r->run_dir); free(r->tag); free(r->src.topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); free(r->sends.wm_edges); sd_progress_close(r); free(r->side.topic); free(r->staging.stage); free(r->pipe.trim_warned);
+    free(r->run_dir); free(r->tag); free(r->src.topic); sd_seqs_free(&r->sends.seqs); sd_stamps_free(&r->sends.sent); free(r->sends.wm_edges); free(r->sends.wm_edge_t); sd_progress_close(r); free(r->side.topic); free(r->staging.stage); free(r->pipe.trim_warned);
     for (int i = 0; i < SD_RUN_INFLIGHT; i++) { free(r->staging.sub[i].stage); free(r->staging.sub[i].ns); sd_buf_free(&r->staging.sub[i].arena); }
     sd_buf_free(&r->staging.arena);
     sd_buf_free(&r->staging.payload);
