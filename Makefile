@@ -35,12 +35,13 @@ BUILD   ?= build
 SAN     ?=
 
 # harness/: the command line (main.c) and one folder per concern (docs/layout.md)
-HARNESS_DIRS = harness/base harness/lang harness/oracle harness/kafka harness/process harness/sinks harness/progress \
+HARNESS_DIRS = harness/base harness/format harness/lang harness/oracle harness/kafka harness/process harness/sinks harness/progress \
                harness/run harness/explore
-HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/jschema.c harness/base/ecmare.c harness/base/props.c \
+HARNESS_SRC = harness/base/err.c harness/base/util.c harness/base/json.c harness/base/ledger.c harness/base/ledger_writer.c harness/base/ledger_events.c harness/base/ledger_read.c harness/base/ledger_sql.c harness/base/ledger_series.c harness/base/events.c harness/base/props.c \
+              harness/format/jschema.c harness/format/ecmare.c harness/format/registry.c harness/format/wire.c \
               harness/lang/scenario.c harness/lang/parse.c harness/lang/lang.c harness/lang/lang_words.c harness/lang/lang_line.c harness/lang/lang_hooks.c harness/lang/lang_help.c harness/lang/init.c \
               harness/oracle/observe.c harness/oracle/recon.c harness/oracle/late.c harness/oracle/result.c harness/oracle/result_join.c harness/oracle/recovery.c harness/oracle/health.c \
-              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c harness/kafka/registry.c harness/kafka/wire.c \
+              harness/kafka/broker.c harness/kafka/cluster.c harness/kafka/producer.c harness/kafka/proxy.c harness/kafka/links.c \
               harness/process/watchdog.c harness/process/supervisor.c harness/process/command.c harness/process/deployed.c \
               harness/sinks/sink.c harness/sinks/sink_json.c harness/sinks/jsonfast.c harness/sinks/sink_sqlite.c harness/sinks/sink_kafka.c \
               harness/sinks/sink_jsonl.c harness/sinks/sink_spark.c harness/sinks/sink_command.c harness/sinks/sink_delta.c \
@@ -54,15 +55,15 @@ INJECT_SRC  = injectors/process.c injectors/data.c injectors/clock.c injectors/s
 REPORT_SRC  = reports/model.c reports/write.c reports/summary.c reports/junit.c reports/markdown.c reports/charts.c reports/html.c reports/index.c \
               reports/export.c reports/explore.c
 # the C++ files: simdjson and libprotobuf behind C interfaces
-# (harness/sinks/jsonscan.cpp, harness/kafka/protodyn.cpp)
-CXX_SRC     = harness/sinks/jsonscan.cpp harness/kafka/protodyn.cpp
+# (harness/sinks/jsonscan.cpp, harness/format/protodyn.cpp)
+CXX_SRC     = harness/sinks/jsonscan.cpp harness/format/protodyn.cpp
 LIB_SRC     = $(HARNESS_SRC) $(INJECT_SRC) $(REPORT_SRC)
 MAIN_SRC    = harness/main.c
 TEST_NAMES  = test_scenario test_command test_init test_recon test_result test_events test_ledger test_sink test_util test_supervisor test_spark test_report test_explore \
               test_progress test_proxy test_recovery test_cluster test_jschema test_protodyn test_registry test_broker
 PIPELINES   = scenarios/pipelines/refpipe scenarios/pipelines/refjoin scenarios/pipelines/reftxn
 
-# the parcel scans' Protobuf message (harness/kafka/parcel_scan.proto): C from
+# the parcel scans' Protobuf message (harness/format/parcel_scan.proto): C from
 # protoc-c, and the .proto's text as a C string to register
 PROTO_GEN = $(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h $(BUILD)/gen/parcel_scan.proto.inc
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CXX_SRC:%.cpp=$(BUILD)/%.o) $(BUILD)/gen/parcel_scan.pb-c.o
@@ -84,18 +85,18 @@ $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(SAN) -std=c++17 -Wall -Wextra -Werror -MMD -MP -c $< -o $@
 
-$(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h &: harness/kafka/parcel_scan.proto
+$(BUILD)/gen/parcel_scan.pb-c.c $(BUILD)/gen/parcel_scan.pb-c.h &: harness/format/parcel_scan.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --proto_path=harness/kafka --c_out=$(BUILD)/gen parcel_scan.proto
+	protoc-c --proto_path=harness/format --c_out=$(BUILD)/gen parcel_scan.proto
 
-$(BUILD)/gen/parcel_scan.proto.inc: harness/kafka/parcel_scan.proto
+$(BUILD)/gen/parcel_scan.proto.inc: harness/format/parcel_scan.proto
 	@mkdir -p $(BUILD)/gen
 	sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&\\n"/' $< > $@
 
 $(BUILD)/gen/parcel_scan.pb-c.o: $(BUILD)/gen/parcel_scan.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -c $< -o $@
 
-$(BUILD)/harness/kafka/wire.o: $(PROTO_GEN)
+$(BUILD)/harness/format/wire.o: $(PROTO_GEN)
 
 $(BUILD)/libstreamdrill.a: $(LIB_OBJ)
 	@rm -f $@
@@ -108,8 +109,8 @@ $(BUILD)/streamdrill: $(MAIN_OBJ) $(BUILD)/libstreamdrill.a
 # Protobuf reader (C++, libprotobuf), JSON Schema validator (with its
 # ECMA-262 patterns), and its registry client (libcurl) with the helpers it
 # stands on
-REFWIRE_OBJ = $(BUILD)/harness/kafka/protodyn.o $(BUILD)/harness/base/jschema.o $(BUILD)/harness/base/ecmare.o \
-              $(BUILD)/harness/kafka/registry.o $(BUILD)/harness/base/props.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
+REFWIRE_OBJ = $(BUILD)/harness/format/protodyn.o $(BUILD)/harness/format/jschema.o $(BUILD)/harness/format/ecmare.o \
+              $(BUILD)/harness/format/registry.o $(BUILD)/harness/base/props.o $(BUILD)/harness/base/util.o $(BUILD)/harness/base/err.o
 REFWIRE_LIBS = -lrdkafka -lsqlite3 -ljansson -lpcre2-8 -lavro -lprotobuf -lcurl -lcrypto -lstdc++ -lpthread -lm
 
 scenarios/pipelines/refpipe: scenarios/pipelines/refpipe.c scenarios/pipelines/refcommon.h scenarios/pipelines/refwire.h $(REFWIRE_OBJ)

@@ -20,7 +20,7 @@ for o in $REFWIRE_OBJS; do objs="$objs $build/$o"; done
 for p in refpipe refjoin reftxn; do
     # shellcheck disable=SC2086 # flag lists are word lists
     ${CC:-cc} $CPPFLAGS $DEB_CFLAGS -Wall -Wextra -Werror $DEB_LDFLAGS -o "$root/usr/libexec/streamdrill/$p" \
-        -Iharness/base -Iharness/kafka "scenarios/pipelines/$p.c" $objs $REFWIRE_LIBS
+        -Iharness/base -Iharness/format "scenarios/pipelines/$p.c" $objs $REFWIRE_LIBS
 done
 (cd "$root" && strip --strip-unneeded --remove-section=.comment --remove-section=.note \
     usr/bin/streamdrill usr/libexec/streamdrill/refpipe usr/libexec/streamdrill/refjoin usr/libexec/streamdrill/reftxn)

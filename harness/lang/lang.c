@@ -104,7 +104,7 @@ static const sd_lang_key_t sd_keys_events[] = {
     {.name = "format", .form = SD_K_KEY, .type = SD_V_CHOICE, .off = H(events_format), .choices = sd_format_words, .def = 0, .has_def = 1,
      .help = "the value each event is sent as: JSON text, or the registry wire format (a zero byte, the schema's id in 4 "
              "bytes, then for `avro` the record in Avro's binary encoding, for `protobuf` the message index 0 and the message "
-             "of harness/kafka/parcel_scan.proto, for `json-schema` the event's JSON text, checked against the schema before it is "
+             "of harness/format/parcel_scan.proto, for `json-schema` the event's JSON text, checked against the schema before it is "
              "sent), its schema registered under the subject `<topic>-value` of the `registry`"},
     {.name = "schema", .form = SD_K_KEY, .type = SD_V_TEXT, .meta = "PATH", .off = H(schema_path),
      .help = "an Avro schema (`.avsc`) for format=avro, a `.proto` (its first message is sent) for format=protobuf, a JSON "

@@ -232,7 +232,7 @@ static const char *sd_sink_registry_extra(const sd_kvlist_t *params) {
 }
 
 /* A kafka sink's registry=URL and its registry-auth=, -cert=, -key=, as
- * the registry client takes them (harness/kafka/registry.c). */
+ * the registry client takes them (harness/format/registry.c). */
 static sd_err_t sd_sink_registry_check(sd_pctx_t *c, const sd_toks_t *ts, const char *what, const sd_kvlist_t *params) {
     char why[512];
     const char *auth = sd_kvlist_get(params, "registry-auth");
@@ -391,7 +391,7 @@ sd_err_t sd_fin_events(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks
 
 sd_err_t sd_fin_registry(sd_pctx_t *c, sd_scenario_t *sc, void *obj, const sd_toks_t *ts, uint64_t present) {
     (void)obj; (void)present;
-    /* as the registry client takes them (harness/kafka/registry.c) */
+    /* as the registry client takes them (harness/format/registry.c) */
     const char *u = sc->registry_url;
     char why[512];
     if (sd_registry_url_check(u, why, sizeof(why)) || (sc->registry_auth && sd_registry_auth_check(sc->registry_auth, why, sizeof(why))))

@@ -281,7 +281,7 @@ typedef struct sd_scenario_s {
     char *log_path;        /* events log=... (placeholders unexpanded) */
     char *log_id_field;
     int events_line;
-    int events_format;     /* events format=: 0 JSON text; the registry wire format (harness/kafka/wire.h) with 1 Avro, 2 Protobuf, 3 JSON Schema */
+    int events_format;     /* events format=: 0 JSON text; the registry wire format (harness/format/wire.h) with 1 Avro, 2 Protobuf, 3 JSON Schema */
     char *schema_path;     /* events schema=PATH: the user's Avro schema or JSON Schema (default: the parcel scans', wire.c) */
 
     /* registry url=URL: the schema registry a wire format registers its schemas in */

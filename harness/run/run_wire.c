@@ -43,7 +43,7 @@ sd_err_t sd_run_wire_check(sd_run_t *r, const char *url, const char *schema_path
     if (sc->events_format == SD_WIRE_PROTOBUF && !schema_path &&
         ((sc->id_field && strcmp(sc->id_field, "event_id")) || (sc->time_field && strcmp(sc->time_field, "event_time"))))
         return sd_err_set(err, errlen, SD_ERR_SCENARIO, "%s:%d: events format=protobuf: without schema= the parcel scans' own "
-                          "message is sent (harness/kafka/parcel_scan.proto: id event_id, time event_time); expected the "
+                          "message is sent (harness/format/parcel_scan.proto: id event_id, time event_time); expected the "
                           "contract's id=event_id time=event_time, or schema=PATH (a .proto of your own)", sc->path, sc->events_line);
     if (schema_path) {
         size_t n;

@@ -11,12 +11,12 @@
  * record's position "p<partition>@<offset>". For a result model each
  * record's value is a JSON object whose fields are the row's columns. With
  * format=avro each value is in a schema registry's wire format and read as
- * the JSON object of its record (harness/kafka/wire.h; protobuf: decoded
- * by the schema's text, harness/kafka/protodyn.h; json-schema: the JSON
+ * the JSON object of its record (harness/format/wire.h; protobuf: decoded
+ * by the schema's text, harness/format/protodyn.h; json-schema: the JSON
  * after the header, its id known to the registry): a value that does
  * not decode is a row without an id, a registry that cannot be reached
  * ends the read. The registry-* parameters are the registry client's
- * (harness/kafka/registry.h): credentials from the environment or a file,
+ * (harness/format/registry.h): credentials from the environment or a file,
  * the CA of an https registry, a client certificate. */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>

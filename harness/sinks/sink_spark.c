@@ -13,7 +13,7 @@
  * since Spark's readers ignore them too. The writer label of a row is the
  * batch whose log entry added its file; time=FIELD names a field holding
  * the row's write time, for the latency figures. An Avro part file is read
- * as the JSON lines of its records (harness/kafka/wire.h), so every count
+ * as the JSON lines of its records (harness/format/wire.h), so every count
  * and column reads it as it reads JSON. */
 #include <ctype.h>
 #include <dirent.h>

@@ -37,7 +37,7 @@ static int refavro_no_cache;
  * --registry-ca PATH, --registry-cert PATH, --registry-key PATH (the long
  * options' codes below), each else from STREAMDRILL_REGISTRY_AUTH, _CA,
  * _CERT, _KEY as the harness sets them. The client is the harness's
- * (harness/kafka/registry.c, libcurl), built into the pipeline. */
+ * (harness/format/registry.c, libcurl), built into the pipeline. */
 enum { REFWIRE_OPT_AUTH = 1001, REFWIRE_OPT_CA, REFWIRE_OPT_CERT, REFWIRE_OPT_KEY };
 #define REFWIRE_LONGOPTS                                                                                                 \
     {"registry-auth", 1, 0, REFWIRE_OPT_AUTH}, {"registry-ca", 1, 0, REFWIRE_OPT_CA}, {"registry-cert", 1, 0, REFWIRE_OPT_CERT}, \
@@ -222,7 +222,7 @@ static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int
 }
 
 /* --format protobuf: each schema's .proto text fetched once by its id and
- * read with the harness's Protobuf reader (harness/kafka/protodyn.cpp, built
+ * read with the harness's Protobuf reader (harness/format/protodyn.cpp, built
  * into the pipeline as a consumer builds in its deserializer), the record
  * decoded by the message its indexes name. */
 static refwire_slot_t refwire_pb_cache[REFAVRO_CACHE];
@@ -265,7 +265,7 @@ static const char *refwire_decode_protobuf(const char *url, const void *p, size_
 }
 
 /* --format json-schema: each schema fetched once by its id and compiled
- * with the harness's JSON Schema validator (harness/base/jschema.c, built
+ * with the harness's JSON Schema validator (harness/format/jschema.c, built
  * into the pipeline as a consumer builds in its validating deserializer);
  * a record must parse and be valid by the schema its id names. */
 static refwire_slot_t refjson_cache[REFAVRO_CACHE];

@@ -1,5 +1,5 @@
 /* fuzz_avro_ocf.c - libFuzzer target: the reader of Avro object container
- * files (sd_wire_ocf_lines, harness/kafka/wire.c: a Spark file sink's
+ * files (sd_wire_ocf_lines, harness/format/wire.c: a Spark file sink's
  * `.avro` part files, read through avro-c) on any bytes, written as a
  * file. The file is either refused, with a reason naming it, or read as
  * JSON lines, each line one record's JSON object. Nothing may crash, leak

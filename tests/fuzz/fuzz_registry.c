@@ -1,5 +1,5 @@
 /* fuzz_registry.c - libFuzzer target: what a schema registry sends back,
- * read apart from the network (harness/kafka/registry.c's
+ * read apart from the network (harness/format/registry.c's
  * sd_registry_answer). The first byte picks the status (200, 404, 409,
  * 401, 500 or one from the second byte) and what the call wants (nothing,
  * an id, a schema); the rest is the answer's body. An id read is never

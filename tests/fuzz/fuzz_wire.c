@@ -4,7 +4,7 @@
  *   0  a Protobuf record decoded by a schema with nested messages, enums,
  *      packed fields and a oneof, by the parcel scans', and by one with
  *      maps, imported well-known types, 64-bit and proto2 fields (a sink's
- *      hostile bytes, harness/kafka/protodyn.cpp); what decodes by the
+ *      hostile bytes, harness/format/protodyn.cpp); what decodes by the
  *      parcel scans' and the wide one is encoded again and must decode to
  *      the same JSON;
  *   1  `.proto` text read (a registry's answer), then a fixed record
@@ -16,7 +16,7 @@
  *      checked against it (strings and names its patterns match, one
  *      that backtracks without end: ECMA-262 patterns, ecmare.c); and a
  *      JSON value checked against the parcel scans' schema
- *      (harness/base/jschema.c). Every answer is valid, invalid or not
+ *      (harness/format/jschema.c). Every answer is valid, invalid or not
  *      judged, and not judged always says why.
  * A decoded record is always a JSON object; nothing may crash, leak or
  * hang. `make fuzz` runs it. */

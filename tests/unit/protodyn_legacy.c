@@ -1,5 +1,5 @@
 /* protodyn_legacy.c - the hand-written Protobuf reader the harness used
- * before harness/kafka/protodyn.cpp (libprotobuf), kept only for
+ * before harness/format/protodyn.cpp (libprotobuf), kept only for
  * test_protodyn.c, which reads the existing corpus with both side by side
  * (issue 76: "the existing corpus read by both readers side by side before
  * the old one goes") and can be pointed at it to show each defect the new

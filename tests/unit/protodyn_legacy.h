@@ -1,6 +1,6 @@
 /* protodyn_legacy.h - the hand-written Protobuf reader the harness used
  * before libprotobuf (protodyn_legacy.c), for test_protodyn.c only. Its
- * calls are those of harness/kafka/protodyn.h; what it reads is narrower:
+ * calls are those of harness/format/protodyn.h; what it reads is narrower:
  * `syntax`, `package`, `option` and `reserved` lines, messages (nested
  * ones too), enums, `oneof`, fields of the scalar types, `string`,
  * `bytes`, enums and messages of the same text; `map<...>`, `import`,

@@ -514,7 +514,7 @@ Test(events, orphan_deliveries_name_parcels_never_scanned) {
     sd_events_close(ev);
 }
 
-/* ---- the registry wire format (harness/kafka/wire.c) ---- */
+/* ---- the registry wire format (harness/format/wire.c) ---- */
 
 #include <avro.h>
 
@@ -643,7 +643,7 @@ Test(wire, a_scan_is_encoded_in_protobuf_byte_for_byte) {
     const char *missing = "{\"event_id\":\"t-1\"}";
     cr_assert_eq(sd_wire_encode(w, missing, strlen(missing), &out, err, sizeof(err)), SD_ERR_SCENARIO);
     cr_assert(strstr(err, "field parcel_id"), "%s", err);
-    /* the registered text is harness/kafka/parcel_scan.proto, as compiled */
+    /* the registered text is harness/format/parcel_scan.proto, as compiled */
     char *proto = sd_wire_parcel_schema(SD_WIRE_PROTOBUF, "event_id", "event_time");
     cr_assert(strstr(proto, "message ParcelScan {") && strstr(proto, "int64 weight_g = 6;"), "%s", proto);
     free(proto);
@@ -716,7 +716,7 @@ Test(wire, every_generated_scan_is_valid_by_the_parcel_json_schema) {
     sd_events_close(ev);
 }
 
-/* The Protobuf reader (harness/kafka/protodyn.cpp): records decoded by the
+/* The Protobuf reader (harness/format/protodyn.cpp): records decoded by the
  * schema's text as a registry holds it, not by compiled code. */
 Test(wire, protobuf_records_decode_by_the_schema_text) {
     /* the parcel scans: protobuf-c's bytes read back by the .proto text */

@@ -1,5 +1,5 @@
-/* test_jschema.c - the JSON Schema validator (harness/base/jschema.c)
- * and its ECMA-262 patterns (harness/base/ecmare.c) against the JSON
+/* test_jschema.c - the JSON Schema validator (harness/format/jschema.c)
+ * and its ECMA-262 patterns (harness/format/ecmare.c) against the JSON
  * Schema Test Suite's draft-7 files (Debian's json-schema-test-suite):
  * every case of every schema it compiles answers as the suite says, the
  * schemas it refuses are the ones with a keyword or a reference it says it

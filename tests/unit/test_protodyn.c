@@ -1,5 +1,5 @@
 /* test_protodyn.c - the Protobuf reader and writer by a schema's text
- * (harness/kafka/protodyn.cpp, libprotobuf behind protodyn.h).
+ * (harness/format/protodyn.cpp, libprotobuf behind protodyn.h).
  *
  * First the existing corpus read by the new reader and by the hand-written
  * one it replaced (tests/unit/protodyn_legacy.c) side by side: the parcel

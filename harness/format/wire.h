@@ -3,7 +3,7 @@
  * encoding (avro-c), or for Protobuf the message's index in its schema (a
  * single 0: the first message) and the message (protobuf-c), or for JSON
  * Schema the event's JSON text, checked against the schema before it is
- * sent (harness/base/jschema.h). The harness renders every event as JSON, as it always
+ * sent (harness/format/jschema.h). The harness renders every event as JSON, as it always
  * has (the ledger, the models and the checks read those fields); a source
  * with `events ... format=avro` hands each rendering to sd_wire_encode on
  * its way to Kafka.
@@ -32,7 +32,7 @@ typedef enum { SD_WIRE_AVRO = 1, SD_WIRE_PROTOBUF = 2, SD_WIRE_JSON = 3 } sd_wir
  * and event-time fields named as the contract names them; JSON Schema: an
  * object of the same fields, all required, weight_g an integer of at
  * least 0. Protobuf: the
- * message of harness/kafka/parcel_scan.proto, compiled into the harness
+ * message of harness/format/parcel_scan.proto, compiled into the harness
  * with protoc-c (its field names are its own: event_id, event_time). */
 char *sd_wire_parcel_schema(sd_wire_format_t fmt, const char *id_field, const char *time_field);
 /* The schema of the foreign-schema kind's records: an event id and a note. */
