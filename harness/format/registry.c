@@ -404,12 +404,80 @@ sd_err_t sd_registry_compatibility(sd_registry_t *reg, const char *subject, cons
     return e;
 }
 
-sd_err_t sd_registry_schema(sd_registry_t *reg, int id, sd_buf_t *out, int *found, char *err, size_t errlen) {
+void sd_registry_refs_free(sd_registry_refs_t *refs) {
+    if (!refs) return;
+    for (size_t i = 0; i < refs->n; i++) free(refs->names[i]), free(refs->texts[i]);
+    free(refs->names), free(refs->texts);
+    memset(refs, 0, sizeof(*refs));
+}
+
+/* The `references` of the answer just read appended to queue. */
+static void sd_registry_queue_refs(sd_registry_t *reg, json_t *queue) {
+    json_t *o = reg->body.len ? json_loadb(reg->body.data, reg->body.len, 0, NULL) : NULL;
+    json_t *a = json_is_object(o) ? json_object_get(o, "references") : NULL;
+    if (json_is_array(a)) json_array_extend(queue, a);
+    json_decref(o);
+}
+
+/* The references queue holds fetched into refs, theirs in turn; of schema id. */
+static sd_err_t sd_registry_fetch_refs(sd_registry_t *reg, int id, json_t *queue, sd_registry_refs_t *refs, char *err, size_t errlen) {
+    sd_err_t e = SD_OK;
+    for (size_t i = 0; !e && i < json_array_size(queue); i++) {
+        json_t *r = json_array_get(queue, i);
+        const char *name = json_string_value(json_object_get(r, "name")), *subject = json_string_value(json_object_get(r, "subject"));
+        json_t *v = json_object_get(r, "version");
+        if (!name || !subject || !json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX) {
+            sd_buf_t b;
+            sd_buf_init(&b);
+            char *t = json_dumps(r, JSON_COMPACT);
+            sd_buf_put_printable(&b, t ? t : "?", t ? strlen(t) : 1, 200);
+            free(t);
+            e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: schema %d: a reference without a name, a subject and a version "
+                           "from 1: %s", reg->url, id, b.data ? b.data : "");
+            sd_buf_free(&b);
+            break;
+        }
+        int held = 0;
+        for (size_t k = 0; k < refs->n && !held; k++) held = !strcmp(refs->names[k], name);
+        if (held) continue;
+        if (refs->n == SD_REGISTRY_MAX_REFS) {
+            e = sd_err_set(err, errlen, SD_ERR_REGISTRY, "registry %s: schema %d: more than %d references", reg->url, id,
+                           SD_REGISTRY_MAX_REFS);
+            break;
+        }
+        char *esc = sd_registry_escape(reg, subject);
+        char *rest = sd_util_fmt("/subjects/%s/versions/%lld", esc, (long long)json_integer_value(v));
+        char *what = sd_util_fmt("schema %d's reference %s (subject %s version %lld)", id, name, subject, (long long)json_integer_value(v));
+        sd_buf_t text;
+        sd_buf_init(&text);
+        e = sd_registry_call(reg, "GET", rest, NULL, what, SD_REGISTRY_WANT_SCHEMA, 0, NULL, &text, err, errlen);
+        if (!e) {
+            if (!(refs->n & 7)) {
+                refs->names = sd_util_xrealloc(refs->names, sizeof(char *) * (refs->n + 8));
+                refs->texts = sd_util_xrealloc(refs->texts, sizeof(char *) * (refs->n + 8));
+            }
+            refs->names[refs->n] = sd_util_strdup(name);
+            refs->texts[refs->n++] = sd_util_strdup(text.data ? text.data : "");
+            sd_registry_queue_refs(reg, queue);
+        }
+        sd_buf_free(&text);
+        free(esc), free(rest), free(what);
+    }
+    return e;
+}
+
+sd_err_t sd_registry_schema(sd_registry_t *reg, int id, sd_buf_t *out, sd_registry_refs_t *refs, int *found, char *err, size_t errlen) {
     char rest[64], what[64];
     snprintf(rest, sizeof(rest), "/schemas/ids/%d", id);
     snprintf(what, sizeof(what), "schema %d", id);
     sd_err_t e = sd_registry_call(reg, "GET", rest, NULL, what, SD_REGISTRY_WANT_SCHEMA, 404, NULL, out, err, errlen);
     *found = !e && reg->status == 200;
+    if (e || !*found || !refs) return e;
+    json_t *queue = json_array();
+    sd_registry_queue_refs(reg, queue);
+    e = sd_registry_fetch_refs(reg, id, queue, refs, err, errlen);
+    json_decref(queue);
+    if (e) sd_registry_refs_free(refs);
     return e;
 }
 

@@ -70,9 +70,24 @@ sd_err_t sd_registry_register(sd_registry_t *reg, const char *subject, sd_schema
                               int *refused, char *err, size_t errlen);
 /* Set the subject's compatibility rule (BACKWARD, NONE, ...). */
 sd_err_t sd_registry_compatibility(sd_registry_t *reg, const char *subject, const char *level, char *err, size_t errlen);
+/* The schemas a schema's `references` name: the files its imports name
+ * (a Protobuf schema's `import "other.proto"`), each registered under a
+ * subject and version of its own. names[i], as the import writes it,
+ * holds texts[i]. */
+typedef struct sd_registry_refs_s {
+    char **names, **texts;
+    size_t n;
+} sd_registry_refs_t;
+#define SD_REGISTRY_MAX_REFS 64
+void sd_registry_refs_free(sd_registry_refs_t *refs);
+
 /* The schema text registered with id, into out (reset first); *found 0
- * (and SD_OK) when the registry answers that it has no such id. */
-sd_err_t sd_registry_schema(sd_registry_t *reg, int id, sd_buf_t *out, int *found, char *err, size_t errlen);
+ * (and SD_OK) when the registry answers that it has no such id. With refs
+ * (else NULL), the schemas its references name, and theirs in turn, each
+ * fetched once by its subject and version (GET /subjects/S/versions/V), at
+ * most SD_REGISTRY_MAX_REFS: a reference the registry does not hold, or a
+ * malformed one, is an error naming it. */
+sd_err_t sd_registry_schema(sd_registry_t *reg, int id, sd_buf_t *out, sd_registry_refs_t *refs, int *found, char *err, size_t errlen);
 /* The subject's newest schema text, into out; *found 0 (and SD_OK) when
  * the registry has no such subject. */
 sd_err_t sd_registry_latest(sd_registry_t *reg, const char *subject, sd_buf_t *out, int *found, char *err, size_t errlen);

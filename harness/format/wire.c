@@ -513,16 +513,20 @@ sd_err_t sd_wire_decode(sd_wire_reader_t *rd, const void *p, size_t n, sd_buf_t 
         sd_buf_t text;
         sd_buf_init(&text);
         int found = 0;
-        sd_err_t e = sd_registry_schema(rd->reg, id, &text, &found, err, errlen);
+        sd_registry_refs_t refs = {0}; /* a Protobuf schema's imports */
+        sd_err_t e = sd_registry_schema(rd->reg, id, &text, rd->fmt == SD_WIRE_PROTOBUF ? &refs : NULL, &found, err, errlen);
         avro_schema_t s = NULL;
         sd_protodyn_t *proto = NULL;
         char why[256];
         if (!e && !found) e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: unknown to the registry", id);
-        else if (!e && rd->fmt == SD_WIRE_PROTOBUF && !(proto = sd_protodyn_parse(text.data, why, sizeof(why))))
+        else if (!e && rd->fmt == SD_WIRE_PROTOBUF &&
+                 !(proto = sd_protodyn_parse_files(text.data, (const char *const *)refs.names, (const char *const *)refs.texts, refs.n,
+                                                   why, sizeof(why))))
             e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: a Protobuf schema the reader cannot follow: %s", id, why);
         else if (!e && rd->fmt == SD_WIRE_AVRO && avro_schema_from_json_length(text.data, text.len, &s))
             e = sd_err_set(err, errlen, SD_ERR_SINK, "schema id %d: no Avro schema avro-c reads: %s", id, avro_strerror());
         sd_buf_free(&text);
+        sd_registry_refs_free(&refs);
         if (e) return e;
         at = rd->n++;
         rd->s[at].id = id;

@@ -77,7 +77,7 @@ static sd_registry_t *refwire_client(const char *url) {
  * does not know the id, or refuses to say), asked again every half second
  * while it cannot be reached or fails (5xx); *gave_up set when the run
  * stops meanwhile, or at once under no-schema-cache. */
-static char *refwire_schema_by_id(const char *url, int id, int *gave_up) {
+static char *refwire_schema_by_id(const char *url, int id, sd_registry_refs_t *refs, int *gave_up) {
     sd_registry_t *reg = refwire_client(url);
     sd_buf_t text;
     sd_buf_init(&text);
@@ -85,7 +85,7 @@ static char *refwire_schema_by_id(const char *url, int id, int *gave_up) {
     int found = 0;
     sd_err_t e;
     *gave_up = 0;
-    while ((e = sd_registry_schema(reg, id, &text, &found, err, sizeof(err))) &&
+    while ((e = sd_registry_schema(reg, id, &text, refs, &found, err, sizeof(err))) &&
            (!sd_registry_last_status(reg) || sd_registry_last_status(reg) >= 500)) {
         if (ref_stop || refavro_no_cache) {
             *gave_up = 1;
@@ -110,7 +110,7 @@ static int refavro_schema(const char *url, int id) {
         if (refavro_cache[i].id == id) at = i;
     if (at >= 0 && !refavro_no_cache) return at;
     int gave_up;
-    char *text = refwire_schema_by_id(url, id, &gave_up);
+    char *text = refwire_schema_by_id(url, id, NULL, &gave_up);
     if (gave_up) return ref_stop ? -1 : -2;
     avro_schema_t s = NULL;
     if (text && !avro_schema_from_json_length(text, strlen(text), &s) && (at >= 0 || refavro_n < REFAVRO_CACHE)) {
@@ -193,17 +193,20 @@ typedef struct {
     void *s;
 } refwire_slot_t;
 
-static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int id, void *(*read)(const char *text),
+static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int id,
+                                 void *(*read)(const char *text, const sd_registry_refs_t *refs),
                                  void (*release)(void *), const char *unreadable, const char **why) {
     for (int i = 0; i < *n; i++)
         if (c[i].id == id && !refavro_no_cache) return c[i].s;
     int gave_up;
-    char *text = refwire_schema_by_id(url, id, &gave_up);
+    sd_registry_refs_t refs = {0};
+    char *text = refwire_schema_by_id(url, id, &refs, &gave_up);
     if (gave_up) {
         *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
         return NULL;
     }
-    void *s = text ? read(text) : NULL;
+    void *s = text ? read(text, &refs) : NULL;
+    sd_registry_refs_free(&refs);
     int had = text != NULL;
     free(text);
     if (!s) {
@@ -228,9 +231,9 @@ static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int
 static refwire_slot_t refwire_pb_cache[REFAVRO_CACHE];
 static int refwire_pb_n;
 
-static void *refwire_pb_read(const char *text) {
+static void *refwire_pb_read(const char *text, const sd_registry_refs_t *refs) {
     char err[256];
-    return sd_protodyn_parse(text, err, sizeof(err));
+    return sd_protodyn_parse_files(text, (const char *const *)refs->names, (const char *const *)refs->texts, refs->n, err, sizeof(err));
 }
 
 static void refwire_pb_free(void *p) { sd_protodyn_free(p); }
@@ -274,7 +277,8 @@ static int refjson_n;
  * never checked against its schema */
 static int refjson_no_validate;
 
-static void *refjson_read(const char *text) {
+static void *refjson_read(const char *text, const sd_registry_refs_t *refs) {
+    (void)refs; /* a JSON Schema's $ref stays inside the schema (the validator follows no other) */
     char err[256];
     return sd_jschema_compile(text, strlen(text), err, sizeof(err));
 }

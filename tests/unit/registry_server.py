@@ -33,6 +33,23 @@ import time
 import urllib.parse
 
 SCHEMA = '{"type":"record","name":"S","fields":[{"name":"event_id","type":"string"}]}'
+# a Protobuf schema whose import names another registered schema, which
+# imports a third: GET /schemas/ids/3 carries the first reference, each
+# referenced version the next (ids 4 and 5: a reference the registry does
+# not hold, one without a version)
+PROTO_MAIN = ('syntax = "proto3";\nimport "shop/common.proto";\n'
+              'message Order { string event_id = 1; shop.Money total = 2; }\n')
+PROTO_COMMON = ('syntax = "proto3";\npackage shop;\nimport "base.proto";\n'
+                'message Money { string currency = 1; int64 cents = 2; Unit unit = 3; }\n')
+PROTO_BASE = 'syntax = "proto3";\npackage shop;\nenum Unit { CENT = 0; MILL = 1; }\n'
+REFS = {
+    "/schemas/ids/3": (PROTO_MAIN, [{"name": "shop/common.proto", "subject": "shop/common", "version": 1}]),
+    "/subjects/shop%2Fcommon/versions/1": (PROTO_COMMON, [{"name": "base.proto", "subject": "base", "version": 2},
+                                                           {"name": "shop/common.proto", "subject": "shop/common", "version": 1}]),
+    "/subjects/base/versions/2": (PROTO_BASE, []),
+    "/schemas/ids/4": (PROTO_MAIN, [{"name": "shop/common.proto", "subject": "gone", "version": 1}]),
+    "/schemas/ids/5": (PROTO_MAIN, [{"name": "shop/common.proto", "subject": "shop/common"}]),
+}
 BASIC = "Basic " + base64.b64encode(b"user:s3cret-basic").decode()
 BEARER = "Bearer t0ken-bearer"
 
@@ -115,6 +132,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(5)
         if first == "big":
             return self.answer(200, {"schema": "x" * (1 << 20)})
+        if method == "GET" and rest in REFS:
+            text, refs = REFS[rest]
+            return self.answer(200, {"schema": text, "schemaType": "PROTOBUF", "references": refs})
         if method == "GET" and rest.startswith("/schemas/ids/"):
             if rest == "/schemas/ids/1":
                 return self.answer(200, {"schema": SCHEMA}, chunked=first == "chunked")

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "protodyn.h"
 #include "registry.h"
 #include "util.h"
 
@@ -76,7 +77,7 @@ static sd_err_t fetch_any(const char *u, const sd_registry_opts_t *o, char *err,
     sd_buf_t text;
     sd_buf_init(&text);
     int found = 0;
-    e = sd_registry_schema(reg, 1, &text, &found, err, errlen);
+    e = sd_registry_schema(reg, 1, &text, NULL, &found, err, errlen);
     if (!e) cr_expect(found, "schema 1 found at %s", u);
     if (!e && any_text) *any_text = text.len;
     else if (!e) cr_expect(text.len == strlen(SCHEMA) && !memcmp(text.data, SCHEMA, text.len), "expected the test schema, got %zu bytes",
@@ -97,7 +98,7 @@ Test(registry, plain_http_and_an_unknown_id) {
     sd_buf_t text;
     sd_buf_init(&text);
     int found = 1;
-    cr_assert_eq(sd_registry_schema(reg, 2, &text, &found, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert_eq(sd_registry_schema(reg, 2, &text, NULL, &found, err, sizeof(err)), SD_OK, "%s", err);
     cr_expect_eq(found, 0, "id 2 is unknown to the registry: expected found 0, got %d", found);
     cr_expect_eq(sd_registry_last_status(reg), 404);
     sd_buf_free(&text);
@@ -286,6 +287,52 @@ Test(registry, subjects_escaped_register_compatibility_latest) {
     free(u);
 }
 
+/* A Protobuf schema's imports come with it: each reference fetched by its
+ * subject and version, theirs in turn, each once; libprotobuf then reads
+ * the schema, which it cannot without them. */
+Test(registry, protobuf_references_followed) {
+    char *u = url("http", http_port, "");
+    char err[1024] = "";
+    sd_registry_t *reg = NULL;
+    cr_assert_eq(sd_registry_open(u, NULL, &reg, err, sizeof(err)), SD_OK, "%s", err);
+    sd_buf_t text;
+    sd_buf_init(&text);
+    sd_registry_refs_t refs = {0};
+    int found = 0;
+    cr_assert_eq(sd_registry_schema(reg, 3, &text, &refs, &found, err, sizeof(err)), SD_OK, "%s", err);
+    cr_assert(found);
+    cr_assert_eq(refs.n, 2, "the import and its own import (the one naming itself again fetched once): got %zu", refs.n);
+    cr_expect_str_eq(refs.names[0], "shop/common.proto");
+    cr_expect_str_eq(refs.names[1], "base.proto");
+    cr_expect(strstr(refs.texts[0], "message Money") && strstr(refs.texts[1], "enum Unit"));
+    char why[256];
+    sd_protodyn_t *alone = sd_protodyn_parse(text.data, why, sizeof(why));
+    cr_expect_null(alone, "the schema without its imports must not be read");
+    if (alone) sd_protodyn_free(alone);
+    sd_protodyn_t *p = sd_protodyn_parse_files(text.data, (const char *const *)refs.names, (const char *const *)refs.texts, refs.n, why,
+                                               sizeof(why));
+    cr_assert_not_null(p, "%s", why);
+    /* Order{event_id "a1", total Money{currency "EUR", cents 250, unit MILL}}: indexes [0], then the message */
+    static const unsigned char rec[] = {0x00, 0x0a, 0x02, 'a', '1', 0x12, 0x0a, 0x0a, 0x03, 'E', 'U', 'R', 0x10, 0xfa, 0x01, 0x18, 0x01};
+    json_t *j = NULL;
+    cr_assert_eq(sd_protodyn_decode(p, rec, sizeof(rec), &j, why, sizeof(why)), 0, "%s", why);
+    char *t = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    cr_expect_str_eq(t, "{\"event_id\":\"a1\",\"total\":{\"currency\":\"EUR\",\"cents\":250,\"unit\":\"MILL\"}}");
+    free(t);
+    json_decref(j);
+    sd_protodyn_free(p);
+    sd_registry_refs_free(&refs);
+    /* a reference the registry does not hold; one without a version */
+    cr_expect_eq(sd_registry_schema(reg, 4, &text, &refs, &found, err, sizeof(err)), SD_ERR_REGISTRY);
+    cr_expect(strstr(err, "reference shop/common.proto (subject gone version 1)") && strstr(err, "HTTP 404"), "%s", err);
+    cr_expect_eq(refs.n, 0);
+    cr_expect_eq(sd_registry_schema(reg, 5, &text, &refs, &found, err, sizeof(err)), SD_ERR_REGISTRY);
+    cr_expect(strstr(err, "a reference without a name, a subject and a version"), "%s", err);
+    sd_buf_free(&text);
+    sd_registry_close(reg);
+    free(u);
+}
+
 Test(registry, nothing_listening) {
     /* a port nothing listens on, asked once (once=1): named */
     sd_registry_t *reg = NULL;
@@ -295,7 +342,7 @@ Test(registry, nothing_listening) {
     sd_buf_t text;
     sd_buf_init(&text);
     int found;
-    cr_expect_eq(sd_registry_schema(reg, 1, &text, &found, err, sizeof(err)), SD_ERR_REGISTRY);
+    cr_expect_eq(sd_registry_schema(reg, 1, &text, NULL, &found, err, sizeof(err)), SD_ERR_REGISTRY);
     cr_expect(strstr(err, "registry http://127.0.0.1:1: cannot connect: ") && strstr(err, "(GET /schemas/ids/1)"), "got: %s", err);
     cr_expect_eq(sd_registry_last_status(reg), 0);
     sd_buf_free(&text);
