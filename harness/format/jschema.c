@@ -26,6 +26,7 @@ typedef struct {
 
 struct sd_jschema_s {
     json_t *root;
+    int dialect; /* 7: draft 7 (4 and 6 read the same), 2019: 2019-09, 2020: 2020-12, by the root's $schema */
     sd_jschema_re_t *re;
     size_t nre, cap;
     json_t **targets; /* what the $refs point at, while compiling */
@@ -38,7 +39,19 @@ static const char *const sd_jschema_keywords[] = {
     "maxLength", "pattern", "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
     "dependencies", "minProperties", "maxProperties", "items", "additionalItems", "contains", "minItems", "maxItems",
     "uniqueItems", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "definitions", "$ref",
-    "$schema", "$id", "id", "$comment", "title", "description", "default", "examples", "readOnly", "writeOnly", "format", NULL};
+    "$schema", "$id", "id", "$comment", "title", "description", "default", "examples", "readOnly", "writeOnly", "format", "$defs", NULL};
+/* 2019-09 and 2020-12's keywords it checks too, under those dialects only */
+static const char *const sd_jschema_keywords_2019[] = {"dependentRequired", "dependentSchemas", NULL};
+/* theirs it does not check: refused by name */
+static const char *const sd_jschema_keywords_later[] = {
+    "prefixItems", "unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains", "$anchor", "$dynamicRef",
+    "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary", "contentSchema", NULL};
+
+static int sd_jschema_listed(const char *const *list, const char *k) {
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(k, list[i])) return 1;
+    return 0;
+}
 
 /* ---- compiling ---- */
 
@@ -160,18 +173,37 @@ static int sd_jschema_walk(sd_jschema_t *s, json_t *node, const char *at, char *
     const char *k;
     json_t *v;
     json_object_foreach(node, k, v) {
-        int known = 0;
-        for (int i = 0; sd_jschema_keywords[i] && !known; i++) known = !strcmp(k, sd_jschema_keywords[i]);
+        int known = sd_jschema_listed(sd_jschema_keywords, k) || (s->dialect >= 2019 && sd_jschema_listed(sd_jschema_keywords_2019, k));
+        if (s->dialect == 2020 && !strcmp(k, "additionalItems")) known = 0; /* 2020-12 has no such keyword */
         for (size_t i = 0; i < s->ntargets && !known; i++) known = s->targets[i] == v ? 2 : 0;
         if (known == 2) {
             if (sd_jschema_walk_in(s, v, at, k, err, errlen)) return -1;
             continue;
         }
+        if (!known && (sd_jschema_listed(sd_jschema_keywords_later, k) || sd_jschema_listed(sd_jschema_keywords_2019, k) ||
+                       !strcmp(k, "additionalItems")))
+            return sd_jschema_err(err, errlen, "at %s: keyword \"%s\"%s is not one the harness checks under %s (docs/formats.md lists "
+                                  "them)", at[0] ? at : "/", k, s->dialect == 7 ? " (of drafts 2019-09 and 2020-12)" : "",
+                                  s->dialect == 2020 ? "draft 2020-12" : s->dialect == 2019 ? "draft 2019-09" : "draft 7");
         if (!known)
             return sd_jschema_err(err, errlen, "at %s: keyword \"%.80s\" is not one the harness checks (docs/formats.md lists them)",
                                   at[0] ? at : "/", k);
         int rc = 0;
-        if (!strcmp(k, "properties") || !strcmp(k, "patternProperties") || !strcmp(k, "definitions") || !strcmp(k, "dependencies")) {
+        if (s->dialect == 2020 && !strcmp(k, "items") && json_is_array(v))
+            return sd_jschema_err(err, errlen, "at %s/items: an array of schemas is no items of draft 2020-12 (its tuples are "
+                                  "prefixItems, which the harness does not check)", at);
+        if (!strcmp(k, "dependentRequired")) {
+            const char *name;
+            json_t *names, *one;
+            size_t i;
+            int ok = json_is_object(v);
+            json_object_foreach(v, name, names) {
+                ok &= json_is_array(names);
+                json_array_foreach(names, i, one) ok &= json_is_string(one);
+            }
+            if (!ok) return sd_jschema_err(err, errlen, "at %s/dependentRequired: expected an object of arrays of names", at);
+        } else if (!strcmp(k, "properties") || !strcmp(k, "patternProperties") || !strcmp(k, "definitions") || !strcmp(k, "$defs") ||
+                   !strcmp(k, "dependencies") || !strcmp(k, "dependentSchemas")) {
             rc = sd_jschema_walk_named(s, v, at, k, err, errlen);
         } else if (!strcmp(k, "additionalProperties") || !strcmp(k, "additionalItems") || !strcmp(k, "contains") ||
                    !strcmp(k, "propertyNames") || !strcmp(k, "not") || !strcmp(k, "if") || !strcmp(k, "then") || !strcmp(k, "else") ||
@@ -216,6 +248,16 @@ sd_jschema_t *sd_jschema_compile_json(json_t *schema, char *err, size_t errlen) 
     sd_jschema_t *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->root = json_incref(schema);
+    s->dialect = 7;
+    const char *d = json_is_object(schema) ? json_string_value(json_object_get(schema, "$schema")) : NULL;
+    if (d && strstr(d, "json-schema.org/draft/2020-12/")) s->dialect = 2020;
+    else if (d && strstr(d, "json-schema.org/draft/2019-09/")) s->dialect = 2019;
+    else if (d && (strstr(d, "json-schema.org/draft-03/") || strstr(d, "json-schema.org/schema"))) {
+        /* draft 3, or "the newest", whichever that is when it is read */
+        snprintf(err, errlen, "$schema \"%.120s\": the harness checks drafts 4, 6, 7, 2019-09 and 2020-12; name one of them", d);
+        sd_jschema_free(s);
+        return NULL;
+    }
     sd_jschema_targets(s, schema);
     int rc = sd_jschema_walk(s, schema, "", err, errlen);
     free(s->targets);
@@ -507,7 +549,12 @@ static int sd_jv_object(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
             json_decref(name);
             if (!ok) return 0;
         }
-        json_t *dep = json_object_get(json_object_get(sch, "dependencies"), k);
+        json_t *dep = json_object_get(json_object_get(sch, "dependentRequired"), k);
+        size_t i;
+        if (dep) json_array_foreach(dep, i, sub) if (!json_object_get(v, json_string_value(sub)))
+            return sd_jv_fail(c, "dependentRequired: \"%.80s\" needs \"%.80s\"", k, json_string_value(sub));
+        if ((dep = json_object_get(json_object_get(sch, "dependentSchemas"), k)) && !sd_jv(c, dep, v, depth)) return 0;
+        dep = json_object_get(json_object_get(sch, "dependencies"), k);
         if (json_is_array(dep)) {
             size_t i;
             json_array_foreach(dep, i, sub) if (json_is_string(sub) && !json_object_get(v, json_string_value(sub)))
@@ -583,8 +630,12 @@ static int sd_jv(sd_jv_t *c, json_t *sch, json_t *v, int depth) {
     if (depth > 256) return sd_jv_limit(c, "$ref: references nested more than 256 deep");
     if (++c->steps > 1000000) return sd_jv_limit(c, "the schema asks more than 1,000,000 checks of one value (references that loop)");
     json_t *b;
-    /* draft 7: beside a $ref, the other keywords are not read */
-    if ((b = json_object_get(sch, "$ref"))) return sd_jv(c, sd_jschema_follow(c->s->root, json_string_value(b)), v, depth + 1);
+    /* draft 7: beside a $ref, the other keywords are not read; from
+     * 2019-09 on they are, as well as the schema it points at */
+    if ((b = json_object_get(sch, "$ref"))) {
+        if (!sd_jv(c, sd_jschema_follow(c->s->root, json_string_value(b)), v, depth + 1)) return 0;
+        if (c->s->dialect == 7) return 1;
+    }
     if ((b = json_object_get(sch, "type"))) {
         int ok = 0;
         if (json_is_array(b)) {

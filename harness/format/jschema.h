@@ -11,7 +11,9 @@
  * additionalProperties, patternProperties, propertyNames, dependencies,
  * minProperties, maxProperties, items, additionalItems, contains,
  * minItems, maxItems, uniqueItems, allOf, anyOf, oneOf, not, if/then/else,
- * definitions and $ref to a place in the same schema ("#", "#/..."); the
+ * definitions ($defs) and $ref to a place in the same schema ("#", "#/...");
+ * under the 2019-09 and 2020-12 dialects (the root's $schema) a $ref's
+ * siblings too, dependentRequired and dependentSchemas; the
  * annotations ($schema, $id, $comment, title, description, default,
  * examples, readOnly, writeOnly, format but "regex") are read and not checked. A
  * schema with any other keyword, or a $ref elsewhere, is refused at

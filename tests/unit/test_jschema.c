@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "jschema.h"
+#include "util.h"
 
 #define SUITE "/usr/share/json-schema-test-suite/tests/draft7"
 
@@ -164,6 +165,49 @@ static int judge(const char *schema, const char *doc, char *why, size_t whylen) 
     json_decref(d);
     sd_jschema_free(s);
     return v;
+}
+
+/* The dialect a schema's $schema names decides what a keyword means: a
+ * $ref's siblings are read from 2019-09 on and ignored by draft 7;
+ * $defs, dependentRequired and dependentSchemas are checked; what the
+ * newer drafts have and the harness does not check is refused by name. */
+#define D2020 "\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+#define D2019 "\"$schema\":\"https://json-schema.org/draft/2019-09/schema\","
+Test(jschema, the_dialect_its_schema_names) {
+    char why[256];
+    const char *ref = "\"$defs\":{\"s\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/s\",\"maxLength\":2}";
+    char *modern = sd_util_fmt("{" D2020 "%s", ref), *draft7 = sd_util_fmt("{%s", ref);
+    cr_expect_eq(judge(modern, "\"abc\"", why, sizeof(why)), 0, "2020-12: maxLength beside the $ref applies");
+    cr_expect(strstr(why, "maxLength"), "%s", why);
+    cr_expect_eq(judge(modern, "\"ab\"", why, sizeof(why)), 1, "%s", why);
+    cr_expect_eq(judge(modern, "3", why, sizeof(why)), 0, "2020-12: the $ref's own schema applies too");
+    cr_expect_eq(judge(draft7, "\"abc\"", why, sizeof(why)), 1, "draft 7: a $ref's siblings are not read: %s", why);
+    free(modern), free(draft7);
+    const char *dep = "{" D2019 "\"dependentRequired\":{\"a\":[\"b\"]},\"dependentSchemas\":{\"c\":{\"required\":[\"d\"]}}}";
+    cr_expect_eq(judge(dep, "{\"a\":1}", why, sizeof(why)), 0);
+    cr_expect(strstr(why, "dependentRequired: \"a\" needs \"b\""), "%s", why);
+    cr_expect_eq(judge(dep, "{\"a\":1,\"b\":2}", why, sizeof(why)), 1, "%s", why);
+    cr_expect_eq(judge(dep, "{\"c\":1}", why, sizeof(why)), 0, "dependentSchemas: c needs d");
+    cr_expect_eq(judge(dep, "{\"c\":1,\"d\":0}", why, sizeof(why)), 1, "%s", why);
+    cr_expect_eq(judge("{" D2019 "\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}", "[\"a\",1]", why, sizeof(why)), 0,
+                 "2019-09 keeps draft 7's tuple items");
+    const char *bad[][2] = {
+        {"{" D2020 "\"prefixItems\":[{\"type\":\"string\"}]}", "keyword \"prefixItems\" is not one the harness checks under draft 2020-12"},
+        {"{" D2020 "\"items\":[{\"type\":\"string\"}]}", "an array of schemas is no items of draft 2020-12"},
+        {"{" D2020 "\"additionalItems\":false}", "keyword \"additionalItems\" is not one the harness checks under draft 2020-12"},
+        {"{" D2019 "\"unevaluatedProperties\":false}", "keyword \"unevaluatedProperties\" is not one the harness checks under draft 2019-09"},
+        {"{\"dependentRequired\":{\"a\":[\"b\"]}}", "keyword \"dependentRequired\" (of drafts 2019-09 and 2020-12) is not one"},
+        {"{" D2019 "\"dependentRequired\":{\"a\":\"b\"}}", "at /dependentRequired: expected an object of arrays of names"},
+        {"{\"$schema\":\"http://json-schema.org/draft-03/schema#\"}", "the harness checks drafts 4, 6, 7, 2019-09 and 2020-12"},
+        {"{\"$schema\":\"http://json-schema.org/schema#\"}", "name one of them"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[512] = "";
+        sd_jschema_t *s = sd_jschema_compile(bad[i][0], strlen(bad[i][0]), err, sizeof(err));
+        cr_expect_null(s, "%s compiled", bad[i][0]);
+        cr_expect(strstr(err, bad[i][1]) != NULL, "%s: %s", bad[i][0], err);
+        sd_jschema_free(s);
+    }
 }
 
 /* pattern against the string value (both as C text), through a schema */
