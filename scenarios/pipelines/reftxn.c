@@ -7,7 +7,7 @@
  *          [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]
  *          [--guarantee exactly-once|at-least-once] [--max-batch 100]
  *          [--trigger-ms 200] [--row-delay-ms 2] [--txn-timeout-ms 60000]
- *          [--weak LIST]
+ *          [--loop batch|stream] [--weak LIST]
  *          [--format avro|protobuf|json-schema --registry URL [--registry-auth KIND:FROM:WHERE]
  *           [--registry-ca PATH] [--registry-cert PATH --registry-key PATH]]
  *
@@ -68,6 +68,13 @@
  * schema fetched once by its id, refwire.h) and writes the valid ones to
  * --out as they came, in the same wire format.
  *
+ * --loop stream runs the loop the way librdkafka's transactions example
+ * does: the next transaction begins as soon as one commits, each record is
+ * processed as it is consumed (inside the open transaction), and the
+ * transaction commits after --max-batch records or --trigger-ms after its
+ * first. (The default, --loop batch, reads a batch first and then writes
+ * it in one transaction.)
+ *
  * SIGTERM finishes the current batch and exits 0. */
 #include <getopt.h>
 #include <jansson.h>
@@ -82,7 +89,7 @@ static volatile sig_atomic_t ref_stop;
 
 static struct {
     const char *brokers, *topic, *out, *dead, *changelog, *group, *txn_id, *id_field, *time_field;
-    int exactly_once, max_batch, trigger_ms, row_delay_ms;
+    int exactly_once, max_batch, trigger_ms, row_delay_ms, stream;
     int no_changelog, offsets_outside_txn, abort_txn, idle_open_txn, unfenced, half_plain;
     int txn_timeout_ms;
     const char *registry; /* --format avro|protobuf|json-schema: the schema registry's URL */
@@ -428,10 +435,54 @@ static void run(void) {
     }
 }
 
+/* The send-offsets-and-commit of a transaction of n records (ms), and its
+ * records released. */
+static void commit_txn(rd_kafka_message_t **ms, int n) {
+    rd_kafka_topic_partition_list_t *offs = batch_offsets(ms, n);
+    rd_kafka_consumer_group_metadata_t *gm = rd_kafka_consumer_group_metadata(consumer);
+    check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
+    rd_kafka_consumer_group_metadata_destroy(gm);
+    check(rd_kafka_commit_transaction(producer, 60000), "commit transaction");
+    rd_kafka_topic_partition_list_destroy(offs);
+    for (int i = 0; i < n; i++) rd_kafka_message_destroy(ms[i]);
+}
+
+/* --loop stream: a transaction always open, each record written as it is
+ * consumed, committed by count or by time (exactly-once only). */
+static void run_stream(void) {
+    static rd_kafka_message_t *ms[10000];
+    int max = o.max_batch < 10000 ? o.max_batch : 10000, n = 0;
+    int64_t first = -1;
+    check(rd_kafka_begin_transaction(producer), "begin transaction");
+    while (!ref_stop) {
+        int wait = first < 0 ? 100 : (int)(first + o.trigger_ms - mono_ms());
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, wait > 0 ? wait : 0);
+        if (m && m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) fprintf(stderr, "reftxn: consume: %s\n", rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+            m = NULL;
+        }
+        if (m) {
+            process(m);
+            ms[n++] = m;
+            if (first < 0) first = mono_ms();
+        }
+        if (n && (n >= max || mono_ms() >= first + o.trigger_ms)) {
+            commit_txn(ms, n);
+            n = 0;
+            first = -1;
+            check(rd_kafka_begin_transaction(producer), "begin transaction");
+        }
+    }
+    /* a stop request commits what this transaction holds */
+    if (n) commit_txn(ms, n);
+    else check(rd_kafka_abort_transaction(producer, 60000), "abort the empty transaction");
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: reftxn --brokers B --topic T --out TOPIC --group G [--dead TOPIC] [--changelog TOPIC] [--txn-id ID]\n"
                     "              [--guarantee exactly-once|at-least-once] [--max-batch 100] [--trigger-ms 200]\n"
-                    "              [--row-delay-ms 2] [--txn-timeout-ms 60000] [--kafka-config FILE]\n"
+                    "              [--row-delay-ms 2] [--txn-timeout-ms 60000] [--kafka-config FILE] [--loop batch|stream]\n"
                     "              [--weak no-changelog,offsets-outside-txn,abort-txn,idle-open-txn,unfenced,\n"
                     "                      half-plain]\n");
     exit(2);
@@ -442,7 +493,7 @@ int main(int argc, char **argv) {
         {"brokers", 1, 0, 'b'}, {"topic", 1, 0, 't'}, {"out", 1, 0, 'o'}, {"dead", 1, 0, 'd'}, {"changelog", 1, 0, 'c'},
         {"group", 1, 0, 'g'}, {"txn-id", 1, 0, 'x'}, {"guarantee", 1, 0, 'G'}, {"max-batch", 1, 0, 'm'},
         {"trigger-ms", 1, 0, 'T'}, {"row-delay-ms", 1, 0, 'r'}, {"weak", 1, 0, 'w'}, {"format", 1, 0, 'f'}, {"registry", 1, 0, 'R'},
-        {"txn-timeout-ms", 1, 0, 'X'}, {"kafka-config", 1, 0, 'k'}, REFWIRE_LONGOPTS, {0, 0, 0, 0}};
+        {"txn-timeout-ms", 1, 0, 'X'}, {"kafka-config", 1, 0, 'k'}, {"loop", 1, 0, 'L'}, REFWIRE_LONGOPTS, {0, 0, 0, 0}};
     const char *format = "json";
     static char dead[512], changelog[512], txn[512];
     int c;
@@ -466,6 +517,10 @@ int main(int argc, char **argv) {
         case 'X': o.txn_timeout_ms = atoi(optarg); break;
         case 'f': format = optarg; break;
         case 'k': kafka_config = optarg; break;
+        case 'L':
+            if (!strcmp(optarg, "stream")) o.stream = 1;
+            else if (strcmp(optarg, "batch")) die("--loop %s: batch or stream", optarg);
+            break;
         case 'R': o.registry = optarg; break;
         case 'w': {
             char *copy = strdup(optarg), *save = NULL;
@@ -502,12 +557,15 @@ int main(int argc, char **argv) {
     }
     if (o.idle_open_txn && !o.exactly_once) die("--weak idle-open-txn: needs --guarantee exactly-once");
     if (o.half_plain && !o.exactly_once) die("--weak half-plain: needs --guarantee exactly-once");
+    if (o.stream && (!o.exactly_once || o.offsets_outside_txn || o.abort_txn || o.idle_open_txn))
+        die("--loop stream: exactly-once, without --weak offsets-outside-txn, abort-txn or idle-open-txn");
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!o.no_changelog) restore();
     start();
-    run();
+    if (o.stream) run_stream();
+    else run();
     rd_kafka_consumer_close(consumer);
     rd_kafka_destroy(consumer);
     if (rd_kafka_flush(producer, 10000)) fprintf(stderr, "reftxn: records still unsent at exit\n");
