@@ -289,6 +289,7 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
     sd_progress_run_t *P = sd_run_progress(r);
     sd_sup_state_t s;
     int misses = 0;
+    int64_t passed = -1; /* the batch last missed: the next one is waited for, and each miss counted once */
     sd_err_t e;
     sd_run_unfed_t unfed = {0};
     for (;;) {
@@ -310,7 +311,7 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                               st->proc.visible > 0 ? "showed those rows in the target before its commit" : "began",
                               (double)sd_util_scaled_ms(st->timeout_ms) / 1000.0, misses);
         const sd_run_batches_t *b = &P->bs;
-        if (b->begun > b->committed && b->begun_rows != 0 && (!sd_run_sc(r)->spark_realtime || s.ready)) {
+        if (b->begun > b->committed && b->begun != passed && b->begun_rows != 0 && (!sd_run_sc(r)->spark_realtime || s.ready)) {
             int64_t batch = b->begun, batch_rows = b->begun_rows;
             /* a sink that takes long to count (a command, a table read
              * by Spark) is not counted here unless visible= needs it:
@@ -389,6 +390,7 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                 return SD_OK;
             }
             misses++;
+            passed = batch;
         }
         if ((e = sd_run_tick(r, 5, err, errlen))) return e;
     }
