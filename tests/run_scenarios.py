@@ -79,6 +79,8 @@ def run_long(binary, only, once=False):
             stop_cluster()
     if not only or any(n.startswith("explore-") and n != "explore-cluster" for n in only):
         ok &= test_explore_long(binary, only)
+    if not only or "ci-recipes" in only:
+        ok &= call("ci-recipes", binary, only)  # docs/ci.md's recipes in bare Debian roots, about four minutes
     want_rt = not only or "realtime-compare" in only
     want_real = cases or want_rt or not only or "explore-real" in only
     if want_real:
@@ -105,7 +107,7 @@ def run_long(binary, only, once=False):
     return ok
 
 
-LONG_CODED = {"image", "explore-cluster", "explore-real", "explore-correct", "realtime-compare"}
+LONG_CODED = {"image", "explore-cluster", "explore-real", "explore-correct", "realtime-compare", "ci-recipes"}
 
 
 def names_of(only, long_run):
@@ -118,7 +120,7 @@ def names_of(only, long_run):
     if long_run:
         known |= LONG_CODED | {"explore-" + n for n, _ in EXPLORE_WEAK}
     else:
-        known |= set(CODED) | {"broken", "cases"}
+        known |= {n for n, (_, phase) in CODED.items() if phase != "long"} | {"broken", "cases"}
         known |= {os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "tests", "broken", "*.drill"))}
     # a name with * or ? is a pattern (`'join-*'`): it stands for the names it matches, at least one
     out, unknown = set(), []

@@ -9,10 +9,11 @@ Phases, in the order a run takes them:
     local-real  tests of the install and the recipes (not with --no-real)
     real        coded tests on the real Kafka broker the real cases use
     last        checks over everything the run wrote
+    long        run by --long only (make test-real-long): a check of minutes that make test leaves out
 """
 import inspect
 
-PHASES = ("static", "before", "after", "local-real", "real", "last")
+PHASES = ("static", "before", "after", "local-real", "real", "last", "long")
 CODED = {}  # name -> (function, phase)
 
 
