@@ -138,6 +138,12 @@ $(BUILD)/tests/test_protodyn: tests/unit/test_protodyn.c tests/unit/protodyn_leg
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(TEST_SAN) $(WARN) -Wno-missing-field-initializers -o $@ tests/unit/test_protodyn.c tests/unit/protodyn_legacy.c $(BUILD)/libstreamdrill.a -lcriterion $(LIBS)
 
+# the ECMA-262 pattern reader answering [pattern, subject] lines, for
+# tests/ecmare_diff.py (no Criterion: a filter, not a test of its own)
+$(BUILD)/tests/ecmare_probe: tests/unit/ecmare_probe.c $(BUILD)/libstreamdrill.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) $(WARN) -MMD -MP -o $@ $< $(BUILD)/libstreamdrill.a $(LIBS)
+
 # the same tests pointed at the hand-written reader: each defect of issue 76
 # fails there (the corpus tests compare it with itself and pass)
 protodyn-legacy-check: $(BUILD)/libstreamdrill.a
