@@ -77,11 +77,19 @@ typedef struct {
     size_t errlen;
 } sd_er_t;
 
+/* The message into c->err; one cut short by the buffer loses the UTF-8
+ * character it cut as well, so that it stays UTF-8 (a schema's error
+ * ends up in JSON reports). */
 static int sd_er_refuse(sd_er_t *c, sd_ecmare_refusal_t kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (c->err && c->errlen) vsnprintf(c->err, c->errlen, fmt, ap);
+    int n = c->err && c->errlen ? vsnprintf(c->err, c->errlen, fmt, ap) : 0;
     va_end(ap);
+    if (n >= 0 && (size_t)n >= c->errlen && c->errlen) {
+        size_t k = c->errlen - 1;
+        while (k > 0 && ((unsigned char)c->err[k - 1] & 0xc0) == 0x80) k--;
+        if (k > 0 && (unsigned char)c->err[k - 1] >= 0xc0) c->err[k - 1] = 0;
+    }
     c->kind = kind;
     return -1;
 }
@@ -114,6 +122,24 @@ static int sd_er_emit_cp(sd_er_t *c, uint32_t cp) {
     else b[n++] = (char)(0xf0 | cp >> 18), b[n++] = (char)(0x80 | ((cp >> 12) & 0x3f)), b[n++] = (char)(0x80 | ((cp >> 6) & 0x3f)),
          b[n++] = (char)(0x80 | (cp & 0x3f));
     return sd_er_emit(c, b, n);
+}
+
+/* The UTF-8 character at s (n bytes left): its length, its code point in
+ * *cp; 0 when it is none (cut short, overlong, a surrogate, past
+ * U+10FFFF). */
+static size_t sd_er_utf8(const char *s, size_t n, uint32_t *cp) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+    uint32_t v = len == 1 ? u[0] : len == 2 ? u[0] & 0x1fu : len == 3 ? u[0] & 0x0fu : u[0] & 0x07u;
+    if (!len || len > n) return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((u[k] & 0xc0) != 0x80) return 0;
+        v = v << 6 | (u[k] & 0x3fu);
+    }
+    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < least[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+    *cp = v;
+    return len;
 }
 
 static int sd_er_hex(char ch) {
@@ -329,8 +355,12 @@ static int sd_er_group(sd_er_t *c) {
     }
     const char *what = k == '>' ? "an atomic group" : k == '|' ? "a branch reset" : k == '#' ? "a comment" : k == '(' ? "a conditional"
                        : k == 'R' || k == '&' || k == '+' || (k >= '0' && k <= '9') ? "recursion or a subroutine call"
-                       : k == 'P' || k == '\'' ? "a Python or Perl named group" : k == 'C' ? "a callout" : "inline flags";
-    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(?%c (%s)", k ? k : ' ', what);
+                       : k == 'P' || k == '\'' ? "a Python or Perl named group" : k == 'C' ? "a callout"
+                       : (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') || k == '-' || k == '^' || k == ')' ? "inline flags"
+                       : "no group ECMA-262 has";
+    /* the character named only when it is printable ASCII: the message stays UTF-8 */
+    if (k > ' ' && k < 0x7f) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(?%c (%s)", k, what);
+    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(? before %s (%s)", k ? "a character no group opens with" : "the end", what);
 }
 
 /* A quantifier's end at c->i: a + after it makes it possessive. */
@@ -407,6 +437,14 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
         snprintf(err, errlen, "%zu bytes, more than the %d the harness compiles", len, SD_ECMARE_MAX_LEN);
         *refusal = SD_ECMARE_UNSUPPORTED;
         return NULL;
+    }
+    for (size_t at = 0, k; at < len; at += k) {
+        uint32_t cp;
+        if (!(k = sd_er_utf8(src + at, len - at, &cp))) {
+            snprintf(err, errlen, "not UTF-8 at byte %zu", at);
+            *refusal = SD_ECMARE_NOT_ECMA;
+            return NULL;
+        }
     }
     if (sd_er_read(&c) || sd_er_emit(&c, "", 0)) {
         free(c.out);

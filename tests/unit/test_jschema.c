@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ecmare.h"
 #include "jschema.h"
 #include "util.h"
 
@@ -332,6 +333,7 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"[a\\S]", "\\S inside a class"},
         {"(a)\\10", "backreference above \\9"},
         {"\\uD800", "lone surrogate"},
+        {"(?\xc3\xa9)", "(? before a character no group opens with"}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *sch = json_pack("{s:s}", "pattern", bad[i][0]);
@@ -342,9 +344,20 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         char named[128];
         snprintf(named, sizeof(named), "pattern \"%s\"", bad[i][0]);
         cr_expect(strstr(err, named) != NULL, "pattern %s: not named in: %s", bad[i][0], err);
+        json_t *utf8 = json_string(err);
+        cr_expect(utf8 != NULL, "pattern %s: the message is not UTF-8: %s", bad[i][0], err);
+        json_decref(utf8);
         sd_jschema_free(s);
         json_decref(sch);
     }
+    /* a pattern that is not UTF-8 is refused before its bytes can reach a
+     * message, and a message cut short by its buffer stays UTF-8 */
+    sd_ecmare_refusal_t kind;
+    char small[64];
+    cr_expect_null(sd_ecmare_compile("\\p{a\xff}", 6, &kind, small, sizeof(small)));
+    cr_expect(kind == SD_ECMARE_NOT_ECMA && !strcmp(small, "not UTF-8 at byte 4"), "%s", small);
+    cr_expect_null(sd_ecmare_compile("\\p{\xc3\xa9}", 6, &kind, small, 5));
+    cr_expect_str_eq(small, "\\p{", "the \\xc3 of a cut \\xc3\\xa9 is dropped");
     /* in patternProperties too, with its place */
     char err[512] = "";
     const char *pp = "{\"properties\":{\"a\":{\"patternProperties\":{\"^x(?i)$\":true}}}}";
