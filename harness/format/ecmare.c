@@ -305,8 +305,18 @@ static int sd_er_escape(sd_er_t *c, int in_class) {
     if ((e >= 'A' && e <= 'Z') || (e >= 'a' && e <= 'z'))
         return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c is no ECMA-262 escape%s", e,
                             e == 'A' || e == 'Z' || e == 'z' || e == 'G' ? " (ECMA-262 anchors are ^ and $)" : "");
-    c->i++; /* \ before punctuation: the character itself in both */
-    return sd_er_emit(c, c->s + c->i - 1, 2);
+    /* with the u flag \ makes a character itself only before a syntax
+     * character or /, and inside a class before - (PCRE2 takes any) */
+    if ((e && strchr("^$\\.*+?()[]{}|/", e)) || (in_class && e == '-')) {
+        c->i++;
+        return sd_er_emit(c, c->s + c->i - 1, 2);
+    }
+    uint32_t cp = 0;
+    sd_er_utf8(c->s + c->i + 1, c->n - c->i - 1, &cp);
+    char shown[24];
+    snprintf(shown, sizeof(shown), e > ' ' && e < 0x7f ? "\\%c" : "\\ before U+%04X", e > ' ' && e < 0x7f ? (unsigned)e : (unsigned)cp);
+    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "%s is no ECMA-262 escape (with the u flag \\ escapes only ^ $ \\ . * + ? ( ) [ ] { } | /%s)",
+                        shown, in_class ? " and, in a class, -" : "");
 }
 
 /* A character class from the [ at c->i to its ], c->i left on the ]. */

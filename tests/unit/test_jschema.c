@@ -282,6 +282,7 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"(?<=\\$)\\d+", "$42", 1},
         {"^[[]$", "[", 1}, /* [ inside a class is itself */
         {"^\\x41\\.$", "A.", 1},
+        {"^[\\-]\\/$", "-/", 1}, /* identity escapes the u flag keeps */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_expect_eq(judge_pattern(cases[i].pattern, cases[i].value), cases[i].valid ? SD_JSCHEMA_VALID : SD_JSCHEMA_INVALID,
@@ -333,6 +334,10 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"[a\\S]", "\\S inside a class"},
         {"(a)\\10", "backreference above \\9"},
         {"\\uD800", "lone surrogate"},
+        {"^\\-$", "\\- is no ECMA-262 escape"}, /* with the u flag, \ before - is one in a class only */
+        {"a\\&b", "\\& is no ECMA-262 escape"},
+        {"[\\@]", "\\@ is no ECMA-262 escape"},
+        {"\\\xc3\xa9", "\\ before U+00E9 is no ECMA-262 escape"},
         {"(?\xc3\xa9)", "(? before a character no group opens with"}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
