@@ -4,11 +4,13 @@
  * of it does not (`.`, \s, \v, \0, \u{...}, `]` at the start of a class)
  * and much of Perl's is not ECMA-262 at all. So a pattern is read token by
  * token first: each token ECMA-262 and PCRE2 read alike is copied, each
- * they read differently is spelt out in PCRE2's terms, and each PCRE2
- * alone has is refused by name. PCRE2 then compiles the result with its
- * options set to the ECMA meaning (UTF, $ only at the end, a backreference
- * to an unset group matching empty, an empty class matching nothing, no
- * UCP: \d \w ASCII), under bounds on length, nesting, memory and steps.
+ * they read differently is spelt out in PCRE2's terms (a class's atoms and
+ * class escapes as code points and ranges), and each PCRE2 alone has is
+ * refused by name. PCRE2 then compiles the result with its options set to
+ * the ECMA meaning (UTF, $ only at the end, a backreference to an unset
+ * group matching empty, no UCP: \d \w ASCII), under bounds on length,
+ * nesting, memory and steps. tests/ecmare_diff.py holds it to Node's
+ * RegExp.
  * Written without the rest of the harness (the reference pipelines link
  * it alone with jschema.c). */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -29,10 +31,6 @@
 #define SD_ECMARE_MATCH_DEPTH 10000
 #define SD_ECMARE_HEAP_KIB 16384
 
-/* ECMA-262 white space and line terminators, for \s: \t \n \v \f \r,
- * the Z category (Zs, U+2028, U+2029) and U+FEFF in UTF-8 (PCRE2's
- * \p{Xps} would add U+0085) */
-#define SD_ECMARE_WS "\\t\\n\\x0b\\f\\r\\p{Z}\xef\xbb\xbf"
 /* `.`: any code point but \n \r U+2028 U+2029 */
 #define SD_ECMARE_DOT "[^\\n\\r\xe2\x80\xa8\xe2\x80\xa9]"
 
@@ -75,6 +73,7 @@ typedef struct {
     sd_ecmare_refusal_t kind;
     char *err;
     size_t errlen;
+    char posix; /* a class ended as [[:alpha:] does: its : . or = */
 } sd_er_t;
 
 /* The message into c->err; one cut short by the buffer loses the UTF-8
@@ -156,30 +155,27 @@ static long sd_er_hexn(const sd_er_t *c, size_t at, int k) {
     return v;
 }
 
-/* \u after the backslash at c->i: \uXXXX (a surrogate pair joined) or
- * \u{X...}; c->i left on the last byte read. */
-static int sd_er_unicode(sd_er_t *c) {
-    long cp;
-    if (c->i + 2 < c->n && c->s[c->i + 2] == '{') {
-        size_t j = c->i + 3;
+/* \u at s[at] (the backslash): \uXXXX, two of them joined when they are
+ * a surrogate pair, or \u{X...}: the code point (a lone surrogate too),
+ * *end on its last byte; -1 when it is neither form. */
+static long sd_er_u(const sd_er_t *c, size_t at, size_t *end) {
+    long cp, lo;
+    if (at + 2 < c->n && c->s[at + 2] == '{') {
+        size_t j = at + 3;
         cp = 0;
         while (j < c->n && sd_er_hex(c->s[j]) >= 0 && cp <= 0x10ffff) cp = cp * 16 + sd_er_hex(c->s[j++]);
-        if (j == c->i + 3 || j >= c->n || c->s[j] != '}' || cp > 0x10ffff)
-            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\u{...} is not a code point's hex digits in braces");
-        c->i = j;
-    } else {
-        if ((cp = sd_er_hexn(c, c->i + 2, 4)) < 0) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\u is not followed by 4 hex digits");
-        c->i += 5;
-        long lo;
-        if (cp >= 0xd800 && cp <= 0xdbff && c->i + 6 < c->n && c->s[c->i + 1] == '\\' && c->s[c->i + 2] == 'u' &&
-            (lo = sd_er_hexn(c, c->i + 3, 4)) >= 0xdc00 && lo <= 0xdfff) {
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            c->i += 6;
-        }
+        if (j == at + 3 || j >= c->n || c->s[j] != '}' || cp > 0x10ffff) return -1;
+        *end = j;
+        return cp;
     }
-    if (cp >= 0xd800 && cp <= 0xdfff)
-        return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\u%04lX is a lone surrogate, which no UTF-8 string holds", cp);
-    return sd_er_emit_cp(c, (uint32_t)cp);
+    if ((cp = sd_er_hexn(c, at + 2, 4)) < 0) return -1;
+    *end = at + 5;
+    if (cp >= 0xd800 && cp <= 0xdbff && at + 11 < c->n && c->s[at + 6] == '\\' && c->s[at + 7] == 'u' &&
+        (lo = sd_er_hexn(c, at + 8, 4)) >= 0xdc00 && lo <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        *end = at + 11;
+    }
+    return cp;
 }
 
 /* General_Category values by their ECMA-262 names, as PCRE2 names them */
@@ -234,112 +230,203 @@ static int sd_er_property(sd_er_t *c) {
     return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\%c{%s}: the harness follows General_Category values and Script= only", neg, name);
 }
 
-/* The escape at c->i (a backslash), inside a class or not; c->i left on
- * its last byte. */
-static int sd_er_escape(sd_er_t *c, int in_class) {
+/* Ranges of code points, for the class escapes. */
+typedef struct {
+    uint32_t lo, hi;
+} sd_er_range_t;
+
+static const sd_er_range_t sd_er_digit[] = {{'0', '9'}};
+static const sd_er_range_t sd_er_word[] = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+/* ECMA-262's white space and line terminators: \t \n \v \f \r, the Zs
+ * category, U+2028, U+2029 and U+FEFF */
+static const sd_er_range_t sd_er_space[] = {{0x09, 0x0d},     {0x20, 0x20},     {0xa0, 0xa0},     {0x1680, 0x1680}, {0x2000, 0x200a},
+                                            {0x2028, 0x2029}, {0x202f, 0x202f}, {0x205f, 0x205f}, {0x3000, 0x3000}, {0xfeff, 0xfeff}};
+
+/* \d \D \w \W \s or \S (e) as the ranges it stands for, to go inside a
+ * class's brackets; the upper-case ones as the ranges between. Spelt out
+ * rather than left to PCRE2: its \s is not ECMA's, and PCRE2 10.42 reads
+ * \D \W \S wrongly in a negated class that also holds a \p
+ * ([^\p{M}\W] matched U+1F600). */
+static int sd_er_set(sd_er_t *c, char e) {
+    const sd_er_range_t *r = e == 'd' || e == 'D' ? sd_er_digit : e == 'w' || e == 'W' ? sd_er_word : sd_er_space;
+    size_t n = r == sd_er_digit ? 1 : r == sd_er_word ? sizeof(sd_er_word) / sizeof(*r) : sizeof(sd_er_space) / sizeof(*r);
+    int neg = e >= 'A' && e <= 'Z', rc = 0;
+    uint32_t next = 0; /* negated: the first code point not yet in a range */
+    for (size_t k = 0; !rc && k <= n; k++) {
+        uint32_t lo = k < n ? r[k].lo : 0, hi = k < n ? r[k].hi : 0;
+        if (neg) {
+            lo = next, hi = k < n ? r[k].lo - 1 : 0x10ffff;
+            if (k < n) next = r[k].hi + 1;
+            if (lo > hi) continue;
+        } else if (k == n) {
+            break;
+        }
+        rc = sd_er_emit_cp(c, lo);
+        if (!rc && hi > lo) rc = sd_er_emits(c, "-");
+        if (!rc && hi > lo) rc = sd_er_emit_cp(c, hi);
+    }
+    return rc;
+}
+
+/* The character escape at c->i (a backslash), inside a class or not: its
+ * code point in *cp and c->i left on its last byte, 1; 0 when it is an
+ * escape of another kind (\d \s \w \p, \b and \B outside a class, \k,
+ * \1...), the caller's; -1 refused. */
+static int sd_er_char_escape(sd_er_t *c, int in_class, uint32_t *cp) {
     if (c->i + 1 >= c->n) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a \\ at the end");
     char e = c->s[c->i + 1];
-    char two[3] = {'\\', e, 0};
+    size_t end = c->i + 1;
+    long v;
     switch (e) {
-    case 'd': case 'D': case 'w': case 'W': case 't': case 'n': case 'r': case 'f':
-        c->i++;
-        return sd_er_emits(c, two);
-    case 'b':
-        c->i++; /* a word boundary, in a class a backspace: the same in both */
-        return sd_er_emits(c, two);
-    case 'B':
-        if (in_class) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\B inside a class");
-        c->i++;
-        return sd_er_emits(c, two);
-    case 's':
-        c->i++;
-        return sd_er_emits(c, in_class ? SD_ECMARE_WS : "[" SD_ECMARE_WS "]");
-    case 'S':
-        if (in_class) return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\S inside a class (write the class as an alternative)");
-        c->i++;
-        return sd_er_emits(c, "[^" SD_ECMARE_WS "]");
-    case 'v':
-        c->i++; /* PCRE2's \v is every vertical space */
-        return sd_er_emits(c, "\\x0b");
+    case 't': *cp = '\t'; break;
+    case 'n': *cp = '\n'; break;
+    case 'v': *cp = '\v'; break;
+    case 'f': *cp = '\f'; break;
+    case 'r': *cp = '\r'; break;
+    case 'b': /* a word boundary, in a class a backspace */
+        if (!in_class) return 0;
+        *cp = '\b';
+        break;
     case '0':
         if (c->i + 2 < c->n && c->s[c->i + 2] >= '0' && c->s[c->i + 2] <= '9')
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\0 followed by a digit (an octal escape)");
-        c->i++;
-        return sd_er_emits(c, "\\x00");
+        *cp = 0;
+        break;
     case 'c': {
         char l = c->i + 2 < c->n ? c->s[c->i + 2] : 0;
         if (!((l >= 'A' && l <= 'Z') || (l >= 'a' && l <= 'z')))
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\c is not followed by a letter");
-        c->i += 2;
-        return sd_er_emit_cp(c, (uint32_t)(l & 0x1f));
+        *cp = (uint32_t)(l & 0x1f), end = c->i + 2;
+        break;
     }
-    case 'x': {
-        long v = sd_er_hexn(c, c->i + 2, 2);
-        if (v < 0) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\x is not followed by 2 hex digits");
-        c->i += 3;
-        return sd_er_emit_cp(c, (uint32_t)v);
-    }
+    case 'x':
+        if ((v = sd_er_hexn(c, c->i + 2, 2)) < 0) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\x is not followed by 2 hex digits");
+        *cp = (uint32_t)v, end = c->i + 3;
+        break;
     case 'u':
-        return sd_er_unicode(c);
+        if ((v = sd_er_u(c, c->i, &end)) < 0)
+            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, c->i + 2 < c->n && c->s[c->i + 2] == '{'
+                                                            ? "\\u{...} is not a code point's hex digits in braces"
+                                                            : "\\u is not followed by 4 hex digits");
+        if (v >= 0xd800 && v <= 0xdfff)
+            return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\u%04lX is a lone surrogate, which no UTF-8 string holds", v);
+        *cp = (uint32_t)v;
+        break;
+    case 'd': case 'D': case 'w': case 'W': case 's': case 'S': case 'p': case 'P': case 'B': case 'k':
+        return 0;
+    default:
+        if (e >= '1' && e <= '9') return 0;
+        if ((e >= 'A' && e <= 'Z') || (e >= 'a' && e <= 'z'))
+            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c is no ECMA-262 escape%s", e,
+                                e == 'A' || e == 'Z' || e == 'z' || e == 'G' ? " (ECMA-262 anchors are ^ and $)" : "");
+        /* with the u flag \ makes a character itself only before a syntax
+         * character or /, and inside a class before - (PCRE2 takes any) */
+        if (!((e && strchr("^$\\.*+?()[]{}|/", e)) || (in_class && e == '-'))) {
+            uint32_t at = 0;
+            sd_er_utf8(c->s + c->i + 1, c->n - c->i - 1, &at);
+            char shown[24];
+            snprintf(shown, sizeof(shown), e > ' ' && e < 0x7f ? "\\%c" : "\\ before U+%04X", e > ' ' && e < 0x7f ? (unsigned)e : (unsigned)at);
+            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA,
+                                "%s is no ECMA-262 escape (with the u flag \\ escapes only ^ $ \\ . * + ? ( ) [ ] { } | /%s)", shown,
+                                in_class ? " and, in a class, -" : "");
+        }
+        *cp = (uint32_t)e;
+    }
+    c->i = end;
+    return 1;
+}
+
+/* The escape at c->i (a backslash) outside a class; c->i left on its
+ * last byte. */
+static int sd_er_escape(sd_er_t *c) {
+    uint32_t cp;
+    int rc = sd_er_char_escape(c, 0, &cp);
+    if (rc) return rc < 0 ? rc : sd_er_emit_cp(c, cp);
+    char e = c->s[c->i + 1];
+    char two[3] = {'\\', e, 0};
+    switch (e) {
+    case 'd': case 'D': case 'w': case 'W': case 's': case 'S':
+        c->i++;
+        rc = sd_er_emits(c, "[");
+        if (!rc) rc = sd_er_set(c, e);
+        return rc ? rc : sd_er_emits(c, "]");
+    case 'b': case 'B':
+        c->i++;
+        return sd_er_emits(c, two);
     case 'p': case 'P':
         return sd_er_property(c);
     case 'k': {
         size_t j = c->i + 3;
         while (j < c->n && c->s[j] != '>') j++;
-        if (in_class || c->i + 2 >= c->n || c->s[c->i + 2] != '<' || j >= c->n)
+        if (c->i + 2 >= c->n || c->s[c->i + 2] != '<' || j >= c->n)
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\k is not a reference \\k<name> to a named group");
-        int rc = sd_er_emit(c, c->s + c->i, j + 1 - c->i);
+        rc = sd_er_emit(c, c->s + c->i, j + 1 - c->i);
         c->i = j;
         return rc;
     }
-    default:
-        break;
-    }
-    if (e >= '1' && e <= '9') {
-        if (in_class) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c inside a class (an octal escape)", e);
+    default: /* \1 to \9 */
         if (c->i + 2 < c->n && c->s[c->i + 2] >= '0' && c->s[c->i + 2] <= '9')
             return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "a backreference above \\9");
         c->i++;
         return sd_er_emits(c, two);
     }
-    if ((e >= 'A' && e <= 'Z') || (e >= 'a' && e <= 'z'))
-        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c is no ECMA-262 escape%s", e,
-                            e == 'A' || e == 'Z' || e == 'z' || e == 'G' ? " (ECMA-262 anchors are ^ and $)" : "");
-    /* with the u flag \ makes a character itself only before a syntax
-     * character or /, and inside a class before - (PCRE2 takes any) */
-    if ((e && strchr("^$\\.*+?()[]{}|/", e)) || (in_class && e == '-')) {
-        c->i++;
-        return sd_er_emit(c, c->s + c->i - 1, 2);
-    }
-    uint32_t cp = 0;
-    sd_er_utf8(c->s + c->i + 1, c->n - c->i - 1, &cp);
-    char shown[24];
-    snprintf(shown, sizeof(shown), e > ' ' && e < 0x7f ? "\\%c" : "\\ before U+%04X", e > ' ' && e < 0x7f ? (unsigned)e : (unsigned)cp);
-    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "%s is no ECMA-262 escape (with the u flag \\ escapes only ^ $ \\ . * + ? ( ) [ ] { } | /%s)",
-                        shown, in_class ? " and, in a class, -" : "");
 }
 
-/* A character class from the [ at c->i to its ], c->i left on the ]. */
-static int sd_er_class(sd_er_t *c) {
-    int rc = sd_er_emits(c, "[");
+/* One atom of a class at c->i, c->i left on its last byte: a character
+ * (1, its code point in *cp, not yet written), a class escape (0, written
+ * already), or -1 refused. */
+static int sd_er_class_atom(sd_er_t *c, uint32_t *cp) {
+    if (c->s[c->i] != '\\') {
+        c->i += sd_er_utf8(c->s + c->i, c->n - c->i, cp) - 1; /* the pattern is UTF-8: checked first */
+        return 1;
+    }
+    int rc = sd_er_char_escape(c, 1, cp);
+    if (rc) return rc;
+    char e = c->s[c->i + 1];
+    if (e == 'p' || e == 'P') return sd_er_property(c);
+    if (e == 'B' || e == 'k') return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c inside a class", e);
+    if (e >= '1' && e <= '9') return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c inside a class (an octal escape)", e);
     c->i++;
-    if (!rc && c->i < c->n && c->s[c->i] == '^') rc = sd_er_emits(c, "^"), c->i++;
-    for (; !rc && c->i < c->n; c->i++) {
-        char ch = c->s[c->i];
-        if (ch == ']') return sd_er_emits(c, "]");
-        if (ch == '\\') {
-            rc = sd_er_escape(c, 1);
-        } else if (ch == '[') {
-            char p = c->i + 1 < c->n ? c->s[c->i + 1] : 0;
-            char end[2] = {p, ']'};
-            if ((p == ':' || p == '.' || p == '=') && c->i + 2 < c->n && memmem(c->s + c->i + 2, c->n - c->i - 2, end, 2))
-                return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "[%c...%c] inside a class (a POSIX class: ECMA-262 has none)", p, p);
-            rc = sd_er_emits(c, "\\[");
-        } else {
-            rc = sd_er_emit(c, &ch, 1);
+    return sd_er_set(c, e);
+}
+
+/* A character class from the [ at c->i to its ], c->i left on the ]: its
+ * atoms and ranges read as ECMA-262 reads them (a range is of two
+ * characters, in order; [ is itself) and written out for PCRE2. The empty
+ * class is written as one of every code point negated, and its negation
+ * as that class: PCRE2 10.42 read []* and []? as matching nothing. */
+static int sd_er_class(sd_er_t *c) {
+    size_t start = ++c->i;
+    int neg = c->i < c->n && c->s[c->i] == '^';
+    if (neg) start = ++c->i;
+    int empty = c->i < c->n && c->s[c->i] == ']';
+    int rc = sd_er_emits(c, neg != empty ? "[^" : "[");
+    if (!rc && empty) rc = sd_er_set(c, 'D'), rc = rc ? rc : sd_er_set(c, 'd');
+    while (!rc && c->i < c->n && c->s[c->i] != ']') {
+        uint32_t a, b;
+        int ra = sd_er_class_atom(c, &a), rb = 1;
+        if (ra < 0) return -1;
+        c->i++;
+        if (c->i + 1 < c->n && c->s[c->i] == '-' && c->s[c->i + 1] != ']') {
+            c->i++;
+            if ((rb = sd_er_class_atom(c, &b)) < 0) return -1;
+            c->i++;
+            if (!ra || !rb)
+                return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a range from or to a class escape inside a class (write the - first or last)");
+            if (a > b) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a range U+%04X-U+%04X out of order inside a class", a, b);
+            rc = sd_er_emit_cp(c, a);
+            if (!rc) rc = sd_er_emits(c, "-");
+            if (!rc) rc = sd_er_emit_cp(c, b);
+        } else if (ra) {
+            rc = sd_er_emit_cp(c, a);
         }
     }
-    return rc ? rc : sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a [ without its ]");
+    if (rc) return rc;
+    if (c->i >= c->n) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a [ without its ]");
+    /* [[:alpha:]] reads as the class [[:alpha:] and a lone ]: named there */
+    if (c->i - start >= 4 && c->s[start] == '[' && c->s[start + 1] && strchr(":.=", c->s[start + 1]) && c->s[c->i - 1] == c->s[start + 1])
+        c->posix = c->s[start + 1];
+    return sd_er_emits(c, "]");
 }
 
 /* A group's opening at c->i: (, (?:, (?=, (?!, (?<=, (?<!, (?<name>. */
@@ -399,7 +486,7 @@ static int sd_er_read(sd_er_t *c) {
     for (c->i = 0; !rc && c->i < c->n; c->i++) {
         char ch = c->s[c->i];
         switch (ch) {
-        case '\\': rc = sd_er_escape(c, 0); break;
+        case '\\': rc = sd_er_escape(c); break;
         case '[': rc = sd_er_class(c); break;
         case '(': rc = sd_er_group(c); break;
         case '.': rc = sd_er_emits(c, SD_ECMARE_DOT); break;
@@ -409,7 +496,10 @@ static int sd_er_read(sd_er_t *c) {
             if (!rc) rc = sd_er_possessive(c);
             break;
         case '}': case ']':
-            rc = sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a lone %c (write \\%c)", ch, ch);
+            if (ch == ']' && c->posix)
+                rc = sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "[%c...%c] inside a class (a POSIX class: ECMA-262 has none)", c->posix, c->posix);
+            else
+                rc = sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a lone %c (write \\%c)", ch, ch);
             break;
         case 0: rc = sd_er_emits(c, "\\x00"); break;
         default: rc = sd_er_emit(c, &ch, 1);
@@ -479,7 +569,7 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
         pcre2_set_max_pattern_length(cc, (PCRE2_SIZE)SD_ECMARE_MAX_LEN * 16);
         pcre2_set_parens_nest_limit(cc, SD_ECMARE_NEST);
         re->code = pcre2_compile((PCRE2_SPTR)c.out, c.olen,
-                                 PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS |
+                                 PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY |
                                      PCRE2_MATCH_UNSET_BACKREF | PCRE2_NEVER_UCP,
                                  &code, &off, cc);
     }

@@ -12,8 +12,8 @@
  * ECMA-262 does not have (POSIX classes, possessive quantifiers, atomic
  * groups, inline flags, recursion, conditionals, \A \Z \z \h \R \Q ...,
  * (*VERBS)) makes the pattern invalid; one ECMA-262 has that the harness
- * does not follow (\S inside a class, a lookbehind of varying length,
- * binary Unicode properties, \10 and above) is refused as unsupported.
+ * does not follow (a lookbehind of varying length, binary Unicode
+ * properties, \10 and above) is refused as unsupported.
  *
  * Bounds: a pattern of at most SD_ECMARE_MAX_LEN bytes, parentheses nested
  * 64 deep, 8 MiB for compiling it; a match stops after 1,000,000

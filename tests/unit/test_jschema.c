@@ -283,6 +283,17 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"^[[]$", "[", 1}, /* [ inside a class is itself */
         {"^\\x41\\.$", "A.", 1},
         {"^[\\-]\\/$", "-/", 1}, /* identity escapes the u flag keeps */
+        {"^[a\\S]$", "b", 1},     /* \S inside a class */
+        {"^[\\S]$", "\xe2\x80\x83", 0},
+        {"^[^\\p{M}\\W]$", "\xf0\x9f\x98\x80", 0}, /* PCRE2 10.42 matched: its \W in a negated class beside \p */
+        {"^[^\\p{M}\\W]$", "a", 1},
+        {"^[^\\p{M}\\D]$", "\xd9\xa3", 0},
+        {"^[]?$", "", 1}, /* PCRE2 10.42 read a quantified empty class as matching nothing */
+        {"^x[]*$", "x", 1},
+        {"^[]{0}a$", "a", 1},
+        {"^[::]{2}$", "::", 1}, /* no POSIX class: PCRE2 refused it as one */
+        {"^[[:][:]$", "::", 1},
+        {"^[\\b]$", "\b", 1}, /* \b in a class is a backspace */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_expect_eq(judge_pattern(cases[i].pattern, cases[i].value), cases[i].valid ? SD_JSCHEMA_VALID : SD_JSCHEMA_INVALID,
@@ -331,13 +342,15 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"[a", "a [ without its ]"},
         {"\\p{Xan}", "General_Category values and Script= only"},
         {"(?<=a+)b", "past what the harness checks"}, /* ECMA has it: a lookbehind of any length */
-        {"[a\\S]", "\\S inside a class"},
         {"(a)\\10", "backreference above \\9"},
         {"\\uD800", "lone surrogate"},
         {"^\\-$", "\\- is no ECMA-262 escape"}, /* with the u flag, \ before - is one in a class only */
         {"a\\&b", "\\& is no ECMA-262 escape"},
         {"[\\@]", "\\@ is no ECMA-262 escape"},
         {"\\\xc3\xa9", "\\ before U+00E9 is no ECMA-262 escape"},
+        {"[\\s-z]", "a range from or to a class escape"}, /* PCRE2 read the ranges \s stands for, then U+FEFF-z */
+        {"[a-\\d]", "a range from or to a class escape"},
+        {"[z-a]", "a range U+007A-U+0061 out of order"},
         {"(?\xc3\xa9)", "(? before a character no group opens with"}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
