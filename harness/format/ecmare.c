@@ -65,6 +65,10 @@ static void sd_ecmare_mfree(void *q, void *ud) {
 
 /* ---- reading the ECMA-262 pattern ---- */
 
+/* What the token before a quantifier is: nothing it can repeat (the
+ * start, a |, a ( or another quantifier), an atom, or an assertion. */
+typedef enum { SD_ER_NOTHING, SD_ER_ATOM, SD_ER_ASSERTION } sd_er_last_t;
+
 typedef struct {
     const char *s;
     size_t n, i;
@@ -74,6 +78,9 @@ typedef struct {
     char *err;
     size_t errlen;
     char posix; /* a class ended as [[:alpha:] does: its : . or = */
+    char open[SD_ECMARE_NEST]; /* the groups open, innermost last: 1 a lookahead or lookbehind */
+    int depth;
+    sd_er_last_t last; /* what a quantifier here would repeat */
 } sd_er_t;
 
 /* The message into c->err; one cut short by the buffer loses the UTF-8
@@ -429,55 +436,77 @@ static int sd_er_class(sd_er_t *c) {
     return sd_er_emits(c, "]");
 }
 
-/* A group's opening at c->i: (, (?:, (?=, (?!, (?<=, (?<!, (?<name>. */
+/* A group's opening at c->i: (, (?:, (?=, (?!, (?<=, (?<!, (?<name>;
+ * c->i left on its last byte. */
 static int sd_er_group(sd_er_t *c) {
     const char *p = c->s + c->i;
-    size_t left = c->n - c->i;
+    size_t left = c->n - c->i, n = 1;
+    int look = 0;
     if (left > 1 && p[1] == '*') return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(* (a PCRE verb or option)");
-    if (left < 2 || p[1] != '?') return sd_er_emits(c, "(");
-    char k = left > 2 ? p[2] : 0;
-    if (k == ':' || k == '=' || k == '!' || (k == '<' && left > 3 && (p[3] == '=' || p[3] == '!'))) {
-        size_t n = k == '<' ? 4 : 3;
-        c->i += n - 1;
-        return sd_er_emit(c, p, n);
+    if (c->depth == SD_ECMARE_NEST)
+        return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "past what the harness compiles (parentheses nested more than %d deep)", SD_ECMARE_NEST);
+    char k = left > 2 && p[1] == '?' ? p[2] : 0;
+    if (left > 1 && p[1] == '?' && !(k == ':' || k == '=' || k == '!' || k == '<')) {
+        const char *what = k == '>' ? "an atomic group" : k == '|' ? "a branch reset" : k == '#' ? "a comment" : k == '(' ? "a conditional"
+                           : k == 'R' || k == '&' || k == '+' || (k >= '0' && k <= '9') ? "recursion or a subroutine call"
+                           : k == 'P' || k == '\'' ? "a Python or Perl named group" : k == 'C' ? "a callout"
+                           : (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') || k == '-' || k == '^' || k == ')' ? "inline flags"
+                           : "no group ECMA-262 has";
+        /* the character named only when it is printable ASCII: the message stays UTF-8 */
+        if (k > ' ' && k < 0x7f) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(?%c (%s)", k, what);
+        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(? before %s (%s)", k ? "a character no group opens with" : "the end", what);
     }
-    if (k == '<') {
+    if (k == ':' || k == '=' || k == '!') {
+        n = 3, look = k != ':';
+    } else if (k == '<' && left > 3 && (p[3] == '=' || p[3] == '!')) {
+        n = 4, look = 1;
+    } else if (k == '<') {
         size_t j = 3;
         while (j < left && ((p[j] >= 'A' && p[j] <= 'Z') || (p[j] >= 'a' && p[j] <= 'z') || p[j] == '_' || (j > 3 && p[j] >= '0' && p[j] <= '9'))) j++;
         if (j == 3 || j >= left || p[j] != '>')
             return sd_er_refuse(c, j < left && p[j] != '>' ? SD_ECMARE_UNSUPPORTED : SD_ECMARE_NOT_ECMA,
                                 "(?<name>: the harness follows group names of ASCII letters, digits and _ only");
-        c->i += j;
-        return sd_er_emit(c, p, j + 1);
+        n = j + 1;
     }
-    const char *what = k == '>' ? "an atomic group" : k == '|' ? "a branch reset" : k == '#' ? "a comment" : k == '(' ? "a conditional"
-                       : k == 'R' || k == '&' || k == '+' || (k >= '0' && k <= '9') ? "recursion or a subroutine call"
-                       : k == 'P' || k == '\'' ? "a Python or Perl named group" : k == 'C' ? "a callout"
-                       : (k >= 'a' && k <= 'z') || (k >= 'A' && k <= 'Z') || k == '-' || k == '^' || k == ')' ? "inline flags"
-                       : "no group ECMA-262 has";
-    /* the character named only when it is printable ASCII: the message stays UTF-8 */
-    if (k > ' ' && k < 0x7f) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(?%c (%s)", k, what);
-    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "(? before %s (%s)", k ? "a character no group opens with" : "the end", what);
+    c->open[c->depth++] = (char)look;
+    c->last = SD_ER_NOTHING;
+    c->i += n - 1;
+    return sd_er_emit(c, p, n);
 }
 
-/* A quantifier's end at c->i: a + after it makes it possessive. */
-static int sd_er_possessive(sd_er_t *c) {
-    if (c->i + 1 < c->n && c->s[c->i + 1] == '+')
-        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a possessive quantifier (%c+)", c->s[c->i]);
-    return 0;
+/* A group's closing ) at c->i: what it closed is what a quantifier after
+ * it would repeat. */
+static int sd_er_close(sd_er_t *c) {
+    if (!c->depth) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a ) without its (");
+    c->last = c->open[--c->depth] ? SD_ER_ASSERTION : SD_ER_ATOM;
+    return sd_er_emits(c, ")");
 }
 
-/* {n}, {n,} or {n,m} at c->i, copied; c->i left on the }. */
-static int sd_er_braces(sd_er_t *c) {
-    size_t j = c->i + 1, d1 = 0, d2 = 0;
-    while (j < c->n && c->s[j] >= '0' && c->s[j] <= '9') j++, d1++;
-    if (d1 && j < c->n && c->s[j] == ',')
-        for (j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d2++;
-    if (!d1 || j >= c->n || c->s[j] != '}')
-        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a { that starts no quantifier {n}, {n,} or {n,m} (write \\{)");
+/* A quantifier at c->i (* + ? {n} {n,} {n,m}, lazy with a ? after it),
+ * copied; c->i left on its last byte. With the u flag ECMA-262 repeats
+ * no assertion (PCRE2 repeats a lookahead). */
+static int sd_er_quantifier(sd_er_t *c) {
+    size_t j = c->i;
+    if (c->s[c->i] == '{') {
+        size_t d1 = 0, d2 = 0;
+        for (j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d1++;
+        if (d1 && j < c->n && c->s[j] == ',')
+            for (j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d2++;
+        if (!d1 || j >= c->n || c->s[j] != '}')
+            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a { that starts no quantifier {n}, {n,} or {n,m} (write \\{)");
+    }
+    if (c->last == SD_ER_NOTHING)
+        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a quantifier %.*s with nothing before it to repeat", (int)(j + 1 - c->i), c->s + c->i);
+    if (c->last == SD_ER_ASSERTION)
+        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a quantifier %.*s after an assertion (^ $ \\b \\B, a lookahead or lookbehind: "
+                            "with the u flag ECMA-262 repeats none)", (int)(j + 1 - c->i), c->s + c->i);
+    if (j + 1 < c->n && c->s[j + 1] == '+')
+        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a possessive quantifier (%.*s+)", (int)(j + 1 - c->i), c->s + c->i);
+    if (j + 1 < c->n && c->s[j + 1] == '?') j++;
     int rc = sd_er_emit(c, c->s + c->i, j + 1 - c->i);
     c->i = j;
-    return rc ? rc : sd_er_possessive(c);
+    c->last = SD_ER_NOTHING;
+    return rc;
 }
 
 /* The whole pattern as PCRE2 is to read it, into c->out. */
@@ -485,15 +514,26 @@ static int sd_er_read(sd_er_t *c) {
     int rc = 0;
     for (c->i = 0; !rc && c->i < c->n; c->i++) {
         char ch = c->s[c->i];
+        sd_er_last_t last = SD_ER_ATOM;
         switch (ch) {
-        case '\\': rc = sd_er_escape(c); break;
+        case '\\': {
+            size_t at = c->i;
+            rc = sd_er_escape(c);
+            if (c->i == at + 1 && (c->s[c->i] == 'b' || c->s[c->i] == 'B')) last = SD_ER_ASSERTION;
+            break;
+        }
         case '[': rc = sd_er_class(c); break;
-        case '(': rc = sd_er_group(c); break;
+        case '(': rc = sd_er_group(c); continue;
+        case ')': rc = sd_er_close(c); continue;
         case '.': rc = sd_er_emits(c, SD_ECMARE_DOT); break;
-        case '{': rc = sd_er_braces(c); break;
-        case '*': case '+': case '?':
+        case '{': case '*': case '+': case '?': rc = sd_er_quantifier(c); continue;
+        case '^': case '$':
             rc = sd_er_emit(c, &ch, 1);
-            if (!rc) rc = sd_er_possessive(c);
+            last = SD_ER_ASSERTION;
+            break;
+        case '|':
+            rc = sd_er_emit(c, &ch, 1);
+            last = SD_ER_NOTHING;
             break;
         case '}': case ']':
             if (ch == ']' && c->posix)
@@ -504,7 +544,9 @@ static int sd_er_read(sd_er_t *c) {
         case 0: rc = sd_er_emits(c, "\\x00"); break;
         default: rc = sd_er_emit(c, &ch, 1);
         }
+        c->last = last;
     }
+    if (!rc && c->depth) rc = sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a ( without its )");
     return rc;
 }
 

@@ -282,6 +282,7 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"(?<=\\$)\\d+", "$42", 1},
         {"^[[]$", "[", 1}, /* [ inside a class is itself */
         {"^\\x41\\.$", "A.", 1},
+        {"^(?:^)*a\\x0b+$", "a\x0b", 1}, /* a group of an assertion may repeat; \x0b is no \b */
         {"^[\\-]\\/$", "-/", 1}, /* identity escapes the u flag keeps */
         {"^[a\\S]$", "b", 1},     /* \S inside a class */
         {"^[\\S]$", "\xe2\x80\x83", 0},
@@ -351,7 +352,12 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"[\\s-z]", "a range from or to a class escape"}, /* PCRE2 read the ranges \s stands for, then U+FEFF-z */
         {"[a-\\d]", "a range from or to a class escape"},
         {"[z-a]", "a range U+007A-U+0061 out of order"},
-        {"(?\xc3\xa9)", "(? before a character no group opens with"}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
+        {"(?\xc3\xa9)", "(? before a character no group opens with"},
+        {"^(?=a)*b", "a quantifier * after an assertion"}, /* PCRE2 repeats a lookahead, the u flag does not */
+        {"(?<!a){2}b", "a quantifier {2} after an assertion"},
+        {"a\\b?", "a quantifier ? after an assertion"},
+        {"a{2}{3}", "a quantifier {3} with nothing before it to repeat"},
+        {"a)", "a ) without its ("}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *sch = json_pack("{s:s}", "pattern", bad[i][0]);
