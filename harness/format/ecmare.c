@@ -65,6 +65,11 @@ static void sd_ecmare_mfree(void *q, void *ud) {
 
 /* ---- reading the ECMA-262 pattern ---- */
 
+/* A group name: its characters in UTF-8, at off in sd_er_t's namebuf. */
+typedef struct {
+    size_t off, len;
+} sd_er_name_t;
+
 /* What the token before a quantifier is: nothing it can repeat (the
  * start, a |, a ( or another quantifier), an atom, or an assertion. */
 typedef enum { SD_ER_NOTHING, SD_ER_ATOM, SD_ER_ASSERTION } sd_er_last_t;
@@ -81,6 +86,11 @@ typedef struct {
     char open[SD_ECMARE_NEST]; /* the groups open, innermost last: 1 a lookahead or lookbehind */
     int depth;
     sd_er_last_t last; /* what a quantifier here would repeat */
+    sd_er_name_t *names; /* the group names seen, in groups and in \k<name> */
+    size_t nnames;
+    char *namebuf; /* their characters (never longer than the pattern's text of them) */
+    size_t namelen;
+    pcre2_code *id[2]; /* sd_er_idchar's patterns, once compiled */
 } sd_er_t;
 
 /* The message into c->err; one cut short by the buffer loses the UTF-8
@@ -115,6 +125,17 @@ static int sd_er_emit(sd_er_t *c, const char *p, size_t n) {
 
 static int sd_er_emits(sd_er_t *c, const char *p) { return sd_er_emit(c, p, strlen(p)); }
 
+/* cp in UTF-8 into b (4 bytes at most): its length. */
+static size_t sd_er_utf8_put(char *b, uint32_t cp) {
+    if (cp < 0x80) return b[0] = (char)cp, 1;
+    if (cp < 0x800) return b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), 2;
+    if (cp < 0x10000)
+        return b[0] = (char)(0xe0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[2] = (char)(0x80 | (cp & 0x3f)), 3;
+    b[0] = (char)(0xf0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f)), b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    b[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
 /* cp as a literal character: a letter or digit itself, other ASCII
  * escaped, the rest as UTF-8. */
 static int sd_er_emit_cp(sd_er_t *c, uint32_t cp) {
@@ -123,10 +144,7 @@ static int sd_er_emit_cp(sd_er_t *c, uint32_t cp) {
     if ((cp >= '0' && cp <= '9') || (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z')) b[n++] = (char)cp;
     else if (cp < 0x20 || cp == 0x7f) n = (size_t)snprintf(b, sizeof(b), "\\x%02x", (unsigned)cp);
     else if (cp < 0x80) b[n++] = '\\', b[n++] = (char)cp;
-    else if (cp < 0x800) b[n++] = (char)(0xc0 | cp >> 6), b[n++] = (char)(0x80 | (cp & 0x3f));
-    else if (cp < 0x10000) b[n++] = (char)(0xe0 | cp >> 12), b[n++] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[n++] = (char)(0x80 | (cp & 0x3f));
-    else b[n++] = (char)(0xf0 | cp >> 18), b[n++] = (char)(0x80 | ((cp >> 12) & 0x3f)), b[n++] = (char)(0x80 | ((cp >> 6) & 0x3f)),
-         b[n++] = (char)(0x80 | (cp & 0x3f));
+    else n = sd_er_utf8_put(b, cp);
     return sd_er_emit(c, b, n);
 }
 
@@ -183,6 +201,68 @@ static long sd_er_u(const sd_er_t *c, size_t at, size_t *end) {
         *end = at + 11;
     }
     return cp;
+}
+
+/* Whether cp may start (first) or go on a group name: ECMA-262's
+ * identifier characters, ID_Start and $ _, then ID_Continue and $ and the
+ * joiners. Outside ASCII by PCRE2's Unicode tables: L Nl and Other_ID_Start
+ * for ID_Start, with Mn Mc Nd Pc and Other_ID_Continue for ID_Continue,
+ * less U+2E2F (Pattern_Syntax); the two patterns compiled when first
+ * needed. 1 yes, 0 no, -1 out of memory. */
+static int sd_er_idchar(sd_er_t *c, uint32_t cp, int first) {
+    if (cp < 0x80)
+        return (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z') || cp == '$' || cp == '_' || (!first && cp >= '0' && cp <= '9');
+    static const char *const src[2] = {
+        "^(?!\\x{2E2F})[\\p{L}\\p{Nl}\\x{1885}\\x{1886}\\x{2118}\\x{212E}\\x{309B}\\x{309C}]",
+        "^(?!\\x{2E2F})[\\p{L}\\p{Nl}\\p{Mn}\\p{Mc}\\p{Nd}\\p{Pc}\\x{1885}\\x{1886}\\x{2118}\\x{212E}\\x{309B}\\x{309C}"
+        "\\x{B7}\\x{387}\\x{1369}-\\x{1371}\\x{19DA}\\x{200C}\\x{200D}\\x{30FB}\\x{FF65}]"};
+    int k = first ? 0 : 1, code;
+    PCRE2_SIZE off;
+    if (!c->id[k] && !(c->id[k] = pcre2_compile((PCRE2_SPTR)src[k], PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &off, NULL))) return -1;
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    char b[4];
+    int rc = md ? pcre2_match(c->id[k], (PCRE2_SPTR)b, sd_er_utf8_put(b, cp), 0, 0, md, NULL) : -1;
+    pcre2_match_data_free(md);
+    return !md ? -1 : rc >= 0;
+}
+
+/* A group name at c->s[at], up to its >: an identifier, \u escapes read
+ * as the characters they name. *end is left on the >. Names are compared
+ * as those characters; each distinct one gets an index (in order of first
+ * sight, a reference \k<name> before its group too), and PCRE2 sees
+ * gINDEX: its names are ASCII letters, digits and _ only. The index, or
+ * -1 refused. */
+static int sd_er_name(sd_er_t *c, size_t at, size_t *end) {
+    size_t j = at, start = c->namelen;
+    while (j < c->n && c->s[j] != '>') {
+        uint32_t cp;
+        if (c->s[j] == '\\') {
+            size_t last = j;
+            long v = j + 1 < c->n && c->s[j + 1] == 'u' ? sd_er_u(c, j, &last) : -1;
+            if (v < 0 || (v >= 0xd800 && v <= 0xdfff))
+                return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a group name with a \\ that is no \\u escape of a character");
+            cp = (uint32_t)v, j = last + 1;
+        } else {
+            j += sd_er_utf8(c->s + j, c->n - j, &cp);
+        }
+        int ok = sd_er_idchar(c, cp, c->namelen == start);
+        if (ok < 0) return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "out of memory");
+        if (!ok)
+            return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a group name with U+%04X %s (a name is an identifier)", (unsigned)cp,
+                                c->namelen == start ? "first" : "in it");
+        c->namelen += sd_er_utf8_put(c->namebuf + c->namelen, cp);
+    }
+    if (j >= c->n || c->namelen == start)
+        return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, j >= c->n ? "a group name without its >" : "an empty group name");
+    *end = j;
+    size_t len = c->namelen - start;
+    for (size_t k = 0; k < c->nnames; k++)
+        if (c->names[k].len == len && !memcmp(c->namebuf + c->names[k].off, c->namebuf + start, len)) {
+            c->namelen = start;
+            return (int)k;
+        }
+    c->names[c->nnames] = (sd_er_name_t){.off = start, .len = len};
+    return (int)c->nnames++;
 }
 
 /* General_Category values by their ECMA-262 names, as PCRE2 names them */
@@ -363,13 +443,15 @@ static int sd_er_escape(sd_er_t *c) {
     case 'p': case 'P':
         return sd_er_property(c);
     case 'k': {
-        size_t j = c->i + 3;
-        while (j < c->n && c->s[j] != '>') j++;
-        if (c->i + 2 >= c->n || c->s[c->i + 2] != '<' || j >= c->n)
+        size_t end;
+        if (c->i + 2 >= c->n || c->s[c->i + 2] != '<')
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\k is not a reference \\k<name> to a named group");
-        rc = sd_er_emit(c, c->s + c->i, j + 1 - c->i);
-        c->i = j;
-        return rc;
+        int name = sd_er_name(c, c->i + 3, &end);
+        if (name < 0) return -1;
+        char ref[32];
+        snprintf(ref, sizeof(ref), "\\k<g%d>", name);
+        c->i = end;
+        return sd_er_emits(c, ref);
     }
     default: /* \1 to \9 */
         if (c->i + 2 < c->n && c->s[c->i + 2] >= '0' && c->s[c->i + 2] <= '9')
@@ -461,12 +543,15 @@ static int sd_er_group(sd_er_t *c) {
     } else if (k == '<' && left > 3 && (p[3] == '=' || p[3] == '!')) {
         n = 4, look = 1;
     } else if (k == '<') {
-        size_t j = 3;
-        while (j < left && ((p[j] >= 'A' && p[j] <= 'Z') || (p[j] >= 'a' && p[j] <= 'z') || p[j] == '_' || (j > 3 && p[j] >= '0' && p[j] <= '9'))) j++;
-        if (j == 3 || j >= left || p[j] != '>')
-            return sd_er_refuse(c, j < left && p[j] != '>' ? SD_ECMARE_UNSUPPORTED : SD_ECMARE_NOT_ECMA,
-                                "(?<name>: the harness follows group names of ASCII letters, digits and _ only");
-        n = j + 1;
+        size_t end;
+        int name = sd_er_name(c, c->i + 3, &end);
+        if (name < 0) return -1;
+        char open[32];
+        snprintf(open, sizeof(open), "(?<g%d>", name);
+        c->open[c->depth++] = 0;
+        c->last = SD_ER_NOTHING;
+        c->i = end;
+        return sd_er_emits(c, open);
     }
     c->open[c->depth++] = (char)look;
     c->last = SD_ER_NOTHING;
@@ -588,7 +673,13 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
             return NULL;
         }
     }
-    if (sd_er_read(&c) || sd_er_emit(&c, "", 0)) {
+    /* a name takes 4 bytes at the least, (?<a> or \k<a>, and its characters no more than their text */
+    c.names = malloc((len / 4 + 1) * sizeof(*c.names));
+    c.namebuf = malloc(len + 1);
+    int rc = c.names && c.namebuf ? sd_er_read(&c) : sd_er_refuse(&c, SD_ECMARE_UNSUPPORTED, "out of memory");
+    free(c.names), free(c.namebuf);
+    pcre2_code_free(c.id[0]), pcre2_code_free(c.id[1]);
+    if (rc || sd_er_emit(&c, "", 0)) {
         free(c.out);
         *refusal = c.kind;
         return NULL;

@@ -277,6 +277,10 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"^[^]$", "\n", 1}, /* and its negation anything */
         {"^(?:(a)|b)\\1$", "b", 1}, /* a reference to an unset group matches empty */
         {"^(?<y>\\d{4})-\\k<y>$", "2026-2026", 1},
+        {"^(?<$d>a)\\k<$d>$", "aa", 1}, /* names of any identifier, refused until PCRE2's rules were the harness's */
+        {"^(?<\xc3\xa9t\xc3\xa9>a)\\k<\\u00e9t\\u{E9}>$", "aa", 1},
+        {"^(?<\\u{1D49C}>b)\\k<\xf0\x9d\x92\x9c>$", "bb", 1},
+        {"^(?<a_name_longer_than_the_32_characters_pcre2_takes>x)$", "x", 1},
         {"^[a-z]{2,3}?$", "abc", 1},
         {"^(?=a)ab(?!c)$", "ab", 1},
         {"(?<=\\$)\\d+", "$42", 1},
@@ -357,7 +361,10 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"(?<!a){2}b", "a quantifier {2} after an assertion"},
         {"a\\b?", "a quantifier ? after an assertion"},
         {"a{2}{3}", "a quantifier {3} with nothing before it to repeat"},
-        {"a)", "a ) without its ("}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
+        {"a)", "a ) without its ("},
+        {"(?<1a>b)", "a group name with U+0031 first"},
+        {"(?<a-b>c)", "a group name with U+002D in it"},
+        {"(?<\\ud835>a)", "no \\u escape of a character"}, /* the message was "(?\xc3 (inline flags)": not UTF-8 */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *sch = json_pack("{s:s}", "pattern", bad[i][0]);
