@@ -61,6 +61,7 @@ DOCUMENTED = [
     ("lookbehind", "a lookbehind of varying length"),
     ("General_Category values and Script= only", "a binary Unicode property"),
     ("backreference above \\9", "a backreference above \\9"),
+    ("refers to a group inside a quantifier that repeats it", "a backreference into a repeated group"),
     ("lone surrogate", "a lone surrogate"),
     ("past what the harness compiles", "a bound"),
     ("more than the 4096", "a bound"),

@@ -68,7 +68,14 @@ static void sd_ecmare_mfree(void *q, void *ud) {
 /* A group name: its characters in UTF-8, at off in sd_er_t's namebuf. */
 typedef struct {
     size_t off, len;
+    unsigned group; /* the number of the group of that name, 0 while there is none */
 } sd_er_name_t;
+
+/* A backreference, checked at the end: \1 to \9, or a name's index. */
+typedef struct {
+    unsigned num;
+    int name; /* -1 for a number */
+} sd_er_ref_t;
 
 /* What the token before a quantifier is: nothing it can repeat (the
  * start, a |, a ( or another quantifier), an atom, or an assertion. */
@@ -84,8 +91,14 @@ typedef struct {
     size_t errlen;
     char posix; /* a class ended as [[:alpha:] does: its : . or = */
     char open[SD_ECMARE_NEST]; /* the groups open, innermost last: 1 a lookahead or lookbehind */
+    unsigned open_groups[SD_ECMARE_NEST]; /* and how many capturing groups opened before each */
     int depth;
-    sd_er_last_t last; /* what a quantifier here would repeat */
+    unsigned groups;         /* the capturing groups so far */
+    unsigned char *repeated; /* by group number: inside a quantifier that repeats more than once */
+    sd_er_ref_t *refs;       /* the backreferences */
+    size_t nrefs;
+    sd_er_last_t last;         /* what a quantifier here would repeat */
+    unsigned last_from, last_to; /* and the groups in it: numbers last_from + 1 to last_to */
     sd_er_name_t *names; /* the group names seen, in groups and in \k<name> */
     size_t nnames;
     char *namebuf; /* their characters (never longer than the pattern's text of them) */
@@ -448,6 +461,7 @@ static int sd_er_escape(sd_er_t *c) {
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\k is not a reference \\k<name> to a named group");
         int name = sd_er_name(c, c->i + 3, &end);
         if (name < 0) return -1;
+        c->refs[c->nrefs++] = (sd_er_ref_t){.name = name};
         char ref[32];
         snprintf(ref, sizeof(ref), "\\k<g%d>", name);
         c->i = end;
@@ -456,6 +470,7 @@ static int sd_er_escape(sd_er_t *c) {
     default: /* \1 to \9 */
         if (c->i + 2 < c->n && c->s[c->i + 2] >= '0' && c->s[c->i + 2] <= '9')
             return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "a backreference above \\9");
+        c->refs[c->nrefs++] = (sd_er_ref_t){.num = (unsigned)(e - '0'), .name = -1};
         c->i++;
         return sd_er_emits(c, two);
     }
@@ -548,11 +563,15 @@ static int sd_er_group(sd_er_t *c) {
         if (name < 0) return -1;
         char open[32];
         snprintf(open, sizeof(open), "(?<g%d>", name);
+        c->open_groups[c->depth] = c->groups++;
         c->open[c->depth++] = 0;
+        if (!c->names[name].group) c->names[name].group = c->groups; /* a second is PCRE2's to refuse */
         c->last = SD_ER_NOTHING;
         c->i = end;
         return sd_er_emits(c, open);
     }
+    c->open_groups[c->depth] = c->groups;
+    if (n == 1) c->groups++;
     c->open[c->depth++] = (char)look;
     c->last = SD_ER_NOTHING;
     c->i += n - 1;
@@ -564,6 +583,7 @@ static int sd_er_group(sd_er_t *c) {
 static int sd_er_close(sd_er_t *c) {
     if (!c->depth) return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a ) without its (");
     c->last = c->open[--c->depth] ? SD_ER_ASSERTION : SD_ER_ATOM;
+    c->last_from = c->open_groups[c->depth], c->last_to = c->groups;
     return sd_er_emits(c, ")");
 }
 
@@ -572,13 +592,18 @@ static int sd_er_close(sd_er_t *c) {
  * no assertion (PCRE2 repeats a lookahead). */
 static int sd_er_quantifier(sd_er_t *c) {
     size_t j = c->i;
+    int many = c->s[c->i] != '?'; /* whether it may repeat more than once */
     if (c->s[c->i] == '{') {
-        size_t d1 = 0, d2 = 0;
+        size_t d1 = 0, d2 = 0, comma = 0;
         for (j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d1++;
         if (d1 && j < c->n && c->s[j] == ',')
-            for (j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d2++;
+            for (comma = j++; j < c->n && c->s[j] >= '0' && c->s[j] <= '9'; j++) d2++;
         if (!d1 || j >= c->n || c->s[j] != '}')
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a { that starts no quantifier {n}, {n,} or {n,m} (write \\{)");
+        const char *top = comma ? c->s + comma + 1 : c->s + c->i + 1; /* {n,m}'s m, {n}'s n; {n,} has none */
+        size_t k = 0, digits = comma ? d2 : d1;
+        while (k + 1 < digits && top[k] == '0') k++;
+        many = (comma && !d2) || digits - k > 1 || top[k] > '1';
     }
     if (c->last == SD_ER_NOTHING)
         return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a quantifier %.*s with nothing before it to repeat", (int)(j + 1 - c->i), c->s + c->i);
@@ -588,10 +613,32 @@ static int sd_er_quantifier(sd_er_t *c) {
     if (j + 1 < c->n && c->s[j + 1] == '+')
         return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a possessive quantifier (%.*s+)", (int)(j + 1 - c->i), c->s + c->i);
     if (j + 1 < c->n && c->s[j + 1] == '?') j++;
+    for (unsigned g = c->last_from + 1; many && g <= c->last_to; g++) c->repeated[g] = 1;
     int rc = sd_er_emit(c, c->s + c->i, j + 1 - c->i);
     c->i = j;
     c->last = SD_ER_NOTHING;
     return rc;
+}
+
+/* Each backreference against the group it names: one to a group inside a
+ * quantifier that repeats is refused as past what the harness follows.
+ * ECMA-262 forgets a group's text at the start of each repetition, PCRE2
+ * keeps the last one: ^(?:(a)|b)*\1$ matches "ab" in ECMA-262 (the b
+ * repetition left group 1 unset, so \1 is empty) and not in PCRE2. A
+ * reference to no group is PCRE2's to refuse. */
+static int sd_er_refs(sd_er_t *c) {
+    for (size_t k = 0; k < c->nrefs; k++) {
+        const sd_er_ref_t *r = &c->refs[k];
+        unsigned g = r->name < 0 ? r->num : c->names[r->name].group;
+        if (!g || g > c->groups || !c->repeated[g]) continue;
+        if (r->name < 0)
+            return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\%u refers to a group inside a quantifier that repeats it (ECMA-262 "
+                                "forgets the group's text at each repetition, PCRE2 keeps the last)", g);
+        const sd_er_name_t *nm = &c->names[r->name];
+        return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\k<%.*s> refers to a group inside a quantifier that repeats it (ECMA-262 "
+                            "forgets the group's text at each repetition, PCRE2 keeps the last)", (int)nm->len, c->namebuf + nm->off);
+    }
+    return 0;
 }
 
 /* The whole pattern as PCRE2 is to read it, into c->out. */
@@ -630,9 +677,10 @@ static int sd_er_read(sd_er_t *c) {
         default: rc = sd_er_emit(c, &ch, 1);
         }
         c->last = last;
+        c->last_from = c->last_to = c->groups;
     }
     if (!rc && c->depth) rc = sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a ( without its )");
-    return rc;
+    return rc ? rc : sd_er_refs(c);
 }
 
 /* ---- compiling and matching ---- */
@@ -676,8 +724,11 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
     /* a name takes 4 bytes at the least, (?<a> or \k<a>, and its characters no more than their text */
     c.names = malloc((len / 4 + 1) * sizeof(*c.names));
     c.namebuf = malloc(len + 1);
-    int rc = c.names && c.namebuf ? sd_er_read(&c) : sd_er_refuse(&c, SD_ECMARE_UNSUPPORTED, "out of memory");
-    free(c.names), free(c.namebuf);
+    /* a group takes a ( at the least, a backreference 2 bytes */
+    c.repeated = calloc(len + 2, 1);
+    c.refs = malloc((len / 2 + 1) * sizeof(*c.refs));
+    int rc = c.names && c.namebuf && c.repeated && c.refs ? sd_er_read(&c) : sd_er_refuse(&c, SD_ECMARE_UNSUPPORTED, "out of memory");
+    free(c.names), free(c.namebuf), free(c.repeated), free(c.refs);
     pcre2_code_free(c.id[0]), pcre2_code_free(c.id[1]);
     if (rc || sd_er_emit(&c, "", 0)) {
         free(c.out);

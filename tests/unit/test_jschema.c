@@ -276,6 +276,7 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"a[]", "a", 0}, /* an empty class matches nothing */
         {"^[^]$", "\n", 1}, /* and its negation anything */
         {"^(?:(a)|b)\\1$", "b", 1}, /* a reference to an unset group matches empty */
+        {"^(a){1}(b)?(c){0,1}(d){01}\\1\\2\\3\\4$", "abcdabcd", 1}, /* quantifiers that repeat no group */
         {"^(?<y>\\d{4})-\\k<y>$", "2026-2026", 1},
         {"^(?<$d>a)\\k<$d>$", "aa", 1}, /* names of any identifier, refused until PCRE2's rules were the harness's */
         {"^(?<\xc3\xa9t\xc3\xa9>a)\\k<\\u00e9t\\u{E9}>$", "aa", 1},
@@ -349,6 +350,9 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"(?<=a+)b", "past what the harness checks"}, /* ECMA has it: a lookbehind of any length */
         {"(a)\\10", "backreference above \\9"},
         {"\\uD800", "lone surrogate"},
+        {"^(?:(a)|b)*\\1$", "\\1 refers to a group inside a quantifier that repeats it"}, /* PCRE2 answered "ab" wrongly */
+        {"(\\x0b{2}\\1){3}", "\\1 refers to a group inside a quantifier that repeats it"},
+        {"(?:(?<x>a)|b){2,}\\k<x>", "\\k<x> refers to a group inside a quantifier that repeats it"},
         {"^\\-$", "\\- is no ECMA-262 escape"}, /* with the u flag, \ before - is one in a class only */
         {"a\\&b", "\\& is no ECMA-262 escape"},
         {"[\\@]", "\\@ is no ECMA-262 escape"},
