@@ -350,6 +350,9 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
         {"(?<=a+)b", "past what the harness checks"}, /* ECMA has it: a lookbehind of any length */
         {"(a)\\10", "backreference above \\9"},
         {"\\uD800", "lone surrogate"},
+        {"\\p{Script=Kawi}", "a script newer than PCRE2's Unicode tables"}, /* was "not an ECMA-262 expression" */
+        {"\\P{sc=Tols}", "past what the harness checks"},
+        {"\\p{Script=Foo}", "is not an ECMA-262 expression: \\p{Script=Foo}: no script of that name"},
         {"^(?:(a)|b)*\\1$", "\\1 refers to a group inside a quantifier that repeats it"}, /* PCRE2 answered "ab" wrongly */
         {"(\\x0b{2}\\1){3}", "\\1 refers to a group inside a quantifier that repeats it"},
         {"(?:(?<x>a)|b){2,}\\k<x>", "\\k<x> refers to a group inside a quantifier that repeats it"},
