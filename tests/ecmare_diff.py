@@ -2,7 +2,7 @@
 """The ECMA-262 pattern reader (harness/format/ecmare.c) against Node's RegExp.
 
     tests/ecmare_diff.py [--probe build/tests/ecmare_probe] [--node node]
-                         [--count 5000] [--seed 1] [--seeds 1,2,3] [--show 20]
+                         [--count 5000] [--seed 1] [--seeds 1,2,3] [--show 20] [--brief]
 
 Random patterns from a grammar of what docs/formats.md says a JSON Schema
 `pattern` may hold (literals, non-ASCII and astral ones too, the escapes,
@@ -150,8 +150,14 @@ class Gen:
 
     def fixed(self, depth):
         """What a lookbehind holds: mostly of one length, sometimes not."""
-        parts = [self.char_atom() for _ in range(self.rng.randint(1, 3))]
+        parts = [self.rng.choice([self.char_atom, self.char_atom, self.cls])() for _ in range(self.rng.randint(1, 3))]
         text = "".join(p[0] for p in parts)
+        x = self.rng.random()
+        if x < 0.15:
+            text = "(" + text + ")"
+            self.groups += 1
+        elif x < 0.3:
+            text = text + "|" + "".join(self.char_atom()[0] for _ in parts)
         if self.rng.random() < 0.15:
             text += self.rng.choice(["+", "*", "?", "{2}", "{1,2}", "|xy", "\\1", "(a)\\1"])
         return (text, lambda rng, caps: "".join(p[1](rng, caps) for p in parts))
@@ -312,8 +318,27 @@ class Gen:
             p = r.choice(PROPS[:30])
             return (f"\\{r.choice('pP')}{{{p}}}", lambda rng, caps: rng.choice(PROP_SAMPLES))
         if x < 0.82:
-            return ("-", lambda rng, caps: "-")
+            e = r.choice(["-", "--a", "\\c_", "\\cJ", "a-b-c", "^", "\\u{10FFFF}-\\u{10FFFF}", "\\x00-\\x{", "\\0"])
+            return (e, lambda rng, caps: rng.choice("-a\n^\0"))
         return self.escape(True)
+
+
+# the pieces of token soup: patterns of random syntax, mostly no ECMA-262
+# at all, to hold the two readers' refusals to each other
+SOUP = ["(", ")", "(?:", "(?=", "(?!", "(?<=", "(?<!", "(?<a>", "(?<$b>", "\\k<a>", "\\k<", "[", "]", "[^", "-", "^", "$", "|", "*",
+        "+", "?", "{", "}", "{1}", "{0,}", "{1,2}", "{2,1}", ",", "\\", "\\1", "\\2", "\\0", "\\00", "\\b", "\\B", "\\d",
+        "\\S", "\\w", "\\p{L}", "\\P{", "\\p{Lu}", "\\u{", "\\u", "D83D", "\\uDE00", "\\x", "41", "\\c", "J", "a", "b",
+        "é", "\U0001F600", ":", "=", "!", "<", ">", ".", "/", "\\-", "\\/", "\\]", "\\{", "\n", "\u2028", "\\k", "\\q"]
+
+
+def soup(rng):
+    """A pattern of random tokens, and a maker of subjects from its letters."""
+    text = "".join(rng.choice(SOUP) for _ in range(rng.randint(1, 8)))
+    letters = [ch for ch in text if ch.isalnum() or ord(ch) > 0x7F] or ["a"]
+
+    def make(r, caps):
+        return "".join(r.choice(letters) for _ in range(r.randint(0, 4)))
+    return text, make
 
 
 def in_range(rng, lo, hi):
@@ -371,9 +396,12 @@ def generate(seed, count, per):
     gen = Gen(rng)
     cases = []
     while len(cases) < count:
-        text, make = gen.pattern()
-        if rng.random() < 0.25:
-            text = damage(rng, text)
+        if rng.random() < 0.12:
+            text, make = soup(rng)
+        else:
+            text, make = gen.pattern()
+            if rng.random() < 0.25:
+                text = damage(rng, text)
         for s in subjects(rng, text, make, per):
             cases.append((text, s))
     return cases[:count]
@@ -565,6 +593,7 @@ def main():
     ap.add_argument("--per", type=int, default=4, help="subjects per pattern")
     ap.add_argument("--show", type=int, default=20, help="disagreements shown (made smaller)")
     ap.add_argument("--node-timeout", type=float, default=2.0, help="seconds node may take on one case")
+    ap.add_argument("--brief", action="store_true", help="a line per seed and the disagreements, not the tallies")
     args = ap.parse_args()
     seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
     t0 = time.monotonic()
@@ -575,7 +604,7 @@ def main():
         print(f"ecmare-diff: seed {seed}: {len(cases)} cases, {len(patterns)} patterns ({len(node_ok)} node compiles): "
               f"{tally.get('agree', 0)} agree, {bad} disagree, {tally.get('documented', 0)} refused as documented, "
               f"{tally.get('unjudged', 0)} unjudged, {tally.get('node-timeout', 0)} node gave no answer")
-        for k in sorted(kinds):
+        for k in sorted(kinds) if not args.brief else []:
             print(f"  {kinds[k]:6d}  {k}")
         for k in DISAGREE:
             if tally.get(k):
