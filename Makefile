@@ -9,6 +9,8 @@
 #   make mutate     mutation testing of the verdict logic (ROOM=, N=, SEED=, REAL=1, SANITIZE=1, RECHECK=1; in make test-real-long)
 #   make bench      speed and memory figures against baselines measured in the same run
 #   make bench-profile  perf profiles of the figures that miss their targets
+#   make ecmare-diff  the ECMA-262 pattern reader against Node's RegExp on random patterns
+#                   (ECMARE_CASES=5000 a seed, ECMARE_SEEDS=1,2,3; in make test)
 #   make fuzz       libFuzzer on the scenario parser, sink-row parsing, checkpoint files, the registry formats' readers and answers,
 #                   and the Delta log, Spark file-sink log and Avro container file readers
 #                   (FUZZ_SECONDS=60 each; 15 in make test)
@@ -307,6 +309,7 @@ test: deps
 	@scripts/phase.sh "building streamdrill, the reference pipelines and the unit tests" $(BUILD)/logs/build.log \
 	  $(MAKE) --no-print-directory -j$(JOBS) all $(TESTS)
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory ecmare-diff
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory mutate-sample
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
@@ -347,6 +350,17 @@ bench-profile: deps
 	scripts/deps.sh linux-perf
 	$(MAKE) all $(BENCH_BINS)
 	python3 tests/bench/profile.py --build $(BUILD)
+
+# the ECMA-262 pattern reader (harness/format/ecmare.c) against Node's
+# RegExp with the u flag (tests/ecmare_diff.py): ECMARE_CASES random
+# patterns and subjects for each seed of ECMARE_SEEDS, asked of both;
+# a disagreement fails it, shown made smaller. Node is installed by
+# scripts/deps.sh (Debian's nodejs)
+ECMARE_CASES ?= 5000
+ECMARE_SEEDS ?= 1,2,3
+ecmare-diff: $(BUILD)/tests/ecmare_probe
+	@scripts/deps.sh build nodejs
+	@python3 tests/ecmare_diff.py --probe $(BUILD)/tests/ecmare_probe --count $(ECMARE_CASES) --seeds $(ECMARE_SEEDS) --brief
 
 # libFuzzer targets (clang) for the scenario parser, a sink row's id
 # parsing, the checkpoint readers (a Flink _metadata, a Spark offsets/N,
@@ -399,7 +413,7 @@ asan: asan-build
 clean:
 	rm -rf build build-asan build-fuzz $(PIPELINES) streamdrill-out
 
-.PHONY: install uninstall deb image deps-build all deps unit protodyn-legacy-check scenario-tests lint mutate mutate-sample asan-build join-under-load test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
+.PHONY: install uninstall deb image deps-build all deps unit ecmare-diff protodyn-legacy-check scenario-tests lint mutate mutate-sample asan-build join-under-load test test-fast test-real-long demo bench bench-profile asan fuzz fuzz-build clean
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -32,6 +32,8 @@ if [ "$mode" = all ]; then
     PKGS="$PKGS tmux"
     # the PostgreSQL reader's throwaway server (scenarios/env/postgres/postgres.sh: initdb and pg_ctl)
     PKGS="$PKGS postgresql"
+    # make ecmare-diff (in make test): Node's RegExp, what the ECMA-262 pattern reader is compared with
+    PKGS="$PKGS nodejs"
     # the fuzz targets (make fuzz, and 30 s each in make test): clang and its libFuzzer runtime
     PKGS="$PKGS clang libclang-rt-dev"
     # the report tests render report.html in headless Chromium
