@@ -89,17 +89,17 @@ typedef struct {
     sd_ecmare_refusal_t kind;
     char *err;
     size_t errlen;
-    char posix; /* a class ended as [[:alpha:] does: its : . or = */
-    char open[SD_ECMARE_NEST]; /* the groups open, innermost last: 1 a lookahead or lookbehind */
+    char posix;                           /* a class ended as [[:alpha:] does: its : . or = */
+    char open[SD_ECMARE_NEST];            /* the groups open, innermost last: 1 a lookahead or lookbehind */
     unsigned open_groups[SD_ECMARE_NEST]; /* and how many capturing groups opened before each */
     int depth;
-    unsigned groups;         /* the capturing groups so far */
-    unsigned char *repeated; /* by group number: inside a quantifier that repeats more than once */
-    sd_er_ref_t *refs;       /* the backreferences */
+    unsigned groups;             /* the capturing groups so far */
+    unsigned char *repeated;     /* by group number: inside a quantifier that repeats more than once */
+    sd_er_ref_t *refs;           /* the backreferences */
     size_t nrefs;
-    sd_er_last_t last;         /* what a quantifier here would repeat */
+    sd_er_last_t last;           /* what a quantifier here would repeat */
     unsigned last_from, last_to; /* and the groups in it: numbers last_from + 1 to last_to */
-    sd_er_name_t *names; /* the group names seen, in groups and in \k<name> */
+    sd_er_name_t *names;         /* the group names seen, in groups and in \k<name> */
     size_t nnames;
     char *namebuf; /* their characters (never longer than the pattern's text of them) */
     size_t namelen;
@@ -115,9 +115,10 @@ static int sd_er_refuse(sd_er_t *c, sd_ecmare_refusal_t kind, const char *fmt, .
     int n = c->err && c->errlen ? vsnprintf(c->err, c->errlen, fmt, ap) : 0;
     va_end(ap);
     if (n >= 0 && (size_t)n >= c->errlen && c->errlen) {
-        size_t k = c->errlen - 1;
+        size_t end = c->errlen - 1, k = end; /* the bytes kept; the last character's first byte */
         while (k > 0 && ((unsigned char)c->err[k - 1] & 0xc0) == 0x80) k--;
-        if (k > 0 && (unsigned char)c->err[k - 1] >= 0xc0) c->err[k - 1] = 0;
+        unsigned char lead = k > 0 ? (unsigned char)c->err[k - 1] : 0;
+        if (lead >= 0xc0 && k - 1 + (lead >= 0xf0 ? 4u : lead >= 0xe0 ? 3u : 2u) > end) c->err[k - 1] = 0;
     }
     c->kind = kind;
     return -1;
@@ -140,13 +141,11 @@ static int sd_er_emits(sd_er_t *c, const char *p) { return sd_er_emit(c, p, strl
 
 /* cp in UTF-8 into b (4 bytes at most): its length. */
 static size_t sd_er_utf8_put(char *b, uint32_t cp) {
-    if (cp < 0x80) return b[0] = (char)cp, 1;
-    if (cp < 0x800) return b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), 2;
-    if (cp < 0x10000)
-        return b[0] = (char)(0xe0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[2] = (char)(0x80 | (cp & 0x3f)), 3;
-    b[0] = (char)(0xf0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f)), b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    b[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
+    static const unsigned char lead[] = {0, 0, 0xc0, 0xe0, 0xf0};
+    size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    for (size_t k = n - 1; k > 0; k--, cp >>= 6) b[k] = (char)(0x80 | (cp & 0x3f));
+    b[0] = (char)(lead[n] | cp);
+    return n;
 }
 
 /* cp as a literal character: a letter or digit itself, other ASCII
@@ -166,6 +165,7 @@ static int sd_er_emit_cp(sd_er_t *c, uint32_t cp) {
  * U+10FFFF). */
 static size_t sd_er_utf8(const char *s, size_t n, uint32_t *cp) {
     const unsigned char *u = (const unsigned char *)s;
+    if (!n) return 0;
     size_t len = u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
     uint32_t v = len == 1 ? u[0] : len == 2 ? u[0] & 0x1fu : len == 3 ? u[0] & 0x0fu : u[0] & 0x07u;
     if (!len || len > n) return 0;
@@ -540,7 +540,8 @@ static int sd_er_class(sd_er_t *c) {
     if (neg) start = ++c->i;
     int empty = c->i < c->n && c->s[c->i] == ']';
     int rc = sd_er_emits(c, neg != empty ? "[^" : "[");
-    if (!rc && empty) rc = sd_er_set(c, 'D'), rc = rc ? rc : sd_er_set(c, 'd');
+    if (!rc && empty) rc = sd_er_set(c, 'D');
+    if (!rc && empty) rc = sd_er_set(c, 'd');
     while (!rc && c->i < c->n && c->s[c->i] != ']') {
         uint32_t a, b;
         int ra = sd_er_class_atom(c, &a), rb = 1;

@@ -396,6 +396,8 @@ Test(jschema, patterns_ecma_262_lacks_are_refused_by_name) {
     cr_expect(kind == SD_ECMARE_NOT_ECMA && !strcmp(small, "not UTF-8 at byte 4"), "%s", small);
     cr_expect_null(sd_ecmare_compile("\\p{\xc3\xa9}", 6, &kind, small, 5));
     cr_expect_str_eq(small, "\\p{", "the \\xc3 of a cut \\xc3\\xa9 is dropped");
+    cr_expect_null(sd_ecmare_compile("\\p{\xc3\xa9}", 6, &kind, small, 6));
+    cr_expect_str_eq(small, "\\p{\xc3\xa9", "a whole \\xc3\\xa9 at the cut is kept");
     /* in patternProperties too, with its place */
     char err[512] = "";
     const char *pp = "{\"properties\":{\"a\":{\"patternProperties\":{\"^x(?i)$\":true}}}}";
