@@ -788,9 +788,12 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
         pcre2_set_bsr(cc, PCRE2_BSR_UNICODE);
         pcre2_set_max_pattern_length(cc, (PCRE2_SIZE)SD_ECMARE_MAX_LEN * 16);
         pcre2_set_parens_nest_limit(cc, SD_ECMARE_NEST);
+        /* no auto-possessification: PCRE2 10.42 made \P{P}+ possessive
+         * before \P{N}, as if the two could match no character alike,
+         * and \P{P}+\P{N} did not match "ab" */
         re->code = pcre2_compile((PCRE2_SPTR)c.out, c.olen,
                                  PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY |
-                                     PCRE2_MATCH_UNSET_BACKREF | PCRE2_NEVER_UCP,
+                                     PCRE2_MATCH_UNSET_BACKREF | PCRE2_NEVER_UCP | PCRE2_NO_AUTO_POSSESS,
                                  &code, &off, cc);
     }
     pcre2_compile_context_free(cc);

@@ -300,6 +300,8 @@ Test(jschema, patterns_mean_what_ecma_262_means) {
         {"^[::]{2}$", "::", 1}, /* no POSIX class: PCRE2 refused it as one */
         {"^[[:][:]$", "::", 1},
         {"^[\\b]$", "\b", 1}, /* \b in a class is a backspace */
+        {"^\\P{P}+\\P{N}$", "ab", 1}, /* PCRE2 10.42 made \P{P}+ possessive before \P{N}: no match */
+        {"\\P{punct}{3,}\\P{N}", "\xe2\x80\xa8\xe2\x80\xa8\xe2\x80\xa8\xf0\x9f\x98\x80", 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_expect_eq(judge_pattern(cases[i].pattern, cases[i].value), cases[i].valid ? SD_JSCHEMA_VALID : SD_JSCHEMA_INVALID,
