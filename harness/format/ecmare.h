@@ -11,9 +11,11 @@
  * read differently is either spelt out or refused by name: a construct
  * ECMA-262 does not have (POSIX classes, possessive quantifiers, atomic
  * groups, inline flags, recursion, conditionals, \A \Z \z \h \R \Q ...,
- * (*VERBS)) makes the pattern invalid; one ECMA-262 has that the harness
- * does not follow (a lookbehind of varying length, binary Unicode
- * properties, \10 and above) is refused as unsupported.
+ * (*VERBS), identity escapes the u flag forbids, a quantified assertion)
+ * makes the pattern invalid; one ECMA-262 has that the harness does not
+ * follow (a lookbehind of varying length, binary Unicode properties, \10
+ * and above, a backreference into a group a quantifier repeats, a script
+ * newer than PCRE2's Unicode tables) is refused as unsupported.
  *
  * Bounds: a pattern of at most SD_ECMARE_MAX_LEN bytes, parentheses nested
  * 64 deep, 8 MiB for compiling it; a match stops after 1,000,000
