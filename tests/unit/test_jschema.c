@@ -135,6 +135,17 @@ Test(jschema, names_the_place_and_the_keyword) {
     sd_jschema_free(s);
 }
 
+/* Each schema bad[i][0] refused when compiled, its error holding bad[i][1]. */
+static void expect_refused(const char *const (*bad)[2], size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char err[512] = "";
+        sd_jschema_t *s = sd_jschema_compile(bad[i][0], strlen(bad[i][0]), err, sizeof(err));
+        cr_expect_null(s, "%s compiled", bad[i][0]);
+        cr_expect(strstr(err, bad[i][1]) != NULL, "%s: %s", bad[i][0], err);
+        sd_jschema_free(s);
+    }
+}
+
 Test(jschema, refuses_what_it_does_not_check) {
     const char *bad[][2] = {
         {"{\"properties\":{\"a\":{\"unevaluatedProperties\":false}}}", "at /properties/a: keyword \"unevaluatedProperties\""},
@@ -145,13 +156,7 @@ Test(jschema, refuses_what_it_does_not_check) {
         {"{\"anyOf\":[]}", "at /anyOf: expected an array of schemas"},
         {"{\"type\":", "not JSON"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char err[256] = "";
-        sd_jschema_t *s = sd_jschema_compile(bad[i][0], strlen(bad[i][0]), err, sizeof(err));
-        cr_expect_null(s, "%s compiled", bad[i][0]);
-        cr_expect(strstr(err, bad[i][1]) != NULL, "%s: %s", bad[i][0], err);
-        sd_jschema_free(s);
-    }
+    expect_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The answer for doc (JSON text) against schema (JSON text); why filled. */
@@ -202,13 +207,7 @@ Test(jschema, the_dialect_its_schema_names) {
         {"{\"$schema\":\"http://json-schema.org/draft-03/schema#\"}", "the harness checks drafts 4, 6, 7, 2019-09 and 2020-12"},
         {"{\"$schema\":\"http://json-schema.org/schema#\"}", "name one of them"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char err[512] = "";
-        sd_jschema_t *s = sd_jschema_compile(bad[i][0], strlen(bad[i][0]), err, sizeof(err));
-        cr_expect_null(s, "%s compiled", bad[i][0]);
-        cr_expect(strstr(err, bad[i][1]) != NULL, "%s: %s", bad[i][0], err);
-        sd_jschema_free(s);
-    }
+    expect_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* pattern against the string value (both as C text), through a schema */
