@@ -9,6 +9,7 @@
 #include "jschema.h"
 
 #include "ecmare.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -55,11 +56,27 @@ static int sd_jschema_listed(const char *const *list, const char *k) {
 
 /* ---- compiling ---- */
 
+/* A message made valid UTF-8 for every report that carries it: a name cut
+ * by a %.80s (or by the buffer) in the middle of a character, or bytes
+ * that were never UTF-8, become \xHH (sd_util_safe_text); cut again, at a
+ * whole character, to fit cap. */
+static void sd_jschema_mend(char *buf, size_t cap) {
+    if (!buf || !cap) return;
+    char *s = sd_util_safe_text(buf, 1);
+    size_t n = strlen(s);
+    if (n >= cap)
+        for (n = cap - 1; n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; n--) {}
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    free(s);
+}
+
 static int sd_jschema_err(char *err, size_t errlen, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    sd_jschema_mend(err, errlen);
     return -1;
 }
 
@@ -254,7 +271,7 @@ sd_jschema_t *sd_jschema_compile_json(json_t *schema, char *err, size_t errlen) 
     else if (d && strstr(d, "json-schema.org/draft/2019-09/")) s->dialect = 2019;
     else if (d && (strstr(d, "json-schema.org/draft-03/") || strstr(d, "json-schema.org/schema"))) {
         /* draft 3, or "the newest", whichever that is when it is read */
-        snprintf(err, errlen, "$schema \"%.120s\": the harness checks drafts 4, 6, 7, 2019-09 and 2020-12; name one of them", d);
+        sd_jschema_err(err, errlen, "$schema \"%.120s\": the harness checks drafts 4, 6, 7, 2019-09 and 2020-12; name one of them", d);
         sd_jschema_free(s);
         return NULL;
     }
@@ -306,6 +323,7 @@ typedef struct {
 static void sd_jv_vsay(sd_jv_t *c, const char *what, const char *fmt, va_list ap) {
     int n = snprintf(c->why, c->whylen, "%s: %s", c->plen ? c->path : "/", what);
     if (n >= 0 && (size_t)n < c->whylen) vsnprintf(c->why + n, c->whylen - (size_t)n, fmt, ap);
+    sd_jschema_mend(c->why, c->whylen);
 }
 
 static int sd_jv_fail(sd_jv_t *c, const char *fmt, ...) {

@@ -210,6 +210,32 @@ Test(jschema, the_dialect_its_schema_names) {
     expect_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* A message quoting a name cut at 80 bytes in the middle of a character,
+ * or bytes that are not UTF-8, is still UTF-8 (reports carry it). */
+Test(jschema, messages_stay_utf8) {
+    sd_buf_t k;
+    sd_buf_init(&k);
+    sd_buf_puts(&k, "{\"a");
+    for (int i = 0; i < 60; i++) sd_buf_puts(&k, "\xc3\xa9"); /* 1 + 120 bytes: the 80th byte is inside an é */
+    sd_buf_puts(&k, "\":1}");
+    char err[512] = "";
+    sd_jschema_t *s = sd_jschema_compile(k.data, k.len, err, sizeof(err));
+    cr_expect_null(s);
+    json_t *j = json_string(err);
+    cr_expect_not_null(j, "the compile error is not UTF-8: %s", err);
+    json_decref(j);
+    char why[256] = "";
+    cr_expect_eq(judge("{\"required\":[\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9x\"]}",
+                       "{}", why, sizeof(why)), 0);
+    j = json_string(why);
+    cr_expect_not_null(j, "the validation message is not UTF-8: %s", why);
+    json_decref(j);
+    sd_buf_free(&k);
+}
+
 /* pattern against the string value (both as C text), through a schema */
 static int judge_pattern(const char *pattern, const char *value) {
     json_t *sch = json_pack("{s:s}", "pattern", pattern), *v = json_string(value);
