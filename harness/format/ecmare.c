@@ -362,7 +362,26 @@ static int sd_er_property(sd_er_t *c) {
                 snprintf(pcre, sizeof(pcre), "\\%c{%s}", neg, sd_er_gc[g][1]);
                 return sd_er_emits(c, pcre);
             }
-    return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\%c{%s}: the harness follows General_Category values and Script= only", neg, name);
+    /* ECMA-262's binary properties: ECMA-262 has them, the harness does not
+     * follow them; any other name is no property at all */
+    static const char *const binary[] = {
+        "ASCII", "ASCII_Hex_Digit", "AHex", "Alphabetic", "Alpha", "Any", "Assigned", "Bidi_Control", "Bidi_C", "Bidi_Mirrored",
+        "Bidi_M", "Case_Ignorable", "CI", "Cased", "Changes_When_Casefolded", "CWCF", "Changes_When_Casemapped", "CWCM",
+        "Changes_When_Lowercased", "CWL", "Changes_When_NFKC_Casefolded", "CWKCF", "Changes_When_Titlecased", "CWT",
+        "Changes_When_Uppercased", "CWU", "Dash", "Default_Ignorable_Code_Point", "DI", "Deprecated", "Dep", "Diacritic", "Dia",
+        "Emoji", "Emoji_Component", "EComp", "Emoji_Modifier", "EMod", "Emoji_Modifier_Base", "EBase", "Emoji_Presentation", "EPres",
+        "Extended_Pictographic", "ExtPict", "Extender", "Ext", "Grapheme_Base", "Gr_Base", "Grapheme_Extend", "Gr_Ext", "Hex_Digit",
+        "Hex", "IDS_Binary_Operator", "IDSB", "IDS_Trinary_Operator", "IDST", "ID_Continue", "IDC", "ID_Start", "IDS", "Ideographic",
+        "Ideo", "Join_Control", "Join_C", "Logical_Order_Exception", "LOE", "Lowercase", "Lower", "Math", "Noncharacter_Code_Point",
+        "NChar", "Pattern_Syntax", "Pat_Syn", "Pattern_White_Space", "Pat_WS", "Quotation_Mark", "QMark", "Radical",
+        "Regional_Indicator", "RI", "Sentence_Terminal", "STerm", "Soft_Dotted", "SD", "Terminal_Punctuation", "Term",
+        "Unified_Ideograph", "UIdeo", "Uppercase", "Upper", "Variation_Selector", "VS", "White_Space", "space", "XID_Continue", "XIDC",
+        "XID_Start", "XIDS"};
+    for (size_t b = 0; !eq && b < sizeof(binary) / sizeof(binary[0]); b++)
+        if (!strcmp(name, binary[b]))
+            return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "\\%c{%s}: a binary property, which the harness does not follow "
+                                "(General_Category values and Script= only)", neg, name);
+    return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "\\%c{%s}: no Unicode property or value of that name", neg, name);
 }
 
 /* Ranges of code points, for the class escapes. */
