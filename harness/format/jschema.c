@@ -199,9 +199,10 @@ static int sd_jschema_walk(sd_jschema_t *s, json_t *node, const char *at, char *
         }
         if (!known && (sd_jschema_listed(sd_jschema_keywords_later, k) || sd_jschema_listed(sd_jschema_keywords_2019, k) ||
                        !strcmp(k, "additionalItems")))
-            return sd_jschema_err(err, errlen, "at %s: keyword \"%s\"%s is not one the harness checks under %s (docs/formats.md lists "
-                                  "them)", at[0] ? at : "/", k, s->dialect == 7 ? " (of drafts 2019-09 and 2020-12)" : "",
-                                  s->dialect == 2020 ? "draft 2020-12" : s->dialect == 2019 ? "draft 2019-09" : "draft 7");
+            return sd_jschema_err(err, errlen, "at %s: keyword \"%s\" is not one the harness checks under %s (%sdocs/formats.md lists "
+                                  "them)", at[0] ? at : "/", k,
+                                  s->dialect == 2020 ? "draft 2020-12" : s->dialect == 2019 ? "draft 2019-09" : "draft 7",
+                                  s->dialect == 7 ? "a keyword of drafts 2019-09 and 2020-12; " : "");
         if (!known)
             return sd_jschema_err(err, errlen, "at %s: keyword \"%.80s\" is not one the harness checks (docs/formats.md lists them)",
                                   at[0] ? at : "/", k);
