@@ -288,8 +288,13 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                                           size_t errlen) {
     sd_progress_run_t *P = sd_run_progress(r);
     sd_sup_state_t s;
-    int misses = 0;
-    int64_t passed = -1; /* the batch last missed: the next one is waited for, and each miss counted once */
+    /* tries: every miss, each one aiming earlier in the batch (with no
+     * after=, the aim halves, and a batch seen late is tried again);
+     * misses: the batches missed, each counted once; passed: with after=,
+     * a batch already past its aim, never to be tried again (the next one
+     * is waited for) */
+    int tries = 0, misses = 0;
+    int64_t last_missed = -1, passed = -1;
     sd_err_t e;
     sd_run_unfed_t unfed = {0};
     for (;;) {
@@ -320,7 +325,7 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                             : st->proc.visible > 0        ? sd_target_rows(r)
                                                      : sd_progress_target_rows(r);
             int64_t began = b->begun_mono;
-            int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, misses);
+            int64_t delay = st->proc.after_ms >= 0 ? st->proc.after_ms : sd_progress_aim_ms(r, batch_rows, tries);
             int64_t grow = batch_rows > 0 ? (batch_rows + 1) / 2 : 1;
             /* the target's growth tells this batch's rows only when one
              * instance writes it */
@@ -389,8 +394,9 @@ static sd_err_t sd_process_wait_mid_batch(sd_run_t *r, const sd_step_t *st, sd_l
                 L->pending = pend;
                 return SD_OK;
             }
-            misses++;
-            passed = batch;
+            tries++;
+            if (batch != last_missed) misses++, last_missed = batch;
+            if (st->proc.after_ms >= 0) passed = batch;
         }
         if ((e = sd_run_tick(r, 5, err, errlen))) return e;
     }
