@@ -102,7 +102,6 @@ struct sd_group_s {
      * none): records below them were written before it, the committed
      * transaction's own while its markers are still on their way */
     int64_t commit_hw[SD_GROUP_HELD_PARTS];
-    int64_t commit_lso[SD_GROUP_HELD_PARTS]; /* the target's last stable offsets then */
     int commit_hw_n;
 };
 
@@ -228,25 +227,6 @@ static int sd_group_foreign_txn(sd_run_t *r, sd_group_t *g) {
     return sd_sink_open_holds(sd_run_target(r), g->needle, g->commit_hw, g->commit_hw_n, sd_util_scaled_ms(300)) == 0;
 }
 
-/* Does the target hold open records written since the newest commit was
- * seen? The group's offsets show a transaction's commit as soon as its
- * marker lands in the offsets topic; the target's markers may land a few
- * milliseconds later, and until then the committed transaction's own
- * records still look open there: they are no new batch. A partition has
- * new ones when it grew past its end at the commit, or when its last
- * stable offset moved (that transaction's marker landed) and records are
- * still open. 1, 0, or -1 when it cannot be told (no commit yet, a target
- * whose ends are not read). */
-static int sd_group_open_since_commit(sd_run_t *r, sd_group_t *g) {
-    if (g->commit_hw_n <= 0 || !sd_run_target(r)) return -1;
-    int64_t lso[SD_GROUP_HELD_PARTS], end[SD_GROUP_HELD_PARTS];
-    int n = sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, lso, end);
-    if (n <= 0) return -1;
-    for (int p = 0; p < n && p < g->commit_hw_n; p++)
-        if (end[p] > g->commit_hw[p] || (lso[p] > g->commit_lso[p] && lso[p] < end[p])) return 1;
-    return n > g->commit_hw_n ? -1 : 0;
-}
-
 /* A batch begins when a transaction of the pipeline holds records (in
  * the target or its own topics), or, for a writer that shows no
  * transaction, when the target's rows grew past the last commit (not
@@ -260,7 +240,7 @@ static sd_err_t sd_group_begin(sd_run_t *r, sd_group_t *g, int only_txn, char *e
      * and rows that grew are a commit, not a begin */
     int in_own = 0;
     int64_t pend = sd_progress_open_records(r, &in_own);
-    if (pend > 0 && !in_own && (sd_group_open_since_commit(r, g) == 0 || sd_group_foreign_txn(r, g))) pend = 0;
+    if (pend > 0 && !in_own && sd_group_foreign_txn(r, g)) pend = 0;
     if ((pend < 0 && rows >= 0 && g->rows_at_commit >= 0 && rows > g->rows_at_commit) || pend > 0) {
         g->open = 1;
         /* its size: what the harness had sent past the group's newest
@@ -328,7 +308,8 @@ static sd_err_t sd_group_poll(sd_run_t *r, char *err, size_t errlen) {
             sd_buf_free(&off);
             /* counted as the commit was recorded (one instance), else now */
             g->rows_at_commit = P->bs.committed_sink_rows >= 0 ? P->bs.committed_sink_rows : sd_progress_target_rows(r);
-            g->commit_hw_n = sd_run_target(r) ? sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, g->commit_lso, g->commit_hw) : -1;
+            int64_t stable[SD_GROUP_HELD_PARTS];
+            g->commit_hw_n = sd_run_target(r) ? sd_sink_ends(sd_run_target(r), SD_GROUP_HELD_PARTS, stable, g->commit_hw) : -1;
         }
         /* a batch begins: also right after a commit, as a transactional
          * writer opens its next transaction at once (one commit interval
