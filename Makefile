@@ -312,7 +312,7 @@ test: deps
 	@$(MAKE) --no-print-directory ecmare-diff
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory mutate-sample
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=8
 	@$(MAKE) --no-print-directory scenario-tests
 
 # make test's check that the mutation tool still works: 4 mutants of the

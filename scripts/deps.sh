@@ -34,7 +34,7 @@ if [ "$mode" = all ]; then
     PKGS="$PKGS postgresql"
     # make ecmare-diff (in make test): Node's RegExp, what the ECMA-262 pattern reader is compared with
     PKGS="$PKGS nodejs"
-    # the fuzz targets (make fuzz, and 15 s each in make test): clang and its libFuzzer runtime
+    # the fuzz targets (make fuzz, and 8 s each in make test): clang and its libFuzzer runtime
     PKGS="$PKGS clang libclang-rt-dev"
     # the report tests render report.html in headless Chromium
     PKGS="$PKGS chromium"

@@ -90,7 +90,7 @@ def run_long(binary, only, once=False):
             if not only or "explore-real" in only:
                 ok &= test_explore_real(binary)
             if want_rt:
-                # the three-way comparison (make test runs the 10 s and micro-batch pair)
+                # the three-way comparison (not in make test: about a minute and a half)
                 ok &= test_realtime_compare(binary, both_intervals=True)
             if any("postgres" in c.needs for c in cases):
                 start_postgres()
