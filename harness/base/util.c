@@ -661,23 +661,34 @@ void sd_util_ranks_u24(uint32_t (*get)(const void *ctx, int64_t i), const void *
     }
 }
 
-/* Length of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one. */
-static size_t sd_utf8_len(const unsigned char *p, size_t n) {
+size_t sd_util_utf8_decode(const void *s, size_t n, uint32_t *cp) {
+    const unsigned char *p = s;
+    if (!n) return 0;
     unsigned char c = p[0];
     size_t len;
-    uint32_t cp;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+    uint32_t v;
+    if (c < 0x80) { len = 1; v = c; }
+    else if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; }
     else return 0;
     if (len > n) return 0;
     for (size_t i = 1; i < len; i++) {
         if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
+        v = (v << 6) | (p[i] & 0x3F);
     }
     /* no overlong forms, no surrogates, nothing past U+10FFFF */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
+/* Length of the valid UTF-8 sequence at p (1 to 4) a reader may be shown,
+ * 0 when it is not one. */
+static size_t sd_utf8_len(const unsigned char *p, size_t n) {
+    uint32_t cp = 0;
+    size_t len = sd_util_utf8_decode(p, n, &cp);
+    if (len <= 1) return len;
     /* no C1 control (a terminal takes U+009B for ESC [), no bidirectional
      * override or isolate (they reorder what a reader sees) */
     if (cp <= 0x9F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) return 0;

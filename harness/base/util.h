@@ -174,6 +174,10 @@ void sd_buf_put_shell_word(sd_buf_t *b, const char *s);
  * overrides in UTF-8) and bytes that are not UTF-8 become \xHH. Past `cap`
  * input bytes the rest is left out and said: "...[+N bytes]". */
 void sd_buf_put_printable(sd_buf_t *b, const void *p, size_t n, size_t cap);
+/* The UTF-8 character at s (n bytes left): its length (1 to 4) and its
+ * code point in *cp; 0 when it is none (cut short, overlong, a surrogate,
+ * past U+10FFFF). */
+size_t sd_util_utf8_decode(const void *s, size_t n, uint32_t *cp);
 /* Append n bytes of text from outside the harness (a pipeline's stderr, a
  * version program's output, a sink's error, a log line) as a terminal or a
  * report may show it: valid UTF-8 and tabs are kept, newlines when

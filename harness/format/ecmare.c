@@ -15,6 +15,7 @@
  * it alone with jschema.c). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "ecmare.h"
+#include "util.h"
 
 #include <pcre2.h>
 #include <stdarg.h>
@@ -160,25 +161,6 @@ static int sd_er_emit_cp(sd_er_t *c, uint32_t cp) {
     return sd_er_emit(c, b, n);
 }
 
-/* The UTF-8 character at s (n bytes left): its length, its code point in
- * *cp; 0 when it is none (cut short, overlong, a surrogate, past
- * U+10FFFF). */
-static size_t sd_er_utf8(const char *s, size_t n, uint32_t *cp) {
-    const unsigned char *u = (const unsigned char *)s;
-    if (!n) return 0;
-    size_t len = u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
-    uint32_t v = len == 1 ? u[0] : len == 2 ? u[0] & 0x1fu : len == 3 ? u[0] & 0x0fu : u[0] & 0x07u;
-    if (!len || len > n) return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((u[k] & 0xc0) != 0x80) return 0;
-        v = v << 6 | (u[k] & 0x3fu);
-    }
-    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < least[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
-    *cp = v;
-    return len;
-}
-
 static int sd_er_hex(char ch) {
     return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
@@ -256,7 +238,7 @@ static int sd_er_name(sd_er_t *c, size_t at, size_t *end) {
                 return sd_er_refuse(c, SD_ECMARE_NOT_ECMA, "a group name with a \\ that is no \\u escape of a character");
             cp = (uint32_t)v, j = last + 1;
         } else {
-            j += sd_er_utf8(c->s + j, c->n - j, &cp);
+            j += sd_util_utf8_decode(c->s + j, c->n - j, &cp);
         }
         int ok = sd_er_idchar(c, cp, c->namelen == start);
         if (ok < 0) return sd_er_refuse(c, SD_ECMARE_UNSUPPORTED, "out of memory");
@@ -477,7 +459,7 @@ static int sd_er_char_escape(sd_er_t *c, int in_class, uint32_t *cp) {
          * character or /, and inside a class before - (PCRE2 takes any) */
         if (!((e && strchr("^$\\.*+?()[]{}|/", e)) || (in_class && e == '-'))) {
             uint32_t at = 0;
-            sd_er_utf8(c->s + c->i + 1, c->n - c->i - 1, &at);
+            sd_util_utf8_decode(c->s + c->i + 1, c->n - c->i - 1, &at);
             char shown[24];
             snprintf(shown, sizeof(shown), e > ' ' && e < 0x7f ? "\\%c" : "\\ before U+%04X", e > ' ' && e < 0x7f ? (unsigned)e : (unsigned)at);
             return sd_er_refuse(c, SD_ECMARE_NOT_ECMA,
@@ -535,7 +517,7 @@ static int sd_er_escape(sd_er_t *c) {
  * already), or -1 refused. */
 static int sd_er_class_atom(sd_er_t *c, uint32_t *cp) {
     if (c->s[c->i] != '\\') {
-        c->i += sd_er_utf8(c->s + c->i, c->n - c->i, cp) - 1; /* the pattern is UTF-8: checked first */
+        c->i += sd_util_utf8_decode(c->s + c->i, c->n - c->i, cp) - 1; /* the pattern is UTF-8: checked first */
         return 1;
     }
     int rc = sd_er_char_escape(c, 1, cp);
@@ -770,7 +752,7 @@ sd_ecmare_t *sd_ecmare_compile(const char *src, size_t len, sd_ecmare_refusal_t 
     }
     for (size_t at = 0, k; at < len; at += k) {
         uint32_t cp;
-        if (!(k = sd_er_utf8(src + at, len - at, &cp))) {
+        if (!(k = sd_util_utf8_decode(src + at, len - at, &cp))) {
             snprintf(err, errlen, "not UTF-8 at byte %zu", at);
             *refusal = SD_ECMARE_NOT_ECMA;
             return NULL;
