@@ -341,6 +341,14 @@ static rd_kafka_topic_partition_list_t *batch_offsets(rd_kafka_message_t **ms, i
     return l;
 }
 
+/* The consumed offsets sent to the open transaction: the group's offsets
+ * commit with it. */
+static void send_offsets(const rd_kafka_topic_partition_list_t *offs) {
+    rd_kafka_consumer_group_metadata_t *gm = rd_kafka_consumer_group_metadata(consumer);
+    check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
+    rd_kafka_consumer_group_metadata_destroy(gm);
+}
+
 /* One record: a row, a replay skipped, or a dead letter. */
 static void process(rd_kafka_message_t *m) {
     const char *sdid = "";
@@ -416,11 +424,7 @@ static void run(void) {
         /* a stop request finishes the batch: its records are consumed */
         for (int i = 0; i < n; i++) process(ms[i]);
         if (o.exactly_once) {
-            if (!o.offsets_outside_txn) {
-                rd_kafka_consumer_group_metadata_t *gm = rd_kafka_consumer_group_metadata(consumer);
-                check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
-                rd_kafka_consumer_group_metadata_destroy(gm);
-            }
+            if (!o.offsets_outside_txn) send_offsets(offs);
             /* flushed first: an abort purges what is not yet sent, and the
              * records are meant to be in the log, only never committed */
             if (o.abort_txn) rd_kafka_flush(producer, 30000), check(rd_kafka_abort_transaction(producer, 60000), "abort transaction");
@@ -439,9 +443,7 @@ static void run(void) {
  * records released. */
 static void commit_txn(rd_kafka_message_t **ms, int n) {
     rd_kafka_topic_partition_list_t *offs = batch_offsets(ms, n);
-    rd_kafka_consumer_group_metadata_t *gm = rd_kafka_consumer_group_metadata(consumer);
-    check(rd_kafka_send_offsets_to_transaction(producer, offs, gm, 30000), "send offsets to the transaction");
-    rd_kafka_consumer_group_metadata_destroy(gm);
+    send_offsets(offs);
     check(rd_kafka_commit_transaction(producer, 60000), "commit transaction");
     rd_kafka_topic_partition_list_destroy(offs);
     for (int i = 0; i < n; i++) rd_kafka_message_destroy(ms[i]);
