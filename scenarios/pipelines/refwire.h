@@ -186,21 +186,22 @@ static const char *refavro_decode(const char *url, const void *p, size_t n, char
 
 /* A schema kept per id, read from the registry's text by its format's
  * reader (Protobuf, JSON Schema): looked up first (not under
- * no-schema-cache), else fetched, read and kept; a full cache gives its
+ * no-schema-cache), else fetched (with imports, the schemas its
+ * references name: a Protobuf schema's imports), read and kept; a full cache gives its
  * last slot to the newcomer. NULL with *why the reason it cannot be had. */
 typedef struct {
     int id;
     void *s;
 } refwire_slot_t;
 
-static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int id,
+static void *refwire_schema_kept(refwire_slot_t *c, int *n, const char *url, int id, int imports,
                                  void *(*read)(const char *text, const sd_registry_refs_t *refs),
                                  void (*release)(void *), const char *unreadable, const char **why) {
     for (int i = 0; i < *n; i++)
         if (c[i].id == id && !refavro_no_cache) return c[i].s;
     int gave_up;
     sd_registry_refs_t refs = {0};
-    char *text = refwire_schema_by_id(url, id, &refs, &gave_up);
+    char *text = refwire_schema_by_id(url, id, imports ? &refs : NULL, &gave_up);
     if (gave_up) {
         *why = ref_stop ? "schema id unknown to the registry" : "schema registry unreachable";
         return NULL;
@@ -240,7 +241,7 @@ static void refwire_pb_free(void *p) { sd_protodyn_free(p); }
 
 /* The read schema of id; NULL with *why the reason it cannot be had. */
 static sd_protodyn_t *refwire_pb_schema(const char *url, int id, const char **why) {
-    return refwire_schema_kept(refwire_pb_cache, &refwire_pb_n, url, id, refwire_pb_read, refwire_pb_free,
+    return refwire_schema_kept(refwire_pb_cache, &refwire_pb_n, url, id, 1, refwire_pb_read, refwire_pb_free,
                                "a Protobuf schema this consumer cannot read", why);
 }
 
@@ -287,7 +288,8 @@ static void refjson_free(void *s) { sd_jschema_free(s); }
 
 /* The compiled schema of id; NULL with *why the reason it cannot be had. */
 static sd_jschema_t *refjson_schema(const char *url, int id, const char **why) {
-    return refwire_schema_kept(refjson_cache, &refjson_n, url, id, refjson_read, refjson_free, "a JSON Schema this consumer cannot check", why);
+    return refwire_schema_kept(refjson_cache, &refjson_n, url, id, 0, refjson_read, refjson_free, "a JSON Schema this consumer cannot check",
+                               why);
 }
 
 /* The value in the JSON Schema wire format: its JSON text (*json,
