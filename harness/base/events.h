@@ -122,4 +122,17 @@ int sd_events_delivery_edge(const sd_events_t *ev, int64_t seq, sd_edge_t *out);
 /* Does scan seq have a delivery of the generator's (share=)? */
 int sd_events_has_delivery(const sd_events_t *ev, int64_t seq);
 
+/* Malformed kinds `inject malformed=N` cycles through. */
+typedef enum {
+    SD_MAL_TRUNCATED = 0, SD_MAL_NOT_JSON, SD_MAL_MISSING_ID, SD_MAL_WRONG_TYPE, SD_MAL_EMPTY,
+    SD_MAL_INVALID_UTF8, SD_MAL_OVERSIZED, SD_MAL_NULL_VALUE, SD_MAL_DUPLICATE_KEYS,
+    /* the registry wire format's (events format=avro): the record encoded, then broken */
+    SD_MAL_BAD_MAGIC, SD_MAL_UNKNOWN_SCHEMA, SD_MAL_TRUNCATED_RECORD, SD_MAL_FOREIGN_SCHEMA,
+    /* format=json-schema's own: framed and JSON, but not valid by the schema */
+    SD_MAL_SCHEMA_VIOLATION,
+    SD_MAL__COUNT
+} sd_malformed_t;
+/* The kinds that break JSON text, before the wire format's. */
+#define SD_MAL_JSON_COUNT SD_MAL_BAD_MAGIC
+
 #endif

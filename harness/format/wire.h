@@ -18,8 +18,8 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "events.h"
 #include "registry.h"
-#include "scenario.h"
 #include "util.h"
 
 typedef struct sd_wire_s sd_wire_t;
